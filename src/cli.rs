@@ -1,0 +1,263 @@
+//! The command line as the user types it. Values are checked here (clap
+//! parses them through `FromStr`); `cmd::*` turns them into a run's
+//! configuration.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Grade the retrieval step of a RAG or search system from captured search logs.
+#[derive(Debug, Parser)]
+#[command(name = "rgrade", version, about, help_expected = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Grade captured search results against an answer key.
+    ///
+    /// Memory grows with the number of labeled queries, not with the size of
+    /// the logs: logs need not be sorted or grouped by query.
+    Grade(GradeArgs),
+    /// Write deterministic synthetic labels and logs (for demos and benchmarks).
+    Gen(GenArgs),
+}
+
+/// Options of `rgrade grade`.
+#[derive(Debug, Args)]
+pub struct GradeArgs {
+    /// Read the answer key from FILE (JSONL, TREC qrels or CSV).
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+
+    /// Grade at these cutoffs, comma separated, each at least 1 [default: 10].
+    #[arg(short = 'k', long = "k", value_name = "LIST", value_delimiter = ',', default_value = "10")]
+    pub k: Vec<NonZeroUsize>,
+
+    /// Write per_query.csv, aggregates.csv, summary.json and rejects.jsonl into DIR.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Score a labeled query with no capture 0 (fail) or leave it out of the means (skip).
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = MissingPolicy::Fail)]
+    pub missing: MissingPolicy,
+
+    /// Handle several captures of the same (run, stage, query).
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = RepeatPolicy::Error)]
+    pub repeats: RepeatPolicy,
+
+    /// Handle a doc id that appears twice in one ranking.
+    #[arg(long = "duplicate-docs", value_enum, value_name = "POLICY", default_value_t = DuplicateDocs::Reject)]
+    pub duplicate_docs: DuplicateDocs,
+
+    /// Count grades of at least N as relevant, like trec_eval -l [default: 1].
+    #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
+    pub min_rel: i64,
+
+    /// Grade only this stage; repeat the flag for several [default: all stages].
+    #[arg(long = "stage", value_name = "NAME")]
+    pub stages: Vec<String>,
+
+    /// Tolerate up to N rejected records before exiting with status 1 [default: 0].
+    #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
+    pub max_rejects: u64,
+
+    /// Read the labels as this format [default: auto, by content].
+    #[arg(long = "labels-format", value_enum, value_name = "FORMAT", default_value_t = LabelsFormat::Auto)]
+    pub labels_format: LabelsFormat,
+
+    /// Read the logs as this format [default: auto, by content, per file].
+    #[arg(long = "logs-format", value_enum, value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
+    pub logs_format: LogsFormat,
+
+    #[command(flatten)]
+    pub fields: FieldArgs,
+
+    /// Copy KEY=VALUE into summary.json (collection snapshot, retriever config, ...); repeatable.
+    #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta)]
+    pub meta: Vec<(String, String)>,
+
+    /// Use N worker threads [default: all cores].
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+
+    /// Show a progress bar on stderr.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
+    pub progress: ProgressWhen,
+
+    /// Print no table on stdout.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+
+    /// Log files or directories (walked for *.jsonl, *.jsonl.gz, *.jsonl.zst, *.trec, *.run); - for stdin.
+    #[arg(value_name = "LOGS", required = true)]
+    pub logs: Vec<PathBuf>,
+}
+
+/// Where a JSONL log record keeps each thing: a top-level key or a JSON
+/// pointer such as `/request/qid`.
+#[derive(Debug, Args, Clone)]
+pub struct FieldArgs {
+    /// Read the query id from this key or JSON pointer.
+    #[arg(long = "query-field", value_name = "KEY", default_value = "query_id")]
+    pub query: String,
+    /// Read the ranked results from this key or JSON pointer.
+    #[arg(long = "results-field", value_name = "KEY", default_value = "results")]
+    pub results: String,
+    /// Read a result object's doc id from this key [default: doc_id, else id].
+    #[arg(long = "doc-field", value_name = "KEY")]
+    pub doc: Option<String>,
+    /// Read the stage from this key or JSON pointer (absent means "final").
+    #[arg(long = "stage-field", value_name = "KEY", default_value = "stage")]
+    pub stage: String,
+    /// Read the run name from this key or JSON pointer (absent means empty).
+    #[arg(long = "run-field", value_name = "KEY", default_value = "run")]
+    pub run: String,
+    /// Read the latency in milliseconds from this key or JSON pointer.
+    #[arg(long = "latency-field", value_name = "KEY", default_value = "latency_ms")]
+    pub latency: String,
+    /// Read the context size in tokens from this key or JSON pointer.
+    #[arg(long = "context-field", value_name = "KEY", default_value = "context_tokens")]
+    pub context: String,
+}
+
+/// Options of `rgrade gen`.
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// Write N labeled queries.
+    #[arg(long, value_name = "N")]
+    pub queries: usize,
+
+    /// Write M results per ranking [default: 10].
+    #[arg(long, value_name = "M", default_value_t = 10)]
+    pub results: usize,
+
+    /// Seed the generator; the same seed gives byte-identical files [default: 0].
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+
+    /// Write the logs as JSONL (logs.jsonl) or as a TREC run (run.trec) [default: jsonl].
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = GenFormat::Jsonl)]
+    pub format: GenFormat,
+
+    /// Also write N unlabeled queries' events, shuffled in (traffic the key does not cover) [default: 0].
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub unlabeled: usize,
+
+    /// Write labels and logs into DIR, created if missing.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// What `--missing` does with a labeled query that has no capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MissingPolicy {
+    /// Score it 0 in every metric and count it in the means (trec_eval -c).
+    Fail,
+    /// Leave it out of the means.
+    Skip,
+}
+
+/// What `--repeats` does with several captures of one (run, stage, query).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RepeatPolicy {
+    /// Reject every capture of that key; the query is invalid.
+    Error,
+    /// Grade the first capture in input order.
+    First,
+    /// Grade the last capture in input order.
+    Last,
+    /// Grade every capture and average the scores.
+    Mean,
+}
+
+/// What `--duplicate-docs` does with a doc id listed twice in one ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DuplicateDocs {
+    /// Reject the capture.
+    Reject,
+    /// Keep the first occurrence and close the gap.
+    Dedupe,
+}
+
+/// The format of the labels file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LabelsFormat {
+    /// JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
+    Auto,
+    /// One JSON object per labeled query.
+    Jsonl,
+    /// TREC qrels: query_id iteration doc_id grade.
+    Trec,
+    /// CSV with a header holding query_id and doc_id.
+    Csv,
+}
+
+/// The format of a log file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogsFormat {
+    /// JSONL when the first non-blank byte is `{`, else TREC run.
+    Auto,
+    /// One JSON object per search event.
+    Jsonl,
+    /// TREC run: query_id Q0 doc_id rank score tag.
+    Trec,
+}
+
+/// When to draw the progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressWhen {
+    /// Only when stderr is a terminal.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The log format `rgrade gen` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GenFormat {
+    /// logs.jsonl, one JSON object per search event.
+    Jsonl,
+    /// run.trec, a TREC run file.
+    Trec,
+}
+
+fn parse_meta(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got '{text}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn cutoffs_are_comma_separated_and_positive() {
+        let cli = Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "3,10", "x"]).unwrap();
+        let Command::Grade(args) = cli.command else { panic!("expected grade") };
+        assert_eq!(args.k.iter().map(|k| k.get()).collect::<Vec<_>>(), [3, 10]);
+        assert!(Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "0", "x"]).is_err());
+    }
+
+    #[test]
+    fn meta_needs_a_key() {
+        assert_eq!(parse_meta("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert!(parse_meta("=b").is_err());
+        assert!(parse_meta("novalue").is_err());
+    }
+}

@@ -1,0 +1,2 @@
+//! Integration tests: each module runs the real binary for one subcommand.
+mod util;
