@@ -75,6 +75,7 @@ pub struct GradeArgs {
     #[arg(long = "logs-format", value_enum, value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
     pub logs_format: LogsFormat,
 
+    /// Where a JSONL record keeps each field.
     #[command(flatten)]
     pub fields: FieldArgs,
 
