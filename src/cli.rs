@@ -17,6 +17,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// Parsed once per process: the size difference between variants is harmless.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Grade captured search results against an answer key.
@@ -36,7 +38,13 @@ pub struct GradeArgs {
     pub labels: PathBuf,
 
     /// Grade at these cutoffs, comma separated, each at least 1 [default: 10].
-    #[arg(short = 'k', long = "k", value_name = "LIST", value_delimiter = ',', default_value = "10")]
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "10"
+    )]
     pub k: Vec<NonZeroUsize>,
 
     /// Write per_query.csv, aggregates.csv, summary.json and rejects.jsonl into DIR.
@@ -120,10 +128,18 @@ pub struct FieldArgs {
     #[arg(long = "run-field", value_name = "KEY", default_value = "run")]
     pub run: String,
     /// Read the latency in milliseconds from this key or JSON pointer.
-    #[arg(long = "latency-field", value_name = "KEY", default_value = "latency_ms")]
+    #[arg(
+        long = "latency-field",
+        value_name = "KEY",
+        default_value = "latency_ms"
+    )]
     pub latency: String,
     /// Read the context size in tokens from this key or JSON pointer.
-    #[arg(long = "context-field", value_name = "KEY", default_value = "context_tokens")]
+    #[arg(
+        long = "context-field",
+        value_name = "KEY",
+        default_value = "context_tokens"
+    )]
     pub context: String,
 }
 
@@ -249,8 +265,11 @@ mod tests {
 
     #[test]
     fn cutoffs_are_comma_separated_and_positive() {
-        let cli = Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "3,10", "x"]).unwrap();
-        let Command::Grade(args) = cli.command else { panic!("expected grade") };
+        let cli =
+            Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "3,10", "x"]).unwrap();
+        let Command::Grade(args) = cli.command else {
+            panic!("expected grade")
+        };
         assert_eq!(args.k.iter().map(|k| k.get()).collect::<Vec<_>>(), [3, 10]);
         assert!(Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "0", "x"]).is_err());
     }

@@ -1,4 +1,5 @@
 //! One module per subcommand; each turns its arguments into a run and
-//! reports how it ended.
+//! reports how it ended as an exit status.
 
 pub mod gen;
+pub mod grade;

@@ -1,0 +1,160 @@
+//! Stage 5, aggregate: the rows of each (run, stage) are averaged over
+//! grouping sets — overall, per task, per language, per task × language —
+//! as plain (macro) means over the queries that count (SPEC §4, §5).
+
+use std::collections::HashMap;
+
+use crate::group::{GradeSettings, PairRows, QueryRow, Status};
+use crate::labels::LabelIndex;
+
+/// A grouping set: a task and a language, `None` meaning any (`*`).
+pub type SliceKey = (Option<u32>, Option<u32>);
+
+/// The means and counts of one grouping set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregate {
+    /// The task, or `None` for all.
+    pub task: Option<u32>,
+    /// The language, or `None` for all.
+    pub language: Option<u32>,
+    /// Labeled queries in the set.
+    pub queries: u64,
+    /// Queries per status: ok, missing, invalid, no_answer.
+    pub statuses: [u64; 4],
+    /// Queries counted in the metric means.
+    pub counted: u64,
+    metric_sums: Vec<f64>,
+    latencies: Vec<f64>,
+    context_sum: f64,
+    context_n: u64,
+}
+
+impl Aggregate {
+    fn new((task, language): SliceKey, n_scores: usize) -> Self {
+        Aggregate {
+            task,
+            language,
+            queries: 0,
+            statuses: [0; 4],
+            counted: 0,
+            metric_sums: vec![0.0; n_scores],
+            latencies: Vec::new(),
+            context_sum: 0.0,
+            context_n: 0,
+        }
+    }
+
+    fn add(&mut self, row: &QueryRow, settings: &GradeSettings) {
+        self.queries += 1;
+        self.statuses[status_index(row.status)] += 1;
+        if let (true, Some(scores)) = (settings.counts_in_means(row.status), &row.scores) {
+            self.counted += 1;
+            for (sum, value) in self.metric_sums.iter_mut().zip(scores.iter()) {
+                *sum += value;
+            }
+        }
+        self.latencies.extend(row.latency_ms);
+        if let Some(tokens) = row.context_tokens {
+            self.context_sum += tokens;
+            self.context_n += 1;
+        }
+    }
+
+    /// The mean of every metric column, or `None` when no query counts.
+    pub fn means(&self) -> Option<Vec<f64>> {
+        (self.counted > 0).then(|| {
+            self.metric_sums
+                .iter()
+                .map(|sum| sum / self.counted as f64)
+                .collect()
+        })
+    }
+
+    /// The p-th percentile (0–100) of the latencies, linearly interpolated
+    /// between closest ranks (numpy's default), if any latency was recorded.
+    pub fn latency_percentile(&self, p: f64) -> Option<f64> {
+        percentile(&self.latencies, p)
+    }
+
+    /// The mean context size, if any was recorded.
+    pub fn context_tokens_mean(&self) -> Option<f64> {
+        (self.context_n > 0).then(|| self.context_sum / self.context_n as f64)
+    }
+
+    /// The count for one status.
+    pub fn status_count(&self, status: Status) -> u64 {
+        self.statuses[status_index(status)]
+    }
+}
+
+fn status_index(status: Status) -> usize {
+    match status {
+        Status::Ok => 0,
+        Status::Missing => 1,
+        Status::Invalid => 2,
+        Status::NoAnswer => 3,
+    }
+}
+
+/// Linear interpolation between closest ranks over sorted values.
+fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let position = p / 100.0 * last as f64;
+    let below = position.floor() as usize;
+    let above = position.ceil() as usize;
+    let fraction = position - below as f64;
+    Some(sorted[below] + (sorted[above] - sorted[below]) * fraction)
+}
+
+/// The aggregates of one (run, stage): overall first, then each task, each
+/// language and each task × language, each group sorted by name.
+pub fn aggregate(labels: &LabelIndex, settings: &GradeSettings, pair: &PairRows) -> Vec<Aggregate> {
+    let mut sets: HashMap<SliceKey, Aggregate> = HashMap::new();
+    for row in &pair.rows {
+        let q = &labels.queries()[row.query as usize];
+        let keys = [
+            (None, None),
+            (Some(q.task), None),
+            (None, Some(q.language)),
+            (Some(q.task), Some(q.language)),
+        ];
+        for key in keys {
+            sets.entry(key)
+                .or_insert_with(|| Aggregate::new(key, settings.n_scores()))
+                .add(row, settings);
+        }
+    }
+    let mut aggregates: Vec<Aggregate> = sets.into_values().collect();
+    let name = |slice: Option<u32>| slice.map(|s| labels.slice_name(s));
+    aggregates.sort_by(|a, b| {
+        let rank = |agg: &Aggregate| match (agg.task.is_some(), agg.language.is_some()) {
+            (false, false) => 0,
+            (true, false) => 1,
+            (false, true) => 2,
+            (true, true) => 3,
+        };
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| (name(a.task), name(a.language)).cmp(&(name(b.task), name(b.language))))
+    });
+    for agg in &mut aggregates {
+        agg.latencies.sort_by(f64::total_cmp);
+    }
+    aggregates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let values = [1.0, 2.0, 3.0, 4.0, 10.0];
+        assert_eq!(percentile(&values, 50.0), Some(3.0));
+        let p95 = percentile(&values, 95.0).unwrap();
+        assert!((p95 - 8.8).abs() < 1e-12, "{p95}");
+        assert_eq!(percentile(&values, 100.0), Some(10.0));
+        assert_eq!(percentile(&[7.0], 99.0), Some(7.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}

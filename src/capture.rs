@@ -1,0 +1,419 @@
+//! Stage 3, judge: each parsed record is matched against the label index on
+//! the worker that parsed it. Only the facts needed to grade survive — the
+//! ranks of judged documents and a few numbers per capture — so memory
+//! follows the number of labeled queries, not the bytes of the logs.
+
+use std::borrow::Cow;
+
+use crate::cli::{DuplicateDocs, LogsFormat};
+use crate::labels::{id_hash, LabelIndex, QueryIdx};
+use crate::read::Chunk;
+use crate::record::{
+    is_blank, Event, Invalid, JsonParser, LogFields, RejectReason, TrecLine, EXCERPT_BYTES,
+};
+
+/// Where a record came from: the input's index and the 1-based line.
+/// Ordered as the input is: files in the order given, then line number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    /// Index of the input in the order given.
+    pub input: u32,
+    /// 1-based line number within the input.
+    pub line: u64,
+}
+
+/// A judged document found in a ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    /// 1-based rank after any dedupe.
+    pub rank: u32,
+    /// The document's index in the label index.
+    pub doc: u32,
+}
+
+/// What survives of one capture of a labeled query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    /// The record it came from.
+    pub origin: Origin,
+    /// Results in the ranking (after any dedupe).
+    pub n_results: u32,
+    /// Input records it was built from: 1, or a TREC ranking's lines.
+    pub records: u32,
+    /// Latency in milliseconds, if recorded.
+    pub latency_ms: Option<f64>,
+    /// Context size in tokens, if recorded.
+    pub context_tokens: Option<f64>,
+    /// The judged documents in the ranking, by rank.
+    pub found: Box<[Found]>,
+}
+
+/// One line of a TREC run for a labeled query, held until the whole run
+/// has been read, since a query's lines may be anywhere.
+#[derive(Debug, Clone)]
+pub struct TrecEntry {
+    /// The line it came from.
+    pub origin: Origin,
+    /// The retrieved document.
+    pub doc_id: Box<str>,
+    /// Its score.
+    pub score: f64,
+}
+
+/// A rejected record, ready for rejects.jsonl.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reject {
+    /// Where the record is.
+    pub origin: Origin,
+    /// The stable code.
+    pub reason: RejectReason,
+    /// What exactly was wrong.
+    pub detail: String,
+    /// The record's first bytes.
+    pub excerpt: Vec<u8>,
+}
+
+impl Reject {
+    /// A reject of the record `line` at `origin`.
+    pub fn new(origin: Origin, invalid: Invalid, line: &[u8]) -> Self {
+        Reject {
+            origin,
+            reason: invalid.reason,
+            detail: invalid.detail,
+            excerpt: excerpt(line),
+        }
+    }
+}
+
+/// The first bytes of a record, as kept in rejects.jsonl.
+pub fn excerpt(line: &[u8]) -> Vec<u8> {
+    line[..line.len().min(EXCERPT_BYTES)].to_vec()
+}
+
+/// Line counts of one block, summed into summary.json.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    /// Non-blank lines.
+    pub records: u64,
+    /// Blank lines, skipped.
+    pub blank: u64,
+    /// Valid records (events) of any query.
+    pub events: u64,
+    /// Valid records of queries that have no label.
+    pub unlabeled: u64,
+    /// Valid records of stages left out by `--stage`.
+    pub other_stage: u64,
+    /// Records rejected while parsing or judging.
+    pub rejected: u64,
+}
+
+impl std::ops::AddAssign for LineCounts {
+    fn add_assign(&mut self, other: Self) {
+        self.records += other.records;
+        self.blank += other.blank;
+        self.events += other.events;
+        self.unlabeled += other.unlabeled;
+        self.other_stage += other.other_stage;
+        self.rejected += other.rejected;
+    }
+}
+
+/// A (run, stage) pair as named in the logs.
+pub type RunStage = (Box<str>, Box<str>);
+
+/// Everything one block produced. Pair indices are local to the block.
+#[derive(Debug, Default)]
+pub struct BlockOutcome {
+    /// The (run, stage) pairs seen in the block.
+    pub pairs: Vec<RunStage>,
+    /// Judged captures of labeled queries: (pair, query, capture).
+    pub captures: Vec<(u32, QueryIdx, Capture)>,
+    /// Labeled (pair, query) keys whose capture was rejected.
+    pub rejected_keys: Vec<(u32, QueryIdx)>,
+    /// TREC lines of labeled queries: (pair, query, entry).
+    pub trec: Vec<(u32, QueryIdx, TrecEntry)>,
+    /// Rejected records.
+    pub rejects: Vec<Reject>,
+    /// Line counts.
+    pub counts: LineCounts,
+    /// The block's buffer, to be reused by the reader.
+    pub spent: Vec<u8>,
+}
+
+impl BlockOutcome {
+    fn pair(&mut self, run: &str, stage: &str) -> u32 {
+        let found = self
+            .pairs
+            .iter()
+            .position(|(r, s)| &**r == run && &**s == stage);
+        found.unwrap_or_else(|| {
+            self.pairs.push((run.into(), stage.into()));
+            self.pairs.len() - 1
+        }) as u32
+    }
+
+    fn reject(&mut self, origin: Origin, invalid: Invalid, line: &[u8]) {
+        self.counts.rejected += 1;
+        self.rejects.push(Reject::new(origin, invalid, line));
+    }
+}
+
+/// What a worker needs to judge records; shared by all workers.
+#[derive(Debug)]
+pub struct JudgeConfig<'a> {
+    /// The answer key.
+    pub labels: &'a LabelIndex,
+    /// Where JSONL records keep their fields.
+    pub fields: &'a LogFields,
+    /// Stages to grade; empty means all.
+    pub stages: &'a [String],
+    /// What to do with a doc id listed twice.
+    pub duplicates: DuplicateDocs,
+}
+
+impl JudgeConfig<'_> {
+    fn wants_stage(&self, stage: &str) -> bool {
+        self.stages.is_empty() || self.stages.iter().any(|s| s == stage)
+    }
+}
+
+/// Checks a ranking for duplicates and finds its judged documents.
+/// Reused across records so a ranking costs no allocation but its result.
+#[derive(Debug, Default)]
+pub struct RankingJudge {
+    hashes: Vec<u64>,
+    by_hash: Vec<u32>,
+    dropped: Vec<bool>,
+}
+
+impl RankingJudge {
+    /// Judge the ranking `docs` of `query`: the number of results kept and
+    /// the judged documents by rank.
+    ///
+    /// # Errors
+    /// `duplicate_doc` when a doc id repeats and `duplicates` is `Reject`.
+    pub fn judge<S: AsRef<str>>(
+        &mut self,
+        labels: &LabelIndex,
+        query: QueryIdx,
+        docs: &[S],
+        duplicates: DuplicateDocs,
+    ) -> Result<(u32, Vec<Found>), Invalid> {
+        self.hashes.clear();
+        self.hashes
+            .extend(docs.iter().map(|d| id_hash(d.as_ref().as_bytes())));
+        self.mark_duplicates(docs, duplicates)?;
+        let mut found = Vec::new();
+        let mut rank = 0u32;
+        for (i, doc) in docs.iter().enumerate() {
+            if self.dropped[i] {
+                continue;
+            }
+            rank += 1;
+            if let Some(doc) = labels.find_doc(query, doc.as_ref().as_bytes(), self.hashes[i]) {
+                found.push(Found { rank, doc });
+            }
+        }
+        Ok((rank, found))
+    }
+
+    /// Mark every repeat of an earlier doc id as dropped, or fail.
+    fn mark_duplicates<S: AsRef<str>>(
+        &mut self,
+        docs: &[S],
+        duplicates: DuplicateDocs,
+    ) -> Result<(), Invalid> {
+        self.dropped.clear();
+        self.dropped.resize(docs.len(), false);
+        self.by_hash.clear();
+        self.by_hash.extend(0..docs.len() as u32);
+        let hashes = &self.hashes;
+        self.by_hash
+            .sort_unstable_by_key(|&i| (hashes[i as usize], i));
+        for (n, pair) in self.by_hash.windows(2).enumerate() {
+            let (first, later) = (pair[0] as usize, pair[1] as usize);
+            if hashes[first] != hashes[later] {
+                continue;
+            }
+            // Equal hashes: compare the text against every earlier index in the run.
+            let run_start = self.by_hash[..=n]
+                .iter()
+                .rposition(|&i| hashes[i as usize] != hashes[later])
+                .map_or(0, |p| p + 1);
+            let earlier = self.by_hash[run_start..=n]
+                .iter()
+                .map(|&i| i as usize)
+                .find(|&i| docs[i].as_ref() == docs[later].as_ref());
+            if let Some(earlier) = earlier {
+                if duplicates == DuplicateDocs::Reject {
+                    return Err(Invalid {
+                        reason: RejectReason::DuplicateDoc,
+                        detail: format!(
+                            "doc '{}' appears at positions {} and {}",
+                            docs[later].as_ref(),
+                            earlier + 1,
+                            later + 1
+                        ),
+                    });
+                }
+                self.dropped[later] = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A worker: parses and judges blocks with its own reusable scratch.
+pub struct BlockWorker<'a> {
+    config: &'a JudgeConfig<'a>,
+    parser: JsonParser,
+    judge: RankingJudge,
+}
+
+impl<'a> BlockWorker<'a> {
+    /// A worker with empty scratch space.
+    pub fn new(config: &'a JudgeConfig<'a>) -> Self {
+        BlockWorker {
+            config,
+            parser: JsonParser::default(),
+            judge: RankingJudge::default(),
+        }
+    }
+
+    /// Parse and judge every line of a chunk.
+    pub fn process(&mut self, chunk: Chunk) -> BlockOutcome {
+        let mut out = BlockOutcome::default();
+        match chunk {
+            Chunk::Oversized { input, line, head } => {
+                out.counts.records += 1;
+                let invalid = Invalid {
+                    reason: RejectReason::LineTooLong,
+                    detail: "the line is longer than 64 MiB".into(),
+                };
+                out.reject(Origin { input, line }, invalid, &head);
+            }
+            Chunk::Lines(block) => {
+                for (offset, line) in lines(&block.bytes).enumerate() {
+                    let origin = Origin {
+                        input: block.input,
+                        line: block.first_line + offset as u64,
+                    };
+                    if is_blank(line) {
+                        out.counts.blank += 1;
+                        continue;
+                    }
+                    out.counts.records += 1;
+                    let judged = match block.format {
+                        LogsFormat::Trec => self.trec_line(line, origin, &mut out),
+                        LogsFormat::Jsonl | LogsFormat::Auto => {
+                            self.json_line(line, origin, &mut out)
+                        }
+                    };
+                    if let Err(invalid) = judged {
+                        out.reject(origin, invalid, line);
+                    }
+                }
+                out.spent = block.bytes;
+            }
+        }
+        out
+    }
+
+    fn json_line(
+        &mut self,
+        line: &[u8],
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) -> Result<(), Invalid> {
+        let config = self.config;
+        let judge = &mut self.judge;
+        self.parser.parse(line, |root| {
+            let event = Event::from_value(root, config.fields)?;
+            let docs: Vec<Cow<str>> = event.doc_ids(config.fields).collect::<Result<_, _>>()?;
+            out.counts.events += 1;
+            if !config.wants_stage(event.stage) {
+                out.counts.other_stage += 1;
+                return Ok(());
+            }
+            let pair = out.pair(event.run, event.stage);
+            let Some(query) = config.labels.find_query(event.query_id.as_bytes()) else {
+                out.counts.unlabeled += 1;
+                return Ok(());
+            };
+            match judge.judge(config.labels, query, &docs, config.duplicates) {
+                Ok((n_results, found)) => {
+                    let capture = Capture {
+                        origin,
+                        n_results,
+                        records: 1,
+                        latency_ms: event.latency_ms,
+                        context_tokens: event.context_tokens,
+                        found: found.into_boxed_slice(),
+                    };
+                    out.captures.push((pair, query, capture));
+                    Ok(())
+                }
+                Err(invalid) => {
+                    out.rejected_keys.push((pair, query));
+                    Err(invalid)
+                }
+            }
+        })?
+    }
+
+    fn trec_line(
+        &mut self,
+        line: &[u8],
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) -> Result<(), Invalid> {
+        let parsed = TrecLine::parse(line)?;
+        out.counts.events += 1;
+        if !self.config.wants_stage(crate::record::DEFAULT_STAGE) {
+            out.counts.other_stage += 1;
+            return Ok(());
+        }
+        let pair = out.pair(parsed.run, crate::record::DEFAULT_STAGE);
+        match self.config.labels.find_query(parsed.query_id.as_bytes()) {
+            None => out.counts.unlabeled += 1,
+            Some(query) => {
+                let entry = TrecEntry {
+                    origin,
+                    doc_id: parsed.doc_id.into(),
+                    score: parsed.score,
+                };
+                out.trec.push((pair, query, entry));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The lines of a block without their line ends (`\n` or `\r\n`).
+fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, after) = match memchr::memchr(b'\n', rest) {
+            Some(end) => (&rest[..end], &rest[end + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = after;
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_on_newlines_and_drop_carriage_returns() {
+        let got: Vec<&[u8]> = lines(b"a\r\n\nb\nc").collect();
+        assert_eq!(got, [&b"a"[..], b"", b"b", b"c"]);
+        assert_eq!(lines(b"a\n").count(), 1);
+        assert_eq!(lines(b"").count(), 0);
+    }
+}

@@ -1,0 +1,354 @@
+//! `rgrade grade`: read the labels, stream the logs through the pipeline
+//! (read → parse and judge on the workers → group → grade → aggregate →
+//! write) and report how it went as an exit status.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::aggregate::aggregate;
+use crate::capture::{BlockOutcome, BlockWorker, JudgeConfig, LineCounts, Reject};
+use crate::cli::{GradeArgs, ProgressWhen};
+use crate::group::{GradeSettings, Grouper, Status};
+use crate::labels::LabelIndex;
+use crate::read::{self, Chunk, Input, InputStats};
+use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
+use crate::report::{self, Counts, PairAggregates};
+
+/// Exit status when rejects exceed `--max-rejects` (SPEC §2).
+const EXIT_REJECTS: u8 = 1;
+
+/// Grade the logs named in `args`; `command` is the command line as typed,
+/// for summary.json.
+///
+/// # Errors
+/// Anything that leaves nothing graded: bad options, unreadable or invalid
+/// labels, a missing, empty or corrupt log input, an unwritable output.
+pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
+    let started = Instant::now();
+    let ks = cutoffs(args)?;
+    let labels = LabelIndex::load(&args.labels, args.labels_format, args.min_rel)?;
+    let inputs = read::discover(&args.logs)?;
+    if inputs.iter().filter(|i| **i == Input::Stdin).count() > 1 {
+        bail!("standard input (-) is named more than once");
+    }
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n.get(),
+    );
+    let fields = LogFields::from_args(&args.fields);
+    let config = JudgeConfig {
+        labels: &labels,
+        fields: &fields,
+        stages: &args.stages,
+        duplicates: args.duplicate_docs,
+    };
+    let settings = GradeSettings {
+        ks,
+        missing: args.missing,
+        repeats: args.repeats,
+    };
+
+    let progress = progress_bar(args.progress, &inputs);
+    let streamed = stream(&inputs, args, &config, threads, &progress)?;
+    progress.finish_and_clear();
+
+    let Streamed {
+        mut grouper,
+        mut rejects,
+        counts: lines,
+        stats,
+    } = streamed;
+    rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
+    let default_stage = args.stages.first().map_or(DEFAULT_STAGE, String::as_str);
+    let graded = grouper.finish(&labels, &settings, default_stage);
+    rejects.extend(graded.rejects);
+    rejects.sort_by(|a, b| {
+        a.origin
+            .cmp(&b.origin)
+            .then_with(|| a.reason.cmp(&b.reason))
+    });
+    recover_excerpts(&inputs, &mut rejects)?;
+
+    let pair_aggregates: Vec<PairAggregates> = graded
+        .pairs
+        .par_iter()
+        .map(|pair| PairAggregates {
+            pair,
+            aggregates: aggregate(&labels, &settings, pair),
+        })
+        .collect();
+    let counts = Counts {
+        labeled: labels.queries().len() as u64,
+        no_answer: labels
+            .queries()
+            .iter()
+            .filter(|q| q.n_relevant == 0)
+            .count() as u64,
+        graded: graded
+            .pairs
+            .iter()
+            .flat_map(|p| &p.rows)
+            .filter(|r| r.status == Status::Ok)
+            .count() as u64,
+        records: lines.records,
+        blank_lines: lines.blank,
+        events: lines.events,
+        unlabeled_events: lines.unlabeled,
+        other_stage_events: lines.other_stage,
+        rejected: rejects.len() as u64,
+        repeats: graded
+            .pairs
+            .iter()
+            .flat_map(|p| &p.rows)
+            .map(|r| u64::from(r.captures.saturating_sub(1)))
+            .sum(),
+        graded_records: graded.graded_records,
+        superseded_records: graded.superseded_records,
+    };
+
+    let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+        report::write_per_query(dir, &labels, &settings, &graded.pairs)?;
+        report::write_aggregates(dir, &labels, &settings, &pair_aggregates)?;
+        report::write_rejects(dir, &rejects, &input_names)?;
+        let summary = summary(
+            args,
+            command,
+            &labels,
+            &settings,
+            &input_names,
+            &stats,
+            counts,
+            &pair_aggregates,
+            threads,
+            started,
+        );
+        report::write_summary(dir, &summary)?;
+    }
+    if !args.quiet {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        report::print_table(&mut out, &labels, &settings, &pair_aggregates)?;
+        if counts.rejected > 0 || counts.unlabeled_events > 0 {
+            writeln!(
+                out,
+                "note: {} rejected records, {} unlabeled events",
+                counts.rejected, counts.unlabeled_events
+            )?;
+        }
+        out.flush()?;
+    }
+    if counts.rejected > args.max_rejects {
+        let first = &rejects[0];
+        eprintln!(
+            "rgrade: {} records rejected (--max-rejects {}); first: {}:{}: {}: {}",
+            counts.rejected,
+            args.max_rejects,
+            input_names[first.origin.input as usize],
+            first.origin.line,
+            first.reason,
+            first.detail
+        );
+        return Ok(ExitCode::from(EXIT_REJECTS));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cutoffs(args: &GradeArgs) -> Result<Vec<usize>> {
+    let mut seen = HashSet::new();
+    let mut ks = Vec::with_capacity(args.k.len());
+    for k in &args.k {
+        if !seen.insert(k.get()) {
+            bail!("cutoff {k} is given twice in -k");
+        }
+        ks.push(k.get());
+    }
+    Ok(ks)
+}
+
+fn progress_bar(when: ProgressWhen, inputs: &[Input]) -> ProgressBar {
+    let show = match when {
+        ProgressWhen::Always => true,
+        ProgressWhen::Never => false,
+        ProgressWhen::Auto => std::io::stderr().is_terminal(),
+    };
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let total: Option<u64> = inputs.iter().map(Input::size).sum();
+    let bar = total.map_or_else(ProgressBar::no_length, ProgressBar::new);
+    let template = "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} {eta}";
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// What streaming the logs leaves behind.
+struct Streamed {
+    grouper: Grouper,
+    rejects: Vec<Reject>,
+    counts: LineCounts,
+    stats: Vec<InputStats>,
+}
+
+/// Run the pipeline: one reader thread cuts blocks, the worker pool parses
+/// and judges them, and this thread merges their outcomes.
+fn stream(
+    inputs: &[Input],
+    args: &GradeArgs,
+    config: &JudgeConfig,
+    threads: usize,
+    progress: &ProgressBar,
+) -> Result<Streamed> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("rgrade-worker-{i}"))
+        .build()
+        .context("cannot start the worker threads")?;
+    let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
+    let (outcome_tx, outcome_rx) = sync_channel::<BlockOutcome>(2 * threads);
+    let (spent_tx, spent_rx) = read::buffer_pool();
+    let mut grouper = Grouper::new(args.repeats, config.labels.queries().len());
+    let mut rejects = Vec::new();
+    let mut counts = LineCounts::default();
+    let stats = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            read::read_inputs(inputs, args.logs_format, &chunk_tx, &spent_rx, &|n| {
+                progress.inc(n)
+            })
+        });
+        scope.spawn(move || {
+            pool.install(|| {
+                chunk_rx.into_iter().par_bridge().for_each_init(
+                    || BlockWorker::new(config),
+                    // A send fails only once the merger has stopped, and then nothing is left to do.
+                    |worker, chunk| drop(outcome_tx.send(worker.process(chunk))),
+                );
+            })
+        });
+        for mut outcome in outcome_rx {
+            grouper.merge(&mut outcome);
+            counts += outcome.counts;
+            rejects.append(&mut outcome.rejects);
+            // The reader may have finished: a spent buffer is then simply freed.
+            let _ = spent_tx.send(outcome.spent);
+        }
+        reader.join()
+    });
+    let stats = match stats {
+        Ok(result) => result?,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    Ok(Streamed {
+        grouper,
+        rejects,
+        counts,
+        stats,
+    })
+}
+
+/// Fill in the record excerpt of rejects that were decided after their
+/// block was gone (repeated captures, TREC rankings), by reading those
+/// inputs again.
+fn recover_excerpts(inputs: &[Input], rejects: &mut [Reject]) -> Result<()> {
+    let mut wanted: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for reject in rejects.iter().filter(|r| r.excerpt.is_empty()) {
+        wanted
+            .entry(reject.origin.input)
+            .or_default()
+            .push(reject.origin.line);
+    }
+    for (input, mut lines) in wanted {
+        lines.sort_unstable();
+        lines.dedup();
+        let source = &inputs[input as usize];
+        let found: BTreeMap<u64, Vec<u8>> = read::excerpts(source, &lines, EXCERPT_BYTES)
+            .with_context(|| format!("{}: cannot read again for rejected records", source.name()))?
+            .into_iter()
+            .collect();
+        for reject in rejects
+            .iter_mut()
+            .filter(|r| r.origin.input == input && r.excerpt.is_empty())
+        {
+            if let Some(excerpt) = found.get(&reject.origin.line) {
+                reject.excerpt.clone_from(excerpt);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summary(
+    args: &GradeArgs,
+    command: Vec<String>,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    input_names: &[String],
+    stats: &[InputStats],
+    counts: Counts,
+    pairs: &[PairAggregates],
+    threads: usize,
+    started: Instant,
+) -> report::Summary {
+    let elapsed = started.elapsed().as_secs_f64();
+    let decoded: u64 = stats.iter().map(|s| s.decoded_bytes).sum();
+    let value_name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+    report::Summary {
+        tool: "rgrade",
+        version: env!("CARGO_PKG_VERSION"),
+        command,
+        labels: report::LabelsSummary {
+            path: labels.source.path.display().to_string(),
+            bytes: labels.source.bytes,
+            hash: labels.source.hash.clone(),
+            format: labels.source.format,
+            queries: labels.queries().len(),
+        },
+        inputs: input_names
+            .iter()
+            .zip(stats)
+            .map(|(name, s)| report::InputSummary {
+                path: name.clone(),
+                bytes: s.bytes,
+                decoded_bytes: s.decoded_bytes,
+                records: s.lines,
+                hash: s.hash.clone(),
+            })
+            .collect(),
+        settings: report::SettingsSummary {
+            k: settings.ks.clone(),
+            missing: value_name(&args.missing),
+            repeats: value_name(&args.repeats),
+            duplicate_docs: value_name(&args.duplicate_docs),
+            min_rel: args.min_rel,
+            stages: args.stages.clone(),
+            threads,
+        },
+        meta: report::OrderedMap(args.meta.clone()),
+        counts,
+        overall: pairs
+            .iter()
+            .filter_map(|p| {
+                p.aggregates
+                    .first()
+                    .map(|overall| report::OverallSummary::new(p.pair, overall, settings))
+            })
+            .collect(),
+        elapsed_seconds: elapsed,
+        throughput: report::Throughput {
+            mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),
+            records_per_second: (counts.records + counts.blank_lines) as f64 / elapsed.max(1e-9),
+        },
+    }
+}

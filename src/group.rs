@@ -1,0 +1,473 @@
+//! Stage 4, group and grade: captures are gathered per (run, stage, query)
+//! under the repeat policy (SPEC §3.3), then every labeled query of every
+//! (run, stage) becomes one graded row (SPEC §4).
+//!
+//! Merging is order-independent: "first" and "last" compare record
+//! origins, never arrival order, and rows are produced in query order, so
+//! the output is the same whatever the thread count.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::capture::{BlockOutcome, Capture, Origin, RankingJudge, Reject, RunStage, TrecEntry};
+use crate::cli::{DuplicateDocs, MissingPolicy, RepeatPolicy};
+use crate::labels::{LabelIndex, QueryIdx};
+use crate::metrics::{self, Hit, Metric};
+use crate::record::RejectReason;
+
+/// How a labeled query fared in one (run, stage).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    /// Captured, and at least one capture was valid.
+    Ok,
+    /// Labeled but never captured.
+    Missing,
+    /// Captured, but every capture was rejected.
+    Invalid,
+    /// The label has no relevant document: kept out of every mean.
+    NoAnswer,
+}
+
+impl Status {
+    /// The name written to per_query.csv.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Missing => "missing",
+            Status::Invalid => "invalid",
+            Status::NoAnswer => "no_answer",
+        }
+    }
+}
+
+/// How rows are graded.
+#[derive(Debug, Clone)]
+pub struct GradeSettings {
+    /// Cutoffs, in the order given.
+    pub ks: Vec<usize>,
+    /// What a missing query scores.
+    pub missing: MissingPolicy,
+    /// What several captures of one key mean.
+    pub repeats: RepeatPolicy,
+}
+
+impl GradeSettings {
+    /// Whether a row with this status counts in the metric means.
+    pub fn counts_in_means(&self, status: Status) -> bool {
+        match status {
+            Status::Ok | Status::Invalid => true,
+            Status::Missing => self.missing == MissingPolicy::Fail,
+            Status::NoAnswer => false,
+        }
+    }
+
+    /// Metric columns per row: six per cutoff.
+    pub fn n_scores(&self) -> usize {
+        self.ks.len() * Metric::ALL.len()
+    }
+}
+
+/// One labeled query in one (run, stage): a row of per_query.csv.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryRow {
+    /// The labeled query.
+    pub query: QueryIdx,
+    /// How it fared.
+    pub status: Status,
+    /// Captures seen for the key, rejected ones included.
+    pub captures: u32,
+    /// Results in the graded ranking (mean under `--repeats mean`).
+    pub n_results: Option<f64>,
+    /// Rank of the first relevant document at any depth (best over captures).
+    pub first_rel_rank: Option<u32>,
+    /// Latency in milliseconds (mean over the graded captures that have one).
+    pub latency_ms: Option<f64>,
+    /// Context size in tokens (mean over the graded captures that have one).
+    pub context_tokens: Option<f64>,
+    /// Six metrics per cutoff, cutoffs in the order given; `None` where no
+    /// value exists (no-answer, or missing under `--missing skip`).
+    pub scores: Option<Box<[f64]>>,
+    /// Relevant documents not in the top k of the largest cutoff (in any
+    /// graded capture), as label doc indices sorted by id.
+    pub missed: Vec<u32>,
+}
+
+/// The rows of one (run, stage), in query order.
+#[derive(Debug)]
+pub struct PairRows {
+    /// The run.
+    pub run: Box<str>,
+    /// The stage.
+    pub stage: Box<str>,
+    /// One row per labeled query.
+    pub rows: Vec<QueryRow>,
+}
+
+/// Captures of one (run, stage, query).
+#[derive(Debug, Default, Clone)]
+struct Slot {
+    captures: Vec<Capture>,
+    rejected: u32,
+}
+
+/// Gathers captures from the workers' block outcomes.
+#[derive(Debug)]
+pub struct Grouper {
+    policy: RepeatPolicy,
+    n_queries: usize,
+    pairs: Vec<RunStage>,
+    pair_ids: HashMap<RunStage, u32>,
+    slots: Vec<Vec<Slot>>,
+    trec: HashMap<(u32, QueryIdx), Vec<TrecEntry>>,
+    superseded_records: u64,
+}
+
+/// Everything graded, ready to aggregate and write.
+#[derive(Debug)]
+pub struct Graded {
+    /// Rows per (run, stage), sorted by run then stage.
+    pub pairs: Vec<PairRows>,
+    /// Rejects of repeated captures (`--repeats error`).
+    pub rejects: Vec<Reject>,
+    /// Input records behind the graded captures.
+    pub graded_records: u64,
+    /// Input records set aside under `--repeats first|last`.
+    pub superseded_records: u64,
+}
+
+impl Grouper {
+    /// An empty grouper for `n_queries` labeled queries.
+    pub fn new(policy: RepeatPolicy, n_queries: usize) -> Self {
+        Grouper {
+            policy,
+            n_queries,
+            pairs: Vec::new(),
+            pair_ids: HashMap::new(),
+            slots: Vec::new(),
+            trec: HashMap::new(),
+            superseded_records: 0,
+        }
+    }
+
+    /// Take in one block's captures.
+    pub fn merge(&mut self, outcome: &mut BlockOutcome) {
+        let global: Vec<u32> = outcome
+            .pairs
+            .iter()
+            .map(|pair| self.pair_id(pair))
+            .collect();
+        for (pair, query, capture) in outcome.captures.drain(..) {
+            self.add(global[pair as usize], query, capture);
+        }
+        for (pair, query) in outcome.rejected_keys.drain(..) {
+            self.slot(global[pair as usize], query).rejected += 1;
+        }
+        for (pair, query, entry) in outcome.trec.drain(..) {
+            self.trec
+                .entry((global[pair as usize], query))
+                .or_default()
+                .push(entry);
+        }
+    }
+
+    fn pair_id(&mut self, pair: &RunStage) -> u32 {
+        if let Some(&id) = self.pair_ids.get(pair) {
+            return id;
+        }
+        let id = self.pairs.len() as u32;
+        self.pairs.push(pair.clone());
+        self.pair_ids.insert(pair.clone(), id);
+        self.slots.push(vec![Slot::default(); self.n_queries]);
+        id
+    }
+
+    fn slot(&mut self, pair: u32, query: QueryIdx) -> &mut Slot {
+        &mut self.slots[pair as usize][query as usize]
+    }
+
+    fn add(&mut self, pair: u32, query: QueryIdx, capture: Capture) {
+        let policy = self.policy;
+        let slot = self.slot(pair, query);
+        let keep_new = match (policy, slot.captures.first()) {
+            (RepeatPolicy::First, Some(kept)) => Some(capture.origin < kept.origin),
+            (RepeatPolicy::Last, Some(kept)) => Some(capture.origin > kept.origin),
+            _ => None,
+        };
+        match keep_new {
+            None => slot.captures.push(capture),
+            Some(replace) => {
+                let set_aside = if replace {
+                    std::mem::replace(&mut slot.captures[0], capture)
+                } else {
+                    capture
+                };
+                self.superseded_records += u64::from(set_aside.records);
+            }
+        }
+    }
+
+    /// Rank the TREC runs read so far (score descending, ties by doc id
+    /// descending, as trec_eval does) and turn each into a capture.
+    /// A ranking rejected for a duplicate doc gives one reject per line.
+    pub fn rank_trec_runs(
+        &mut self,
+        labels: &LabelIndex,
+        duplicates: DuplicateDocs,
+    ) -> Vec<Reject> {
+        let mut judge = RankingJudge::default();
+        let mut rejects = Vec::new();
+        let mut keys: Vec<(u32, QueryIdx)> = self.trec.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let Some(mut entries) = self.trec.remove(&key) else {
+                continue;
+            };
+            entries.sort_by(|a, b| {
+                b.score
+                    .total_cmp(&a.score)
+                    .then_with(|| b.doc_id.cmp(&a.doc_id))
+            });
+            let docs: Vec<&str> = entries.iter().map(|e| &*e.doc_id).collect();
+            let (pair, query) = key;
+            match judge.judge(labels, query, &docs, duplicates) {
+                Ok((n_results, found)) => {
+                    let origin = entries
+                        .iter()
+                        .map(|e| e.origin)
+                        .min()
+                        .unwrap_or(Origin { input: 0, line: 0 });
+                    let capture = Capture {
+                        origin,
+                        n_results,
+                        records: entries.len() as u32,
+                        latency_ms: None,
+                        context_tokens: None,
+                        found: found.into_boxed_slice(),
+                    };
+                    self.add(pair, query, capture);
+                }
+                Err(invalid) => {
+                    self.slot(pair, query).rejected += 1;
+                    let detail = format!(
+                        "{} (the whole ranking of this query and run is rejected)",
+                        invalid.detail
+                    );
+                    rejects.extend(entries.iter().map(|entry| Reject {
+                        origin: entry.origin,
+                        reason: invalid.reason,
+                        detail: detail.clone(),
+                        excerpt: Vec::new(),
+                    }));
+                }
+            }
+        }
+        rejects
+    }
+
+    /// Grade every labeled query of every (run, stage).
+    ///
+    /// When the logs held no valid record at all, the rows are those of a
+    /// single unnamed run at stage `default_stage`, every query missing.
+    pub fn finish(
+        mut self,
+        labels: &LabelIndex,
+        settings: &GradeSettings,
+        default_stage: &str,
+    ) -> Graded {
+        if self.pairs.is_empty() {
+            self.pair_id(&("".into(), default_stage.into()));
+        }
+        let mut order: Vec<usize> = (0..self.pairs.len()).collect();
+        order.sort_by(|&a, &b| self.pairs[a].cmp(&self.pairs[b]));
+        let mut graded = Graded {
+            pairs: Vec::with_capacity(order.len()),
+            rejects: Vec::new(),
+            graded_records: 0,
+            superseded_records: self.superseded_records,
+        };
+        for index in order {
+            let slots = std::mem::take(&mut self.slots[index]);
+            let (run, stage) = self.pairs[index].clone();
+            let outcomes: Vec<SlotOutcome> = slots
+                .into_par_iter()
+                .enumerate()
+                .map(|(query, slot)| {
+                    grade_slot(labels, query as QueryIdx, slot, settings, (&run, &stage))
+                })
+                .collect();
+            let mut rows = Vec::with_capacity(outcomes.len());
+            for outcome in outcomes {
+                rows.push(outcome.row);
+                graded.rejects.extend(outcome.rejects);
+                graded.graded_records += outcome.graded_records;
+            }
+            graded.pairs.push(PairRows { run, stage, rows });
+        }
+        graded
+    }
+}
+
+/// One graded slot: its row, the rejects of its repeated captures, and the
+/// records behind the captures that were graded.
+struct SlotOutcome {
+    row: QueryRow,
+    rejects: Vec<Reject>,
+    graded_records: u64,
+}
+
+fn grade_slot(
+    labels: &LabelIndex,
+    query: QueryIdx,
+    slot: Slot,
+    settings: &GradeSettings,
+    key: (&str, &str),
+) -> SlotOutcome {
+    let total = slot.captures.len() as u32 + slot.rejected;
+    let mut rejects = Vec::new();
+    let graded: &[Capture] = if settings.repeats == RepeatPolicy::Error && total > 1 {
+        rejects = repeat_rejects(labels, query, &slot.captures, total, key);
+        &[]
+    } else {
+        &slot.captures
+    };
+    let q = &labels.queries()[query as usize];
+    let status = if q.n_relevant == 0 {
+        Status::NoAnswer
+    } else if !graded.is_empty() {
+        Status::Ok
+    } else if total > 0 {
+        Status::Invalid
+    } else {
+        Status::Missing
+    };
+    let kmax = settings.ks.iter().copied().max().unwrap_or(0);
+    let scores = match status {
+        Status::Ok => Some(mean_scores(labels, query, graded, settings)),
+        Status::Invalid => Some(vec![0.0; settings.n_scores()].into_boxed_slice()),
+        Status::Missing if settings.counts_in_means(status) => {
+            Some(vec![0.0; settings.n_scores()].into_boxed_slice())
+        }
+        Status::Missing | Status::NoAnswer => None,
+    };
+    let missed = if status == Status::NoAnswer {
+        Vec::new()
+    } else {
+        missed_docs(labels, query, graded, kmax)
+    };
+    let row = QueryRow {
+        query,
+        status,
+        captures: total,
+        n_results: mean_of(graded.iter().map(|c| Some(c.n_results as f64))),
+        first_rel_rank: graded
+            .iter()
+            .filter_map(|c| first_relevant(labels, c))
+            .min(),
+        latency_ms: mean_of(graded.iter().map(|c| c.latency_ms)),
+        context_tokens: mean_of(graded.iter().map(|c| c.context_tokens)),
+        scores,
+        missed,
+    };
+    let graded_records = graded.iter().map(|c| u64::from(c.records)).sum();
+    SlotOutcome {
+        row,
+        rejects,
+        graded_records,
+    }
+}
+
+fn repeat_rejects(
+    labels: &LabelIndex,
+    query: QueryIdx,
+    captures: &[Capture],
+    total: u32,
+    (run, stage): (&str, &str),
+) -> Vec<Reject> {
+    let id = &labels.queries()[query as usize].id;
+    captures
+        .iter()
+        .map(|capture| Reject {
+            origin: capture.origin,
+            reason: RejectReason::RepeatedCapture,
+            detail: format!("run '{run}', stage '{stage}', query '{id}' was captured {total} times (--repeats error)"),
+            excerpt: Vec::new(),
+        })
+        .collect()
+}
+
+/// The mean of the present values, if any.
+fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let (sum, n) = values
+        .flatten()
+        .fold((0.0, 0u32), |(sum, n), v| (sum + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+fn hits(labels: &LabelIndex, capture: &Capture) -> Vec<Hit> {
+    capture
+        .found
+        .iter()
+        .map(|f| Hit {
+            rank: f.rank,
+            grade: labels.grade(f.doc),
+        })
+        .collect()
+}
+
+fn first_relevant(labels: &LabelIndex, capture: &Capture) -> Option<u32> {
+    capture
+        .found
+        .iter()
+        .find(|f| labels.grade(f.doc) >= labels.min_rel())
+        .map(|f| f.rank)
+}
+
+/// Every metric at every cutoff, averaged over the graded captures (one,
+/// except under `--repeats mean`). Captures are taken in origin order so
+/// the floating-point sum does not depend on arrival order.
+fn mean_scores(
+    labels: &LabelIndex,
+    query: QueryIdx,
+    captures: &[Capture],
+    settings: &GradeSettings,
+) -> Box<[f64]> {
+    let judgments = labels.judgments(query);
+    let mut ordered: Vec<&Capture> = captures.iter().collect();
+    ordered.sort_by_key(|c| c.origin);
+    let mut sums = vec![0.0; settings.n_scores()];
+    for capture in ordered {
+        let hits = hits(labels, capture);
+        for (i, &k) in settings.ks.iter().enumerate() {
+            let scores = metrics::score(&hits, &judgments, k);
+            for (sum, value) in sums[i * Metric::ALL.len()..].iter_mut().zip(scores) {
+                *sum += value;
+            }
+        }
+    }
+    let n = captures.len() as f64;
+    sums.iter().map(|sum| sum / n).collect()
+}
+
+/// Relevant documents that some graded capture did not rank within `kmax`
+/// (all of them when nothing was graded), sorted by id.
+fn missed_docs(
+    labels: &LabelIndex,
+    query: QueryIdx,
+    captures: &[Capture],
+    kmax: usize,
+) -> Vec<u32> {
+    let mut missed: Vec<u32> = labels
+        .relevant_docs(query)
+        .filter(|&doc| {
+            captures.is_empty()
+                || captures.iter().any(|c| {
+                    !c.found
+                        .iter()
+                        .any(|f| f.doc == doc && f.rank as usize <= kmax)
+                })
+        })
+        .collect();
+    missed.sort_by(|&a, &b| labels.doc_id(a).cmp(labels.doc_id(b)));
+    missed
+}

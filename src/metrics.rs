@@ -1,0 +1,291 @@
+//! The metric definitions (SPEC §4), pure and small so they can be checked
+//! against a naive reference. Everything upstream reduces a ranking to the
+//! positions of its judged documents; everything downstream only averages.
+
+/// A judged document found in a ranking: its 1-based rank and its grade.
+///
+/// Only documents with a positive grade are ever recorded: unjudged and
+/// grade-0 documents change no metric, so they need not survive parsing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// 1-based position in the ranking (after any dedupe).
+    pub rank: u32,
+    /// The label's grade for this document (> 0).
+    pub grade: i64,
+}
+
+/// The metrics rgrade reports, in column order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// |top_k ∩ R| / |R|.
+    Recall,
+    /// 1 / rank of the first relevant document within k, else 0.
+    Rr,
+    /// 1 if any relevant document is within k, else 0.
+    Hit,
+    /// |top_k ∩ R| / k, even when the ranking is shorter than k.
+    Precision,
+    /// DCG@k / IDCG@k with the raw grade as gain (trec_eval ndcg_cut).
+    Ndcg,
+    /// Sum of precision@i at relevant ranks i <= k, over |R| (trec_eval map_cut).
+    Ap,
+}
+
+impl Metric {
+    /// Every metric, in the column order of per_query.csv.
+    pub const ALL: [Metric; 6] = [
+        Metric::Recall,
+        Metric::Rr,
+        Metric::Hit,
+        Metric::Precision,
+        Metric::Ndcg,
+        Metric::Ap,
+    ];
+
+    /// The name used in column headers and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Recall => "recall",
+            Metric::Rr => "rr",
+            Metric::Hit => "hit",
+            Metric::Precision => "precision",
+            Metric::Ndcg => "ndcg",
+            Metric::Ap => "ap",
+        }
+    }
+}
+
+/// What the answer key says about one query, as the metrics need it.
+#[derive(Debug, Clone, Copy)]
+pub struct Judgments<'a> {
+    /// |R|: judged documents with grade >= min-rel.
+    pub n_relevant: usize,
+    /// Every positive grade in the labels, highest first (the ideal ranking).
+    pub ideal_grades: &'a [i64],
+    /// The lowest grade that counts as relevant.
+    pub min_rel: i64,
+}
+
+/// One value per metric, in [`Metric::ALL`] order.
+pub type Scores = [f64; 6];
+
+/// Score one ranking at cutoff `k`.
+///
+/// `hits` must be sorted by rank. A query without relevant documents has
+/// no defined score; callers keep such no-answer queries out of the means,
+/// and this returns zeros for them rather than dividing by zero.
+pub fn score(hits: &[Hit], judgments: &Judgments, k: usize) -> Scores {
+    let mut relevant_in_k = 0usize;
+    let mut first_relevant = None;
+    let mut dcg = 0.0;
+    let mut precision_sum = 0.0;
+    for hit in hits.iter().take_while(|hit| hit.rank as usize <= k) {
+        dcg += hit.grade as f64 * discount(hit.rank as usize);
+        if hit.grade >= judgments.min_rel {
+            relevant_in_k += 1;
+            first_relevant.get_or_insert(hit.rank);
+            precision_sum += relevant_in_k as f64 / hit.rank as f64;
+        }
+    }
+    if judgments.n_relevant == 0 {
+        return [0.0; 6];
+    }
+    let n_relevant = judgments.n_relevant as f64;
+    let ideal = ideal_dcg(judgments.ideal_grades, k);
+    [
+        relevant_in_k as f64 / n_relevant,
+        first_relevant.map_or(0.0, |rank| 1.0 / rank as f64),
+        if relevant_in_k > 0 { 1.0 } else { 0.0 },
+        relevant_in_k as f64 / k as f64,
+        if ideal > 0.0 { dcg / ideal } else { 0.0 },
+        precision_sum / n_relevant,
+    ]
+}
+
+/// The DCG of the best possible ranking, cut at k.
+fn ideal_dcg(ideal_grades: &[i64], k: usize) -> f64 {
+    ideal_grades
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, &grade)| grade as f64 * discount(i + 1))
+        .sum()
+}
+
+/// The DCG discount at a 1-based rank: 1 / log2(rank + 1).
+fn discount(rank: usize) -> f64 {
+    1.0 / ((rank + 1) as f64).log2()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    const EPS: f64 = 1e-12;
+
+    fn judgments(grades: &[i64], min_rel: i64) -> (usize, Vec<i64>) {
+        let mut ideal: Vec<i64> = grades.iter().copied().filter(|&g| g > 0).collect();
+        ideal.sort_unstable_by(|a, b| b.cmp(a));
+        (grades.iter().filter(|&&g| g >= min_rel).count(), ideal)
+    }
+
+    fn scores_of(hits: &[(u32, i64)], grades: &[i64], min_rel: i64, k: usize) -> Scores {
+        let hits: Vec<Hit> = hits
+            .iter()
+            .map(|&(rank, grade)| Hit { rank, grade })
+            .collect();
+        let (n_relevant, ideal) = judgments(grades, min_rel);
+        score(
+            &hits,
+            &Judgments {
+                n_relevant,
+                ideal_grades: &ideal,
+                min_rel,
+            },
+            k,
+        )
+    }
+
+    fn assert_close(got: Scores, want: Scores) {
+        for (metric, (g, w)) in Metric::ALL.iter().zip(got.iter().zip(want.iter())) {
+            assert!((g - w).abs() < 1e-9, "{}: got {g}, want {w}", metric.name());
+        }
+    }
+
+    /// SPEC §1, the worked example at k = 3.
+    #[test]
+    fn worked_example() {
+        // q_export: export_csv at rank 1 of 1 relevant.
+        let export = scores_of(&[(1, 1)], &[1], 1, 3);
+        // q_reset: reset_steps at 2, reset_limits at 3, of 2 relevant.
+        let reset = scores_of(&[(2, 1), (3, 1)], &[1, 1], 1, 3);
+        // q_sharing: share_roles at 2; share_limits not retrieved.
+        let sharing = scores_of(&[(2, 1)], &[1, 1], 1, 3);
+        assert_eq!((export[0], export[1]), (1.0, 1.0));
+        assert_eq!((reset[0], reset[1]), (1.0, 0.5));
+        assert_eq!((sharing[0], sharing[1]), (0.5, 0.5));
+        let mean_recall = (export[0] + reset[0] + sharing[0]) / 3.0;
+        let mrr = (export[1] + reset[1] + sharing[1]) / 3.0;
+        assert_eq!(format!("{mean_recall:.3} {mrr:.3}"), "0.833 0.667");
+        // The other metrics of q_reset, by hand: precision 2/3;
+        // ap (1/2 + 2/3) / 2; ndcg (1/log2 3 + 1/2) / (1 + 1/log2 3).
+        let l3 = 3f64.log2();
+        assert_close(
+            reset,
+            [
+                1.0,
+                0.5,
+                1.0,
+                2.0 / 3.0,
+                (1.0 / l3 + 0.5) / (1.0 + 1.0 / l3),
+                (0.5 + 2.0 / 3.0) / 2.0,
+            ],
+        );
+    }
+
+    #[test]
+    fn graded_ndcg_uses_raw_grades_even_below_min_rel() {
+        // Grades 3 and 1 judged; min-rel 2 makes only the 3 relevant.
+        // Ranking puts the grade-1 doc first and the grade-3 doc second.
+        let got = scores_of(&[(1, 1), (2, 3)], &[3, 1], 2, 2);
+        let dcg = 1.0 + 3.0 / 3f64.log2();
+        let idcg = 3.0 + 1.0 / 3f64.log2();
+        assert_close(got, [1.0, 0.5, 1.0, 0.5, dcg / idcg, 0.5]);
+    }
+
+    #[test]
+    fn cutoff_beyond_the_ranking_still_divides_precision_by_k() {
+        let got = scores_of(&[(1, 1)], &[1, 1], 1, 10);
+        assert_close(
+            got,
+            [0.5, 1.0, 1.0, 0.1, 1.0 / (1.0 + 1.0 / 3f64.log2()), 0.5],
+        );
+    }
+
+    #[test]
+    fn hits_beyond_k_do_not_count() {
+        assert_close(scores_of(&[(4, 1)], &[1], 1, 3), [0.0; 6]);
+    }
+
+    #[test]
+    fn no_relevant_documents_scores_zero_instead_of_nan() {
+        assert_close(scores_of(&[], &[], 1, 5), [0.0; 6]);
+    }
+
+    /// A deliberately naive model: walk the full ranking of doc ids and
+    /// look each one up in the label map.
+    fn reference(ranking: &[u32], labels: &HashMap<u32, i64>, min_rel: i64, k: usize) -> Scores {
+        let relevant = |d: &u32| labels.get(d).is_some_and(|&g| g >= min_rel);
+        let n_relevant = labels.values().filter(|&&g| g >= min_rel).count() as f64;
+        let top: Vec<u32> = ranking.iter().take(k).copied().collect();
+        let found = top.iter().filter(|d| relevant(d)).count() as f64;
+        let rr = top
+            .iter()
+            .position(relevant)
+            .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+        let mut ap = 0.0;
+        for i in 0..top.len() {
+            if relevant(&top[i]) {
+                let above = top[..=i].iter().filter(|d| relevant(d)).count() as f64;
+                ap += above / (i + 1) as f64;
+            }
+        }
+        let gain = |d: &u32| labels.get(d).copied().unwrap_or(0).max(0) as f64;
+        let dcg: f64 = top
+            .iter()
+            .enumerate()
+            .map(|(i, d)| gain(d) / ((i + 2) as f64).log2())
+            .sum();
+        let mut ideal: Vec<f64> = labels.values().map(|&g| g.max(0) as f64).collect();
+        ideal.sort_by(|a, b| b.total_cmp(a));
+        let idcg: f64 = ideal
+            .iter()
+            .take(k)
+            .enumerate()
+            .map(|(i, g)| g / ((i + 2) as f64).log2())
+            .sum();
+        [
+            found / n_relevant,
+            rr,
+            if found > 0.0 { 1.0 } else { 0.0 },
+            found / k as f64,
+            if idcg > 0.0 { dcg / idcg } else { 0.0 },
+            ap / n_relevant,
+        ]
+    }
+
+    proptest! {
+        /// Random rankings over a small doc universe, random graded labels
+        /// (including zero and negative grades), cutoffs past the end.
+        #[test]
+        fn matches_the_naive_reference(
+            universe in 1u32..40,
+            ranking_seed in proptest::collection::vec(0u32..1000, 0..30),
+            label_seed in proptest::collection::vec((0u32..1000, -1i64..4), 1..12),
+            min_rel in 1i64..3,
+            k in 1usize..40,
+        ) {
+            let mut ranking: Vec<u32> = Vec::new();
+            for d in ranking_seed.iter().map(|d| d % universe) {
+                if !ranking.contains(&d) { ranking.push(d); }
+            }
+            let labels: HashMap<u32, i64> =
+                label_seed.iter().map(|&(d, g)| (d % universe, g)).collect();
+            prop_assume!(labels.values().any(|&g| g >= min_rel));
+
+            let hits: Vec<Hit> = ranking.iter().enumerate()
+                .filter_map(|(i, d)| labels.get(d).filter(|&&g| g > 0)
+                    .map(|&grade| Hit { rank: i as u32 + 1, grade }))
+                .collect();
+            let grades: Vec<i64> = labels.values().copied().collect();
+            let (n_relevant, ideal) = judgments(&grades, min_rel);
+            let got = score(&hits, &Judgments { n_relevant, ideal_grades: &ideal, min_rel }, k);
+            let want = reference(&ranking, &labels, min_rel, k);
+            for (g, w) in got.iter().zip(want.iter()) {
+                prop_assert!((g - w).abs() < EPS, "got {:?} want {:?}", got, want);
+            }
+        }
+    }
+}

@@ -1,0 +1,593 @@
+//! Stage 1, read: find the log inputs, undo their compression (recognised by
+//! magic bytes) and cut them into newline-aligned blocks for the workers.
+//!
+//! One reader thread serves every kind of input — files, stdin, gzip and
+//! zstd streams — and fills the next block while the workers parse the
+//! previous ones. Blocks come from a recycled pool, so memory stays a few
+//! blocks per worker whatever the size of the input.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
+
+use anyhow::{bail, Context, Result};
+use flate2::bufread::MultiGzDecoder;
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::cli::LogsFormat;
+
+/// The longest log line accepted; a longer one is rejected as `line_too_long`.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// How many bytes a block holds before it is cut at its last newline.
+pub const BLOCK_SIZE: usize = 4 << 20;
+
+/// File name endings that a directory walk picks up.
+const LOG_SUFFIXES: [&str; 5] = [".jsonl", ".jsonl.gz", ".jsonl.zst", ".trec", ".run"];
+
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+/// One log input: a file or standard input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A file on disk.
+    File(PathBuf),
+    /// Standard input (`-`).
+    Stdin,
+}
+
+impl Input {
+    /// The name used in messages and outputs.
+    pub fn name(&self) -> String {
+        match self {
+            Input::File(path) => path.display().to_string(),
+            Input::Stdin => "-".to_string(),
+        }
+    }
+
+    /// The size on disk, when known up front.
+    pub fn size(&self) -> Option<u64> {
+        match self {
+            Input::File(path) => std::fs::metadata(path).ok().map(|m| m.len()),
+            Input::Stdin => None,
+        }
+    }
+}
+
+/// Expand the LOGS arguments into inputs: files as given, directories
+/// walked (sorted, for a stable order) for log file names, `-` for stdin.
+///
+/// # Errors
+/// A path that does not exist, an empty file, or a directory with no logs.
+pub fn discover(args: &[PathBuf]) -> Result<Vec<Input>> {
+    let mut inputs = Vec::new();
+    for arg in args {
+        if arg.as_os_str() == "-" {
+            inputs.push(Input::Stdin);
+            continue;
+        }
+        let meta = std::fs::metadata(arg)
+            .with_context(|| format!("{}: cannot open log input", arg.display()))?;
+        if meta.is_dir() {
+            let before = inputs.len();
+            walk(arg, &mut inputs)?;
+            if inputs.len() == before {
+                bail!(
+                    "{}: directory holds no log files ({})",
+                    arg.display(),
+                    LOG_SUFFIXES.join(", ")
+                );
+            }
+        } else {
+            if meta.len() == 0 {
+                bail!("{}: log file is empty", arg.display());
+            }
+            inputs.push(Input::File(arg.clone()));
+        }
+    }
+    Ok(inputs)
+}
+
+fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list directory", dir.display()))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<io::Result<_>>()
+        .with_context(|| format!("{}: cannot list directory", dir.display()))?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, inputs)?;
+        } else if is_log_name(&path) {
+            if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) == 0 {
+                bail!("{}: log file is empty", path.display());
+            }
+            inputs.push(Input::File(path));
+        }
+    }
+    Ok(())
+}
+
+fn is_log_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    LOG_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
+}
+
+/// Decompress a whole in-memory file if it starts with a gzip or zstd magic.
+///
+/// # Errors
+/// A corrupt or truncated compressed stream.
+pub fn decode_all(raw: &[u8]) -> io::Result<Vec<u8>> {
+    let mut decoded = Vec::new();
+    Decoded::new(raw)?.read_to_end(&mut decoded)?;
+    Ok(decoded)
+}
+
+/// A byte stream with its compression undone.
+enum Decoded<R: BufRead> {
+    Plain(R),
+    Gzip(Box<MultiGzDecoder<R>>),
+    Zstd(zstd::stream::read::Decoder<'static, R>),
+}
+
+impl<R: BufRead> Decoded<R> {
+    fn new(mut inner: R) -> io::Result<Self> {
+        let head = inner.fill_buf()?;
+        Ok(if head.starts_with(GZIP_MAGIC) {
+            Decoded::Gzip(Box::new(MultiGzDecoder::new(inner)))
+        } else if head.starts_with(ZSTD_MAGIC) {
+            Decoded::Zstd(zstd::stream::read::Decoder::with_buffer(inner)?)
+        } else {
+            Decoded::Plain(inner)
+        })
+    }
+}
+
+impl<R: BufRead> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Decoded::Plain(r) => r.read(buf),
+            Decoded::Gzip(r) => r.read(buf),
+            Decoded::Zstd(r) => r.read(buf),
+        }
+    }
+}
+
+/// Counts and hashes the raw bytes of an input as they are read.
+struct Tally<R> {
+    inner: R,
+    bytes: u64,
+    hasher: Xxh3,
+}
+
+impl<R: Read> Read for Tally<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// What the reader learned about one input once it was read to the end.
+#[derive(Debug, Clone)]
+pub struct InputStats {
+    /// Raw bytes read (compressed size for compressed input).
+    pub bytes: u64,
+    /// Bytes after decompression.
+    pub decoded_bytes: u64,
+    /// Lines, counting a last line without a newline.
+    pub lines: u64,
+    /// xxh3-128 of the raw bytes, in hex.
+    pub hash: String,
+}
+
+/// A run of whole lines from one input.
+#[derive(Debug)]
+pub struct Block {
+    /// Index of the input in the order given.
+    pub input: u32,
+    /// 1-based number of the block's first line in its input.
+    pub first_line: u64,
+    /// Whole lines, each ending in `\n` except perhaps the input's last.
+    pub bytes: Vec<u8>,
+    /// The input's format (never `Auto`): decided once per input.
+    pub format: LogsFormat,
+}
+
+/// What the reader thread sends the workers.
+#[derive(Debug)]
+pub enum Chunk {
+    /// Lines to parse.
+    Lines(Block),
+    /// A line longer than [`MAX_LINE`]: only its start was kept.
+    Oversized {
+        /// Index of the input.
+        input: u32,
+        /// 1-based line number.
+        line: u64,
+        /// The line's first bytes.
+        head: Vec<u8>,
+    },
+}
+
+/// Read every input in order (in `format`, or each by its first bytes when
+/// `Auto`), sending chunks to `chunks` and taking spent
+/// buffers back from `spent`; `on_bytes` hears of raw bytes as they go.
+///
+/// # Errors
+/// An input that cannot be opened or read, or a corrupt compressed stream,
+/// named by its path. Sending stops early (without error) if the workers hang up.
+pub fn read_inputs(
+    inputs: &[Input],
+    format: LogsFormat,
+    chunks: &SyncSender<Chunk>,
+    spent: &Receiver<Vec<u8>>,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<InputStats>> {
+    let mut stats = Vec::with_capacity(inputs.len());
+    for (index, input) in inputs.iter().enumerate() {
+        let raw: Box<dyn Read + Send> = match input {
+            Input::File(path) => Box::new(
+                File::open(path).with_context(|| format!("{}: cannot open", path.display()))?,
+            ),
+            Input::Stdin => Box::new(io::stdin()),
+        };
+        let tally = Tally {
+            inner: raw,
+            bytes: 0,
+            hasher: Xxh3::new(),
+        };
+        let mut cutter = BlockCutter {
+            input: index as u32,
+            chunks,
+            spent,
+            next_line: 1,
+            decoded_bytes: 0,
+            format,
+        };
+        let name = input.name();
+        let decoded = Decoded::new(BufReader::with_capacity(1 << 20, tally))
+            .with_context(|| format!("{name}: cannot read"))?;
+        let (tally, lines) = match cutter.run(decoded, on_bytes) {
+            Ok(Some(done)) => done,
+            Ok(None) => break,
+            Err(err) => {
+                return Err(err)
+                    .with_context(|| format!("{name}: cannot read (truncated or corrupt input?)"))
+            }
+        };
+        if cutter.decoded_bytes == 0 {
+            bail!("{name}: log input is empty");
+        }
+        stats.push(InputStats {
+            bytes: tally.bytes,
+            decoded_bytes: cutter.decoded_bytes,
+            lines,
+            hash: format!("{:032x}", tally.hasher.digest128()),
+        });
+    }
+    Ok(stats)
+}
+
+/// Cuts one decoded stream into blocks of whole lines.
+struct BlockCutter<'a> {
+    input: u32,
+    chunks: &'a SyncSender<Chunk>,
+    spent: &'a Receiver<Vec<u8>>,
+    next_line: u64,
+    decoded_bytes: u64,
+    format: LogsFormat,
+}
+
+/// A raw input (file or stdin) with its byte count and hash.
+type RawTally = Tally<Box<dyn Read + Send>>;
+type TallyReader = BufReader<RawTally>;
+
+impl BlockCutter<'_> {
+    /// Returns the input's tally and line count, or `None` if the workers hung up.
+    fn run(
+        &mut self,
+        mut decoded: Decoded<TallyReader>,
+        on_bytes: &(dyn Fn(u64) + Sync),
+    ) -> io::Result<Option<(RawTally, u64)>> {
+        let mut carry: Vec<u8> = Vec::new();
+        let mut raw_seen = 0;
+        loop {
+            let mut block = self.spent.try_recv().unwrap_or_default();
+            block.clear();
+            block.append(&mut carry);
+            let carried = block.len();
+            let eof = fill(&mut decoded, &mut block, carried + BLOCK_SIZE)?;
+            let raw_now = raw_bytes(&decoded);
+            on_bytes(raw_now - raw_seen);
+            raw_seen = raw_now;
+            self.decoded_bytes += (block.len() - carried) as u64;
+            match memchr::memrchr(b'\n', &block) {
+                _ if eof => {
+                    if !block.is_empty() && !self.send_lines(block) {
+                        return Ok(None);
+                    }
+                    break;
+                }
+                Some(last) => {
+                    carry.extend_from_slice(&block[last + 1..]);
+                    block.truncate(last + 1);
+                    if !self.send_lines(block) {
+                        return Ok(None);
+                    }
+                }
+                None if block.len() < MAX_LINE => carry = block,
+                None => {
+                    let line = self.next_line;
+                    self.next_line += 1;
+                    block.truncate(crate::record::EXCERPT_BYTES);
+                    if self
+                        .chunks
+                        .send(Chunk::Oversized {
+                            input: self.input,
+                            line,
+                            head: block,
+                        })
+                        .is_err()
+                    {
+                        return Ok(None);
+                    }
+                    let (rest, skipped) = skip_line(&mut decoded)?;
+                    self.decoded_bytes += skipped;
+                    carry = rest;
+                }
+            }
+        }
+        let lines = self.next_line - 1;
+        Ok(Some((into_tally(decoded), lines)))
+    }
+
+    fn send_lines(&mut self, bytes: Vec<u8>) -> bool {
+        if self.format == LogsFormat::Auto {
+            self.format = detect_format(&bytes);
+        }
+        let lines =
+            memchr::memchr_iter(b'\n', &bytes).count() as u64 + u64::from(!bytes.ends_with(b"\n"));
+        let block = Block {
+            input: self.input,
+            first_line: self.next_line,
+            bytes,
+            format: self.format,
+        };
+        self.next_line += lines;
+        self.chunks.send(Chunk::Lines(block)).is_ok()
+    }
+}
+
+/// A log is a TREC run when its first non-blank line is not a JSON object
+/// and has the six fields of one; anything else is read as JSONL, so a
+/// broken first JSON line is rejected as such rather than misread.
+fn detect_format(bytes: &[u8]) -> LogsFormat {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let rest = &bytes[start..];
+    let first_line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+    let fields = first_line
+        .split(u8::is_ascii_whitespace)
+        .filter(|f| !f.is_empty())
+        .count();
+    if first_line.first() != Some(&b'{') && fields >= 6 {
+        LogsFormat::Trec
+    } else {
+        LogsFormat::Jsonl
+    }
+}
+
+/// Read until `block` holds at least `target` bytes or the stream ends;
+/// returns whether it ended.
+fn fill(reader: &mut impl Read, block: &mut Vec<u8>, target: usize) -> io::Result<bool> {
+    while block.len() < target {
+        let start = block.len();
+        block.resize(target, 0);
+        let n = match reader.read(&mut block[start..]) {
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => 0,
+            Err(err) => {
+                block.truncate(start);
+                return Err(err);
+            }
+        };
+        block.truncate(start + n);
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Discard the rest of an oversized line; returns the bytes after its
+/// newline and how many bytes were read.
+fn skip_line(reader: &mut impl Read) -> io::Result<(Vec<u8>, u64)> {
+    let mut buf = vec![0; 1 << 20];
+    let mut read = 0;
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok((Vec::new(), read));
+        }
+        read += n as u64;
+        if let Some(newline) = memchr::memchr(b'\n', &buf[..n]) {
+            return Ok((buf[newline + 1..n].to_vec(), read));
+        }
+    }
+}
+
+fn tally_of(decoded: &Decoded<TallyReader>) -> &RawTally {
+    match decoded {
+        Decoded::Plain(r) => r.get_ref(),
+        Decoded::Gzip(r) => r.get_ref().get_ref(),
+        Decoded::Zstd(r) => r.get_ref().get_ref(),
+    }
+}
+
+fn raw_bytes(decoded: &Decoded<TallyReader>) -> u64 {
+    tally_of(decoded).bytes
+}
+
+fn into_tally(decoded: Decoded<TallyReader>) -> RawTally {
+    match decoded {
+        Decoded::Plain(r) => r.into_inner(),
+        Decoded::Gzip(r) => r.into_inner().into_inner(),
+        Decoded::Zstd(r) => r.finish().into_inner(),
+    }
+}
+
+/// Read an input again for the first `max_bytes` of the given lines
+/// (sorted, 1-based). Rejects that concern a whole capture are found only
+/// after every block was judged, when the record's bytes are gone; this
+/// recovers them. Standard input cannot be read twice and yields nothing.
+///
+/// # Errors
+/// The input cannot be opened or read.
+pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Vec<(u64, Vec<u8>)>> {
+    let Input::File(path) = input else {
+        return Ok(Vec::new());
+    };
+    let decoded = Decoded::new(BufReader::new(File::open(path)?))?;
+    let mut reader = BufReader::with_capacity(1 << 20, decoded);
+    let mut found = Vec::with_capacity(lines.len());
+    let mut wanted = lines.iter().copied().peekable();
+    let mut line = Vec::new();
+    let mut number = 0;
+    while let Some(&next) = wanted.peek() {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        number += 1;
+        if number == next {
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            found.push((number, text[..text.len().min(max_bytes)].to_vec()));
+            while wanted.next_if_eq(&number).is_some() {}
+        }
+    }
+    Ok(found)
+}
+
+/// A pool of block buffers handed back by the workers.
+pub fn buffer_pool() -> (Sender<Vec<u8>>, Receiver<Vec<u8>>) {
+    std::sync::mpsc::channel()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Blocks as (first line, bytes).
+    type Blocks = Vec<(u64, Vec<u8>)>;
+
+    fn read_all(bytes: &[u8]) -> Result<(Blocks, Vec<InputStats>)> {
+        let dir = std::env::temp_dir().join(format!(
+            "rgrade-read-{}-{:x}",
+            std::process::id(),
+            xxhash_rust::xxh3::xxh3_64(bytes)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join("log.jsonl");
+        std::fs::write(&path, bytes)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1024);
+        let (_spent_tx, spent_rx) = buffer_pool();
+        let stats = read_inputs(
+            &[Input::File(path)],
+            LogsFormat::Auto,
+            &tx,
+            &spent_rx,
+            &|_| {},
+        );
+        std::fs::remove_dir_all(&dir)?;
+        drop(tx);
+        let blocks = rx
+            .iter()
+            .map(|chunk| match chunk {
+                Chunk::Lines(block) => (block.first_line, block.bytes),
+                Chunk::Oversized { line, .. } => (line, b"<oversized>".to_vec()),
+            })
+            .collect();
+        Ok((blocks, stats?))
+    }
+
+    #[test]
+    fn lines_are_numbered_and_whole() {
+        let (blocks, stats) = read_all(b"a\nb\nc").unwrap();
+        assert_eq!(blocks, [(1, b"a\nb\nc".to_vec())]);
+        assert_eq!(
+            (stats[0].lines, stats[0].bytes, stats[0].decoded_bytes),
+            (3, 5, 5)
+        );
+    }
+
+    #[test]
+    fn compression_is_recognised_by_magic_bytes() {
+        let text = b"{\"x\":1}\n{\"x\":2}\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let zst = zstd::encode_all(&text[..], 3).unwrap();
+        for compressed in [gz, zst] {
+            let (blocks, stats) = read_all(&compressed).unwrap();
+            assert_eq!(blocks, [(1, text.to_vec())]);
+            assert_eq!(
+                (stats[0].bytes, stats[0].decoded_bytes, stats[0].lines),
+                (compressed.len() as u64, text.len() as u64, 2)
+            );
+        }
+    }
+
+    #[test]
+    fn truncated_compressed_input_is_an_error_naming_the_file() {
+        let text = "{\"x\":1}\n".repeat(1000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        let err = read_all(&gz[..gz.len() / 2]).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("log.jsonl: cannot read"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn format_is_detected_from_the_first_line() {
+        assert_eq!(detect_format(b"\n{\"query_id\": 1}\n"), LogsFormat::Jsonl);
+        assert_eq!(detect_format(b"q1 Q0 d1 1 2.5 run\n{"), LogsFormat::Trec);
+        assert_eq!(detect_format(b"not json at all\n"), LogsFormat::Jsonl);
+        assert_eq!(detect_format(b""), LogsFormat::Jsonl);
+    }
+
+    #[test]
+    fn discover_rejects_missing_and_empty_inputs() {
+        let dir = std::env::temp_dir().join(format!("rgrade-discover-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/b.jsonl"), "x\n").unwrap();
+        std::fs::write(dir.join("a.run"), "x\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "x\n").unwrap();
+        let found = discover(std::slice::from_ref(&dir)).unwrap();
+        assert_eq!(
+            found,
+            [
+                Input::File(dir.join("a.run")),
+                Input::File(dir.join("sub/b.jsonl"))
+            ]
+        );
+        std::fs::write(dir.join("empty.jsonl"), "").unwrap();
+        let err = discover(&[dir.join("empty.jsonl")]).unwrap_err();
+        assert!(format!("{err:#}").contains("empty.jsonl: log file is empty"));
+        let err = discover(&[dir.join("nope.jsonl")]).unwrap_err();
+        assert!(format!("{err:#}").contains("nope.jsonl: cannot open log input"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,576 @@
+//! Stage 2, parse: one log line becomes a typed event (SPEC §3.2), or a
+//! reject with a stable reason code (SPEC §6).
+//!
+//! JSONL lines go through simd-json's tape, reusing one padded scratch
+//! buffer and one tape per worker, so a line costs no allocation. Fields are
+//! found by key or JSON pointer, as the user mapped them.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use simd_json::prelude::*;
+use simd_json::tape::{Array, Value};
+use simd_json::{Buffers, ErrorType, Tape};
+
+use crate::cli::FieldArgs;
+
+/// How much of a rejected record rejects.jsonl keeps.
+pub const EXCERPT_BYTES: usize = 200;
+
+/// Why a record was rejected: stable snake_case codes for rejects.jsonl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RejectReason {
+    /// The line is not valid UTF-8.
+    InvalidUtf8,
+    /// The line is not valid JSON.
+    InvalidJson,
+    /// The line is JSON but not an object.
+    NotAnObject,
+    /// No query id at the mapped field.
+    MissingQueryId,
+    /// The query id is neither a string nor an integer.
+    BadQueryId,
+    /// No results at the mapped field.
+    MissingResults,
+    /// The results are not an array.
+    BadResults,
+    /// A result is neither a doc id nor an object holding one.
+    BadResult,
+    /// stage or run is not a string, or latency or context size not a number.
+    BadField,
+    /// The line is longer than 64 MiB.
+    LineTooLong,
+    /// A doc id appears twice in one ranking.
+    DuplicateDoc,
+    /// Another capture has the same (run, stage, query) under `--repeats error`.
+    RepeatedCapture,
+    /// A TREC run line without six fields, or with a bad rank.
+    BadTrecLine,
+    /// A TREC run line whose score is not a finite number.
+    BadScore,
+}
+
+impl RejectReason {
+    /// The code written to rejects.jsonl.
+    pub fn code(self) -> &'static str {
+        match self {
+            RejectReason::InvalidUtf8 => "invalid_utf8",
+            RejectReason::InvalidJson => "invalid_json",
+            RejectReason::NotAnObject => "not_an_object",
+            RejectReason::MissingQueryId => "missing_query_id",
+            RejectReason::BadQueryId => "bad_query_id",
+            RejectReason::MissingResults => "missing_results",
+            RejectReason::BadResults => "bad_results",
+            RejectReason::BadResult => "bad_result",
+            RejectReason::BadField => "bad_field",
+            RejectReason::LineTooLong => "line_too_long",
+            RejectReason::DuplicateDoc => "duplicate_doc",
+            RejectReason::RepeatedCapture => "repeated_capture",
+            RejectReason::BadTrecLine => "bad_trec_line",
+            RejectReason::BadScore => "bad_score",
+        }
+    }
+}
+
+impl fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A reason plus a human detail, before the file and line are attached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// The stable code.
+    pub reason: RejectReason,
+    /// What exactly was wrong.
+    pub detail: String,
+}
+
+impl Invalid {
+    fn new(reason: RejectReason, detail: impl Into<String>) -> Self {
+        Invalid {
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Where to find a field: a key, or the segments of a JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath {
+    segments: Vec<String>,
+    text: String,
+}
+
+impl FieldPath {
+    /// `/a/b` is a JSON pointer (RFC 6901, `~1` for `/`, `~0` for `~`);
+    /// anything else is a top-level key.
+    pub fn parse(text: &str) -> Self {
+        let segments = match text.strip_prefix('/') {
+            Some(pointer) => pointer
+                .split('/')
+                .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                .collect(),
+            None => vec![text.to_string()],
+        };
+        FieldPath {
+            segments,
+            text: text.to_string(),
+        }
+    }
+
+    fn find<'t, 'i>(&self, root: Value<'t, 'i>) -> Option<Value<'t, 'i>> {
+        let mut value = root;
+        for segment in &self.segments {
+            value = if value.is_array() {
+                value.get_idx(segment.parse().ok()?)?
+            } else {
+                value.get(segment.as_str())?
+            };
+        }
+        Some(value)
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Where a log record keeps each thing.
+#[derive(Debug, Clone)]
+pub struct LogFields {
+    query: FieldPath,
+    results: FieldPath,
+    doc: Option<String>,
+    stage: FieldPath,
+    run: FieldPath,
+    latency: FieldPath,
+    context: FieldPath,
+}
+
+impl LogFields {
+    /// The mapping the user chose on the command line.
+    pub fn from_args(args: &FieldArgs) -> Self {
+        LogFields {
+            query: FieldPath::parse(&args.query),
+            results: FieldPath::parse(&args.results),
+            doc: args.doc.clone(),
+            stage: FieldPath::parse(&args.stage),
+            run: FieldPath::parse(&args.run),
+            latency: FieldPath::parse(&args.latency),
+            context: FieldPath::parse(&args.context),
+        }
+    }
+}
+
+impl Default for LogFields {
+    fn default() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            fields: FieldArgs,
+        }
+        // Parsing no arguments cannot fail: every field has a default.
+        LogFields::from_args(&Defaults::parse_from(["rgrade"]).fields)
+    }
+}
+
+/// The stage of a record that names none.
+pub const DEFAULT_STAGE: &str = "final";
+
+/// One search event from a JSONL log, borrowing from the parsed line.
+pub struct Event<'t, 'i> {
+    /// The query id (an integer becomes its decimal text).
+    pub query_id: Cow<'i, str>,
+    /// The pipeline stage, `final` when absent.
+    pub stage: &'i str,
+    /// The run, empty when absent.
+    pub run: &'i str,
+    /// Latency in milliseconds, if recorded.
+    pub latency_ms: Option<f64>,
+    /// Context size in tokens, if recorded.
+    pub context_tokens: Option<f64>,
+    results: Array<'t, 'i>,
+}
+
+impl<'t, 'i> Event<'t, 'i> {
+    /// Read an event out of a parsed line.
+    ///
+    /// # Errors
+    /// The reject for a record that lacks a required field or has one of the wrong type.
+    pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+        if !root.is_object() {
+            return Err(Invalid::new(
+                RejectReason::NotAnObject,
+                "a log line must be a JSON object",
+            ));
+        }
+        let query_id = match fields.query.find(root) {
+            None => {
+                return Err(Invalid::new(
+                    RejectReason::MissingQueryId,
+                    format!("no '{}' field", fields.query),
+                ))
+            }
+            Some(v) => id_text(v).ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadQueryId,
+                    format!("'{}' must be a string or an integer", fields.query),
+                )
+            })?,
+        };
+        let results = match fields.results.find(root) {
+            None => {
+                return Err(Invalid::new(
+                    RejectReason::MissingResults,
+                    format!("no '{}' field", fields.results),
+                ))
+            }
+            Some(v) => v.as_array().ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadResults,
+                    format!("'{}' must be an array", fields.results),
+                )
+            })?,
+        };
+        Ok(Event {
+            query_id,
+            stage: optional_str(root, &fields.stage)?.unwrap_or(DEFAULT_STAGE),
+            run: optional_str(root, &fields.run)?.unwrap_or(""),
+            latency_ms: optional_number(root, &fields.latency)?,
+            context_tokens: optional_number(root, &fields.context)?,
+            results,
+        })
+    }
+
+    /// How many results the ranking holds.
+    pub fn n_results(&self) -> usize {
+        self.results.len()
+    }
+
+    /// The doc ids in ranking order.
+    pub fn doc_ids<'e>(
+        &'e self,
+        fields: &'e LogFields,
+    ) -> impl Iterator<Item = Result<Cow<'i, str>, Invalid>> + 'e {
+        self.results.iter().enumerate().map(move |(i, result)| {
+            doc_id(result, fields.doc.as_deref()).ok_or_else(|| {
+                let wanted = fields
+                    .doc
+                    .as_deref()
+                    .map_or("doc_id or id".to_string(), |d| d.to_string());
+                Invalid::new(
+                    RejectReason::BadResult,
+                    format!(
+                        "result {} is neither a doc id nor an object with {wanted}",
+                        i + 1
+                    ),
+                )
+            })
+        })
+    }
+}
+
+fn doc_id<'i>(result: Value<'_, 'i>, key: Option<&str>) -> Option<Cow<'i, str>> {
+    if result.is_object() {
+        match key {
+            Some(key) => result.get(key).and_then(id_text),
+            None => result
+                .get("doc_id")
+                .or_else(|| result.get("id"))
+                .and_then(id_text),
+        }
+    } else {
+        id_text(result)
+    }
+}
+
+/// A string id, or an integer id as its decimal text.
+fn id_text<'i>(value: Value<'_, 'i>) -> Option<Cow<'i, str>> {
+    if let Some(text) = value.into_string() {
+        return Some(Cow::Borrowed(text));
+    }
+    value
+        .as_i64()
+        .map(|n| n.to_string())
+        .or_else(|| value.as_u64().map(|n| n.to_string()))
+        .map(Cow::Owned)
+}
+
+fn optional_str<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<&'i str>, Invalid> {
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v.into_string().map(Some).ok_or_else(|| {
+            Invalid::new(RejectReason::BadField, format!("'{path}' must be a string"))
+        }),
+    }
+}
+
+fn optional_number(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>, Invalid> {
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v
+            .cast_f64()
+            .filter(|n| n.is_finite())
+            .map(Some)
+            .ok_or_else(|| {
+                Invalid::new(RejectReason::BadField, format!("'{path}' must be a number"))
+            }),
+    }
+}
+
+/// A worker's reusable JSON parsing state: a padded copy of the line and
+/// simd-json's buffers and tape, kept across lines.
+pub struct JsonParser {
+    scratch: Vec<u8>,
+    buffers: Buffers,
+    tape: Option<Tape<'static>>,
+}
+
+impl Default for JsonParser {
+    fn default() -> Self {
+        JsonParser {
+            scratch: Vec::new(),
+            buffers: Buffers::new(4096),
+            tape: Some(Tape::null()),
+        }
+    }
+}
+
+impl JsonParser {
+    /// Parse `line` and hand its root value to `visit`.
+    ///
+    /// # Errors
+    /// `invalid_utf8` or `invalid_json`, with simd-json's description.
+    pub fn parse<R>(
+        &mut self,
+        line: &[u8],
+        visit: impl FnOnce(Value<'_, '_>) -> R,
+    ) -> Result<R, Invalid> {
+        let len = line.len();
+        self.scratch.clear();
+        self.scratch.extend_from_slice(line);
+        self.scratch.resize(len + simd_json::INPUT_PADDING, 0);
+        let mut tape = self.tape.take().unwrap_or_else(Tape::null).reset();
+        let parsed =
+            simd_json::fill_tape_padded(&mut self.scratch, len, &mut self.buffers, &mut tape);
+        let result = match parsed {
+            Ok(()) => Ok(visit(tape.as_value())),
+            Err(err) if matches!(err.error(), ErrorType::InvalidUtf8) => Err(Invalid::new(
+                RejectReason::InvalidUtf8,
+                "the line is not valid UTF-8",
+            )),
+            Err(err) => Err(Invalid::new(
+                RejectReason::InvalidJson,
+                format!("not valid JSON: {err}"),
+            )),
+        };
+        self.tape = Some(tape.reset());
+        result
+    }
+}
+
+/// One line of a TREC run: `query_id Q0 doc_id rank score tag`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrecLine<'a> {
+    /// The query id.
+    pub query_id: &'a str,
+    /// The retrieved document.
+    pub doc_id: &'a str,
+    /// The score that ranks it (higher first).
+    pub score: f64,
+    /// The run tag.
+    pub run: &'a str,
+}
+
+impl<'a> TrecLine<'a> {
+    /// Split a TREC run line on whitespace; fields after the sixth are
+    /// ignored and the rank column is not used, as trec_eval does.
+    ///
+    /// # Errors
+    /// `invalid_utf8`, `bad_trec_line` (fewer than six fields) or `bad_score`.
+    pub fn parse(line: &'a [u8]) -> Result<Self, Invalid> {
+        let text = std::str::from_utf8(line)
+            .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))?;
+        let mut fields = text.split_ascii_whitespace();
+        let mut next = || fields.next();
+        let (Some(query_id), Some(_q0), Some(doc_id), Some(_rank), Some(score), Some(run)) =
+            (next(), next(), next(), next(), next(), next())
+        else {
+            return Err(Invalid::new(
+                RejectReason::BadTrecLine,
+                "expected 6 fields 'query_id Q0 doc_id rank score tag'",
+            ));
+        };
+        let score = score
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite())
+            .ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadScore,
+                    format!("score '{score}' is not a finite number"),
+                )
+            })?;
+        Ok(TrecLine {
+            query_id,
+            doc_id,
+            score,
+            run,
+        })
+    }
+}
+
+/// Whether a line holds nothing but whitespace (skipped, and counted).
+pub fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event with everything owned, to compare in tests.
+    #[derive(Debug, PartialEq)]
+    struct Owned {
+        query_id: String,
+        stage: String,
+        run: String,
+        latency_ms: Option<f64>,
+        docs: Vec<String>,
+    }
+
+    fn parse_event(line: &str, fields: &LogFields) -> Result<Owned, Invalid> {
+        let mut parser = JsonParser::default();
+        parser.parse(line.as_bytes(), |root| {
+            let event = Event::from_value(root, fields)?;
+            let docs = event
+                .doc_ids(fields)
+                .map(|d| d.map(|d| d.into_owned()))
+                .collect::<Result<_, _>>()?;
+            Ok(Owned {
+                query_id: event.query_id.into_owned(),
+                stage: event.stage.to_string(),
+                run: event.run.to_string(),
+                latency_ms: event.latency_ms,
+                docs,
+            })
+        })?
+    }
+
+    #[test]
+    fn spec_example_record() {
+        let line = r#"{"query_id": "q_sharing", "stage": "final", "run": "bm25-v3", "results": [{"doc_id": "profile", "score": 3.1}, {"id": "share_roles"}, "billing", 42], "latency_ms": 41, "context_tokens": 1830}"#;
+        let want = Owned {
+            query_id: "q_sharing".into(),
+            stage: "final".into(),
+            run: "bm25-v3".into(),
+            latency_ms: Some(41.0),
+            docs: ["profile", "share_roles", "billing", "42"]
+                .map(String::from)
+                .to_vec(),
+        };
+        assert_eq!(parse_event(line, &LogFields::default()).unwrap(), want);
+    }
+
+    #[test]
+    fn defaults_escapes_and_pointers() {
+        let line = r#"{"request": {"qid": 17, "hits": ["a\"b", "c\u00e9"]}}"#;
+        let fields = LogFields {
+            query: FieldPath::parse("/request/qid"),
+            results: FieldPath::parse("/request/hits"),
+            ..LogFields::default()
+        };
+        let want = Owned {
+            query_id: "17".into(),
+            stage: "final".into(),
+            run: String::new(),
+            latency_ms: None,
+            docs: vec!["a\"b".into(), "cé".into()],
+        };
+        assert_eq!(parse_event(line, &fields).unwrap(), want);
+        assert_eq!(FieldPath::parse("/a~1b/c~0d").segments, ["a/b", "c~d"]);
+    }
+
+    #[test]
+    fn every_reject_reason_has_a_distinct_code() {
+        let cases: [(&[u8], RejectReason); 9] = [
+            (
+                b"{\"query_id\": \"q\", \"results\": [\xff]}",
+                RejectReason::InvalidUtf8,
+            ),
+            (
+                b"{\"query_id\": \"q\", \"results\": [",
+                RejectReason::InvalidJson,
+            ),
+            (b"[1, 2]", RejectReason::NotAnObject),
+            (b"{\"results\": []}", RejectReason::MissingQueryId),
+            (
+                b"{\"query_id\": [1], \"results\": []}",
+                RejectReason::BadQueryId,
+            ),
+            (b"{\"query_id\": \"q\"}", RejectReason::MissingResults),
+            (
+                b"{\"query_id\": \"q\", \"results\": \"a\"}",
+                RejectReason::BadResults,
+            ),
+            (
+                b"{\"query_id\": \"q\", \"results\": [{\"score\": 1}]}",
+                RejectReason::BadResult,
+            ),
+            (
+                b"{\"query_id\": \"q\", \"results\": [], \"latency_ms\": \"fast\"}",
+                RejectReason::BadField,
+            ),
+        ];
+        let fields = LogFields::default();
+        let mut parser = JsonParser::default();
+        for (line, want) in cases {
+            let got = parser
+                .parse(line, |root| {
+                    let event = Event::from_value(root, &fields)?;
+                    let docs = event.doc_ids(&fields).try_for_each(|d| d.map(drop));
+                    docs
+                })
+                .and_then(|r| r);
+            assert_eq!(
+                got.map_err(|e| e.reason),
+                Err(want),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn trec_lines() {
+        let line = TrecLine::parse(b"q1\tQ0  msmarco#12 1 -3.5e1 run-a extra").unwrap();
+        assert_eq!(
+            line,
+            TrecLine {
+                query_id: "q1",
+                doc_id: "msmarco#12",
+                score: -35.0,
+                run: "run-a"
+            }
+        );
+        assert_eq!(
+            TrecLine::parse(b"q1 Q0 d 1 2").unwrap_err().reason,
+            RejectReason::BadTrecLine
+        );
+        assert_eq!(
+            TrecLine::parse(b"q1 Q0 d 1 nan r").unwrap_err().reason,
+            RejectReason::BadScore
+        );
+        assert_eq!(
+            TrecLine::parse(b"q1 Q0 d 1 x r").unwrap_err().reason,
+            RejectReason::BadScore
+        );
+    }
+}

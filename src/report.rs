@@ -1,0 +1,475 @@
+//! Stage 6, write: per_query.csv, aggregates.csv, rejects.jsonl,
+//! summary.json and the stdout table (SPEC §5). Nothing here computes a
+//! score; it only lays out what the earlier stages produced.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::aggregate::Aggregate;
+use crate::capture::Reject;
+use crate::group::{GradeSettings, PairRows, Status};
+use crate::labels::LabelIndex;
+use crate::metrics::Metric;
+
+/// The name written for "any" task or language in aggregates.
+pub const ANY: &str = "*";
+
+/// Metric column names, six per cutoff, cutoffs in the order given.
+pub fn metric_columns(ks: &[usize]) -> Vec<String> {
+    ks.iter()
+        .flat_map(|k| Metric::ALL.iter().map(move |m| format!("{}@{k}", m.name())))
+        .collect()
+}
+
+/// The name of the missing-evidence column: `missing_at_<largest k>`.
+pub fn missing_column(ks: &[usize]) -> String {
+    format!("missing_at_{}", ks.iter().max().copied().unwrap_or(0))
+}
+
+/// The aggregates of one (run, stage).
+pub struct PairAggregates<'a> {
+    /// The graded rows they summarise.
+    pub pair: &'a PairRows,
+    /// Overall, per task, per language, per task × language.
+    pub aggregates: Vec<Aggregate>,
+}
+
+fn create(dir: &Path, name: &str) -> Result<BufWriter<File>> {
+    let path = dir.join(name);
+    let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
+    Ok(BufWriter::with_capacity(1 << 20, file))
+}
+
+/// A cell for an optional number: empty when absent.
+fn number(cell: &mut String, value: Option<f64>) -> &[u8] {
+    cell.clear();
+    if let Some(v) = value {
+        // Writing into a String cannot fail.
+        let _ = write!(cell, "{v}");
+    }
+    cell.as_bytes()
+}
+
+/// Write per_query.csv: one row per (run, stage, labeled query).
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_per_query(
+    dir: &Path,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    pairs: &[PairRows],
+) -> Result<()> {
+    let mut wtr = csv::Writer::from_writer(create(dir, "per_query.csv")?);
+    let mut header: Vec<String> = [
+        "run",
+        "stage",
+        "query_id",
+        "task",
+        "language",
+        "required",
+        "status",
+        "n_relevant",
+        "n_results",
+        "first_rel_rank",
+        "captures",
+        "latency_ms",
+        "context_tokens",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(metric_columns(&settings.ks));
+    header.push(missing_column(&settings.ks));
+    wtr.write_record(&header)?;
+    let mut cell = String::new();
+    let mut missed = String::new();
+    for pair in pairs {
+        for row in &pair.rows {
+            let q = &labels.queries()[row.query as usize];
+            wtr.write_field(&*pair.run)?;
+            wtr.write_field(&*pair.stage)?;
+            wtr.write_field(&*q.id)?;
+            wtr.write_field(labels.slice_name(q.task))?;
+            wtr.write_field(labels.slice_name(q.language))?;
+            wtr.write_field(if q.required { "true" } else { "false" })?;
+            wtr.write_field(row.status.name())?;
+            wtr.write_field(number(&mut cell, Some(f64::from(q.n_relevant))))?;
+            wtr.write_field(number(&mut cell, row.n_results))?;
+            wtr.write_field(number(&mut cell, row.first_rel_rank.map(f64::from)))?;
+            wtr.write_field(number(&mut cell, Some(f64::from(row.captures))))?;
+            wtr.write_field(number(&mut cell, row.latency_ms))?;
+            wtr.write_field(number(&mut cell, row.context_tokens))?;
+            for i in 0..settings.n_scores() {
+                wtr.write_field(number(&mut cell, row.scores.as_ref().map(|s| s[i])))?;
+            }
+            missed.clear();
+            for (n, &doc) in row.missed.iter().enumerate() {
+                if n > 0 {
+                    missed.push('|');
+                }
+                missed.push_str(labels.doc_id(doc));
+            }
+            wtr.write_field(&missed)?;
+            wtr.write_record(None::<&[u8]>)?;
+        }
+    }
+    wtr.flush().context("per_query.csv: cannot write")?;
+    Ok(())
+}
+
+/// Write aggregates.csv: one row per (run, stage, grouping set).
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_aggregates(
+    dir: &Path,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    pairs: &[PairAggregates],
+) -> Result<()> {
+    let mut wtr = csv::Writer::from_writer(create(dir, "aggregates.csv")?);
+    let mut header: Vec<String> = [
+        "run",
+        "stage",
+        "task",
+        "language",
+        "queries",
+        "ok",
+        "missing",
+        "invalid",
+        "no_answer",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(metric_columns(&settings.ks));
+    header.extend(
+        [
+            "latency_p50_ms",
+            "latency_p95_ms",
+            "latency_p99_ms",
+            "context_tokens_mean",
+        ]
+        .map(String::from),
+    );
+    wtr.write_record(&header)?;
+    let mut cell = String::new();
+    for PairAggregates { pair, aggregates } in pairs {
+        for agg in aggregates {
+            wtr.write_field(&*pair.run)?;
+            wtr.write_field(&*pair.stage)?;
+            wtr.write_field(agg.task.map_or(ANY, |t| labels.slice_name(t)))?;
+            wtr.write_field(agg.language.map_or(ANY, |l| labels.slice_name(l)))?;
+            wtr.write_field(number(&mut cell, Some(agg.queries as f64)))?;
+            for status in [
+                Status::Ok,
+                Status::Missing,
+                Status::Invalid,
+                Status::NoAnswer,
+            ] {
+                wtr.write_field(number(&mut cell, Some(agg.status_count(status) as f64)))?;
+            }
+            let means = agg.means();
+            for i in 0..settings.n_scores() {
+                wtr.write_field(number(&mut cell, means.as_ref().map(|m| m[i])))?;
+            }
+            for p in [50.0, 95.0, 99.0] {
+                wtr.write_field(number(&mut cell, agg.latency_percentile(p)))?;
+            }
+            wtr.write_field(number(&mut cell, agg.context_tokens_mean()))?;
+            wtr.write_record(None::<&[u8]>)?;
+        }
+    }
+    wtr.flush().context("aggregates.csv: cannot write")?;
+    Ok(())
+}
+
+/// One line of rejects.jsonl.
+#[derive(Serialize)]
+struct RejectLine<'a> {
+    file: &'a str,
+    line: u64,
+    reason: &'static str,
+    detail: &'a str,
+    record: String,
+}
+
+/// Write rejects.jsonl, one object per rejected record, in input order.
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> Result<()> {
+    let mut out = create(dir, "rejects.jsonl")?;
+    for reject in rejects {
+        let line = RejectLine {
+            file: &input_names[reject.origin.input as usize],
+            line: reject.origin.line,
+            reason: reject.reason.code(),
+            detail: &reject.detail,
+            record: String::from_utf8_lossy(&reject.excerpt).into_owned(),
+        };
+        serde_json::to_writer(&mut out, &line).context("rejects.jsonl: cannot write")?;
+        out.write_all(b"\n")?;
+    }
+    out.flush().context("rejects.jsonl: cannot write")?;
+    Ok(())
+}
+
+/// Key-value pairs serialized as a JSON object, keeping their order.
+pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// Write summary.json.
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_summary(dir: &Path, summary: &impl Serialize) -> Result<()> {
+    let mut out = create(dir, "summary.json")?;
+    serde_json::to_writer_pretty(&mut out, summary).context("summary.json: cannot write")?;
+    out.write_all(b"\n")?;
+    out.flush().context("summary.json: cannot write")?;
+    Ok(())
+}
+
+/// Print the table of means per (run, stage), overall then per slice,
+/// rounded to 3 decimals.
+///
+/// # Errors
+/// Writing to `out` fails (a closed pipe among others).
+pub fn print_table(
+    out: &mut impl Write,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    pairs: &[PairAggregates],
+) -> io::Result<()> {
+    let metrics = metric_columns(&settings.ks);
+    for PairAggregates { pair, aggregates } in pairs {
+        let run = if pair.run.is_empty() {
+            "(unnamed)"
+        } else {
+            &pair.run
+        };
+        writeln!(out, "run {run}  stage {}", pair.stage)?;
+        let slices: Vec<String> = aggregates
+            .iter()
+            .map(|agg| match (agg.task, agg.language) {
+                (None, None) => "all".to_string(),
+                (Some(t), None) => format!("task={}", labels.slice_name(t)),
+                (None, Some(l)) => format!("language={}", labels.slice_name(l)),
+                (Some(t), Some(l)) => format!("{}/{}", labels.slice_name(t), labels.slice_name(l)),
+            })
+            .collect();
+        let width = slices.iter().map(String::len).max().unwrap_or(0).max(5);
+        write!(
+            out,
+            "  {:<width$} {:>7} {:>7} {:>7} {:>7} {:>9}",
+            "slice", "queries", "ok", "missing", "invalid", "no_answer"
+        )?;
+        for name in &metrics {
+            write!(
+                out,
+                " {:>name_width$}",
+                name,
+                name_width = name.len().max(5)
+            )?;
+        }
+        writeln!(out)?;
+        for (slice, agg) in slices.iter().zip(aggregates) {
+            write!(
+                out,
+                "  {slice:<width$} {:>7} {:>7} {:>7} {:>7} {:>9}",
+                agg.queries,
+                agg.status_count(Status::Ok),
+                agg.status_count(Status::Missing),
+                agg.status_count(Status::Invalid),
+                agg.status_count(Status::NoAnswer)
+            )?;
+            let means = agg.means();
+            for (i, name) in metrics.iter().enumerate() {
+                let w = name.len().max(5);
+                match &means {
+                    Some(m) => write!(out, " {:>w$.3}", m[i])?,
+                    None => write!(out, " {:>w$}", "-")?,
+                }
+            }
+            writeln!(out)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// summary.json: what was graded, from what, and how it went.
+#[derive(Serialize)]
+pub struct Summary {
+    /// Always "rgrade".
+    pub tool: &'static str,
+    /// rgrade's version.
+    pub version: &'static str,
+    /// The command line, argument by argument.
+    pub command: Vec<String>,
+    /// The answer key.
+    pub labels: LabelsSummary,
+    /// Each log input, in the order read.
+    pub inputs: Vec<InputSummary>,
+    /// The settings that shape the grades.
+    pub settings: SettingsSummary,
+    /// `--meta KEY=VALUE` facts, in the order given.
+    pub meta: OrderedMap<String>,
+    /// Record and query counts.
+    pub counts: Counts,
+    /// The overall row of every (run, stage).
+    pub overall: Vec<OverallSummary>,
+    /// Wall-clock seconds from start to the last output.
+    pub elapsed_seconds: f64,
+    /// Speed of the whole run.
+    pub throughput: Throughput,
+}
+
+/// The answer key in summary.json.
+#[derive(Serialize)]
+pub struct LabelsSummary {
+    /// The path as given.
+    pub path: String,
+    /// File size.
+    pub bytes: u64,
+    /// xxh3-128 of the file's bytes: `compare` checks two grades used the same labels.
+    pub hash: String,
+    /// The format read.
+    pub format: &'static str,
+    /// Labeled queries.
+    pub queries: usize,
+}
+
+/// One log input in summary.json.
+#[derive(Serialize)]
+pub struct InputSummary {
+    /// The path as given or found (`-` for stdin).
+    pub path: String,
+    /// Bytes read (compressed size for compressed input).
+    pub bytes: u64,
+    /// Bytes after decompression.
+    pub decoded_bytes: u64,
+    /// Lines, blank ones included.
+    pub records: u64,
+    /// xxh3-128 of the bytes read, in hex.
+    pub hash: String,
+}
+
+/// The grading settings in summary.json.
+#[derive(Serialize)]
+pub struct SettingsSummary {
+    /// Cutoffs, in the order given.
+    pub k: Vec<usize>,
+    /// `--missing`.
+    pub missing: String,
+    /// `--repeats`.
+    pub repeats: String,
+    /// `--duplicate-docs`.
+    pub duplicate_docs: String,
+    /// `--min-rel`.
+    pub min_rel: i64,
+    /// `--stage`, empty for all.
+    pub stages: Vec<String>,
+    /// Worker threads used.
+    pub threads: usize,
+}
+
+/// Counts in summary.json. For every log,
+/// `records = graded_records + superseded_records + unlabeled_events +
+/// other_stage_events + rejected`.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Labeled queries.
+    pub labeled: u64,
+    /// Labeled queries without a relevant document.
+    pub no_answer: u64,
+    /// (run, stage, query) rows with status ok.
+    pub graded: u64,
+    /// Non-blank input lines.
+    pub records: u64,
+    /// Blank input lines, skipped.
+    pub blank_lines: u64,
+    /// Valid records (a TREC line, or a JSONL search event).
+    pub events: u64,
+    /// Valid records of queries without a label.
+    pub unlabeled_events: u64,
+    /// Valid records of stages left out by `--stage`.
+    pub other_stage_events: u64,
+    /// Records in rejects.jsonl.
+    pub rejected: u64,
+    /// Captures beyond the first of a (run, stage, query).
+    pub repeats: u64,
+    /// Records behind the graded captures.
+    pub graded_records: u64,
+    /// Records set aside by `--repeats first|last`.
+    pub superseded_records: u64,
+}
+
+/// The overall row of one (run, stage) in summary.json.
+#[derive(Serialize)]
+pub struct OverallSummary {
+    /// The run.
+    pub run: String,
+    /// The stage.
+    pub stage: String,
+    /// Labeled queries.
+    pub queries: u64,
+    /// Status ok.
+    pub ok: u64,
+    /// Status missing.
+    pub missing: u64,
+    /// Status invalid.
+    pub invalid: u64,
+    /// Status no_answer.
+    pub no_answer: u64,
+    /// Metric means by column name (null when no query counts).
+    pub metrics: OrderedMap<Option<f64>>,
+}
+
+impl OverallSummary {
+    /// The summary of an overall aggregate.
+    pub fn new(pair: &PairRows, overall: &Aggregate, settings: &GradeSettings) -> Self {
+        let means = overall.means();
+        let metrics = metric_columns(&settings.ks)
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| (name, means.as_ref().map(|m| m[i])))
+            .collect();
+        OverallSummary {
+            run: pair.run.to_string(),
+            stage: pair.stage.to_string(),
+            queries: overall.queries,
+            ok: overall.status_count(Status::Ok),
+            missing: overall.status_count(Status::Missing),
+            invalid: overall.status_count(Status::Invalid),
+            no_answer: overall.status_count(Status::NoAnswer),
+            metrics: OrderedMap(metrics),
+        }
+    }
+}
+
+/// Throughput in summary.json.
+#[derive(Serialize)]
+pub struct Throughput {
+    /// Decompressed log megabytes (10^6 bytes) per second.
+    pub mb_per_second: f64,
+    /// Input records per second.
+    pub records_per_second: f64,
+}
