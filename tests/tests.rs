@@ -1,2 +1,5 @@
-//! Integration tests: each module runs the real binary for one subcommand.
+//! Integration tests: each module runs the real binary (or the library's
+//! whole grade path) for one subcommand or concern.
+mod prop_grade;
+mod test_grade;
 mod util;

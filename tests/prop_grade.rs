@@ -1,0 +1,1 @@
+//! The whole grade path against a naive reference model, on random inputs.

@@ -1,0 +1,1 @@
+//! `rgrade grade` end to end, through the binary.
