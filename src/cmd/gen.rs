@@ -3,9 +3,34 @@
 use std::process::ExitCode;
 
 use crate::cli::GenArgs;
+use crate::gen::Written;
 
-/// Write the data set described by `args`.
+/// Write the data set described by `args` and say on stderr what was written
+/// (stdout stays empty, so scripts can pipe the command freely).
 pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
-    crate::gen::write_dataset(args)?;
+    let written = crate::gen::write_dataset(args)?;
+    eprintln!("{}", report(&written));
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line: how many queries, and each file with its lines and bytes.
+fn report(written: &Written) -> String {
+    let files: Vec<String> = written
+        .files
+        .iter()
+        .map(|file| {
+            format!(
+                "{} ({} lines, {} bytes)",
+                file.path.display(),
+                file.lines,
+                file.bytes
+            )
+        })
+        .collect();
+    format!(
+        "rgrade gen: {} labeled and {} unlabeled queries: wrote {}",
+        written.labeled,
+        written.unlabeled,
+        files.join(", ")
+    )
 }
