@@ -247,8 +247,8 @@ pub fn write_summary(dir: &Path, summary: &impl Serialize) -> Result<()> {
     Ok(())
 }
 
-/// Print the table of means per (run, stage), overall then per slice,
-/// rounded to 3 decimals.
+/// Print the table of means per (run, stage), overall then per task and
+/// per language, rounded to 3 decimals.
 ///
 /// # Errors
 /// Writing to `out` fails (a closed pipe among others).
@@ -266,15 +266,20 @@ pub fn print_table(
             &pair.run
         };
         writeln!(out, "run {run}  stage {}", pair.stage)?;
-        let slices: Vec<String> = aggregates
+        // Task × language rows stay in aggregates.csv: on a terminal they
+        // would bury the overall, per-task and per-language rows.
+        let (slices, shown): (Vec<String>, Vec<&Aggregate>) = aggregates
             .iter()
-            .map(|agg| match (agg.task, agg.language) {
-                (None, None) => "all".to_string(),
-                (Some(t), None) => format!("task={}", labels.slice_name(t)),
-                (None, Some(l)) => format!("language={}", labels.slice_name(l)),
-                (Some(t), Some(l)) => format!("{}/{}", labels.slice_name(t), labels.slice_name(l)),
+            .filter_map(|agg| {
+                let name = match (agg.task, agg.language) {
+                    (None, None) => "all".to_string(),
+                    (Some(t), None) => format!("task={}", labels.slice_name(t)),
+                    (None, Some(l)) => format!("language={}", labels.slice_name(l)),
+                    (Some(_), Some(_)) => return None,
+                };
+                Some((name, agg))
             })
-            .collect();
+            .unzip();
         let width = slices.iter().map(String::len).max().unwrap_or(0).max(5);
         write!(
             out,
@@ -290,7 +295,7 @@ pub fn print_table(
             )?;
         }
         writeln!(out)?;
-        for (slice, agg) in slices.iter().zip(aggregates) {
+        for (slice, agg) in slices.iter().zip(shown) {
             write!(
                 out,
                 "  {slice:<width$} {:>7} {:>7} {:>7} {:>7} {:>9}",
