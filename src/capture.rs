@@ -408,6 +408,152 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::Block;
+    use proptest::prelude::*;
+
+    fn labels() -> LabelIndex {
+        let queries = [
+            ("q1", None, None, vec![("a", 1), ("b", 2)]),
+            ("q2", Some("howto"), Some("en"), vec![]),
+        ];
+        LabelIndex::from_queries(queries, 1).unwrap()
+    }
+
+    fn process(bytes: Vec<u8>, format: LogsFormat, stages: &[String]) -> BlockOutcome {
+        let labels = labels();
+        let fields = LogFields::default();
+        let config = JudgeConfig {
+            labels: &labels,
+            fields: &fields,
+            stages,
+            duplicates: DuplicateDocs::Reject,
+        };
+        let block = Block {
+            input: 0,
+            first_line: 1,
+            bytes,
+            format,
+        };
+        BlockWorker::new(&config).process(Chunk::Lines(block))
+    }
+
+    /// Every non-blank line ends up in exactly one place.
+    fn assert_accounted(out: &BlockOutcome, lines: usize) {
+        let c = out.counts;
+        assert_eq!(c.records + c.blank, lines as u64, "{c:?}");
+        let placed = c.unlabeled
+            + c.other_stage
+            + out.captures.len() as u64
+            + out.trec.len() as u64
+            + c.rejected;
+        assert_eq!(c.records, placed, "{c:?}");
+        assert_eq!(c.rejected, out.rejects.len() as u64);
+    }
+
+    /// JSON-ish lines built from pieces real logs contain, so that the
+    /// parser sees near-valid records and not only noise.
+    fn json_like() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop::sample::select(vec![
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "\"query_id\"",
+            "\"results\"",
+            "\"stage\"",
+            "\"run\"",
+            "\"doc_id\"",
+            "\"latency_ms\"",
+            "\"q1\"",
+            "\"q2\"",
+            "\"a\"",
+            "\"b\"",
+            "1",
+            "-2.5",
+            "null",
+            "true",
+            "\"\\u00e9\"",
+            "\"",
+            "\\",
+            " ",
+            "\r",
+            "\u{e9}",
+            "\u{1F600}",
+        ]);
+        prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat().into_bytes())
+    }
+
+    fn any_line() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            json_like(),
+            prop::collection::vec(
+                any::<u8>().prop_filter("no newline", |b| *b != b'\n'),
+                0..80
+            ),
+            Just(br#"{"query_id":"q1","results":["a","c","b"]}"#.to_vec()),
+            Just(br#"{"query_id":"q1","results":["a","a"]}"#.to_vec()),
+            Just(b"q1 Q0 a 1 2.5 run".to_vec()),
+        ]
+    }
+
+    proptest! {
+        /// No input panics the parser, and every line is graded, counted or rejected.
+        #[test]
+        fn any_bytes_are_accounted_for(lines in prop::collection::vec(any_line(), 0..30), trec in any::<bool>(), filter in any::<bool>()) {
+            let bytes = lines.join(&b'\n');
+            let format = if trec { LogsFormat::Trec } else { LogsFormat::Jsonl };
+            let stages = if filter { vec!["final".to_string()] } else { Vec::new() };
+            let out = process(bytes.clone(), format, &stages);
+            assert_accounted(&out, self::lines(&bytes).count());
+            for reject in &out.rejects {
+                prop_assert!(reject.excerpt.len() <= EXCERPT_BYTES);
+            }
+        }
+    }
+
+    #[test]
+    fn a_capture_keeps_the_ranks_of_judged_documents() {
+        let out = process(
+            b"{\"query_id\":\"q1\",\"results\":[\"x\",\"b\",{\"id\":\"a\"}],\"latency_ms\":3}\n"
+                .to_vec(),
+            LogsFormat::Jsonl,
+            &[],
+        );
+        assert_accounted(&out, 1);
+        let (_, _, capture) = &out.captures[0];
+        let labels = labels();
+        let found: Vec<(u32, &str)> = capture
+            .found
+            .iter()
+            .map(|f| (f.rank, labels.doc_id(f.doc)))
+            .collect();
+        assert_eq!(found, [(2, "b"), (3, "a")]);
+        assert_eq!((capture.n_results, capture.latency_ms), (3, Some(3.0)));
+    }
+
+    #[test]
+    fn dedupe_keeps_the_first_occurrence_and_closes_the_gap() {
+        let labels = labels();
+        let q1 = labels.find_query(b"q1").unwrap();
+        let mut judge = RankingJudge::default();
+        let docs = ["x", "a", "x", "b"];
+        let err = judge
+            .judge(&labels, q1, &docs, DuplicateDocs::Reject)
+            .unwrap_err();
+        assert_eq!(err.reason, RejectReason::DuplicateDoc);
+        assert!(
+            err.detail.contains("'x' appears at positions 1 and 3"),
+            "{}",
+            err.detail
+        );
+        let (n, found) = judge
+            .judge(&labels, q1, &docs, DuplicateDocs::Dedupe)
+            .unwrap();
+        let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
+        assert_eq!((n, ranks), (3, vec![2, 3]));
+    }
 
     #[test]
     fn lines_split_on_newlines_and_drop_carriage_returns() {

@@ -576,6 +576,7 @@ fn read_csv(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn load_text(text: &str, format: LabelsFormat) -> Result<LabelIndex> {
         let dir = std::env::temp_dir().join(format!(
@@ -673,5 +674,26 @@ mod tests {
         }
         let empty = format!("{:#}", load_text("\n\n", LabelsFormat::Auto).unwrap_err());
         assert!(empty.contains("no labeled query"), "{empty}");
+    }
+
+    proptest! {
+        /// Any text is either an index or an error that names a line;
+        /// nothing panics, whatever the format.
+        #[test]
+        fn any_text_loads_or_fails_cleanly(
+            lines in prop::collection::vec(prop_oneof![
+                prop::collection::vec(prop::sample::select(vec![
+                    "{", "}", "[", "]", ",", ":", " ", "\"query_id\"", "\"relevant\"", "\"task\"",
+                    "\"q\"", "\"d\"", "2", "-1", "null", "true", "query_id", "doc_id", "grade", "q1", "0",
+                ]), 0..16).prop_map(|p| p.concat()),
+                "[ -~]{0,40}",
+            ], 1..8),
+            format in prop::sample::select(vec![LabelsFormat::Auto, LabelsFormat::Jsonl, LabelsFormat::Trec, LabelsFormat::Csv]),
+        ) {
+            match load_text(&lines.join("\n"), format) {
+                Ok(index) => prop_assert!(!index.queries().is_empty()),
+                Err(err) => prop_assert!(format!("{err:#}").contains("labels"), "{err:#}"),
+            }
+        }
     }
 }
