@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use crate::cli::{DuplicateDocs, LogsFormat};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
-use crate::read::Chunk;
+use crate::read::{lines, Chunk};
 use crate::record::{
     is_blank, Event, Invalid, JsonParser, LogFields, RejectReason, TrecLine, EXCERPT_BYTES,
 };
@@ -389,22 +389,6 @@ impl<'a> BlockWorker<'a> {
     }
 }
 
-/// The lines of a block without their line ends (`\n` or `\r\n`).
-fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = bytes;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let (line, after) = match memchr::memchr(b'\n', rest) {
-            Some(end) => (&rest[..end], &rest[end + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        rest = after;
-        Some(line.strip_suffix(b"\r").unwrap_or(line))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,12 +485,12 @@ mod tests {
     proptest! {
         /// No input panics the parser, and every line is graded, counted or rejected.
         #[test]
-        fn any_bytes_are_accounted_for(lines in prop::collection::vec(any_line(), 0..30), trec in any::<bool>(), filter in any::<bool>()) {
-            let bytes = lines.join(&b'\n');
+        fn any_bytes_are_accounted_for(raw_lines in prop::collection::vec(any_line(), 0..30), trec in any::<bool>(), filter in any::<bool>()) {
+            let bytes = raw_lines.join(&b'\n');
             let format = if trec { LogsFormat::Trec } else { LogsFormat::Jsonl };
             let stages = if filter { vec!["final".to_string()] } else { Vec::new() };
             let out = process(bytes.clone(), format, &stages);
-            assert_accounted(&out, self::lines(&bytes).count());
+            assert_accounted(&out, lines(&bytes).count());
             for reject in &out.rejects {
                 prop_assert!(reject.excerpt.len() <= EXCERPT_BYTES);
             }
@@ -553,13 +537,5 @@ mod tests {
             .unwrap();
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
         assert_eq!((n, ranks), (3, vec![2, 3]));
-    }
-
-    #[test]
-    fn lines_split_on_newlines_and_drop_carriage_returns() {
-        let got: Vec<&[u8]> = lines(b"a\r\n\nb\nc").collect();
-        assert_eq!(got, [&b"a"[..], b"", b"b", b"c"]);
-        assert_eq!(lines(b"a\n").count(), 1);
-        assert_eq!(lines(b"").count(), 0);
     }
 }

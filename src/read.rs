@@ -386,6 +386,23 @@ fn detect_format(bytes: &[u8]) -> LogsFormat {
     }
 }
 
+/// The lines of a block without their line ends (`\n` or `\r\n`), found
+/// with memchr: a byte-at-a-time split costs a third of the throughput.
+pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, after) = match memchr::memchr(b'\n', rest) {
+            Some(end) => (&rest[..end], &rest[end + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = after;
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
+}
+
 /// Read until `block` holds at least `target` bytes or the stream ends;
 /// returns whether it ended.
 fn fill(reader: &mut impl Read, block: &mut Vec<u8>, target: usize) -> io::Result<bool> {
@@ -558,6 +575,14 @@ mod tests {
             format!("{err:#}").contains("log.jsonl: cannot read"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn lines_split_on_newlines_and_drop_carriage_returns() {
+        let got: Vec<&[u8]> = lines(b"a\r\n\nb\nc").collect();
+        assert_eq!(got, [&b"a"[..], b"", b"b", b"c"]);
+        assert_eq!(lines(b"a\n").count(), 1);
+        assert_eq!(lines(b"").count(), 0);
     }
 
     #[test]

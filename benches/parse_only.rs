@@ -1,0 +1,80 @@
+//! The baseline rgrade's JSONL path is measured against: the same reader
+//! (blocks, decompression, reader thread) and the same JSON parse and field
+//! mapping on the same number of rayon workers, touching every doc id —
+//! and nothing else: no label lookup, no grouping, no grading, no output.
+//!
+//! ```sh
+//! cargo bench --bench parse_only -- [-j N] [--decode-only] LOGS...
+//! ```
+//! `--decode-only` stops after reading and decompressing the blocks.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use rgrade::cli::LogsFormat;
+use rgrade::read::{self, Chunk};
+use rgrade::record::{Event, JsonParser, LogFields};
+
+fn main() -> anyhow::Result<()> {
+    let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut decode_only = false;
+    let mut paths = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-j" => threads = args.next().and_then(|n| n.parse().ok()).unwrap_or(threads),
+            "--decode-only" => decode_only = true,
+            // cargo bench passes --bench to every bench target.
+            flag if flag.starts_with("--") => {}
+            path => paths.push(PathBuf::from(path)),
+        }
+    }
+    let inputs = read::discover(&paths)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let fields = LogFields::default();
+    let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
+    let (spent_tx, spent_rx) = read::buffer_pool();
+    let results = AtomicU64::new(0);
+    let started = Instant::now();
+    let stats = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            read::read_inputs(&inputs, LogsFormat::Jsonl, &chunk_tx, &spent_rx, &|_| {})
+        });
+        pool.install(|| {
+            chunk_rx.into_iter().par_bridge().for_each_init(
+                JsonParser::default,
+                |parser, chunk| {
+                    let Chunk::Lines(block) = chunk else { return };
+                    if !decode_only {
+                        let mut touched = 0;
+                        for line in read::lines(&block.bytes).filter(|l| !l.is_empty()) {
+                            let _ = parser.parse(line, |root| {
+                                if let Ok(event) = Event::from_value(root, &fields) {
+                                    touched +=
+                                        event.doc_ids(&fields).filter(Result::is_ok).count() as u64;
+                                }
+                            });
+                        }
+                        results.fetch_add(touched, Ordering::Relaxed);
+                    }
+                    let _ = spent_tx.send(block.bytes);
+                },
+            );
+        });
+        reader.join().expect("the reader thread does not panic")
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    let decoded: u64 = stats.iter().map(|s| s.decoded_bytes).sum();
+    println!(
+        "{} MB in {seconds:.3} s: {:.1} MB/s on {threads} thread(s), {} results touched",
+        decoded / 1_000_000,
+        decoded as f64 / 1e6 / seconds,
+        results.load(Ordering::Relaxed)
+    );
+    Ok(())
+}
