@@ -329,35 +329,37 @@ impl<'a> BlockWorker<'a> {
         let judge = &mut self.judge;
         self.parser.parse(line, |root| {
             let event = Event::from_value(root, config.fields)?;
-            let docs: Vec<Cow<str>> = event.doc_ids(config.fields).collect::<Result<_, _>>()?;
-            out.counts.events += 1;
+            let docs: Result<Vec<Cow<str>>, Invalid> = event.doc_ids(config.fields).collect();
             if !config.wants_stage(event.stage) {
+                docs?;
+                out.counts.events += 1;
                 out.counts.other_stage += 1;
                 return Ok(());
             }
             let pair = out.pair(event.run, event.stage);
             let Some(query) = config.labels.find_query(event.query_id.as_bytes()) else {
+                docs?;
+                out.counts.events += 1;
                 out.counts.unlabeled += 1;
                 return Ok(());
             };
-            match judge.judge(config.labels, query, &docs, config.duplicates) {
-                Ok((n_results, found)) => {
-                    let capture = Capture {
-                        origin,
-                        n_results,
-                        records: 1,
-                        latency_ms: event.latency_ms,
-                        context_tokens: event.context_tokens,
-                        found: found.into_boxed_slice(),
-                    };
-                    out.captures.push((pair, query, capture));
-                    Ok(())
-                }
-                Err(invalid) => {
-                    out.rejected_keys.push((pair, query));
-                    Err(invalid)
-                }
-            }
+            // A rejected record of a labeled query still counts as a capture
+            // of it, so a query whose every capture is rejected is invalid.
+            let judged =
+                docs.and_then(|docs| judge.judge(config.labels, query, &docs, config.duplicates));
+            let (n_results, found) =
+                judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
+            out.counts.events += 1;
+            let capture = Capture {
+                origin,
+                n_results,
+                records: 1,
+                latency_ms: event.latency_ms,
+                context_tokens: event.context_tokens,
+                found: found.into_boxed_slice(),
+            };
+            out.captures.push((pair, query, capture));
+            Ok(())
         })?
     }
 

@@ -107,8 +107,19 @@ pub struct PairRows {
 /// Captures of one (run, stage, query).
 #[derive(Debug, Default, Clone)]
 struct Slot {
+    /// Captures to grade (one at most under `first` and `last`).
     captures: Vec<Capture>,
+    /// Captures rejected while judging or as repeats.
     rejected: u32,
+    /// Captures set aside under `first` and `last`.
+    superseded: u32,
+}
+
+impl Slot {
+    /// Every capture of the key, rejected and set aside ones included.
+    fn total(&self) -> u32 {
+        self.captures.len() as u32 + self.rejected + self.superseded
+    }
 }
 
 /// Gathers captures from the workers' block outcomes.
@@ -202,6 +213,7 @@ impl Grouper {
                 } else {
                     capture
                 };
+                slot.superseded += 1;
                 self.superseded_records += u64::from(set_aside.records);
             }
         }
@@ -228,8 +240,23 @@ impl Grouper {
                     .total_cmp(&a.score)
                     .then_with(|| b.doc_id.cmp(&a.doc_id))
             });
-            let docs: Vec<&str> = entries.iter().map(|e| &*e.doc_id).collect();
             let (pair, query) = key;
+            let slot = &mut self.slots[pair as usize][query as usize];
+            if self.policy == RepeatPolicy::Error && slot.total() > 0 {
+                // The key was also captured in a JSONL log: a repeat. The
+                // other captures are rejected when the slot is graded.
+                slot.rejected += 1;
+                let id = &labels.queries()[query as usize].id;
+                let (run, stage) = &self.pairs[pair as usize];
+                let detail = repeat_detail(run, stage, id, slot.total());
+                rejects.extend(reject_lines(
+                    &entries,
+                    RejectReason::RepeatedCapture,
+                    &detail,
+                ));
+                continue;
+            }
+            let docs: Vec<&str> = entries.iter().map(|e| &*e.doc_id).collect();
             match judge.judge(labels, query, &docs, duplicates) {
                 Ok((n_results, found)) => {
                     let origin = entries
@@ -253,12 +280,7 @@ impl Grouper {
                         "{} (the whole ranking of this query and run is rejected)",
                         invalid.detail
                     );
-                    rejects.extend(entries.iter().map(|entry| Reject {
-                        origin: entry.origin,
-                        reason: invalid.reason,
-                        detail: detail.clone(),
-                        excerpt: Vec::new(),
-                    }));
+                    rejects.extend(reject_lines(&entries, invalid.reason, &detail));
                 }
             }
         }
@@ -308,6 +330,20 @@ impl Grouper {
     }
 }
 
+/// One reject per line of a TREC ranking: each line is a record.
+fn reject_lines<'a>(
+    entries: &'a [TrecEntry],
+    reason: RejectReason,
+    detail: &'a str,
+) -> impl Iterator<Item = Reject> + 'a {
+    entries.iter().map(move |entry| Reject {
+        origin: entry.origin,
+        reason,
+        detail: detail.to_string(),
+        excerpt: Vec::new(),
+    })
+}
+
 /// One graded slot: its row, the rejects of its repeated captures, and the
 /// records behind the captures that were graded.
 struct SlotOutcome {
@@ -323,7 +359,7 @@ fn grade_slot(
     settings: &GradeSettings,
     key: (&str, &str),
 ) -> SlotOutcome {
-    let total = slot.captures.len() as u32 + slot.rejected;
+    let total = slot.total();
     let mut rejects = Vec::new();
     let graded: &[Capture] = if settings.repeats == RepeatPolicy::Error && total > 1 {
         rejects = repeat_rejects(labels, query, &slot.captures, total, key);
@@ -377,6 +413,10 @@ fn grade_slot(
     }
 }
 
+fn repeat_detail(run: &str, stage: &str, query: &str, total: u32) -> String {
+    format!("run '{run}', stage '{stage}', query '{query}' was captured {total} times (--repeats error)")
+}
+
 fn repeat_rejects(
     labels: &LabelIndex,
     query: QueryIdx,
@@ -390,7 +430,7 @@ fn repeat_rejects(
         .map(|capture| Reject {
             origin: capture.origin,
             reason: RejectReason::RepeatedCapture,
-            detail: format!("run '{run}', stage '{stage}', query '{id}' was captured {total} times (--repeats error)"),
+            detail: repeat_detail(run, stage, id, total),
             excerpt: Vec::new(),
         })
         .collect()

@@ -1358,9 +1358,6 @@ proptest! {
     /// the first (last) valid one in input order, and `captures` still
     /// counts every capture of the key, superseded ones included (README).
     #[test]
-    #[ignore = "bug: --repeats first|last leave superseded captures out of \
-                per_query.csv `captures` (README: every capture of the key) \
-                and of summary.json `repeats`"]
     fn jsonl_logs_under_first_or_last_grade_like_the_reference(
         scenario in scenario(jsonl_logs(5), &Repeats::ONE_OF_SEVERAL)
     ) {
