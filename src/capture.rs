@@ -5,6 +5,8 @@
 
 use std::borrow::Cow;
 
+use hashbrown::HashTable;
+
 use crate::cli::{DuplicateDocs, LogsFormat};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::read::{lines, Chunk};
@@ -182,7 +184,8 @@ impl JudgeConfig<'_> {
 #[derive(Debug, Default)]
 pub struct RankingJudge {
     hashes: Vec<u64>,
-    by_hash: Vec<u32>,
+    /// Positions of the doc ids seen so far in this ranking, by their hash.
+    seen: HashTable<u32>,
     dropped: Vec<bool>,
 }
 
@@ -217,7 +220,8 @@ impl RankingJudge {
         Ok((rank, found))
     }
 
-    /// Mark every repeat of an earlier doc id as dropped, or fail.
+    /// Mark every repeat of an earlier doc id as dropped, or fail. Equal
+    /// hashes are confirmed on the text, so a collision drops nothing.
     fn mark_duplicates<S: AsRef<str>>(
         &mut self,
         docs: &[S],
@@ -225,38 +229,29 @@ impl RankingJudge {
     ) -> Result<(), Invalid> {
         self.dropped.clear();
         self.dropped.resize(docs.len(), false);
-        self.by_hash.clear();
-        self.by_hash.extend(0..docs.len() as u32);
+        self.seen.clear();
         let hashes = &self.hashes;
-        self.by_hash
-            .sort_unstable_by_key(|&i| (hashes[i as usize], i));
-        for (n, pair) in self.by_hash.windows(2).enumerate() {
-            let (first, later) = (pair[0] as usize, pair[1] as usize);
-            if hashes[first] != hashes[later] {
-                continue;
-            }
-            // Equal hashes: compare the text against every earlier index in the run.
-            let run_start = self.by_hash[..=n]
-                .iter()
-                .rposition(|&i| hashes[i as usize] != hashes[later])
-                .map_or(0, |p| p + 1);
-            let earlier = self.by_hash[run_start..=n]
-                .iter()
-                .map(|&i| i as usize)
-                .find(|&i| docs[i].as_ref() == docs[later].as_ref());
-            if let Some(earlier) = earlier {
+        for (later, doc) in docs.iter().enumerate() {
+            let hash = hashes[later];
+            let same = |&earlier: &u32| {
+                hashes[earlier as usize] == hash && docs[earlier as usize].as_ref() == doc.as_ref()
+            };
+            if let Some(&earlier) = self.seen.find(hash, same) {
                 if duplicates == DuplicateDocs::Reject {
                     return Err(Invalid {
                         reason: RejectReason::DuplicateDoc,
                         detail: format!(
                             "doc '{}' appears at positions {} and {}",
-                            docs[later].as_ref(),
+                            doc.as_ref(),
                             earlier + 1,
                             later + 1
                         ),
                     });
                 }
                 self.dropped[later] = true;
+            } else {
+                self.seen
+                    .insert_unique(hash, later as u32, |&i| hashes[i as usize]);
             }
         }
         Ok(())

@@ -100,16 +100,18 @@ impl LabelIndex {
             LabelsFormat::Auto => detect_format(&text),
             other => other,
         };
-        let mut builder = Builder::default();
-        let located =
-            |line: usize, err: anyhow::Error| anyhow!("{}:{line}: {err:#}", path.display());
-        match format {
+        // Reserving up front spares the copies of growing large vectors.
+        let lines = memchr::memchr_iter(b'\n', &text).count() + 1;
+        let mut builder = match format {
+            LabelsFormat::Jsonl => Builder::with_capacity(lines, 2 * lines),
+            _ => Builder::with_capacity(0, lines),
+        };
+        let read = match format {
             LabelsFormat::Jsonl => read_jsonl(&text, &mut builder),
             LabelsFormat::Csv => read_csv(&text, &mut builder),
             LabelsFormat::Trec | LabelsFormat::Auto => read_qrels(&text, &mut builder),
-        }
-        .map_err(|(line, err)| located(line, err))?;
-        if builder.queries.is_empty() {
+        };
+        if read.is_ok() && builder.queries.is_empty() {
             bail!("{}: no labeled query in the file", path.display());
         }
         let source = LabelsSource {
@@ -118,7 +120,8 @@ impl LabelIndex {
             hash,
             format: format_name(format),
         };
-        Ok(builder.build(min_rel, source))
+        read.and_then(|()| builder.build(min_rel, source))
+            .map_err(|(line, err)| anyhow!("{}:{line}: {err:#}", path.display()))
     }
 
     /// Build an index from in-memory labels: (query id, task, language, [(doc id, grade)]).
@@ -144,9 +147,7 @@ impl LabelIndex {
                 .set_slices(query, task, language, false, line)
                 .map_err(|err| anyhow!("{line}: {err}"))?;
             for (doc, grade) in docs {
-                builder
-                    .judge(query, doc, grade, line)
-                    .map_err(|err| anyhow!("{line}: {err}"))?;
+                builder.judge(query, doc, grade, line);
             }
         }
         let source = LabelsSource {
@@ -155,7 +156,9 @@ impl LabelIndex {
             hash: String::new(),
             format: "memory",
         };
-        Ok(builder.build(min_rel, source))
+        builder
+            .build(min_rel, source)
+            .map_err(|(line, err)| anyhow!("{line}: {err:#}"))
     }
 
     /// The labeled queries, sorted by id (byte order).
@@ -249,11 +252,13 @@ fn format_name(format: LabelsFormat) -> &'static str {
 /// A labels parse error and the 1-based line it is about.
 type LineError = (usize, anyhow::Error);
 
-/// Labels as read, before indexing.
+/// Labels as read, before indexing: flat lists, so that reading a large
+/// key costs one allocation per id and nothing per query besides.
 #[derive(Default)]
 struct Builder {
     queries: Vec<RawQuery>,
-    by_id: HashMap<Box<str>, usize>,
+    by_id: HashTable<u32>,
+    docs: Vec<RawDoc>,
     slice_ids: HashMap<Box<str>, u32>,
     slice_names: Vec<Box<str>>,
 }
@@ -263,13 +268,35 @@ struct RawQuery {
     line: usize,
     slices: Option<(u32, u32, usize)>,
     required: bool,
-    docs: Vec<(Box<str>, i64, usize)>,
+}
+
+struct RawDoc {
+    query: u32,
+    id: Box<str>,
+    grade: i64,
+    line: usize,
 }
 
 impl Builder {
+    fn with_capacity(queries: usize, docs: usize) -> Self {
+        Builder {
+            queries: Vec::with_capacity(queries),
+            by_id: HashTable::with_capacity(queries),
+            docs: Vec::with_capacity(docs),
+            ..Builder::default()
+        }
+    }
+
+    fn find(&self, id: &str, hash: u64) -> Option<usize> {
+        let found = self
+            .by_id
+            .find(hash, |&q| *self.queries[q as usize].id == *id);
+        found.map(|&q| q as usize)
+    }
+
     /// Declare a query that must not have been declared before (JSONL).
     fn declare_unique(&mut self, id: &str, line: usize) -> Result<usize> {
-        if let Some(&q) = self.by_id.get(id) {
+        if let Some(q) = self.find(id, id_hash(id.as_bytes())) {
             bail!(
                 "query_id '{id}' is labeled twice (first on line {})",
                 self.queries[q].line
@@ -280,18 +307,22 @@ impl Builder {
 
     /// The query with this id, declared on first sight (qrels and CSV).
     fn declare(&mut self, id: &str, line: usize) -> usize {
-        if let Some(&q) = self.by_id.get(id) {
+        let hash = id_hash(id.as_bytes());
+        if let Some(q) = self.find(id, hash) {
             return q;
         }
+        let index = self.queries.len();
         self.queries.push(RawQuery {
             id: id.into(),
             line,
             slices: None,
             required: false,
-            docs: Vec::new(),
         });
-        self.by_id.insert(id.into(), self.queries.len() - 1);
-        self.queries.len() - 1
+        let queries = &self.queries;
+        self.by_id.insert_unique(hash, index as u32, |&q| {
+            id_hash(queries[q as usize].id.as_bytes())
+        });
+        index
     }
 
     fn intern(&mut self, name: Option<&str>) -> u32 {
@@ -332,58 +363,96 @@ impl Builder {
         Ok(())
     }
 
-    fn judge(&mut self, query: usize, doc: &str, grade: i64, line: usize) -> Result<()> {
-        let q = &mut self.queries[query];
-        if let Some((_, _, first)) = q.docs.iter().find(|(d, _, _)| &**d == doc) {
-            bail!(
-                "doc_id '{doc}' is judged twice for query_id '{}' (first on line {first})",
-                q.id
-            );
-        }
-        q.docs.push((doc.into(), grade, line));
-        Ok(())
+    fn judge(&mut self, query: usize, doc: &str, grade: i64, line: usize) {
+        self.docs.push(RawDoc {
+            query: query as u32,
+            id: doc.into(),
+            grade,
+            line,
+        });
     }
 
-    fn build(mut self, min_rel: i64, source: LabelsSource) -> LabelIndex {
+    /// Index the labels: queries in byte order of their ids, each query's
+    /// judged documents sorted by hash.
+    ///
+    /// # Errors
+    /// A (query, doc) pair judged twice, at the line of its second judgment.
+    fn build(mut self, min_rel: i64, source: LabelsSource) -> Result<LabelIndex, LineError> {
         let none = self.intern(None);
-        self.queries.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        let mut queries = Vec::with_capacity(self.queries.len());
-        let mut docs = Vec::new();
-        let mut ideal_grades = Vec::new();
-        let mut by_id = HashTable::with_capacity(self.queries.len());
-        for (index, raw) in self.queries.into_iter().enumerate() {
-            let start = docs.len() as u32;
-            let mut judged: Vec<JudgedDoc> = raw
-                .docs
-                .into_iter()
-                .filter(|&(_, grade, _)| grade > 0)
-                .map(|(id, grade, _)| JudgedDoc {
-                    hash: id_hash(id.as_bytes()),
-                    grade,
-                    id,
-                })
-                .collect();
+        let mut order: Vec<u32> = (0..self.queries.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            self.queries[a as usize]
+                .id
+                .cmp(&self.queries[b as usize].id)
+        });
+        let mut position = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            position[old as usize] = new as u32;
+        }
+        let mut raw_docs = std::mem::take(&mut self.docs);
+        raw_docs.sort_unstable_by(|a, b| {
+            (position[a.query as usize], &a.id, a.line).cmp(&(
+                position[b.query as usize],
+                &b.id,
+                b.line,
+            ))
+        });
+        if let Some(pair) = raw_docs
+            .windows(2)
+            .find(|p| p[0].query == p[1].query && p[0].id == p[1].id)
+        {
+            let query = &self.queries[pair[1].query as usize].id;
+            let message = anyhow!(
+                "doc_id '{}' is judged twice for query_id '{query}' (first on line {})",
+                pair[1].id,
+                pair[0].line
+            );
+            return Err((pair[1].line, message));
+        }
+
+        let mut raw_queries: Vec<Option<RawQuery>> = self.queries.into_iter().map(Some).collect();
+        let mut raw_docs = raw_docs.into_iter().peekable();
+        let mut queries = Vec::with_capacity(order.len());
+        let mut docs = Vec::with_capacity(raw_docs.len());
+        let mut ideal_grades = Vec::with_capacity(raw_docs.len());
+        let mut by_id = HashTable::with_capacity(order.len());
+        for old in order {
+            // Each query is taken once: `order` is a permutation.
+            let Some(raw) = raw_queries[old as usize].take() else {
+                continue;
+            };
+            let start = docs.len();
+            while let Some(doc) = raw_docs.next_if(|d| d.query == old) {
+                if doc.grade > 0 {
+                    docs.push(JudgedDoc {
+                        hash: id_hash(doc.id.as_bytes()),
+                        grade: doc.grade,
+                        id: doc.id,
+                    });
+                }
+            }
+            let judged = &mut docs[start..];
             judged.sort_unstable_by(|a, b| a.hash.cmp(&b.hash).then_with(|| a.id.cmp(&b.id)));
             let mut grades: Vec<i64> = judged.iter().map(|d| d.grade).collect();
             grades.sort_unstable_by(|a, b| b.cmp(a));
             let n_relevant = grades.iter().filter(|&&g| g >= min_rel).count() as u32;
-            docs.extend(judged);
             ideal_grades.extend(grades);
             let (task, language, _) = raw.slices.unwrap_or((none, none, raw.line));
             let hash = id_hash(raw.id.as_bytes());
+            let index = queries.len() as QueryIdx;
             queries.push(LabeledQuery {
                 id: raw.id,
                 task,
                 language,
                 required: raw.required,
-                docs: start..docs.len() as u32,
+                docs: start as u32..docs.len() as u32,
                 n_relevant,
             });
-            by_id.insert_unique(hash, index as QueryIdx, |&q: &QueryIdx| {
+            by_id.insert_unique(hash, index, |&q: &QueryIdx| {
                 id_hash(queries[q as usize].id.as_bytes())
             });
         }
-        LabelIndex {
+        Ok(LabelIndex {
             queries,
             by_id,
             docs,
@@ -391,7 +460,7 @@ impl Builder {
             slice_names: self.slice_names,
             min_rel,
             source,
-        }
+        })
     }
 }
 
@@ -459,14 +528,14 @@ fn read_jsonl_record(value: &BorrowedValue, line: usize, builder: &mut Builder) 
         for doc in ids {
             let doc =
                 id_text(doc).ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))?;
-            builder.judge(query, &doc, 1, line)?;
+            builder.judge(query, &doc, 1, line);
         }
     } else if let Some(graded) = relevant.as_object() {
         for (doc, grade) in graded.iter() {
             let grade = grade
                 .as_i64()
                 .ok_or_else(|| anyhow!("the grade of '{doc}' must be an integer"))?;
-            builder.judge(query, doc, grade, line)?;
+            builder.judge(query, doc, grade, line);
         }
     } else {
         bail!("relevant must be an array of doc ids or an object of doc id to grade");
@@ -500,7 +569,7 @@ fn read_qrels(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
                     .parse()
                     .map_err(|_| fail(anyhow!("grade '{grade}' is not an integer")))?;
                 let q = builder.declare(query, line);
-                builder.judge(q, doc, grade, line).map_err(fail)?;
+                builder.judge(q, doc, grade, line);
             }
             _ => {
                 return Err(fail(anyhow!(
@@ -567,7 +636,7 @@ fn read_csv(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
                     .parse()
                     .map_err(|_| fail(anyhow!("grade '{g}' is not an integer")))?,
             };
-            builder.judge(q, doc, grade, line).map_err(fail)?;
+            builder.judge(q, doc, grade, line);
         }
     }
     Ok(())

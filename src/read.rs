@@ -6,6 +6,7 @@
 //! previous ones. Blocks come from a recycled pool, so memory stays a few
 //! blocks per worker whatever the size of the input.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -118,14 +119,19 @@ fn is_log_name(path: &Path) -> bool {
     LOG_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
 }
 
-/// Decompress a whole in-memory file if it starts with a gzip or zstd magic.
+/// Decompress a whole in-memory file if it starts with a gzip or zstd
+/// magic; a plain file is returned as it is, without a copy.
 ///
 /// # Errors
 /// A corrupt or truncated compressed stream.
-pub fn decode_all(raw: &[u8]) -> io::Result<Vec<u8>> {
+pub fn decode_all(raw: &[u8]) -> io::Result<Cow<'_, [u8]>> {
     let mut decoded = Vec::new();
-    Decoded::new(raw)?.read_to_end(&mut decoded)?;
-    Ok(decoded)
+    match Decoded::new(raw)? {
+        Decoded::Plain(_) => return Ok(Cow::Borrowed(raw)),
+        compressed => compressed,
+    }
+    .read_to_end(&mut decoded)?;
+    Ok(Cow::Owned(decoded))
 }
 
 /// A byte stream with its compression undone.
@@ -299,7 +305,12 @@ impl BlockCutter<'_> {
         let mut carry: Vec<u8> = Vec::new();
         let mut raw_seen = 0;
         loop {
-            let mut block = self.spent.try_recv().unwrap_or_default();
+            // A recycled buffer keeps its capacity, so a block normally costs
+            // no allocation and no fresh pages.
+            let mut block = self
+                .spent
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(2 * BLOCK_SIZE));
             block.clear();
             block.append(&mut carry);
             let carried = block.len();
