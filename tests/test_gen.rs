@@ -1,85 +1,91 @@
 //! `rgrade gen`: deterministic, well-formed synthetic data.
+//!
+//! Each test generates a small data set in its own scratch directory and
+//! reads it back: labels and JSONL events through serde_json, TREC runs as
+//! whitespace-separated fields.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
-use std::path::Path;
 
-use simd_json::prelude::*;
-use simd_json::OwnedValue;
+use serde_json::Value;
 
-use crate::util::{rgrade, TempDir};
+use crate::util::{assert_same_lines, Run, Workdir};
 
-/// Run `rgrade gen ARGS -o out`, expect success and return stderr.
-fn gen(out: &Path, args: &[&str]) -> String {
-    let output = rgrade()
-        .arg("gen")
-        .args(args)
-        .arg("-o")
-        .arg(out)
-        .output()
-        .expect("run rgrade");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        output.status.success(),
-        "rgrade gen {args:?} failed: {stderr}"
-    );
-    assert!(output.stdout.is_empty(), "gen prints nothing on stdout");
-    stderr
+/// Run `rgrade gen ARGS -o OUT` in `wd`, expect success with nothing on
+/// stdout (gen reports on stderr, so scripts can pipe it), and return the
+/// run for its stderr.
+#[track_caller]
+fn gen(wd: &Workdir, out: &str, args: &[&str]) -> Run {
+    let mut argv = vec!["gen"];
+    argv.extend_from_slice(args);
+    argv.extend_from_slice(&["-o", out]);
+    let run = wd.rgrade(&argv);
+    run.expect_code(0);
+    assert!(run.stdout.is_empty(), "gen prints nothing on stdout\n{run}");
+    run
 }
 
-fn read(path: &Path) -> String {
-    fs::read_to_string(path).unwrap_or_else(|error| panic!("read {}: {error}", path.display()))
+/// Every line of the JSONL file `rel`, each checked to be a JSON object.
+#[track_caller]
+fn objects(wd: &Workdir, rel: &str) -> Vec<Value> {
+    let values = wd.read_jsonl(rel);
+    for (i, value) in values.iter().enumerate() {
+        assert!(value.is_object(), "{rel}:{}: not an object: {value}", i + 1);
+    }
+    values
 }
 
-/// Every line of `path` as a JSON object.
-fn json_lines(path: &Path) -> Vec<OwnedValue> {
-    read(path)
-        .lines()
-        .map(|line| {
-            let mut bytes = line.as_bytes().to_vec();
-            let value = simd_json::to_owned_value(&mut bytes)
-                .unwrap_or_else(|error| panic!("{}: {error}: {line}", path.display()));
-            assert!(value.is_object(), "not an object: {line}");
-            value
-        })
-        .collect()
+/// The string field `key` of `record`, which must be there.
+#[track_caller]
+fn text<'a>(record: &'a Value, key: &str) -> &'a str {
+    record[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("no string {key:?} in {record}"))
 }
 
-fn query_id(record: &OwnedValue) -> String {
-    record.get_str("query_id").expect("query_id").to_string()
+/// The `results` array of an event, which must be there.
+#[track_caller]
+fn results(event: &Value) -> &[Value] {
+    event["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results array in {event}"))
 }
 
+/// Same seed, same bytes: two runs with `--seed 7` write byte-identical
+/// labels and logs, and `--seed 8` writes other data (STYLE §6).
 #[test]
 fn same_seed_gives_identical_files_another_seed_different_ones() {
-    let dir = TempDir::new("gen-determinism");
-    for (name, seed) in [("a", "7"), ("b", "7"), ("c", "8")] {
-        gen(&dir.join(name), &["--queries", "200", "--seed", seed]);
+    let wd = Workdir::new("gen_determinism");
+    for (out, seed) in [("a", "7"), ("b", "7"), ("c", "8")] {
+        gen(&wd, out, &["--queries", "200", "--seed", seed]);
     }
     for file in ["labels.jsonl", "logs.jsonl"] {
-        let [a, b, c] = ["a", "b", "c"].map(|name| read(&dir.join(name).join(file)));
-        assert_eq!(a, b, "{file}: same seed, same bytes");
-        assert_ne!(a, c, "{file}: another seed, other data");
+        let [a, b, c] = ["a", "b", "c"].map(|out| wd.read(&format!("{out}/{file}")));
+        assert_same_lines(&format!("{file}, --seed 7 twice"), &b, &a);
+        assert!(a != c, "{file}: --seed 7 and --seed 8 wrote the same bytes");
     }
 }
 
+/// Labels and events are JSON objects with the fields the README's input
+/// formats name: every label a task, a language, a relevant list or grades
+/// 0..=3 with one above 0, `required` only as `true`; every event distinct
+/// doc ids with strictly descending scores, a run, a positive latency and
+/// context size; one `retrieve` event of `--results` docs per query,
+/// followed later by its `final` event of 10. stderr names both files.
 #[test]
 fn labels_and_events_are_json_objects_with_the_spec_fields() {
-    let dir = TempDir::new("gen-jsonl");
-    let stderr = gen(dir.path(), &["--queries", "300", "--results", "15"]);
-    assert!(
-        stderr.contains("labels.jsonl") && stderr.contains("logs.jsonl"),
-        "{stderr}"
-    );
+    let wd = Workdir::new("gen_jsonl");
+    let run = gen(&wd, "out", &["--queries", "300", "--results", "15"]);
+    run.expect_stderr(&["labels.jsonl", "logs.jsonl"]);
 
-    let labels = json_lines(&dir.join("labels.jsonl"));
-    assert_eq!(labels.len(), 300);
-    let ids: Vec<String> = labels.iter().map(query_id).collect();
+    let labels = objects(&wd, "out/labels.jsonl");
+    assert_eq!(labels.len(), 300, "one label per query");
+    let ids: Vec<&str> = labels.iter().map(|label| text(label, "query_id")).collect();
     assert!(
         ids.windows(2).all(|pair| pair[0] < pair[1]),
-        "labels in id order"
+        "labels are in query id order: {ids:?}"
     );
     for label in &labels {
-        let relevant = label.get("relevant").expect("relevant");
+        let relevant = &label["relevant"];
         let graded_ok = relevant.as_object().is_some_and(|grades| {
             grades
                 .values()
@@ -88,177 +94,185 @@ fn labels_and_events_are_json_objects_with_the_spec_fields() {
         });
         let list_ok = relevant
             .as_array()
-            .is_some_and(|docs| docs.iter().all(|doc| doc.as_str().is_some()));
-        assert!(graded_ok || list_ok, "relevant: {relevant}");
-        assert!(label.get_str("task").is_some() && label.get_str("language").is_some());
-        assert!(label
-            .get("required")
-            .is_none_or(|required| required.as_bool() == Some(true)));
+            .is_some_and(|docs| docs.iter().all(Value::is_string));
+        assert!(
+            graded_ok || list_ok,
+            "relevant is neither doc ids nor grades 0..=3: {label}"
+        );
+        assert!(
+            label["task"].is_string() && label["language"].is_string(),
+            "task and language are strings: {label}"
+        );
+        assert!(
+            label
+                .get("required")
+                .is_none_or(|r| r == &Value::Bool(true)),
+            "required is absent or true: {label}"
+        );
     }
 
-    let events = json_lines(&dir.join("logs.jsonl"));
-    assert_eq!(events.len(), 2 * 300);
-    let mut retrieved_at: HashMap<String, usize> = HashMap::new();
+    let events = objects(&wd, "out/logs.jsonl");
+    assert_eq!(
+        events.len(),
+        2 * 300,
+        "a retrieve and a final event per query"
+    );
+    let mut retrieved_at: HashMap<&str, usize> = HashMap::new();
     for (line, event) in events.iter().enumerate() {
-        let results = event.get_array("results").expect("results");
-        let docs: HashSet<&str> = results
-            .iter()
-            .map(|r| r.get_str("doc_id").expect("doc_id"))
-            .collect();
+        let results = results(event);
+        let docs: HashSet<&str> = results.iter().map(|r| text(r, "doc_id")).collect();
+        assert_eq!(docs.len(), results.len(), "distinct doc ids: {event}");
         let scores: Vec<f64> = results
             .iter()
-            .map(|r| r.get_f64("score").expect("score"))
+            .map(|r| {
+                r["score"]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("no score in {r}"))
+            })
             .collect();
-        assert_eq!(docs.len(), results.len(), "distinct docs: {event}");
         assert!(
             scores.windows(2).all(|pair| pair[0] > pair[1]),
-            "descending: {event}"
+            "scores strictly descending: {event}"
         );
-        assert_eq!(event.get_str("run"), Some("bm25-v3"));
+        assert_eq!(text(event, "run"), "bm25-v3", "{event}");
         assert!(
-            event.get_f64("latency_ms").is_some_and(|ms| ms > 0.0),
-            "{event}"
+            event["latency_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+            "positive latency_ms: {event}"
         );
         assert!(
-            event
-                .get_u64("context_tokens")
-                .is_some_and(|tokens| tokens > 0),
-            "{event}"
+            event["context_tokens"].as_u64().is_some_and(|n| n > 0),
+            "positive integer context_tokens: {event}"
         );
-        let query = query_id(event);
-        match event.get_str("stage") {
-            Some("retrieve") => {
-                assert_eq!(results.len(), 15);
+        let query = text(event, "query_id");
+        match text(event, "stage") {
+            "retrieve" => {
+                assert_eq!(results.len(), 15, "--results 15: {event}");
                 assert!(
                     retrieved_at.insert(query, line).is_none(),
-                    "one retrieve per query"
+                    "one retrieve event per query: {event}"
                 );
             }
-            Some("final") => {
-                assert_eq!(results.len(), 10);
+            "final" => {
+                assert_eq!(results.len(), 10, "final keeps 10: {event}");
                 assert!(
-                    retrieved_at.get(&query).is_some_and(|&at| at < line),
-                    "retrieve first"
+                    retrieved_at.get(query).is_some_and(|&at| at < line),
+                    "the retrieve event comes before the final one: {event}"
                 );
             }
-            stage => panic!("unexpected stage {stage:?}"),
+            stage => panic!("unexpected stage {stage:?}: {event}"),
         }
     }
+    let retrieved: HashSet<&str> = retrieved_at.into_keys().collect();
     assert_eq!(
-        retrieved_at.keys().cloned().collect::<HashSet<_>>(),
-        ids.into_iter().collect()
+        retrieved,
+        ids.into_iter().collect(),
+        "every labeled query, and only those, is logged"
     );
 }
 
+/// `--format trec` writes only `run.trec`: six space-separated fields
+/// (`query_id Q0 doc_id rank score tag`), each query's lines contiguous
+/// with ranks 1..=M, and the same rankings as the JSONL `retrieve` events
+/// of the same seed; the labels do not depend on the format.
 #[test]
 fn trec_run_has_six_fields_ranks_1_to_m_and_the_jsonl_rankings() {
-    let dir = TempDir::new("gen-trec");
-    let (jsonl, trec) = (dir.join("jsonl"), dir.join("trec"));
-    gen(
-        &jsonl,
-        &["--queries", "100", "--results", "12", "--seed", "3"],
-    );
-    gen(
-        &trec,
-        &[
-            "--queries",
-            "100",
-            "--results",
-            "12",
-            "--seed",
-            "3",
-            "--format",
-            "trec",
-        ],
-    );
+    let wd = Workdir::new("gen_trec");
+    let args = ["--queries", "100", "--results", "12", "--seed", "3"];
+    gen(&wd, "jsonl", &args);
+    gen(&wd, "trec", &[&args[..], &["--format", "trec"]].concat());
     assert!(
-        !trec.join("logs.jsonl").exists(),
-        "only the TREC run is written"
+        !wd.exists("trec/logs.jsonl"),
+        "--format trec writes only the TREC run"
     );
-    assert_eq!(
-        read(&jsonl.join("labels.jsonl")),
-        read(&trec.join("labels.jsonl"))
+    assert_same_lines(
+        "labels.jsonl, --format trec against jsonl",
+        &wd.read("trec/labels.jsonl"),
+        &wd.read("jsonl/labels.jsonl"),
     );
 
-    let mut rankings: Vec<(String, Vec<String>)> = Vec::new();
-    for line in read(&trec.join("run.trec")).lines() {
+    let trec = wd.read_text("trec/run.trec");
+    let mut rankings: Vec<(&str, Vec<&str>)> = Vec::new();
+    for line in trec.lines() {
         let fields: Vec<&str> = line.split(' ').collect();
-        assert_eq!(fields.len(), 6, "{line}");
-        assert_eq!((fields[1], fields[5]), ("Q0", "bm25-v3"), "{line}");
-        assert!(fields[4].parse::<f64>().is_ok(), "{line}");
-        if rankings.last().is_none_or(|(query, _)| query != fields[0]) {
-            rankings.push((fields[0].to_string(), Vec::new()));
+        assert_eq!(fields.len(), 6, "six fields: {line:?}");
+        assert_eq!((fields[1], fields[5]), ("Q0", "bm25-v3"), "{line:?}");
+        assert!(fields[4].parse::<f64>().is_ok(), "numeric score: {line:?}");
+        if rankings.last().is_none_or(|(query, _)| *query != fields[0]) {
+            rankings.push((fields[0], Vec::new()));
         }
-        let (_, docs) = rankings.last_mut().expect("a ranking");
-        docs.push(fields[2].to_string());
+        let (_, docs) = rankings.last_mut().expect("pushed above");
+        docs.push(fields[2]);
         assert_eq!(
             fields[3],
             docs.len().to_string(),
-            "ranks count from 1: {line}"
+            "ranks count from 1: {line:?}"
         );
     }
     assert_eq!(rankings.len(), 100, "each query's lines are contiguous");
-    assert!(rankings.iter().all(|(_, docs)| docs.len() == 12));
+    for (query, docs) in &rankings {
+        assert_eq!(docs.len(), 12, "{query}: --results 12");
+    }
 
-    let retrieved: HashMap<String, Vec<String>> = json_lines(&jsonl.join("logs.jsonl"))
+    let events = objects(&wd, "jsonl/logs.jsonl");
+    let retrieved: HashMap<&str, Vec<&str>> = events
         .iter()
-        .filter(|event| event.get_str("stage") == Some("retrieve"))
+        .filter(|event| text(event, "stage") == "retrieve")
         .map(|event| {
-            let results = event.get_array("results").expect("results");
-            let docs = results
-                .iter()
-                .map(|r| r.get_str("doc_id").expect("doc_id").to_string());
-            (query_id(event), docs.collect())
+            let docs = results(event).iter().map(|r| text(r, "doc_id"));
+            (text(event, "query_id"), docs.collect())
         })
         .collect();
     for (query, docs) in &rankings {
         assert_eq!(
             Some(docs),
             retrieved.get(query),
-            "{query}: same ranking in both formats"
+            "{query}: the same ranking in both formats"
         );
     }
 }
 
+/// `--unlabeled 50` adds traffic of 50 queries the labels do not know,
+/// shuffled in among the labeled ones, and leaves the labels unchanged.
 #[test]
 fn unlabeled_traffic_adds_queries_that_labels_do_not_know() {
-    let dir = TempDir::new("gen-unlabeled");
-    let (plain, doubled) = (dir.join("plain"), dir.join("doubled"));
-    gen(&plain, &["--queries", "50"]);
-    gen(&doubled, &["--queries", "50", "--unlabeled", "50"]);
-    assert_eq!(
-        read(&plain.join("labels.jsonl")),
-        read(&doubled.join("labels.jsonl"))
+    let wd = Workdir::new("gen_unlabeled");
+    gen(&wd, "plain", &["--queries", "50"]);
+    gen(&wd, "doubled", &["--queries", "50", "--unlabeled", "50"]);
+    assert_same_lines(
+        "labels.jsonl, with --unlabeled against without",
+        &wd.read("doubled/labels.jsonl"),
+        &wd.read("plain/labels.jsonl"),
     );
 
-    let labeled: HashSet<String> = json_lines(&doubled.join("labels.jsonl"))
-        .iter()
-        .map(query_id)
-        .collect();
-    let events = json_lines(&doubled.join("logs.jsonl"));
-    assert_eq!(events.len(), 2 * 100);
-    let logged: HashSet<String> = events.iter().map(query_id).collect();
-    let unlabeled: Vec<&String> = logged.difference(&labeled).collect();
-    assert_eq!(unlabeled.len(), 50, "{unlabeled:?}");
-    assert!(labeled.is_subset(&logged));
+    let labels = objects(&wd, "doubled/labels.jsonl");
+    let labeled: HashSet<&str> = labels.iter().map(|l| text(l, "query_id")).collect();
+    let events = objects(&wd, "doubled/logs.jsonl");
+    assert_eq!(events.len(), 2 * 100, "two events per query");
+    let logged: HashSet<&str> = events.iter().map(|e| text(e, "query_id")).collect();
+    let mut unlabeled: Vec<&str> = logged.difference(&labeled).copied().collect();
+    unlabeled.sort_unstable();
+    assert_eq!(unlabeled.len(), 50, "unlabeled queries: {unlabeled:?}");
+    assert!(
+        labeled.is_subset(&logged),
+        "labeled queries without traffic: {:?}",
+        labeled.difference(&logged).collect::<Vec<_>>()
+    );
     let first_unlabeled = events
         .iter()
-        .position(|event| !labeled.contains(&query_id(event)));
+        .position(|event| !labeled.contains(text(event, "query_id")));
     assert!(
         first_unlabeled < Some(events.len() / 2),
-        "unlabeled events are shuffled in"
+        "unlabeled events are shuffled in, not appended: first at {first_unlabeled:?}"
     );
 }
 
+/// `--queries 0` is a usage error (exit status 2) that says what is wrong
+/// in one `rgrade: ` line on stderr and writes nothing.
 #[test]
 fn zero_queries_is_an_error_that_writes_nothing() {
-    let dir = TempDir::new("gen-zero");
-    let out = dir.join("out");
-    let output = rgrade()
-        .args(["gen", "--queries", "0", "-o"])
-        .arg(&out)
-        .output()
-        .expect("run rgrade");
-    assert_eq!(output.status.code(), Some(2));
-    assert!(!out.exists());
+    let wd = Workdir::new("gen_zero");
+    let run = wd.rgrade(&["gen", "--queries", "0", "-o", "out"]);
+    run.expect_code(2)
+        .expect_stderr(&["rgrade: ", "--queries must be at least 1"]);
+    assert!(!wd.exists("out"), "nothing written\n{run}");
 }

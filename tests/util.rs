@@ -14,10 +14,13 @@ use serde_json::Value;
 /// The binary under test, built by cargo for this test run.
 pub const RGRADE: &str = env!("CARGO_BIN_EXE_rgrade");
 
+/// The crate root: the directory the README's commands run in.
+pub const CRATE_ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
 /// The absolute path of a file of the shipped worked example
 /// (`data-samples/seed/`), as a command-line argument.
 pub fn seed(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(CRATE_ROOT)
         .join("data-samples/seed")
         .join(name)
         .display()
@@ -79,6 +82,11 @@ impl Workdir {
         std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
     }
 
+    /// The text of `rel`, which must be UTF-8.
+    pub fn read_text(&self, rel: &str) -> String {
+        String::from_utf8(self.read(rel)).unwrap_or_else(|e| panic!("{rel}: not UTF-8: {e}"))
+    }
+
     /// Whether `rel` exists.
     pub fn exists(&self, rel: &str) -> bool {
         self.path(rel).exists()
@@ -87,74 +95,24 @@ impl Workdir {
     /// `rgrade` with `args`, run in this directory (so relative paths in
     /// arguments and outputs are relative to it), stdin closed.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(RGRADE);
-        cmd.args(args)
-            .current_dir(&self.root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        cmd
+        command_in(&self.root, args)
     }
 
     /// Run `rgrade args` to the end.
     pub fn rgrade(&self, args: &[&str]) -> Run {
-        self.run(args, None)
+        run_in(&self.root, args, None)
     }
 
     /// Run `rgrade args` with `stdin` as its standard input.
     pub fn rgrade_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
-        self.run(args, Some(stdin))
-    }
-
-    fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
-        let mut cmd = self.command(args);
-        if stdin.is_some() {
-            cmd.stdin(Stdio::piped());
-        }
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {RGRADE}: {e}"));
-        if let Some(bytes) = stdin {
-            let mut pipe = child.stdin.take().expect("stdin was piped");
-            // A child that exits before reading all of stdin closes the pipe;
-            // its status and stderr then tell the story, not this write.
-            let _ = pipe.write_all(bytes);
-        }
-        let output = child
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("cannot wait for {RGRADE}: {e}"));
-        Run {
-            command: format!("(cd {} && rgrade {})", self.root.display(), args.join(" ")),
-            status: output.status,
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        run_in(&self.root, args, Some(stdin))
     }
 
     /// Read the CSV file `rel` (a header, then rows).
     pub fn read_csv(&self, rel: &str) -> Table {
-        let path = self.path(rel);
-        let mut rdr = csv::Reader::from_path(&path)
-            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
-        let header = rdr
-            .headers()
-            .unwrap_or_else(|e| panic!("{}: bad header: {e}", path.display()))
-            .iter()
-            .map(String::from)
-            .collect();
-        let rows = rdr
-            .records()
-            .map(|r| {
-                r.unwrap_or_else(|e| panic!("{}: bad row: {e}", path.display()))
-                    .iter()
-                    .map(String::from)
-                    .collect()
-            })
-            .collect();
         Table {
             name: rel.to_string(),
-            header,
-            rows,
+            ..Table::from_path(&self.path(rel))
         }
     }
 
@@ -166,9 +124,8 @@ impl Workdir {
 
     /// Read the JSONL file `rel`, one value per line.
     pub fn read_jsonl(&self, rel: &str) -> Vec<Value> {
-        let bytes = self.read(rel);
-        let text = String::from_utf8(bytes).unwrap_or_else(|e| panic!("{rel}: not UTF-8: {e}"));
-        text.lines()
+        self.read_text(rel)
+            .lines()
             .enumerate()
             .map(|(i, line)| {
                 serde_json::from_str(line)
@@ -185,6 +142,51 @@ impl Drop for Workdir {
         } else {
             let _ = std::fs::remove_dir_all(&self.root);
         }
+    }
+}
+
+/// `rgrade` with `args`, run in `cwd`, stdin closed, stdout and stderr
+/// captured.
+fn command_in(cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(RGRADE);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Run `rgrade args` to the end in `cwd`, for commands whose relative
+/// paths must resolve somewhere else than a scratch directory (the
+/// README's commands run in the crate root: [`CRATE_ROOT`]).
+pub fn rgrade_in(cwd: &Path, args: &[&str]) -> Run {
+    run_in(cwd, args, None)
+}
+
+/// Run `rgrade args` to the end in `cwd`, feeding it `stdin` if given.
+fn run_in(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = command_in(cwd, args);
+    if stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {RGRADE}: {e}"));
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin was piped");
+        // A child that exits before reading all of stdin closes the pipe;
+        // its status and stderr then tell the story, not this write.
+        let _ = pipe.write_all(bytes);
+    }
+    let output = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("cannot wait for {RGRADE}: {e}"));
+    Run {
+        command: format!("(cd {} && rgrade {})", cwd.display(), args.join(" ")),
+        status: output.status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
 
@@ -238,6 +240,49 @@ impl Run {
     }
 }
 
+/// The stdout table: (run, stage) → slice (`all`, `task=...`, ...) →
+/// column → cell.
+pub type StdoutTable = HashMap<(String, String), HashMap<String, HashMap<String, String>>>;
+
+impl Run {
+    /// Read the stdout table back into cells: per (run, stage) a
+    /// `run R  stage S` title, a header line, one line per slice and a blank
+    /// line; a closing `note:` line.
+    #[track_caller]
+    pub fn stdout_table(&self) -> StdoutTable {
+        let mut table = StdoutTable::new();
+        let mut current: Option<(String, String)> = None;
+        let mut header: Vec<String> = Vec::new();
+        for line in self.stdout.lines() {
+            if let Some(title) = line.strip_prefix("run ") {
+                let (name, stage) = title
+                    .split_once("  stage ")
+                    .unwrap_or_else(|| panic!("bad table title {line:?}\n{self}"));
+                current = Some((name.to_string(), stage.to_string()));
+                header.clear();
+            } else if line.trim().is_empty() || line.starts_with("note:") {
+                continue;
+            } else {
+                let key = current
+                    .clone()
+                    .unwrap_or_else(|| panic!("table row before a title: {line:?}\n{self}"));
+                let cells: Vec<String> = line.split_whitespace().map(String::from).collect();
+                if header.is_empty() {
+                    header = cells;
+                    continue;
+                }
+                assert_eq!(cells.len(), header.len(), "ragged row {line:?}\n{self}");
+                let row = header[1..].iter().cloned().zip(cells[1..].iter().cloned());
+                table
+                    .entry(key)
+                    .or_default()
+                    .insert(cells[0].clone(), row.collect());
+            }
+        }
+        table
+    }
+}
+
 impl fmt::Display for Run {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -246,6 +291,64 @@ impl fmt::Display for Run {
             self.command, self.status, self.stdout, self.stderr
         )
     }
+}
+
+/// A count from summary.json.
+#[track_caller]
+pub fn count(summary: &Value, name: &str) -> u64 {
+    summary["counts"][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("summary.json counts.{name} missing:\n{summary:#}"))
+}
+
+/// summary.json's counts add up (README "Outputs"): every record is graded,
+/// superseded by a repeat, unlabeled, of another stage, or rejected.
+#[track_caller]
+pub fn assert_counts_add_up(summary: &Value) {
+    let parts = [
+        "graded_records",
+        "superseded_records",
+        "unlabeled_events",
+        "other_stage_events",
+        "rejected",
+    ];
+    let sum: u64 = parts.iter().map(|p| count(summary, p)).sum();
+    assert_eq!(
+        count(summary, "records"),
+        sum,
+        "records != {}:\n{:#}",
+        parts.join(" + "),
+        summary["counts"]
+    );
+}
+
+/// Panic unless `got` and `want` are the same bytes, naming the first line
+/// where they differ (1-based) and showing both versions of it, so a
+/// mismatch in a large file reads as a one-line diff.
+#[track_caller]
+pub fn assert_same_lines(what: &str, got: &[u8], want: &[u8]) {
+    if got == want {
+        return;
+    }
+    let got_lines: Vec<&[u8]> = got.split(|&b| b == b'\n').collect();
+    let want_lines: Vec<&[u8]> = want.split(|&b| b == b'\n').collect();
+    let at = got_lines
+        .iter()
+        .zip(&want_lines)
+        .position(|(g, w)| g != w)
+        .unwrap_or(got_lines.len().min(want_lines.len()));
+    let show = |lines: &[&[u8]]| match lines.get(at) {
+        Some(line) => String::from_utf8_lossy(line).into_owned(),
+        None => "(end of file)".to_string(),
+    };
+    panic!(
+        "{what}: first difference at line {}\n want: {}\n got:  {}\n({} bytes wanted, {} got)",
+        at + 1,
+        show(&want_lines),
+        show(&got_lines),
+        want.len(),
+        got.len()
+    );
 }
 
 /// A CSV file read back: its header and its rows, as text.
@@ -260,6 +363,32 @@ pub struct Table {
 }
 
 impl Table {
+    /// Read the CSV file at `path` (a header, then rows), wherever it is.
+    pub fn from_path(path: &Path) -> Table {
+        let mut rdr = csv::Reader::from_path(path)
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+        let header = rdr
+            .headers()
+            .unwrap_or_else(|e| panic!("{}: bad header: {e}", path.display()))
+            .iter()
+            .map(String::from)
+            .collect();
+        let rows = rdr
+            .records()
+            .map(|r| {
+                r.unwrap_or_else(|e| panic!("{}: bad row: {e}", path.display()))
+                    .iter()
+                    .map(String::from)
+                    .collect()
+            })
+            .collect();
+        Table {
+            name: path.display().to_string(),
+            header,
+            rows,
+        }
+    }
+
     /// The rows as column name → cell.
     pub fn records(&self) -> Vec<HashMap<String, String>> {
         self.rows
