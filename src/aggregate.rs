@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::group::{GradeSettings, PairRows, QueryRow, Status};
+use crate::group::{GradeSettings, QueryRow, Status};
 use crate::labels::LabelIndex;
 
 /// A grouping set: a task and a language, `None` meaning any (`*`).
@@ -106,12 +106,27 @@ fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[below] + (sorted[above] - sorted[below]) * fraction)
 }
 
-/// The aggregates of one (run, stage): overall first, then each task, each
-/// language and each task × language, each group sorted by name.
-pub fn aggregate(labels: &LabelIndex, settings: &GradeSettings, pair: &PairRows) -> Vec<Aggregate> {
-    let mut sets: HashMap<SliceKey, Aggregate> = HashMap::new();
-    for row in &pair.rows {
-        let q = &labels.queries()[row.query as usize];
+/// Gathers the rows of one (run, stage) into its grouping sets, a range of
+/// rows at a time.
+pub struct Aggregator<'a> {
+    labels: &'a LabelIndex,
+    settings: &'a GradeSettings,
+    sets: HashMap<SliceKey, Aggregate>,
+}
+
+impl<'a> Aggregator<'a> {
+    /// No rows yet.
+    pub fn new(labels: &'a LabelIndex, settings: &'a GradeSettings) -> Self {
+        Aggregator {
+            labels,
+            settings,
+            sets: HashMap::new(),
+        }
+    }
+
+    /// Count one row in the four grouping sets it belongs to.
+    pub fn add(&mut self, row: &QueryRow) {
+        let q = &self.labels.queries()[row.query as usize];
         let keys = [
             (None, None),
             (Some(q.task), None),
@@ -119,28 +134,36 @@ pub fn aggregate(labels: &LabelIndex, settings: &GradeSettings, pair: &PairRows)
             (Some(q.task), Some(q.language)),
         ];
         for key in keys {
-            sets.entry(key)
-                .or_insert_with(|| Aggregate::new(key, settings.n_scores()))
-                .add(row, settings);
+            let n_scores = self.settings.n_scores();
+            self.sets
+                .entry(key)
+                .or_insert_with(|| Aggregate::new(key, n_scores))
+                .add(row, self.settings);
         }
     }
-    let mut aggregates: Vec<Aggregate> = sets.into_values().collect();
-    let name = |slice: Option<u32>| slice.map(|s| labels.slice_name(s));
-    aggregates.sort_by(|a, b| {
+
+    /// The aggregates: overall first, then each task, each language and
+    /// each task × language, each group sorted by name.
+    pub fn finish(self) -> Vec<Aggregate> {
+        let labels = self.labels;
+        let mut aggregates: Vec<Aggregate> = self.sets.into_values().collect();
+        let name = |slice: Option<u32>| slice.map(|s| labels.slice_name(s));
         let rank = |agg: &Aggregate| match (agg.task.is_some(), agg.language.is_some()) {
             (false, false) => 0,
             (true, false) => 1,
             (false, true) => 2,
             (true, true) => 3,
         };
-        rank(a)
-            .cmp(&rank(b))
-            .then_with(|| (name(a.task), name(a.language)).cmp(&(name(b.task), name(b.language))))
-    });
-    for agg in &mut aggregates {
-        agg.latencies.sort_by(f64::total_cmp);
+        aggregates.sort_by(|a, b| {
+            rank(a).cmp(&rank(b)).then_with(|| {
+                (name(a.task), name(a.language)).cmp(&(name(b.task), name(b.language)))
+            })
+        });
+        for agg in &mut aggregates {
+            agg.latencies.sort_by(f64::total_cmp);
+        }
+        aggregates
     }
-    aggregates
 }
 
 #[cfg(test)]

@@ -138,8 +138,6 @@ pub struct BlockOutcome {
     pub rejects: Vec<Reject>,
     /// Line counts.
     pub counts: LineCounts,
-    /// The block's buffer, to be reused by the reader.
-    pub spent: Vec<u8>,
 }
 
 impl BlockOutcome {
@@ -276,16 +274,20 @@ impl<'a> BlockWorker<'a> {
     }
 
     /// Parse and judge every line of a chunk.
-    pub fn process(&mut self, chunk: Chunk) -> BlockOutcome {
+    pub fn process(&mut self, chunk: &Chunk) -> BlockOutcome {
         let mut out = BlockOutcome::default();
         match chunk {
-            Chunk::Oversized { input, line, head } => {
+            &Chunk::Oversized {
+                input,
+                line,
+                ref head,
+            } => {
                 out.counts.records += 1;
                 let invalid = Invalid {
                     reason: RejectReason::LineTooLong,
                     detail: "the line is longer than 64 MiB".into(),
                 };
-                out.reject(Origin { input, line }, invalid, &head);
+                out.reject(Origin { input, line }, invalid, head);
             }
             Chunk::Lines(block) => {
                 for (offset, line) in lines(&block.bytes).enumerate() {
@@ -308,7 +310,6 @@ impl<'a> BlockWorker<'a> {
                         out.reject(origin, invalid, line);
                     }
                 }
-                out.spent = block.bytes;
             }
         }
         out
@@ -415,7 +416,7 @@ mod tests {
             bytes,
             format,
         };
-        BlockWorker::new(&config).process(Chunk::Lines(block))
+        BlockWorker::new(&config).process(&Chunk::Lines(block))
     }
 
     /// Every non-blank line ends up in exactly one place.

@@ -7,6 +7,7 @@
 //! the output is the same whatever the thread count.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -93,15 +94,68 @@ pub struct QueryRow {
     pub missed: Vec<u32>,
 }
 
-/// The rows of one (run, stage), in query order.
+/// The captures of one (run, stage), graded a range of queries at a time
+/// so that only one range of rows is ever held.
 #[derive(Debug)]
-pub struct PairRows {
+pub struct PairSlots {
     /// The run.
     pub run: Box<str>,
     /// The stage.
     pub stage: Box<str>,
-    /// One row per labeled query.
+    /// One slot per labeled query, in query order.
+    slots: Vec<Slot>,
+}
+
+/// The rows of a range of queries of one (run, stage).
+#[derive(Debug)]
+pub struct GradedRows {
+    /// One row per labeled query of the range, in query order.
     pub rows: Vec<QueryRow>,
+    /// Rejects of repeated captures (`--repeats error`).
+    pub rejects: Vec<Reject>,
+    /// Input records behind the graded captures.
+    pub graded_records: u64,
+}
+
+impl PairSlots {
+    /// How many labeled queries (and so rows) the pair has.
+    pub fn n_queries(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Grade the queries in `range`, in parallel, releasing their captures.
+    pub fn grade(
+        &mut self,
+        range: Range<usize>,
+        labels: &LabelIndex,
+        settings: &GradeSettings,
+    ) -> GradedRows {
+        let key = (&*self.run, &*self.stage);
+        let outcomes: Vec<SlotOutcome> = self.slots[range.clone()]
+            .par_iter_mut()
+            .zip(range)
+            .map(|(slot, query)| {
+                grade_slot(
+                    labels,
+                    query as QueryIdx,
+                    std::mem::take(slot),
+                    settings,
+                    key,
+                )
+            })
+            .collect();
+        let mut graded = GradedRows {
+            rows: Vec::with_capacity(outcomes.len()),
+            rejects: Vec::new(),
+            graded_records: 0,
+        };
+        for outcome in outcomes {
+            graded.rows.push(outcome.row);
+            graded.rejects.extend(outcome.rejects);
+            graded.graded_records += outcome.graded_records;
+        }
+        graded
+    }
 }
 
 /// Captures of one (run, stage, query).
@@ -134,15 +188,11 @@ pub struct Grouper {
     superseded_records: u64,
 }
 
-/// Everything graded, ready to aggregate and write.
+/// Everything gathered, ready to grade.
 #[derive(Debug)]
-pub struct Graded {
-    /// Rows per (run, stage), sorted by run then stage.
-    pub pairs: Vec<PairRows>,
-    /// Rejects of repeated captures (`--repeats error`).
-    pub rejects: Vec<Reject>,
-    /// Input records behind the graded captures.
-    pub graded_records: u64,
+pub struct Grouped {
+    /// The captures of each (run, stage), sorted by run then stage.
+    pub pairs: Vec<PairSlots>,
     /// Input records set aside under `--repeats first|last`.
     pub superseded_records: u64,
 }
@@ -287,46 +337,25 @@ impl Grouper {
         rejects
     }
 
-    /// Grade every labeled query of every (run, stage).
+    /// Hand over the captures of every (run, stage), sorted by run then stage.
     ///
-    /// When the logs held no valid record at all, the rows are those of a
-    /// single unnamed run at stage `default_stage`, every query missing.
-    pub fn finish(
-        mut self,
-        labels: &LabelIndex,
-        settings: &GradeSettings,
-        default_stage: &str,
-    ) -> Graded {
+    /// When the logs held no readable record at all, that is a single
+    /// unnamed run at stage `default_stage`, every query missing.
+    pub fn finish(mut self, default_stage: &str) -> Grouped {
         if self.pairs.is_empty() {
             self.pair_id(&("".into(), default_stage.into()));
         }
-        let mut order: Vec<usize> = (0..self.pairs.len()).collect();
-        order.sort_by(|&a, &b| self.pairs[a].cmp(&self.pairs[b]));
-        let mut graded = Graded {
-            pairs: Vec::with_capacity(order.len()),
-            rejects: Vec::new(),
-            graded_records: 0,
+        let mut pairs: Vec<PairSlots> = self
+            .pairs
+            .into_iter()
+            .zip(self.slots)
+            .map(|((run, stage), slots)| PairSlots { run, stage, slots })
+            .collect();
+        pairs.sort_by(|a, b| (&a.run, &a.stage).cmp(&(&b.run, &b.stage)));
+        Grouped {
+            pairs,
             superseded_records: self.superseded_records,
-        };
-        for index in order {
-            let slots = std::mem::take(&mut self.slots[index]);
-            let (run, stage) = self.pairs[index].clone();
-            let outcomes: Vec<SlotOutcome> = slots
-                .into_par_iter()
-                .enumerate()
-                .map(|(query, slot)| {
-                    grade_slot(labels, query as QueryIdx, slot, settings, (&run, &stage))
-                })
-                .collect();
-            let mut rows = Vec::with_capacity(outcomes.len());
-            for outcome in outcomes {
-                rows.push(outcome.row);
-                graded.rejects.extend(outcome.rejects);
-                graded.graded_records += outcome.graded_records;
-            }
-            graded.pairs.push(PairRows { run, stage, rows });
         }
-        graded
     }
 }
 

@@ -22,7 +22,7 @@ use crate::cli::LogsFormat;
 pub const MAX_LINE: usize = 64 << 20;
 
 /// How many bytes a block holds before it is cut at its last newline.
-pub const BLOCK_SIZE: usize = 4 << 20;
+pub const BLOCK_SIZE: usize = 1 << 20;
 
 /// File name endings that a directory walk picks up.
 const LOG_SUFFIXES: [&str; 5] = [".jsonl", ".jsonl.gz", ".jsonl.zst", ".trec", ".run"];
@@ -222,6 +222,16 @@ pub enum Chunk {
     },
 }
 
+impl Chunk {
+    /// The chunk's buffer, for the reader to fill again.
+    pub fn into_buffer(self) -> Vec<u8> {
+        match self {
+            Chunk::Lines(block) => block.bytes,
+            Chunk::Oversized { head, .. } => head,
+        }
+    }
+}
+
 /// Read every input in order (in `format`, or each by its first bytes when
 /// `Auto`), sending chunks to `chunks` and taking spent
 /// buffers back from `spent`; `on_bytes` hears of raw bytes as they go.
@@ -415,25 +425,12 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Read until `block` holds at least `target` bytes or the stream ends;
-/// returns whether it ended.
+/// returns whether it ended. Reads into the spare capacity, so a recycled
+/// buffer is not zeroed first.
 fn fill(reader: &mut impl Read, block: &mut Vec<u8>, target: usize) -> io::Result<bool> {
-    while block.len() < target {
-        let start = block.len();
-        block.resize(target, 0);
-        let n = match reader.read(&mut block[start..]) {
-            Ok(n) => n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => 0,
-            Err(err) => {
-                block.truncate(start);
-                return Err(err);
-            }
-        };
-        block.truncate(start + n);
-        if n == 0 {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    let wanted = target.saturating_sub(block.len());
+    let got = reader.by_ref().take(wanted as u64).read_to_end(block)?;
+    Ok(got < wanted)
 }
 
 /// Discard the rest of an oversized line; returns the bytes after its

@@ -13,7 +13,7 @@ use serde::{Serialize, Serializer};
 
 use crate::aggregate::Aggregate;
 use crate::capture::Reject;
-use crate::group::{GradeSettings, PairRows, Status};
+use crate::group::{GradeSettings, QueryRow, Status};
 use crate::labels::LabelIndex;
 use crate::metrics::Metric;
 
@@ -33,9 +33,11 @@ pub fn missing_column(ks: &[usize]) -> String {
 }
 
 /// The aggregates of one (run, stage).
-pub struct PairAggregates<'a> {
-    /// The graded rows they summarise.
-    pub pair: &'a PairRows,
+pub struct PairAggregates {
+    /// The run.
+    pub run: Box<str>,
+    /// The stage.
+    pub stage: Box<str>,
     /// Overall, per task, per language, per task × language.
     pub aggregates: Vec<Aggregate>,
 }
@@ -56,72 +58,97 @@ fn number(cell: &mut String, value: Option<f64>) -> &[u8] {
     cell.as_bytes()
 }
 
-/// Write per_query.csv: one row per (run, stage, labeled query).
-///
-/// # Errors
-/// The file cannot be created or written.
-pub fn write_per_query(
-    dir: &Path,
-    labels: &LabelIndex,
-    settings: &GradeSettings,
-    pairs: &[PairRows],
-) -> Result<()> {
-    let mut wtr = csv::Writer::from_writer(create(dir, "per_query.csv")?);
-    let mut header: Vec<String> = [
-        "run",
-        "stage",
-        "query_id",
-        "task",
-        "language",
-        "required",
-        "status",
-        "n_relevant",
-        "n_results",
-        "first_rel_rank",
-        "captures",
-        "latency_ms",
-        "context_tokens",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    header.extend(metric_columns(&settings.ks));
-    header.push(missing_column(&settings.ks));
-    wtr.write_record(&header)?;
-    let mut cell = String::new();
-    let mut missed = String::new();
-    for pair in pairs {
-        for row in &pair.rows {
+/// Writes per_query.csv, one row per (run, stage, labeled query), as the
+/// rows are graded.
+pub struct PerQueryWriter<'a> {
+    wtr: csv::Writer<BufWriter<File>>,
+    labels: &'a LabelIndex,
+    n_scores: usize,
+    cell: String,
+    missed: String,
+}
+
+impl<'a> PerQueryWriter<'a> {
+    /// Create the file in `dir` and write its header.
+    ///
+    /// # Errors
+    /// The file cannot be created or written.
+    pub fn create(dir: &Path, labels: &'a LabelIndex, settings: &GradeSettings) -> Result<Self> {
+        let mut wtr = csv::Writer::from_writer(create(dir, "per_query.csv")?);
+        let mut header: Vec<String> = [
+            "run",
+            "stage",
+            "query_id",
+            "task",
+            "language",
+            "required",
+            "status",
+            "n_relevant",
+            "n_results",
+            "first_rel_rank",
+            "captures",
+            "latency_ms",
+            "context_tokens",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        header.extend(metric_columns(&settings.ks));
+        header.push(missing_column(&settings.ks));
+        wtr.write_record(&header)?;
+        Ok(PerQueryWriter {
+            wtr,
+            labels,
+            n_scores: settings.n_scores(),
+            cell: String::new(),
+            missed: String::new(),
+        })
+    }
+
+    /// Write the rows of one (run, stage), in the order given.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn write(&mut self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<()> {
+        let (wtr, labels, cell) = (&mut self.wtr, self.labels, &mut self.cell);
+        for row in rows {
             let q = &labels.queries()[row.query as usize];
-            wtr.write_field(&*pair.run)?;
-            wtr.write_field(&*pair.stage)?;
+            wtr.write_field(run)?;
+            wtr.write_field(stage)?;
             wtr.write_field(&*q.id)?;
             wtr.write_field(labels.slice_name(q.task))?;
             wtr.write_field(labels.slice_name(q.language))?;
             wtr.write_field(if q.required { "true" } else { "false" })?;
             wtr.write_field(row.status.name())?;
-            wtr.write_field(number(&mut cell, Some(f64::from(q.n_relevant))))?;
-            wtr.write_field(number(&mut cell, row.n_results))?;
-            wtr.write_field(number(&mut cell, row.first_rel_rank.map(f64::from)))?;
-            wtr.write_field(number(&mut cell, Some(f64::from(row.captures))))?;
-            wtr.write_field(number(&mut cell, row.latency_ms))?;
-            wtr.write_field(number(&mut cell, row.context_tokens))?;
-            for i in 0..settings.n_scores() {
-                wtr.write_field(number(&mut cell, row.scores.as_ref().map(|s| s[i])))?;
+            wtr.write_field(number(cell, Some(f64::from(q.n_relevant))))?;
+            wtr.write_field(number(cell, row.n_results))?;
+            wtr.write_field(number(cell, row.first_rel_rank.map(f64::from)))?;
+            wtr.write_field(number(cell, Some(f64::from(row.captures))))?;
+            wtr.write_field(number(cell, row.latency_ms))?;
+            wtr.write_field(number(cell, row.context_tokens))?;
+            for i in 0..self.n_scores {
+                wtr.write_field(number(cell, row.scores.as_ref().map(|s| s[i])))?;
             }
-            missed.clear();
+            self.missed.clear();
             for (n, &doc) in row.missed.iter().enumerate() {
                 if n > 0 {
-                    missed.push('|');
+                    self.missed.push('|');
                 }
-                missed.push_str(labels.doc_id(doc));
+                self.missed.push_str(labels.doc_id(doc));
             }
-            wtr.write_field(&missed)?;
+            wtr.write_field(&self.missed)?;
             wtr.write_record(None::<&[u8]>)?;
         }
+        Ok(())
     }
-    wtr.flush().context("per_query.csv: cannot write")?;
-    Ok(())
+
+    /// Flush the file.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn finish(mut self) -> Result<()> {
+        self.wtr.flush().context("per_query.csv: cannot write")
+    }
 }
 
 /// Write aggregates.csv: one row per (run, stage, grouping set).
@@ -161,10 +188,15 @@ pub fn write_aggregates(
     );
     wtr.write_record(&header)?;
     let mut cell = String::new();
-    for PairAggregates { pair, aggregates } in pairs {
+    for PairAggregates {
+        run,
+        stage,
+        aggregates,
+    } in pairs
+    {
         for agg in aggregates {
-            wtr.write_field(&*pair.run)?;
-            wtr.write_field(&*pair.stage)?;
+            wtr.write_field(&**run)?;
+            wtr.write_field(&**stage)?;
             wtr.write_field(agg.task.map_or(ANY, |t| labels.slice_name(t)))?;
             wtr.write_field(agg.language.map_or(ANY, |l| labels.slice_name(l)))?;
             wtr.write_field(number(&mut cell, Some(agg.queries as f64)))?;
@@ -259,13 +291,14 @@ pub fn print_table(
     pairs: &[PairAggregates],
 ) -> io::Result<()> {
     let metrics = metric_columns(&settings.ks);
-    for PairAggregates { pair, aggregates } in pairs {
-        let run = if pair.run.is_empty() {
-            "(unnamed)"
-        } else {
-            &pair.run
-        };
-        writeln!(out, "run {run}  stage {}", pair.stage)?;
+    for PairAggregates {
+        run,
+        stage,
+        aggregates,
+    } in pairs
+    {
+        let run = if run.is_empty() { "(unnamed)" } else { run };
+        writeln!(out, "run {run}  stage {stage}")?;
         // Task × language rows stay in aggregates.csv: on a terminal they
         // would bury the overall, per-task and per-language rows.
         let (slices, shown): (Vec<String>, Vec<&Aggregate>) = aggregates
@@ -450,7 +483,7 @@ pub struct OverallSummary {
 
 impl OverallSummary {
     /// The summary of an overall aggregate.
-    pub fn new(pair: &PairRows, overall: &Aggregate, settings: &GradeSettings) -> Self {
+    pub fn new(pair: &PairAggregates, overall: &Aggregate, settings: &GradeSettings) -> Self {
         let means = overall.means();
         let metrics = metric_columns(&settings.ks)
             .into_iter()

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
@@ -12,14 +13,14 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::aggregate::aggregate;
+use crate::aggregate::Aggregator;
 use crate::capture::{BlockOutcome, BlockWorker, JudgeConfig, LineCounts, Reject};
 use crate::cli::{GradeArgs, ProgressWhen};
-use crate::group::{GradeSettings, Grouper, Status};
+use crate::group::{GradeSettings, Grouper, PairSlots, Status};
 use crate::labels::LabelIndex;
 use crate::read::{self, Chunk, Input, InputStats};
 use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
-use crate::report::{self, Counts, PairAggregates};
+use crate::report::{self, Counts, PairAggregates, PerQueryWriter};
 
 /// Exit status when rejects exceed `--max-rejects` (SPEC §2).
 const EXIT_REJECTS: u8 = 1;
@@ -67,7 +68,12 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     } = streamed;
     rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
     let default_stage = args.stages.first().map_or(DEFAULT_STAGE, String::as_str);
-    let graded = grouper.finish(&labels, &settings, default_stage);
+    let grouped = grouper.finish(default_stage);
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+    }
+    let graded = grade_pairs(grouped.pairs, &labels, &settings, args.out.as_deref())?;
     rejects.extend(graded.rejects);
     rejects.sort_by(|a, b| {
         a.origin
@@ -75,15 +81,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             .then_with(|| a.reason.cmp(&b.reason))
     });
     recover_excerpts(&inputs, &mut rejects)?;
-
-    let pair_aggregates: Vec<PairAggregates> = graded
-        .pairs
-        .par_iter()
-        .map(|pair| PairAggregates {
-            pair,
-            aggregates: aggregate(&labels, &settings, pair),
-        })
-        .collect();
+    let pair_aggregates = graded.aggregates;
     let counts = Counts {
         labeled: labels.queries().len() as u64,
         no_answer: labels
@@ -91,33 +89,20 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             .iter()
             .filter(|q| q.n_relevant == 0)
             .count() as u64,
-        graded: graded
-            .pairs
-            .iter()
-            .flat_map(|p| &p.rows)
-            .filter(|r| r.status == Status::Ok)
-            .count() as u64,
+        graded: graded.ok_rows,
         records: lines.records,
         blank_lines: lines.blank,
         events: lines.events,
         unlabeled_events: lines.unlabeled,
         other_stage_events: lines.other_stage,
         rejected: rejects.len() as u64,
-        repeats: graded
-            .pairs
-            .iter()
-            .flat_map(|p| &p.rows)
-            .map(|r| u64::from(r.captures.saturating_sub(1)))
-            .sum(),
+        repeats: graded.repeats,
         graded_records: graded.graded_records,
-        superseded_records: graded.superseded_records,
+        superseded_records: grouped.superseded_records,
     };
 
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
-        report::write_per_query(dir, &labels, &settings, &graded.pairs)?;
         report::write_aggregates(dir, &labels, &settings, &pair_aggregates)?;
         report::write_rejects(dir, &rejects, &input_names)?;
         let summary = summary(
@@ -230,9 +215,16 @@ fn stream(
         scope.spawn(move || {
             pool.install(|| {
                 chunk_rx.into_iter().par_bridge().for_each_init(
-                    || BlockWorker::new(config),
-                    // A send fails only once the merger has stopped, and then nothing is left to do.
-                    |worker, chunk| drop(outcome_tx.send(worker.process(chunk))),
+                    || (BlockWorker::new(config), spent_tx.clone()),
+                    |(worker, spent_tx), chunk| {
+                        let outcome = worker.process(&chunk);
+                        // The buffer goes back to the reader at once; if the
+                        // reader has finished, it is simply freed.
+                        let _ = spent_tx.send(chunk.into_buffer());
+                        // A send fails only once the merger has stopped, and
+                        // then nothing is left to do.
+                        let _ = outcome_tx.send(outcome);
+                    },
                 );
             })
         });
@@ -240,8 +232,6 @@ fn stream(
             grouper.merge(&mut outcome);
             counts += outcome.counts;
             rejects.append(&mut outcome.rejects);
-            // The reader may have finished: a spent buffer is then simply freed.
-            let _ = spent_tx.send(outcome.spent);
         }
         reader.join()
     });
@@ -255,6 +245,63 @@ fn stream(
         counts,
         stats,
     })
+}
+
+/// What grading every (run, stage) leaves besides per_query.csv.
+struct GradedPairs {
+    aggregates: Vec<PairAggregates>,
+    rejects: Vec<Reject>,
+    ok_rows: u64,
+    repeats: u64,
+    graded_records: u64,
+}
+
+/// Grade each (run, stage) a range of queries at a time, writing its rows
+/// to per_query.csv (when there is an output directory) and gathering its
+/// aggregates, so that rows never pile up in memory.
+fn grade_pairs(
+    pairs: Vec<PairSlots>,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    out: Option<&Path>,
+) -> Result<GradedPairs> {
+    const QUERIES_AT_A_TIME: usize = 1 << 14;
+    let mut per_query = out
+        .map(|dir| PerQueryWriter::create(dir, labels, settings))
+        .transpose()?;
+    let mut graded = GradedPairs {
+        aggregates: Vec::new(),
+        rejects: Vec::new(),
+        ok_rows: 0,
+        repeats: 0,
+        graded_records: 0,
+    };
+    for mut pair in pairs {
+        let mut aggregator = Aggregator::new(labels, settings);
+        let n = pair.n_queries();
+        for start in (0..n).step_by(QUERIES_AT_A_TIME) {
+            let chunk = pair.grade(start..n.min(start + QUERIES_AT_A_TIME), labels, settings);
+            if let Some(writer) = &mut per_query {
+                writer.write(&pair.run, &pair.stage, &chunk.rows)?;
+            }
+            for row in &chunk.rows {
+                aggregator.add(row);
+                graded.ok_rows += u64::from(row.status == Status::Ok);
+                graded.repeats += u64::from(row.captures.saturating_sub(1));
+            }
+            graded.rejects.extend(chunk.rejects);
+            graded.graded_records += chunk.graded_records;
+        }
+        graded.aggregates.push(PairAggregates {
+            run: pair.run,
+            stage: pair.stage,
+            aggregates: aggregator.finish(),
+        });
+    }
+    if let Some(writer) = per_query {
+        writer.finish()?;
+    }
+    Ok(graded)
 }
 
 /// Fill in the record excerpt of rejects that were decided after their
@@ -342,7 +389,7 @@ fn summary(
             .filter_map(|p| {
                 p.aggregates
                     .first()
-                    .map(|overall| report::OverallSummary::new(p.pair, overall, settings))
+                    .map(|overall| report::OverallSummary::new(p, overall, settings))
             })
             .collect(),
         elapsed_seconds: elapsed,
