@@ -4,7 +4,7 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rgrade::capture::{BlockWorker, JudgeConfig};
 use rgrade::cli::{DuplicateDocs, LogsFormat};
 use rgrade::labels::{id_hash, LabelIndex};
@@ -66,24 +66,21 @@ fn judge_block(c: &mut Criterion) {
         stages: &[],
         duplicates: DuplicateDocs::Reject,
     };
-    let bytes = log_block();
+    let chunk = Chunk::Lines(Block {
+        input: 0,
+        first_line: 1,
+        bytes: log_block(),
+        format: LogsFormat::Jsonl,
+    });
+    let Chunk::Lines(block) = &chunk else {
+        unreachable!("built as lines above")
+    };
     let mut group = c.benchmark_group("judge");
-    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.throughput(Throughput::Bytes(block.bytes.len() as u64));
     group.sample_size(20);
     group.bench_function("jsonl_block_10k_lines", |b| {
         let mut worker = BlockWorker::new(&config);
-        b.iter_batched(
-            || {
-                Chunk::Lines(Block {
-                    input: 0,
-                    first_line: 1,
-                    bytes: bytes.clone(),
-                    format: LogsFormat::Jsonl,
-                })
-            },
-            |chunk| black_box(worker.process(chunk)),
-            BatchSize::LargeInput,
-        )
+        b.iter(|| black_box(worker.process(&chunk)))
     });
     group.finish();
 }

@@ -49,7 +49,7 @@ fn main() -> anyhow::Result<()> {
             chunk_rx.into_iter().par_bridge().for_each_init(
                 JsonParser::default,
                 |parser, chunk| {
-                    let Chunk::Lines(block) = chunk else { return };
+                    let Chunk::Lines(block) = &chunk else { return };
                     if !decode_only {
                         let mut touched = 0;
                         for line in read::lines(&block.bytes).filter(|l| !l.is_empty()) {
@@ -62,7 +62,7 @@ fn main() -> anyhow::Result<()> {
                         }
                         results.fetch_add(touched, Ordering::Relaxed);
                     }
-                    let _ = spent_tx.send(block.bytes);
+                    let _ = spent_tx.send(chunk.into_buffer());
                 },
             );
         });

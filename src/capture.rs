@@ -126,6 +126,8 @@ pub type RunStage = (Box<str>, Box<str>);
 /// Everything one block produced. Pair indices are local to the block.
 #[derive(Debug, Default)]
 pub struct BlockOutcome {
+    /// The input the block came from.
+    pub input: u32,
     /// The (run, stage) pairs seen in the block.
     pub pairs: Vec<RunStage>,
     /// Judged captures of labeled queries: (pair, query, capture).
@@ -276,6 +278,10 @@ impl<'a> BlockWorker<'a> {
     /// Parse and judge every line of a chunk.
     pub fn process(&mut self, chunk: &Chunk) -> BlockOutcome {
         let mut out = BlockOutcome::default();
+        match chunk {
+            Chunk::Lines(block) => out.input = block.input,
+            &Chunk::Oversized { input, .. } => out.input = input,
+        }
         match chunk {
             &Chunk::Oversized {
                 input,

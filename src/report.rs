@@ -405,7 +405,12 @@ pub struct InputSummary {
     /// Bytes after decompression.
     pub decoded_bytes: u64,
     /// Lines, blank ones included.
+    pub lines: u64,
+    /// Non-blank lines: the records.
     pub records: u64,
+    /// Records rejected while reading this input (rejects decided later,
+    /// such as repeated captures, are only in the total).
+    pub rejected: u64,
     /// xxh3-128 of the bytes read, in hex.
     pub hash: String,
 }

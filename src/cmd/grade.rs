@@ -10,6 +10,7 @@ use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -63,9 +64,13 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let Streamed {
         mut grouper,
         mut rejects,
-        counts: lines,
+        per_input,
         stats,
     } = streamed;
+    let mut lines = LineCounts::default();
+    for counts in &per_input {
+        lines += *counts;
+    }
     rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
     let default_stage = args.stages.first().map_or(DEFAULT_STAGE, String::as_str);
     let grouped = grouper.finish(default_stage);
@@ -110,8 +115,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             command,
             &labels,
             &settings,
-            &input_names,
-            &stats,
+            input_summaries(&input_names, &stats, &per_input),
             counts,
             &pair_aggregates,
             threads,
@@ -182,7 +186,8 @@ fn progress_bar(when: ProgressWhen, inputs: &[Input]) -> ProgressBar {
 struct Streamed {
     grouper: Grouper,
     rejects: Vec<Reject>,
-    counts: LineCounts,
+    /// Line counts of each input.
+    per_input: Vec<LineCounts>,
     stats: Vec<InputStats>,
 }
 
@@ -205,7 +210,7 @@ fn stream(
     let (spent_tx, spent_rx) = read::buffer_pool();
     let mut grouper = Grouper::new(args.repeats, config.labels.queries().len());
     let mut rejects = Vec::new();
-    let mut counts = LineCounts::default();
+    let mut per_input = vec![LineCounts::default(); inputs.len()];
     let stats = std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
             read::read_inputs(inputs, args.logs_format, &chunk_tx, &spent_rx, &|n| {
@@ -230,7 +235,7 @@ fn stream(
         });
         for mut outcome in outcome_rx {
             grouper.merge(&mut outcome);
-            counts += outcome.counts;
+            per_input[outcome.input as usize] += outcome.counts;
             rejects.append(&mut outcome.rejects);
         }
         reader.join()
@@ -242,7 +247,7 @@ fn stream(
     Ok(Streamed {
         grouper,
         rejects,
-        counts,
+        per_input,
         stats,
     })
 }
@@ -335,22 +340,48 @@ fn recover_excerpts(inputs: &[Input], rejects: &mut [Reject]) -> Result<()> {
     Ok(())
 }
 
+/// An option's value as typed on the command line.
+fn value_name(value: impl ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+/// Each input as summary.json describes it.
+fn input_summaries(
+    names: &[String],
+    stats: &[InputStats],
+    counts: &[LineCounts],
+) -> Vec<report::InputSummary> {
+    names
+        .iter()
+        .zip(stats.iter().zip(counts))
+        .map(|(name, (s, counts))| report::InputSummary {
+            path: name.clone(),
+            bytes: s.bytes,
+            decoded_bytes: s.decoded_bytes,
+            lines: s.lines,
+            records: counts.records,
+            rejected: counts.rejected,
+            hash: s.hash.clone(),
+        })
+        .collect()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn summary(
     args: &GradeArgs,
     command: Vec<String>,
     labels: &LabelIndex,
     settings: &GradeSettings,
-    input_names: &[String],
-    stats: &[InputStats],
+    inputs: Vec<report::InputSummary>,
     counts: Counts,
     pairs: &[PairAggregates],
     threads: usize,
     started: Instant,
 ) -> report::Summary {
     let elapsed = started.elapsed().as_secs_f64();
-    let decoded: u64 = stats.iter().map(|s| s.decoded_bytes).sum();
-    let value_name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+    let decoded: u64 = inputs.iter().map(|i| i.decoded_bytes).sum();
     report::Summary {
         tool: "rgrade",
         version: env!("CARGO_PKG_VERSION"),
@@ -362,22 +393,12 @@ fn summary(
             format: labels.source.format,
             queries: labels.queries().len(),
         },
-        inputs: input_names
-            .iter()
-            .zip(stats)
-            .map(|(name, s)| report::InputSummary {
-                path: name.clone(),
-                bytes: s.bytes,
-                decoded_bytes: s.decoded_bytes,
-                records: s.lines,
-                hash: s.hash.clone(),
-            })
-            .collect(),
+        inputs,
         settings: report::SettingsSummary {
             k: settings.ks.clone(),
-            missing: value_name(&args.missing),
-            repeats: value_name(&args.repeats),
-            duplicate_docs: value_name(&args.duplicate_docs),
+            missing: value_name(args.missing),
+            repeats: value_name(args.repeats),
+            duplicate_docs: value_name(args.duplicate_docs),
             min_rel: args.min_rel,
             stages: args.stages.clone(),
             threads,
