@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# End-to-end benchmark of `rgrade grade` on `rgrade gen` data.
+#
+#   benches/e2e.sh [--quick] [--python] [--runs N] [--data DIR]
+#
+# Generates S (100,000 queries x 100 results) and M (1,000,000 x 10) as
+# JSONL, gzip, zstd and TREC, then times, each the median of N runs (3 by
+# default) with /usr/bin/time: rgrade at 1 and 2 threads, the parse-only
+# baseline (same reader and JSON parse, nothing else), decompression
+# alone, and with --python pytrec_eval and ranx on the TREC files
+# (installed into a throwaway venv). Prints a Markdown table.
+# --quick uses 10x smaller data. Data lives in --data (default
+# /tmp/rgrade-bench), never in the repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=3 quick=0 python=0 data=/tmp/rgrade-bench
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --python) python=1 ;;
+    --runs) runs=$2; shift ;;
+    --data) data=$2; shift ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+cargo build --release --quiet --bin rgrade --bench parse_only
+rgrade=target/release/rgrade
+parse_only=$(ls -t target/release/deps/parse_only-* | grep -v '\.d$' | head -n 1)
+
+scale=$(( quick ? 10 : 1 ))
+mkdir -p "$data"
+
+# make NAME QUERIES RESULTS: JSONL (+ .gz, .zst, + doubled by unlabeled traffic) and TREC.
+make() {
+  local name=$1 queries=$(( $2 / scale )) results=$3 dir="$data/$1"
+  [ -f "$dir/done" ] && return
+  rm -rf "$dir"
+  "$rgrade" gen --queries "$queries" --results "$results" --seed 1 -o "$dir/jsonl" 2>/dev/null
+  "$rgrade" gen --queries "$queries" --results "$results" --seed 1 --unlabeled "$queries" -o "$dir/doubled" 2>/dev/null
+  "$rgrade" gen --queries "$queries" --results "$results" --seed 1 --format trec -o "$dir/trec" 2>/dev/null
+  gzip -1 -k "$dir/jsonl/logs.jsonl"
+  zstd -q -3 -k "$dir/jsonl/logs.jsonl"
+  touch "$dir/done"
+}
+
+# measure LABEL BYTES COMMAND...: median wall time of $runs runs, with the
+# CPU time and peak RSS of that run.
+measure() {
+  local label=$1 bytes=$2; shift 2
+  local results=() stats
+  stats=$(mktemp)
+  for _ in $(seq "$runs"); do
+    sync
+    /usr/bin/time -o "$stats" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || true
+    results+=("$(tail -n 1 "$stats")")
+  done
+  rm -f "$stats"
+  printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p" | {
+    read -r wall user sys rss
+    awk -v l="$label" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v b="$bytes" 'BEGIN {
+      printf "| %s | %.2f | %.2f | %.0f | %.0f |\n", l, w, u + s, b / 1e6 / w, r / 1024 }'
+  }
+}
+
+echo "| run | wall s | CPU s | MB/s | peak RSS MB |"
+echo "|---|---|---|---|---|"
+for size in S M; do
+  if [ "$size" = S ]; then make S 100000 100; else make M 1000000 10; fi
+  d="$data/$size"
+  labels="$d/jsonl/labels.jsonl"
+  plain=$(stat -c %s "$d/jsonl/logs.jsonl")
+  for j in 1 2; do
+    measure "$size parse-only baseline -j$j" "$plain" "$parse_only" -j "$j" "$d/jsonl/logs.jsonl"
+    measure "$size rgrade JSONL -j$j" "$plain" "$rgrade" grade -q --labels "$labels" -k 10 -j "$j" "$d/jsonl/logs.jsonl"
+  done
+  measure "$size rgrade JSONL + unlabeled (2x log) -j2" "$(stat -c %s "$d/doubled/logs.jsonl")" \
+    "$rgrade" grade -q --labels "$labels" -k 10 -j 2 "$d/doubled/logs.jsonl"
+  for z in gz zst; do
+    measure "$size decompress only .$z" "$plain" "$parse_only" --decode-only "$d/jsonl/logs.jsonl.$z"
+    measure "$size rgrade .jsonl.$z -j2" "$plain" "$rgrade" grade -q --labels "$labels" -k 10 -j 2 "$d/jsonl/logs.jsonl.$z"
+  done
+  trec_bytes=$(stat -c %s "$d/trec/run.trec")
+  for j in 1 2; do
+    measure "$size rgrade TREC -j$j" "$trec_bytes" "$rgrade" grade -q --labels "$d/trec/labels.jsonl" -k 10 -j "$j" "$d/trec/run.trec"
+  done
+  if [ "$python" = 1 ]; then
+    venv="$data/venv"
+    [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" -q install pytrec-eval-terrier ranx; }
+    for tool in pytrec_eval ranx; do
+      measure "$size $tool TREC" "$trec_bytes" "$venv/bin/python" benches/python_baseline.py "$tool" "$d/trec/labels.jsonl" "$d/trec/run.trec"
+    done
+  fi
+done
