@@ -16,7 +16,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Parser as _;
 use proptest::collection::{btree_map, btree_set, vec};
@@ -26,6 +25,8 @@ use proptest::sample::{select, subsequence, Index};
 use proptest::test_runner::TestCaseError;
 use rgrade::cli::{Cli, Command};
 use serde_json::{json, Map, Value};
+
+use crate::util::{self, aggregates_header, Workdir, METRICS};
 
 // ---------------------------------------------------------------------------
 // Vocabulary the generators draw from.
@@ -47,8 +48,6 @@ const LANGUAGES: &[&str] = &["en", "de"];
 const CUTOFFS: &[usize] = &[1, 2, 3, 5, 20];
 /// TREC scores, few enough that ties are common.
 const SCORES: &[f64] = &[-1.0, 0.0, 0.5, 1.0, 1.5, 2.5];
-/// The metric columns of SPEC §5, in order, for each cutoff.
-const METRICS: [&str; 6] = ["recall", "rr", "hit", "precision", "ndcg", "ap"];
 /// Absolute and relative tolerance for numeric cells.
 const TOLERANCE: f64 = 1e-9;
 
@@ -862,36 +861,11 @@ fn count(n: usize) -> Cell {
     Cell::Number(Some(n as f64))
 }
 
-fn metric_columns(options: &Options) -> Vec<String> {
-    options
-        .ks
-        .iter()
-        .flat_map(|k| METRICS.iter().map(move |m| format!("{m}@{k}")))
-        .collect()
-}
-
+/// per_query.csv's header, its missing-evidence column named for the
+/// deepest cutoff.
 fn per_query_header(options: &Options) -> Vec<String> {
     let deepest = options.ks.iter().max().copied().unwrap_or(1);
-    let mut header: Vec<String> = [
-        "run",
-        "stage",
-        "query_id",
-        "task",
-        "language",
-        "required",
-        "status",
-        "n_relevant",
-        "n_results",
-        "first_rel_rank",
-        "captures",
-        "latency_ms",
-        "context_tokens",
-    ]
-    .map(String::from)
-    .to_vec();
-    header.extend(metric_columns(options));
-    header.push(format!("missing_at_{deepest}"));
-    header
+    util::per_query_header(&options.ks, deepest)
 }
 
 fn per_query_table(rows: &[QueryRow]) -> Vec<Vec<Cell>> {
@@ -921,33 +895,6 @@ fn per_query_table(rows: &[QueryRow]) -> Vec<Vec<Cell>> {
             cells
         })
         .collect()
-}
-
-fn aggregates_header(options: &Options) -> Vec<String> {
-    let mut header: Vec<String> = [
-        "run",
-        "stage",
-        "task",
-        "language",
-        "queries",
-        "ok",
-        "missing",
-        "invalid",
-        "no_answer",
-    ]
-    .map(String::from)
-    .to_vec();
-    header.extend(metric_columns(options));
-    header.extend(
-        [
-            "latency_p50_ms",
-            "latency_p95_ms",
-            "latency_p99_ms",
-            "context_tokens_mean",
-        ]
-        .map(String::from),
-    );
-    header
 }
 
 /// One aggregates.csv row: the rows of a (run, stage) in one slice.
@@ -1029,30 +976,6 @@ fn aggregates_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<Cell>> {
 // ---------------------------------------------------------------------------
 // Running rgrade and reading its outputs.
 // ---------------------------------------------------------------------------
-
-/// A scratch directory under the system temp dir, removed on drop.
-struct Scratch {
-    path: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "rgrade-prop-grade-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).expect("create scratch directory");
-        Self { path }
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
 
 /// The written inputs of a scenario and how to describe them on failure.
 struct Written {
@@ -1238,9 +1161,9 @@ fn table_differences(
 /// Grade `scenario` with rgrade and with the reference; describe every
 /// difference (with the inputs and command line) if there is any.
 fn check_against_reference(scenario: &Scenario) -> Result<(), String> {
-    let scratch = Scratch::new();
-    let written = write_inputs(scenario, &scratch.path);
-    let out = scratch.path.join("out");
+    let scratch = Workdir::new("prop_grade");
+    let written = write_inputs(scenario, scratch.root());
+    let out = scratch.path("out");
     let command = command_line(&written, &scenario.options, scenario.options.threads, &out);
     let context = || {
         format!(
@@ -1263,7 +1186,7 @@ fn check_against_reference(scenario: &Scenario) -> Result<(), String> {
     );
     differences.extend(table_differences(
         "aggregates.csv",
-        &aggregates_header(options),
+        &aggregates_header(&options.ks),
         &aggregates_table(&expected.rows, options),
         &read_csv(&out.join("aggregates.csv"))?,
         4,
@@ -1290,11 +1213,11 @@ fn check_against_reference(scenario: &Scenario) -> Result<(), String> {
 
 /// Grade `scenario` with -j 1 and -j 2; the outputs must be byte-identical.
 fn check_thread_independence(scenario: &Scenario) -> Result<(), String> {
-    let scratch = Scratch::new();
-    let written = write_inputs(scenario, &scratch.path);
+    let scratch = Workdir::new("prop_grade");
+    let written = write_inputs(scenario, scratch.root());
     let mut outputs = Vec::new();
     for threads in [1, 2] {
-        let out = scratch.path.join(format!("out-j{threads}"));
+        let out = scratch.path(&format!("out-j{threads}"));
         let command = command_line(&written, &scenario.options, threads, &out);
         let status = grade(&command).map_err(|e| format!("{e}\n{}", written.description))?;
         let files: Vec<Vec<u8>> = ["per_query.csv", "aggregates.csv", "rejects.jsonl"]

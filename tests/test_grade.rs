@@ -5,78 +5,25 @@
 //! reads the outputs back: CSV into rows, summary.json and rejects.jsonl
 //! through serde_json, the stdout table into cells.
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write as _};
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use serde_json::Value;
 
-use crate::util::{assert_cell, assert_text, gzip, seed, zstd_compress, Run, Table, Workdir};
-
-/// The columns of per_query.csv before the metric columns (SPEC §5).
-const PER_QUERY_LEADING: [&str; 13] = [
-    "run",
-    "stage",
-    "query_id",
-    "task",
-    "language",
-    "required",
-    "status",
-    "n_relevant",
-    "n_results",
-    "first_rel_rank",
-    "captures",
-    "latency_ms",
-    "context_tokens",
-];
-
-/// The metric names, in column order per cutoff (SPEC §5).
-const METRICS: [&str; 6] = ["recall", "rr", "hit", "precision", "ndcg", "ap"];
+use crate::util::{
+    aggregates_header, assert_cell, assert_counts_add_up, assert_text, count, gzip, metric_columns,
+    per_query_header, seed, zstd_compress, Table, Workdir,
+};
 
 /// Lines joined into a file's text, each ending in a newline.
 fn text(lines: &[&str]) -> String {
     lines.iter().map(|line| format!("{line}\n")).collect()
 }
 
-/// The metric columns for these cutoffs, in order.
-fn metric_columns(ks: &[usize]) -> Vec<String> {
-    ks.iter()
-        .flat_map(|k| METRICS.iter().map(move |m| format!("{m}@{k}")))
-        .collect()
-}
-
 /// 1 / log2(rank + 1): the nDCG discount at a 1-based rank.
 fn discount(rank: u32) -> f64 {
     1.0 / f64::from(rank + 1).log2()
-}
-
-/// A count from summary.json.
-#[track_caller]
-fn count(summary: &Value, name: &str) -> u64 {
-    summary["counts"][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("summary.json counts.{name} missing:\n{summary:#}"))
-}
-
-/// summary.json's counts add up (README "Outputs").
-#[track_caller]
-fn assert_counts_add_up(summary: &Value) {
-    let parts = [
-        "graded_records",
-        "superseded_records",
-        "unlabeled_events",
-        "other_stage_events",
-        "rejected",
-    ];
-    let sum: u64 = parts.iter().map(|p| count(summary, p)).sum();
-    assert_eq!(
-        count(summary, "records"),
-        sum,
-        "records != {}:\n{:#}",
-        parts.join(" + "),
-        summary["counts"]
-    );
 }
 
 /// rejects.jsonl as (file, line, reason), in file order.
@@ -101,44 +48,6 @@ fn in_file(file: &str, rejects: &[(u64, &str)]) -> Vec<(String, u64, String)> {
         .collect()
 }
 
-/// The stdout table: (run, stage) → slice → column → cell.
-type StdoutTable = HashMap<(String, String), HashMap<String, HashMap<String, String>>>;
-
-/// Read the stdout table back into cells: a `run R  stage S` title, a
-/// header line, one line per slice, a blank line; a closing `note:` line.
-fn parse_stdout_table(run: &Run) -> StdoutTable {
-    let mut table = StdoutTable::new();
-    let mut current: Option<(String, String)> = None;
-    let mut header: Vec<String> = Vec::new();
-    for line in run.stdout.lines() {
-        if let Some(title) = line.strip_prefix("run ") {
-            let (name, stage) = title
-                .split_once("  stage ")
-                .unwrap_or_else(|| panic!("bad table title {line:?}\n{run}"));
-            current = Some((name.to_string(), stage.to_string()));
-            header.clear();
-        } else if line.trim().is_empty() || line.starts_with("note:") {
-            continue;
-        } else {
-            let key = current
-                .clone()
-                .unwrap_or_else(|| panic!("table row before a title: {line:?}\n{run}"));
-            let cells: Vec<String> = line.split_whitespace().map(String::from).collect();
-            if header.is_empty() {
-                header = cells;
-                continue;
-            }
-            assert_eq!(cells.len(), header.len(), "ragged row {line:?}\n{run}");
-            let row = header[1..].iter().cloned().zip(cells[1..].iter().cloned());
-            table
-                .entry(key)
-                .or_default()
-                .insert(cells[0].clone(), row.collect());
-        }
-    }
-    table
-}
-
 /// The worked example of SPEC §1 grades to the published numbers: 0.833
 /// mean recall@3 and 0.667 MRR@3 on stdout; the per-query values, columns
 /// in the contracted order and `missing_at_3 = share_limits` for
@@ -159,17 +68,14 @@ fn worked_example_reproduces_the_spec() {
     ]);
     run.expect_code(0);
 
-    let table = parse_stdout_table(&run);
+    let table = run.stdout_table();
     let all = &table[&("(unnamed)".to_string(), "final".to_string())]["all"];
     assert_eq!(all["recall@3"], "0.833", "{run}");
     assert_eq!(all["rr@3"], "0.667", "{run}");
     assert_eq!(all["queries"], "3", "{run}");
 
     let per_query = wd.read_csv("out/per_query.csv");
-    let mut header: Vec<String> = PER_QUERY_LEADING.map(String::from).to_vec();
-    header.extend(metric_columns(&[3]));
-    header.push("missing_at_3".into());
-    assert_eq!(per_query.header, header);
+    assert_eq!(per_query.header, per_query_header(&[3], 3));
     assert_eq!(
         per_query.column("query_id"),
         ["q_export", "q_reset", "q_sharing"]
@@ -232,30 +138,7 @@ fn worked_example_reproduces_the_spec() {
     }
 
     let aggregates = wd.read_csv("out/aggregates.csv");
-    let mut header: Vec<String> = [
-        "run",
-        "stage",
-        "task",
-        "language",
-        "queries",
-        "ok",
-        "missing",
-        "invalid",
-        "no_answer",
-    ]
-    .map(String::from)
-    .to_vec();
-    header.extend(metric_columns(&[3]));
-    header.extend(
-        [
-            "latency_p50_ms",
-            "latency_p95_ms",
-            "latency_p99_ms",
-            "context_tokens_mean",
-        ]
-        .map(String::from),
-    );
-    assert_eq!(aggregates.header, header);
+    assert_eq!(aggregates.header, aggregates_header(&[3]));
     let slices: Vec<(String, String)> = aggregates
         .column("task")
         .into_iter()
@@ -335,10 +218,7 @@ fn metric_columns_follow_the_cutoff_order() {
     ])
     .expect_code(0);
     let per_query = wd.read_csv("out/per_query.csv");
-    let mut header: Vec<String> = PER_QUERY_LEADING.map(String::from).to_vec();
-    header.extend(metric_columns(&[10, 1, 3]));
-    header.push("missing_at_10".into());
-    assert_eq!(per_query.header, header);
+    assert_eq!(per_query.header, per_query_header(&[10, 1, 3], 10));
     let row = per_query.row(&[("query_id", "q_reset")]);
     assert_cell(&row, "recall@1", 0.0);
     assert_cell(&row, "recall@3", 1.0);
@@ -997,7 +877,7 @@ fn missing_fail_and_skip() {
     let chitchat = aggregates.row(&[("task", "chitchat"), ("language", "*")]);
     assert_cell(&chitchat, "no_answer", 1.0);
     assert_text(&chitchat, "recall@1", "");
-    let stdout = parse_stdout_table(&run);
+    let stdout = run.stdout_table();
     let slices = &stdout[&("(unnamed)".to_string(), "final".to_string())];
     assert_eq!(slices["task=chitchat"]["recall@1"], "-", "{run}");
     assert_eq!(slices["all"]["recall@1"], "0.333", "{run}");

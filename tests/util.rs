@@ -50,6 +50,11 @@ impl Workdir {
         Workdir { root }
     }
 
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// The absolute path of `rel` inside the directory.
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
@@ -291,6 +296,71 @@ impl fmt::Display for Run {
             self.command, self.status, self.stdout, self.stderr
         )
     }
+}
+
+/// The columns of per_query.csv before the metric columns (SPEC §5).
+pub const PER_QUERY_LEADING: [&str; 13] = [
+    "run",
+    "stage",
+    "query_id",
+    "task",
+    "language",
+    "required",
+    "status",
+    "n_relevant",
+    "n_results",
+    "first_rel_rank",
+    "captures",
+    "latency_ms",
+    "context_tokens",
+];
+
+/// The columns of aggregates.csv before the metric columns (SPEC §5).
+pub const AGGREGATES_LEADING: [&str; 9] = [
+    "run",
+    "stage",
+    "task",
+    "language",
+    "queries",
+    "ok",
+    "missing",
+    "invalid",
+    "no_answer",
+];
+
+/// The columns of aggregates.csv after the metric columns (SPEC §5).
+pub const AGGREGATES_TRAILING: [&str; 4] = [
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "context_tokens_mean",
+];
+
+/// The metric names, in column order per cutoff (SPEC §5).
+pub const METRICS: [&str; 6] = ["recall", "rr", "hit", "precision", "ndcg", "ap"];
+
+/// The metric columns for these cutoffs, in the order given.
+pub fn metric_columns(ks: &[usize]) -> Vec<String> {
+    ks.iter()
+        .flat_map(|k| METRICS.iter().map(move |m| format!("{m}@{k}")))
+        .collect()
+}
+
+/// per_query.csv's header for cutoffs `ks`, its missing-evidence column
+/// named `missing_at_{missing_at}` (the caller says which cutoff that is).
+pub fn per_query_header(ks: &[usize], missing_at: usize) -> Vec<String> {
+    let mut header: Vec<String> = PER_QUERY_LEADING.map(String::from).to_vec();
+    header.extend(metric_columns(ks));
+    header.push(format!("missing_at_{missing_at}"));
+    header
+}
+
+/// aggregates.csv's header for cutoffs `ks`.
+pub fn aggregates_header(ks: &[usize]) -> Vec<String> {
+    let mut header: Vec<String> = AGGREGATES_LEADING.map(String::from).to_vec();
+    header.extend(metric_columns(ks));
+    header.extend(AGGREGATES_TRAILING.map(String::from));
+    header
 }
 
 /// A count from summary.json.
