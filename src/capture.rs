@@ -4,6 +4,7 @@
 //! follows the number of labeled queries, not the bytes of the logs.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use hashbrown::HashTable;
 
@@ -46,8 +47,9 @@ pub struct Capture {
     pub latency_ms: Option<f64>,
     /// Context size in tokens, if recorded.
     pub context_tokens: Option<f64>,
-    /// The judged documents in the ranking, by rank.
-    pub found: Box<[Found]>,
+    /// The judged documents in the ranking, by rank: a range of the found
+    /// list of whoever holds the capture (a block outcome, the grouper).
+    pub found: Range<u32>,
 }
 
 /// One line of a TREC run for a labeled query, held until the whole run
@@ -132,6 +134,8 @@ pub struct BlockOutcome {
     pub pairs: Vec<RunStage>,
     /// Judged captures of labeled queries: (pair, query, capture).
     pub captures: Vec<(u32, QueryIdx, Capture)>,
+    /// The judged documents the captures found, back to back.
+    pub found: Vec<Found>,
     /// Labeled (pair, query) keys whose capture was rejected.
     pub rejected_keys: Vec<(u32, QueryIdx)>,
     /// TREC lines of labeled queries: (pair, query, entry).
@@ -190,23 +194,26 @@ pub struct RankingJudge {
 }
 
 impl RankingJudge {
-    /// Judge the ranking `docs` of `query`: the number of results kept and
-    /// the judged documents by rank.
+    /// Judge the ranking `docs` of `query`: append its judged documents, by
+    /// rank, to `found` and return how many results it keeps and where in
+    /// `found` its documents are.
     ///
     /// # Errors
-    /// `duplicate_doc` when a doc id repeats and `duplicates` is `Reject`.
+    /// `duplicate_doc` when a doc id repeats and `duplicates` is `Reject`;
+    /// `found` is then unchanged.
     pub fn judge<S: AsRef<str>>(
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
         docs: &[S],
         duplicates: DuplicateDocs,
-    ) -> Result<(u32, Vec<Found>), Invalid> {
+        found: &mut Vec<Found>,
+    ) -> Result<(u32, Range<u32>), Invalid> {
         self.hashes.clear();
         self.hashes
             .extend(docs.iter().map(|d| id_hash(d.as_ref().as_bytes())));
         self.mark_duplicates(docs, duplicates)?;
-        let mut found = Vec::new();
+        let start = found.len() as u32;
         let mut rank = 0u32;
         for (i, doc) in docs.iter().enumerate() {
             if self.dropped[i] {
@@ -217,7 +224,7 @@ impl RankingJudge {
                 found.push(Found { rank, doc });
             }
         }
-        Ok((rank, found))
+        Ok((rank, start..found.len() as u32))
     }
 
     /// Mark every repeat of an earlier doc id as dropped, or fail. Equal
@@ -347,8 +354,15 @@ impl<'a> BlockWorker<'a> {
             };
             // A rejected record of a labeled query still counts as a capture
             // of it, so a query whose every capture is rejected is invalid.
-            let judged =
-                docs.and_then(|docs| judge.judge(config.labels, query, &docs, config.duplicates));
+            let judged = docs.and_then(|docs| {
+                judge.judge(
+                    config.labels,
+                    query,
+                    &docs,
+                    config.duplicates,
+                    &mut out.found,
+                )
+            });
             let (n_results, found) =
                 judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
             out.counts.events += 1;
@@ -358,7 +372,7 @@ impl<'a> BlockWorker<'a> {
                 records: 1,
                 latency_ms: event.latency_ms,
                 context_tokens: event.context_tokens,
-                found: found.into_boxed_slice(),
+                found,
             };
             out.captures.push((pair, query, capture));
             Ok(())
@@ -512,8 +526,8 @@ mod tests {
         assert_accounted(&out, 1);
         let (_, _, capture) = &out.captures[0];
         let labels = labels();
-        let found: Vec<(u32, &str)> = capture
-            .found
+        let found: Vec<(u32, &str)> = out.found
+            [capture.found.start as usize..capture.found.end as usize]
             .iter()
             .map(|f| (f.rank, labels.doc_id(f.doc)))
             .collect();
@@ -527,18 +541,21 @@ mod tests {
         let q1 = labels.find_query(b"q1").unwrap();
         let mut judge = RankingJudge::default();
         let docs = ["x", "a", "x", "b"];
+        let mut found = Vec::new();
         let err = judge
-            .judge(&labels, q1, &docs, DuplicateDocs::Reject)
+            .judge(&labels, q1, &docs, DuplicateDocs::Reject, &mut found)
             .unwrap_err();
+        assert!(found.is_empty(), "a rejected ranking adds nothing");
         assert_eq!(err.reason, RejectReason::DuplicateDoc);
         assert!(
             err.detail.contains("'x' appears at positions 1 and 3"),
             "{}",
             err.detail
         );
-        let (n, found) = judge
-            .judge(&labels, q1, &docs, DuplicateDocs::Dedupe)
+        let (n, range) = judge
+            .judge(&labels, q1, &docs, DuplicateDocs::Dedupe, &mut found)
             .unwrap();
+        assert_eq!(range, 0..2);
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
         assert_eq!((n, ranks), (3, vec![2, 3]));
     }

@@ -11,7 +11,9 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::capture::{BlockOutcome, Capture, Origin, RankingJudge, Reject, RunStage, TrecEntry};
+use crate::capture::{
+    BlockOutcome, Capture, Found, Origin, RankingJudge, Reject, RunStage, TrecEntry,
+};
 use crate::cli::{DuplicateDocs, MissingPolicy, RepeatPolicy};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Hit, Metric};
@@ -123,26 +125,19 @@ impl PairSlots {
         self.slots.len()
     }
 
-    /// Grade the queries in `range`, in parallel, releasing their captures.
+    /// Grade the queries in `range`, in parallel.
     pub fn grade(
-        &mut self,
+        &self,
         range: Range<usize>,
+        store: &CaptureStore,
         labels: &LabelIndex,
         settings: &GradeSettings,
     ) -> GradedRows {
         let key = (&*self.run, &*self.stage);
         let outcomes: Vec<SlotOutcome> = self.slots[range.clone()]
-            .par_iter_mut()
+            .par_iter()
             .zip(range)
-            .map(|(slot, query)| {
-                grade_slot(
-                    labels,
-                    query as QueryIdx,
-                    std::mem::take(slot),
-                    settings,
-                    key,
-                )
-            })
+            .map(|(slot, query)| grade_slot(labels, store, query as QueryIdx, slot, settings, key))
             .collect();
         let mut graded = GradedRows {
             rows: Vec::with_capacity(outcomes.len()),
@@ -158,21 +153,83 @@ impl PairSlots {
     }
 }
 
-/// Captures of one (run, stage, query).
-#[derive(Debug, Default, Clone)]
-struct Slot {
-    /// Captures to grade (one at most under `first` and `last`).
+/// Marks the end of a slot's list of captures.
+const NO_CAPTURE: u32 = u32::MAX;
+
+/// Every capture kept for grading, in flat arrays: no allocation per
+/// capture. The captures of one key form a list through `next`.
+#[derive(Debug, Default)]
+pub struct CaptureStore {
     captures: Vec<Capture>,
+    next: Vec<u32>,
+    found: Vec<Found>,
+}
+
+impl CaptureStore {
+    /// Keep `capture` (whose documents are `found`) ahead of list `next`;
+    /// returns its index, the new head of the list.
+    fn push(&mut self, mut capture: Capture, found: &[Found], next: u32) -> u32 {
+        capture.found = self.keep_found(found);
+        self.captures.push(capture);
+        self.next.push(next);
+        (self.captures.len() - 1) as u32
+    }
+
+    /// Put `capture` in the place of capture `index`. The documents of the
+    /// replaced capture stay behind, unused: replacing is rare.
+    fn replace(&mut self, index: u32, mut capture: Capture, found: &[Found]) -> Capture {
+        capture.found = self.keep_found(found);
+        std::mem::replace(&mut self.captures[index as usize], capture)
+    }
+
+    fn keep_found(&mut self, found: &[Found]) -> Range<u32> {
+        let start = self.found.len() as u32;
+        self.found.extend_from_slice(found);
+        start..self.found.len() as u32
+    }
+
+    /// The judged documents a kept capture found, by rank.
+    fn found(&self, capture: &Capture) -> &[Found] {
+        &self.found[capture.found.start as usize..capture.found.end as usize]
+    }
+
+    /// The captures of the list starting at `head`.
+    fn list(&self, head: u32) -> impl Iterator<Item = &Capture> {
+        std::iter::successors((head != NO_CAPTURE).then_some(head), |&i| {
+            Some(self.next[i as usize]).filter(|&next| next != NO_CAPTURE)
+        })
+        .map(|i| &self.captures[i as usize])
+    }
+}
+
+/// Captures of one (run, stage, query).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// The first of the captures to grade, linked in the store.
+    head: u32,
+    /// Captures to grade (one at most under `first` and `last`).
+    kept: u32,
     /// Captures rejected while judging or as repeats.
     rejected: u32,
     /// Captures set aside under `first` and `last`.
     superseded: u32,
 }
 
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            head: NO_CAPTURE,
+            kept: 0,
+            rejected: 0,
+            superseded: 0,
+        }
+    }
+}
+
 impl Slot {
     /// Every capture of the key, rejected and set aside ones included.
     fn total(&self) -> u32 {
-        self.captures.len() as u32 + self.rejected + self.superseded
+        self.kept + self.rejected + self.superseded
     }
 }
 
@@ -184,6 +241,7 @@ pub struct Grouper {
     pairs: Vec<RunStage>,
     pair_ids: HashMap<RunStage, u32>,
     slots: Vec<Vec<Slot>>,
+    store: CaptureStore,
     trec: HashMap<(u32, QueryIdx), Vec<TrecEntry>>,
     superseded_records: u64,
 }
@@ -193,6 +251,8 @@ pub struct Grouper {
 pub struct Grouped {
     /// The captures of each (run, stage), sorted by run then stage.
     pub pairs: Vec<PairSlots>,
+    /// The captures the pairs' slots point into.
+    pub store: CaptureStore,
     /// Input records set aside under `--repeats first|last`.
     pub superseded_records: u64,
 }
@@ -206,6 +266,7 @@ impl Grouper {
             pairs: Vec::new(),
             pair_ids: HashMap::new(),
             slots: Vec::new(),
+            store: CaptureStore::default(),
             trec: HashMap::new(),
             superseded_records: 0,
         }
@@ -219,7 +280,8 @@ impl Grouper {
             .map(|pair| self.pair_id(pair))
             .collect();
         for (pair, query, capture) in outcome.captures.drain(..) {
-            self.add(global[pair as usize], query, capture);
+            let found = &outcome.found[capture.found.start as usize..capture.found.end as usize];
+            self.add(global[pair as usize], query, capture, found);
         }
         for (pair, query) in outcome.rejected_keys.drain(..) {
             self.slot(global[pair as usize], query).rejected += 1;
@@ -247,19 +309,22 @@ impl Grouper {
         &mut self.slots[pair as usize][query as usize]
     }
 
-    fn add(&mut self, pair: u32, query: QueryIdx, capture: Capture) {
-        let policy = self.policy;
-        let slot = self.slot(pair, query);
-        let keep_new = match (policy, slot.captures.first()) {
+    fn add(&mut self, pair: u32, query: QueryIdx, capture: Capture, found: &[Found]) {
+        let slot = &mut self.slots[pair as usize][query as usize];
+        let kept = self.store.list(slot.head).next();
+        let replace = match (self.policy, kept) {
             (RepeatPolicy::First, Some(kept)) => Some(capture.origin < kept.origin),
             (RepeatPolicy::Last, Some(kept)) => Some(capture.origin > kept.origin),
             _ => None,
         };
-        match keep_new {
-            None => slot.captures.push(capture),
+        match replace {
+            None => {
+                slot.head = self.store.push(capture, found, slot.head);
+                slot.kept += 1;
+            }
             Some(replace) => {
                 let set_aside = if replace {
-                    std::mem::replace(&mut slot.captures[0], capture)
+                    self.store.replace(slot.head, capture, found)
                 } else {
                     capture
                 };
@@ -278,6 +343,7 @@ impl Grouper {
         duplicates: DuplicateDocs,
     ) -> Vec<Reject> {
         let mut judge = RankingJudge::default();
+        let mut found = Vec::new();
         let mut rejects = Vec::new();
         let mut keys: Vec<(u32, QueryIdx)> = self.trec.keys().copied().collect();
         keys.sort_unstable();
@@ -307,8 +373,9 @@ impl Grouper {
                 continue;
             }
             let docs: Vec<&str> = entries.iter().map(|e| &*e.doc_id).collect();
-            match judge.judge(labels, query, &docs, duplicates) {
-                Ok((n_results, found)) => {
+            found.clear();
+            match judge.judge(labels, query, &docs, duplicates, &mut found) {
+                Ok((n_results, range)) => {
                     let origin = entries
                         .iter()
                         .map(|e| e.origin)
@@ -320,9 +387,9 @@ impl Grouper {
                         records: entries.len() as u32,
                         latency_ms: None,
                         context_tokens: None,
-                        found: found.into_boxed_slice(),
+                        found: range,
                     };
-                    self.add(pair, query, capture);
+                    self.add(pair, query, capture, &found);
                 }
                 Err(invalid) => {
                     self.slot(pair, query).rejected += 1;
@@ -354,6 +421,7 @@ impl Grouper {
         pairs.sort_by(|a, b| (&a.run, &a.stage).cmp(&(&b.run, &b.stage)));
         Grouped {
             pairs,
+            store: self.store,
             superseded_records: self.superseded_records,
         }
     }
@@ -383,18 +451,29 @@ struct SlotOutcome {
 
 fn grade_slot(
     labels: &LabelIndex,
+    store: &CaptureStore,
     query: QueryIdx,
-    slot: Slot,
+    slot: &Slot,
     settings: &GradeSettings,
     key: (&str, &str),
 ) -> SlotOutcome {
     let total = slot.total();
+    let kept: Vec<&Capture> = match slot.kept {
+        0 => Vec::new(),
+        _ => {
+            let mut kept: Vec<&Capture> = store.list(slot.head).collect();
+            // Origin order: the mean's floating-point sum must not depend
+            // on the order the captures arrived in.
+            kept.sort_by_key(|c| c.origin);
+            kept
+        }
+    };
     let mut rejects = Vec::new();
-    let graded: &[Capture] = if settings.repeats == RepeatPolicy::Error && total > 1 {
-        rejects = repeat_rejects(labels, query, &slot.captures, total, key);
+    let graded: &[&Capture] = if settings.repeats == RepeatPolicy::Error && total > 1 {
+        rejects = repeat_rejects(labels, query, &kept, total, key);
         &[]
     } else {
-        &slot.captures
+        &kept
     };
     let q = &labels.queries()[query as usize];
     let status = if q.n_relevant == 0 {
@@ -408,7 +487,7 @@ fn grade_slot(
     };
     let kmax = settings.ks.iter().copied().max().unwrap_or(0);
     let scores = match status {
-        Status::Ok => Some(mean_scores(labels, query, graded, settings)),
+        Status::Ok => Some(mean_scores(labels, store, query, graded, settings)),
         Status::Invalid => Some(vec![0.0; settings.n_scores()].into_boxed_slice()),
         Status::Missing if settings.counts_in_means(status) => {
             Some(vec![0.0; settings.n_scores()].into_boxed_slice())
@@ -418,7 +497,7 @@ fn grade_slot(
     let missed = if status == Status::NoAnswer {
         Vec::new()
     } else {
-        missed_docs(labels, query, graded, kmax)
+        missed_docs(labels, store, query, graded, kmax)
     };
     let row = QueryRow {
         query,
@@ -427,7 +506,7 @@ fn grade_slot(
         n_results: mean_of(graded.iter().map(|c| Some(c.n_results as f64))),
         first_rel_rank: graded
             .iter()
-            .filter_map(|c| first_relevant(labels, c))
+            .filter_map(|c| first_relevant(labels, store.found(c)))
             .min(),
         latency_ms: mean_of(graded.iter().map(|c| c.latency_ms)),
         context_tokens: mean_of(graded.iter().map(|c| c.context_tokens)),
@@ -449,7 +528,7 @@ fn repeat_detail(run: &str, stage: &str, query: &str, total: u32) -> String {
 fn repeat_rejects(
     labels: &LabelIndex,
     query: QueryIdx,
-    captures: &[Capture],
+    captures: &[&Capture],
     total: u32,
     (run, stage): (&str, &str),
 ) -> Vec<Reject> {
@@ -473,9 +552,8 @@ fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
-fn hits(labels: &LabelIndex, capture: &Capture) -> Vec<Hit> {
-    capture
-        .found
+fn hits(labels: &LabelIndex, found: &[Found]) -> Vec<Hit> {
+    found
         .iter()
         .map(|f| Hit {
             rank: f.rank,
@@ -484,29 +562,26 @@ fn hits(labels: &LabelIndex, capture: &Capture) -> Vec<Hit> {
         .collect()
 }
 
-fn first_relevant(labels: &LabelIndex, capture: &Capture) -> Option<u32> {
-    capture
-        .found
+fn first_relevant(labels: &LabelIndex, found: &[Found]) -> Option<u32> {
+    found
         .iter()
         .find(|f| labels.grade(f.doc) >= labels.min_rel())
         .map(|f| f.rank)
 }
 
 /// Every metric at every cutoff, averaged over the graded captures (one,
-/// except under `--repeats mean`). Captures are taken in origin order so
-/// the floating-point sum does not depend on arrival order.
+/// except under `--repeats mean`).
 fn mean_scores(
     labels: &LabelIndex,
+    store: &CaptureStore,
     query: QueryIdx,
-    captures: &[Capture],
+    captures: &[&Capture],
     settings: &GradeSettings,
 ) -> Box<[f64]> {
     let judgments = labels.judgments(query);
-    let mut ordered: Vec<&Capture> = captures.iter().collect();
-    ordered.sort_by_key(|c| c.origin);
     let mut sums = vec![0.0; settings.n_scores()];
-    for capture in ordered {
-        let hits = hits(labels, capture);
+    for capture in captures {
+        let hits = hits(labels, store.found(capture));
         for (i, &k) in settings.ks.iter().enumerate() {
             let scores = metrics::score(&hits, &judgments, k);
             for (sum, value) in sums[i * Metric::ALL.len()..].iter_mut().zip(scores) {
@@ -522,8 +597,9 @@ fn mean_scores(
 /// (all of them when nothing was graded), sorted by id.
 fn missed_docs(
     labels: &LabelIndex,
+    store: &CaptureStore,
     query: QueryIdx,
-    captures: &[Capture],
+    captures: &[&Capture],
     kmax: usize,
 ) -> Vec<u32> {
     let mut missed: Vec<u32> = labels
@@ -531,7 +607,8 @@ fn missed_docs(
         .filter(|&doc| {
             captures.is_empty()
                 || captures.iter().any(|c| {
-                    !c.found
+                    !store
+                        .found(c)
                         .iter()
                         .any(|f| f.doc == doc && f.rank as usize <= kmax)
                 })

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::aggregate::Aggregator;
 use crate::capture::{BlockOutcome, BlockWorker, JudgeConfig, LineCounts, Reject};
 use crate::cli::{GradeArgs, ProgressWhen};
-use crate::group::{GradeSettings, Grouper, PairSlots, Status};
+use crate::group::{GradeSettings, Grouped, Grouper, Status};
 use crate::labels::LabelIndex;
 use crate::read::{self, Chunk, Input, InputStats};
 use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
@@ -78,7 +78,8 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
     }
-    let graded = grade_pairs(grouped.pairs, &labels, &settings, args.out.as_deref())?;
+    let superseded_records = grouped.superseded_records;
+    let graded = grade_pairs(grouped, &labels, &settings, args.out.as_deref())?;
     rejects.extend(graded.rejects);
     rejects.sort_by(|a, b| {
         a.origin
@@ -103,7 +104,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         rejected: rejects.len() as u64,
         repeats: graded.repeats,
         graded_records: graded.graded_records,
-        superseded_records: grouped.superseded_records,
+        superseded_records,
     };
 
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
@@ -265,7 +266,7 @@ struct GradedPairs {
 /// to per_query.csv (when there is an output directory) and gathering its
 /// aggregates, so that rows never pile up in memory.
 fn grade_pairs(
-    pairs: Vec<PairSlots>,
+    grouped: Grouped,
     labels: &LabelIndex,
     settings: &GradeSettings,
     out: Option<&Path>,
@@ -281,11 +282,12 @@ fn grade_pairs(
         repeats: 0,
         graded_records: 0,
     };
-    for mut pair in pairs {
+    for pair in grouped.pairs {
         let mut aggregator = Aggregator::new(labels, settings);
         let n = pair.n_queries();
         for start in (0..n).step_by(QUERIES_AT_A_TIME) {
-            let chunk = pair.grade(start..n.min(start + QUERIES_AT_A_TIME), labels, settings);
+            let range = start..n.min(start + QUERIES_AT_A_TIME);
+            let chunk = pair.grade(range, &grouped.store, labels, settings);
             if let Some(writer) = &mut per_query {
                 writer.write(&pair.run, &pair.stage, &chunk.rows)?;
             }
