@@ -362,7 +362,7 @@ impl Grouper {
                 // The key was also captured in a JSONL log: a repeat. The
                 // other captures are rejected when the slot is graded.
                 slot.rejected += 1;
-                let id = &labels.queries()[query as usize].id;
+                let id = labels.query_id(query);
                 let (run, stage) = &self.pairs[pair as usize];
                 let detail = repeat_detail(run, stage, id, slot.total());
                 rejects.extend(reject_lines(
@@ -532,7 +532,7 @@ fn repeat_rejects(
     total: u32,
     (run, stage): (&str, &str),
 ) -> Vec<Reject> {
-    let id = &labels.queries()[query as usize].id;
+    let id = labels.query_id(query);
     captures
         .iter()
         .map(|capture| Reject {

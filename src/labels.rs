@@ -4,10 +4,12 @@
 //! The index is what every worker consults for every captured result, so it
 //! is built for lookups: one hash table from query id to query, and per
 //! query a short run of judged documents sorted by hash. Ids are kept as
-//! text too, and every hash match is confirmed on the text, so a hash
-//! collision can cost a comparison but never a wrong grade.
+//! text too, back to back in one string, and every hash match is confirmed
+//! on the text, so a hash collision can cost a comparison but never a wrong
+//! grade. The file is read as a stream: a large key is never held twice.
 
 use std::collections::HashMap;
+use std::io::BufRead;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -18,7 +20,7 @@ use simd_json::BorrowedValue;
 
 use crate::cli::LabelsFormat;
 use crate::metrics::Judgments;
-use crate::read;
+use crate::read::{Input, Source};
 
 /// The hash used for query and doc ids everywhere in rgrade.
 pub fn id_hash(id: &[u8]) -> u64 {
@@ -31,14 +33,41 @@ pub const NO_SLICE: &str = "(none)";
 /// Index of a labeled query; queries are numbered in byte order of their ids.
 pub type QueryIdx = u32;
 
+/// Where an id's text is in [`IdText`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IdRef {
+    start: u32,
+    len: u32,
+}
+
+/// Every query and doc id of the labels, back to back: an id costs its
+/// bytes and eight more, instead of a separate allocation.
+#[derive(Debug, Default)]
+struct IdText(String);
+
+impl IdText {
+    fn push(&mut self, id: &str) -> Result<IdRef> {
+        let start = u32::try_from(self.0.len()).ok();
+        let len = u32::try_from(id.len()).ok();
+        let (Some(start), Some(len)) = (start, len) else {
+            bail!("the labels hold more than 4 GiB of ids; split the key");
+        };
+        self.0.push_str(id);
+        Ok(IdRef { start, len })
+    }
+
+    fn get(&self, id: IdRef) -> &str {
+        &self.0[id.start as usize..(id.start + id.len) as usize]
+    }
+}
+
 /// One labeled query.
 #[derive(Debug, Clone)]
 pub struct LabeledQuery {
-    /// The query id as text.
-    pub id: Box<str>,
-    /// Index into [`LabelIndex::slice_names`].
+    id: IdRef,
+    /// Index into the slice names ([`LabelIndex::slice_name`]).
     pub task: u32,
-    /// Index into [`LabelIndex::slice_names`].
+    /// Index into the slice names ([`LabelIndex::slice_name`]).
     pub language: u32,
     /// A regression case that a change must not lose.
     pub required: bool,
@@ -53,7 +82,7 @@ pub struct LabeledQuery {
 struct JudgedDoc {
     hash: u64,
     grade: i64,
-    id: Box<str>,
+    id: IdRef,
 }
 
 /// Where the labels came from, for summary.json and `compare`.
@@ -78,6 +107,7 @@ pub struct LabelIndex {
     docs: Vec<JudgedDoc>,
     /// Grades of each query's run, highest first (the ideal ranking).
     ideal_grades: Vec<i64>,
+    text: IdText,
     slice_names: Vec<Box<str>>,
     min_rel: i64,
     /// Where the labels came from.
@@ -85,47 +115,51 @@ pub struct LabelIndex {
 }
 
 impl LabelIndex {
-    /// Read and index the labels file.
+    /// Read and index the labels file (plain, gzip or zstd).
     ///
     /// # Errors
     /// An unreadable file, a malformed line (named as `path:line`), the same
     /// query twice in JSONL or the same (query, doc) twice, or no query at all.
     pub fn load(path: &Path, format: LabelsFormat, min_rel: i64) -> Result<Self> {
-        let raw = std::fs::read(path)
-            .with_context(|| format!("{}: cannot read labels", path.display()))?;
-        let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&raw));
-        let text = read::decode_all(&raw)
-            .with_context(|| format!("{}: cannot decompress labels", path.display()))?;
+        let name = path.display();
+        let mut source = Source::open(&Input::File(path.to_path_buf()))
+            .with_context(|| format!("{name}: cannot read labels"))?;
         let format = match format {
-            LabelsFormat::Auto => detect_format(&text),
+            LabelsFormat::Auto => detect_format(
+                source
+                    .fill_buf()
+                    .with_context(|| format!("{name}: cannot read labels"))?,
+            ),
             other => other,
         };
-        // Reserving up front spares the copies of growing large vectors.
-        let lines = memchr::memchr_iter(b'\n', &text).count() + 1;
-        let mut builder = match format {
-            LabelsFormat::Jsonl => Builder::with_capacity(lines, 2 * lines),
-            _ => Builder::with_capacity(0, lines),
-        };
+        let mut builder = Builder::default();
         let read = match format {
-            LabelsFormat::Jsonl => read_jsonl(&text, &mut builder),
-            LabelsFormat::Csv => read_csv(&text, &mut builder),
-            LabelsFormat::Trec | LabelsFormat::Auto => read_qrels(&text, &mut builder),
+            LabelsFormat::Jsonl => read_jsonl(&mut source, &mut builder),
+            LabelsFormat::Csv => read_csv(&mut source, &mut builder),
+            LabelsFormat::Trec | LabelsFormat::Auto => read_qrels(&mut source, &mut builder),
         };
         if read.is_ok() && builder.queries.is_empty() {
-            bail!("{}: no labeled query in the file", path.display());
+            bail!("{name}: no labeled query in the file");
         }
+        let (bytes, hash) = source.digest();
         let source = LabelsSource {
             path: path.to_path_buf(),
-            bytes: raw.len() as u64,
+            bytes,
             hash,
             format: format_name(format),
         };
         read.and_then(|()| builder.build(min_rel, source))
-            .map_err(|(line, err)| anyhow!("{}:{line}: {err:#}", path.display()))
+            .map_err(|(line, err)| match line {
+                Some(line) => anyhow!("{name}:{line}: {err:#}"),
+                None => anyhow!("{name}: {err:#}"),
+            })
     }
 
     /// Build an index from in-memory labels: (query id, task, language, [(doc id, grade)]).
     /// Used by tests and benches.
+    ///
+    /// # Errors
+    /// The same query or the same (query, doc) twice.
     pub fn from_queries<'a>(
         queries: impl IntoIterator<
             Item = (
@@ -140,14 +174,13 @@ impl LabelIndex {
         let mut builder = Builder::default();
         for (line, (id, task, language, docs)) in queries.into_iter().enumerate() {
             let line = line + 1;
-            let query = builder
-                .declare_unique(id, line)
-                .map_err(|err| anyhow!("{line}: {err}"))?;
+            let at_line = |err: anyhow::Error| anyhow!("{line}: {err:#}");
+            let query = builder.declare_unique(id, line).map_err(at_line)?;
             builder
                 .set_slices(query, task, language, false, line)
-                .map_err(|err| anyhow!("{line}: {err}"))?;
+                .map_err(at_line)?;
             for (doc, grade) in docs {
-                builder.judge(query, doc, grade, line);
+                builder.judge(query, doc, grade, line).map_err(at_line)?;
             }
         }
         let source = LabelsSource {
@@ -158,7 +191,7 @@ impl LabelIndex {
         };
         builder
             .build(min_rel, source)
-            .map_err(|(line, err)| anyhow!("{line}: {err:#}"))
+            .map_err(|(line, err)| anyhow!("{}: {err:#}", line.unwrap_or(0)))
     }
 
     /// The labeled queries, sorted by id (byte order).
@@ -166,11 +199,18 @@ impl LabelIndex {
         &self.queries
     }
 
+    /// The id of a labeled query.
+    pub fn query_id(&self, query: QueryIdx) -> &str {
+        self.text.get(self.queries[query as usize].id)
+    }
+
     /// The query with this id, if labeled.
     pub fn find_query(&self, id: &[u8]) -> Option<QueryIdx> {
         let hash = id_hash(id);
         self.by_id
-            .find(hash, |&q| self.queries[q as usize].id.as_bytes() == id)
+            .find(hash, |&q| {
+                self.text.get(self.queries[q as usize].id).as_bytes() == id
+            })
             .copied()
     }
 
@@ -183,7 +223,7 @@ impl LabelIndex {
         run[start..]
             .iter()
             .take_while(|d| d.hash == hash)
-            .position(|d| d.id.as_bytes() == doc)
+            .position(|d| self.text.get(d.id).as_bytes() == doc)
             .map(|offset| range.start + (start + offset) as u32)
     }
 
@@ -194,7 +234,7 @@ impl LabelIndex {
 
     /// The id of a judged document returned by [`Self::find_doc`].
     pub fn doc_id(&self, doc: u32) -> &str {
-        &self.docs[doc as usize].id
+        self.text.get(self.docs[doc as usize].id)
     }
 
     /// Global indices of `query`'s judged documents that count as relevant.
@@ -224,17 +264,17 @@ impl LabelIndex {
     }
 }
 
-fn detect_format(text: &[u8]) -> LabelsFormat {
-    let first = text.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'{') {
-        return LabelsFormat::Jsonl;
-    }
-    let start = text
+/// JSONL when the first non-blank byte is `{`, CSV when the first line
+/// holds a comma, TREC qrels otherwise (SPEC §3.1).
+fn detect_format(head: &[u8]) -> LabelsFormat {
+    let start = head
         .iter()
         .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(0);
-    let first_line = text[start..].split(|&b| b == b'\n').next().unwrap_or(&[]);
-    if first_line.contains(&b',') {
+        .unwrap_or(head.len());
+    let first_line = head[start..].split(|&b| b == b'\n').next().unwrap_or(&[]);
+    if first_line.first() == Some(&b'{') {
+        LabelsFormat::Jsonl
+    } else if first_line.contains(&b',') {
         LabelsFormat::Csv
     } else {
         LabelsFormat::Trec
@@ -249,13 +289,14 @@ fn format_name(format: LabelsFormat) -> &'static str {
     }
 }
 
-/// A labels parse error and the 1-based line it is about.
-type LineError = (usize, anyhow::Error);
+/// A labels error and the 1-based line it is about, if any.
+type LineError = (Option<usize>, anyhow::Error);
 
-/// Labels as read, before indexing: flat lists, so that reading a large
-/// key costs one allocation per id and nothing per query besides.
+/// Labels as read, before indexing: flat lists and one string of ids, so
+/// that reading a large key costs no allocation per query or document.
 #[derive(Default)]
 struct Builder {
+    text: IdText,
     queries: Vec<RawQuery>,
     by_id: HashTable<u32>,
     docs: Vec<RawDoc>,
@@ -264,7 +305,7 @@ struct Builder {
 }
 
 struct RawQuery {
-    id: Box<str>,
+    id: IdRef,
     line: usize,
     slices: Option<(u32, u32, usize)>,
     required: bool,
@@ -272,25 +313,16 @@ struct RawQuery {
 
 struct RawDoc {
     query: u32,
-    id: Box<str>,
+    id: IdRef,
     grade: i64,
     line: usize,
 }
 
 impl Builder {
-    fn with_capacity(queries: usize, docs: usize) -> Self {
-        Builder {
-            queries: Vec::with_capacity(queries),
-            by_id: HashTable::with_capacity(queries),
-            docs: Vec::with_capacity(docs),
-            ..Builder::default()
-        }
-    }
-
     fn find(&self, id: &str, hash: u64) -> Option<usize> {
         let found = self
             .by_id
-            .find(hash, |&q| *self.queries[q as usize].id == *id);
+            .find(hash, |&q| self.text.get(self.queries[q as usize].id) == id);
         found.map(|&q| q as usize)
     }
 
@@ -302,27 +334,28 @@ impl Builder {
                 self.queries[q].line
             );
         }
-        Ok(self.declare(id, line))
+        self.declare(id, line)
     }
 
     /// The query with this id, declared on first sight (qrels and CSV).
-    fn declare(&mut self, id: &str, line: usize) -> usize {
+    fn declare(&mut self, id: &str, line: usize) -> Result<usize> {
         let hash = id_hash(id.as_bytes());
         if let Some(q) = self.find(id, hash) {
-            return q;
+            return Ok(q);
         }
         let index = self.queries.len();
+        let id = self.text.push(id)?;
         self.queries.push(RawQuery {
-            id: id.into(),
+            id,
             line,
             slices: None,
             required: false,
         });
-        let queries = &self.queries;
+        let (queries, text) = (&self.queries, &self.text);
         self.by_id.insert_unique(hash, index as u32, |&q| {
-            id_hash(queries[q as usize].id.as_bytes())
+            id_hash(text.get(queries[q as usize].id).as_bytes())
         });
-        index
+        Ok(index)
     }
 
     fn intern(&mut self, name: Option<&str>) -> u32 {
@@ -352,7 +385,7 @@ impl Builder {
             None => q.slices = Some((slices.0, slices.1, line)),
             Some((t, l, first)) if (t, l) != slices => bail!(
                 "query_id '{}' has task/language {}/{} here but {}/{} on line {first}",
-                q.id,
+                self.text.get(q.id),
                 self.slice_names[slices.0 as usize],
                 self.slice_names[slices.1 as usize],
                 self.slice_names[t as usize],
@@ -363,13 +396,15 @@ impl Builder {
         Ok(())
     }
 
-    fn judge(&mut self, query: usize, doc: &str, grade: i64, line: usize) {
+    fn judge(&mut self, query: usize, doc: &str, grade: i64, line: usize) -> Result<()> {
+        let id = self.text.push(doc)?;
         self.docs.push(RawDoc {
             query: query as u32,
-            id: doc.into(),
+            id,
             grade,
             line,
         });
+        Ok(())
     }
 
     /// Index the labels: queries in byte order of their ids, each query's
@@ -379,77 +414,72 @@ impl Builder {
     /// A (query, doc) pair judged twice, at the line of its second judgment.
     fn build(mut self, min_rel: i64, source: LabelsSource) -> Result<LabelIndex, LineError> {
         let none = self.intern(None);
-        let mut order: Vec<u32> = (0..self.queries.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            self.queries[a as usize]
-                .id
-                .cmp(&self.queries[b as usize].id)
-        });
-        let mut position = vec![0u32; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            position[old as usize] = new as u32;
+        let text = self.text;
+        // Group the judgments by query (JSONL and most qrels come grouped
+        // already), keeping file order within a query.
+        if !self.docs.is_sorted_by_key(|d| d.query) {
+            self.docs.sort_by_key(|d| d.query);
         }
-        let mut raw_docs = std::mem::take(&mut self.docs);
-        raw_docs.sort_unstable_by(|a, b| {
-            (position[a.query as usize], &a.id, a.line).cmp(&(
-                position[b.query as usize],
-                &b.id,
-                b.line,
-            ))
-        });
-        if let Some(pair) = raw_docs
-            .windows(2)
-            .find(|p| p[0].query == p[1].query && p[0].id == p[1].id)
-        {
-            let query = &self.queries[pair[1].query as usize].id;
-            let message = anyhow!(
-                "doc_id '{}' is judged twice for query_id '{query}' (first on line {})",
-                pair[1].id,
-                pair[0].line
-            );
-            return Err((pair[1].line, message));
-        }
-
-        let mut raw_queries: Vec<Option<RawQuery>> = self.queries.into_iter().map(Some).collect();
-        let mut raw_docs = raw_docs.into_iter().peekable();
-        let mut queries = Vec::with_capacity(order.len());
-        let mut docs = Vec::with_capacity(raw_docs.len());
-        let mut ideal_grades = Vec::with_capacity(raw_docs.len());
-        let mut by_id = HashTable::with_capacity(order.len());
-        for old in order {
-            // Each query is taken once: `order` is a permutation.
-            let Some(raw) = raw_queries[old as usize].take() else {
-                continue;
-            };
-            let start = docs.len();
-            while let Some(doc) = raw_docs.next_if(|d| d.query == old) {
-                if doc.grade > 0 {
-                    docs.push(JudgedDoc {
-                        hash: id_hash(doc.id.as_bytes()),
-                        grade: doc.grade,
-                        id: doc.id,
-                    });
-                }
+        let mut docs = Vec::with_capacity(self.docs.len());
+        let mut ideal_grades = Vec::with_capacity(self.docs.len());
+        let mut ranges = vec![0..0; self.queries.len()];
+        for run in self.docs.chunk_by_mut(|a, b| a.query == b.query) {
+            run.sort_by(|a, b| text.get(a.id).cmp(text.get(b.id)).then(a.line.cmp(&b.line)));
+            if let Some(pair) = run
+                .windows(2)
+                .find(|p| text.get(p[0].id) == text.get(p[1].id))
+            {
+                let query = text.get(self.queries[pair[1].query as usize].id);
+                let message = anyhow!(
+                    "doc_id '{}' is judged twice for query_id '{query}' (first on line {})",
+                    text.get(pair[1].id),
+                    pair[0].line
+                );
+                return Err((Some(pair[1].line), message));
             }
+            let start = docs.len();
+            docs.extend(run.iter().filter(|d| d.grade > 0).map(|d| JudgedDoc {
+                hash: id_hash(text.get(d.id).as_bytes()),
+                grade: d.grade,
+                id: d.id,
+            }));
             let judged = &mut docs[start..];
-            judged.sort_unstable_by(|a, b| a.hash.cmp(&b.hash).then_with(|| a.id.cmp(&b.id)));
+            judged.sort_unstable_by(|a, b| {
+                a.hash
+                    .cmp(&b.hash)
+                    .then_with(|| text.get(a.id).cmp(text.get(b.id)))
+            });
             let mut grades: Vec<i64> = judged.iter().map(|d| d.grade).collect();
             grades.sort_unstable_by(|a, b| b.cmp(a));
-            let n_relevant = grades.iter().filter(|&&g| g >= min_rel).count() as u32;
             ideal_grades.extend(grades);
+            ranges[run[0].query as usize] = start as u32..docs.len() as u32;
+        }
+        drop(self.docs);
+
+        let mut order: Vec<u32> = (0..self.queries.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            text.get(self.queries[a as usize].id)
+                .cmp(text.get(self.queries[b as usize].id))
+        });
+        let mut queries = Vec::with_capacity(order.len());
+        let mut by_id = HashTable::with_capacity(order.len());
+        for old in order {
+            let raw = &self.queries[old as usize];
+            let range = ranges[old as usize].clone();
+            let grades = &ideal_grades[range.start as usize..range.end as usize];
             let (task, language, _) = raw.slices.unwrap_or((none, none, raw.line));
-            let hash = id_hash(raw.id.as_bytes());
             let index = queries.len() as QueryIdx;
             queries.push(LabeledQuery {
                 id: raw.id,
                 task,
                 language,
                 required: raw.required,
-                docs: start as u32..docs.len() as u32,
-                n_relevant,
+                n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
+                docs: range,
             });
+            let hash = id_hash(text.get(raw.id).as_bytes());
             by_id.insert_unique(hash, index, |&q: &QueryIdx| {
-                id_hash(queries[q as usize].id.as_bytes())
+                id_hash(text.get(queries[q as usize].id).as_bytes())
             });
         }
         Ok(LabelIndex {
@@ -457,6 +487,7 @@ impl Builder {
             by_id,
             docs,
             ideal_grades,
+            text,
             slice_names: self.slice_names,
             min_rel,
             source,
@@ -464,28 +495,42 @@ impl Builder {
     }
 }
 
-/// Lines of a text, numbered from 1, without their line ends.
-fn numbered_lines(text: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-    text.split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, line)| (i + 1, line.strip_suffix(b"\r").unwrap_or(line)))
-}
-
-fn read_jsonl(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
-    let mut scratch = Vec::new();
-    for (line, bytes) in numbered_lines(text) {
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            continue;
+/// Feed `visit` each line of a labels stream with its 1-based number,
+/// without its line end.
+fn for_each_line(
+    source: &mut impl BufRead,
+    mut visit: impl FnMut(usize, &mut Vec<u8>) -> Result<(), LineError>,
+) -> Result<(), LineError> {
+    let mut buffer = Vec::new();
+    for number in 1.. {
+        buffer.clear();
+        let read = source
+            .read_until(b'\n', &mut buffer)
+            .map_err(|err| (Some(number), anyhow!("cannot read: {err}")))?;
+        if read == 0 {
+            break;
         }
-        scratch.clear();
-        scratch.extend_from_slice(bytes);
-        let value = simd_json::to_borrowed_value(&mut scratch)
-            .map_err(|err| (line, anyhow!("not valid JSON: {err}")))?;
-        read_jsonl_record(&value, line, builder).map_err(|err| (line, err))?;
+        if buffer.ends_with(b"\n") {
+            buffer.pop();
+        }
+        if buffer.ends_with(b"\r") {
+            buffer.pop();
+        }
+        visit(number, &mut buffer)?;
     }
     Ok(())
 }
 
+fn read_jsonl(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
+    for_each_line(source, |line, bytes| {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let value = simd_json::to_borrowed_value(bytes)
+            .map_err(|err| (Some(line), anyhow!("not valid JSON: {err}")))?;
+        read_jsonl_record(&value, line, builder).map_err(|err| (Some(line), err))
+    })
+}
 fn read_jsonl_record(value: &BorrowedValue, line: usize, builder: &mut Builder) -> Result<()> {
     if !value.is_object() {
         bail!("a label line must be a JSON object");
@@ -528,14 +573,14 @@ fn read_jsonl_record(value: &BorrowedValue, line: usize, builder: &mut Builder) 
         for doc in ids {
             let doc =
                 id_text(doc).ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))?;
-            builder.judge(query, &doc, 1, line);
+            builder.judge(query, &doc, 1, line)?;
         }
     } else if let Some(graded) = relevant.as_object() {
         for (doc, grade) in graded.iter() {
             let grade = grade
                 .as_i64()
                 .ok_or_else(|| anyhow!("the grade of '{doc}' must be an integer"))?;
-            builder.judge(query, doc, grade, line);
+            builder.judge(query, doc, grade, line)?;
         }
     } else {
         bail!("relevant must be an array of doc ids or an object of doc id to grade");
@@ -557,47 +602,42 @@ fn id_text(value: &BorrowedValue) -> Option<String> {
     None
 }
 
-fn read_qrels(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
-    for (line, bytes) in numbered_lines(text) {
-        let fail = |err: anyhow::Error| (line, err);
+fn read_qrels(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
+    for_each_line(source, |line, bytes| {
+        let fail = |err: anyhow::Error| (Some(line), err);
         let text = std::str::from_utf8(bytes).map_err(|_| fail(anyhow!("not valid UTF-8")))?;
         let fields: Vec<&str> = text.split_ascii_whitespace().collect();
         match fields.as_slice() {
-            [] => continue,
+            [] => Ok(()),
             [query, _iteration, doc, grade] => {
                 let grade: i64 = grade
                     .parse()
                     .map_err(|_| fail(anyhow!("grade '{grade}' is not an integer")))?;
-                let q = builder.declare(query, line);
-                builder.judge(q, doc, grade, line);
+                let q = builder.declare(query, line).map_err(fail)?;
+                builder.judge(q, doc, grade, line).map_err(fail)
             }
-            _ => {
-                return Err(fail(anyhow!(
-                    "expected 4 fields 'query_id iteration doc_id grade', found {}",
-                    fields.len()
-                )))
-            }
+            _ => Err(fail(anyhow!(
+                "expected 4 fields 'query_id iteration doc_id grade', found {}",
+                fields.len()
+            ))),
         }
-    }
-    Ok(())
+    })
 }
 
-fn read_csv(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
+fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .from_reader(text);
+        .from_reader(source);
     let headers = reader
         .headers()
-        .map_err(|err| (1, anyhow!("cannot read the CSV header: {err}")))?
+        .map_err(|err| (Some(1), anyhow!("cannot read the CSV header: {err}")))?
         .clone();
     let column = |name: &str| headers.iter().position(|h| h == name);
     let (Some(query_col), Some(doc_col)) = (column("query_id"), column("doc_id")) else {
+        let found = headers.iter().collect::<Vec<_>>().join(",");
         return Err((
-            1,
-            anyhow!(
-                "the CSV header needs query_id and doc_id columns, found: {}",
-                headers.iter().collect::<Vec<_>>().join(",")
-            ),
+            Some(1),
+            anyhow!("the CSV header needs query_id and doc_id columns, found: {found}"),
         ));
     };
     let (grade_col, task_col, language_col, required_col) = (
@@ -608,14 +648,14 @@ fn read_csv(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
     );
     for record in reader.records() {
         let record = record.map_err(|err| {
-            let line = err.position().map_or(0, |p| p.line() as usize);
+            let line = err.position().map(|p| p.line() as usize);
             (line, anyhow!("bad CSV record: {err}"))
         })?;
         let line = record.position().map_or(0, |p| p.line() as usize);
-        let fail = |err: anyhow::Error| (line, err);
+        let fail = |err: anyhow::Error| (Some(line), err);
         let field = |col: Option<usize>| col.and_then(|c| record.get(c)).filter(|v| !v.is_empty());
         let query = field(Some(query_col)).ok_or_else(|| fail(anyhow!("empty query_id")))?;
-        let q = builder.declare(query, line);
+        let q = builder.declare(query, line).map_err(fail)?;
         let required = match field(required_col) {
             None | Some("false") | Some("0") => false,
             Some("true") | Some("1") => true,
@@ -636,7 +676,7 @@ fn read_csv(text: &[u8], builder: &mut Builder) -> Result<(), LineError> {
                     .parse()
                     .map_err(|_| fail(anyhow!("grade '{g}' is not an integer")))?,
             };
-            builder.judge(q, doc, grade, line);
+            builder.judge(q, doc, grade, line).map_err(fail)?;
         }
     }
     Ok(())
@@ -673,7 +713,9 @@ mod tests {
             LabelsFormat::Auto,
         )
         .unwrap();
-        let ids: Vec<&str> = index.queries().iter().map(|q| &*q.id).collect();
+        let ids: Vec<&str> = (0..index.queries().len() as QueryIdx)
+            .map(|q| index.query_id(q))
+            .collect();
         assert_eq!(ids, ["7", "q1", "q2"], "sorted by byte order");
         let q2 = index.find_query(b"q2").unwrap();
         assert_eq!(

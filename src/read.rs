@@ -6,7 +6,6 @@
 //! previous ones. Blocks come from a recycled pool, so memory stays a few
 //! blocks per worker whatever the size of the input.
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -82,32 +81,56 @@ pub fn discover(args: &[PathBuf]) -> Result<Vec<Input>> {
                 );
             }
         } else {
-            if meta.len() == 0 {
-                bail!("{}: log file is empty", arg.display());
-            }
-            inputs.push(Input::File(arg.clone()));
+            add_file(arg.clone(), &meta, &mut inputs)?;
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for input in &inputs {
+        let key = match input {
+            Input::File(path) => std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+            Input::Stdin => PathBuf::from("-"),
+        };
+        if !seen.insert(key) {
+            bail!(
+                "{}: log input is given twice (its records would be counted twice)",
+                input.name()
+            );
         }
     }
     Ok(inputs)
 }
 
+/// Walk a directory in sorted order. Symbolic links to directories are not
+/// followed (as ripgrep and fd do not), so a link cycle cannot read a log
+/// over and over.
 fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("{}: cannot list directory", dir.display()))?
-        .map(|entry| entry.map(|e| e.path()))
+    let listing = || format!("{}: cannot list directory", dir.display());
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
+        .with_context(listing)?
         .collect::<io::Result<_>>()
-        .with_context(|| format!("{}: cannot list directory", dir.display()))?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
+        .with_context(listing)?;
+    entries.sort_by_key(|entry| entry.path());
+    for entry in entries {
+        let path = entry.path();
+        let kind = entry.file_type().with_context(listing)?;
+        if kind.is_dir() {
             walk(&path, inputs)?;
-        } else if is_log_name(&path) {
-            if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) == 0 {
-                bail!("{}: log file is empty", path.display());
-            }
-            inputs.push(Input::File(path));
+        } else if is_log_name(&path) && !(kind.is_symlink() && path.is_dir()) {
+            let meta = std::fs::metadata(&path)
+                .with_context(|| format!("{}: cannot open log input", path.display()))?;
+            add_file(path, &meta, inputs)?;
         }
     }
+    Ok(())
+}
+
+/// Add a log file; an empty regular file is an error (a pipe's size is
+/// only known once it is read).
+fn add_file(path: PathBuf, meta: &std::fs::Metadata, inputs: &mut Vec<Input>) -> Result<()> {
+    if meta.is_file() && meta.len() == 0 {
+        bail!("{}: log file is empty", path.display());
+    }
+    inputs.push(Input::File(path));
     Ok(())
 }
 
@@ -117,21 +140,6 @@ fn is_log_name(path: &Path) -> bool {
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     LOG_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
-}
-
-/// Decompress a whole in-memory file if it starts with a gzip or zstd
-/// magic; a plain file is returned as it is, without a copy.
-///
-/// # Errors
-/// A corrupt or truncated compressed stream.
-pub fn decode_all(raw: &[u8]) -> io::Result<Cow<'_, [u8]>> {
-    let mut decoded = Vec::new();
-    match Decoded::new(raw)? {
-        Decoded::Plain(_) => return Ok(Cow::Borrowed(raw)),
-        compressed => compressed,
-    }
-    .read_to_end(&mut decoded)?;
-    Ok(Cow::Owned(decoded))
 }
 
 /// A byte stream with its compression undone.
@@ -177,6 +185,78 @@ impl<R: Read> Read for Tally<R> {
         self.bytes += n as u64;
         self.hasher.update(&buf[..n]);
         Ok(n)
+    }
+}
+
+/// A raw input (file or stdin) with its byte count and hash.
+type RawTally = Tally<Box<dyn Read + Send>>;
+
+/// The UTF-8 byte-order mark some Windows tools put at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// An input opened for reading: its compression undone, a leading UTF-8
+/// byte-order mark dropped, and its raw bytes counted and hashed as they go.
+pub struct Source {
+    reader: BufReader<Decoded<BufReader<RawTally>>>,
+}
+
+impl Source {
+    /// Open a file or standard input.
+    ///
+    /// # Errors
+    /// The input cannot be opened or its first bytes read.
+    pub fn open(input: &Input) -> io::Result<Self> {
+        let raw: Box<dyn Read + Send> = match input {
+            Input::File(path) => Box::new(File::open(path)?),
+            Input::Stdin => Box::new(io::stdin()),
+        };
+        let tally = Tally {
+            inner: raw,
+            bytes: 0,
+            hasher: Xxh3::new(),
+        };
+        let decoded = Decoded::new(BufReader::with_capacity(1 << 20, tally))?;
+        let mut reader = BufReader::with_capacity(1 << 16, decoded);
+        if reader.fill_buf()?.starts_with(BOM) {
+            reader.consume(BOM.len());
+        }
+        Ok(Source { reader })
+    }
+
+    fn tally(&self) -> &RawTally {
+        match self.reader.get_ref() {
+            Decoded::Plain(r) => r.get_ref(),
+            Decoded::Gzip(r) => r.get_ref().get_ref(),
+            Decoded::Zstd(r) => r.get_ref().get_ref(),
+        }
+    }
+
+    /// Raw bytes read so far.
+    pub fn raw_bytes(&self) -> u64 {
+        self.tally().bytes
+    }
+
+    /// The raw size and the xxh3-128 of the raw bytes, in hex: the
+    /// content hash, once the input was read to its end.
+    pub fn digest(&self) -> (u64, String) {
+        let tally = self.tally();
+        (tally.bytes, format!("{:032x}", tally.hasher.digest128()))
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reader.read(buf)
+    }
+}
+
+impl BufRead for Source {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.reader.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.reader.consume(amount)
     }
 }
 
@@ -248,17 +328,8 @@ pub fn read_inputs(
 ) -> Result<Vec<InputStats>> {
     let mut stats = Vec::with_capacity(inputs.len());
     for (index, input) in inputs.iter().enumerate() {
-        let raw: Box<dyn Read + Send> = match input {
-            Input::File(path) => Box::new(
-                File::open(path).with_context(|| format!("{}: cannot open", path.display()))?,
-            ),
-            Input::Stdin => Box::new(io::stdin()),
-        };
-        let tally = Tally {
-            inner: raw,
-            bytes: 0,
-            hasher: Xxh3::new(),
-        };
+        let name = input.name();
+        let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
         let mut cutter = BlockCutter {
             input: index as u32,
             chunks,
@@ -267,11 +338,8 @@ pub fn read_inputs(
             decoded_bytes: 0,
             format,
         };
-        let name = input.name();
-        let decoded = Decoded::new(BufReader::with_capacity(1 << 20, tally))
-            .with_context(|| format!("{name}: cannot read"))?;
-        let (tally, lines) = match cutter.run(decoded, on_bytes) {
-            Ok(Some(done)) => done,
+        let lines = match cutter.run(&mut source, on_bytes) {
+            Ok(Some(lines)) => lines,
             Ok(None) => break,
             Err(err) => {
                 return Err(err)
@@ -281,11 +349,12 @@ pub fn read_inputs(
         if cutter.decoded_bytes == 0 {
             bail!("{name}: log input is empty");
         }
+        let (bytes, hash) = source.digest();
         stats.push(InputStats {
-            bytes: tally.bytes,
+            bytes,
             decoded_bytes: cutter.decoded_bytes,
             lines,
-            hash: format!("{:032x}", tally.hasher.digest128()),
+            hash,
         });
     }
     Ok(stats)
@@ -301,17 +370,13 @@ struct BlockCutter<'a> {
     format: LogsFormat,
 }
 
-/// A raw input (file or stdin) with its byte count and hash.
-type RawTally = Tally<Box<dyn Read + Send>>;
-type TallyReader = BufReader<RawTally>;
-
 impl BlockCutter<'_> {
-    /// Returns the input's tally and line count, or `None` if the workers hung up.
+    /// Returns the input's line count, or `None` if the workers hung up.
     fn run(
         &mut self,
-        mut decoded: Decoded<TallyReader>,
+        source: &mut Source,
         on_bytes: &(dyn Fn(u64) + Sync),
-    ) -> io::Result<Option<(RawTally, u64)>> {
+    ) -> io::Result<Option<u64>> {
         let mut carry: Vec<u8> = Vec::new();
         let mut raw_seen = 0;
         loop {
@@ -324,8 +389,8 @@ impl BlockCutter<'_> {
             block.clear();
             block.append(&mut carry);
             let carried = block.len();
-            let eof = fill(&mut decoded, &mut block, carried + BLOCK_SIZE)?;
-            let raw_now = raw_bytes(&decoded);
+            let eof = fill(source, &mut block, carried + BLOCK_SIZE)?;
+            let raw_now = source.raw_bytes();
             on_bytes(raw_now - raw_seen);
             raw_seen = raw_now;
             self.decoded_bytes += (block.len() - carried) as u64;
@@ -359,14 +424,13 @@ impl BlockCutter<'_> {
                     {
                         return Ok(None);
                     }
-                    let (rest, skipped) = skip_line(&mut decoded)?;
+                    let (rest, skipped) = skip_line(source)?;
                     self.decoded_bytes += skipped;
                     carry = rest;
                 }
             }
         }
-        let lines = self.next_line - 1;
-        Ok(Some((into_tally(decoded), lines)))
+        Ok(Some(self.next_line - 1))
     }
 
     fn send_lines(&mut self, bytes: Vec<u8>) -> bool {
@@ -386,9 +450,10 @@ impl BlockCutter<'_> {
     }
 }
 
-/// A log is a TREC run when its first non-blank line is not a JSON object
-/// and has the six fields of one; anything else is read as JSONL, so a
-/// broken first JSON line is rejected as such rather than misread.
+/// A log is a TREC run when its first non-blank line has the shape of one:
+/// at least six fields, an integer rank in the fourth and a number in the
+/// fifth. Anything else is read as JSONL, so a broken first JSON line is
+/// rejected as such rather than misread.
 fn detect_format(bytes: &[u8]) -> LogsFormat {
     let start = bytes
         .iter()
@@ -396,11 +461,16 @@ fn detect_format(bytes: &[u8]) -> LogsFormat {
         .unwrap_or(bytes.len());
     let rest = &bytes[start..];
     let first_line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
-    let fields = first_line
+    let fields: Vec<&[u8]> = first_line
         .split(u8::is_ascii_whitespace)
         .filter(|f| !f.is_empty())
-        .count();
-    if first_line.first() != Some(&b'{') && fields >= 6 {
+        .collect();
+    let parses =
+        |field: &[u8], number: fn(&str) -> bool| std::str::from_utf8(field).is_ok_and(number);
+    let trec = fields.len() >= 6
+        && parses(fields[3], |f| f.parse::<i64>().is_ok())
+        && parses(fields[4], |f| f.parse::<f64>().is_ok());
+    if trec {
         LogsFormat::Trec
     } else {
         LogsFormat::Jsonl
@@ -450,30 +520,11 @@ fn skip_line(reader: &mut impl Read) -> io::Result<(Vec<u8>, u64)> {
     }
 }
 
-fn tally_of(decoded: &Decoded<TallyReader>) -> &RawTally {
-    match decoded {
-        Decoded::Plain(r) => r.get_ref(),
-        Decoded::Gzip(r) => r.get_ref().get_ref(),
-        Decoded::Zstd(r) => r.get_ref().get_ref(),
-    }
-}
-
-fn raw_bytes(decoded: &Decoded<TallyReader>) -> u64 {
-    tally_of(decoded).bytes
-}
-
-fn into_tally(decoded: Decoded<TallyReader>) -> RawTally {
-    match decoded {
-        Decoded::Plain(r) => r.into_inner(),
-        Decoded::Gzip(r) => r.into_inner().into_inner(),
-        Decoded::Zstd(r) => r.finish().into_inner(),
-    }
-}
-
 /// Read an input again for the first `max_bytes` of the given lines
-/// (sorted, 1-based). Rejects that concern a whole capture are found only
-/// after every block was judged, when the record's bytes are gone; this
-/// recovers them. Standard input cannot be read twice and yields nothing.
+/// (sorted, 1-based), without their line ends. Rejects that concern a whole
+/// capture are found only after every block was judged, when the record's
+/// bytes are gone; this recovers them. Only a regular file can be read a
+/// second time: for anything else (stdin, a pipe) this yields nothing.
 ///
 /// # Errors
 /// The input cannot be opened or read.
@@ -481,20 +532,23 @@ pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Ve
     let Input::File(path) = input else {
         return Ok(Vec::new());
     };
-    let decoded = Decoded::new(BufReader::new(File::open(path)?))?;
-    let mut reader = BufReader::with_capacity(1 << 20, decoded);
+    if !std::fs::metadata(path)?.is_file() {
+        return Ok(Vec::new());
+    }
+    let mut source = Source::open(input)?;
     let mut found = Vec::with_capacity(lines.len());
     let mut wanted = lines.iter().copied().peekable();
     let mut line = Vec::new();
     let mut number = 0;
     while let Some(&next) = wanted.peek() {
         line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        if source.read_until(b'\n', &mut line)? == 0 {
             break;
         }
         number += 1;
         if number == next {
             let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
             found.push((number, text[..text.len().min(max_bytes)].to_vec()));
             while wanted.next_if_eq(&number).is_some() {}
         }
@@ -598,6 +652,9 @@ mod tests {
         assert_eq!(detect_format(b"\n{\"query_id\": 1}\n"), LogsFormat::Jsonl);
         assert_eq!(detect_format(b"q1 Q0 d1 1 2.5 run\n{"), LogsFormat::Trec);
         assert_eq!(detect_format(b"not json at all\n"), LogsFormat::Jsonl);
+        // The tail of a line cut off by log rotation: six tokens, but no rank and score.
+        let cut = br#"al", "results": ["a", "b"], "latency_ms": 41.2}"#;
+        assert_eq!(detect_format(cut), LogsFormat::Jsonl);
         assert_eq!(detect_format(b""), LogsFormat::Jsonl);
     }
 

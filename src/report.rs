@@ -115,7 +115,7 @@ impl<'a> PerQueryWriter<'a> {
             let q = &labels.queries()[row.query as usize];
             wtr.write_field(run)?;
             wtr.write_field(stage)?;
-            wtr.write_field(&*q.id)?;
+            wtr.write_field(labels.query_id(row.query))?;
             wtr.write_field(labels.slice_name(q.task))?;
             wtr.write_field(labels.slice_name(q.language))?;
             wtr.write_field(if q.required { "true" } else { "false" })?;
