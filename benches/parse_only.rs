@@ -16,7 +16,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use rgrade::cli::LogsFormat;
 use rgrade::read::{self, Chunk};
-use rgrade::record::{Event, JsonParser, LogFields};
+use rgrade::record::{Event, EventKey, JsonParser, LogFields};
 
 fn main() -> anyhow::Result<()> {
     let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -54,7 +54,9 @@ fn main() -> anyhow::Result<()> {
                         let mut touched = 0;
                         for line in read::lines(&block.bytes).filter(|l| !l.is_empty()) {
                             let _ = parser.parse(line, |root| {
-                                if let Ok(event) = Event::from_value(root, &fields) {
+                                let key = EventKey::from_value(root, &fields);
+                                if let (Ok(_), Ok(event)) = (key, Event::from_value(root, &fields))
+                                {
                                     touched +=
                                         event.doc_ids(&fields).filter(Result::is_ok).count() as u64;
                                 }

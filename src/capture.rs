@@ -10,9 +10,10 @@ use hashbrown::HashTable;
 
 use crate::cli::{DuplicateDocs, LogsFormat};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
-use crate::read::{lines, Chunk};
+use crate::read::{lines, Chunk, MAX_LINE};
 use crate::record::{
-    is_blank, Event, Invalid, JsonParser, LogFields, RejectReason, TrecLine, EXCERPT_BYTES,
+    is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RejectReason, TrecLine,
+    EXCERPT_BYTES,
 };
 
 /// Where a record came from: the input's index and the 1-based line.
@@ -265,6 +266,13 @@ impl RankingJudge {
     }
 }
 
+fn too_long() -> Invalid {
+    Invalid {
+        reason: RejectReason::LineTooLong,
+        detail: format!("the line is longer than {} MiB", MAX_LINE >> 20),
+    }
+}
+
 /// A worker: parses and judges blocks with its own reusable scratch.
 pub struct BlockWorker<'a> {
     config: &'a JudgeConfig<'a>,
@@ -286,23 +294,17 @@ impl<'a> BlockWorker<'a> {
     pub fn process(&mut self, chunk: &Chunk) -> BlockOutcome {
         let mut out = BlockOutcome::default();
         match chunk {
-            Chunk::Lines(block) => out.input = block.input,
-            &Chunk::Oversized { input, .. } => out.input = input,
-        }
-        match chunk {
             &Chunk::Oversized {
                 input,
                 line,
                 ref head,
             } => {
+                out.input = input;
                 out.counts.records += 1;
-                let invalid = Invalid {
-                    reason: RejectReason::LineTooLong,
-                    detail: "the line is longer than 64 MiB".into(),
-                };
-                out.reject(Origin { input, line }, invalid, head);
+                out.reject(Origin { input, line }, too_long(), head);
             }
             Chunk::Lines(block) => {
+                out.input = block.input;
                 for (offset, line) in lines(&block.bytes).enumerate() {
                     let origin = Origin {
                         input: block.input,
@@ -313,11 +315,12 @@ impl<'a> BlockWorker<'a> {
                         continue;
                     }
                     out.counts.records += 1;
-                    let judged = match block.format {
-                        LogsFormat::Trec => self.trec_line(line, origin, &mut out),
-                        LogsFormat::Jsonl | LogsFormat::Auto => {
-                            self.json_line(line, origin, &mut out)
-                        }
+                    let judged = if line.len() > MAX_LINE {
+                        Err(too_long())
+                    } else if block.format == LogsFormat::Trec {
+                        self.trec_line(line, origin, &mut out)
+                    } else {
+                        self.json_line(line, origin, &mut out)
                     };
                     if let Err(invalid) = judged {
                         out.reject(origin, invalid, line);
@@ -337,44 +340,55 @@ impl<'a> BlockWorker<'a> {
         let config = self.config;
         let judge = &mut self.judge;
         self.parser.parse(line, |root| {
-            let event = Event::from_value(root, config.fields)?;
-            let docs: Result<Vec<Cow<str>>, Invalid> = event.doc_ids(config.fields).collect();
-            if !config.wants_stage(event.stage) {
-                docs?;
-                out.counts.events += 1;
-                out.counts.other_stage += 1;
-                return Ok(());
-            }
-            let pair = out.pair(event.run, event.stage);
-            let Some(query) = config.labels.find_query(event.query_id.as_bytes()) else {
-                docs?;
-                out.counts.events += 1;
-                out.counts.unlabeled += 1;
+            let key = EventKey::from_value(root, config.fields)?;
+            let wanted = config.wants_stage(key.stage);
+            let labeled = if wanted {
+                let pair = out.pair(key.run, key.stage);
+                config
+                    .labels
+                    .find_query(key.query_id.as_bytes())
+                    .map(|query| (pair, query))
+            } else {
+                None
+            };
+            // From here a rejected record of a labeled query still counts
+            // as a capture of it, so a query whose every capture is rejected
+            // is invalid, not missing.
+            let parsed = Event::from_value(root, config.fields).and_then(|event| {
+                let docs: Vec<Cow<str>> = event.doc_ids(config.fields).collect::<Result<_, _>>()?;
+                Ok((event, docs))
+            });
+            let (event, docs) = parsed.inspect_err(|_| out.rejected_keys.extend(labeled))?;
+            out.counts.events += 1;
+            let Some((pair, query)) = labeled else {
+                if wanted {
+                    out.counts.unlabeled += 1;
+                } else {
+                    out.counts.other_stage += 1;
+                }
                 return Ok(());
             };
-            // A rejected record of a labeled query still counts as a capture
-            // of it, so a query whose every capture is rejected is invalid.
-            let judged = docs.and_then(|docs| {
-                judge.judge(
-                    config.labels,
-                    query,
-                    &docs,
-                    config.duplicates,
-                    &mut out.found,
-                )
-            });
+            let judged = judge.judge(
+                config.labels,
+                query,
+                &docs,
+                config.duplicates,
+                &mut out.found,
+            );
             let (n_results, found) =
                 judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
-            out.counts.events += 1;
-            let capture = Capture {
-                origin,
-                n_results,
-                records: 1,
-                latency_ms: event.latency_ms,
-                context_tokens: event.context_tokens,
-                found,
-            };
-            out.captures.push((pair, query, capture));
+            out.captures.push((
+                pair,
+                query,
+                Capture {
+                    origin,
+                    n_results,
+                    records: 1,
+                    latency_ms: event.latency_ms,
+                    context_tokens: event.context_tokens,
+                    found,
+                },
+            ));
             Ok(())
         })?
     }
@@ -533,6 +547,38 @@ mod tests {
             .collect();
         assert_eq!(found, [(2, "b"), (3, "a")]);
         assert_eq!((capture.n_results, capture.latency_ms), (3, Some(3.0)));
+    }
+
+    #[test]
+    fn a_rejected_record_of_a_labeled_query_counts_against_its_key() {
+        let lines = concat!(
+            r#"{"query_id":"q1","results":["a"],"latency_ms":"slow"}"#,
+            "\n",
+            r#"{"query_id":"q1","stage":"rerank"}"#,
+            "\n",
+            r#"{"query_id":"unlabeled","results":"a"}"#,
+        );
+        let out = process(lines.as_bytes().to_vec(), LogsFormat::Jsonl, &[]);
+        assert_accounted(&out, 3);
+        let keys: Vec<(&str, u32)> = out
+            .rejected_keys
+            .iter()
+            .map(|&(pair, query)| (&*out.pairs[pair as usize].1, query))
+            .collect();
+        assert_eq!(
+            keys,
+            [("final", 0), ("rerank", 0)],
+            "q1 is query 0; the unlabeled record has no key"
+        );
+        let reasons: Vec<RejectReason> = out.rejects.iter().map(|r| r.reason).collect();
+        assert_eq!(
+            reasons,
+            [
+                RejectReason::BadField,
+                RejectReason::MissingResults,
+                RejectReason::BadResults
+            ]
+        );
     }
 
     #[test]

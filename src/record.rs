@@ -44,7 +44,7 @@ pub enum RejectReason {
     DuplicateDoc,
     /// Another capture has the same (run, stage, query) under `--repeats error`.
     RepeatedCapture,
-    /// A TREC run line without six fields, or with a bad rank.
+    /// A TREC run line with fewer than six fields.
     BadTrecLine,
     /// A TREC run line whose score is not a finite number.
     BadScore,
@@ -144,7 +144,7 @@ impl fmt::Display for FieldPath {
 pub struct LogFields {
     query: FieldPath,
     results: FieldPath,
-    doc: Option<String>,
+    doc: Option<FieldPath>,
     stage: FieldPath,
     run: FieldPath,
     latency: FieldPath,
@@ -157,7 +157,7 @@ impl LogFields {
         LogFields {
             query: FieldPath::parse(&args.query),
             results: FieldPath::parse(&args.results),
-            doc: args.doc.clone(),
+            doc: args.doc.as_deref().map(FieldPath::parse),
             stage: FieldPath::parse(&args.stage),
             run: FieldPath::parse(&args.run),
             latency: FieldPath::parse(&args.latency),
@@ -182,27 +182,26 @@ impl Default for LogFields {
 /// The stage of a record that names none.
 pub const DEFAULT_STAGE: &str = "final";
 
-/// One search event from a JSONL log, borrowing from the parsed line.
-pub struct Event<'t, 'i> {
+/// What a JSONL record is about: the key captures are grouped by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventKey<'i> {
     /// The query id (an integer becomes its decimal text).
     pub query_id: Cow<'i, str>,
     /// The pipeline stage, `final` when absent.
     pub stage: &'i str,
     /// The run, empty when absent.
     pub run: &'i str,
-    /// Latency in milliseconds, if recorded.
-    pub latency_ms: Option<f64>,
-    /// Context size in tokens, if recorded.
-    pub context_tokens: Option<f64>,
-    results: Array<'t, 'i>,
 }
 
-impl<'t, 'i> Event<'t, 'i> {
-    /// Read an event out of a parsed line.
+impl<'i> EventKey<'i> {
+    /// Read the key out of a parsed line. It is read before the rest, so
+    /// that a record rejected for its results still counts as a capture of
+    /// its query.
     ///
     /// # Errors
-    /// The reject for a record that lacks a required field or has one of the wrong type.
-    pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+    /// `not_an_object`, `missing_query_id`, `bad_query_id`, or `bad_field`
+    /// for a stage or run that is not a string.
+    pub fn from_value(root: Value<'_, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
         if !root.is_object() {
             return Err(Invalid::new(
                 RejectReason::NotAnObject,
@@ -223,6 +222,31 @@ impl<'t, 'i> Event<'t, 'i> {
                 )
             })?,
         };
+        Ok(EventKey {
+            query_id,
+            stage: optional_str(root, &fields.stage)?.unwrap_or(DEFAULT_STAGE),
+            run: optional_str(root, &fields.run)?.unwrap_or(""),
+        })
+    }
+}
+
+/// The ranking and measurements of a JSONL search event, borrowing from
+/// the parsed line.
+pub struct Event<'t, 'i> {
+    /// Latency in milliseconds, if recorded.
+    pub latency_ms: Option<f64>,
+    /// Context size in tokens, if recorded.
+    pub context_tokens: Option<f64>,
+    results: Array<'t, 'i>,
+}
+
+impl<'t, 'i> Event<'t, 'i> {
+    /// Read the ranking and measurements out of a parsed line.
+    ///
+    /// # Errors
+    /// `missing_results`, `bad_results`, or `bad_field` for a latency or
+    /// context size that is not a number.
+    pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
         let results = match fields.results.find(root) {
             None => {
                 return Err(Invalid::new(
@@ -238,18 +262,10 @@ impl<'t, 'i> Event<'t, 'i> {
             })?,
         };
         Ok(Event {
-            query_id,
-            stage: optional_str(root, &fields.stage)?.unwrap_or(DEFAULT_STAGE),
-            run: optional_str(root, &fields.run)?.unwrap_or(""),
             latency_ms: optional_number(root, &fields.latency)?,
             context_tokens: optional_number(root, &fields.context)?,
             results,
         })
-    }
-
-    /// How many results the ranking holds.
-    pub fn n_results(&self) -> usize {
-        self.results.len()
     }
 
     /// The doc ids in ranking order.
@@ -258,11 +274,11 @@ impl<'t, 'i> Event<'t, 'i> {
         fields: &'e LogFields,
     ) -> impl Iterator<Item = Result<Cow<'i, str>, Invalid>> + 'e {
         self.results.iter().enumerate().map(move |(i, result)| {
-            doc_id(result, fields.doc.as_deref()).ok_or_else(|| {
+            doc_id(result, fields.doc.as_ref()).ok_or_else(|| {
                 let wanted = fields
                     .doc
-                    .as_deref()
-                    .map_or("doc_id or id".to_string(), |d| d.to_string());
+                    .as_ref()
+                    .map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
                 Invalid::new(
                     RejectReason::BadResult,
                     format!(
@@ -275,17 +291,18 @@ impl<'t, 'i> Event<'t, 'i> {
     }
 }
 
-fn doc_id<'i>(result: Value<'_, 'i>, key: Option<&str>) -> Option<Cow<'i, str>> {
-    if result.is_object() {
-        match key {
-            Some(key) => result.get(key).and_then(id_text),
-            None => result
-                .get("doc_id")
-                .or_else(|| result.get("id"))
-                .and_then(id_text),
-        }
-    } else {
-        id_text(result)
+/// A result's doc id: the result itself, or a field of a result object
+/// (`doc_id`, else `id`, unless the user named one).
+fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Cow<'i, str>> {
+    if !result.is_object() {
+        return id_text(result);
+    }
+    match field {
+        Some(path) => path.find(result).and_then(id_text),
+        None => result
+            .get("doc_id")
+            .or_else(|| result.get("id"))
+            .and_then(id_text),
     }
 }
 
@@ -449,15 +466,16 @@ mod tests {
     fn parse_event(line: &str, fields: &LogFields) -> Result<Owned, Invalid> {
         let mut parser = JsonParser::default();
         parser.parse(line.as_bytes(), |root| {
+            let key = EventKey::from_value(root, fields)?;
             let event = Event::from_value(root, fields)?;
             let docs = event
                 .doc_ids(fields)
                 .map(|d| d.map(|d| d.into_owned()))
                 .collect::<Result<_, _>>()?;
             Ok(Owned {
-                query_id: event.query_id.into_owned(),
-                stage: event.stage.to_string(),
-                run: event.run.to_string(),
+                query_id: key.query_id.into_owned(),
+                stage: key.stage.to_string(),
+                run: key.run.to_string(),
                 latency_ms: event.latency_ms,
                 docs,
             })
@@ -496,6 +514,13 @@ mod tests {
         };
         assert_eq!(parse_event(line, &fields).unwrap(), want);
         assert_eq!(FieldPath::parse("/a~1b/c~0d").segments, ["a/b", "c~d"]);
+        let nested =
+            r#"{"query_id": "q", "results": [{"meta": {"id": "x"}}, {"meta": {"id": 7}}]}"#;
+        let fields = LogFields {
+            doc: Some(FieldPath::parse("/meta/id")),
+            ..LogFields::default()
+        };
+        assert_eq!(parse_event(nested, &fields).unwrap().docs, ["x", "7"]);
     }
 
     #[test]
@@ -534,6 +559,7 @@ mod tests {
         for (line, want) in cases {
             let got = parser
                 .parse(line, |root| {
+                    EventKey::from_value(root, &fields)?;
                     let event = Event::from_value(root, &fields)?;
                     let docs = event.doc_ids(&fields).try_for_each(|d| d.map(drop));
                     docs

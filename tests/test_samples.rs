@@ -169,27 +169,31 @@ fn realistic_summary_accounts_for_every_flaw() {
 
 /// Without `--repeats last` (so `error`, the default) every capture of the
 /// three retried (run, stage, query) keys is a `repeated_capture` reject
-/// and the keys are `invalid` with 2 captures. So is q000001 `final`: its
-/// ranking listing a chunk twice (`duplicate_doc`) still counts as a
-/// capture of the key (README "Several captures"), which makes its one
-/// good capture a repeat too. 12 rejects exceed `--max-rejects 10`: exit 1.
+/// and the keys are `invalid` with 2 captures. So are q000001, q000010 and
+/// q000011 `final`: their flawed records (a chunk listed twice, no results,
+/// results as a string) still count as captures of their keys once the key
+/// was read (README "Several captures"), which makes their one good capture
+/// a repeat too. 14 rejects exceed `--max-rejects 10`: exit 1.
 #[test]
 fn realistic_retries_are_rejected_under_the_default_repeats_error() {
     let wd = Workdir::new("samples_realistic_repeats_error");
     let run = grade_realistic(&wd, &[]);
     run.expect_code(1)
-        .expect_stderr(&["12 records rejected (--max-rejects 10)"]);
+        .expect_stderr(&["14 records rejected (--max-rejects 10)"]);
 
     // make.sh appends copies of lines 5..=7 of the generated log to the
-    // second shard, after its 320 generated lines; line 26 of the second
-    // shard is q000001's good final capture.
+    // second shard, after its 320 generated lines; the good final captures
+    // of q000010, q000001 and q000011 are line 242 of the first shard and
+    // lines 26 and 216 of the second.
     let part0 = "data-samples/realistic/logs/part-000.jsonl";
     let part1 = "data-samples/realistic/logs/part-001.jsonl.gz";
     let want: Vec<(&str, u64)> = vec![
         (part0, 5),
         (part0, 6),
         (part0, 7),
+        (part0, 242),
         (part1, 26),
+        (part1, 216),
         (part1, 321),
         (part1, 322),
         (part1, 323),
@@ -204,7 +208,7 @@ fn realistic_retries_are_rejected_under_the_default_repeats_error() {
         })
         .collect();
     assert_eq!(repeated, want, "repeated_capture rejects, in input order");
-    assert_eq!(rejects.len(), 12, "7 repeats and the 5 flawed lines");
+    assert_eq!(rejects.len(), 14, "9 repeats and the 5 flawed lines");
 
     let per_query = wd.read_csv("out/per_query.csv");
     let mut invalid: Vec<(String, String)> = per_query
@@ -220,6 +224,8 @@ fn realistic_retries_are_rejected_under_the_default_repeats_error() {
     invalid.sort();
     let want_invalid = [
         ("final", "q000001"),
+        ("final", "q000010"),
+        ("final", "q000011"),
         ("final", "q000287"),
         ("retrieve", "q000031"),
         ("retrieve", "q000282"),
