@@ -37,7 +37,7 @@ pub struct GradeArgs {
     #[arg(long, value_name = "FILE")]
     pub labels: PathBuf,
 
-    /// Grade at these cutoffs, comma separated, each at least 1 [default: 10].
+    /// Grade at these cutoffs, comma separated, each at least 1.
     #[arg(
         short = 'k',
         long = "k",
@@ -63,7 +63,7 @@ pub struct GradeArgs {
     #[arg(long = "duplicate-docs", value_enum, value_name = "POLICY", default_value_t = DuplicateDocs::Reject)]
     pub duplicate_docs: DuplicateDocs,
 
-    /// Count grades of at least N as relevant, like trec_eval -l [default: 1].
+    /// Count grades of at least N as relevant, like trec_eval -l.
     #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub min_rel: i64,
 
@@ -71,15 +71,15 @@ pub struct GradeArgs {
     #[arg(long = "stage", value_name = "NAME")]
     pub stages: Vec<String>,
 
-    /// Tolerate up to N rejected records before exiting with status 1 [default: 0].
+    /// Tolerate up to N rejected records before exiting with status 1.
     #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
     pub max_rejects: u64,
 
-    /// Read the labels as this format [default: auto, by content].
+    /// Read the labels as this format.
     #[arg(long = "labels-format", value_enum, value_name = "FORMAT", default_value_t = LabelsFormat::Auto)]
     pub labels_format: LabelsFormat,
 
-    /// Read the logs as this format [default: auto, by content, per file].
+    /// Read the logs as this format.
     #[arg(long = "logs-format", value_enum, value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
     pub logs_format: LogsFormat,
 
@@ -118,7 +118,7 @@ pub struct FieldArgs {
     /// Read the ranked results from this key or JSON pointer.
     #[arg(long = "results-field", value_name = "KEY", default_value = "results")]
     pub results: String,
-    /// Read a result object's doc id from this key [default: doc_id, else id].
+    /// Read a result object's doc id from this key or JSON pointer [default: doc_id, else id].
     #[arg(long = "doc-field", value_name = "KEY")]
     pub doc: Option<String>,
     /// Read the stage from this key or JSON pointer (absent means "final").
@@ -150,19 +150,19 @@ pub struct GenArgs {
     #[arg(long, value_name = "N")]
     pub queries: usize,
 
-    /// Write M results per ranking [default: 10].
+    /// Write M results per ranking.
     #[arg(long, value_name = "M", default_value_t = 10)]
     pub results: usize,
 
-    /// Seed the generator; the same seed gives byte-identical files [default: 0].
+    /// Seed the generator; the same seed gives byte-identical files.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
 
-    /// Write the logs as JSONL (logs.jsonl) or as a TREC run (run.trec) [default: jsonl].
+    /// Write the logs as JSONL (logs.jsonl) or as a TREC run (run.trec).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = GenFormat::Jsonl)]
     pub format: GenFormat,
 
-    /// Also write N unlabeled queries' events, shuffled in (traffic the key does not cover) [default: 0].
+    /// Also write N unlabeled queries' events, shuffled in (traffic the key does not cover).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub unlabeled: usize,
 
@@ -218,7 +218,7 @@ pub enum LabelsFormat {
 /// The format of a log file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogsFormat {
-    /// JSONL when the first non-blank byte is `{`, else TREC run.
+    /// TREC run when the first line has a rank and a score where TREC puts them, else JSONL.
     Auto,
     /// One JSON object per search event.
     Jsonl,

@@ -18,7 +18,13 @@ const EXIT_NOTHING_GRADED: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Grade(args) => rgrade::cmd::grade::run(args, std::env::args().collect()),
+        Command::Grade(args) => {
+            // Arguments that are not UTF-8 (file names) are shown lossily.
+            let command = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            rgrade::cmd::grade::run(args, command)
+        }
         Command::Gen(args) => rgrade::cmd::gen::run(args),
     };
     match outcome {

@@ -42,7 +42,7 @@ impl Metric {
         Metric::Ap,
     ];
 
-    /// The name used in column headers and on the command line.
+    /// The name used in column headers (`recall@10`).
     pub fn name(self) -> &'static str {
         match self {
             Metric::Recall => "recall",

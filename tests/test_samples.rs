@@ -179,7 +179,7 @@ fn realistic_retries_are_rejected_under_the_default_repeats_error() {
     let wd = Workdir::new("samples_realistic_repeats_error");
     let run = grade_realistic(&wd, &[]);
     run.expect_code(1)
-        .expect_stderr(&["14 records rejected (--max-rejects 10)"]);
+        .expect_stderr(&["14 rejected records exceed --max-rejects 10"]);
 
     // make.sh appends copies of lines 5..=7 of the generated log to the
     // second shard, after its 320 generated lines; the good final captures

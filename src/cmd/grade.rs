@@ -37,8 +37,10 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let ks = cutoffs(args)?;
     let labels = LabelIndex::load(&args.labels, args.labels_format, args.min_rel)?;
     let inputs = read::discover(&args.logs)?;
-    if inputs.iter().filter(|i| **i == Input::Stdin).count() > 1 {
-        bail!("standard input (-) is named more than once");
+    if let Some(dir) = &args.out {
+        // Before the logs are read: a typo in -o should not cost a whole run.
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
     }
     let threads = args.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -58,26 +60,16 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     };
 
     let progress = progress_bar(args.progress, &inputs);
-    let streamed = stream(&inputs, args, &config, threads, &progress)?;
-    progress.finish_and_clear();
-
     let Streamed {
         mut grouper,
         mut rejects,
         per_input,
         stats,
-    } = streamed;
-    let mut lines = LineCounts::default();
-    for counts in &per_input {
-        lines += *counts;
-    }
+    } = stream(&inputs, args, &config, threads, &progress)?;
+    progress.finish_and_clear();
+
     rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
-    let default_stage = args.stages.first().map_or(DEFAULT_STAGE, String::as_str);
-    let grouped = grouper.finish(default_stage);
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
-    }
+    let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
     let graded = grade_pairs(grouped, &labels, &settings, args.out.as_deref())?;
     rejects.extend(graded.rejects);
@@ -87,7 +79,11 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             .then_with(|| a.reason.cmp(&b.reason))
     });
     recover_excerpts(&inputs, &mut rejects)?;
-    let pair_aggregates = graded.aggregates;
+
+    let mut lines = LineCounts::default();
+    for counts in &per_input {
+        lines += *counts;
+    }
     let counts = Counts {
         labeled: labels.queries().len() as u64,
         no_answer: labels
@@ -106,42 +102,42 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         graded_records: graded.graded_records,
         superseded_records,
     };
-
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
+    let pairs = graded.aggregates;
     if let Some(dir) = &args.out {
-        report::write_aggregates(dir, &labels, &settings, &pair_aggregates)?;
+        report::write_aggregates(dir, &labels, &settings, &pairs)?;
         report::write_rejects(dir, &rejects, &input_names)?;
-        let summary = summary(
-            args,
+        let facts = RunFacts {
             command,
-            &labels,
-            &settings,
-            input_summaries(&input_names, &stats, &per_input),
-            counts,
-            &pair_aggregates,
             threads,
             started,
-        );
-        report::write_summary(dir, &summary)?;
+            inputs: input_summaries(&input_names, &stats, &per_input),
+        };
+        report::write_summary(
+            dir,
+            &summary(args, facts, &labels, &settings, counts, &pairs),
+        )?;
     }
     if !args.quiet {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        report::print_table(&mut out, &labels, &settings, &pair_aggregates)?;
-        if counts.rejected > 0 || counts.unlabeled_events > 0 {
-            writeln!(
-                out,
-                "note: {} rejected records, {} unlabeled events",
-                counts.rejected, counts.unlabeled_events
-            )?;
-        }
-        out.flush()?;
+        print_table(&labels, &settings, &pairs, counts)?;
+    }
+    if counts.events > 0 && counts.events == counts.unlabeled_events {
+        eprintln!(
+            "rgrade: warning: none of the {} events matched a labeled query_id; check --query-field \
+             and that the labels and the logs use the same ids",
+            counts.events
+        );
     }
     if counts.rejected > args.max_rejects {
         let first = &rejects[0];
+        let listed = match &args.out {
+            Some(dir) => format!("all are listed in {}", dir.join("rejects.jsonl").display()),
+            None => "use -o DIR to list them all in rejects.jsonl".to_string(),
+        };
         eprintln!(
-            "rgrade: {} records rejected (--max-rejects {}); first: {}:{}: {}: {}",
+            "rgrade: {} rejected record{} exceed --max-rejects {}; the first is {}:{}: {}: {} ({listed})",
             counts.rejected,
+            if counts.rejected == 1 { "" } else { "s" },
             args.max_rejects,
             input_names[first.origin.input as usize],
             first.origin.line,
@@ -151,6 +147,34 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_REJECTS));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Print the table on stdout. A reader that closed the pipe early
+/// (`rgrade grade ... | head`) is not an error, and must not change the
+/// exit status that the rejects decide.
+fn print_table(
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    pairs: &[PairAggregates],
+    counts: Counts,
+) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = report::print_table(&mut out, labels, settings, pairs)
+        .and_then(|()| {
+            if counts.rejected > 0 || counts.unlabeled_events > 0 {
+                writeln!(
+                    out,
+                    "note: {} rejected, {} unlabeled events",
+                    counts.rejected, counts.unlabeled_events
+                )?;
+            }
+            Ok(())
+        })
+        .and_then(|()| out.flush());
+    match written {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 fn cutoffs(args: &GradeArgs) -> Result<Vec<usize>> {
@@ -370,24 +394,28 @@ fn input_summaries(
         .collect()
 }
 
-#[allow(clippy::too_many_arguments)]
-fn summary(
-    args: &GradeArgs,
+/// Facts about the run itself, for summary.json.
+struct RunFacts {
     command: Vec<String>,
-    labels: &LabelIndex,
-    settings: &GradeSettings,
-    inputs: Vec<report::InputSummary>,
-    counts: Counts,
-    pairs: &[PairAggregates],
     threads: usize,
     started: Instant,
+    inputs: Vec<report::InputSummary>,
+}
+
+fn summary(
+    args: &GradeArgs,
+    facts: RunFacts,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    counts: Counts,
+    pairs: &[PairAggregates],
 ) -> report::Summary {
-    let elapsed = started.elapsed().as_secs_f64();
-    let decoded: u64 = inputs.iter().map(|i| i.decoded_bytes).sum();
+    let elapsed = facts.started.elapsed().as_secs_f64();
+    let decoded: u64 = facts.inputs.iter().map(|i| i.decoded_bytes).sum();
     report::Summary {
         tool: "rgrade",
         version: env!("CARGO_PKG_VERSION"),
-        command,
+        command: facts.command,
         labels: report::LabelsSummary {
             path: labels.source.path.display().to_string(),
             bytes: labels.source.bytes,
@@ -395,7 +423,7 @@ fn summary(
             format: labels.source.format,
             queries: labels.queries().len(),
         },
-        inputs,
+        inputs: facts.inputs,
         settings: report::SettingsSummary {
             k: settings.ks.clone(),
             missing: value_name(args.missing),
@@ -403,7 +431,7 @@ fn summary(
             duplicate_docs: value_name(args.duplicate_docs),
             min_rel: args.min_rel,
             stages: args.stages.clone(),
-            threads,
+            threads: facts.threads,
         },
         meta: report::OrderedMap(args.meta.clone()),
         counts,
