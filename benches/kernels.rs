@@ -123,7 +123,7 @@ fn metrics_all_k(c: &mut Criterion) {
     c.bench_function("score_one_ranking_at_k_1_3_5_10_100", |b| {
         b.iter(|| {
             for k in [1, 3, 5, 10, 100] {
-                black_box(score(black_box(&hits), &judgments, k));
+                black_box(score(black_box(&hits).iter().copied(), &judgments, k));
             }
         })
     });

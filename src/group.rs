@@ -458,22 +458,30 @@ fn grade_slot(
     key: (&str, &str),
 ) -> SlotOutcome {
     let total = slot.total();
-    let kept: Vec<&Capture> = match slot.kept {
-        0 => Vec::new(),
+    // Origin order: the mean's floating-point sum must not depend on the
+    // order the captures arrived in.
+    let (single, many): ([&Capture; 1], Vec<&Capture>);
+    let kept: &[&Capture] = match slot.kept {
+        0 => &[],
+        1 => {
+            single = [&store.captures[slot.head as usize]];
+            &single
+        }
         _ => {
-            let mut kept: Vec<&Capture> = store.list(slot.head).collect();
-            // Origin order: the mean's floating-point sum must not depend
-            // on the order the captures arrived in.
-            kept.sort_by_key(|c| c.origin);
-            kept
+            many = {
+                let mut kept: Vec<&Capture> = store.list(slot.head).collect();
+                kept.sort_by_key(|c| c.origin);
+                kept
+            };
+            &many
         }
     };
     let mut rejects = Vec::new();
     let graded: &[&Capture] = if settings.repeats == RepeatPolicy::Error && total > 1 {
-        rejects = repeat_rejects(labels, query, &kept, total, key);
+        rejects = repeat_rejects(labels, query, kept, total, key);
         &[]
     } else {
-        &kept
+        kept
     };
     let q = &labels.queries()[query as usize];
     let status = if q.n_relevant == 0 {
@@ -552,14 +560,12 @@ fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
-fn hits(labels: &LabelIndex, found: &[Found]) -> Vec<Hit> {
-    found
-        .iter()
-        .map(|f| Hit {
-            rank: f.rank,
-            grade: labels.grade(f.doc),
-        })
-        .collect()
+/// The judged documents of a capture with their grades, for the metrics.
+fn hits<'a>(labels: &'a LabelIndex, found: &'a [Found]) -> impl Iterator<Item = Hit> + 'a {
+    found.iter().map(|f| Hit {
+        rank: f.rank,
+        grade: labels.grade(f.doc),
+    })
 }
 
 fn first_relevant(labels: &LabelIndex, found: &[Found]) -> Option<u32> {
@@ -579,18 +585,18 @@ fn mean_scores(
     settings: &GradeSettings,
 ) -> Box<[f64]> {
     let judgments = labels.judgments(query);
-    let mut sums = vec![0.0; settings.n_scores()];
+    let mut means = vec![0.0; settings.n_scores()].into_boxed_slice();
     for capture in captures {
-        let hits = hits(labels, store.found(capture));
         for (i, &k) in settings.ks.iter().enumerate() {
-            let scores = metrics::score(&hits, &judgments, k);
-            for (sum, value) in sums[i * Metric::ALL.len()..].iter_mut().zip(scores) {
+            let scores = metrics::score(hits(labels, store.found(capture)), &judgments, k);
+            for (sum, value) in means[i * Metric::ALL.len()..].iter_mut().zip(scores) {
                 *sum += value;
             }
         }
     }
     let n = captures.len() as f64;
-    sums.iter().map(|sum| sum / n).collect()
+    means.iter_mut().for_each(|sum| *sum /= n);
+    means
 }
 
 /// Relevant documents that some graded capture did not rank within `kmax`

@@ -71,15 +71,15 @@ pub type Scores = [f64; 6];
 
 /// Score one ranking at cutoff `k`.
 ///
-/// `hits` must be sorted by rank. A query without relevant documents has
+/// `hits` must come in rank order. A query without relevant documents has
 /// no defined score; callers keep such no-answer queries out of the means,
 /// and this returns zeros for them rather than dividing by zero.
-pub fn score(hits: &[Hit], judgments: &Judgments, k: usize) -> Scores {
+pub fn score(hits: impl IntoIterator<Item = Hit>, judgments: &Judgments, k: usize) -> Scores {
     let mut relevant_in_k = 0usize;
     let mut first_relevant = None;
     let mut dcg = 0.0;
     let mut precision_sum = 0.0;
-    for hit in hits.iter().take_while(|hit| hit.rank as usize <= k) {
+    for hit in hits.into_iter().take_while(|hit| hit.rank as usize <= k) {
         dcg += hit.grade as f64 * discount(hit.rank as usize);
         if hit.grade >= judgments.min_rel {
             relevant_in_k += 1;
@@ -138,7 +138,7 @@ mod tests {
             .collect();
         let (n_relevant, ideal) = judgments(grades, min_rel);
         score(
-            &hits,
+            hits,
             &Judgments {
                 n_relevant,
                 ideal_grades: &ideal,
@@ -281,7 +281,7 @@ mod tests {
                 .collect();
             let grades: Vec<i64> = labels.values().copied().collect();
             let (n_relevant, ideal) = judgments(&grades, min_rel);
-            let got = score(&hits, &Judgments { n_relevant, ideal_grades: &ideal, min_rel }, k);
+            let got = score(hits.iter().copied(), &Judgments { n_relevant, ideal_grades: &ideal, min_rel }, k);
             let want = reference(&ranking, &labels, min_rel, k);
             for (g, w) in got.iter().zip(want.iter()) {
                 prop_assert!((g - w).abs() < EPS, "got {:?} want {:?}", got, want);
