@@ -16,11 +16,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use hashbrown::HashTable;
 use simd_json::prelude::*;
-use simd_json::BorrowedValue;
+use simd_json::tape::Value;
 
 use crate::cli::LabelsFormat;
 use crate::metrics::Judgments;
 use crate::read::{Input, Source};
+use crate::record::{id_text, JsonParser};
 
 /// The hash used for query and doc ids everywhere in rgrade.
 pub fn id_hash(id: &[u8]) -> u64 {
@@ -132,7 +133,10 @@ impl LabelIndex {
             ),
             other => other,
         };
-        let mut builder = Builder::default();
+        // Reserved from the file size: untouched capacity costs no memory,
+        // while growing a large vector copies it.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
+        let mut builder = Builder::with_capacity(size);
         let read = match format {
             LabelsFormat::Jsonl => read_jsonl(&mut source, &mut builder),
             LabelsFormat::Csv => read_csv(&mut source, &mut builder),
@@ -319,6 +323,18 @@ struct RawDoc {
 }
 
 impl Builder {
+    /// Room for the labels of a file of `bytes` bytes: at most that much
+    /// id text, a judgment per 40 bytes, a query per 80.
+    fn with_capacity(bytes: usize) -> Self {
+        Builder {
+            text: IdText(String::with_capacity(bytes)),
+            queries: Vec::with_capacity(bytes / 80),
+            by_id: HashTable::with_capacity(bytes / 80),
+            docs: Vec::with_capacity(bytes / 40),
+            ..Builder::default()
+        }
+    }
+
     fn find(&self, id: &str, hash: u64) -> Option<usize> {
         let found = self
             .by_id
@@ -522,16 +538,20 @@ fn for_each_line(
 }
 
 fn read_jsonl(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
+    let mut parser = JsonParser::default();
     for_each_line(source, |line, bytes| {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
-        let value = simd_json::to_borrowed_value(bytes)
-            .map_err(|err| (Some(line), anyhow!("not valid JSON: {err}")))?;
-        read_jsonl_record(&value, line, builder).map_err(|err| (Some(line), err))
+        let parsed = parser.parse(bytes, |value| read_jsonl_record(value, line, builder));
+        let read = parsed
+            .map_err(|invalid| anyhow!("{}", invalid.detail))
+            .and_then(|read| read);
+        read.map_err(|err| (Some(line), err))
     })
 }
-fn read_jsonl_record(value: &BorrowedValue, line: usize, builder: &mut Builder) -> Result<()> {
+
+fn read_jsonl_record(value: Value<'_, '_>, line: usize, builder: &mut Builder) -> Result<()> {
     if !value.is_object() {
         bail!("a label line must be a JSON object");
     }
@@ -547,7 +567,7 @@ fn read_jsonl_record(value: &BorrowedValue, line: usize, builder: &mut Builder) 
             None => Ok(None),
             Some(v) if v.is_null() => Ok(None),
             Some(v) => v
-                .as_str()
+                .into_string()
                 .map(Some)
                 .ok_or_else(|| anyhow!("{key} must be a string")),
         }
@@ -570,7 +590,7 @@ fn read_jsonl_record(value: &BorrowedValue, line: usize, builder: &mut Builder) 
         .get("relevant")
         .ok_or_else(|| anyhow!("missing relevant (use [] for a no-answer query)"))?;
     if let Some(ids) = relevant.as_array() {
-        for doc in ids {
+        for doc in ids.iter() {
             let doc =
                 id_text(doc).ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))?;
             builder.judge(query, &doc, 1, line)?;
@@ -586,20 +606,6 @@ fn read_jsonl_record(value: &BorrowedValue, line: usize, builder: &mut Builder) 
         bail!("relevant must be an array of doc ids or an object of doc id to grade");
     }
     Ok(())
-}
-
-/// A query or doc id: a string, or an integer used as its decimal text.
-fn id_text(value: &BorrowedValue) -> Option<String> {
-    if let Some(text) = value.as_str() {
-        return Some(text.to_string());
-    }
-    if value.is_i64() || value.is_u64() {
-        return value
-            .as_i64()
-            .map(|n| n.to_string())
-            .or_else(|| value.as_u64().map(|n| n.to_string()));
-    }
-    None
 }
 
 fn read_qrels(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {

@@ -307,7 +307,7 @@ fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Cow<'i
 }
 
 /// A string id, or an integer id as its decimal text.
-fn id_text<'i>(value: Value<'_, 'i>) -> Option<Cow<'i, str>> {
+pub fn id_text<'i>(value: Value<'_, 'i>) -> Option<Cow<'i, str>> {
     if let Some(text) = value.into_string() {
         return Some(Cow::Borrowed(text));
     }
