@@ -6,6 +6,8 @@
 //! through serde_json, the stdout table into cells.
 
 use std::io::{BufRead, BufReader, Write as _};
+use std::process::Command;
+use std::time::Duration;
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
@@ -13,7 +15,7 @@ use serde_json::Value;
 
 use crate::util::{
     aggregates_header, assert_cell, assert_counts_add_up, assert_text, count, gzip, metric_columns,
-    per_query_header, seed, zstd_compress, Table, Workdir,
+    per_query_header, run_command, seed, zstd_compress, Run, Table, Workdir, RUN_TIMEOUT,
 };
 
 /// Lines joined into a file's text, each ending in a newline.
@@ -1788,4 +1790,678 @@ fn field_options_map_other_record_shapes() {
         .map(|(_, _, reason)| reason)
         .collect();
     assert_eq!(reasons, ["missing_query_id", "missing_query_id"]);
+}
+
+/// A closed stdout pipe does not hide a failure: with more rejected records
+/// than `--max-rejects`, a reader that goes away before reading anything
+/// (`rgrade ... | false`) still sees exit status 1, the rejects message on
+/// stderr and every output written, even with a table far larger than a
+/// pipe's buffer.
+#[test]
+fn a_closed_stdout_pipe_keeps_the_exit_status() {
+    let wd = Workdir::new("closed_pipe_status");
+    let mut log = String::new();
+    for run in 0..400 {
+        for (q, docs) in [
+            ("q_export", r#""export_csv""#),
+            ("q_reset", r#""reset_steps""#),
+            ("q_sharing", r#""share_roles""#),
+        ] {
+            log.push_str(&format!(
+                r#"{{"query_id": "{q}", "run": "run-{run:04}", "results": [{docs}]}}"#
+            ));
+            log.push('\n');
+        }
+    }
+    log.push_str("not json\n");
+    wd.write("logs.jsonl", log);
+    let labels = seed("labels.jsonl");
+    let args = ["grade", "--labels", &labels, "-o", "out", "logs.jsonl"];
+
+    // The table does not fit in a pipe's buffer, so rgrade must write
+    // into the closed pipe.
+    let full = wd.rgrade(&args);
+    full.expect_code(1);
+    assert!(
+        full.stdout.len() > 64 << 10,
+        "table of {} bytes",
+        full.stdout.len()
+    );
+
+    let mut cmd = wd.command(&args);
+    let mut child = cmd.spawn().expect("rgrade starts");
+    drop(child.stdout.take());
+    let run = Run::wait(&cmd, child, RUN_TIMEOUT);
+    run.expect_code(1)
+        .expect_stderr(&["rejected record", "logs.jsonl:1201"]);
+    assert_eq!(run.stdout, "", "stdout was closed before rgrade wrote");
+    assert_eq!(wd.read_csv("out/per_query.csv").rows.len(), 1200);
+    assert_eq!(
+        reject_keys(&wd.read_jsonl("out/rejects.jsonl")),
+        in_file("logs.jsonl", &[(1201, "invalid_json")])
+    );
+}
+
+/// The UTF-8 byte-order mark some Windows tools write is not part of the
+/// first query id or record: labels (JSONL, TREC qrels, CSV, detected by
+/// content) and logs (JSONL plain, gzip and from stdin, TREC run) that
+/// start with one grade exactly like the same files without it, and a
+/// record excerpt read back from such a log does not carry the mark.
+#[test]
+fn a_byte_order_mark_is_ignored() {
+    const BOM: &str = "\u{feff}";
+    let wd = Workdir::new("bom");
+    let labels_jsonl = text(&[
+        r#"{"query_id": "q1", "relevant": ["a"]}"#,
+        r#"{"query_id": "q2", "relevant": ["b"]}"#,
+    ]);
+    wd.write("labels.jsonl", format!("{BOM}{labels_jsonl}"));
+    wd.write("labels.qrels", format!("{BOM}q1 0 a 1\nq2 0 b 1\n"));
+    wd.write("labels.csv", format!("{BOM}query_id,doc_id\nq1,a\nq2,b\n"));
+    let records = text(&[
+        r#"{"query_id": "q1", "results": ["a", "x"]}"#,
+        r#"{"query_id": "q2", "results": ["x", "b"]}"#,
+    ]);
+    wd.write("plain.jsonl", format!("{BOM}{records}"));
+    wd.write_gz("gz.jsonl.gz", format!("{BOM}{records}"));
+    wd.write(
+        "run.trec",
+        format!("{BOM}q1 Q0 a 1 2.0 t\nq1 Q0 x 2 1.0 t\nq2 Q0 x 1 2.0 t\nq2 Q0 b 2 1.0 t\n"),
+    );
+
+    // (labels, log or stdin, out, run name, labels format in summary.json)
+    let cases = [
+        ("labels.jsonl", "plain.jsonl", "jsonl", "", "jsonl"),
+        ("labels.qrels", "plain.jsonl", "qrels", "", "trec"),
+        ("labels.csv", "plain.jsonl", "csv", "", "csv"),
+        ("labels.jsonl", "gz.jsonl.gz", "gz", "", "jsonl"),
+        ("labels.jsonl", "-", "stdin", "", "jsonl"),
+        ("labels.jsonl", "run.trec", "trec", "t", "jsonl"),
+    ];
+    for (labels, log, out, run_name, format) in cases {
+        let args = ["grade", "--labels", labels, "-k", "2", "-o", out, log];
+        let run = if log == "-" {
+            wd.rgrade_stdin(&args, format!("{BOM}{records}").as_bytes())
+        } else {
+            wd.rgrade(&args)
+        };
+        run.expect_code(0);
+        assert_eq!(wd.read(&format!("{out}/rejects.jsonl")), b"", "{run}");
+        let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
+        assert_eq!(per_query.column("query_id"), ["q1", "q2"], "{labels} {log}");
+        for (query, rr) in [("q1", 1.0), ("q2", 0.5)] {
+            let row = per_query.row(&[("run", run_name), ("query_id", query)]);
+            assert_text(&row, "status", "ok");
+            assert_cell(&row, "rr@2", rr);
+        }
+        let summary = wd.read_json(&format!("{out}/summary.json"));
+        assert_eq!(summary["labels"]["format"], format, "{labels}");
+        assert_eq!(count(&summary, "graded"), 2, "{log}");
+    }
+
+    // A repeated capture on the first line is reported once every record
+    // was read, its excerpt read back from the file: without the mark.
+    let first = r#"{"query_id": "q1", "results": ["a"]}"#;
+    wd.write("repeat.jsonl", format!("{BOM}{}", text(&[first, first])));
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "--max-rejects",
+        "2",
+        "-o",
+        "repeat",
+        "repeat.jsonl",
+    ])
+    .expect_code(0);
+    let rejects = wd.read_jsonl("repeat/rejects.jsonl");
+    assert_eq!(
+        reject_keys(&rejects),
+        in_file(
+            "repeat.jsonl",
+            &[(1, "repeated_capture"), (2, "repeated_capture")]
+        )
+    );
+    assert_eq!(rejects[0]["record"], first, "no mark in the excerpt");
+}
+
+/// Make a named pipe at `path` with the system's `mkfifo`; false (and a
+/// note on stderr) where there is none, for the caller to skip its test.
+fn make_fifo(path: &std::path::Path) -> bool {
+    match Command::new("mkfifo").arg(path).status() {
+        Ok(status) if status.success() => true,
+        other => {
+            eprintln!("skipped: mkfifo is not available here ({other:?})");
+            false
+        }
+    }
+}
+
+/// Run `rgrade args` in `wd` while a thread writes `log` into the named
+/// pipe `fifo`; the writer is released even if rgrade never opens the pipe.
+fn rgrade_with_fifo(wd: &Workdir, args: &[&str], fifo: &str, log: &[u8]) -> Run {
+    let path = wd.path(fifo);
+    let bytes = log.to_vec();
+    let writer = std::thread::spawn({
+        let path = path.clone();
+        move || -> std::io::Result<()> {
+            // Blocks until a reader opens the pipe.
+            let mut pipe = std::fs::OpenOptions::new().write(true).open(&path)?;
+            pipe.write_all(&bytes)
+        }
+    });
+    let mut cmd = wd.command(args);
+    let child = cmd.spawn().expect("rgrade starts");
+    let run = Run::wait(&cmd, child, Duration::from_secs(60));
+    // Opening a FIFO for reading and writing never blocks on Linux, and
+    // lets a writer still waiting for a reader go on (the log is smaller
+    // than the pipe's buffer).
+    let release = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path);
+    let written = writer.join().expect("the writer thread panicked");
+    drop(release);
+    assert!(written.is_ok(), "writing into the pipe: {written:?}\n{run}");
+    run
+}
+
+/// A named pipe (`<(zcat logs.gz)`, `mkfifo`) is a log input like any
+/// other: read once, as it is written, and graded like the same records in
+/// a file; a repeated capture in it is reported with an empty excerpt
+/// rather than by opening the pipe again.
+#[test]
+fn a_named_pipe_is_read_as_a_log() {
+    let wd = Workdir::new("fifo");
+    let labels = seed("labels.jsonl");
+    let plain = std::fs::read(seed("logs.jsonl")).expect("the seed logs ship with the crate");
+    if !make_fifo(&wd.path("pipe.jsonl")) {
+        return;
+    }
+    wd.write("file.jsonl", &plain);
+    wd.rgrade(&["grade", "--labels", &labels, "-o", "file", "file.jsonl"])
+        .expect_code(0);
+
+    let run = rgrade_with_fifo(
+        &wd,
+        &["grade", "--labels", &labels, "-o", "fifo", "pipe.jsonl"],
+        "pipe.jsonl",
+        &plain,
+    );
+    run.expect_code(0);
+    assert_eq!(
+        String::from_utf8_lossy(&wd.read("fifo/per_query.csv")),
+        String::from_utf8_lossy(&wd.read("file/per_query.csv")),
+        "the pipe grades like the file\n{run}"
+    );
+    let summary = wd.read_json("fifo/summary.json");
+    assert_eq!(summary["inputs"][0]["path"], "pipe.jsonl");
+    assert_eq!(count(&summary, "graded"), 3);
+    assert_eq!(count(&summary, "rejected"), 0);
+
+    let repeated = r#"{"query_id": "q_export", "results": ["export_csv"]}"#;
+    let run = rgrade_with_fifo(
+        &wd,
+        &[
+            "grade",
+            "--labels",
+            &labels,
+            "--max-rejects",
+            "2",
+            "-o",
+            "repeat",
+            "pipe.jsonl",
+        ],
+        "pipe.jsonl",
+        text(&[repeated, repeated]).as_bytes(),
+    );
+    run.expect_code(0);
+    let rejects = wd.read_jsonl("repeat/rejects.jsonl");
+    assert_eq!(
+        reject_keys(&rejects),
+        in_file(
+            "pipe.jsonl",
+            &[(1, "repeated_capture"), (2, "repeated_capture")]
+        )
+    );
+    assert_eq!(rejects[0]["record"], "", "a pipe cannot be read twice");
+}
+
+/// A directory walk does not follow symbolic links to directories, so a
+/// link back to the directory itself (even one named like a log) reads
+/// each log once: no `repeated_capture`, exit 0. Naming the same log
+/// twice, directly or through its directory, is an error naming it
+/// (exit 2), since its records would be counted twice.
+#[test]
+fn a_log_is_read_once_whatever_leads_to_it() {
+    let wd = Workdir::new("symlinks");
+    let labels = seed("labels.jsonl");
+    let plain = std::fs::read(seed("logs.jsonl")).expect("the seed logs ship with the crate");
+    wd.write("logs/a.jsonl", &plain);
+    wd.write("plain.jsonl", &plain);
+    std::os::unix::fs::symlink(wd.path("logs"), wd.path("logs/self")).expect("symlink");
+    std::os::unix::fs::symlink(".", wd.path("logs/loop.jsonl")).expect("symlink");
+    std::fs::create_dir_all(wd.path("logs/sub")).expect("mkdir");
+    std::os::unix::fs::symlink("..", wd.path("logs/sub/up")).expect("symlink");
+
+    wd.rgrade(&["grade", "--labels", &labels, "-k", "3", "-o", "out", "logs"])
+        .expect_code(0);
+    assert_eq!(wd.read("out/rejects.jsonl"), b"");
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(summary["inputs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(summary["inputs"][0]["path"], "logs/a.jsonl");
+    assert_eq!(count(&summary, "records"), 3);
+    assert_eq!(count(&summary, "repeats"), 0);
+    for row in wd.read_csv("out/per_query.csv").records() {
+        assert_text(&row, "status", "ok");
+        assert_cell(&row, "captures", 1.0);
+    }
+
+    for (twice, named) in [
+        (["plain.jsonl", "plain.jsonl"], "plain.jsonl"),
+        (["plain.jsonl", "./plain.jsonl"], "plain.jsonl"),
+        (["logs", "logs/a.jsonl"], "logs/a.jsonl"),
+    ] {
+        let mut args = vec!["grade", "--labels", &labels, "-o", "twice"];
+        args.extend(twice);
+        wd.rgrade(&args)
+            .expect_code(2)
+            .expect_stderr(&[named, "given twice"]);
+        assert!(
+            !wd.exists("twice/per_query.csv"),
+            "{twice:?}: nothing graded"
+        );
+    }
+}
+
+/// `--doc-field` takes a JSON pointer into each result object, like the
+/// other field options: `/meta/id` reads `{"meta": {"id": "a"}}`; a
+/// plain string result is still a doc id, and an object without that
+/// field is a `bad_result` even if it has an `id`.
+#[test]
+fn doc_field_takes_a_json_pointer() {
+    let wd = Workdir::new("doc_field_pointer");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"]}"#,
+            r#"{"query_id": "q2", "relevant": ["c"]}"#,
+            r#"{"query_id": "q3", "relevant": ["b"]}"#,
+        ]),
+    );
+    wd.write(
+        "logs.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "results": [{"meta": {"id": "x"}}, {"meta": {"id": "a"}}]}"#,
+            r#"{"query_id": "q2", "results": ["c", {"meta": {"id": "y"}, "id": "c"}]}"#,
+            r#"{"query_id": "q3", "results": [{"id": "b"}]}"#,
+        ]),
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "2",
+        "--doc-field",
+        "/meta/id",
+        "--max-rejects",
+        "1",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ])
+    .expect_code(0);
+    let per_query = wd.read_csv("out/per_query.csv");
+    let q1 = per_query.row(&[("query_id", "q1")]);
+    assert_text(&q1, "status", "ok");
+    assert_cell(&q1, "rr@2", 0.5);
+    let q2 = per_query.row(&[("query_id", "q2")]);
+    assert_text(&q2, "status", "ok");
+    assert_cell(&q2, "rr@2", 1.0);
+    assert_cell(&q2, "n_results", 2.0);
+    assert_text(&per_query.row(&[("query_id", "q3")]), "status", "invalid");
+    assert_eq!(
+        reject_keys(&wd.read_jsonl("out/rejects.jsonl")),
+        in_file("logs.jsonl", &[(3, "bad_result")])
+    );
+}
+
+/// The `-o` directory is created before any log is read, so a typo in it
+/// costs seconds, not a whole run: an `-o` path that cannot be created
+/// (under a regular file) exits 2 naming that path, before a corrupt log
+/// could be noticed.
+#[test]
+fn an_output_directory_that_cannot_be_created_fails_first() {
+    let wd = Workdir::new("bad_out");
+    let labels = seed("labels.jsonl");
+    wd.write("file.txt", "a regular file\n");
+    let plain = std::fs::read(seed("logs.jsonl")).expect("the seed logs ship with the crate");
+    let gz = gzip(&plain);
+    wd.write("cut.jsonl.gz", &gz[..gz.len() / 2]);
+
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "-o",
+        "file.txt/out",
+        &seed("logs.jsonl"),
+    ])
+    .expect_code(2)
+    .expect_stderr(&["file.txt/out", "cannot create output directory"]);
+
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "-o",
+        "file.txt/out",
+        "cut.jsonl.gz",
+    ]);
+    run.expect_code(2)
+        .expect_stderr(&["file.txt/out", "cannot create output directory"]);
+    assert!(
+        !run.stderr.contains("cut.jsonl.gz"),
+        "the log was not read before the output directory was made\n{run}"
+    );
+}
+
+/// With a bad `-o` and a log that does not exist, the `-o` problem is
+/// the one reported (exit 2), as the output directory is made first.
+#[test]
+#[ignore = "bug: a missing log is reported instead of the uncreatable -o (inputs are listed before -o is made); arguably acceptable, see report"]
+fn a_bad_output_directory_is_reported_before_a_missing_log() {
+    let wd = Workdir::new("bad_out_missing_log");
+    wd.write("file.txt", "a regular file\n");
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &seed("labels.jsonl"),
+        "-o",
+        "file.txt/out",
+        "missing.jsonl",
+    ])
+    .expect_code(2)
+    .expect_stderr(&["file.txt/out", "cannot create output directory"]);
+}
+
+/// When no event matches a labeled query id (the logs say `7`, the labels
+/// `q_7`) rgrade still grades (every query `missing`, exit 0) but warns on
+/// stderr that none of the N events matched, pointing at the likely cause;
+/// a run where ids match carries no such warning.
+#[test]
+fn no_matching_query_id_is_warned_about() {
+    let wd = Workdir::new("no_match");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q_7", "relevant": ["a"]}"#,
+            r#"{"query_id": "q_8", "relevant": ["b"]}"#,
+        ]),
+    );
+    wd.write(
+        "logs.jsonl",
+        text(&[
+            r#"{"query_id": 7, "results": ["a"]}"#,
+            r#"{"query_id": 8, "results": ["b"]}"#,
+            r#"{"query_id": "9", "results": ["c"]}"#,
+        ]),
+    );
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ]);
+    run.expect_code(0)
+        .expect_stderr(&["none of the 3 events matched a labeled query_id"]);
+    let per_query = wd.read_csv("out/per_query.csv");
+    assert_eq!(per_query.column("status"), ["missing", "missing"]);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(count(&summary, "unlabeled_events"), 3);
+    assert_eq!(count(&summary, "rejected"), 0);
+
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        &seed("labels.jsonl"),
+        &seed("logs.jsonl"),
+    ]);
+    run.expect_code(0);
+    assert!(!run.stderr.contains("none of the"), "{run}");
+}
+
+/// `{"query_id":"q_long","results":["` + `n` bytes of `a` + `"]}`.
+fn long_record(n: usize) -> Vec<u8> {
+    let mut line = br#"{"query_id":"q_long","results":[""#.to_vec();
+    line.resize(line.len() + n, b'a');
+    line.extend_from_slice(br#""]}"#);
+    line
+}
+
+/// A line longer than 64 MiB is rejected as `line_too_long` with its file
+/// and line, its excerpt cut to 200 bytes, and the lines around it are
+/// graded; whether it is just over the limit or well over it (where it
+/// falls among rgrade's read blocks differs).
+#[test]
+fn a_line_longer_than_64_mib_is_rejected() {
+    let wd = Workdir::new("long_line");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"]}"#,
+            r#"{"query_id": "q2", "relevant": ["b"]}"#,
+            r#"{"query_id": "q3", "relevant": ["c"]}"#,
+        ]),
+    );
+    let wrapper = long_record(0).len();
+    let mut log = Vec::with_capacity(132 << 20);
+    log.extend_from_slice(b"{\"query_id\": \"q1\", \"results\": [\"a\"]}\n");
+    log.extend(long_record((64 << 20) + 1 - wrapper));
+    log.extend_from_slice(b"\n{\"query_id\": \"q2\", \"results\": [\"b\"]}\n");
+    log.extend(long_record(65 << 20));
+    log.extend_from_slice(b"\n{\"query_id\": \"q3\", \"results\": [\"c\"]}\n");
+    wd.write("logs.jsonl", &log);
+    drop(log);
+
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ]);
+    run.expect_code(1)
+        .expect_stderr(&["logs.jsonl:2", "line_too_long"]);
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    assert_eq!(
+        reject_keys(&rejects),
+        in_file("logs.jsonl", &[(2, "line_too_long"), (4, "line_too_long")])
+    );
+    for reject in &rejects {
+        let record = reject["record"].as_str().unwrap_or_default();
+        assert!(
+            record.len() <= 200 && record.starts_with(r#"{"query_id":"q_long","results":["aaa"#),
+            "excerpt of {} bytes: {record:.80}",
+            record.len()
+        );
+    }
+    for row in wd.read_csv("out/per_query.csv").records() {
+        assert_text(&row, "status", "ok");
+        assert_cell(&row, "rr@10", 1.0);
+    }
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(count(&summary, "records"), 5);
+    assert_eq!(count(&summary, "rejected"), 2);
+    assert_counts_add_up(&summary);
+}
+
+/// The limit is "longer than 64 MiB": a record of exactly 64 MiB is
+/// graded, wherever it starts (here as the first line, at a block boundary).
+#[test]
+#[ignore = "bug: a line of exactly 64 MiB starting at a 1 MiB boundary of the decoded stream is rejected as line_too_long (src/read.rs: `block.len() < MAX_LINE` should be `<=`)"]
+fn a_line_of_exactly_64_mib_is_graded() {
+    let wd = Workdir::new("line_64mib");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q_long", "relevant": ["a"]}"#,
+            r#"{"query_id": "q1", "relevant": ["a"]}"#,
+        ]),
+    );
+    let mut log = long_record((64 << 20) - long_record(0).len());
+    assert_eq!(log.len(), 64 << 20);
+    log.extend_from_slice(b"\n{\"query_id\": \"q1\", \"results\": [\"a\"]}\n");
+    wd.write("logs.jsonl", &log);
+    drop(log);
+
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ]);
+    run.expect_code(0);
+    assert_eq!(wd.read("out/rejects.jsonl"), b"", "{run}");
+    let per_query = wd.read_csv("out/per_query.csv");
+    let long = per_query.row(&[("query_id", "q_long")]);
+    assert_text(&long, "status", "ok");
+    assert_cell(&long, "n_results", 1.0);
+}
+
+/// A record of a labeled query rejected after its key was read (a latency
+/// or context size that is not a number, no `results`, `results` not an
+/// array, a result without a doc id) is a capture of that query: its only
+/// capture rejected, the query is `invalid` with `captures` 1 and scores 0,
+/// not `missing`. A line that is not JSON names no query, so its query
+/// stays `missing`.
+#[test]
+fn a_rejected_capture_makes_its_query_invalid_not_missing() {
+    let wd = Workdir::new("invalid_not_missing");
+    let queries = [
+        "q_latency",
+        "q_context",
+        "q_no_results",
+        "q_bad_results",
+        "q_bad_result",
+        "q_json",
+        "q_ok",
+    ];
+    let labels: Vec<String> = queries
+        .iter()
+        .map(|q| format!(r#"{{"query_id": "{q}", "relevant": ["a"]}}"#))
+        .collect();
+    wd.write(
+        "labels.jsonl",
+        text(&labels.iter().map(String::as_str).collect::<Vec<_>>()),
+    );
+    wd.write(
+        "logs.jsonl",
+        text(&[
+            r#"{"query_id": "q_latency", "results": ["a"], "latency_ms": "slow"}"#,
+            r#"{"query_id": "q_context", "results": ["a"], "context_tokens": "many"}"#,
+            r#"{"query_id": "q_no_results"}"#,
+            r#"{"query_id": "q_bad_results", "results": "a"}"#,
+            r#"{"query_id": "q_bad_result", "results": ["a", {"score": 1.0}]}"#,
+            r#"{"query_id": "q_json", "results": ["a"]"#,
+            r#"{"query_id": "q_ok", "results": ["a"]}"#,
+        ]),
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "--max-rejects",
+        "6",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ])
+    .expect_code(0);
+    assert_eq!(
+        reject_keys(&wd.read_jsonl("out/rejects.jsonl")),
+        in_file(
+            "logs.jsonl",
+            &[
+                (1, "bad_field"),
+                (2, "bad_field"),
+                (3, "missing_results"),
+                (4, "bad_results"),
+                (5, "bad_result"),
+                (6, "invalid_json"),
+            ]
+        )
+    );
+    let per_query = wd.read_csv("out/per_query.csv");
+    for query in &queries[..5] {
+        let row = per_query.row(&[("query_id", query)]);
+        assert_text(&row, "status", "invalid");
+        assert_cell(&row, "captures", 1.0);
+        assert_text(&row, "n_results", "");
+        assert_cell(&row, "recall@3", 0.0);
+        assert_text(&row, "missing_at_3", "a");
+    }
+    let q_json = per_query.row(&[("query_id", "q_json")]);
+    assert_text(&q_json, "status", "missing");
+    assert_cell(&q_json, "captures", 0.0);
+    assert_text(&per_query.row(&[("query_id", "q_ok")]), "status", "ok");
+    let overall = wd
+        .read_csv("out/aggregates.csv")
+        .row(&[("task", "*"), ("language", "*")]);
+    assert_cell(&overall, "invalid", 5.0);
+    assert_cell(&overall, "missing", 1.0);
+    assert_cell(&overall, "ok", 1.0);
+    assert_cell(&overall, "recall@3", 1.0 / 7.0);
+}
+
+/// A file name that is not UTF-8 is a file name like any other: a missing
+/// one is an error naming it (shown lossily, exit 2, no panic), whether
+/// log or labels, and an existing one grades, into an output directory
+/// whose name is not UTF-8 either.
+#[test]
+fn file_names_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let wd = Workdir::new("non_utf8_names");
+    let labels = seed("labels.jsonl");
+    let log = OsStr::from_bytes(b"\xff.jsonl");
+    let run = run_command(wd.command(&["grade", "--labels", &labels]).arg(log));
+    run.expect_code(2).expect_stderr(&["\u{fffd}.jsonl"]);
+    assert!(!run.stderr.contains("panicked"), "{run}");
+
+    let run = run_command(
+        wd.command(&["grade", "--labels"])
+            .arg(OsStr::from_bytes(b"l\xfe.jsonl"))
+            .arg(seed("logs.jsonl")),
+    );
+    run.expect_code(2).expect_stderr(&["l\u{fffd}.jsonl"]);
+    assert!(!run.stderr.contains("panicked"), "{run}");
+
+    std::fs::write(
+        wd.root().join(log),
+        std::fs::read(seed("logs.jsonl")).expect("the seed logs ship with the crate"),
+    )
+    .expect("writing the log");
+    let out = OsStr::from_bytes(b"out\xff");
+    let run = run_command(
+        wd.command(&["grade", "--labels", &labels, "-k", "3", "-o"])
+            .arg(out)
+            .arg(log),
+    );
+    run.expect_code(0);
+    let summary: Value = serde_json::from_slice(
+        &std::fs::read(wd.root().join(out).join("summary.json")).expect("summary.json written"),
+    )
+    .expect("summary.json is JSON");
+    assert_eq!(summary["inputs"][0]["path"], "\u{fffd}.jsonl");
+    assert_eq!(count(&summary, "graded"), 3);
 }

@@ -4,10 +4,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -184,15 +185,47 @@ fn run_in(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
         // its status and stderr then tell the story, not this write.
         let _ = pipe.write_all(bytes);
     }
-    let output = child
-        .wait_with_output()
-        .unwrap_or_else(|e| panic!("cannot wait for {RGRADE}: {e}"));
-    Run {
-        command: format!("(cd {} && rgrade {})", cwd.display(), args.join(" ")),
-        status: output.status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::wait(&cmd, child, RUN_TIMEOUT)
+}
+
+/// How long [`Workdir::rgrade`] and its kin let one run of the binary
+/// take before killing it: far more than any test needs, so that a hang
+/// fails the test instead of stalling the whole suite.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Run a prepared command (from [`Workdir::command`], perhaps given more
+/// arguments, such as file names that are not UTF-8) to the end.
+pub fn run_command(cmd: &mut Command) -> Run {
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {RGRADE}: {e}"));
+    Run::wait(cmd, child, RUN_TIMEOUT)
+}
+
+/// A command as a shell would show it: `(cd DIR && rgrade ARGS)`, the
+/// arguments decoded lossily.
+fn describe(cmd: &Command) -> String {
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let dir = cmd
+        .get_current_dir()
+        .map_or_else(|| ".".to_string(), |d| d.display().to_string());
+    format!("(cd {dir} && rgrade {})", args.join(" "))
+}
+
+/// Read a child's pipe to its end on a thread of its own, so that neither
+/// pipe can fill up and stall the child while the other is read.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            // A read error ends the capture; the status tells the story.
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
 }
 
 /// `bytes` as one gzip member.
@@ -221,6 +254,50 @@ pub struct Run {
 }
 
 impl Run {
+    /// Wait for `child`, started from `cmd` (see [`Workdir::command`]),
+    /// and collect what it wrote to the pipes still attached (a pipe the
+    /// caller took, or closed on purpose, reads as empty). A child still
+    /// running after `timeout` is killed and the test fails, showing what
+    /// it wrote so far.
+    #[track_caller]
+    pub fn wait(cmd: &Command, mut child: Child, timeout: Duration) -> Run {
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Ok(None) => {
+                    // Killing the child we still own (not yet reaped) is safe.
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                Err(e) => panic!("cannot wait for {RGRADE}: {e}"),
+            }
+        };
+        let text = |h: std::thread::JoinHandle<Vec<u8>>| {
+            String::from_utf8_lossy(&h.join().expect("a pipe reader panicked")).into_owned()
+        };
+        let (stdout, stderr) = (text(stdout), text(stderr));
+        let command = describe(cmd);
+        let Some(status) = status else {
+            panic!(
+                "still running after {timeout:?}, killed\ncommand: {command}\n\
+                 --- stdout ---\n{stdout}\n--- stderr ---\n{stderr}\n---"
+            );
+        };
+        Run {
+            command,
+            status,
+            stdout,
+            stderr,
+        }
+    }
+
     /// Panic, showing the whole run, unless it exited with `code`.
     #[track_caller]
     pub fn expect_code(&self, code: i32) -> &Run {
