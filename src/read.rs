@@ -408,7 +408,7 @@ impl BlockCutter<'_> {
                         return Ok(None);
                     }
                 }
-                None if block.len() < MAX_LINE => carry = block,
+                None if block.len() <= MAX_LINE => carry = block,
                 None => {
                     let line = self.next_line;
                     self.next_line += 1;

@@ -2170,7 +2170,6 @@ fn an_output_directory_that_cannot_be_created_fails_first() {
 /// With a bad `-o` and a log that does not exist, the `-o` problem is
 /// the one reported (exit 2), as the output directory is made first.
 #[test]
-#[ignore = "bug: a missing log is reported instead of the uncreatable -o (inputs are listed before -o is made); arguably acceptable, see report"]
 fn a_bad_output_directory_is_reported_before_a_missing_log() {
     let wd = Workdir::new("bad_out_missing_log");
     wd.write("file.txt", "a regular file\n");
@@ -2303,7 +2302,6 @@ fn a_line_longer_than_64_mib_is_rejected() {
 /// The limit is "longer than 64 MiB": a record of exactly 64 MiB is
 /// graded, wherever it starts (here as the first line, at a block boundary).
 #[test]
-#[ignore = "bug: a line of exactly 64 MiB starting at a 1 MiB boundary of the decoded stream is rejected as line_too_long (src/read.rs: `block.len() < MAX_LINE` should be `<=`)"]
 fn a_line_of_exactly_64_mib_is_graded() {
     let wd = Workdir::new("line_64mib");
     wd.write(

@@ -36,12 +36,12 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let started = Instant::now();
     let ks = cutoffs(args)?;
     let labels = LabelIndex::load(&args.labels, args.labels_format, args.min_rel)?;
-    let inputs = read::discover(&args.logs)?;
     if let Some(dir) = &args.out {
         // Before the logs are read: a typo in -o should not cost a whole run.
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
     }
+    let inputs = read::discover(&args.logs)?;
     let threads = args.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |n| n.get(),
