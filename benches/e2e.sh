@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of `rgrade grade` on `rgrade gen` data.
 #
-#   benches/e2e.sh [--quick] [--python] [--runs N] [--data DIR]
+#   benches/e2e.sh [--quick] [--python] [--sizes "S M"] [--runs N] [--data DIR]
 #
 # Generates S (100,000 queries x 100 results) and M (1,000,000 x 10) as
 # JSONL, gzip, zstd and TREC, then times, each the median of N runs (3 by
 # default) with /usr/bin/time: rgrade at 1 and 2 threads, the parse-only
 # baseline (same reader and JSON parse, nothing else), decompression
 # alone, and with --python pytrec_eval and ranx on the TREC files
-# (installed into a throwaway venv). Prints a Markdown table.
+# (installed into a throwaway venv; one run each, they are slow). Prints a
+# Markdown table.
 # --quick uses 10x smaller data. Data lives in --data (default
 # /tmp/rgrade-bench), never in the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=3 quick=0 python=0 data=/tmp/rgrade-bench
+runs=3 quick=0 python=0 data=/tmp/rgrade-bench sizes="S M"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --python) python=1 ;;
     --runs) runs=$2; shift ;;
+    --sizes) sizes=$2; shift ;;
     --data) data=$2; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
@@ -67,7 +69,7 @@ measure() {
 
 echo "| run | wall s | CPU s | MB/s | peak RSS MB |"
 echo "|---|---|---|---|---|"
-for size in S M; do
+for size in $sizes; do
   if [ "$size" = S ]; then make S 100000 100; else make M 1000000 10; fi
   d="$data/$size"
   labels="$d/jsonl/labels.jsonl"
@@ -90,7 +92,7 @@ for size in S M; do
     venv="$data/venv"
     [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" -q install pytrec-eval-terrier ranx; }
     for tool in pytrec_eval ranx; do
-      measure "$size $tool TREC" "$trec_bytes" "$venv/bin/python" benches/python_baseline.py "$tool" "$d/trec/labels.jsonl" "$d/trec/run.trec"
+      runs=1 measure "$size $tool TREC" "$trec_bytes" "$venv/bin/python" benches/python_baseline.py "$tool" "$d/trec/labels.jsonl" "$d/trec/run.trec"
     done
   fi
 done
