@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::aggregate::Aggregator;
@@ -189,17 +189,18 @@ fn cutoffs(args: &GradeArgs) -> Result<Vec<usize>> {
     Ok(ks)
 }
 
+/// A progress bar over the raw bytes of the inputs, on stderr: hidden
+/// unless stderr is a terminal (`auto`), or drawn even to a file or pipe
+/// (`always`).
 fn progress_bar(when: ProgressWhen, inputs: &[Input]) -> ProgressBar {
-    let show = match when {
-        ProgressWhen::Always => true,
-        ProgressWhen::Never => false,
-        ProgressWhen::Auto => std::io::stderr().is_terminal(),
+    let target = match when {
+        ProgressWhen::Never => return ProgressBar::hidden(),
+        ProgressWhen::Auto if !std::io::stderr().is_terminal() => return ProgressBar::hidden(),
+        ProgressWhen::Auto => ProgressDrawTarget::stderr(),
+        ProgressWhen::Always => ProgressDrawTarget::term_like(Box::new(console::Term::stderr())),
     };
-    if !show {
-        return ProgressBar::hidden();
-    }
     let total: Option<u64> = inputs.iter().map(Input::size).sum();
-    let bar = total.map_or_else(ProgressBar::no_length, ProgressBar::new);
+    let bar = ProgressBar::with_draw_target(total, target);
     let template = "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} {eta}";
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style);
