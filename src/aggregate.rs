@@ -2,7 +2,7 @@
 //! grouping sets — overall, per task, per language, per task × language —
 //! as plain (macro) means over the queries that count (SPEC §4, §5).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use crate::group::{GradeSettings, QueryRow, Status};
 use crate::labels::LabelIndex;

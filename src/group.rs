@@ -6,7 +6,7 @@
 //! origins, never arrival order, and rows are produced in query order, so
 //! the output is the same whatever the thread count.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::ops::Range;
 
 use rayon::prelude::*;

@@ -8,7 +8,7 @@
 //! on the text, so a hash collision can cost a comparison but never a wrong
 //! grade. The file is read as a stream: a large key is never held twice.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::io::BufRead;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
