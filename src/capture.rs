@@ -13,7 +13,7 @@ use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::read::{lines, Chunk, MAX_LINE};
 use crate::record::{
     is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RejectReason, TrecLine,
-    EXCERPT_BYTES,
+    DEFAULT_STAGE, EXCERPT_BYTES,
 };
 
 /// Where a record came from: the input's index and the 1-based line.
@@ -79,20 +79,15 @@ pub struct Reject {
 }
 
 impl Reject {
-    /// A reject of the record `line` at `origin`.
+    /// A reject of the record `line` at `origin`, keeping its first bytes.
     pub fn new(origin: Origin, invalid: Invalid, line: &[u8]) -> Self {
         Reject {
             origin,
             reason: invalid.reason,
             detail: invalid.detail,
-            excerpt: excerpt(line),
+            excerpt: line[..line.len().min(EXCERPT_BYTES)].to_vec(),
         }
     }
-}
-
-/// The first bytes of a record, as kept in rejects.jsonl.
-pub fn excerpt(line: &[u8]) -> Vec<u8> {
-    line[..line.len().min(EXCERPT_BYTES)].to_vec()
 }
 
 /// Line counts of one block, summed into summary.json.
@@ -102,7 +97,8 @@ pub struct LineCounts {
     pub records: u64,
     /// Blank lines, skipped.
     pub blank: u64,
-    /// Valid records (events) of any query.
+    /// Records that parsed (search events, TREC lines), whatever came of
+    /// them after: graded, unlabeled, another stage, or rejected later.
     pub events: u64,
     /// Valid records of queries that have no label.
     pub unlabeled: u64,
@@ -401,11 +397,11 @@ impl<'a> BlockWorker<'a> {
     ) -> Result<(), Invalid> {
         let parsed = TrecLine::parse(line)?;
         out.counts.events += 1;
-        if !self.config.wants_stage(crate::record::DEFAULT_STAGE) {
+        if !self.config.wants_stage(DEFAULT_STAGE) {
             out.counts.other_stage += 1;
             return Ok(());
         }
-        let pair = out.pair(parsed.run, crate::record::DEFAULT_STAGE);
+        let pair = out.pair(parsed.run, DEFAULT_STAGE);
         match self.config.labels.find_query(parsed.query_id.as_bytes()) {
             None => out.counts.unlabeled += 1,
             Some(query) => {

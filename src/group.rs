@@ -6,9 +6,9 @@
 //! origins, never arrival order, and rows are produced in query order, so
 //! the output is the same whatever the thread count.
 
-use hashbrown::HashMap;
 use std::ops::Range;
 
+use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use crate::capture::{

@@ -8,13 +8,12 @@
 //! on the text, so a hash collision can cost a comparison but never a wrong
 //! grade. The file is read as a stream: a large key is never held twice.
 
-use hashbrown::HashMap;
 use std::io::BufRead;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use hashbrown::HashTable;
+use hashbrown::{HashMap, HashTable};
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 

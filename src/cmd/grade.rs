@@ -46,6 +46,12 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |n| n.get(),
     );
+    // One pool of -j workers for parsing and for grading.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("rgrade-worker-{i}"))
+        .build()
+        .context("cannot start the worker threads")?;
     let fields = LogFields::from_args(&args.fields);
     let config = JudgeConfig {
         labels: &labels,
@@ -65,13 +71,13 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         mut rejects,
         per_input,
         stats,
-    } = stream(&inputs, args, &config, threads, &progress)?;
+    } = stream(&inputs, args, &config, &pool, &progress)?;
     progress.finish_and_clear();
 
     rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
     let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
-    let graded = grade_pairs(grouped, &labels, &settings, args.out.as_deref())?;
+    let graded = pool.install(|| grade_pairs(grouped, &labels, &settings, args.out.as_deref()))?;
     rejects.extend(graded.rejects);
     rejects.sort_by(|a, b| {
         a.origin
@@ -223,14 +229,10 @@ fn stream(
     inputs: &[Input],
     args: &GradeArgs,
     config: &JudgeConfig,
-    threads: usize,
+    pool: &rayon::ThreadPool,
     progress: &ProgressBar,
 ) -> Result<Streamed> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("rgrade-worker-{i}"))
-        .build()
-        .context("cannot start the worker threads")?;
+    let threads = pool.current_num_threads();
     let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
     let (outcome_tx, outcome_rx) = sync_channel::<BlockOutcome>(2 * threads);
     let (spent_tx, spent_rx) = read::buffer_pool();
