@@ -393,8 +393,18 @@ impl Grouper {
                 }
                 Err(invalid) => {
                     self.slot(pair, query).rejected += 1;
+                    // Two runs written with the same tag (a tool's default)
+                    // merge into one ranking full of duplicates: say so.
+                    let hint = if entries
+                        .iter()
+                        .any(|e| e.origin.input != entries[0].origin.input)
+                    {
+                        "; its lines come from several files: do two runs share a tag?"
+                    } else {
+                        ""
+                    };
                     let detail = format!(
-                        "{} (the whole ranking of this query and run is rejected)",
+                        "{} (the whole ranking of this query and run is rejected{hint})",
                         invalid.detail
                     );
                     rejects.extend(reject_lines(&entries, invalid.reason, &detail));
