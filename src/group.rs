@@ -157,7 +157,8 @@ impl PairSlots {
 const NO_CAPTURE: u32 = u32::MAX;
 
 /// Every capture kept for grading, in flat arrays: no allocation per
-/// capture. The captures of one key form a list through `next`.
+/// capture. The captures of one key form a list through `next`. Indices
+/// are u32: four billion captures would take hundreds of GB first.
 #[derive(Debug, Default)]
 pub struct CaptureStore {
     captures: Vec<Capture>,
