@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use hashbrown::{HashMap, HashTable};
+use rayon::prelude::*;
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
@@ -322,6 +323,22 @@ struct RawDoc {
 }
 
 impl Builder {
+    /// Add a JSONL label record read from `line`.
+    fn add(&mut self, record: LabelRecord, line: usize) -> Result<()> {
+        let query = self.declare_unique(&record.id, line)?;
+        self.set_slices(
+            query,
+            record.task.as_deref(),
+            record.language.as_deref(),
+            record.required,
+            line,
+        )?;
+        for (doc, grade) in &record.docs {
+            self.judge(query, doc, *grade, line)?;
+        }
+        Ok(())
+    }
+
     /// Room for the labels of a file of `bytes` bytes: at most that much
     /// id text, a judgment per 40 bytes, a query per 80.
     fn with_capacity(bytes: usize) -> Self {
@@ -536,75 +553,130 @@ fn for_each_line(
     Ok(())
 }
 
+/// Label lines parsed at a time: parsed in parallel, then indexed in order.
+const LINES_AT_A_TIME: usize = 1 << 14;
+
 fn read_jsonl(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
-    let mut parser = JsonParser::default();
+    let mut batch = LineBatch::default();
     for_each_line(source, |line, bytes| {
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            batch.push(line, bytes);
         }
-        let parsed = parser.parse(bytes, |value| read_jsonl_record(value, line, builder));
-        let read = parsed
-            .map_err(|invalid| anyhow!("{}", invalid.detail))
-            .and_then(|read| read);
-        read.map_err(|err| (Some(line), err))
-    })
+        if batch.lines.len() == LINES_AT_A_TIME {
+            batch.index(builder)?;
+        }
+        Ok(())
+    })?;
+    batch.index(builder)
 }
 
-fn read_jsonl_record(value: Value<'_, '_>, line: usize, builder: &mut Builder) -> Result<()> {
-    if !value.is_object() {
-        bail!("a label line must be a JSON object");
+/// Label lines waiting to be parsed, back to back.
+#[derive(Default)]
+struct LineBatch {
+    bytes: Vec<u8>,
+    lines: Vec<(usize, Range<usize>)>,
+}
+
+impl LineBatch {
+    fn push(&mut self, line: usize, bytes: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.lines.push((line, start..self.bytes.len()));
     }
-    let id = match value.get("query_id") {
-        Some(id) => {
-            id_text(id).ok_or_else(|| anyhow!("query_id must be a string or an integer"))?
+
+    /// Parse the lines on the worker threads, then add them to the index in
+    /// file order, so the first error reported is the first in the file.
+    fn index(&mut self, builder: &mut Builder) -> Result<(), LineError> {
+        let records: Vec<Result<LabelRecord, LineError>> = self
+            .lines
+            .par_iter()
+            .map_init(JsonParser::default, |parser, (line, range)| {
+                let parsed = parser.parse(&self.bytes[range.clone()], |value| {
+                    LabelRecord::from_value(value)
+                });
+                let record = parsed
+                    .map_err(|invalid| anyhow!("{}", invalid.detail))
+                    .and_then(|record| record);
+                record.map_err(|err| (Some(*line), err))
+            })
+            .collect();
+        for (record, (line, _)) in records.into_iter().zip(&self.lines) {
+            builder
+                .add(record?, *line)
+                .map_err(|err| (Some(*line), err))?;
         }
-        None => bail!("missing query_id"),
-    };
-    let query = builder.declare_unique(&id, line)?;
-    let optional_text = |key: &str| -> Result<Option<&str>> {
-        match value.get(key) {
-            None => Ok(None),
-            Some(v) if v.is_null() => Ok(None),
+        self.bytes.clear();
+        self.lines.clear();
+        Ok(())
+    }
+}
+
+/// One JSONL label line, read on a worker thread.
+struct LabelRecord {
+    id: String,
+    task: Option<String>,
+    language: Option<String>,
+    required: bool,
+    docs: Vec<(String, i64)>,
+}
+
+impl LabelRecord {
+    fn from_value(value: Value<'_, '_>) -> Result<Self> {
+        if !value.is_object() {
+            bail!("a label line must be a JSON object");
+        }
+        let id = match value.get("query_id") {
+            Some(id) => {
+                id_text(id).ok_or_else(|| anyhow!("query_id must be a string or an integer"))?
+            }
+            None => bail!("missing query_id"),
+        };
+        let optional_text = |key: &str| -> Result<Option<String>> {
+            match value.get(key) {
+                None => Ok(None),
+                Some(v) if v.is_null() => Ok(None),
+                Some(v) => v
+                    .into_string()
+                    .map(|s| Some(s.to_string()))
+                    .ok_or_else(|| anyhow!("{key} must be a string")),
+            }
+        };
+        let required = match value.get("required") {
+            None => false,
+            Some(v) if v.is_null() => false,
             Some(v) => v
-                .into_string()
-                .map(Some)
-                .ok_or_else(|| anyhow!("{key} must be a string")),
-        }
-    };
-    let required = match value.get("required") {
-        None => false,
-        Some(v) if v.is_null() => false,
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| anyhow!("required must be true or false"))?,
-    };
-    builder.set_slices(
-        query,
-        optional_text("task")?,
-        optional_text("language")?,
-        required,
-        line,
-    )?;
-    let relevant = value
-        .get("relevant")
-        .ok_or_else(|| anyhow!("missing relevant (use [] for a no-answer query)"))?;
-    if let Some(ids) = relevant.as_array() {
-        for doc in ids.iter() {
-            let doc =
-                id_text(doc).ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))?;
-            builder.judge(query, &doc, 1, line)?;
-        }
-    } else if let Some(graded) = relevant.as_object() {
-        for (doc, grade) in graded.iter() {
-            let grade = grade
-                .as_i64()
-                .ok_or_else(|| anyhow!("the grade of '{doc}' must be an integer"))?;
-            builder.judge(query, doc, grade, line)?;
-        }
-    } else {
-        bail!("relevant must be an array of doc ids or an object of doc id to grade");
+                .as_bool()
+                .ok_or_else(|| anyhow!("required must be true or false"))?,
+        };
+        let relevant = value
+            .get("relevant")
+            .ok_or_else(|| anyhow!("missing relevant (use [] for a no-answer query)"))?;
+        let docs = if let Some(ids) = relevant.as_array() {
+            let doc = |d| {
+                id_text(d)
+                    .map(|d| (d.into_owned(), 1))
+                    .ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))
+            };
+            ids.iter().map(doc).collect::<Result<_>>()?
+        } else if let Some(graded) = relevant.as_object() {
+            let doc = |(d, grade): (&str, Value<'_, '_>)| {
+                let grade = grade
+                    .as_i64()
+                    .ok_or_else(|| anyhow!("the grade of '{d}' must be an integer"))?;
+                Ok((d.to_string(), grade))
+            };
+            graded.iter().map(doc).collect::<Result<_>>()?
+        } else {
+            bail!("relevant must be an array of doc ids or an object of doc id to grade");
+        };
+        Ok(LabelRecord {
+            id: id.into_owned(),
+            task: optional_text("task")?,
+            language: optional_text("language")?,
+            required,
+            docs,
+        })
     }
-    Ok(())
 }
 
 fn read_qrels(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {

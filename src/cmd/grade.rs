@@ -35,23 +35,24 @@ const EXIT_REJECTS: u8 = 1;
 pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let started = Instant::now();
     let ks = cutoffs(args)?;
-    let labels = LabelIndex::load(&args.labels, args.labels_format, args.min_rel)?;
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n.get(),
+    );
+    // One pool of -j workers for the labels, the logs and the grading.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("rgrade-worker-{i}"))
+        .build()
+        .context("cannot start the worker threads")?;
+    let labels =
+        pool.install(|| LabelIndex::load(&args.labels, args.labels_format, args.min_rel))?;
     if let Some(dir) = &args.out {
         // Before the logs are read: a typo in -o should not cost a whole run.
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
     }
     let inputs = read::discover(&args.logs)?;
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |n| n.get(),
-    );
-    // One pool of -j workers for parsing and for grading.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("rgrade-worker-{i}"))
-        .build()
-        .context("cannot start the worker threads")?;
     let fields = LogFields::from_args(&args.fields);
     let config = JudgeConfig {
         labels: &labels,
