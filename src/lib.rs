@@ -34,3 +34,4 @@ pub mod metrics;
 pub mod read;
 pub mod record;
 pub mod report;
+pub mod stats;

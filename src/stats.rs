@@ -1,0 +1,522 @@
+//! Paired statistics for `rgrade compare` (SPEC §7): given one delta per
+//! query (candidate minus baseline), the randomization p-value of the mean
+//! delta, its bootstrap interval, the Holm adjustment across metrics and the
+//! wins / ties / losses count. The compare stage feeds these per (stage,
+//! slice, metric) and writes what they return into `comparison.csv`.
+//!
+//! Every random result is reproducible: the work is cut into fixed chunks,
+//! each with its own [`Pcg64`] seeded from (seed, chunk index), so the answer
+//! depends on the seed only, never on the number of rayon threads.
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use rayon::prelude::*;
+
+/// A delta whose magnitude is at most this counts as a tie.
+pub const TIE_EPSILON: f64 = 1e-12;
+
+/// Permutations per chunk: each chunk has its own generator. Large enough
+/// that building the subset-sum tables (see [`count_extreme`]) is cheap
+/// next to the lookups, small enough to balance 10,000 permutations over
+/// a few cores.
+const PERM_CHUNK: usize = 256;
+/// Random words (64 signs each) per block of deltas.
+const BLOCK_WORDS: usize = 4;
+/// Deltas per block: the block's subset-sum tables (64 KiB) stay in cache
+/// while every permutation of the chunk visits them.
+const BLOCK: usize = BLOCK_WORDS * 64;
+/// Groups of 8 deltas per block, one 256-entry table each.
+const GROUPS: usize = BLOCK / 8;
+/// Resamples per bootstrap chunk.
+const RESAMPLE_CHUNK: usize = 16;
+/// Relative slack, times `sum |d_i|`, when comparing a permuted statistic
+/// with the observed one, so that permutations that tie it exactly (common
+/// with discrete metrics) are not lost to rounding.
+const TIE_SLACK: f64 = 1e-10;
+/// Salts that keep the p-value and bootstrap streams apart for one seed.
+const SALT_PERMUTATION: u64 = 0x7065_726d_7574_6521;
+const SALT_BOOTSTRAP: u64 = 0x626f_6f74_7374_7221;
+
+/// Two-sided p-value of the paired sign-flip randomization test of the mean
+/// delta, so `compare` can say whether a change is more than noise.
+///
+/// Under the null hypothesis (baseline and candidate are exchangeable per
+/// query) each delta's sign is a coin flip. Each permutation flips the signs
+/// at random; the p-value is `(1 + k) / (1 + permutations)` where `k` counts
+/// permutations whose `|mean|` is at least the observed `|mean|` (less a
+/// rounding slack of `1e-10 · Σ|d|`). It is never 0, and it is exactly
+/// reproducible for a seed whatever the thread count.
+///
+/// Returns 1 for empty input, when every delta is zero, or with zero
+/// permutations; NaN if a delta is not finite.
+pub fn paired_randomization_p_value(deltas: &[f64], permutations: usize, seed: u64) -> f64 {
+    if deltas.iter().any(|d| !d.is_finite()) {
+        return f64::NAN;
+    }
+    let abs_sum: f64 = deltas.iter().map(|d| d.abs()).sum();
+    if deltas.is_empty() || permutations == 0 || abs_sum == 0.0 {
+        return 1.0;
+    }
+    let total: f64 = deltas.iter().sum();
+    let threshold = total.abs() - TIE_SLACK * abs_sum;
+    // Zero padding adds nothing to any signed sum, and lets the kernel work
+    // on whole blocks only.
+    let mut padded = vec![0.0; deltas.len().div_ceil(BLOCK) * BLOCK];
+    padded[..deltas.len()].copy_from_slice(deltas);
+    let n_chunks = permutations.div_ceil(PERM_CHUNK);
+    let extreme: usize = (0..n_chunks)
+        .into_par_iter()
+        .map(|chunk| {
+            let count = PERM_CHUNK.min(permutations - chunk * PERM_CHUNK);
+            let rng = chunk_rng(seed, SALT_PERMUTATION, chunk);
+            count_extreme(&padded, total, threshold, count, rng)
+        })
+        .sum();
+    (1 + extreme) as f64 / (1 + permutations) as f64
+}
+
+/// Counts, among `count` random sign assignments drawn from `rng`, those
+/// whose `|Σ s_i d_i|` reaches `threshold`.
+///
+/// With `S` the sum of the deltas whose sign bit is set, `Σ s_i d_i` is
+/// `2S - total`, so we only need subset sums. For every group of 8 deltas we
+/// tabulate all 256 subset sums once per block and chunk; a permutation then
+/// costs one table lookup per 8 deltas (one byte of a random word) instead
+/// of 8 sign flips. Eight independent accumulators hide the add latency.
+fn count_extreme(
+    padded: &[f64],
+    total: f64,
+    threshold: f64,
+    count: usize,
+    mut rng: Pcg64,
+) -> usize {
+    let mut set_sums = vec![0.0; count];
+    let mut tables = vec![[0.0f64; 256]; GROUPS];
+    for block in padded.chunks_exact(BLOCK) {
+        for (table, group) in tables.iter_mut().zip(block.chunks_exact(8)) {
+            table[0] = 0.0;
+            for (k, &d) in group.iter().enumerate() {
+                let half = 1usize << k;
+                for m in 0..half {
+                    table[m + half] = table[m] + d;
+                }
+            }
+        }
+        for set_sum in set_sums.iter_mut() {
+            let mut acc = [0.0f64; 8];
+            for word_tables in tables.chunks_exact(8) {
+                let bits = rng.next_u64();
+                for (b, (a, table)) in acc.iter_mut().zip(word_tables).enumerate() {
+                    *a += table[usize::from((bits >> (8 * b)) as u8)];
+                }
+            }
+            *set_sum += acc.iter().sum::<f64>();
+        }
+    }
+    set_sums
+        .iter()
+        .filter(|&&s| (2.0 * s - total).abs() >= threshold)
+        .count()
+}
+
+/// Percentile bootstrap interval of the mean delta at `confidence` (e.g.
+/// 0.95), so `compare` can show how uncertain a delta is, not only its size.
+///
+/// Each resample draws `deltas.len()` indices with replacement; the bounds
+/// are the `(1 - confidence) / 2` and `(1 + confidence) / 2` quantiles of
+/// the resample means (linear interpolation between order statistics),
+/// clamped to `[min, max]` of the deltas, where any mean must lie, so a
+/// constant delta gets exactly that constant. Reproducible for a seed
+/// whatever the thread count.
+///
+/// Empty input gives `(0, 0)`; zero resamples give the observed mean twice;
+/// `confidence` is clamped to `[0, 1]` (NaN counts as 0); a non-finite
+/// delta gives `(NaN, NaN)`.
+///
+/// Cost: one random draw and one random read per delta and resample, so
+/// it is much slower than the p-value for large inputs.
+pub fn bootstrap_mean_interval(
+    deltas: &[f64],
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+) -> (f64, f64) {
+    if deltas.is_empty() {
+        return (0.0, 0.0);
+    }
+    if deltas.iter().any(|d| !d.is_finite()) {
+        return (f64::NAN, f64::NAN);
+    }
+    let n = deltas.len();
+    let lo = deltas.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = deltas.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if resamples == 0 {
+        let mean = (deltas.iter().sum::<f64>() / n as f64).clamp(lo, hi);
+        return (mean, mean);
+    }
+    let n_chunks = resamples.div_ceil(RESAMPLE_CHUNK);
+    let mut means: Vec<f64> = (0..n_chunks)
+        .into_par_iter()
+        .flat_map_iter(|chunk| {
+            let count = RESAMPLE_CHUNK.min(resamples - chunk * RESAMPLE_CHUNK);
+            let mut rng = chunk_rng(seed, SALT_BOOTSTRAP, chunk);
+            (0..count)
+                .map(|_| resample_mean(deltas, &mut rng))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    means.sort_unstable_by(f64::total_cmp);
+    let confidence = if confidence > 0.0 {
+        confidence.min(1.0)
+    } else {
+        0.0
+    };
+    let tail = (1.0 - confidence) / 2.0;
+    let low = quantile(&means, tail).clamp(lo, hi);
+    let high = quantile(&means, 1.0 - tail).clamp(lo, hi);
+    (low, high)
+}
+
+/// The mean of one resample with replacement.
+fn resample_mean(deltas: &[f64], rng: &mut Pcg64) -> f64 {
+    let n = deltas.len() as u64;
+    let mut acc = [0.0f64; 4];
+    let mut i = 0;
+    while i < deltas.len() {
+        for a in acc.iter_mut() {
+            if i == deltas.len() {
+                break;
+            }
+            // Lemire's multiply-shift: an index in 0..n, with a bias of at
+            // most n / 2^64.
+            let index = ((u128::from(rng.next_u64()) * u128::from(n)) >> 64) as usize;
+            *a += deltas[index];
+            i += 1;
+        }
+    }
+    acc.iter().sum::<f64>() / deltas.len() as f64
+}
+
+/// The `q` quantile of sorted, non-empty `values`, interpolating linearly
+/// between order statistics (type 7, the default of R and numpy).
+fn quantile(values: &[f64], q: f64) -> f64 {
+    let position = q * (values.len() - 1) as f64;
+    let below = position.floor() as usize;
+    let above = (below + 1).min(values.len() - 1);
+    let weight = position - below as f64;
+    let (a, b) = (values[below], values[above]);
+    if weight == 0.0 || a == b {
+        a
+    } else {
+        a + weight * (b - a)
+    }
+}
+
+/// Holm–Bonferroni adjusted p-values, in the input order, so `compare` can
+/// test several metrics at once and still bound the family-wise error.
+///
+/// Step-down: the i-th smallest of m p-values is multiplied by `m - i`
+/// (i from 0), made monotone by a running maximum, and capped at 1. A NaN
+/// p-value counts in m, sorts last and stays NaN.
+pub fn holm(p_values: &[f64]) -> Vec<f64> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let mut adjusted = vec![f64::NAN; m];
+    let mut running = 0.0f64;
+    for (rank, &index) in order.iter().enumerate() {
+        let p = p_values[index];
+        if p.is_nan() {
+            continue;
+        }
+        running = running.max(((m - rank) as f64 * p).min(1.0));
+        adjusted[index] = running;
+    }
+    adjusted
+}
+
+/// How many queries a change improved, left alone and hurt: the average
+/// can hide a few large losses, so `compare` always reports the counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WinsTiesLosses {
+    /// Queries whose delta is above [`TIE_EPSILON`].
+    pub wins: usize,
+    /// Queries whose |delta| is at most [`TIE_EPSILON`] (or is NaN).
+    pub ties: usize,
+    /// Queries whose delta is below `-TIE_EPSILON`.
+    pub losses: usize,
+}
+
+/// Counts wins, ties and losses over per-query deltas; a delta within
+/// [`TIE_EPSILON`] of zero is a tie, so rounding noise is not a win.
+pub fn wins_ties_losses(deltas: &[f64]) -> WinsTiesLosses {
+    let mut counts = WinsTiesLosses::default();
+    for &d in deltas {
+        if d > TIE_EPSILON {
+            counts.wins += 1;
+        } else if d < -TIE_EPSILON {
+            counts.losses += 1;
+        } else {
+            counts.ties += 1;
+        }
+    }
+    counts
+}
+
+/// The generator of one chunk: a pure function of (seed, salt, chunk), so
+/// chunk results do not depend on which thread runs them.
+fn chunk_rng(seed: u64, salt: u64, chunk: usize) -> Pcg64 {
+    let key = splitmix64(splitmix64(seed ^ salt) ^ splitmix64(chunk as u64));
+    Pcg64::seed_from_u64(key)
+}
+
+/// SplitMix64's finalizer: spreads nearby inputs over the whole u64 range.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The exact two-sided p-value: all 2^n sign assignments.
+    fn exact_p_value(deltas: &[f64]) -> f64 {
+        let n = deltas.len();
+        let observed: f64 = deltas.iter().sum::<f64>().abs();
+        let extreme = (0u32..1 << n)
+            .filter(|mask| {
+                let s: f64 = deltas
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| if mask >> i & 1 == 1 { *d } else { -d })
+                    .sum();
+                s.abs() >= observed - 1e-12
+            })
+            .count();
+        extreme as f64 / (1u64 << n) as f64
+    }
+
+    /// The sign-flip kernel without tables: bit j of word w of a block
+    /// flips delta 64w + j, drawing words in the same order as
+    /// [`count_extreme`].
+    fn naive_count_extreme(padded: &[f64], threshold: f64, count: usize, mut rng: Pcg64) -> usize {
+        let mut sums = vec![0.0; count];
+        for block in padded.chunks_exact(BLOCK) {
+            for sum in sums.iter_mut() {
+                for word in block.chunks_exact(64) {
+                    let bits = rng.next_u64();
+                    for (j, d) in word.iter().enumerate() {
+                        *sum += if bits >> j & 1 == 1 { *d } else { -d };
+                    }
+                }
+            }
+        }
+        sums.iter().filter(|s| s.abs() >= threshold).count()
+    }
+
+    fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a small rayon pool can be built in tests")
+            .install(f)
+    }
+
+    #[test]
+    fn p_value_matches_exact_enumeration() {
+        for deltas in [
+            vec![1.0, 2.0, -0.5, 3.0],
+            vec![0.3, -0.1, 0.2, 0.25, -0.05, 0.4, 0.1],
+            // More than one group of 8 and ties between sign assignments.
+            vec![1.0, 1.0, -1.0, 1.0, 0.0, 1.0, -1.0, 1.0, 1.0, 0.5, -0.5],
+        ] {
+            let exact = exact_p_value(&deltas);
+            let estimate = paired_randomization_p_value(&deltas, 200_000, 7);
+            assert!(
+                (estimate - exact).abs() < 0.01,
+                "deltas {deltas:?}: exact {exact}, estimate {estimate}"
+            );
+        }
+        assert_eq!(exact_p_value(&[1.0, 2.0, -0.5, 3.0]), 0.25);
+    }
+
+    #[test]
+    fn p_value_edge_cases() {
+        assert_eq!(paired_randomization_p_value(&[], 100, 0), 1.0);
+        assert_eq!(paired_randomization_p_value(&[0.0; 10], 100, 0), 1.0);
+        assert_eq!(paired_randomization_p_value(&[1.0; 10], 0, 0), 1.0);
+        assert!(paired_randomization_p_value(&[1.0, f64::NAN], 100, 0).is_nan());
+        // 20 equal positive deltas: only the all-plus and all-minus sign
+        // assignments reach the observed mean, so p is at its floor.
+        let p = paired_randomization_p_value(&[0.5; 20], 999, 3);
+        assert!(p < 0.005, "p = {p}");
+    }
+
+    #[test]
+    fn p_value_depends_on_seed_only() {
+        let deltas: Vec<f64> = (0..1000)
+            .map(|i| ((i * 37 % 101) as f64 - 49.0) / 50.0)
+            .collect();
+        let a = paired_randomization_p_value(&deltas, 1000, 11);
+        let b = paired_randomization_p_value(&deltas, 1000, 11);
+        let c = paired_randomization_p_value(&deltas, 1000, 12);
+        assert_eq!(a, b);
+        assert!(a > 0.0 && a <= 1.0 && c > 0.0 && c <= 1.0);
+    }
+
+    #[test]
+    fn holm_known_list() {
+        let adjusted = holm(&[0.01, 0.04, 0.03, 0.005]);
+        let expected = [0.03, 0.06, 0.06, 0.02];
+        for (got, want) in adjusted.iter().zip(expected) {
+            assert!(
+                (got - want).abs() < 1e-12,
+                "got {adjusted:?}, want {expected:?}"
+            );
+        }
+        assert_eq!(holm(&[]), Vec::<f64>::new());
+        assert_eq!(holm(&[0.5, 0.9]), vec![1.0, 1.0]);
+        let with_nan = holm(&[0.01, f64::NAN]);
+        assert_eq!(with_nan[0], 0.02);
+        assert!(with_nan[1].is_nan());
+    }
+
+    #[test]
+    fn bootstrap_edge_cases() {
+        assert_eq!(bootstrap_mean_interval(&[], 100, 0, 0.95), (0.0, 0.0));
+        assert_eq!(bootstrap_mean_interval(&[1.0, 3.0], 0, 0, 0.95), (2.0, 2.0));
+        let (low, high) = bootstrap_mean_interval(&[1.0, f64::INFINITY], 10, 0, 0.95);
+        assert!(low.is_nan() && high.is_nan());
+    }
+
+    #[test]
+    fn bootstrap_covers_the_mean() {
+        let deltas: Vec<f64> = (0..400).map(|i| (i % 7) as f64 / 10.0 - 0.2).collect();
+        let mean = deltas.iter().sum::<f64>() / deltas.len() as f64;
+        let (low, high) = bootstrap_mean_interval(&deltas, 2000, 5, 0.95);
+        assert!(low < mean && mean < high, "{low} < {mean} < {high}");
+        // The standard error is about 0.2 / sqrt(400) = 0.01.
+        assert!(high - low > 0.02 && high - low < 0.06, "({low}, {high})");
+        let (narrow_low, narrow_high) = bootstrap_mean_interval(&deltas, 2000, 5, 0.5);
+        assert!(low < narrow_low && narrow_high < high);
+    }
+
+    #[test]
+    fn wins_ties_losses_counts() {
+        let counts = wins_ties_losses(&[0.5, -0.25, 0.0, 1e-13, -1e-13, 2e-12, f64::NAN]);
+        assert_eq!(
+            counts,
+            WinsTiesLosses {
+                wins: 2,
+                ties: 4,
+                losses: 1
+            }
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn identical_runs_give_p_one(n in 0usize..300, seed: u64) {
+            prop_assert_eq!(paired_randomization_p_value(&vec![0.0; n], 500, seed), 1.0);
+        }
+
+        #[test]
+        fn consistent_improvement_is_significant(
+            deltas in prop::collection::vec(0.5f64..=1.0, 200),
+            seed: u64,
+        ) {
+            let p = paired_randomization_p_value(&deltas, 2000, seed);
+            prop_assert!(p < 0.01, "p = {}", p);
+        }
+
+        #[test]
+        fn constant_delta_gives_a_point_interval(
+            c in -10.0f64..10.0,
+            n in 1usize..200,
+            seed: u64,
+        ) {
+            prop_assert_eq!(bootstrap_mean_interval(&vec![c; n], 200, seed, 0.95), (c, c));
+        }
+
+        #[test]
+        fn holm_is_monotone_capped_and_not_below_raw(
+            ps in prop::collection::vec(0.0f64..=1.0, 0..20),
+        ) {
+            let adjusted = holm(&ps);
+            let mut order: Vec<usize> = (0..ps.len()).collect();
+            order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+            for pair in order.windows(2) {
+                prop_assert!(adjusted[pair[0]] <= adjusted[pair[1]]);
+            }
+            for (raw, adj) in ps.iter().zip(&adjusted) {
+                prop_assert!(raw <= adj && *adj <= 1.0);
+            }
+        }
+
+        #[test]
+        fn table_kernel_matches_naive_sign_flips(
+            ints in prop::collection::vec(-3i32..=3, 1..700),
+            count in 1usize..40,
+            seed: u64,
+        ) {
+            // Small integers keep every sum exact, so the counts must agree
+            // exactly, ties included.
+            let mut padded: Vec<f64> = ints.iter().map(|&i| f64::from(i)).collect();
+            let total: f64 = padded.iter().sum();
+            padded.resize(padded.len().div_ceil(BLOCK) * BLOCK, 0.0);
+            let threshold = total.abs();
+            let fast = count_extreme(&padded, total, threshold, count, chunk_rng(seed, 1, 0));
+            let naive = naive_count_extreme(&padded, threshold, count, chunk_rng(seed, 1, 0));
+            prop_assert_eq!(fast, naive);
+        }
+
+        #[test]
+        fn thread_count_does_not_change_results(
+            deltas in prop::collection::vec(-1.0f64..1.0, 0..600),
+            seed: u64,
+        ) {
+            let run = || {
+                (
+                    paired_randomization_p_value(&deltas, 700, seed),
+                    bootstrap_mean_interval(&deltas, 100, seed, 0.95),
+                )
+            };
+            let one = in_pool(1, run);
+            let two = in_pool(2, run);
+            prop_assert_eq!(one.0.to_bits(), two.0.to_bits());
+            prop_assert_eq!(one.1 .0.to_bits(), two.1 .0.to_bits());
+            prop_assert_eq!(one.1 .1.to_bits(), two.1 .1.to_bits());
+        }
+    }
+
+    /// Timing only (no assertion): `cargo test --release --lib stats -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn timing_million_queries() {
+        let mut rng = Pcg64::seed_from_u64(1);
+        let deltas: Vec<f64> = (0..1_000_000)
+            .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+            .collect();
+        let start = Instant::now();
+        let p = paired_randomization_p_value(&deltas, 10_000, 0);
+        println!(
+            "p-value, 1e6 deltas x 10,000 permutations: {:?} (p = {p})",
+            start.elapsed()
+        );
+        let start = Instant::now();
+        let interval = bootstrap_mean_interval(&deltas, 1_000, 0, 0.95);
+        println!(
+            "bootstrap, 1e6 deltas x 1,000 resamples: {:?} ({interval:?})",
+            start.elapsed()
+        );
+    }
+}
