@@ -8,7 +8,7 @@
 //! each with its own [`Pcg64`] seeded from (seed, chunk index), so the answer
 //! depends on the seed only, never on the number of rayon threads.
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_pcg::Pcg64;
 use rayon::prelude::*;
 
@@ -264,18 +264,11 @@ pub fn wins_ties_losses(deltas: &[f64]) -> WinsTiesLosses {
 }
 
 /// The generator of one chunk: a pure function of (seed, salt, chunk), so
-/// chunk results do not depend on which thread runs them.
+/// chunk results do not depend on which thread runs them. PCG's streams
+/// keep the chunks' sequences independent.
 fn chunk_rng(seed: u64, salt: u64, chunk: usize) -> Pcg64 {
-    let key = splitmix64(splitmix64(seed ^ salt) ^ splitmix64(chunk as u64));
-    Pcg64::seed_from_u64(key)
-}
-
-/// SplitMix64's finalizer: spreads nearby inputs over the whole u64 range.
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    let state = (u128::from(salt) << 64) | u128::from(seed);
+    Pcg64::new(state, chunk as u128)
 }
 
 #[cfg(test)]
@@ -283,6 +276,7 @@ mod tests {
     use std::time::Instant;
 
     use proptest::prelude::*;
+    use rand::SeedableRng;
 
     use super::*;
 
