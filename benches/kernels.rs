@@ -11,6 +11,7 @@ use rgrade::labels::{id_hash, LabelIndex};
 use rgrade::metrics::{score, Hit, Judgments};
 use rgrade::read::{Block, Chunk};
 use rgrade::record::LogFields;
+use rgrade::stats::{bootstrap_mean_interval, paired_randomization_p_value};
 
 const QUERIES: usize = 10_000;
 const RESULTS: usize = 30;
@@ -129,5 +130,27 @@ fn metrics_all_k(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, judge_block, label_lookup, metrics_all_k);
+/// The paired statistics of `compare` over one million per-query deltas.
+fn paired_statistics(c: &mut Criterion) {
+    let deltas: Vec<f64> = (0..1_000_000u64)
+        .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.49)
+        .collect();
+    let mut group = c.benchmark_group("stats_1m_queries");
+    group.sample_size(10);
+    group.bench_function("randomization_p_value_10k_permutations", |b| {
+        b.iter(|| black_box(paired_randomization_p_value(black_box(&deltas), 10_000, 0)))
+    });
+    group.bench_function("bootstrap_interval_1k_resamples", |b| {
+        b.iter(|| black_box(bootstrap_mean_interval(black_box(&deltas), 1_000, 0, 0.95)))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    judge_block,
+    label_lookup,
+    metrics_all_k,
+    paired_statistics
+);
 criterion_main!(benches);

@@ -273,10 +273,7 @@ fn chunk_rng(seed: u64, salt: u64, chunk: usize) -> Pcg64 {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
-
     use proptest::prelude::*;
-    use rand::SeedableRng;
 
     use super::*;
 
@@ -490,27 +487,5 @@ mod tests {
             prop_assert_eq!(one.1 .0.to_bits(), two.1 .0.to_bits());
             prop_assert_eq!(one.1 .1.to_bits(), two.1 .1.to_bits());
         }
-    }
-
-    /// Timing only (no assertion): `cargo test --release --lib stats -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn timing_million_queries() {
-        let mut rng = Pcg64::seed_from_u64(1);
-        let deltas: Vec<f64> = (0..1_000_000)
-            .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
-            .collect();
-        let start = Instant::now();
-        let p = paired_randomization_p_value(&deltas, 10_000, 0);
-        println!(
-            "p-value, 1e6 deltas x 10,000 permutations: {:?} (p = {p})",
-            start.elapsed()
-        );
-        let start = Instant::now();
-        let interval = bootstrap_mean_interval(&deltas, 1_000, 0, 0.95);
-        println!(
-            "bootstrap, 1e6 deltas x 1,000 resamples: {:?} ({interval:?})",
-            start.elapsed()
-        );
     }
 }
