@@ -27,6 +27,18 @@ pub fn metric_columns(ks: &[usize]) -> Vec<String> {
         .collect()
 }
 
+/// A CSV header: the leading columns, the metric columns, the trailing ones.
+fn header(
+    leading: &[&str],
+    ks: &[usize],
+    trailing: impl IntoIterator<Item = String>,
+) -> Vec<String> {
+    let mut header: Vec<String> = leading.iter().map(|s| s.to_string()).collect();
+    header.extend(metric_columns(ks));
+    header.extend(trailing);
+    header
+}
+
 /// The name of the missing-evidence column: `missing_at_<largest k>`.
 pub fn missing_column(ks: &[usize]) -> String {
     format!("missing_at_{}", ks.iter().max().copied().unwrap_or(0))
@@ -75,7 +87,7 @@ impl<'a> PerQueryWriter<'a> {
     /// The file cannot be created or written.
     pub fn create(dir: &Path, labels: &'a LabelIndex, settings: &GradeSettings) -> Result<Self> {
         let mut wtr = csv::Writer::from_writer(create(dir, "per_query.csv")?);
-        let mut header: Vec<String> = [
+        let leading = [
             "run",
             "stage",
             "query_id",
@@ -89,12 +101,8 @@ impl<'a> PerQueryWriter<'a> {
             "captures",
             "latency_ms",
             "context_tokens",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        header.extend(metric_columns(&settings.ks));
-        header.push(missing_column(&settings.ks));
+        ];
+        let header = header(&leading, &settings.ks, [missing_column(&settings.ks)]);
         wtr.write_record(&header)?;
         Ok(PerQueryWriter {
             wtr,
@@ -162,7 +170,7 @@ pub fn write_aggregates(
     pairs: &[PairAggregates],
 ) -> Result<()> {
     let mut wtr = csv::Writer::from_writer(create(dir, "aggregates.csv")?);
-    let mut header: Vec<String> = [
+    let leading = [
         "run",
         "stage",
         "task",
@@ -172,20 +180,14 @@ pub fn write_aggregates(
         "missing",
         "invalid",
         "no_answer",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    header.extend(metric_columns(&settings.ks));
-    header.extend(
-        [
-            "latency_p50_ms",
-            "latency_p95_ms",
-            "latency_p99_ms",
-            "context_tokens_mean",
-        ]
-        .map(String::from),
-    );
+    ];
+    let trailing = [
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "latency_p99_ms",
+        "context_tokens_mean",
+    ];
+    let header = header(&leading, &settings.ks, trailing.map(String::from));
     wtr.write_record(&header)?;
     let mut cell = String::new();
     for PairAggregates {
