@@ -96,8 +96,9 @@ fn status_index(status: Status) -> usize {
     }
 }
 
-/// Linear interpolation between closest ranks over sorted values.
-fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+/// The p-th percentile (0–100) of sorted values, linearly interpolated
+/// between closest ranks (numpy's default); `None` when there are none.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     let last = sorted.len().checked_sub(1)?;
     let position = p / 100.0 * last as f64;
     let below = position.floor() as usize;

@@ -26,6 +26,11 @@ pub enum Command {
     /// Memory grows with the number of labeled queries, not with the size of
     /// the logs: logs need not be sorted or grouped by query.
     Grade(GradeArgs),
+    /// Compare two grade outputs: one change at a time, with paired statistics.
+    ///
+    /// Both must have been graded with the same labels and cutoffs. Exit
+    /// status 1 when an acceptance rule fails.
+    Compare(CompareArgs),
     /// Write deterministic synthetic labels and logs (for demos and benchmarks).
     Gen(GenArgs),
 }
@@ -106,6 +111,62 @@ pub struct GradeArgs {
     /// Log files or directories (walked for *.jsonl, *.jsonl.gz, *.jsonl.zst, *.trec, *.run); - for stdin.
     #[arg(value_name = "LOGS", required = true)]
     pub logs: Vec<PathBuf>,
+}
+
+/// Options of `rgrade compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The current system: a `grade --out` directory or its per_query.csv.
+    #[arg(value_name = "BASELINE")]
+    pub baseline: PathBuf,
+
+    /// The proposed change: a `grade --out` directory or its per_query.csv.
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate: PathBuf,
+
+    /// Check the acceptance rules of this TOML file; any FAIL exits with status 1.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+
+    /// Write comparison.csv, per_query_delta.csv and (with --rules) gate.json into DIR.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Take this run from BASELINE (needed when it holds several).
+    #[arg(long = "baseline-run", value_name = "NAME")]
+    pub baseline_run: Option<String>,
+
+    /// Take this run from CANDIDATE (needed when it holds several).
+    #[arg(long = "candidate-run", value_name = "NAME")]
+    pub candidate_run: Option<String>,
+
+    /// Compare these metric columns, comma separated [default: all].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub metrics: Vec<String>,
+
+    /// Sign-flip permutations of the paired randomization test.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub permutations: usize,
+
+    /// Resamples of the bootstrap interval of the mean delta.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub bootstrap: usize,
+
+    /// Seed of the permutations and resamples: the same seed gives the same numbers.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+
+    /// Significance level for the marks and for no_significant_loss rules.
+    #[arg(long, value_name = "A", default_value_t = 0.05, value_parser = parse_alpha)]
+    pub alpha: f64,
+
+    /// Use N worker threads [default: all cores]; results do not depend on it.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+
+    /// Print nothing on stdout but the rules' verdicts.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 /// Where a JSONL log record keeps each thing: a top-level key or a JSON
@@ -250,6 +311,13 @@ fn parse_meta(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
         _ => Err(format!("expected KEY=VALUE, got '{text}'")),
+    }
+}
+
+fn parse_alpha(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(alpha) if alpha > 0.0 && alpha < 1.0 => Ok(alpha),
+        _ => Err(format!("expected a level between 0 and 1, got '{text}'")),
     }
 }
 

@@ -42,6 +42,18 @@ impl Status {
             Status::NoAnswer => "no_answer",
         }
     }
+
+    /// The status a per_query.csv cell names, if any.
+    pub fn from_name(name: &str) -> Option<Status> {
+        [
+            Status::Ok,
+            Status::Missing,
+            Status::Invalid,
+            Status::NoAnswer,
+        ]
+        .into_iter()
+        .find(|status| status.name() == name)
+    }
 }
 
 /// How rows are graded.

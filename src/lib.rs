@@ -21,12 +21,15 @@
 //! each line → [`capture`] judges it against the [`labels`] index →
 //! [`group`] applies the repeat policy and grades with [`metrics`] →
 //! [`aggregate`] averages per slice → [`report`] writes the outputs.
+//! [`compare`] reads two such outputs back and tests the difference with
+//! the paired [`stats`].
 #![deny(missing_docs)]
 
 pub mod aggregate;
 pub mod capture;
 pub mod cli;
 pub mod cmd;
+pub mod compare;
 pub mod gen;
 pub mod group;
 pub mod labels;

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
                 .collect();
             rgrade::cmd::grade::run(args, command)
         }
+        Command::Compare(args) => rgrade::cmd::compare::run(args),
         Command::Gen(args) => rgrade::cmd::gen::run(args),
     };
     match outcome {

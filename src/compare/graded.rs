@@ -1,0 +1,323 @@
+//! One side of a comparison as `grade --out` left it: the rows of one run
+//! in per_query.csv, and the facts of summary.json that decide whether two
+//! gradings can be compared at all (same labels, same cutoffs).
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context, Result};
+use hashbrown::HashMap;
+use serde::Deserialize;
+
+use crate::group::Status;
+use crate::report::metric_columns;
+
+/// The settings in summary.json that make two gradings comparable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GradingFacts {
+    /// Content hash of the labels file.
+    pub labels_hash: String,
+    /// Cutoffs, in the order given.
+    pub ks: Vec<usize>,
+    /// `--min-rel`: which grades count as relevant.
+    pub min_rel: i64,
+    /// `--missing`: whether uncaptured queries count in the means.
+    pub missing_counts: bool,
+}
+
+/// Small repeated strings (stages, tasks, languages) stored once.
+#[derive(Debug, Default)]
+pub struct Names {
+    names: Vec<Box<str>>,
+    ids: HashMap<Box<str>, u32>,
+}
+
+impl Names {
+    /// The id of `name`, adding it if new.
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.into());
+        self.ids.insert(name.into(), id);
+        id
+    }
+
+    /// The id of `name`, if it was seen.
+    pub fn get(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    /// The name behind an id.
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+}
+
+/// One row of per_query.csv.
+#[derive(Debug, Clone)]
+pub struct GradedQuery {
+    /// The stage, in [`GradedRun::names`].
+    pub stage: u32,
+    /// The query.
+    pub query_id: Box<str>,
+    /// The task, in [`GradedRun::names`].
+    pub task: u32,
+    /// The language, in [`GradedRun::names`].
+    pub language: u32,
+    /// A regression case a change must not lose.
+    pub required: bool,
+    /// How the query was graded.
+    pub status: Status,
+    /// Mean latency of its graded captures.
+    pub latency_ms: Option<f64>,
+    /// Mean context size of its graded captures.
+    pub context_tokens: Option<f64>,
+}
+
+/// The rows of one run of a grade output.
+#[derive(Debug)]
+pub struct GradedRun {
+    /// The per_query.csv read.
+    pub path: PathBuf,
+    /// The run's name.
+    pub run: String,
+    /// The facts of summary.json.
+    pub facts: GradingFacts,
+    /// Metric column names, in file order.
+    pub metrics: Vec<String>,
+    /// The rows, in file order.
+    pub queries: Vec<GradedQuery>,
+    /// Row-major scores, `metrics.len()` per row; an empty cell (a query
+    /// with no score, such as `no_answer`) reads as 0.
+    pub scores: Vec<f64>,
+    /// Stage, task and language names.
+    pub names: Names,
+}
+
+impl GradedRun {
+    /// The score of row `row` in metric column `metric`.
+    pub fn score(&self, row: usize, metric: usize) -> f64 {
+        self.scores[row * self.metrics.len() + metric]
+    }
+}
+
+/// Which side of the comparison a path is: named in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The current system.
+    Baseline,
+    /// The proposed change.
+    Candidate,
+}
+
+impl Side {
+    /// "baseline" or "candidate".
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Baseline => "baseline",
+            Side::Candidate => "candidate",
+        }
+    }
+}
+
+/// Read the rows of one run from a grade output: `path` is the `--out`
+/// directory or its per_query.csv (summary.json must sit beside it). With
+/// `run` unset, the file must hold exactly one run.
+///
+/// # Errors
+/// Missing or malformed files, an unknown run, or several runs when none
+/// was picked; each message names the file (and line).
+pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
+    let (per_query, summary) = locate(path)?;
+    let facts = read_facts(&summary)?;
+    let file =
+        File::open(&per_query).with_context(|| format!("{}: cannot open", per_query.display()))?;
+    let mut reader = csv::Reader::from_reader(BufReader::with_capacity(1 << 20, file));
+    let at = |line: u64| format!("{}:{line}", per_query.display());
+    let header = reader.headers().with_context(|| at(1))?.clone();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .with_context(|| format!("{}: no column '{name}'", at(1)))
+    };
+    let run_col = column("run")?;
+    let stage_col = column("stage")?;
+    let query_col = column("query_id")?;
+    let task_col = column("task")?;
+    let language_col = column("language")?;
+    let required_col = column("required")?;
+    let status_col = column("status")?;
+    let latency_col = column("latency_ms")?;
+    let context_col = column("context_tokens")?;
+    let metrics = metric_columns(&facts.ks);
+    let metric_cols = metrics
+        .iter()
+        .map(|name| column(name))
+        .collect::<Result<Vec<_>>>()
+        .context("per_query.csv does not have the metric columns of summary.json's cutoffs")?;
+
+    let mut graded = GradedRun {
+        path: per_query.clone(),
+        run: run.unwrap_or_default().to_string(),
+        facts,
+        metrics,
+        queries: Vec::new(),
+        scores: Vec::new(),
+        names: Names::default(),
+    };
+    let mut picked = run.is_some();
+    let mut other_runs: Vec<String> = Vec::new();
+    let mut record = csv::StringRecord::new();
+    while reader
+        .read_record(&mut record)
+        .with_context(|| at(reader.position().line()))?
+    {
+        let line = record.position().map_or(0, |p| p.line());
+        let this_run = &record[run_col];
+        if !picked {
+            graded.run = this_run.to_string();
+            picked = true;
+        }
+        if this_run != graded.run {
+            if run.is_none() && !other_runs.iter().any(|r| r == this_run) {
+                other_runs.push(this_run.to_string());
+            }
+            continue;
+        }
+        let status = Status::from_name(&record[status_col])
+            .with_context(|| format!("{}: unknown status '{}'", at(line), &record[status_col]))?;
+        let number = |col: usize| -> Result<Option<f64>> {
+            let cell = &record[col];
+            if cell.is_empty() {
+                return Ok(None);
+            }
+            let value: f64 = cell
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .with_context(|| {
+                    format!(
+                        "{}: '{cell}' in column {} is not a number",
+                        at(line),
+                        &header[col]
+                    )
+                })?;
+            Ok(Some(value))
+        };
+        for &col in &metric_cols {
+            let score = number(col)?;
+            ensure!(
+                score.is_some() || !matches!(status, Status::Ok),
+                "{}: query graded ok without a value in column {}",
+                at(line),
+                &header[col]
+            );
+            graded.scores.push(score.unwrap_or(0.0));
+        }
+        let required = match &record[required_col] {
+            "true" => true,
+            "false" => false,
+            other => bail!("{}: required is '{other}', not true or false", at(line)),
+        };
+        let query = GradedQuery {
+            stage: graded.names.intern(&record[stage_col]),
+            query_id: record[query_col].into(),
+            task: graded.names.intern(&record[task_col]),
+            language: graded.names.intern(&record[language_col]),
+            required,
+            status,
+            latency_ms: number(latency_col)?,
+            context_tokens: number(context_col)?,
+        };
+        graded.queries.push(query);
+    }
+    if graded.queries.is_empty() {
+        let runs = if other_runs.is_empty() {
+            "none".to_string()
+        } else {
+            other_runs.join(", ")
+        };
+        bail!(
+            "{}: no rows of run '{}' (runs found: {runs})",
+            per_query.display(),
+            graded.run
+        );
+    }
+    if !other_runs.is_empty() {
+        other_runs.insert(0, graded.run.clone());
+        bail!(
+            "{}: holds several runs ({}); pick one with --{}-run",
+            per_query.display(),
+            other_runs.join(", "),
+            side.name()
+        );
+    }
+    Ok(graded)
+}
+
+/// per_query.csv and summary.json for a directory or a per_query.csv path.
+fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
+    let per_query = if path.is_dir() {
+        path.join("per_query.csv")
+    } else {
+        path.to_path_buf()
+    };
+    ensure!(
+        per_query.is_file(),
+        "{}: not found (expected a `grade --out` directory or its per_query.csv)",
+        per_query.display()
+    );
+    let summary = per_query.with_file_name("summary.json");
+    ensure!(
+        summary.is_file(),
+        "{}: not found beside {} (needed to check both sides used the same labels and cutoffs)",
+        summary.display(),
+        per_query.display()
+    );
+    Ok((per_query, summary))
+}
+
+/// The parts of summary.json that `compare` checks.
+#[derive(Deserialize)]
+struct SummaryFile {
+    labels: LabelsPart,
+    settings: SettingsPart,
+}
+
+#[derive(Deserialize)]
+struct LabelsPart {
+    hash: String,
+}
+
+#[derive(Deserialize)]
+struct SettingsPart {
+    k: Vec<usize>,
+    min_rel: i64,
+    missing: String,
+}
+
+fn read_facts(summary: &Path) -> Result<GradingFacts> {
+    let file =
+        File::open(summary).with_context(|| format!("{}: cannot open", summary.display()))?;
+    let parsed: SummaryFile = serde_json::from_reader(BufReader::new(file)).with_context(|| {
+        format!(
+            "{}: not a summary.json written by rgrade grade",
+            summary.display()
+        )
+    })?;
+    let missing_counts = match parsed.settings.missing.as_str() {
+        "fail" => true,
+        "skip" => false,
+        other => bail!("{}: unknown missing policy '{other}'", summary.display()),
+    };
+    Ok(GradingFacts {
+        labels_hash: parsed.labels.hash,
+        ks: parsed.settings.k,
+        min_rel: parsed.settings.min_rel,
+        missing_counts,
+    })
+}

@@ -1,0 +1,391 @@
+//! What `compare` writes: comparison.csv, per_query_delta.csv, gate.json
+//! and the stdout report. Nothing here computes a statistic; it lays out
+//! what [`super::compare_slices`] and the rules produced.
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::paired::{Origin, Paired, StagePairs};
+use super::rules::Gate;
+use super::SliceComparison;
+use crate::report::ANY;
+use crate::stats::TIE_EPSILON;
+
+/// Queries listed per slice under "lost most" on stdout.
+const LOSERS_SHOWN: usize = 3;
+
+fn create(dir: &Path, name: &str) -> Result<csv::Writer<BufWriter<File>>> {
+    let path = dir.join(name);
+    let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
+    Ok(csv::Writer::from_writer(BufWriter::new(file)))
+}
+
+/// A number as written to CSV: `{}` round-trips, empty when absent.
+fn cell(value: Option<f64>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// comparison.csv: one row per (stage, grouping set, metric).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_comparison(
+    dir: &Path,
+    paired: &Paired,
+    comparisons: &[SliceComparison],
+) -> Result<()> {
+    let mut wtr = create(dir, "comparison.csv")?;
+    wtr.write_record([
+        "stage",
+        "task",
+        "language",
+        "metric",
+        "queries",
+        "baseline",
+        "candidate",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "wins",
+        "ties",
+        "losses",
+        "p_value",
+        "p_holm",
+    ])?;
+    let name = |slice: Option<u32>| slice.map_or(ANY, |s| paired.names.name(s));
+    for slice in comparisons {
+        for change in &slice.changes {
+            wtr.write_record([
+                paired.stages[slice.stage].stage.as_str(),
+                name(slice.task),
+                name(slice.language),
+                &paired.metrics[change.metric],
+                &change.queries.to_string(),
+                &cell(Some(change.baseline)),
+                &cell(Some(change.candidate)),
+                &cell(Some(change.delta)),
+                &cell(Some(change.ci.0)),
+                &cell(Some(change.ci.1)),
+                &change.counts.wins.to_string(),
+                &change.counts.ties.to_string(),
+                &change.counts.losses.to_string(),
+                &cell(Some(change.p_value)),
+                &cell(Some(change.p_holm)),
+            ])?;
+        }
+    }
+    wtr.flush().context("comparison.csv: cannot write")
+}
+
+/// per_query_delta.csv: one row per (stage, query), worst loss in the
+/// first metric first, then by query_id and stage; queries in no mean
+/// (no relevant document) come last with empty cells.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> Result<()> {
+    let mut wtr = create(dir, "per_query_delta.csv")?;
+    let mut header: Vec<String> = ["stage", "query_id", "task", "language", "required"]
+        .map(String::from)
+        .to_vec();
+    for &m in metrics {
+        let name = &paired.metrics[m];
+        header.extend([
+            format!("{name}_baseline"),
+            format!("{name}_candidate"),
+            format!("{name}_delta"),
+        ]);
+    }
+    wtr.write_record(&header)?;
+
+    let mut rows: Vec<(&StagePairs, usize)> = paired
+        .stages
+        .iter()
+        .flat_map(|pairs| (0..pairs.queries.len()).map(move |i| (pairs, i)))
+        .collect();
+    let first = metrics[0];
+    // Counted queries by delta, then the rest; ties by query_id and stage.
+    let delta = |&(pairs, i): &(&StagePairs, usize)| {
+        pairs.queries[i]
+            .counted
+            .then(|| pairs.candidate(first)[i] - pairs.baseline(first)[i])
+    };
+    rows.sort_by(|a, b| {
+        let by_delta = match (delta(a), delta(b)) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        let (qa, qb) = (&a.0.queries[a.1].query_id, &b.0.queries[b.1].query_id);
+        by_delta
+            .then_with(|| qa.cmp(qb))
+            .then_with(|| a.0.stage.cmp(&b.0.stage))
+    });
+
+    let mut record: Vec<String> = Vec::with_capacity(header.len());
+    for (pairs, i) in rows {
+        let q = &pairs.queries[i];
+        record.clear();
+        record.extend([
+            pairs.stage.clone(),
+            q.query_id.to_string(),
+            paired.names.name(q.task).to_string(),
+            paired.names.name(q.language).to_string(),
+            q.required.to_string(),
+        ]);
+        for &m in metrics {
+            let (base, cand) = (pairs.baseline(m)[i], pairs.candidate(m)[i]);
+            let counted = |v: f64| cell(q.counted.then_some(v));
+            record.extend([counted(base), counted(cand), counted(cand - base)]);
+        }
+        wtr.write_record(&record)?;
+    }
+    wtr.flush().context("per_query_delta.csv: cannot write")
+}
+
+/// gate.json: the rules' verdicts.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_gate(dir: &Path, gate: &Gate) -> Result<()> {
+    let path = dir.join("gate.json");
+    let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
+    let mut out = BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, gate)?;
+    writeln!(out)?;
+    out.flush().context("gate.json: cannot write")
+}
+
+/// Print, per stage, the overall table with significant changes marked,
+/// the latency and context figures, and per task and language the queries
+/// that lost most on the first metric; then the rules' verdicts.
+///
+/// # Errors
+/// Writing to `out` fails (a closed pipe among others).
+pub fn print_report(
+    out: &mut impl Write,
+    alpha: f64,
+    paired: &Paired,
+    comparisons: &[SliceComparison],
+    gate: Option<&Gate>,
+) -> io::Result<()> {
+    let run = |origin: &Origin| {
+        let name = if origin.run.is_empty() {
+            "(unnamed)"
+        } else {
+            &origin.run
+        };
+        format!("{name} ({})", origin.path.display())
+    };
+    writeln!(out, "baseline   {}", run(&paired.baseline))?;
+    writeln!(out, "candidate  {}", run(&paired.candidate))?;
+    for (stage, pairs) in paired.stages.iter().enumerate() {
+        writeln!(out)?;
+        let Some(overall) = comparisons
+            .iter()
+            .find(|c| c.stage == stage && c.task.is_none() && c.language.is_none())
+        else {
+            writeln!(
+                out,
+                "stage {}: no query with a relevant document",
+                pairs.stage
+            )?;
+            continue;
+        };
+        let left_out = pairs.queries.len() - overall.changes[0].queries;
+        writeln!(
+            out,
+            "stage {}: {} queries compared ({left_out} left out of the means: no relevant document or never captured)",
+            pairs.stage, overall.changes[0].queries
+        )?;
+        print_changes(out, paired, overall, alpha)?;
+        print_side_figures(out, pairs)?;
+        print_losers(out, paired, stage, comparisons)?;
+    }
+    if let Some(gate) = gate {
+        writeln!(out)?;
+        print_rules(out, gate)?;
+    }
+    Ok(())
+}
+
+/// Each rule's PASS or FAIL with the numbers behind it, then the verdict.
+///
+/// # Errors
+/// Writing to `out` fails.
+pub fn print_rules(out: &mut impl Write, gate: &Gate) -> io::Result<()> {
+    writeln!(out, "rules")?;
+    for rule in &gate.rules {
+        let verdict = if rule.passed { "PASS" } else { "FAIL" };
+        writeln!(out, "  {verdict}  {}: {}", rule.name, rule.detail)?;
+    }
+    match gate.rules.iter().filter(|r| !r.passed).count() {
+        0 => writeln!(out, "gate: PASS ({} rules)", gate.rules.len()),
+        n => writeln!(out, "gate: FAIL ({n} of {} rules failed)", gate.rules.len()),
+    }
+}
+
+fn print_changes(
+    out: &mut impl Write,
+    paired: &Paired,
+    slice: &SliceComparison,
+    alpha: f64,
+) -> io::Result<()> {
+    let width = slice
+        .changes
+        .iter()
+        .map(|c| paired.metrics[c.metric].len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    writeln!(
+        out,
+        "  {:<width$} {:>8} {:>9} {:>7}  {:>17}  {:>6} {:>6} {:>6} {:>7}",
+        "metric", "baseline", "candidate", "delta", "95% CI", "wins", "ties", "losses", "p_holm"
+    )?;
+    for change in &slice.changes {
+        let mark = if change.p_holm < alpha { " *" } else { "" };
+        writeln!(
+            out,
+            "  {:<width$} {:>8.3} {:>9.3} {:>+7.3}  [{:>+7.3}, {:>+7.3}]  {:>6} {:>6} {:>6} {:>7.4}{mark}",
+            paired.metrics[change.metric],
+            change.baseline,
+            change.candidate,
+            change.delta,
+            change.ci.0,
+            change.ci.1,
+            change.counts.wins,
+            change.counts.ties,
+            change.counts.losses,
+            change.p_holm,
+        )?;
+    }
+    writeln!(out, "  * Holm-adjusted p < {alpha}")
+}
+
+/// Latency percentiles and context size of both runs over every query of
+/// the stage, as aggregates.csv computes them.
+fn print_side_figures(out: &mut impl Write, pairs: &StagePairs) -> io::Result<()> {
+    use crate::aggregate::percentile;
+    let sorted = |values: Vec<f64>| {
+        let mut values = values;
+        values.sort_by(f64::total_cmp);
+        values
+    };
+    let base = sorted(
+        pairs
+            .queries
+            .iter()
+            .filter_map(|q| q.baseline.latency_ms)
+            .collect(),
+    );
+    let cand = sorted(
+        pairs
+            .queries
+            .iter()
+            .filter_map(|q| q.candidate.latency_ms)
+            .collect(),
+    );
+    let mut figures = Vec::new();
+    for p in [50.0, 95.0, 99.0] {
+        if let (Some(b), Some(c)) = (percentile(&base, p), percentile(&cand, p)) {
+            figures.push(format!("p{p} {b:.1} -> {c:.1}"));
+        }
+    }
+    if !figures.is_empty() {
+        writeln!(out, "  latency ms: {}", figures.join(", "))?;
+    }
+    let mean = |values: Vec<f64>| {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let base = mean(
+        pairs
+            .queries
+            .iter()
+            .filter_map(|q| q.baseline.context_tokens)
+            .collect(),
+    );
+    let cand = mean(
+        pairs
+            .queries
+            .iter()
+            .filter_map(|q| q.candidate.context_tokens)
+            .collect(),
+    );
+    if let (Some(b), Some(c)) = (base, cand) {
+        writeln!(out, "  context tokens (mean): {b:.1} -> {c:.1}")?;
+    }
+    Ok(())
+}
+
+/// Per task and per language, the queries whose first metric dropped most:
+/// an average can hide a few large losses.
+fn print_losers(
+    out: &mut impl Write,
+    paired: &Paired,
+    stage: usize,
+    comparisons: &[SliceComparison],
+) -> io::Result<()> {
+    let pairs = &paired.stages[stage];
+    let Some(metric) = comparisons.first().map(|c| c.changes[0].metric) else {
+        return Ok(());
+    };
+    let (base, cand) = (pairs.baseline(metric), pairs.candidate(metric));
+    let delta = |i: usize| cand[i] - base[i];
+    let metric_name = &paired.metrics[metric];
+    let mut any = false;
+    for slice in comparisons.iter().filter(|c| c.stage == stage) {
+        let label = match (slice.task, slice.language) {
+            (Some(t), None) => format!("task={}", paired.names.name(t)),
+            (None, Some(l)) => format!("language={}", paired.names.name(l)),
+            _ => continue,
+        };
+        let mut losers: Vec<usize> = (0..pairs.queries.len())
+            .filter(|&i| {
+                let q = &pairs.queries[i];
+                q.counted
+                    && slice.task.is_none_or(|t| q.task == t)
+                    && slice.language.is_none_or(|l| q.language == l)
+                    && delta(i) < -TIE_EPSILON
+            })
+            .collect();
+        if losers.is_empty() {
+            continue;
+        }
+        losers.sort_by(|&a, &b| {
+            delta(a)
+                .total_cmp(&delta(b))
+                .then_with(|| pairs.queries[a].query_id.cmp(&pairs.queries[b].query_id))
+        });
+        if !any {
+            writeln!(out, "  lost most on {metric_name}:")?;
+            any = true;
+        }
+        let shown: Vec<String> = losers
+            .iter()
+            .take(LOSERS_SHOWN)
+            .map(|&i| {
+                format!(
+                    "{} {:.3} -> {:.3}",
+                    pairs.queries[i].query_id, base[i], cand[i]
+                )
+            })
+            .collect();
+        let more = losers.len().saturating_sub(LOSERS_SHOWN);
+        let more = if more > 0 {
+            format!(" (+{more} more)")
+        } else {
+            String::new()
+        };
+        writeln!(out, "    {label}: {}{more}", shown.join(", "))?;
+    }
+    if !any {
+        writeln!(out, "  no query lost on {metric_name}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,449 @@
+//! Pairing: the two runs' queries matched by (stage, query_id), with each
+//! metric's scores held as one flat column per side, so that a slice's
+//! deltas are a gather over contiguous memory and the statistics run over
+//! plain `f64` slices.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, ensure, Result};
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use super::graded::{GradedRun, Names};
+use crate::group::Status;
+use crate::stats::{self, WinsTiesLosses};
+
+/// One side's view of a paired query, besides its scores.
+#[derive(Debug, Clone, Copy)]
+pub struct SideFacts {
+    /// How the query was graded.
+    pub status: Status,
+    /// Mean latency of its graded captures.
+    pub latency_ms: Option<f64>,
+    /// Mean context size of its graded captures.
+    pub context_tokens: Option<f64>,
+}
+
+/// A labeled query of one stage, graded by both runs.
+#[derive(Debug, Clone)]
+pub struct PairedQuery {
+    /// The query.
+    pub query_id: Box<str>,
+    /// The task, in [`Paired::names`].
+    pub task: u32,
+    /// The language, in [`Paired::names`].
+    pub language: u32,
+    /// A regression case a change must not lose.
+    pub required: bool,
+    /// Whether the query counts in the means: it has a relevant document,
+    /// and (under `--missing skip`) at least one run captured it.
+    pub counted: bool,
+    /// The baseline's status, latency and context.
+    pub baseline: SideFacts,
+    /// The candidate's status, latency and context.
+    pub candidate: SideFacts,
+}
+
+/// The paired queries of one stage, sorted by query_id (byte order).
+#[derive(Debug)]
+pub struct StagePairs {
+    /// The stage.
+    pub stage: String,
+    /// The queries, sorted by query_id.
+    pub queries: Vec<PairedQuery>,
+    /// Metric-major: metric `m` of query `i` is at `m * queries.len() + i`.
+    baseline: Vec<f64>,
+    candidate: Vec<f64>,
+}
+
+impl StagePairs {
+    /// The baseline's scores of metric `metric`, one per query.
+    pub fn baseline(&self, metric: usize) -> &[f64] {
+        let n = self.queries.len();
+        &self.baseline[metric * n..(metric + 1) * n]
+    }
+
+    /// The candidate's scores of metric `metric`, one per query.
+    pub fn candidate(&self, metric: usize) -> &[f64] {
+        let n = self.queries.len();
+        &self.candidate[metric * n..(metric + 1) * n]
+    }
+
+    /// Candidate minus baseline in `metric` for each query of `members`.
+    pub fn deltas(&self, metric: usize, members: &[u32]) -> Vec<f64> {
+        let (base, cand) = (self.baseline(metric), self.candidate(metric));
+        members
+            .iter()
+            .map(|&i| cand[i as usize] - base[i as usize])
+            .collect()
+    }
+
+    /// The grouping sets over the counted queries: overall, each task,
+    /// each language, each task × language, each group sorted by name;
+    /// sets without a counted query are left out.
+    pub fn grouping_sets(&self, names: &Names) -> Vec<GroupingSet> {
+        let mut sets: HashMap<(Option<u32>, Option<u32>), Vec<u32>> = HashMap::new();
+        for (i, q) in self.queries.iter().enumerate() {
+            if !q.counted {
+                continue;
+            }
+            for key in [
+                (None, None),
+                (Some(q.task), None),
+                (None, Some(q.language)),
+                (Some(q.task), Some(q.language)),
+            ] {
+                sets.entry(key).or_default().push(i as u32);
+            }
+        }
+        let mut sets: Vec<GroupingSet> = sets
+            .into_iter()
+            .map(|((task, language), members)| GroupingSet {
+                task,
+                language,
+                members,
+            })
+            .collect();
+        let name = |slice: Option<u32>| slice.map(|s| names.name(s));
+        sets.sort_by(|a, b| {
+            (a.level(), name(a.task), name(a.language)).cmp(&(
+                b.level(),
+                name(b.task),
+                name(b.language),
+            ))
+        });
+        sets
+    }
+
+    /// Mean, interval, wins / ties / losses and p-values of each metric of
+    /// `metrics` over `members` (non-empty), Holm-adjusted across them.
+    pub fn changes(
+        &self,
+        members: &[u32],
+        metrics: &[usize],
+        settings: &StatSettings,
+    ) -> Vec<MetricChange> {
+        let mut changes: Vec<MetricChange> = metrics
+            .par_iter()
+            .map(|&metric| self.change(metric, members, settings))
+            .collect();
+        let p_values: Vec<f64> = changes.iter().map(|c| c.p_value).collect();
+        for (change, p_holm) in changes.iter_mut().zip(stats::holm(&p_values)) {
+            change.p_holm = p_holm;
+        }
+        changes
+    }
+
+    fn change(&self, metric: usize, members: &[u32], settings: &StatSettings) -> MetricChange {
+        let mean = |scores: &[f64]| {
+            members.iter().map(|&i| scores[i as usize]).sum::<f64>() / members.len() as f64
+        };
+        let deltas = self.deltas(metric, members);
+        let (baseline, candidate) = (mean(self.baseline(metric)), mean(self.candidate(metric)));
+        let ci = stats::bootstrap_mean_interval(
+            &deltas,
+            settings.bootstrap,
+            settings.seed,
+            settings.confidence,
+        );
+        MetricChange {
+            metric,
+            queries: members.len(),
+            baseline,
+            candidate,
+            delta: candidate - baseline,
+            ci,
+            counts: stats::wins_ties_losses(&deltas),
+            p_value: stats::paired_randomization_p_value(
+                &deltas,
+                settings.permutations,
+                settings.seed,
+            ),
+            p_holm: f64::NAN,
+        }
+    }
+}
+
+/// A grouping set of one stage: `None` means any task or language.
+#[derive(Debug, Clone)]
+pub struct GroupingSet {
+    /// The task, or any.
+    pub task: Option<u32>,
+    /// The language, or any.
+    pub language: Option<u32>,
+    /// The counted queries in the set, as indices into
+    /// [`StagePairs::queries`], ascending.
+    pub members: Vec<u32>,
+}
+
+impl GroupingSet {
+    /// 0 overall, 1 per task, 2 per language, 3 per task × language: the
+    /// order of aggregates.csv.
+    fn level(&self) -> u8 {
+        match (self.task.is_some(), self.language.is_some()) {
+            (false, false) => 0,
+            (true, false) => 1,
+            (false, true) => 2,
+            (true, true) => 3,
+        }
+    }
+}
+
+/// How the statistics are computed.
+#[derive(Debug, Clone, Copy)]
+pub struct StatSettings {
+    /// Sign-flip permutations of the randomization test.
+    pub permutations: usize,
+    /// Bootstrap resamples of the interval.
+    pub bootstrap: usize,
+    /// Coverage of the interval (0.95).
+    pub confidence: f64,
+    /// Seed of both, so every run gives the same numbers.
+    pub seed: u64,
+}
+
+/// One metric's change over a set of queries.
+#[derive(Debug, Clone)]
+pub struct MetricChange {
+    /// The metric, as an index into [`Paired::metrics`].
+    pub metric: usize,
+    /// Queries compared.
+    pub queries: usize,
+    /// The baseline's mean.
+    pub baseline: f64,
+    /// The candidate's mean.
+    pub candidate: f64,
+    /// Candidate minus baseline.
+    pub delta: f64,
+    /// Bootstrap interval of the mean delta.
+    pub ci: (f64, f64),
+    /// Queries improved, unchanged and hurt.
+    pub counts: WinsTiesLosses,
+    /// Two-sided paired randomization p-value.
+    pub p_value: f64,
+    /// `p_value` after the Holm adjustment across the metrics compared.
+    pub p_holm: f64,
+}
+
+/// Where one side of the comparison came from.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The run's name.
+    pub run: String,
+    /// The per_query.csv read.
+    pub path: PathBuf,
+}
+
+/// Both runs' queries, paired per stage.
+#[derive(Debug)]
+pub struct Paired {
+    /// The baseline run.
+    pub baseline: Origin,
+    /// The candidate run.
+    pub candidate: Origin,
+    /// Every metric column both sides hold, in per_query.csv order.
+    pub metrics: Vec<String>,
+    /// The stages both runs graded, sorted by name.
+    pub stages: Vec<StagePairs>,
+    /// Stages graded by one run only, with the run that has them: they
+    /// cannot be compared, and the user is told.
+    pub unpaired_stages: Vec<(String, &'static str)>,
+    /// Task and language names.
+    pub names: Names,
+}
+
+impl Paired {
+    /// The index of a metric column, if both sides have it.
+    pub fn metric(&self, name: &str) -> Option<usize> {
+        self.metrics.iter().position(|m| m == name)
+    }
+
+    /// The stage named `name`, if both runs graded it.
+    pub fn stage(&self, name: &str) -> Option<&StagePairs> {
+        self.stages.iter().find(|s| s.stage == name)
+    }
+}
+
+/// Pair the queries of the two runs by (stage, query_id).
+///
+/// # Errors
+/// The two were graded with different labels, cutoffs, `--min-rel` or
+/// `--missing`, share no stage, or a stage's queries differ.
+pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
+    check_comparable(&baseline, &candidate)?;
+    let base_stages = stage_rows(&baseline);
+    let mut cand_stages = stage_rows(&candidate);
+    let mut stage_names: Vec<(String, u32)> = base_stages
+        .keys()
+        .map(|&id| (baseline.names.name(id).to_string(), id))
+        .collect();
+    stage_names.sort_unstable();
+
+    let mut stages = Vec::new();
+    let mut unpaired_stages = Vec::new();
+    for (name, base_id) in stage_names {
+        let cand_rows = candidate
+            .names
+            .get(&name)
+            .and_then(|id| cand_stages.remove(&id));
+        let Some(cand_rows) = cand_rows else {
+            unpaired_stages.push((name, "baseline"));
+            continue;
+        };
+        let base_rows = &base_stages[&base_id];
+        stages.push(pair_stage(
+            &name, &baseline, base_rows, &candidate, &cand_rows,
+        )?);
+    }
+    let mut candidate_only: Vec<String> = cand_stages
+        .into_keys()
+        .map(|id| candidate.names.name(id).to_string())
+        .collect();
+    candidate_only.sort_unstable();
+    unpaired_stages.extend(candidate_only.into_iter().map(|s| (s, "candidate")));
+    ensure!(
+        !stages.is_empty(),
+        "{} and {} share no stage: nothing to compare",
+        baseline.path.display(),
+        candidate.path.display()
+    );
+    let origin = |run: &GradedRun| Origin {
+        run: run.run.clone(),
+        path: run.path.clone(),
+    };
+    Ok(Paired {
+        baseline: origin(&baseline),
+        candidate: origin(&candidate),
+        metrics: baseline.metrics,
+        stages,
+        unpaired_stages,
+        names: baseline.names,
+    })
+}
+
+/// The rows of each stage of a run.
+fn stage_rows(run: &GradedRun) -> HashMap<u32, Vec<usize>> {
+    let mut stages: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (row, q) in run.queries.iter().enumerate() {
+        stages.entry(q.stage).or_default().push(row);
+    }
+    stages
+}
+
+/// Two gradings are comparable only on the same frozen questions, labels
+/// and cutoffs.
+fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
+    let (b, c) = (&baseline.facts, &candidate.facts);
+    let both = format!(
+        "{} and {}",
+        baseline.path.display(),
+        candidate.path.display()
+    );
+    ensure!(
+        b.labels_hash == c.labels_hash,
+        "{both} were graded with different labels (hash {} vs {}): compare needs the same answer key",
+        b.labels_hash,
+        c.labels_hash
+    );
+    ensure!(
+        b.ks == c.ks,
+        "{both} were graded at different cutoffs ({:?} vs {:?}): regrade one with the other's -k",
+        b.ks,
+        c.ks
+    );
+    ensure!(
+        b.min_rel == c.min_rel,
+        "{both} were graded with different --min-rel ({} vs {})",
+        b.min_rel,
+        c.min_rel
+    );
+    ensure!(
+        b.missing_counts == c.missing_counts,
+        "{both} were graded with different --missing policies"
+    );
+    Ok(())
+}
+
+fn pair_stage(
+    stage: &str,
+    baseline: &GradedRun,
+    base_rows: &[usize],
+    candidate: &GradedRun,
+    cand_rows: &[usize],
+) -> Result<StagePairs> {
+    let cand_by_id: HashMap<&str, usize> = cand_rows
+        .iter()
+        .map(|&row| (&*candidate.queries[row].query_id, row))
+        .collect();
+    let mut rows: Vec<(usize, usize)> = Vec::with_capacity(base_rows.len());
+    for &b in base_rows {
+        let bq = &baseline.queries[b];
+        let Some(&c) = cand_by_id.get(&*bq.query_id) else {
+            bail!(
+                "stage {stage}: query {} is in {} but not in {}: were both graded with the same labels?",
+                bq.query_id,
+                baseline.path.display(),
+                candidate.path.display()
+            );
+        };
+        let cq = &candidate.queries[c];
+        let cand_names = &candidate.names;
+        ensure!(
+            baseline.names.name(bq.task) == cand_names.name(cq.task)
+                && baseline.names.name(bq.language) == cand_names.name(cq.language)
+                && bq.required == cq.required,
+            "stage {stage}: query {} has a different task, language or required flag in {} and {}",
+            bq.query_id,
+            baseline.path.display(),
+            candidate.path.display()
+        );
+        rows.push((b, c));
+    }
+    ensure!(
+        cand_rows.len() == base_rows.len(),
+        "stage {stage}: {} has {} queries, {} has {}: were both graded with the same labels?",
+        baseline.path.display(),
+        base_rows.len(),
+        candidate.path.display(),
+        cand_rows.len()
+    );
+    rows.sort_unstable_by(|a, b| {
+        baseline.queries[a.0]
+            .query_id
+            .cmp(&baseline.queries[b.0].query_id)
+    });
+
+    let side = |q: &super::graded::GradedQuery| SideFacts {
+        status: q.status,
+        latency_ms: q.latency_ms,
+        context_tokens: q.context_tokens,
+    };
+    let queries = rows
+        .iter()
+        .map(|&(b, c)| {
+            let (bq, cq) = (&baseline.queries[b], &candidate.queries[c]);
+            let captured_by_one = bq.status != Status::Missing || cq.status != Status::Missing;
+            PairedQuery {
+                query_id: bq.query_id.clone(),
+                task: bq.task,
+                language: bq.language,
+                required: bq.required,
+                counted: bq.status != Status::NoAnswer
+                    && (baseline.facts.missing_counts || captured_by_one),
+                baseline: side(bq),
+                candidate: side(cq),
+            }
+        })
+        .collect();
+    let columns = |run: &GradedRun, pick: fn(&(usize, usize)) -> usize| {
+        (0..run.metrics.len())
+            .flat_map(|metric| rows.iter().map(move |r| run.score(pick(r), metric)))
+            .collect()
+    };
+    Ok(StagePairs {
+        stage: stage.to_string(),
+        queries,
+        baseline: columns(baseline, |r| r.0),
+        candidate: columns(candidate, |r| r.1),
+    })
+}

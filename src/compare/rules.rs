@@ -1,0 +1,431 @@
+//! Acceptance rules (SPEC §7): checks written before tuning, read from a
+//! TOML file, resolved against the paired queries — an unknown metric,
+//! query or slice is an error, never a silent pass — and then evaluated to
+//! PASS or FAIL with the numbers behind the verdict.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, ensure, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::paired::{Paired, StagePairs, StatSettings};
+use crate::aggregate::percentile;
+use crate::stats::TIE_EPSILON;
+
+/// The rules file: `[[rule]]` tables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+}
+
+/// One `[[rule]]` as written. Unknown keys are errors, so a misspelt
+/// check cannot silently pass.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    name: String,
+    metric: String,
+    stage: Option<String>,
+    query: Option<String>,
+    task: Option<String>,
+    language: Option<String>,
+    required: Option<bool>,
+    min: Option<f64>,
+    max: Option<f64>,
+    no_loss: Option<bool>,
+    no_significant_loss: Option<bool>,
+}
+
+/// What a rule measures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Measure {
+    /// A metric column: the mean over the selected counted queries.
+    Metric(usize),
+    /// A percentile (0–100) of the selected queries' latencies.
+    Latency(f64),
+    /// The mean context size of the selected queries.
+    ContextTokens,
+}
+
+/// What a rule checks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Check {
+    /// The candidate's value is at least this.
+    Min(f64),
+    /// The candidate's value is at most this.
+    Max(f64),
+    /// No selected query scores lower than in the baseline.
+    NoLoss,
+    /// Not (delta < 0 and Holm-adjusted p < alpha).
+    NoSignificantLoss,
+}
+
+/// A rule resolved against the paired queries: ready to evaluate.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    name: String,
+    metric: String,
+    measure: Measure,
+    check: Check,
+    stage: usize,
+    /// Who the rule is about, for messages: "query q1", "required queries".
+    selection: String,
+    /// The selected queries, as indices into the stage's queries.
+    members: Vec<u32>,
+}
+
+/// A rule's verdict, as gate.json holds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleOutcome {
+    /// The rule's name.
+    pub name: String,
+    /// Whether the candidate passed.
+    pub passed: bool,
+    /// The metric checked.
+    pub metric: String,
+    /// The measured value: the candidate's mean or percentile, the number
+    /// of losing queries, or the Holm-adjusted p-value.
+    pub value: f64,
+    /// The limit it was held to.
+    pub limit: f64,
+    /// The numbers behind the verdict, in words.
+    pub detail: String,
+}
+
+/// gate.json: every rule's verdict, and whether all passed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Gate {
+    /// All rules passed.
+    pub passed: bool,
+    /// The verdicts, in file order.
+    pub rules: Vec<RuleOutcome>,
+}
+
+/// Latency and context measures a rule may name besides metric columns.
+const AGGREGATE_MEASURES: [(&str, Measure); 4] = [
+    ("latency_p50_ms", Measure::Latency(50.0)),
+    ("latency_p95_ms", Measure::Latency(95.0)),
+    ("latency_p99_ms", Measure::Latency(99.0)),
+    ("context_tokens_mean", Measure::ContextTokens),
+];
+
+/// Read the rules of `path` and resolve each against `paired`.
+///
+/// # Errors
+/// The file cannot be read or is not valid TOML for rules, or a rule names
+/// an unknown metric, stage, query, task or language, selects no query, or
+/// does not say exactly one check.
+pub fn load(path: &Path, paired: &Paired) -> Result<Vec<Rule>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let file: RulesFile = toml::from_str(&text)
+        .with_context(|| format!("{}: not a valid rules file", path.display()))?;
+    ensure!(
+        !file.rule.is_empty(),
+        "{}: no [[rule]] found",
+        path.display()
+    );
+    file.rule
+        .into_iter()
+        .map(|spec| {
+            let name = spec.name.clone();
+            resolve(spec, paired).with_context(|| format!("{}: rule '{name}'", path.display()))
+        })
+        .collect()
+}
+
+fn resolve(spec: RuleSpec, paired: &Paired) -> Result<Rule> {
+    let measure = match paired.metric(&spec.metric) {
+        Some(metric) => Measure::Metric(metric),
+        None => match AGGREGATE_MEASURES
+            .iter()
+            .find(|(name, _)| *name == spec.metric)
+        {
+            Some(&(_, measure)) => measure,
+            None => {
+                let known: Vec<&str> = paired
+                    .metrics
+                    .iter()
+                    .map(String::as_str)
+                    .chain(AGGREGATE_MEASURES.iter().map(|(name, _)| *name))
+                    .collect();
+                bail!(
+                    "unknown metric '{}' (known: {})",
+                    spec.metric,
+                    known.join(", ")
+                );
+            }
+        },
+    };
+    let check = check_of(&spec)?;
+    let stage = stage_of(spec.stage.as_deref(), paired)?;
+    let pairs = &paired.stages[stage];
+    let (selection, members) = select(&spec, pairs, paired)?;
+    let rule = Rule {
+        name: spec.name,
+        metric: spec.metric,
+        measure,
+        check,
+        stage,
+        selection,
+        members,
+    };
+    // Fail now rather than after the statistics: a rule that cannot be
+    // measured on this data is a mistake in the rule.
+    if let Check::NoLoss | Check::NoSignificantLoss = check {
+        rule.per_query_metric()?;
+    }
+    rule.candidate_value(pairs, &rule.measured_members(pairs)?)?;
+    Ok(rule)
+}
+
+fn check_of(spec: &RuleSpec) -> Result<Check> {
+    let mut checks = Vec::new();
+    checks.extend(spec.min.map(Check::Min));
+    checks.extend(spec.max.map(Check::Max));
+    for (flag, check, key) in [
+        (spec.no_loss, Check::NoLoss, "no_loss"),
+        (
+            spec.no_significant_loss,
+            Check::NoSignificantLoss,
+            "no_significant_loss",
+        ),
+    ] {
+        match flag {
+            Some(true) => checks.push(check),
+            Some(false) => bail!("{key} = false checks nothing: remove it or set it to true"),
+            None => {}
+        }
+    }
+    match checks[..] {
+        [check] => Ok(check),
+        [] => {
+            bail!("says no check: give one of min, max, no_loss = true, no_significant_loss = true")
+        }
+        _ => bail!("gives several checks: write one rule per check"),
+    }
+}
+
+/// The stage a rule is about: the one named, else the only stage compared,
+/// else `final`.
+fn stage_of(named: Option<&str>, paired: &Paired) -> Result<usize> {
+    let position = |name: &str| paired.stages.iter().position(|s| s.stage == name);
+    let compared = || {
+        let names: Vec<&str> = paired.stages.iter().map(|s| s.stage.as_str()).collect();
+        names.join(", ")
+    };
+    match named {
+        Some(name) => position(name)
+            .with_context(|| format!("unknown stage '{name}' (compared: {})", compared())),
+        None if paired.stages.len() == 1 => Ok(0),
+        None => position("final").with_context(|| {
+            format!(
+                "several stages were compared ({}): name one with stage = \"...\"",
+                compared()
+            )
+        }),
+    }
+}
+
+/// The queries a rule selects (every selector given must match) and a
+/// description for messages.
+fn select(spec: &RuleSpec, pairs: &StagePairs, paired: &Paired) -> Result<(String, Vec<u32>)> {
+    let mut parts = Vec::new();
+    if let Some(query) = &spec.query {
+        ensure!(
+            pairs.queries.iter().any(|q| *q.query_id == **query),
+            "unknown query '{query}' in stage {}",
+            pairs.stage
+        );
+        parts.push(format!("query {query}"));
+    }
+    let mut slice_id = |value: &Option<String>, what: &str| -> Result<Option<u32>> {
+        let Some(value) = value else { return Ok(None) };
+        let id = paired.names.get(value).filter(|&id| {
+            pairs
+                .queries
+                .iter()
+                .any(|q| (if what == "task" { q.task } else { q.language }) == id)
+        });
+        let id =
+            id.with_context(|| format!("unknown {what} '{value}' in stage {}", pairs.stage))?;
+        parts.push(format!("{what} {value}"));
+        Ok(Some(id))
+    };
+    let task = slice_id(&spec.task, "task")?;
+    let language = slice_id(&spec.language, "language")?;
+    match spec.required {
+        Some(true) => parts.push("required queries".into()),
+        Some(false) => parts.push("queries not required".into()),
+        None => {}
+    }
+    let members: Vec<u32> = pairs
+        .queries
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| {
+            spec.query.as_deref().is_none_or(|id| *q.query_id == *id)
+                && task.is_none_or(|t| q.task == t)
+                && language.is_none_or(|l| q.language == l)
+                && spec.required.is_none_or(|r| q.required == r)
+        })
+        .map(|(i, _)| i as u32)
+        .collect();
+    if parts.is_empty() {
+        parts.push("all queries".into());
+    }
+    let selection = format!("{}, stage {}", parts.join(", "), pairs.stage);
+    ensure!(!members.is_empty(), "selects no query ({selection})");
+    Ok((selection, members))
+}
+
+impl Rule {
+    /// The selected queries a metric rule measures: those counted in the
+    /// means. Latency and context rules measure every selected query, as
+    /// aggregates.csv does.
+    fn measured_members(&self, pairs: &StagePairs) -> Result<Vec<u32>> {
+        if !matches!(self.measure, Measure::Metric(_)) {
+            return Ok(self.members.clone());
+        }
+        let counted: Vec<u32> = self
+            .members
+            .iter()
+            .copied()
+            .filter(|&i| pairs.queries[i as usize].counted)
+            .collect();
+        ensure!(
+            !counted.is_empty(),
+            "selects only queries that are in no mean ({}): none has a relevant document",
+            self.selection
+        );
+        Ok(counted)
+    }
+
+    /// The metric a per-query check compares.
+    fn per_query_metric(&self) -> Result<usize> {
+        match self.measure {
+            Measure::Metric(metric) => Ok(metric),
+            Measure::Latency(_) | Measure::ContextTokens => bail!(
+                "no_loss and no_significant_loss compare per-query scores; use min or max for {}",
+                self.metric
+            ),
+        }
+    }
+
+    /// The candidate's value over `members`: a metric's mean, a latency
+    /// percentile or the mean context size.
+    fn candidate_value(&self, pairs: &StagePairs, members: &[u32]) -> Result<f64> {
+        let selected = members
+            .iter()
+            .map(|&i| &pairs.queries[i as usize].candidate);
+        let value = match self.measure {
+            Measure::Metric(metric) => {
+                let scores = pairs.candidate(metric);
+                let sum: f64 = members.iter().map(|&i| scores[i as usize]).sum();
+                Some(sum / members.len() as f64)
+            }
+            Measure::Latency(p) => {
+                let mut latencies: Vec<f64> = selected.filter_map(|s| s.latency_ms).collect();
+                latencies.sort_by(f64::total_cmp);
+                percentile(&latencies, p)
+            }
+            Measure::ContextTokens => {
+                let sizes: Vec<f64> = selected.filter_map(|s| s.context_tokens).collect();
+                (!sizes.is_empty()).then(|| sizes.iter().sum::<f64>() / sizes.len() as f64)
+            }
+        };
+        value.with_context(|| {
+            format!(
+                "the candidate recorded no {} for {}",
+                self.metric, self.selection
+            )
+        })
+    }
+
+    /// PASS or FAIL, with the numbers behind it.
+    ///
+    /// # Errors
+    /// Only what [`load`] already checked: a rule that cannot be measured.
+    pub fn evaluate(
+        &self,
+        paired: &Paired,
+        compared_metrics: &[usize],
+        settings: &StatSettings,
+        alpha: f64,
+    ) -> Result<RuleOutcome> {
+        let pairs = &paired.stages[self.stage];
+        let members = self.measured_members(pairs)?;
+        let outcome = |passed: bool, value: f64, limit: f64, detail: String| RuleOutcome {
+            name: self.name.clone(),
+            passed,
+            metric: self.metric.clone(),
+            value,
+            limit,
+            detail,
+        };
+        let value = self.candidate_value(pairs, &members)?;
+        let about = format!(
+            "{} over {} queries ({})",
+            self.metric,
+            members.len(),
+            self.selection
+        );
+        Ok(match self.check {
+            Check::Min(limit) => outcome(
+                value >= limit,
+                value,
+                limit,
+                format!("candidate {about}: {value:.4} (needs >= {limit})"),
+            ),
+            Check::Max(limit) => outcome(
+                value <= limit,
+                value,
+                limit,
+                format!("candidate {about}: {value:.4} (needs <= {limit})"),
+            ),
+            Check::NoLoss => {
+                let metric = self.per_query_metric()?;
+                let (base, cand) = (pairs.baseline(metric), pairs.candidate(metric));
+                let mut losers: Vec<u32> = members
+                    .iter()
+                    .copied()
+                    .filter(|&i| cand[i as usize] - base[i as usize] < -TIE_EPSILON)
+                    .collect();
+                losers.sort_by(|&a, &b| {
+                    let delta = |i: u32| cand[i as usize] - base[i as usize];
+                    delta(a).total_cmp(&delta(b))
+                });
+                let mut detail = format!("{} of {} lost on {about}", losers.len(), members.len());
+                for (n, &i) in losers.iter().take(5).enumerate() {
+                    let i = i as usize;
+                    let sep = if n == 0 { ": " } else { ", " };
+                    let id = &pairs.queries[i].query_id;
+                    let _ = write!(detail, "{sep}{id} {:.4} -> {:.4}", base[i], cand[i]);
+                }
+                outcome(losers.is_empty(), losers.len() as f64, 0.0, detail)
+            }
+            Check::NoSignificantLoss => {
+                let metric = self.per_query_metric()?;
+                // The family is this metric and the metrics compared: for
+                // a grouping set, the same Holm adjustment as comparison.csv.
+                let family: Vec<usize> = std::iter::once(metric)
+                    .chain(compared_metrics.iter().copied().filter(|&m| m != metric))
+                    .collect();
+                let change = &pairs.changes(&members, &family, settings)[0];
+                let significant_loss = change.delta < 0.0 && change.p_holm < alpha;
+                outcome(
+                    !significant_loss,
+                    change.p_holm,
+                    alpha,
+                    format!(
+                        "{about}: delta {:+.4} (95% CI {:+.4} to {:+.4}), p {:.4}, Holm p {:.4} over {} metrics, alpha {alpha}",
+                        change.delta, change.ci.0, change.ci.1, change.p_value, change.p_holm, family.len()
+                    ),
+                )
+            }
+        })
+    }
+}
