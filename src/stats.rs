@@ -4,11 +4,19 @@
 //! wins / ties / losses count. The compare stage feeds these per (stage,
 //! slice, metric) and writes what they return into `comparison.csv`.
 //!
+//! Metric deltas repeat a few values very often (0 above all; hit@k has
+//! only -1, 0 and 1), so both procedures draw how many copies of each
+//! frequent value are flipped or resampled, one binomial draw per value,
+//! and visit only the rare values one by one: the same distribution, at a
+//! fraction of the cost on a million queries.
+//!
 //! Every random result is reproducible: the work is cut into fixed chunks,
 //! each with its own [`Pcg64`] seeded from (seed, chunk index), so the answer
 //! depends on the seed only, never on the number of rayon threads.
 
+use hashbrown::HashMap;
 use rand::Rng;
+use rand_distr::{Binomial, Distribution};
 use rand_pcg::Pcg64;
 use rayon::prelude::*;
 
@@ -16,7 +24,7 @@ use rayon::prelude::*;
 pub const TIE_EPSILON: f64 = 1e-12;
 
 /// Permutations per chunk: each chunk has its own generator. Large enough
-/// that building the subset-sum tables (see [`count_extreme`]) is cheap
+/// that building the subset-sum tables (see [`SignFlips::count_extreme`]) is cheap
 /// next to the lookups, small enough to balance 10,000 permutations over
 /// a few cores.
 const PERM_CHUNK: usize = 256;
@@ -33,6 +41,12 @@ const RESAMPLE_CHUNK: usize = 16;
 /// with the observed one, so that permutations that tie it exactly (common
 /// with discrete metrics) are not lost to rounding.
 const TIE_SLACK: f64 = 1e-10;
+/// A binomial draw costs about as much as flipping this many deltas by
+/// table lookups: |deltas| that occur this often are flipped in bulk.
+const FLIP_BULK_COUNT: u64 = 1024;
+/// A binomial draw costs about as much as this many random reads: deltas
+/// that occur this often are resampled in bulk.
+const RESAMPLE_BULK_COUNT: u64 = 32;
 /// Salts that keep the p-value and bootstrap streams apart for one seed.
 const SALT_PERMUTATION: u64 = 0x7065_726d_7574_6521;
 const SALT_BOOTSTRAP: u64 = 0x626f_6f74_7374_7221;
@@ -50,6 +64,12 @@ const SALT_BOOTSTRAP: u64 = 0x626f_6f74_7374_7221;
 /// Returns 1 for empty input, when every delta is zero, or with zero
 /// permutations; NaN if a delta is not finite.
 pub fn paired_randomization_p_value(deltas: &[f64], permutations: usize, seed: u64) -> f64 {
+    randomization_p_value(deltas, permutations, seed, FLIP_BULK_COUNT)
+}
+
+/// [`paired_randomization_p_value`], flipping |deltas| that occur at least
+/// `bulk_count` times in bulk.
+fn randomization_p_value(deltas: &[f64], permutations: usize, seed: u64, bulk_count: u64) -> f64 {
     if deltas.iter().any(|d| !d.is_finite()) {
         return f64::NAN;
     }
@@ -59,64 +79,146 @@ pub fn paired_randomization_p_value(deltas: &[f64], permutations: usize, seed: u
     }
     let total: f64 = deltas.iter().sum();
     let threshold = total.abs() - TIE_SLACK * abs_sum;
+    // Flipping a zero changes nothing, and flipping signs of d or of |d|
+    // gives the same distribution.
+    let magnitudes = Split::new(
+        deltas.iter().filter(|d| **d != 0.0).map(|d| d.abs()),
+        bulk_count,
+    );
+    let rare_total: f64 = magnitudes.rare.iter().sum();
     // Zero padding adds nothing to any signed sum, and lets the kernel work
     // on whole blocks only.
-    let mut padded = vec![0.0; deltas.len().div_ceil(BLOCK) * BLOCK];
-    padded[..deltas.len()].copy_from_slice(deltas);
+    let mut padded = magnitudes.rare.clone();
+    padded.resize(padded.len().div_ceil(BLOCK) * BLOCK, 0.0);
     let n_chunks = permutations.div_ceil(PERM_CHUNK);
     let extreme: usize = (0..n_chunks)
         .into_par_iter()
         .map(|chunk| {
             let count = PERM_CHUNK.min(permutations - chunk * PERM_CHUNK);
             let rng = chunk_rng(seed, SALT_PERMUTATION, chunk);
-            count_extreme(&padded, total, threshold, count, rng)
+            let flips = SignFlips {
+                frequent: &magnitudes.frequent,
+                padded: &padded,
+                total: rare_total,
+            };
+            flips.count_extreme(threshold, count, rng)
         })
         .sum();
     (1 + extreme) as f64 / (1 + permutations) as f64
 }
 
-/// Counts, among `count` random sign assignments drawn from `rng`, those
-/// whose `|Σ s_i d_i|` reaches `threshold`.
-///
-/// With `S` the sum of the deltas whose sign bit is set, `Σ s_i d_i` is
-/// `2S - total`, so we only need subset sums. For every group of 8 deltas we
-/// tabulate all 256 subset sums once per block and chunk; a permutation then
-/// costs one table lookup per 8 deltas (one byte of a random word) instead
-/// of 8 sign flips. Eight independent accumulators hide the add latency.
-fn count_extreme(
-    padded: &[f64],
-    total: f64,
-    threshold: f64,
-    count: usize,
-    mut rng: Pcg64,
-) -> usize {
-    let mut set_sums = vec![0.0; count];
-    let mut tables = vec![[0.0f64; 256]; GROUPS];
-    for block in padded.chunks_exact(BLOCK) {
-        for (table, group) in tables.iter_mut().zip(block.chunks_exact(8)) {
-            table[0] = 0.0;
-            for (k, &d) in group.iter().enumerate() {
-                let half = 1usize << k;
-                for m in 0..half {
-                    table[m + half] = table[m] + d;
-                }
-            }
+/// A sample split for drawing: the values that occur at least a given
+/// number of times, tallied, and all other values one by one.
+#[derive(Debug, Clone, PartialEq)]
+struct Split {
+    /// Each frequent value (ascending; `-0.0` counts as `0.0`) and how
+    /// often it occurs.
+    frequent: Vec<(f64, u64)>,
+    /// The other values, in input order.
+    rare: Vec<f64>,
+}
+
+impl Split {
+    fn new(values: impl Iterator<Item = f64>, min_count: u64) -> Split {
+        // Adding 0.0 turns -0.0 into 0.0 and leaves every other value.
+        let values: Vec<f64> = values.map(|v| v + 0.0).collect();
+        if (values.len() as u64) < min_count {
+            return Split {
+                frequent: Vec::new(),
+                rare: values,
+            };
         }
-        for set_sum in set_sums.iter_mut() {
-            let mut acc = [0.0f64; 8];
-            for word_tables in tables.chunks_exact(8) {
-                let bits = rng.next_u64();
-                for (b, (a, table)) in acc.iter_mut().zip(word_tables).enumerate() {
-                    *a += table[usize::from((bits >> (8 * b)) as u8)];
-                }
-            }
-            *set_sum += acc.iter().sum::<f64>();
+        let mut counts: HashMap<u64, u64> = HashMap::new();
+        for value in &values {
+            *counts.entry(value.to_bits()).or_default() += 1;
         }
+        let mut frequent: Vec<(f64, u64)> = counts
+            .iter()
+            .filter(|(_, &count)| count >= min_count)
+            .map(|(&bits, &count)| (f64::from_bits(bits), count))
+            .collect();
+        frequent.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let rare = values
+            .into_iter()
+            .filter(|v| counts[&v.to_bits()] < min_count)
+            .collect();
+        Split { frequent, rare }
     }
-    set_sums
-        .iter()
-        .filter(|&&s| (2.0 * s - total).abs() >= threshold)
-        .count()
+}
+
+/// The sign-flip statistic `Σ s_i d_i` of a split sample: its frequent
+/// values in bulk, its rare values through subset-sum tables.
+struct SignFlips<'a> {
+    /// Frequent magnitudes: the `c` deltas of magnitude `v` add
+    /// `v (2B - c)`, with `B ~ Binomial(c, 1/2)` of them positive, exactly
+    /// as `c` independent sign flips would.
+    frequent: &'a [(f64, u64)],
+    /// The rare deltas, zero-padded to whole blocks.
+    padded: &'a [f64],
+    /// The sum of the rare deltas.
+    total: f64,
+}
+
+impl SignFlips<'_> {
+    /// Counts, among `count` random sign assignments drawn from `rng`,
+    /// those whose `|Σ s_i d_i|` reaches `threshold`.
+    ///
+    /// With `S` the sum of the rare deltas whose sign bit is set, their
+    /// part of `Σ s_i d_i` is `2S - total`, so we only need subset sums.
+    /// For every group of 8 deltas we tabulate all 256 subset sums once per
+    /// block and chunk; a permutation then costs one table lookup per 8
+    /// deltas (one byte of a random word) instead of 8 sign flips. Eight
+    /// independent accumulators hide the add latency.
+    fn count_extreme(&self, threshold: f64, count: usize, mut rng: Pcg64) -> usize {
+        let bulk: Vec<(f64, i64, Binomial)> = self
+            .frequent
+            .iter()
+            .map(|&(v, c)| {
+                (
+                    v,
+                    c as i64,
+                    Binomial::new(c, 0.5).expect("1/2 is a probability"),
+                )
+            })
+            .collect();
+        let frequent_sums: Vec<f64> = (0..count)
+            .map(|_| {
+                bulk.iter()
+                    .map(|(v, c, positive)| v * (2 * positive.sample(&mut rng) as i64 - c) as f64)
+                    .sum()
+            })
+            .collect();
+        let mut set_sums = vec![0.0; count];
+        let mut tables = vec![[0.0f64; 256]; GROUPS];
+        for block in self.padded.chunks_exact(BLOCK) {
+            for (table, group) in tables.iter_mut().zip(block.chunks_exact(8)) {
+                table[0] = 0.0;
+                for (k, &d) in group.iter().enumerate() {
+                    let half = 1usize << k;
+                    for m in 0..half {
+                        table[m + half] = table[m] + d;
+                    }
+                }
+            }
+            for set_sum in set_sums.iter_mut() {
+                let mut acc = [0.0f64; 8];
+                for word_tables in tables.chunks_exact(8) {
+                    let bits = rng.next_u64();
+                    for (b, (a, table)) in acc.iter_mut().zip(word_tables).enumerate() {
+                        *a += table[usize::from((bits >> (8 * b)) as u8)];
+                    }
+                }
+                *set_sum += acc.iter().sum::<f64>();
+            }
+        }
+        frequent_sums
+            .iter()
+            .zip(&set_sums)
+            .filter(|&(frequent, set_sum)| {
+                (frequent + 2.0 * set_sum - self.total).abs() >= threshold
+            })
+            .count()
+    }
 }
 
 /// Percentile bootstrap interval of the mean delta at `confidence` (e.g.
@@ -133,13 +235,25 @@ fn count_extreme(
 /// `confidence` is clamped to `[0, 1]` (NaN counts as 0); a non-finite
 /// delta gives `(NaN, NaN)`.
 ///
-/// Cost: one random draw and one random read per delta and resample, so
-/// it is much slower than the p-value for large inputs.
+/// Cost per resample: one binomial draw per distinct delta when they are
+/// few (see the module doc), else one random draw and read per delta.
 pub fn bootstrap_mean_interval(
     deltas: &[f64],
     resamples: usize,
     seed: u64,
     confidence: f64,
+) -> (f64, f64) {
+    bootstrap_interval(deltas, resamples, seed, confidence, RESAMPLE_BULK_COUNT)
+}
+
+/// [`bootstrap_mean_interval`], resampling deltas that occur at least
+/// `bulk_count` times in bulk.
+fn bootstrap_interval(
+    deltas: &[f64],
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+    bulk_count: u64,
 ) -> (f64, f64) {
     if deltas.is_empty() {
         return (0.0, 0.0);
@@ -154,6 +268,7 @@ pub fn bootstrap_mean_interval(
         let mean = (deltas.iter().sum::<f64>() / n as f64).clamp(lo, hi);
         return (mean, mean);
     }
+    let split = Split::new(deltas.iter().copied(), bulk_count);
     let n_chunks = resamples.div_ceil(RESAMPLE_CHUNK);
     let mut means: Vec<f64> = (0..n_chunks)
         .into_par_iter()
@@ -161,7 +276,7 @@ pub fn bootstrap_mean_interval(
             let count = RESAMPLE_CHUNK.min(resamples - chunk * RESAMPLE_CHUNK);
             let mut rng = chunk_rng(seed, SALT_BOOTSTRAP, chunk);
             (0..count)
-                .map(|_| resample_mean(deltas, &mut rng))
+                .map(|_| resample_mean(&split, n as u64, &mut rng))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -177,24 +292,39 @@ pub fn bootstrap_mean_interval(
     (low, high)
 }
 
-/// The mean of one resample with replacement.
-fn resample_mean(deltas: &[f64], rng: &mut Pcg64) -> f64 {
-    let n = deltas.len() as u64;
-    let mut acc = [0.0f64; 4];
-    let mut i = 0;
-    while i < deltas.len() {
-        for a in acc.iter_mut() {
-            if i == deltas.len() {
-                break;
-            }
-            // Lemire's multiply-shift: an index in 0..n, with a bias of at
-            // most n / 2^64.
-            let index = ((u128::from(rng.next_u64()) * u128::from(n)) >> 64) as usize;
-            *a += deltas[index];
-            i += 1;
+/// The mean of one resample of `n` draws with replacement. How many draws
+/// land on each frequent value, and how many on the rare ones, is
+/// multinomial: one binomial draw per frequent value, conditioned on the
+/// draws left. The draws left then pick rare values uniformly.
+fn resample_mean(split: &Split, n: u64, rng: &mut Pcg64) -> f64 {
+    let (mut draws_left, mut weight_left) = (n, n);
+    let mut sum = 0.0;
+    for &(value, count) in &split.frequent {
+        if draws_left == 0 {
+            break;
         }
+        let share = count as f64 / weight_left as f64;
+        let drawn = Binomial::new(draws_left, share)
+            .expect("a share of the weight left is a probability")
+            .sample(rng);
+        sum += value * drawn as f64;
+        draws_left -= drawn;
+        weight_left -= count;
     }
-    acc.iter().sum::<f64>() / deltas.len() as f64
+    (sum + sum_of_draws(&split.rare, draws_left, rng)) / n as f64
+}
+
+/// The sum of `draws` values picked uniformly with replacement.
+fn sum_of_draws(values: &[f64], draws: u64, rng: &mut Pcg64) -> f64 {
+    let n = values.len() as u64;
+    let mut acc = [0.0f64; 4];
+    for draw in 0..draws {
+        // Lemire's multiply-shift: an index in 0..n, with a bias of at most
+        // n / 2^64.
+        let index = ((u128::from(rng.next_u64()) * u128::from(n)) >> 64) as usize;
+        acc[draw as usize % 4] += values[index];
+    }
+    acc.iter().sum()
 }
 
 /// The `q` quantile of sorted, non-empty `values`, interpolating linearly
@@ -296,7 +426,7 @@ mod tests {
 
     /// The sign-flip kernel without tables: bit j of word w of a block
     /// flips delta 64w + j, drawing words in the same order as
-    /// [`count_extreme`].
+    /// [`SignFlips::count_extreme`].
     fn naive_count_extreme(padded: &[f64], threshold: f64, count: usize, mut rng: Pcg64) -> usize {
         let mut sums = vec![0.0; count];
         for block in padded.chunks_exact(BLOCK) {
@@ -377,6 +507,87 @@ mod tests {
         let with_nan = holm(&[0.01, f64::NAN]);
         assert_eq!(with_nan[0], 0.02);
         assert!(with_nan[1].is_nan());
+    }
+
+    #[test]
+    fn split_tallies_frequent_values_and_keeps_the_rest_in_order() {
+        let values = [2.0, -0.0, 5.0, 0.0, 2.0, 7.0, 0.0, 2.0];
+        let split = Split::new(values.into_iter(), 3);
+        assert_eq!(split.frequent, vec![(0.0, 3), (2.0, 3)]);
+        assert_eq!(split.rare, vec![5.0, 7.0]);
+        // Too few values for any to be frequent.
+        let split = Split::new([1.0, 1.0].into_iter(), 3);
+        assert_eq!((split.frequent.len(), split.rare), (0, vec![1.0, 1.0]));
+    }
+
+    #[test]
+    fn bulk_flips_match_exact_enumeration() {
+        // Repeated magnitudes with bulk_count 2: every value but the
+        // singletons is flipped by a binomial draw.
+        let samples: [&[f64]; 4] = [
+            &[
+                1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 0.5, 1.0, 1.0, -0.25, 1.0, 1.0,
+            ],
+            &[
+                0.5, -0.5, 0.5, 0.5, 0.0, 0.0, 0.5, -0.5, 0.5, 0.5, 0.5, 0.5, 0.5,
+            ],
+            &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+            &[
+                0.2, -0.2, 0.7, 0.7, -0.7, 0.2, 0.2, 0.9, 0.2, 0.2, 0.7, 0.2, 0.2, 0.3,
+            ],
+        ];
+        for deltas in samples {
+            let exact = exact_p_value(deltas);
+            let estimate = randomization_p_value(deltas, 200_000, 11, 2);
+            assert!(
+                (exact - estimate).abs() < 0.01,
+                "{deltas:?}: exact {exact}, estimate {estimate}"
+            );
+        }
+    }
+
+    #[test]
+    fn bulk_flips_match_the_binomial_tail_on_a_large_sample() {
+        // 5,100 wins and 4,900 losses of 1: the exact two-sided p-value is
+        // P(|2B - 10000| >= 200) with B ~ Binomial(10000, 1/2).
+        let mut deltas = vec![1.0; 5_100];
+        deltas.extend(vec![-1.0; 4_900]);
+        let n = deltas.len() as u64;
+        let ln_choose =
+            |k: u64| -> f64 { (1..=k).map(|i| ((n - k + i) as f64 / i as f64).ln()).sum() };
+        let exact: f64 = (0..=n)
+            .filter(|&k| (2 * k as i64 - n as i64).abs() >= 200)
+            .map(|k| (ln_choose(k) - n as f64 * 2f64.ln()).exp())
+            .sum();
+        let estimate = paired_randomization_p_value(&deltas, 100_000, 3);
+        assert!(
+            (exact - estimate).abs() < 0.01,
+            "exact {exact}, estimate {estimate}"
+        );
+    }
+
+    #[test]
+    fn bulk_resampling_matches_resampling_one_by_one() {
+        // Few distinct values: the bulk draw and the plain draw sample the
+        // same distribution, so their intervals agree up to Monte Carlo noise.
+        let deltas: Vec<f64> = (0..3_000)
+            .map(|i| {
+                [0.0, 0.0, 0.0, 1.0, -1.0, 0.5, 0.0, 1.0][i % 8]
+                    + if i % 97 == 0 { 0.03 } else { 0.0 }
+            })
+            .collect();
+        let bulk = bootstrap_interval(&deltas, 4_000, 5, 0.95, 2);
+        let plain = bootstrap_interval(&deltas, 4_000, 5, 0.95, u64::MAX);
+        let width = plain.1 - plain.0;
+        assert!(width > 0.0);
+        assert!(
+            (bulk.0 - plain.0).abs() < 0.1 * width,
+            "{bulk:?} vs {plain:?}"
+        );
+        assert!(
+            (bulk.1 - plain.1).abs() < 0.1 * width,
+            "{bulk:?} vs {plain:?}"
+        );
     }
 
     #[test]
@@ -465,9 +676,30 @@ mod tests {
             let total: f64 = padded.iter().sum();
             padded.resize(padded.len().div_ceil(BLOCK) * BLOCK, 0.0);
             let threshold = total.abs();
-            let fast = count_extreme(&padded, total, threshold, count, chunk_rng(seed, 1, 0));
+            let flips = SignFlips { frequent: &[], padded: &padded, total };
+            let fast = flips.count_extreme(threshold, count, chunk_rng(seed, 1, 0));
             let naive = naive_count_extreme(&padded, threshold, count, chunk_rng(seed, 1, 0));
             prop_assert_eq!(fast, naive);
+        }
+
+        #[test]
+        fn thread_count_does_not_change_bulk_results(
+            picks in prop::collection::vec(0usize..4, 1000..2500),
+            seed: u64,
+        ) {
+            // Few distinct values, each frequent: both procedures draw in bulk.
+            let deltas: Vec<f64> = picks.iter().map(|&i| [-1.0, 0.0, 0.5, 1.0][i]).collect();
+            let run = || {
+                (
+                    randomization_p_value(&deltas, 700, seed, 200),
+                    bootstrap_mean_interval(&deltas, 100, seed, 0.95),
+                )
+            };
+            let one = in_pool(1, run);
+            let two = in_pool(2, run);
+            prop_assert_eq!(one.0.to_bits(), two.0.to_bits());
+            prop_assert_eq!(one.1 .0.to_bits(), two.1 .0.to_bits());
+            prop_assert_eq!(one.1 .1.to_bits(), two.1 .1.to_bits());
         }
 
         #[test]
