@@ -447,3 +447,124 @@ fn pair_stage(
         candidate: columns(candidate, |r| r.1),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::graded::{GradedQuery, GradingFacts};
+
+    /// A run of one stage: (query, task, status, recall@1) per row.
+    fn run(name: &str, rows: &[(&str, &str, Status, f64)], missing_counts: bool) -> GradedRun {
+        let mut names = Names::default();
+        let stage = names.intern("final");
+        let language = names.intern("en");
+        let queries = rows
+            .iter()
+            .map(|&(id, task, status, _)| GradedQuery {
+                stage,
+                query_id: id.into(),
+                task: names.intern(task),
+                language,
+                required: false,
+                status,
+                latency_ms: None,
+                context_tokens: None,
+            })
+            .collect();
+        GradedRun {
+            path: format!("{name}/per_query.csv").into(),
+            run: name.into(),
+            facts: GradingFacts {
+                labels_hash: "h".into(),
+                ks: vec![1],
+                min_rel: 1,
+                missing_counts,
+            },
+            metrics: vec!["recall@1".into()],
+            queries,
+            scores: rows.iter().map(|r| r.3).collect(),
+            names,
+        }
+    }
+
+    #[test]
+    fn pairs_by_query_id_and_counts_as_grade_does() {
+        use Status::*;
+        let base = run(
+            "base",
+            &[
+                ("q3", "b", Ok, 1.0),
+                ("q1", "a", Ok, 0.0),
+                ("q2", "a", Missing, 0.0),
+                ("q4", "b", NoAnswer, 0.0),
+                ("q5", "b", Missing, 0.0),
+            ],
+            false,
+        );
+        let cand = run(
+            "cand",
+            &[
+                ("q1", "a", Ok, 1.0),
+                ("q2", "a", Ok, 1.0),
+                ("q3", "b", Invalid, 0.0),
+                ("q4", "b", NoAnswer, 0.0),
+                ("q5", "b", Missing, 0.0),
+            ],
+            false,
+        );
+        let paired = pair(base, cand).unwrap();
+        let stage = &paired.stages[0];
+        let ids: Vec<&str> = stage.queries.iter().map(|q| &*q.query_id).collect();
+        assert_eq!(ids, ["q1", "q2", "q3", "q4", "q5"]);
+        // Under --missing skip, q5 (captured by neither) and q4 (no
+        // answer) are in no mean; q2, captured by one side only, is.
+        let counted: Vec<bool> = stage.queries.iter().map(|q| q.counted).collect();
+        assert_eq!(counted, [true, true, true, false, false]);
+        assert_eq!(stage.deltas(0, &[0, 1, 2]), [1.0, 1.0, -1.0]);
+
+        let sets = stage.grouping_sets(&paired.names);
+        let described: Vec<(Option<&str>, Vec<u32>)> = sets
+            .iter()
+            .filter(|s| s.language.is_none())
+            .map(|s| (s.task.map(|t| paired.names.name(t)), s.members.clone()))
+            .collect();
+        assert_eq!(
+            described,
+            [
+                (None, vec![0, 1, 2]),
+                (Some("a"), vec![0, 1]),
+                (Some("b"), vec![2])
+            ]
+        );
+        let settings = StatSettings {
+            permutations: 100,
+            bootstrap: 100,
+            confidence: 0.95,
+            seed: 0,
+        };
+        let change = &stage.changes(&[0, 1, 2], &[0], &settings)[0];
+        assert_eq!((change.baseline, change.candidate), (1.0 / 3.0, 2.0 / 3.0));
+        assert_eq!(
+            (change.counts.wins, change.counts.ties, change.counts.losses),
+            (2, 0, 1)
+        );
+    }
+
+    #[test]
+    fn refuses_different_labels_cutoffs_and_queries() {
+        let rows = [("q1", "a", Status::Ok, 1.0)];
+        let mut other = run("cand", &rows, true);
+        other.facts.labels_hash = "other".into();
+        let err = pair(run("base", &rows, true), other).unwrap_err();
+        assert!(err.to_string().contains("different labels"), "{err}");
+
+        let mut other = run("cand", &rows, true);
+        other.facts.ks = vec![3];
+        let err = pair(run("base", &rows, true), other).unwrap_err();
+        assert!(err.to_string().contains("different cutoffs"), "{err}");
+
+        let other = run("cand", &[("q9", "a", Status::Ok, 1.0)], true);
+        let err = pair(run("base", &rows, true), other).unwrap_err();
+        assert!(err.to_string().contains("query q1"), "{err}");
+    }
+}
