@@ -155,7 +155,10 @@ fn sample_story_matches_expected_outputs() {
     assert_eq!(rule(1)["value"].as_f64(), Some(1.0), "one losing query");
     let detail = rule(1)["detail"].as_str().expect("detail");
     assert!(detail.contains("q000025 1.0000 -> 0.0000"), "{detail}");
-    assert!(rule(4)["value"].as_f64().expect("p") < 0.05, "{gate:#}");
+    // no_significant_loss: the value is the mean delta, held to 0.
+    let ja_delta = rule(4)["value"].as_f64().expect("delta");
+    assert!((ja_delta - -0.3724).abs() < 5e-5, "{gate:#}");
+    assert_eq!(rule(4)["limit"].as_f64(), Some(0.0), "{gate:#}");
     assert!(
         run.stdout.contains("gate: FAIL (2 of 5 rules failed)"),
         "{run}"
@@ -951,12 +954,10 @@ fn incomparable_inputs_are_refused() {
         &["different cutoffs", "[3]", "[3, 5]"],
     );
 
-    // (The message should also list the runs the file holds; it says
-    // "runs found: none" when a run was named: see the report.)
     expect_refusal(
         &wd,
         &["base", "cand", "--baseline-run", "nope"],
-        &["base/per_query.csv", "no rows of run 'nope'"],
+        &["base/per_query.csv", "no rows of run 'nope' (runs found: '"],
     );
     expect_refusal(
         &wd,
@@ -1333,14 +1334,19 @@ fn no_significant_loss_fails_only_on_a_significant_loss() {
         .map(|r| r["passed"].as_bool().unwrap())
         .collect();
     assert_eq!(verdicts, [false, true, true], "{gate:#}");
-    let p = gate["rules"][0]["value"].as_f64().unwrap();
-    // Holm over the rule's metric only (--metrics rr@3): p itself.
-    assert!((p - exact_p(&[-0.5; 12])).abs() < 0.002, "p {p}\n{gate:#}");
+    // value is the mean delta, held to 0; the p-value is in the detail.
+    assert_eq!(gate["rules"][0]["value"].as_f64(), Some(-0.5), "{gate:#}");
+    assert_eq!(gate["rules"][0]["limit"].as_f64(), Some(0.0), "{gate:#}");
     let row = wd.read_csv("cmp/comparison.csv").row(&[
         ("task", "*"),
         ("language", "*"),
         ("metric", "rr@3"),
     ]);
+    // Holm over the rule's metric only (--metrics rr@3): p itself.
+    let p: f64 = row["p_holm"].parse().unwrap();
+    assert!((p - exact_p(&[-0.5; 12])).abs() < 0.002, "p {p}\n{gate:#}");
+    let detail = gate["rules"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("Holm p {p:.4}")), "{detail}");
     assert_cell(&row, "delta", -0.5);
     assert_cell(&row, "losses", 12.0);
     assert_cell(&row, "ci_low", -0.5);

@@ -104,20 +104,24 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
     })
 }
 
-/// The metric columns to compare: those named, else all.
+/// The metric columns to compare: those named (each once, in the order
+/// first named), else all.
 fn chosen_metrics(paired: &Paired, names: &[String]) -> Result<Vec<usize>> {
     if names.is_empty() {
         return Ok((0..paired.metrics.len()).collect());
     }
-    names
-        .iter()
-        .map(|name| {
-            paired.metric(name).with_context(|| {
-                format!(
-                    "--metrics: unknown metric '{name}' (known: {})",
-                    paired.metrics.join(", ")
-                )
-            })
-        })
-        .collect()
+    let mut chosen = Vec::new();
+    for name in names {
+        let metric = paired.metric(name).with_context(|| {
+            format!(
+                "--metrics: unknown metric '{name}' (known: {})",
+                paired.metrics.join(", ")
+            )
+        })?;
+        // Named twice, a metric would count twice in the Holm family.
+        if !chosen.contains(&metric) {
+            chosen.push(metric);
+        }
+    }
+    Ok(chosen)
 }

@@ -183,7 +183,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
             picked = true;
         }
         if this_run != graded.run {
-            if run.is_none() && !other_runs.iter().any(|r| r == this_run) {
+            if !other_runs.iter().any(|r| r == this_run) {
                 other_runs.push(this_run.to_string());
             }
             continue;
@@ -235,24 +235,24 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
         };
         graded.queries.push(query);
     }
+    let quoted = |runs: &[String]| {
+        let quoted: Vec<String> = runs.iter().map(|r| format!("'{r}'")).collect();
+        quoted.join(", ")
+    };
     if graded.queries.is_empty() {
-        let runs = if other_runs.is_empty() {
-            "none".to_string()
-        } else {
-            other_runs.join(", ")
-        };
         bail!(
-            "{}: no rows of run '{}' (runs found: {runs})",
+            "{}: no rows of run '{}' (runs found: {})",
             per_query.display(),
-            graded.run
+            graded.run,
+            quoted(&other_runs)
         );
     }
-    if !other_runs.is_empty() {
+    if run.is_none() && !other_runs.is_empty() {
         other_runs.insert(0, graded.run.clone());
         bail!(
             "{}: holds several runs ({}); pick one with --{}-run",
             per_query.display(),
-            other_runs.join(", "),
+            quoted(&other_runs),
             side.name()
         );
     }

@@ -36,7 +36,8 @@ pub struct PairedQuery {
     /// A regression case a change must not lose.
     pub required: bool,
     /// Whether the query counts in the means: it has a relevant document,
-    /// and (under `--missing skip`) at least one run captured it.
+    /// and (under `--missing skip`, where logs cover part of the labels)
+    /// both runs captured it.
     pub counted: bool,
     /// The baseline's status, latency and context.
     pub baseline: SideFacts,
@@ -422,14 +423,14 @@ fn pair_stage(
         .iter()
         .map(|&(b, c)| {
             let (bq, cq) = (&baseline.queries[b], &candidate.queries[c]);
-            let captured_by_one = bq.status != Status::Missing || cq.status != Status::Missing;
+            let captured_by_both = bq.status != Status::Missing && cq.status != Status::Missing;
             PairedQuery {
                 query_id: bq.query_id.clone(),
                 task: bq.task,
                 language: bq.language,
                 required: bq.required,
                 counted: bq.status != Status::NoAnswer
-                    && (baseline.facts.missing_counts || captured_by_one),
+                    && (baseline.facts.missing_counts || captured_by_both),
                 baseline: side(bq),
                 candidate: side(cq),
             }
@@ -516,11 +517,11 @@ mod tests {
         let stage = &paired.stages[0];
         let ids: Vec<&str> = stage.queries.iter().map(|q| &*q.query_id).collect();
         assert_eq!(ids, ["q1", "q2", "q3", "q4", "q5"]);
-        // Under --missing skip, q5 (captured by neither) and q4 (no
-        // answer) are in no mean; q2, captured by one side only, is.
+        // Under --missing skip, q2 and q5 (not captured by both) and q4
+        // (no answer) are in no mean; q3, invalid in the candidate, is.
         let counted: Vec<bool> = stage.queries.iter().map(|q| q.counted).collect();
-        assert_eq!(counted, [true, true, true, false, false]);
-        assert_eq!(stage.deltas(0, &[0, 1, 2]), [1.0, 1.0, -1.0]);
+        assert_eq!(counted, [true, false, true, false, false]);
+        assert_eq!(stage.deltas(0, &[0, 2]), [1.0, -1.0]);
 
         let sets = stage.grouping_sets(&paired.names);
         let described: Vec<(Option<&str>, Vec<u32>)> = sets
@@ -531,8 +532,8 @@ mod tests {
         assert_eq!(
             described,
             [
-                (None, vec![0, 1, 2]),
-                (Some("a"), vec![0, 1]),
+                (None, vec![0, 2]),
+                (Some("a"), vec![0]),
                 (Some("b"), vec![2])
             ]
         );

@@ -86,10 +86,12 @@ pub struct RuleOutcome {
     pub passed: bool,
     /// The metric checked.
     pub metric: String,
-    /// The measured value: the candidate's mean or percentile, the number
-    /// of losing queries, or the Holm-adjusted p-value.
+    /// The measured value: the candidate's mean or percentile (`min`,
+    /// `max`), the number of losing queries (`no_loss`), or the mean delta
+    /// (`no_significant_loss`, which fails when it is below 0 with a
+    /// Holm-adjusted p under alpha).
     pub value: f64,
-    /// The limit it was held to.
+    /// The limit it was held to: `min`, `max`, or 0.
     pub limit: f64,
     /// The numbers behind the verdict, in words.
     pub detail: String,
@@ -103,6 +105,9 @@ pub struct Gate {
     /// The verdicts, in file order.
     pub rules: Vec<RuleOutcome>,
 }
+
+/// Losing queries named in a no_loss verdict.
+const LOSERS_SHOWN: usize = 5;
 
 /// Latency and context measures a rule may name besides metric columns.
 const AGGREGATE_MEASURES: [(&str, Measure); 4] = [
@@ -367,24 +372,20 @@ impl Rule {
             detail,
         };
         let value = self.candidate_value(pairs, &members)?;
-        let about = format!(
-            "{} over {} queries ({})",
-            self.metric,
-            members.len(),
-            self.selection
-        );
+        let (metric_name, selection) = (&self.metric, &self.selection);
+        let who = format!("{} ({selection})", count_queries(members.len()));
         Ok(match self.check {
             Check::Min(limit) => outcome(
                 value >= limit,
                 value,
                 limit,
-                format!("candidate {about}: {value:.4} (needs >= {limit})"),
+                format!("candidate {metric_name} {value:.4}, needs >= {limit}; {who}"),
             ),
             Check::Max(limit) => outcome(
                 value <= limit,
                 value,
                 limit,
-                format!("candidate {about}: {value:.4} (needs <= {limit})"),
+                format!("candidate {metric_name} {value:.4}, needs <= {limit}; {who}"),
             ),
             Check::NoLoss => {
                 let metric = self.per_query_metric()?;
@@ -398,12 +399,15 @@ impl Rule {
                     let delta = |i: u32| cand[i as usize] - base[i as usize];
                     delta(a).total_cmp(&delta(b))
                 });
-                let mut detail = format!("{} of {} lost on {about}", losers.len(), members.len());
-                for (n, &i) in losers.iter().take(5).enumerate() {
+                let mut detail = format!("{} of {who} lost on {metric_name}", losers.len());
+                for (n, &i) in losers.iter().take(LOSERS_SHOWN).enumerate() {
                     let i = i as usize;
                     let sep = if n == 0 { ": " } else { ", " };
                     let id = &pairs.queries[i].query_id;
                     let _ = write!(detail, "{sep}{id} {:.4} -> {:.4}", base[i], cand[i]);
+                }
+                if losers.len() > LOSERS_SHOWN {
+                    let _ = write!(detail, " (+{} more)", losers.len() - LOSERS_SHOWN);
                 }
                 outcome(losers.is_empty(), losers.len() as f64, 0.0, detail)
             }
@@ -418,14 +422,23 @@ impl Rule {
                 let significant_loss = change.delta < 0.0 && change.p_holm < alpha;
                 outcome(
                     !significant_loss,
-                    change.p_holm,
-                    alpha,
+                    change.delta,
+                    0.0,
                     format!(
-                        "{about}: delta {:+.4} (95% CI {:+.4} to {:+.4}), p {:.4}, Holm p {:.4} over {} metrics, alpha {alpha}",
-                        change.delta, change.ci.0, change.ci.1, change.p_value, change.p_holm, family.len()
+                        "{metric_name} delta {:+.4} (95% CI {:+.4} to {:+.4}), Holm p {:.4} (p {:.4}, {} metrics), alpha {alpha}; {who}",
+                        change.delta, change.ci.0, change.ci.1, change.p_holm, change.p_value, family.len()
                     ),
                 )
             }
         })
+    }
+}
+
+/// "1 query", "12 queries".
+fn count_queries(n: usize) -> String {
+    if n == 1 {
+        "1 query".to_string()
+    } else {
+        format!("{n} queries")
     }
 }
