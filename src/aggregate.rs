@@ -10,6 +10,33 @@ use crate::labels::LabelIndex;
 /// A grouping set: a task and a language, `None` meaning any (`*`).
 pub type SliceKey = (Option<u32>, Option<u32>);
 
+/// The four grouping sets a query of `task` and `language` belongs to:
+/// overall, its task, its language, its task × language.
+pub fn slice_keys(task: u32, language: u32) -> [SliceKey; 4] {
+    [
+        (None, None),
+        (Some(task), None),
+        (None, Some(language)),
+        (Some(task), Some(language)),
+    ]
+}
+
+/// A sort key that puts grouping sets in the order of aggregates.csv:
+/// overall first, then each task, each language and each task × language,
+/// each group by name (`name` turns a slice index into its name).
+pub fn slice_order<'a>(
+    (task, language): SliceKey,
+    name: impl Fn(u32) -> &'a str,
+) -> (u8, Option<&'a str>, Option<&'a str>) {
+    let level = match (task.is_some(), language.is_some()) {
+        (false, false) => 0,
+        (true, false) => 1,
+        (false, true) => 2,
+        (true, true) => 3,
+    };
+    (level, task.map(&name), language.map(&name))
+}
+
 /// The means and counts of one grouping set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Aggregate {
@@ -128,13 +155,7 @@ impl<'a> Aggregator<'a> {
     /// Count one row in the four grouping sets it belongs to.
     pub fn add(&mut self, row: &QueryRow) {
         let q = &self.labels.queries()[row.query as usize];
-        let keys = [
-            (None, None),
-            (Some(q.task), None),
-            (None, Some(q.language)),
-            (Some(q.task), Some(q.language)),
-        ];
-        for key in keys {
+        for key in slice_keys(q.task, q.language) {
             let n_scores = self.settings.n_scores();
             self.sets
                 .entry(key)
@@ -148,17 +169,9 @@ impl<'a> Aggregator<'a> {
     pub fn finish(self) -> Vec<Aggregate> {
         let labels = self.labels;
         let mut aggregates: Vec<Aggregate> = self.sets.into_values().collect();
-        let name = |slice: Option<u32>| slice.map(|s| labels.slice_name(s));
-        let rank = |agg: &Aggregate| match (agg.task.is_some(), agg.language.is_some()) {
-            (false, false) => 0,
-            (true, false) => 1,
-            (false, true) => 2,
-            (true, true) => 3,
-        };
+        let name = |slice: u32| labels.slice_name(slice);
         aggregates.sort_by(|a, b| {
-            rank(a).cmp(&rank(b)).then_with(|| {
-                (name(a.task), name(a.language)).cmp(&(name(b.task), name(b.language)))
-            })
+            slice_order((a.task, a.language), name).cmp(&slice_order((b.task, b.language), name))
         });
         for agg in &mut aggregates {
             agg.latencies.sort_by(f64::total_cmp);

@@ -76,6 +76,11 @@ pub struct GradeArgs {
     #[arg(long = "stage", value_name = "NAME")]
     pub stages: Vec<String>,
 
+    /// Report the relevant documents each stage found and the next one lost,
+    /// for stages in this order (comma separated: retrieve,rerank,final).
+    #[arg(long = "stage-order", value_name = "LIST", value_delimiter = ',')]
+    pub stage_order: Vec<String>,
+
     /// Tolerate up to N rejected records before exiting with status 1.
     #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
     pub max_rejects: u64,

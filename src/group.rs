@@ -137,6 +137,23 @@ impl PairSlots {
         self.slots.len()
     }
 
+    /// The judged documents of each graded capture of `query` (none when
+    /// the query is missing or invalid), in no particular order.
+    pub fn graded_found<'a>(
+        &self,
+        query: QueryIdx,
+        store: &'a CaptureStore,
+        settings: &GradeSettings,
+    ) -> impl Iterator<Item = &'a [Found]> + 'a {
+        let slot = &self.slots[query as usize];
+        let head = if slot.grades_kept(settings) {
+            slot.head
+        } else {
+            NO_CAPTURE
+        };
+        store.list(head).map(|capture| store.found(capture))
+    }
+
     /// Grade the queries in `range`, in parallel.
     pub fn grade(
         &self,
@@ -243,6 +260,12 @@ impl Slot {
     /// Every capture of the key, rejected and set aside ones included.
     fn total(&self) -> u32 {
         self.kept + self.rejected + self.superseded
+    }
+
+    /// Whether the kept captures are graded: under `--repeats error` a
+    /// repeated key has all its captures rejected instead.
+    fn grades_kept(&self, settings: &GradeSettings) -> bool {
+        !(settings.repeats == RepeatPolicy::Error && self.total() > 1)
     }
 }
 
@@ -500,11 +523,11 @@ fn grade_slot(
         }
     };
     let mut rejects = Vec::new();
-    let graded: &[&Capture] = if settings.repeats == RepeatPolicy::Error && total > 1 {
+    let graded: &[&Capture] = if slot.grades_kept(settings) {
+        kept
+    } else {
         rejects = repeat_rejects(labels, query, kept, total, key);
         &[]
-    } else {
-        kept
     };
     let q = &labels.queries()[query as usize];
     let status = if q.n_relevant == 0 {

@@ -37,4 +37,5 @@ pub mod metrics;
 pub mod read;
 pub mod record;
 pub mod report;
+pub mod stage_loss;
 pub mod stats;

@@ -16,6 +16,7 @@ use crate::capture::Reject;
 use crate::group::{GradeSettings, QueryRow, Status};
 use crate::labels::LabelIndex;
 use crate::metrics::Metric;
+use crate::stage_loss::StageLoss;
 
 /// The name written for "any" task or language in aggregates.
 pub const ANY: &str = "*";
@@ -353,6 +354,122 @@ pub fn print_table(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// stage_loss.csv (totals per run, transition and grouping set) and
+/// stage_loss_per_query.csv (the lost ids of every query and transition).
+///
+/// # Errors
+/// A file cannot be written.
+pub fn write_stage_loss(dir: &Path, labels: &LabelIndex, loss: &StageLoss) -> Result<()> {
+    let slice = |s: Option<u32>| s.map_or(ANY, |s| labels.slice_name(s));
+    let mut totals = csv::Writer::from_writer(create(dir, "stage_loss.csv")?);
+    totals.write_record([
+        "run",
+        "task",
+        "language",
+        "from_stage",
+        "to_stage",
+        "relevant_found",
+        "lost",
+        "lost_rate",
+    ])?;
+    let mut per_query = csv::Writer::from_writer(create(dir, "stage_loss_per_query.csv")?);
+    per_query.write_record([
+        "run",
+        "query_id",
+        "task",
+        "language",
+        "from_stage",
+        "to_stage",
+        "relevant_found",
+        "lost",
+        "lost_ids",
+    ])?;
+    for step in &loss.transitions {
+        for set in &step.totals {
+            let rate = set.lost_rate().map(|r| r.to_string()).unwrap_or_default();
+            totals.write_record([
+                &*step.run,
+                slice(set.task),
+                slice(set.language),
+                &step.from,
+                &step.to,
+                &set.relevant_found.to_string(),
+                &set.lost.to_string(),
+                &rate,
+            ])?;
+        }
+        for query in &step.queries {
+            let q = &labels.queries()[query.query as usize];
+            let lost_ids: Vec<&str> = query.lost.iter().map(|&d| labels.doc_id(d)).collect();
+            per_query.write_record([
+                &*step.run,
+                labels.query_id(query.query),
+                labels.slice_name(q.task),
+                labels.slice_name(q.language),
+                &step.from,
+                &step.to,
+                &query.relevant_found.to_string(),
+                &query.lost.len().to_string(),
+                &lost_ids.join("|"),
+            ])?;
+        }
+    }
+    totals.flush().context("stage_loss.csv: cannot write")?;
+    per_query
+        .flush()
+        .context("stage_loss_per_query.csv: cannot write")
+}
+
+/// The "evidence lost between stages" table: per run and transition, the
+/// totals overall and per task.
+///
+/// # Errors
+/// Writing to `out` fails (a closed pipe among others).
+pub fn print_stage_loss(
+    out: &mut impl Write,
+    labels: &LabelIndex,
+    loss: &StageLoss,
+) -> io::Result<()> {
+    if loss.transitions.is_empty() {
+        return writeln!(
+            out,
+            "evidence lost between stages: no run graded two stages of --stage-order"
+        );
+    }
+    writeln!(
+        out,
+        "evidence lost between stages (relevant documents found, then dropped)"
+    )?;
+    writeln!(
+        out,
+        "  {:<16} {:<24} {:<20} {:>14} {:>8} {:>9}",
+        "run", "from -> to", "slice", "relevant_found", "lost", "lost_rate"
+    )?;
+    for step in &loss.transitions {
+        let run = if step.run.is_empty() {
+            "(unnamed)"
+        } else {
+            &step.run
+        };
+        let transition = format!("{} -> {}", step.from, step.to);
+        for set in step.totals.iter().filter(|s| s.language.is_none()) {
+            let slice = match set.task {
+                None => "all".to_string(),
+                Some(task) => format!("task={}", labels.slice_name(task)),
+            };
+            let rate = set
+                .lost_rate()
+                .map_or_else(|| "-".to_string(), |r| format!("{r:.3}"));
+            writeln!(
+                out,
+                "  {run:<16} {transition:<24} {slice:<20} {:>14} {:>8} {rate:>9}",
+                set.relevant_found, set.lost
+            )?;
+        }
+    }
+    writeln!(out)
 }
 
 /// summary.json: what was graded, from what, and how it went.

@@ -22,6 +22,7 @@ use crate::labels::LabelIndex;
 use crate::read::{self, Chunk, Input, InputStats};
 use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
 use crate::report::{self, Counts, PairAggregates, PerQueryWriter};
+use crate::stage_loss::{self, StageLoss};
 
 /// Exit status when rejects exceed `--max-rejects` (SPEC §2).
 const EXIT_REJECTS: u8 = 1;
@@ -35,6 +36,7 @@ const EXIT_REJECTS: u8 = 1;
 pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let started = Instant::now();
     let ks = cutoffs(args)?;
+    let stage_order = stage_order(args)?;
     let threads = args.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |n| n.get(),
@@ -78,6 +80,8 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
     let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
+    let stage_loss = (!stage_order.is_empty())
+        .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, stage_order)));
     let graded = pool.install(|| grade_pairs(grouped, &labels, &settings, args.out.as_deref()))?;
     rejects.extend(graded.rejects);
     rejects.sort_by(|a, b| {
@@ -124,9 +128,18 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             dir,
             &summary(args, facts, &labels, &settings, counts, &pairs),
         )?;
+        if let Some(loss) = &stage_loss {
+            report::write_stage_loss(dir, &labels, loss)?;
+        }
     }
     if !args.quiet {
-        print_table(&labels, &settings, &pairs, counts)?;
+        print_table(&labels, &settings, &pairs, counts, stage_loss.as_ref())?;
+    }
+    for stage in stage_loss.iter().flat_map(|loss| &loss.unseen_stages) {
+        eprintln!(
+            "rgrade: warning: stage {stage} of --stage-order was never graded; \
+             evidence loss is measured between the stages that were"
+        );
     }
     if counts.events > 0 && counts.events == counts.unlabeled_events {
         eprintln!(
@@ -164,9 +177,14 @@ fn print_table(
     settings: &GradeSettings,
     pairs: &[PairAggregates],
     counts: Counts,
+    stage_loss: Option<&StageLoss>,
 ) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = report::print_table(&mut out, labels, settings, pairs)
+        .and_then(|()| match stage_loss {
+            Some(loss) => report::print_stage_loss(&mut out, labels, loss),
+            None => Ok(()),
+        })
         .and_then(|()| {
             if counts.rejected > 0 || counts.unlabeled_events > 0 {
                 writeln!(
@@ -182,6 +200,19 @@ fn print_table(
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// `--stage-order`: empty, or at least two distinct stages.
+fn stage_order(args: &GradeArgs) -> Result<&[String]> {
+    let order = &args.stage_order;
+    if order.len() == 1 {
+        bail!("--stage-order needs at least two stages, in pipeline order (retrieve,rerank,final)");
+    }
+    let mut seen = HashSet::new();
+    if let Some(twice) = order.iter().find(|stage| !seen.insert(stage.as_str())) {
+        bail!("stage {twice} is given twice in --stage-order");
+    }
+    Ok(order)
 }
 
 fn cutoffs(args: &GradeArgs) -> Result<Vec<usize>> {

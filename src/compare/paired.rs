@@ -10,6 +10,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::graded::{GradedRun, Names};
+use crate::aggregate::{slice_keys, slice_order};
 use crate::group::Status;
 use crate::stats::{self, WinsTiesLosses};
 
@@ -88,12 +89,7 @@ impl StagePairs {
             if !q.counted {
                 continue;
             }
-            for key in [
-                (None, None),
-                (Some(q.task), None),
-                (None, Some(q.language)),
-                (Some(q.task), Some(q.language)),
-            ] {
+            for key in slice_keys(q.task, q.language) {
                 sets.entry(key).or_default().push(i as u32);
             }
         }
@@ -105,13 +101,9 @@ impl StagePairs {
                 members,
             })
             .collect();
-        let name = |slice: Option<u32>| slice.map(|s| names.name(s));
+        let name = |slice: u32| names.name(slice);
         sets.sort_by(|a, b| {
-            (a.level(), name(a.task), name(a.language)).cmp(&(
-                b.level(),
-                name(b.task),
-                name(b.language),
-            ))
+            slice_order((a.task, a.language), name).cmp(&slice_order((b.task, b.language), name))
         });
         sets
     }
@@ -175,19 +167,6 @@ pub struct GroupingSet {
     /// The counted queries in the set, as indices into
     /// [`StagePairs::queries`], ascending.
     pub members: Vec<u32>,
-}
-
-impl GroupingSet {
-    /// 0 overall, 1 per task, 2 per language, 3 per task × language: the
-    /// order of aggregates.csv.
-    fn level(&self) -> u8 {
-        match (self.task.is_some(), self.language.is_some()) {
-            (false, false) => 0,
-            (true, false) => 1,
-            (false, true) => 2,
-            (true, true) => 3,
-        }
-    }
 }
 
 /// How the statistics are computed.

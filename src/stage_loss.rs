@@ -1,0 +1,184 @@
+//! Diagnostics, stage loss (SPEC §8): where evidence disappears between
+//! the stages of a pipeline. For every run and every pair of consecutive
+//! stages of `--stage-order` that the run graded, each query's relevant
+//! documents found anywhere in the first stage's results are checked
+//! against the next stage's results; those missing there were lost.
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use crate::aggregate::{slice_keys, slice_order, SliceKey};
+use crate::group::{GradeSettings, Grouped, PairSlots};
+use crate::labels::{LabelIndex, QueryIdx};
+
+/// What one query lost from one stage to the next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryLoss {
+    /// The query.
+    pub query: QueryIdx,
+    /// Relevant documents found in the first stage's results.
+    pub relevant_found: u32,
+    /// Those missing from the next stage's results, as label doc indices
+    /// sorted by id.
+    pub lost: Vec<u32>,
+}
+
+/// Totals over one grouping set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LossTotals {
+    /// The task, or `None` for all.
+    pub task: Option<u32>,
+    /// The language, or `None` for all.
+    pub language: Option<u32>,
+    /// Relevant documents found in the first stage, summed over queries.
+    pub relevant_found: u64,
+    /// Of those, the ones the next stage lost.
+    pub lost: u64,
+}
+
+impl LossTotals {
+    /// Lost over found, if anything was found.
+    pub fn lost_rate(&self) -> Option<f64> {
+        (self.relevant_found > 0).then(|| self.lost as f64 / self.relevant_found as f64)
+    }
+}
+
+/// One run's step from a stage to the next.
+#[derive(Debug, Clone)]
+pub struct Transition {
+    /// The run.
+    pub run: Box<str>,
+    /// The earlier stage.
+    pub from: Box<str>,
+    /// The later stage.
+    pub to: Box<str>,
+    /// Every query both stages graded (status ok), in query order.
+    pub queries: Vec<QueryLoss>,
+    /// Overall, per task, per language, per task × language, as in
+    /// aggregates.csv.
+    pub totals: Vec<LossTotals>,
+}
+
+/// The stage-loss report.
+#[derive(Debug, Clone)]
+pub struct StageLoss {
+    /// Every transition of every run, by run then stage order.
+    pub transitions: Vec<Transition>,
+    /// Stages of `--stage-order` that no run graded.
+    pub unseen_stages: Vec<String>,
+}
+
+/// Measure what each run lost between consecutive stages of `order`
+/// (stages a run lacks are skipped, so `retrieve,rerank,final` compares
+/// `retrieve` with `final` for a run without `rerank`).
+pub fn measure(
+    grouped: &Grouped,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    order: &[String],
+) -> StageLoss {
+    let mut runs: Vec<&str> = grouped.pairs.iter().map(|p| &*p.run).collect();
+    runs.dedup();
+    let pair = |run: &str, stage: &str| {
+        grouped
+            .pairs
+            .iter()
+            .find(|p| &*p.run == run && &*p.stage == stage)
+    };
+    let mut transitions = Vec::new();
+    for run in runs {
+        let stages: Vec<&PairSlots> = order.iter().filter_map(|s| pair(run, s)).collect();
+        for step in stages.windows(2) {
+            let (from, to) = (step[0], step[1]);
+            let queries: Vec<QueryLoss> = (0..from.n_queries() as QueryIdx)
+                .into_par_iter()
+                .filter_map(|query| query_loss(grouped, labels, settings, query, from, to))
+                .collect();
+            transitions.push(Transition {
+                run: run.into(),
+                from: from.stage.clone(),
+                to: to.stage.clone(),
+                totals: totals(labels, &queries),
+                queries,
+            });
+        }
+    }
+    let unseen_stages = order
+        .iter()
+        .filter(|stage| !grouped.pairs.iter().any(|p| &*p.stage == stage.as_str()))
+        .cloned()
+        .collect();
+    StageLoss {
+        transitions,
+        unseen_stages,
+    }
+}
+
+/// The loss of one query, if both stages graded it and it has relevant
+/// documents.
+fn query_loss(
+    grouped: &Grouped,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    query: QueryIdx,
+    from: &PairSlots,
+    to: &PairSlots,
+) -> Option<QueryLoss> {
+    if labels.queries()[query as usize].n_relevant == 0 {
+        return None;
+    }
+    // Relevant documents found at any depth of any graded capture.
+    let relevant_in = |pair: &PairSlots| -> Option<Vec<u32>> {
+        let mut found: Vec<u32> = Vec::new();
+        let mut graded = false;
+        for capture in pair.graded_found(query, &grouped.store, settings) {
+            graded = true;
+            found.extend(
+                capture
+                    .iter()
+                    .filter(|f| labels.grade(f.doc) >= labels.min_rel())
+                    .map(|f| f.doc),
+            );
+        }
+        found.sort_unstable();
+        found.dedup();
+        graded.then_some(found)
+    };
+    let before = relevant_in(from)?;
+    let after = relevant_in(to)?;
+    let mut lost: Vec<u32> = before
+        .iter()
+        .copied()
+        .filter(|doc| after.binary_search(doc).is_err())
+        .collect();
+    lost.sort_by(|&a, &b| labels.doc_id(a).cmp(labels.doc_id(b)));
+    Some(QueryLoss {
+        query,
+        relevant_found: before.len() as u32,
+        lost,
+    })
+}
+
+/// Sums over the grouping sets, in the order of aggregates.csv.
+fn totals(labels: &LabelIndex, queries: &[QueryLoss]) -> Vec<LossTotals> {
+    let mut sets: HashMap<SliceKey, LossTotals> = HashMap::new();
+    for loss in queries {
+        let q = &labels.queries()[loss.query as usize];
+        for (task, language) in slice_keys(q.task, q.language) {
+            let set = sets.entry((task, language)).or_insert(LossTotals {
+                task,
+                language,
+                relevant_found: 0,
+                lost: 0,
+            });
+            set.relevant_found += u64::from(loss.relevant_found);
+            set.lost += loss.lost.len() as u64;
+        }
+    }
+    let mut totals: Vec<LossTotals> = sets.into_values().collect();
+    let name = |slice: u32| labels.slice_name(slice);
+    totals.sort_by(|a, b| {
+        slice_order((a.task, a.language), name).cmp(&slice_order((b.task, b.language), name))
+    });
+    totals
+}
