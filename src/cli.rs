@@ -81,6 +81,10 @@ pub struct GradeArgs {
     #[arg(long = "stage-order", value_name = "LIST", value_delimiter = ',')]
     pub stage_order: Vec<String>,
 
+    /// Check that every labeled doc id is in this collection snapshot (one id a line); exit 2 if not.
+    #[arg(long, value_name = "FILE")]
+    pub corpus: Option<PathBuf>,
+
     /// Tolerate up to N rejected records before exiting with status 1.
     #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
     pub max_rejects: u64,

@@ -137,6 +137,11 @@ impl PairSlots {
         self.slots.len()
     }
 
+    /// Whether `query` has a valid capture in this (run, stage).
+    pub fn captured(&self, query: QueryIdx) -> bool {
+        self.slots[query as usize].kept > 0
+    }
+
     /// The judged documents of each graded capture of `query` (none when
     /// the query is missing or invalid), in no particular order.
     pub fn graded_found<'a>(
@@ -221,6 +226,12 @@ impl CaptureStore {
     /// The judged documents a kept capture found, by rank.
     fn found(&self, capture: &Capture) -> &[Found] {
         &self.found[capture.found.start as usize..capture.found.end as usize]
+    }
+
+    /// The judged documents of every capture ever kept, superseded ones
+    /// included: everything the logs showed of the labeled documents.
+    pub fn all_found(&self) -> &[Found] {
+        &self.found
     }
 
     /// The captures of the list starting at `head`.

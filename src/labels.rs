@@ -241,10 +241,20 @@ impl LabelIndex {
         self.text.get(self.docs[doc as usize].id)
     }
 
+    /// Global indices of `query`'s judged documents (positive grades).
+    pub fn judged_docs(&self, query: QueryIdx) -> Range<u32> {
+        self.queries[query as usize].docs.clone()
+    }
+
+    /// Judged documents over all queries: one past the largest global index.
+    pub fn n_judged_docs(&self) -> usize {
+        self.docs.len()
+    }
+
     /// Global indices of `query`'s judged documents that count as relevant.
     pub fn relevant_docs(&self, query: QueryIdx) -> impl Iterator<Item = u32> + '_ {
-        let range = self.queries[query as usize].docs.clone();
-        range.filter(move |&d| self.docs[d as usize].grade >= self.min_rel)
+        self.judged_docs(query)
+            .filter(move |&d| self.docs[d as usize].grade >= self.min_rel)
     }
 
     /// What the metrics need to know about `query`.

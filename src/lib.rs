@@ -38,4 +38,5 @@ pub mod read;
 pub mod record;
 pub mod report;
 pub mod stage_loss;
+pub mod stale;
 pub mod stats;

@@ -17,6 +17,7 @@ use crate::group::{GradeSettings, QueryRow, Status};
 use crate::labels::LabelIndex;
 use crate::metrics::Metric;
 use crate::stage_loss::StageLoss;
+use crate::stale::StaleLabels;
 
 /// The name written for "any" task or language in aggregates.
 pub const ANY: &str = "*";
@@ -493,6 +494,8 @@ pub struct Summary {
     pub counts: Counts,
     /// The overall row of every (run, stage).
     pub overall: Vec<OverallSummary>,
+    /// Labeled documents no capture of their query returned.
+    pub stale_labels: StaleLabels,
     /// Wall-clock seconds from start to the last output.
     pub elapsed_seconds: f64,
     /// Speed of the whole run.

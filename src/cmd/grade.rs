@@ -23,6 +23,7 @@ use crate::read::{self, Chunk, Input, InputStats};
 use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
 use crate::report::{self, Counts, PairAggregates, PerQueryWriter};
 use crate::stage_loss::{self, StageLoss};
+use crate::stale::{self, StaleLabels};
 
 /// Exit status when rejects exceed `--max-rejects` (SPEC §2).
 const EXIT_REJECTS: u8 = 1;
@@ -54,6 +55,9 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
     }
+    if let Some(corpus) = &args.corpus {
+        check_corpus(&labels, corpus, args.out.as_deref())?;
+    }
     let inputs = read::discover(&args.logs)?;
     let fields = LogFields::from_args(&args.fields);
     let config = JudgeConfig {
@@ -80,6 +84,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
     let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
+    let stale_labels = stale::measure(&grouped, &labels);
     let stage_loss = (!stage_order.is_empty())
         .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, stage_order)));
     let graded = pool.install(|| grade_pairs(grouped, &labels, &settings, args.out.as_deref()))?;
@@ -123,6 +128,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             threads,
             started,
             inputs: input_summaries(&input_names, &stats, &per_input),
+            stale_labels: stale_labels.clone(),
         };
         report::write_summary(
             dir,
@@ -134,6 +140,23 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     }
     if !args.quiet {
         print_table(&labels, &settings, &pairs, counts, stage_loss.as_ref())?;
+    }
+    if stale_labels.fraction > stale::WARN_FRACTION {
+        eprintln!(
+            "rgrade: warning: {} of {} labeled doc ids ({:.0}%) never appeared in any capture of \
+             their query (e.g. {}); do the labels and the collection use the same doc ids? \
+             --corpus FILE checks the labels against a snapshot",
+            stale_labels.unseen,
+            stale_labels.labeled,
+            100.0 * stale_labels.fraction,
+            stale_labels
+                .sample
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     for stage in stage_loss.iter().flat_map(|loss| &loss.unseen_stages) {
         eprintln!(
@@ -200,6 +223,42 @@ fn print_table(
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// Fail, before any log is read, when labeled doc ids are missing from the
+/// collection snapshot: a changed id scheme would grade every query 0.
+/// With `-o`, all of them are listed in labels_missing_from_corpus.txt.
+fn check_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&Path>) -> Result<()> {
+    const EXAMPLES: usize = 5;
+    let missing = stale::check_corpus(labels, &Input::File(corpus.to_path_buf()))?;
+    if missing.ids.is_empty() {
+        return Ok(());
+    }
+    let listed = match out {
+        Some(dir) => {
+            let path = dir.join("labels_missing_from_corpus.txt");
+            let mut text = missing.ids.join("\n");
+            text.push('\n');
+            std::fs::write(&path, text)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            format!("all are listed in {}", path.display())
+        }
+        None => "use -o DIR to list them all".to_string(),
+    };
+    let examples: Vec<&str> = missing
+        .ids
+        .iter()
+        .take(EXAMPLES)
+        .map(String::as_str)
+        .collect();
+    bail!(
+        "{}: {} of {} labeled doc ids are not in the corpus (e.g. {}); {listed}. \
+         Were the labels made for another snapshot or id scheme?",
+        corpus.display(),
+        missing.ids.len(),
+        missing.labeled,
+        examples.join(", ")
+    )
 }
 
 /// `--stage-order`: empty, or at least two distinct stages.
@@ -435,6 +494,7 @@ struct RunFacts {
     threads: usize,
     started: Instant,
     inputs: Vec<report::InputSummary>,
+    stale_labels: StaleLabels,
 }
 
 fn summary(
@@ -478,6 +538,7 @@ fn summary(
                     .map(|overall| report::OverallSummary::new(p, overall, settings))
             })
             .collect(),
+        stale_labels: facts.stale_labels,
         elapsed_seconds: elapsed,
         throughput: report::Throughput {
             mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),

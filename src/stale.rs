@@ -1,0 +1,180 @@
+//! Diagnostics, stale labels (SPEC §8): do the labels still match the
+//! collection? A changed chunk-id scheme silently breaks an evaluation:
+//! every labeled id stops appearing in results and recall drops for no
+//! fault of the retriever.
+//!
+//! Two checks. Always: the labeled documents of captured queries that no
+//! capture of their query returned at any depth, from the judged documents
+//! the pipeline already keeps (so it costs nothing per result). With
+//! `--corpus FILE`: labeled ids missing from the collection snapshot,
+//! streamed against a table of the labeled ids, so memory follows the
+//! labels, not the corpus.
+
+use std::io::BufRead;
+
+use anyhow::{Context, Result};
+use hashbrown::{HashMap, HashTable};
+use serde::Serialize;
+
+use crate::aggregate::{slice_keys, slice_order, SliceKey};
+use crate::group::Grouped;
+use crate::labels::{id_hash, LabelIndex, QueryIdx};
+use crate::read::{Input, Source};
+use crate::report::ANY;
+
+/// Unseen ids listed in summary.json.
+const SAMPLE: usize = 20;
+/// Above this unseen fraction, stderr warns.
+pub const WARN_FRACTION: f64 = 0.5;
+
+/// Labeled and unseen documents of one grouping set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SliceStale {
+    /// The task, or `*`.
+    pub task: String,
+    /// The language, or `*`.
+    pub language: String,
+    /// Labeled documents of the captured queries in the set.
+    pub labeled: u64,
+    /// Of those, the ones no capture of their query returned.
+    pub unseen: u64,
+}
+
+/// `stale_labels` in summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StaleLabels {
+    /// Labeled (query, document) pairs of the queries captured at least
+    /// once, in any run and stage.
+    pub labeled: u64,
+    /// Of those, the ones no capture of their query returned at any depth.
+    pub unseen: u64,
+    /// `unseen / labeled` (0 when nothing is labeled).
+    pub fraction: f64,
+    /// The first unseen ids, in query order.
+    pub sample: Vec<String>,
+    /// Per task, per language and per task × language, as in aggregates.csv.
+    pub by_slice: Vec<SliceStale>,
+}
+
+/// Count the labeled documents that no capture of their query returned.
+/// A query no run captured is left out: its labels say nothing about the
+/// collection, only about the logs' coverage.
+pub fn measure(grouped: &Grouped, labels: &LabelIndex) -> StaleLabels {
+    let mut seen = vec![false; labels.n_judged_docs()];
+    for found in grouped.store.all_found() {
+        seen[found.doc as usize] = true;
+    }
+    let mut sets: HashMap<SliceKey, (u64, u64)> = HashMap::new();
+    let mut sample: Vec<String> = Vec::new();
+    for (query, q) in labels.queries().iter().enumerate() {
+        let query = query as QueryIdx;
+        if !grouped.pairs.iter().any(|pair| pair.captured(query)) {
+            continue;
+        }
+        let docs = labels.judged_docs(query);
+        let labeled = docs.len() as u64;
+        let mut unseen_ids: Vec<&str> = docs
+            .filter(|&doc| !seen[doc as usize])
+            .map(|doc| labels.doc_id(doc))
+            .collect();
+        unseen_ids.sort_unstable();
+        for key in slice_keys(q.task, q.language) {
+            let set = sets.entry(key).or_default();
+            set.0 += labeled;
+            set.1 += unseen_ids.len() as u64;
+        }
+        for id in unseen_ids {
+            if sample.len() < SAMPLE && !sample.iter().any(|s| s == id) {
+                sample.push(id.to_string());
+            }
+        }
+    }
+    let (labeled, unseen) = sets.get(&(None, None)).copied().unwrap_or_default();
+    let name = |slice: u32| labels.slice_name(slice);
+    let mut slices: Vec<(SliceKey, (u64, u64))> = sets
+        .into_iter()
+        .filter(|((task, language), _)| task.is_some() || language.is_some())
+        .collect();
+    slices.sort_by(|a, b| slice_order(a.0, name).cmp(&slice_order(b.0, name)));
+    let slice_name = |slice: Option<u32>| slice.map_or(ANY, name).to_string();
+    StaleLabels {
+        labeled,
+        unseen,
+        fraction: if labeled == 0 {
+            0.0
+        } else {
+            unseen as f64 / labeled as f64
+        },
+        sample,
+        by_slice: slices
+            .into_iter()
+            .map(|((task, language), (labeled, unseen))| SliceStale {
+                task: slice_name(task),
+                language: slice_name(language),
+                labeled,
+                unseen,
+            })
+            .collect(),
+    }
+}
+
+/// The labeled ids missing from a collection snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingFromCorpus {
+    /// Distinct labeled ids not in the corpus, in label order.
+    pub ids: Vec<String>,
+    /// Distinct labeled ids checked.
+    pub labeled: usize,
+}
+
+/// Read the corpus (one doc id a line; plain, gzip or zstd) and list the
+/// labeled ids it lacks. Lines are trimmed; blank lines are skipped.
+///
+/// # Errors
+/// The corpus cannot be read.
+pub fn check_corpus(labels: &LabelIndex, corpus: &Input) -> Result<MissingFromCorpus> {
+    // Every distinct labeled id once, by hash; confirmed on the text.
+    let mut ids: Vec<&str> = Vec::new();
+    let mut table: HashTable<u32> = HashTable::new();
+    for query in 0..labels.queries().len() as QueryIdx {
+        for doc in labels.judged_docs(query) {
+            let id = labels.doc_id(doc);
+            let hash = id_hash(id.as_bytes());
+            if table.find(hash, |&i| ids[i as usize] == id).is_none() {
+                table.insert_unique(hash, ids.len() as u32, |&i| {
+                    id_hash(ids[i as usize].as_bytes())
+                });
+                ids.push(id);
+            }
+        }
+    }
+    let mut in_corpus = vec![false; ids.len()];
+    let name = corpus.name();
+    let mut source = Source::open(corpus).with_context(|| format!("{name}: cannot open"))?;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = source
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("{name}: cannot read"))?;
+        if read == 0 {
+            break;
+        }
+        let id = line.trim_ascii();
+        if id.is_empty() {
+            continue;
+        }
+        if let Some(&i) = table.find(id_hash(id), |&i| ids[i as usize].as_bytes() == id) {
+            in_corpus[i as usize] = true;
+        }
+    }
+    Ok(MissingFromCorpus {
+        labeled: ids.len(),
+        ids: ids
+            .iter()
+            .zip(&in_corpus)
+            .filter(|(_, &found)| !found)
+            .map(|(id, _)| id.to_string())
+            .collect(),
+    })
+}
