@@ -18,9 +18,10 @@
 //! # Pipeline
 //!
 //! [`read`] cuts inputs into newline-aligned blocks → [`record`] parses
-//! each line → [`capture`] judges it against the [`labels`] index →
-//! [`group`] applies the repeat policy and grades with [`metrics`] →
-//! [`aggregate`] averages per slice → [`report`] writes the outputs.
+//! each line → [`capture`] judges it against the [`labels`] index (a
+//! [`trec`] run is ranked once it is all read) → [`group`] applies the
+//! repeat policy and grades with [`metrics`] → [`aggregate`] averages per
+//! slice → [`report`] writes the outputs.
 #![deny(missing_docs)]
 
 pub mod aggregate;
@@ -35,3 +36,4 @@ pub mod read;
 pub mod record;
 pub mod report;
 pub mod stats;
+pub mod trec;

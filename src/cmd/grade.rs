@@ -75,7 +75,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     } = stream(&inputs, args, &config, &pool, &progress)?;
     progress.finish_and_clear();
 
-    rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
+    rejects.extend(pool.install(|| grouper.rank_trec_runs(&labels, args.duplicate_docs)));
     let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
     let graded = pool.install(|| grade_pairs(grouped, &labels, &settings, args.out.as_deref()))?;
