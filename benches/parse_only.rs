@@ -6,7 +6,8 @@
 //! ```sh
 //! cargo bench --bench parse_only -- [-j N] [--decode-only] LOGS...
 //! ```
-//! `--decode-only` stops after reading and decompressing the blocks.
+//! `--decode-only` stops after reading and decompressing the blocks. With
+//! `-j 1` one thread reads and parses, as `rgrade grade -j 1` does.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +16,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use rgrade::cli::LogsFormat;
-use rgrade::read::{self, Chunk};
+use rgrade::read::{self, ChannelSink, Chunk, InlineSink};
 use rgrade::record::{Event, EventKey, JsonParser, LogFields};
 
 fn main() -> anyhow::Result<()> {
@@ -33,43 +34,57 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let inputs = read::discover(&paths)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()?;
     let fields = LogFields::default();
-    let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
-    let (spent_tx, spent_rx) = read::buffer_pool();
     let results = AtomicU64::new(0);
+    let parse = |parser: &mut JsonParser, chunk: &Chunk| {
+        let Chunk::Lines(block) = chunk else { return };
+        if decode_only {
+            return;
+        }
+        let mut touched = 0;
+        for line in read::lines(&block.bytes).filter(|l| !l.is_empty()) {
+            let _ = parser.parse(line, |root| {
+                let key = EventKey::from_value(root, &fields);
+                if let (Ok(_), Ok(event)) = (key, Event::from_value(root, &fields)) {
+                    touched += event.doc_ids(&fields).filter(Result::is_ok).count() as u64;
+                }
+            });
+        }
+        results.fetch_add(touched, Ordering::Relaxed);
+    };
     let started = Instant::now();
-    let stats = std::thread::scope(|scope| {
-        let reader = scope.spawn(move || {
-            read::read_inputs(&inputs, LogsFormat::Jsonl, &chunk_tx, &spent_rx, &|_| {})
-        });
-        pool.install(|| {
-            chunk_rx.into_iter().par_bridge().for_each_init(
-                JsonParser::default,
-                |parser, chunk| {
-                    let Chunk::Lines(block) = &chunk else { return };
-                    if !decode_only {
-                        let mut touched = 0;
-                        for line in read::lines(&block.bytes).filter(|l| !l.is_empty()) {
-                            let _ = parser.parse(line, |root| {
-                                let key = EventKey::from_value(root, &fields);
-                                if let (Ok(_), Ok(event)) = (key, Event::from_value(root, &fields))
-                                {
-                                    touched +=
-                                        event.doc_ids(&fields).filter(Result::is_ok).count() as u64;
-                                }
-                            });
-                        }
-                        results.fetch_add(touched, Ordering::Relaxed);
-                    }
-                    let _ = spent_tx.send(chunk.into_buffer());
-                },
-            );
-        });
-        reader.join().expect("the reader thread does not panic")
-    })?;
+    // As rgrade does: -j 1 reads and parses on one thread, more threads
+    // parse on the pool while a reader thread cuts blocks.
+    let stats = if threads == 1 {
+        let mut parser = JsonParser::default();
+        let mut sink = InlineSink::new(|chunk: &Chunk| parse(&mut parser, chunk));
+        read::read_inputs(&inputs, LogsFormat::Jsonl, &mut sink, &|_| {})?
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()?;
+        let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
+        let (spent_tx, spent_rx) = read::buffer_pool();
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(move || {
+                let mut sink = ChannelSink {
+                    chunks: chunk_tx,
+                    spent: spent_rx,
+                };
+                read::read_inputs(&inputs, LogsFormat::Jsonl, &mut sink, &|_| {})
+            });
+            pool.install(|| {
+                chunk_rx.into_iter().par_bridge().for_each_init(
+                    JsonParser::default,
+                    |parser, chunk| {
+                        parse(parser, &chunk);
+                        let _ = spent_tx.send(chunk.into_buffer());
+                    },
+                );
+            });
+            reader.join().expect("the reader thread does not panic")
+        })?
+    };
     let seconds = started.elapsed().as_secs_f64();
     let decoded: u64 = stats.iter().map(|s| s.decoded_bytes).sum();
     println!(

@@ -15,6 +15,7 @@ use crate::record::{
     is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RejectReason, TrecLine,
     DEFAULT_STAGE, EXCERPT_BYTES,
 };
+use crate::trec::{BlockLines, RunLine};
 
 /// Where a record came from: the input's index and the 1-based line.
 /// Ordered as the input is: files in the order given, then line number.
@@ -51,18 +52,6 @@ pub struct Capture {
     /// The judged documents in the ranking, by rank: a range of the found
     /// list of whoever holds the capture (a block outcome, the grouper).
     pub found: Range<u32>,
-}
-
-/// One line of a TREC run for a labeled query, held until the whole run
-/// has been read, since a query's lines may be anywhere.
-#[derive(Debug, Clone)]
-pub struct TrecEntry {
-    /// The line it came from.
-    pub origin: Origin,
-    /// The retrieved document.
-    pub doc_id: Box<str>,
-    /// Its score.
-    pub score: f64,
 }
 
 /// A rejected record, ready for rejects.jsonl.
@@ -135,8 +124,8 @@ pub struct BlockOutcome {
     pub found: Vec<Found>,
     /// Labeled (pair, query) keys whose capture was rejected.
     pub rejected_keys: Vec<(u32, QueryIdx)>,
-    /// TREC lines of labeled queries: (pair, query, entry).
-    pub trec: Vec<(u32, QueryIdx, TrecEntry)>,
+    /// TREC lines of labeled queries, held until every run is read.
+    pub trec: BlockLines,
     /// Rejected records.
     pub rejects: Vec<Reject>,
     /// Line counts.
@@ -274,6 +263,28 @@ pub struct BlockWorker<'a> {
     config: &'a JudgeConfig<'a>,
     parser: JsonParser,
     judge: RankingJudge,
+    /// TREC lines of the current block, copied out at their size.
+    trec: BlockLines,
+    last_query: LastQuery,
+}
+
+/// The query id of the previous TREC line and its label: a run lists a
+/// query's lines together, so most lines need no lookup in the index.
+#[derive(Debug, Default)]
+struct LastQuery {
+    id: Vec<u8>,
+    query: Option<QueryIdx>,
+}
+
+impl LastQuery {
+    fn find(&mut self, labels: &LabelIndex, id: &str) -> Option<QueryIdx> {
+        if self.id != id.as_bytes() {
+            self.id.clear();
+            self.id.extend_from_slice(id.as_bytes());
+            self.query = labels.find_query(id.as_bytes());
+        }
+        self.query
+    }
 }
 
 impl<'a> BlockWorker<'a> {
@@ -283,6 +294,8 @@ impl<'a> BlockWorker<'a> {
             config,
             parser: JsonParser::default(),
             judge: RankingJudge::default(),
+            trec: BlockLines::default(),
+            last_query: LastQuery::default(),
         }
     }
 
@@ -322,6 +335,7 @@ impl<'a> BlockWorker<'a> {
                         out.reject(origin, invalid, line);
                     }
                 }
+                out.trec = self.trec.take_exact();
             }
         }
         out
@@ -402,15 +416,11 @@ impl<'a> BlockWorker<'a> {
             return Ok(());
         }
         let pair = out.pair(parsed.run, DEFAULT_STAGE);
-        match self.config.labels.find_query(parsed.query_id.as_bytes()) {
+        match self.last_query.find(self.config.labels, parsed.query_id) {
             None => out.counts.unlabeled += 1,
             Some(query) => {
-                let entry = TrecEntry {
-                    origin,
-                    doc_id: parsed.doc_id.into(),
-                    score: parsed.score,
-                };
-                out.trec.push((pair, query, entry));
+                let line = RunLine::new(self.config.labels, query, parsed.doc_id, parsed.score);
+                self.trec.push(pair, query, origin, line);
             }
         }
         Ok(())

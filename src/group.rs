@@ -11,13 +11,12 @@ use std::ops::Range;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use crate::capture::{
-    BlockOutcome, Capture, Found, Origin, RankingJudge, Reject, RunStage, TrecEntry,
-};
+use crate::capture::{BlockOutcome, Capture, Found, Reject, RunStage};
 use crate::cli::{DuplicateDocs, MissingPolicy, RepeatPolicy};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Hit, Metric};
 use crate::record::RejectReason;
+use crate::trec::TrecRuns;
 
 /// How a labeled query fared in one (run, stage).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -289,7 +288,7 @@ pub struct Grouper {
     pair_ids: HashMap<RunStage, u32>,
     slots: Vec<Vec<Slot>>,
     store: CaptureStore,
-    trec: HashMap<(u32, QueryIdx), Vec<TrecEntry>>,
+    trec: TrecRuns,
     superseded_records: u64,
 }
 
@@ -314,7 +313,7 @@ impl Grouper {
             pair_ids: HashMap::new(),
             slots: Vec::new(),
             store: CaptureStore::default(),
-            trec: HashMap::new(),
+            trec: TrecRuns::default(),
             superseded_records: 0,
         }
     }
@@ -326,18 +325,31 @@ impl Grouper {
             .iter()
             .map(|pair| self.pair_id(pair))
             .collect();
-        for (pair, query, capture) in outcome.captures.drain(..) {
-            let found = &outcome.found[capture.found.start as usize..capture.found.end as usize];
-            self.add(global[pair as usize], query, capture, found);
+        let to_global = |pair: u32| global[pair as usize];
+        self.take_judged(
+            to_global,
+            &mut outcome.captures,
+            &outcome.found,
+            &mut outcome.rejected_keys,
+        );
+        self.trec.add(std::mem::take(&mut outcome.trec), to_global);
+    }
+
+    /// Take in judged captures, whose documents are in `found`, and keys
+    /// whose capture was rejected; `global` maps their pairs to ours.
+    fn take_judged(
+        &mut self,
+        global: impl Fn(u32) -> u32,
+        captures: &mut Vec<(u32, QueryIdx, Capture)>,
+        found: &[Found],
+        rejected_keys: &mut Vec<(u32, QueryIdx)>,
+    ) {
+        for (pair, query, capture) in captures.drain(..) {
+            let found = &found[capture.found.start as usize..capture.found.end as usize];
+            self.add(global(pair), query, capture, found);
         }
-        for (pair, query) in outcome.rejected_keys.drain(..) {
-            self.slot(global[pair as usize], query).rejected += 1;
-        }
-        for (pair, query, entry) in outcome.trec.drain(..) {
-            self.trec
-                .entry((global[pair as usize], query))
-                .or_default()
-                .push(entry);
+        for (pair, query) in rejected_keys.drain(..) {
+            self.slot(global(pair), query).rejected += 1;
         }
     }
 
@@ -382,81 +394,34 @@ impl Grouper {
     }
 
     /// Rank the TREC runs read so far (score descending, ties by doc id
-    /// descending, as trec_eval does) and turn each into a capture.
-    /// A ranking rejected for a duplicate doc gives one reject per line.
+    /// descending, as trec_eval does) on the current rayon pool, and take
+    /// each in as a capture. A ranking rejected for a duplicate doc, or as
+    /// a repeat, gives one reject per line.
     pub fn rank_trec_runs(
         &mut self,
         labels: &LabelIndex,
         duplicates: DuplicateDocs,
     ) -> Vec<Reject> {
-        let mut judge = RankingJudge::default();
-        let mut found = Vec::new();
-        let mut rejects = Vec::new();
-        let mut keys: Vec<(u32, QueryIdx)> = self.trec.keys().copied().collect();
-        keys.sort_unstable();
-        for key in keys {
-            let Some(mut entries) = self.trec.remove(&key) else {
-                continue;
-            };
-            entries.sort_by(|a, b| {
-                b.score
-                    .total_cmp(&a.score)
-                    .then_with(|| b.doc_id.cmp(&a.doc_id))
-            });
-            let (pair, query) = key;
-            let slot = &mut self.slots[pair as usize][query as usize];
-            if self.policy == RepeatPolicy::Error && slot.total() > 0 {
-                // The key was also captured in a JSONL log: a repeat. The
-                // other captures are rejected when the slot is graded.
-                slot.rejected += 1;
-                let id = labels.query_id(query);
+        let runs = std::mem::take(&mut self.trec);
+        // A key also captured in a JSONL log is a repeat. The other
+        // captures are rejected when the slot is graded.
+        let repeated = |pair: u32, query: QueryIdx| {
+            let total = self.slots[pair as usize][query as usize].total();
+            (self.policy == RepeatPolicy::Error && total > 0).then(|| {
                 let (run, stage) = &self.pairs[pair as usize];
-                let detail = repeat_detail(run, stage, id, slot.total());
-                rejects.extend(reject_lines(
-                    &entries,
-                    RejectReason::RepeatedCapture,
-                    &detail,
-                ));
-                continue;
-            }
-            let docs: Vec<&str> = entries.iter().map(|e| &*e.doc_id).collect();
-            found.clear();
-            match judge.judge(labels, query, &docs, duplicates, &mut found) {
-                Ok((n_results, range)) => {
-                    let origin = entries
-                        .iter()
-                        .map(|e| e.origin)
-                        .min()
-                        .unwrap_or(Origin { input: 0, line: 0 });
-                    let capture = Capture {
-                        origin,
-                        n_results,
-                        records: entries.len() as u32,
-                        latency_ms: None,
-                        context_tokens: None,
-                        found: range,
-                    };
-                    self.add(pair, query, capture, &found);
-                }
-                Err(invalid) => {
-                    self.slot(pair, query).rejected += 1;
-                    // Two runs written with the same tag (a tool's default)
-                    // merge into one ranking full of duplicates: say so.
-                    let hint = if entries
-                        .iter()
-                        .any(|e| e.origin.input != entries[0].origin.input)
-                    {
-                        "; its lines come from several files: do two runs share a tag?"
-                    } else {
-                        ""
-                    };
-                    let detail = format!(
-                        "{} (the whole ranking of this query and run is rejected{hint})",
-                        invalid.detail
-                    );
-                    rejects.extend(reject_lines(&entries, invalid.reason, &detail));
-                }
-            }
+                repeat_detail(run, stage, labels.query_id(query), total + 1)
+            })
+        };
+        let ranked = runs.rank(labels, duplicates, &repeated);
+        let mut rejects = Vec::new();
+        for mut chunk in ranked {
+            self.take_judged(
+                |pair| pair,
+                &mut chunk.captures,
+                &chunk.found,
+                &mut chunk.rejected_keys,
+            );
+            rejects.append(&mut chunk.rejects);
         }
         rejects
     }
@@ -482,20 +447,6 @@ impl Grouper {
             superseded_records: self.superseded_records,
         }
     }
-}
-
-/// One reject per line of a TREC ranking: each line is a record.
-fn reject_lines<'a>(
-    entries: &'a [TrecEntry],
-    reason: RejectReason,
-    detail: &'a str,
-) -> impl Iterator<Item = Reject> + 'a {
-    entries.iter().map(move |entry| Reject {
-        origin: entry.origin,
-        reason,
-        detail: detail.to_string(),
-        excerpt: Vec::new(),
-    })
 }
 
 /// One graded slot: its row, the rejects of its repeated captures, and the

@@ -108,6 +108,9 @@ pub struct LabelIndex {
     docs: Vec<JudgedDoc>,
     /// Grades of each query's run, highest first (the ideal ranking).
     ideal_grades: Vec<i64>,
+    /// Each query's judged docs again, in byte order of their ids: places
+    /// a TREC run's documents among them for trec_eval's tie-break.
+    by_text: Vec<u32>,
     text: IdText,
     slice_names: Vec<Box<str>>,
     min_rel: i64,
@@ -231,6 +234,30 @@ impl LabelIndex {
             .map(|offset| range.start + (start + offset) as u32)
     }
 
+    /// Where `doc` falls among `query`'s judged documents in byte order of
+    /// their ids, compared on the text.
+    pub fn place_doc(&self, query: QueryIdx, doc: &[u8]) -> DocPlace {
+        let by_text = self.by_text_of(query);
+        let below = by_text.partition_point(|&d| self.doc_id(d).as_bytes() < doc);
+        let judged = by_text
+            .get(below)
+            .is_some_and(|&d| self.doc_id(d).as_bytes() == doc);
+        DocPlace {
+            below: below as u32,
+            judged,
+        }
+    }
+
+    /// The judged document of `query` at `place` (whose `judged` is true).
+    pub fn judged_at(&self, query: QueryIdx, place: DocPlace) -> u32 {
+        self.by_text_of(query)[place.below as usize]
+    }
+
+    fn by_text_of(&self, query: QueryIdx) -> &[u32] {
+        let range = self.queries[query as usize].docs.clone();
+        &self.by_text[range.start as usize..range.end as usize]
+    }
+
     /// The grade of a judged document returned by [`Self::find_doc`].
     pub fn grade(&self, doc: u32) -> i64 {
         self.docs[doc as usize].grade
@@ -276,6 +303,19 @@ impl LabelIndex {
     pub fn min_rel(&self) -> i64 {
         self.min_rel
     }
+}
+
+/// Where a doc id falls among a query's judged documents (positive grade)
+/// in byte order of their ids: enough to rank it against each of them as
+/// trec_eval breaks score ties (doc id descending), without its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocPlace {
+    /// How many of the query's judged ids sort before it.
+    pub below: u32,
+    /// Whether it is the judged document at `below` itself. Ordering by
+    /// (`below`, `judged`) orders a judged id after every other id with
+    /// the same count below it, as their text would.
+    pub judged: bool,
 }
 
 /// JSONL when the first non-blank byte is `{`, CSV when the first line
@@ -464,6 +504,7 @@ impl Builder {
         }
         let mut docs = Vec::with_capacity(self.docs.len());
         let mut ideal_grades = Vec::with_capacity(self.docs.len());
+        let mut by_text = Vec::with_capacity(self.docs.len());
         let mut ranges = vec![0..0; self.queries.len()];
         for run in self.docs.chunk_by_mut(|a, b| a.query == b.query) {
             run.sort_by(|a, b| text.get(a.id).cmp(text.get(b.id)).then(a.line.cmp(&b.line)));
@@ -494,6 +535,9 @@ impl Builder {
             let mut grades: Vec<i64> = judged.iter().map(|d| d.grade).collect();
             grades.sort_unstable_by(|a, b| b.cmp(a));
             ideal_grades.extend(grades);
+            let first = by_text.len();
+            by_text.extend(start as u32..docs.len() as u32);
+            by_text[first..].sort_unstable_by_key(|&d| text.get(docs[d as usize].id));
             ranges[run[0].query as usize] = start as u32..docs.len() as u32;
         }
         drop(self.docs);
@@ -529,6 +573,7 @@ impl Builder {
             by_id,
             docs,
             ideal_grades,
+            by_text,
             text,
             slice_names: self.slice_names,
             min_rel,

@@ -18,11 +18,14 @@
 //! # Pipeline
 //!
 //! [`read`] cuts inputs into newline-aligned blocks → [`record`] parses
-//! each line → [`capture`] judges it against the [`labels`] index →
-//! [`group`] applies the repeat policy and grades with [`metrics`] →
-//! [`aggregate`] averages per slice → [`report`] writes the outputs.
-//! [`compare`] reads two such outputs back and tests the difference with
-//! the paired [`stats`].
+//! each line → [`capture`] judges it against the [`labels`] index (a
+//! [`trec`] run is ranked once it is all read) → [`group`] applies the
+//! repeat policy and grades with [`metrics`] → [`aggregate`] averages per
+//! slice → [`report`] writes the outputs. With `--stage-order`,
+//! [`stage_loss`] finds the evidence each stage dropped; [`stale`] checks
+//! the labels against the logs and a corpus snapshot. [`compare`] reads
+//! two grade outputs back and tests the difference with the paired
+//! [`stats`].
 #![deny(missing_docs)]
 
 pub mod aggregate;
@@ -40,3 +43,4 @@ pub mod report;
 pub mod stage_loss;
 pub mod stale;
 pub mod stats;
+pub mod trec;

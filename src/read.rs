@@ -312,9 +312,66 @@ impl Chunk {
     }
 }
 
+/// Where the reader's chunks go, and where their spent buffers come back
+/// from to be filled again.
+pub trait ChunkSink {
+    /// Take a chunk; false once nobody wants more.
+    fn send(&mut self, chunk: Chunk) -> bool;
+    /// A spent buffer, if one came back.
+    fn recycled(&mut self) -> Option<Vec<u8>>;
+}
+
+/// The threaded pipeline's end: a bounded channel to the workers, and the
+/// buffers they hand back.
+pub struct ChannelSink {
+    /// Chunks for the workers.
+    pub chunks: SyncSender<Chunk>,
+    /// Buffers the workers are done with.
+    pub spent: Receiver<Vec<u8>>,
+}
+
+impl ChunkSink for ChannelSink {
+    fn send(&mut self, chunk: Chunk) -> bool {
+        self.chunks.send(chunk).is_ok()
+    }
+
+    fn recycled(&mut self) -> Option<Vec<u8>> {
+        self.spent.try_recv().ok()
+    }
+}
+
+/// Handles each chunk on the reading thread itself, then fills its buffer
+/// again: the sequential pipeline (`-j 1`), one thread doing everything.
+pub struct InlineSink<F> {
+    handle: F,
+    spare: Option<Vec<u8>>,
+}
+
+impl<F: FnMut(&Chunk)> InlineSink<F> {
+    /// A sink that hands every chunk to `handle`.
+    pub fn new(handle: F) -> Self {
+        InlineSink {
+            handle,
+            spare: None,
+        }
+    }
+}
+
+impl<F: FnMut(&Chunk)> ChunkSink for InlineSink<F> {
+    fn send(&mut self, chunk: Chunk) -> bool {
+        (self.handle)(&chunk);
+        self.spare = Some(chunk.into_buffer());
+        true
+    }
+
+    fn recycled(&mut self) -> Option<Vec<u8>> {
+        self.spare.take()
+    }
+}
+
 /// Read every input in order (in `format`, or each by its first bytes when
-/// `Auto`), sending chunks to `chunks` and taking spent
-/// buffers back from `spent`; `on_bytes` hears of raw bytes as they go.
+/// `Auto`), sending chunks to `sink`; `on_bytes` hears of raw bytes as
+/// they go.
 ///
 /// # Errors
 /// An input that cannot be opened or read, or a corrupt compressed stream,
@@ -322,8 +379,7 @@ impl Chunk {
 pub fn read_inputs(
     inputs: &[Input],
     format: LogsFormat,
-    chunks: &SyncSender<Chunk>,
-    spent: &Receiver<Vec<u8>>,
+    sink: &mut dyn ChunkSink,
     on_bytes: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<InputStats>> {
     let mut stats = Vec::with_capacity(inputs.len());
@@ -332,8 +388,7 @@ pub fn read_inputs(
         let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
         let mut cutter = BlockCutter {
             input: index as u32,
-            chunks,
-            spent,
+            sink: &mut *sink,
             next_line: 1,
             decoded_bytes: 0,
             format,
@@ -363,8 +418,7 @@ pub fn read_inputs(
 /// Cuts one decoded stream into blocks of whole lines.
 struct BlockCutter<'a> {
     input: u32,
-    chunks: &'a SyncSender<Chunk>,
-    spent: &'a Receiver<Vec<u8>>,
+    sink: &'a mut dyn ChunkSink,
     next_line: u64,
     decoded_bytes: u64,
     format: LogsFormat,
@@ -383,9 +437,9 @@ impl BlockCutter<'_> {
             // A recycled buffer keeps its capacity, so a block normally costs
             // no allocation and no fresh pages.
             let mut block = self
-                .spent
-                .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(2 * BLOCK_SIZE));
+                .sink
+                .recycled()
+                .unwrap_or_else(|| Vec::with_capacity(2 * BLOCK_SIZE));
             block.clear();
             block.append(&mut carry);
             let carried = block.len();
@@ -413,15 +467,12 @@ impl BlockCutter<'_> {
                     let line = self.next_line;
                     self.next_line += 1;
                     block.truncate(crate::record::EXCERPT_BYTES);
-                    if self
-                        .chunks
-                        .send(Chunk::Oversized {
-                            input: self.input,
-                            line,
-                            head: block,
-                        })
-                        .is_err()
-                    {
+                    let head = Chunk::Oversized {
+                        input: self.input,
+                        line,
+                        head: block,
+                    };
+                    if !self.sink.send(head) {
                         return Ok(None);
                     }
                     let (rest, skipped) = skip_line(source)?;
@@ -446,7 +497,7 @@ impl BlockCutter<'_> {
             format: self.format,
         };
         self.next_line += lines;
-        self.chunks.send(Chunk::Lines(block)).is_ok()
+        self.sink.send(Chunk::Lines(block))
     }
 }
 
@@ -578,24 +629,15 @@ mod tests {
         std::fs::create_dir_all(&dir)?;
         let path = dir.join("log.jsonl");
         std::fs::write(&path, bytes)?;
-        let (tx, rx) = std::sync::mpsc::sync_channel(1024);
-        let (_spent_tx, spent_rx) = buffer_pool();
-        let stats = read_inputs(
-            &[Input::File(path)],
-            LogsFormat::Auto,
-            &tx,
-            &spent_rx,
-            &|_| {},
-        );
-        std::fs::remove_dir_all(&dir)?;
-        drop(tx);
-        let blocks = rx
-            .iter()
-            .map(|chunk| match chunk {
-                Chunk::Lines(block) => (block.first_line, block.bytes),
-                Chunk::Oversized { line, .. } => (line, b"<oversized>".to_vec()),
+        let mut blocks = Vec::new();
+        let mut sink = InlineSink::new(|chunk: &Chunk| {
+            blocks.push(match chunk {
+                Chunk::Lines(block) => (block.first_line, block.bytes.clone()),
+                Chunk::Oversized { line, .. } => (*line, b"<oversized>".to_vec()),
             })
-            .collect();
+        });
+        let stats = read_inputs(&[Input::File(path)], LogsFormat::Auto, &mut sink, &|_| {});
+        std::fs::remove_dir_all(&dir)?;
         Ok((blocks, stats?))
     }
 

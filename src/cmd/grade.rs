@@ -19,7 +19,7 @@ use crate::capture::{BlockOutcome, BlockWorker, JudgeConfig, LineCounts, Reject}
 use crate::cli::{GradeArgs, ProgressWhen};
 use crate::group::{GradeSettings, Grouped, Grouper, Status};
 use crate::labels::LabelIndex;
-use crate::read::{self, Chunk, Input, InputStats};
+use crate::read::{self, ChannelSink, Chunk, InlineSink, Input, InputStats};
 use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
 use crate::report::{self, Counts, PairAggregates, PerQueryWriter};
 use crate::stage_loss::{self, StageLoss};
@@ -81,7 +81,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     } = stream(&inputs, args, &config, &pool, &progress)?;
     progress.finish_and_clear();
 
-    rejects.extend(grouper.rank_trec_runs(&labels, args.duplicate_docs));
+    rejects.extend(pool.install(|| grouper.rank_trec_runs(&labels, args.duplicate_docs)));
     let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
     let stale_labels = stale::measure(&grouped, &labels);
@@ -314,8 +314,42 @@ struct Streamed {
     stats: Vec<InputStats>,
 }
 
-/// Run the pipeline: one reader thread cuts blocks, the worker pool parses
-/// and judges them, and this thread merges their outcomes.
+/// Block outcomes merged so far.
+struct Merged {
+    grouper: Grouper,
+    rejects: Vec<Reject>,
+    per_input: Vec<LineCounts>,
+}
+
+impl Merged {
+    fn new(args: &GradeArgs, config: &JudgeConfig, n_inputs: usize) -> Self {
+        Merged {
+            grouper: Grouper::new(args.repeats, config.labels.queries().len()),
+            rejects: Vec::new(),
+            per_input: vec![LineCounts::default(); n_inputs],
+        }
+    }
+
+    fn take(&mut self, mut outcome: BlockOutcome) {
+        self.grouper.merge(&mut outcome);
+        self.per_input[outcome.input as usize] += outcome.counts;
+        self.rejects.append(&mut outcome.rejects);
+    }
+
+    fn into_streamed(self, stats: Vec<InputStats>) -> Streamed {
+        Streamed {
+            grouper: self.grouper,
+            rejects: self.rejects,
+            per_input: self.per_input,
+            stats,
+        }
+    }
+}
+
+/// Run the pipeline. With one thread, this thread reads, parses, judges
+/// and merges each block in turn, so `-j 1` uses one core; with more, one
+/// reader thread cuts blocks, the worker pool parses and judges them, and
+/// this thread merges their outcomes.
 fn stream(
     inputs: &[Input],
     args: &GradeArgs,
@@ -323,18 +357,25 @@ fn stream(
     pool: &rayon::ThreadPool,
     progress: &ProgressBar,
 ) -> Result<Streamed> {
+    let mut merged = Merged::new(args, config, inputs.len());
+    let on_bytes = |n| progress.inc(n);
     let threads = pool.current_num_threads();
+    if threads == 1 {
+        let mut worker = BlockWorker::new(config);
+        let mut sink = InlineSink::new(|chunk: &Chunk| merged.take(worker.process(chunk)));
+        let stats = read::read_inputs(inputs, args.logs_format, &mut sink, &on_bytes)?;
+        return Ok(merged.into_streamed(stats));
+    }
     let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
     let (outcome_tx, outcome_rx) = sync_channel::<BlockOutcome>(2 * threads);
     let (spent_tx, spent_rx) = read::buffer_pool();
-    let mut grouper = Grouper::new(args.repeats, config.labels.queries().len());
-    let mut rejects = Vec::new();
-    let mut per_input = vec![LineCounts::default(); inputs.len()];
     let stats = std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
-            read::read_inputs(inputs, args.logs_format, &chunk_tx, &spent_rx, &|n| {
-                progress.inc(n)
-            })
+            let mut sink = ChannelSink {
+                chunks: chunk_tx,
+                spent: spent_rx,
+            };
+            read::read_inputs(inputs, args.logs_format, &mut sink, &on_bytes)
         });
         scope.spawn(move || {
             pool.install(|| {
@@ -352,10 +393,8 @@ fn stream(
                 );
             })
         });
-        for mut outcome in outcome_rx {
-            grouper.merge(&mut outcome);
-            per_input[outcome.input as usize] += outcome.counts;
-            rejects.append(&mut outcome.rejects);
+        for outcome in outcome_rx {
+            merged.take(outcome);
         }
         reader.join()
     });
@@ -363,12 +402,7 @@ fn stream(
         Ok(result) => result?,
         Err(panic) => std::panic::resume_unwind(panic),
     };
-    Ok(Streamed {
-        grouper,
-        rejects,
-        per_input,
-        stats,
-    })
+    Ok(merged.into_streamed(stats))
 }
 
 /// What grading every (run, stage) leaves besides per_query.csv.
