@@ -51,6 +51,8 @@ pub struct Aggregate {
     pub statuses: [u64; 4],
     /// Queries counted in the metric means.
     pub counted: u64,
+    /// Queries shown a result outside the user's allowed collections.
+    pub leaks: u64,
     metric_sums: Vec<f64>,
     latencies: Vec<f64>,
     context_sum: f64,
@@ -65,6 +67,7 @@ impl Aggregate {
             queries: 0,
             statuses: [0; 4],
             counted: 0,
+            leaks: 0,
             metric_sums: vec![0.0; n_scores],
             latencies: Vec::new(),
             context_sum: 0.0,
@@ -81,6 +84,7 @@ impl Aggregate {
                 *sum += value;
             }
         }
+        self.leaks += u64::from(row.unauthorized.is_some_and(|n| n > 0.0));
         self.latencies.extend(row.latency_ms);
         if let Some(tokens) = row.context_tokens {
             self.context_sum += tokens;

@@ -10,6 +10,7 @@ use hashbrown::HashTable;
 
 use crate::cli::{DuplicateDocs, LogsFormat};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
+use crate::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::read::{lines, Chunk, MAX_LINE};
 use crate::record::{
     is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RejectReason, TrecLine,
@@ -49,6 +50,8 @@ pub struct Capture {
     pub latency_ms: Option<f64>,
     /// Context size in tokens, if recorded.
     pub context_tokens: Option<f64>,
+    /// Results outside the user's allowed collections (after any dedupe).
+    pub unauthorized: u32,
     /// The judged documents in the ranking, by rank: a range of the found
     /// list of whoever holds the capture (a block outcome, the grouper).
     pub found: Range<u32>,
@@ -95,6 +98,11 @@ pub struct LineCounts {
     pub other_stage: u64,
     /// Records rejected while parsing or judging.
     pub rejected: u64,
+    /// Valid records of graded stages that named no allowed collections.
+    pub without_permissions: u64,
+    /// Results of valid records of graded stages outside their allowed
+    /// collections.
+    pub leaked_results: u64,
 }
 
 impl std::ops::AddAssign for LineCounts {
@@ -105,6 +113,8 @@ impl std::ops::AddAssign for LineCounts {
         self.unlabeled += other.unlabeled;
         self.other_stage += other.other_stage;
         self.rejected += other.rejected;
+        self.without_permissions += other.without_permissions;
+        self.leaked_results += other.leaked_results;
     }
 }
 
@@ -128,6 +138,8 @@ pub struct BlockOutcome {
     pub trec: BlockLines,
     /// Rejected records.
     pub rejects: Vec<Reject>,
+    /// The block's first leaks, in input order (at most [`LEAKS_LISTED`]).
+    pub leaks: Vec<Leak>,
     /// Line counts.
     pub counts: LineCounts,
 }
@@ -148,6 +160,28 @@ impl BlockOutcome {
         self.counts.rejected += 1;
         self.rejects.push(Reject::new(origin, invalid, line));
     }
+
+    /// Count a valid record's permission data and keep its first leaks.
+    fn count_permissions(
+        &mut self,
+        event: &Event,
+        docs: &[Cow<str>],
+        outside: &[Outside],
+        query_id: &str,
+        origin: Origin,
+    ) {
+        if event.allowed.is_none() {
+            self.counts.without_permissions += 1;
+        }
+        self.counts.leaked_results += outside.len() as u64;
+        let room = LEAKS_LISTED.saturating_sub(self.leaks.len());
+        self.leaks.extend(outside.iter().take(room).map(|o| Leak {
+            origin,
+            query_id: query_id.to_string(),
+            doc_id: docs[o.position].to_string(),
+            collection: o.collection.clone(),
+        }));
+    }
 }
 
 /// What a worker needs to judge records; shared by all workers.
@@ -161,12 +195,25 @@ pub struct JudgeConfig<'a> {
     pub stages: &'a [String],
     /// What to do with a doc id listed twice.
     pub duplicates: DuplicateDocs,
+    /// Each doc's collection, for results that name none.
+    pub doc_collections: Option<&'a DocCollections>,
 }
 
 impl JudgeConfig<'_> {
     fn wants_stage(&self, stage: &str) -> bool {
         self.stages.is_empty() || self.stages.iter().any(|s| s == stage)
     }
+}
+
+/// What survives of a judged ranking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// Results kept (after any dedupe).
+    pub n_results: u32,
+    /// Of those, the ones outside the user's allowed collections.
+    pub unauthorized: u32,
+    /// Where its judged documents are in the found list.
+    pub found: Range<u32>,
 }
 
 /// Checks a ranking for duplicates and finds its judged documents.
@@ -181,8 +228,8 @@ pub struct RankingJudge {
 
 impl RankingJudge {
     /// Judge the ranking `docs` of `query`: append its judged documents, by
-    /// rank, to `found` and return how many results it keeps and where in
-    /// `found` its documents are.
+    /// rank, to `found` and return what survives of it. Results `outside`
+    /// the user's allowed collections keep their rank but are never judged.
     ///
     /// # Errors
     /// `duplicate_doc` when a doc id repeats and `duplicates` is `Reject`;
@@ -192,25 +239,37 @@ impl RankingJudge {
         labels: &LabelIndex,
         query: QueryIdx,
         docs: &[S],
+        outside: &[Outside],
         duplicates: DuplicateDocs,
         found: &mut Vec<Found>,
-    ) -> Result<(u32, Range<u32>), Invalid> {
+    ) -> Result<Judged, Invalid> {
         self.hashes.clear();
         self.hashes
             .extend(docs.iter().map(|d| id_hash(d.as_ref().as_bytes())));
         self.mark_duplicates(docs, duplicates)?;
         let start = found.len() as u32;
         let mut rank = 0u32;
+        let mut unauthorized = 0u32;
+        let mut outside = outside.iter().map(|o| o.position).peekable();
         for (i, doc) in docs.iter().enumerate() {
+            let is_outside = outside.next_if_eq(&i).is_some();
             if self.dropped[i] {
                 continue;
             }
             rank += 1;
-            if let Some(doc) = labels.find_doc(query, doc.as_ref().as_bytes(), self.hashes[i]) {
+            if is_outside {
+                unauthorized += 1;
+            } else if let Some(doc) =
+                labels.find_doc(query, doc.as_ref().as_bytes(), self.hashes[i])
+            {
                 found.push(Found { rank, doc });
             }
         }
-        Ok((rank, start..found.len() as u32))
+        Ok(Judged {
+            n_results: rank,
+            unauthorized,
+            found: start..found.len() as u32,
+        })
     }
 
     /// Mark every repeat of an earlier doc id as dropped, or fail. Equal
@@ -366,10 +425,23 @@ impl<'a> BlockWorker<'a> {
             // is invalid, not missing.
             let parsed = Event::from_value(root, config.fields).and_then(|event| {
                 let docs: Vec<Cow<str>> = event.doc_ids(config.fields).collect::<Result<_, _>>()?;
-                Ok((event, docs))
+                let outside = match &event.allowed {
+                    Some(allowed) => outside(
+                        allowed,
+                        event.collections(config.fields),
+                        &docs,
+                        config.doc_collections,
+                    )?,
+                    None => Vec::new(),
+                };
+                Ok((event, docs, outside))
             });
-            let (event, docs) = parsed.inspect_err(|_| out.rejected_keys.extend(labeled))?;
+            let (event, docs, outside) =
+                parsed.inspect_err(|_| out.rejected_keys.extend(labeled))?;
             out.counts.events += 1;
+            if wanted {
+                out.count_permissions(&event, &docs, &outside, &key.query_id, origin);
+            }
             let Some((pair, query)) = labeled else {
                 if wanted {
                     out.counts.unlabeled += 1;
@@ -382,21 +454,22 @@ impl<'a> BlockWorker<'a> {
                 config.labels,
                 query,
                 &docs,
+                &outside,
                 config.duplicates,
                 &mut out.found,
             );
-            let (n_results, found) =
-                judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
+            let judged = judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
             out.captures.push((
                 pair,
                 query,
                 Capture {
                     origin,
-                    n_results,
+                    n_results: judged.n_results,
                     records: 1,
                     latency_ms: event.latency_ms,
                     context_tokens: event.context_tokens,
-                    found,
+                    unauthorized: judged.unauthorized,
+                    found: judged.found,
                 },
             ));
             Ok(())
@@ -449,6 +522,7 @@ mod tests {
             fields: &fields,
             stages,
             duplicates: DuplicateDocs::Reject,
+            doc_collections: None,
         };
         let block = Block {
             input: 0,
@@ -595,7 +669,7 @@ mod tests {
         let docs = ["x", "a", "x", "b"];
         let mut found = Vec::new();
         let err = judge
-            .judge(&labels, q1, &docs, DuplicateDocs::Reject, &mut found)
+            .judge(&labels, q1, &docs, &[], DuplicateDocs::Reject, &mut found)
             .unwrap_err();
         assert!(found.is_empty(), "a rejected ranking adds nothing");
         assert_eq!(err.reason, RejectReason::DuplicateDoc);
@@ -604,11 +678,40 @@ mod tests {
             "{}",
             err.detail
         );
-        let (n, range) = judge
-            .judge(&labels, q1, &docs, DuplicateDocs::Dedupe, &mut found)
+        let judged = judge
+            .judge(&labels, q1, &docs, &[], DuplicateDocs::Dedupe, &mut found)
             .unwrap();
-        assert_eq!(range, 0..2);
+        assert_eq!(judged.found, 0..2);
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
-        assert_eq!((n, ranks), (3, vec![2, 3]));
+        assert_eq!((judged.n_results, ranks), (3, vec![2, 3]));
+    }
+
+    #[test]
+    fn results_outside_the_allowed_collections_keep_their_rank_but_are_not_judged() {
+        let labels = labels();
+        let q1 = labels.find_query(b"q1").unwrap();
+        let mut judge = RankingJudge::default();
+        // a and b are judged for q1; a (and the duplicate x) are outside.
+        let docs = ["x", "a", "x", "b"];
+        let outside = [0, 1, 2].map(|position| Outside {
+            position,
+            collection: "hr".into(),
+        });
+        let mut found = Vec::new();
+        let judged = judge
+            .judge(
+                &labels,
+                q1,
+                &docs,
+                &outside,
+                DuplicateDocs::Dedupe,
+                &mut found,
+            )
+            .unwrap();
+        let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
+        assert_eq!(
+            (judged.n_results, judged.unauthorized, ranks),
+            (3, 2, vec![3])
+        );
     }
 }

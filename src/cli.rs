@@ -81,6 +81,14 @@ pub struct GradeArgs {
     #[arg(long = "stage-order", value_name = "LIST", value_delimiter = ',')]
     pub stage_order: Vec<String>,
 
+    /// Read each doc's collection from this CSV (doc_id,collection) when a result names none.
+    #[arg(long = "doc-collections", value_name = "FILE")]
+    pub doc_collections: Option<PathBuf>,
+
+    /// Tolerate up to N results outside the user's allowed collections before exiting with status 1.
+    #[arg(long = "max-leaks", value_name = "N", default_value_t = 0)]
+    pub max_leaks: u64,
+
     /// Check that every labeled doc id is in this collection snapshot (one id a line); exit 2 if not.
     #[arg(long, value_name = "FILE")]
     pub corpus: Option<PathBuf>,
@@ -211,6 +219,20 @@ pub struct FieldArgs {
         default_value = "context_tokens"
     )]
     pub context: String,
+    /// Read the collections the user may see (an array of names) from this key or JSON pointer.
+    #[arg(
+        long = "allowed-field",
+        value_name = "KEY",
+        default_value = "allowed_collections"
+    )]
+    pub allowed: String,
+    /// Read a result object's collection from this key or JSON pointer inside it.
+    #[arg(
+        long = "collection-field",
+        value_name = "KEY",
+        default_value = "collection"
+    )]
+    pub collection: String,
 }
 
 /// Options of `rgrade gen`.

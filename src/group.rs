@@ -99,6 +99,9 @@ pub struct QueryRow {
     pub latency_ms: Option<f64>,
     /// Context size in tokens (mean over the graded captures that have one).
     pub context_tokens: Option<f64>,
+    /// Results outside the user's allowed collections (mean over the
+    /// graded captures).
+    pub unauthorized: Option<f64>,
     /// Six metrics per cutoff, cutoffs in the order given; `None` where no
     /// value exists (no-answer, or missing under `--missing skip`).
     pub scores: Option<Box<[f64]>>,
@@ -526,6 +529,7 @@ fn grade_slot(
             .min(),
         latency_ms: mean_of(graded.iter().map(|c| c.latency_ms)),
         context_tokens: mean_of(graded.iter().map(|c| c.context_tokens)),
+        unauthorized: mean_of(graded.iter().map(|c| Some(f64::from(c.unauthorized)))),
         scores,
         missed,
     };

@@ -37,6 +37,7 @@ pub mod gen;
 pub mod group;
 pub mod labels;
 pub mod metrics;
+pub mod permissions;
 pub mod read;
 pub mod record;
 pub mod report;

@@ -149,6 +149,8 @@ pub struct LogFields {
     run: FieldPath,
     latency: FieldPath,
     context: FieldPath,
+    allowed: FieldPath,
+    collection: FieldPath,
 }
 
 impl LogFields {
@@ -162,6 +164,8 @@ impl LogFields {
             run: FieldPath::parse(&args.run),
             latency: FieldPath::parse(&args.latency),
             context: FieldPath::parse(&args.context),
+            allowed: FieldPath::parse(&args.allowed),
+            collection: FieldPath::parse(&args.collection),
         }
     }
 }
@@ -237,6 +241,8 @@ pub struct Event<'t, 'i> {
     pub latency_ms: Option<f64>,
     /// Context size in tokens, if recorded.
     pub context_tokens: Option<f64>,
+    /// The collections the user may see, if the record says.
+    pub allowed: Option<Vec<&'i str>>,
     results: Array<'t, 'i>,
 }
 
@@ -264,7 +270,33 @@ impl<'t, 'i> Event<'t, 'i> {
         Ok(Event {
             latency_ms: optional_number(root, &fields.latency)?,
             context_tokens: optional_number(root, &fields.context)?,
+            allowed: optional_names(root, &fields.allowed)?,
             results,
+        })
+    }
+
+    /// Each result's collection, if it names one.
+    ///
+    /// # Errors
+    /// `bad_field` for a collection that is not a string.
+    pub fn collections<'e>(
+        &'e self,
+        fields: &'e LogFields,
+    ) -> impl Iterator<Item = Result<Option<&'i str>, Invalid>> + 'e {
+        self.results.iter().enumerate().map(move |(i, result)| {
+            if !result.is_object() {
+                return Ok(None);
+            }
+            match fields.collection.find(result) {
+                None => Ok(None),
+                Some(v) if v.is_null() => Ok(None),
+                Some(v) => v.into_string().map(Some).ok_or_else(|| {
+                    Invalid::new(
+                        RejectReason::BadField,
+                        format!("result {}: '{}' must be a string", i + 1, fields.collection),
+                    )
+                }),
+            }
         })
     }
 
@@ -325,6 +357,30 @@ fn optional_str<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<&'i 
         Some(v) => v.into_string().map(Some).ok_or_else(|| {
             Invalid::new(RejectReason::BadField, format!("'{path}' must be a string"))
         }),
+    }
+}
+
+fn optional_names<'i>(
+    root: Value<'_, 'i>,
+    path: &FieldPath,
+) -> Result<Option<Vec<&'i str>>, Invalid> {
+    let bad = || {
+        Invalid::new(
+            RejectReason::BadField,
+            format!("'{path}' must be an array of strings"),
+        )
+    };
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => {
+            let names = v.as_array().ok_or_else(bad)?;
+            names
+                .iter()
+                .map(|name| name.into_string().ok_or_else(bad))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some)
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use crate::capture::Reject;
 use crate::group::{GradeSettings, QueryRow, Status};
 use crate::labels::LabelIndex;
 use crate::metrics::Metric;
+use crate::permissions::LeakSummary;
 use crate::stage_loss::StageLoss;
 use crate::stale::StaleLabels;
 
@@ -104,7 +105,8 @@ impl<'a> PerQueryWriter<'a> {
             "latency_ms",
             "context_tokens",
         ];
-        let header = header(&leading, &settings.ks, [missing_column(&settings.ks)]);
+        let trailing = [missing_column(&settings.ks), "unauthorized".to_string()];
+        let header = header(&leading, &settings.ks, trailing);
         wtr.write_record(&header)?;
         Ok(PerQueryWriter {
             wtr,
@@ -147,6 +149,7 @@ impl<'a> PerQueryWriter<'a> {
                 self.missed.push_str(labels.doc_id(doc));
             }
             wtr.write_field(&self.missed)?;
+            wtr.write_field(number(cell, row.unauthorized))?;
             wtr.write_record(None::<&[u8]>)?;
         }
         Ok(())
@@ -188,6 +191,7 @@ pub fn write_aggregates(
         "latency_p95_ms",
         "latency_p99_ms",
         "context_tokens_mean",
+        "leaks",
     ];
     let header = header(&leading, &settings.ks, trailing.map(String::from));
     wtr.write_record(&header)?;
@@ -220,6 +224,7 @@ pub fn write_aggregates(
                 wtr.write_field(number(&mut cell, agg.latency_percentile(p)))?;
             }
             wtr.write_field(number(&mut cell, agg.context_tokens_mean()))?;
+            wtr.write_field(number(&mut cell, Some(agg.leaks as f64)))?;
             wtr.write_record(None::<&[u8]>)?;
         }
     }
@@ -496,6 +501,8 @@ pub struct Summary {
     pub overall: Vec<OverallSummary>,
     /// Labeled documents no capture of their query returned.
     pub stale_labels: StaleLabels,
+    /// The first results outside their user's allowed collections.
+    pub leaks: Vec<LeakSummary>,
     /// Wall-clock seconds from start to the last output.
     pub elapsed_seconds: f64,
     /// Speed of the whole run.
@@ -585,6 +592,10 @@ pub struct Counts {
     pub graded_records: u64,
     /// Records set aside by `--repeats first|last`.
     pub superseded_records: u64,
+    /// Valid records of graded stages that named no allowed collections.
+    pub records_without_permissions: u64,
+    /// Results outside their user's allowed collections.
+    pub leaked_results: u64,
 }
 
 /// The overall row of one (run, stage) in summary.json.

@@ -251,6 +251,7 @@ impl Ranker {
             records: self.lines.len() as u32,
             latency_ms: None,
             context_tokens: None,
+            unauthorized: 0,
             found: start..out.found.len() as u32,
         };
         out.captures.push((pair, query, capture));

@@ -892,6 +892,9 @@ fn per_query_table(rows: &[QueryRow]) -> Vec<Vec<Cell>> {
             ];
             cells.extend(row.metrics.iter().map(|&m| Cell::Number(m)));
             cells.push(text(&row.missing_at));
+            // No generated record carries permission data: every graded
+            // ranking has 0 unauthorized results.
+            cells.push(Cell::Number(row.n_results.map(|_| 0.0)));
             cells
         })
         .collect()
@@ -934,6 +937,7 @@ fn aggregate_row(
     cells.push(Cell::Number(mean(
         rows.iter().filter_map(|r| r.context_tokens),
     )));
+    cells.push(count(0));
     cells
 }
 

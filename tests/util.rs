@@ -406,11 +406,12 @@ pub const AGGREGATES_LEADING: [&str; 9] = [
 ];
 
 /// The columns of aggregates.csv after the metric columns (SPEC §5).
-pub const AGGREGATES_TRAILING: [&str; 4] = [
+pub const AGGREGATES_TRAILING: [&str; 5] = [
     "latency_p50_ms",
     "latency_p95_ms",
     "latency_p99_ms",
     "context_tokens_mean",
+    "leaks",
 ];
 
 /// The metric names, in column order per cutoff (SPEC §5).
@@ -424,11 +425,13 @@ pub fn metric_columns(ks: &[usize]) -> Vec<String> {
 }
 
 /// per_query.csv's header for cutoffs `ks`, its missing-evidence column
-/// named `missing_at_{missing_at}` (the caller says which cutoff that is).
+/// named `missing_at_{missing_at}` (the caller says which cutoff that is),
+/// then `unauthorized`.
 pub fn per_query_header(ks: &[usize], missing_at: usize) -> Vec<String> {
     let mut header: Vec<String> = PER_QUERY_LEADING.map(String::from).to_vec();
     header.extend(metric_columns(ks));
     header.push(format!("missing_at_{missing_at}"));
+    header.push("unauthorized".to_string());
     header
 }
 

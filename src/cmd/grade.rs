@@ -19,14 +19,16 @@ use crate::capture::{BlockOutcome, BlockWorker, JudgeConfig, LineCounts, Reject}
 use crate::cli::{GradeArgs, ProgressWhen};
 use crate::group::{GradeSettings, Grouped, Grouper, Status};
 use crate::labels::LabelIndex;
+use crate::permissions::{DocCollections, Leak, LeakSummary, LEAKS_LISTED};
 use crate::read::{self, ChannelSink, Chunk, InlineSink, Input, InputStats};
 use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
 use crate::report::{self, Counts, PairAggregates, PerQueryWriter};
 use crate::stage_loss::{self, StageLoss};
 use crate::stale::{self, StaleLabels};
 
-/// Exit status when rejects exceed `--max-rejects` (SPEC §2).
-const EXIT_REJECTS: u8 = 1;
+/// Exit status when rejects exceed `--max-rejects` (SPEC §2) or leaks
+/// exceed `--max-leaks` (SPEC §8).
+const EXIT_CHECK_FAILED: u8 = 1;
 
 /// Grade the logs named in `args`; `command` is the command line as typed,
 /// for summary.json.
@@ -58,6 +60,11 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     if let Some(corpus) = &args.corpus {
         check_corpus(&labels, corpus, args.out.as_deref())?;
     }
+    let doc_collections = args
+        .doc_collections
+        .as_deref()
+        .map(DocCollections::load)
+        .transpose()?;
     let inputs = read::discover(&args.logs)?;
     let fields = LogFields::from_args(&args.fields);
     let config = JudgeConfig {
@@ -65,6 +72,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         fields: &fields,
         stages: &args.stages,
         duplicates: args.duplicate_docs,
+        doc_collections: doc_collections.as_ref(),
     };
     let settings = GradeSettings {
         ks,
@@ -76,6 +84,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let Streamed {
         mut grouper,
         mut rejects,
+        mut leaks,
         per_input,
         stats,
     } = stream(&inputs, args, &config, &pool, &progress)?;
@@ -117,8 +126,13 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         repeats: graded.repeats,
         graded_records: graded.graded_records,
         superseded_records,
+        records_without_permissions: lines.without_permissions,
+        leaked_results: lines.leaked_results,
     };
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
+    // Blocks finish in any order: the first leaks are the first in input order.
+    leaks.sort_by_key(|leak| leak.origin);
+    leaks.truncate(LEAKS_LISTED);
     let pairs = graded.aggregates;
     if let Some(dir) = &args.out {
         report::write_aggregates(dir, &labels, &settings, &pairs)?;
@@ -129,6 +143,16 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             started,
             inputs: input_summaries(&input_names, &stats, &per_input),
             stale_labels: stale_labels.clone(),
+            leaks: leaks
+                .iter()
+                .map(|leak| LeakSummary {
+                    query_id: leak.query_id.clone(),
+                    doc_id: leak.doc_id.clone(),
+                    collection: leak.collection.clone(),
+                    file: input_names[leak.origin.input as usize].clone(),
+                    line: leak.origin.line,
+                })
+                .collect(),
         };
         report::write_summary(
             dir,
@@ -171,6 +195,21 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             counts.events
         );
     }
+    let too_many_leaks = counts.leaked_results > args.max_leaks;
+    if let Some(first) = leaks.first().filter(|_| too_many_leaks) {
+        eprintln!(
+            "rgrade: {} result{} outside the user's allowed collections exceed --max-leaks {}; \
+             the first is {}:{}: query {} got {} from collection {}",
+            counts.leaked_results,
+            if counts.leaked_results == 1 { "" } else { "s" },
+            args.max_leaks,
+            input_names[first.origin.input as usize],
+            first.origin.line,
+            first.query_id,
+            first.doc_id,
+            first.collection
+        );
+    }
     if counts.rejected > args.max_rejects {
         let first = &rejects[0];
         let listed = match &args.out {
@@ -187,7 +226,10 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             first.reason,
             first.detail
         );
-        return Ok(ExitCode::from(EXIT_REJECTS));
+        return Ok(ExitCode::from(EXIT_CHECK_FAILED));
+    }
+    if too_many_leaks {
+        return Ok(ExitCode::from(EXIT_CHECK_FAILED));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -214,6 +256,13 @@ fn print_table(
                     out,
                     "note: {} rejected, {} unlabeled events",
                     counts.rejected, counts.unlabeled_events
+                )?;
+            }
+            if counts.leaked_results > 0 {
+                writeln!(
+                    out,
+                    "leaks: {} results outside the user's allowed collections (summary.json lists the first)",
+                    counts.leaked_results
                 )?;
             }
             Ok(())
@@ -309,6 +358,8 @@ fn progress_bar(when: ProgressWhen, inputs: &[Input]) -> ProgressBar {
 struct Streamed {
     grouper: Grouper,
     rejects: Vec<Reject>,
+    /// The first leaks of every block.
+    leaks: Vec<Leak>,
     /// Line counts of each input.
     per_input: Vec<LineCounts>,
     stats: Vec<InputStats>,
@@ -318,6 +369,7 @@ struct Streamed {
 struct Merged {
     grouper: Grouper,
     rejects: Vec<Reject>,
+    leaks: Vec<Leak>,
     per_input: Vec<LineCounts>,
 }
 
@@ -326,6 +378,7 @@ impl Merged {
         Merged {
             grouper: Grouper::new(args.repeats, config.labels.queries().len()),
             rejects: Vec::new(),
+            leaks: Vec::new(),
             per_input: vec![LineCounts::default(); n_inputs],
         }
     }
@@ -334,12 +387,14 @@ impl Merged {
         self.grouper.merge(&mut outcome);
         self.per_input[outcome.input as usize] += outcome.counts;
         self.rejects.append(&mut outcome.rejects);
+        self.leaks.append(&mut outcome.leaks);
     }
 
     fn into_streamed(self, stats: Vec<InputStats>) -> Streamed {
         Streamed {
             grouper: self.grouper,
             rejects: self.rejects,
+            leaks: self.leaks,
             per_input: self.per_input,
             stats,
         }
@@ -529,6 +584,7 @@ struct RunFacts {
     started: Instant,
     inputs: Vec<report::InputSummary>,
     stale_labels: StaleLabels,
+    leaks: Vec<LeakSummary>,
 }
 
 fn summary(
@@ -573,6 +629,7 @@ fn summary(
             })
             .collect(),
         stale_labels: facts.stale_labels,
+        leaks: facts.leaks,
         elapsed_seconds: elapsed,
         throughput: report::Throughput {
             mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),
