@@ -2,6 +2,7 @@
 //! whole grade path) for one subcommand or concern.
 mod prop_grade;
 mod test_compare;
+mod test_diagnostics;
 mod test_gen;
 mod test_grade;
 mod test_samples;
