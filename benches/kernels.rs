@@ -66,6 +66,7 @@ fn judge_block(c: &mut Criterion) {
         fields: &fields,
         stages: &[],
         duplicates: DuplicateDocs::Reject,
+        doc_collections: None,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,

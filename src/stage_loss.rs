@@ -1,8 +1,11 @@
 //! Diagnostics, stage loss (SPEC §8): where evidence disappears between
-//! the stages of a pipeline. For every run and every pair of consecutive
-//! stages of `--stage-order` that the run graded, each query's relevant
-//! documents found anywhere in the first stage's results are checked
-//! against the next stage's results; those missing there were lost.
+//! the stages of a pipeline. For every (run, query) and every pair of
+//! consecutive stages of `--stage-order` that graded it, the query's
+//! relevant documents found anywhere in the first stage's results are
+//! checked against the next stage's results; those missing there were
+//! lost.
+
+use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 use rayon::prelude::*;
@@ -52,7 +55,8 @@ pub struct Transition {
     pub from: Box<str>,
     /// The later stage.
     pub to: Box<str>,
-    /// Every query both stages graded (status ok), in query order.
+    /// Every query with relevant documents for which these two stages
+    /// were consecutive among its graded stages, in query order.
     pub queries: Vec<QueryLoss>,
     /// Overall, per task, per language, per task × language, as in
     /// aggregates.csv.
@@ -68,9 +72,9 @@ pub struct StageLoss {
     pub unseen_stages: Vec<String>,
 }
 
-/// Measure what each run lost between consecutive stages of `order`
-/// (stages a run lacks are skipped, so `retrieve,rerank,final` compares
-/// `retrieve` with `final` for a run without `rerank`).
+/// Measure what each run lost between consecutive stages of `order`. Each
+/// (run, query) steps through the stages of `order` that graded it, so a
+/// query (or a run) without `rerank` is checked from `retrieve` to `final`.
 pub fn measure(
     grouped: &Grouped,
     labels: &LabelIndex,
@@ -85,23 +89,26 @@ pub fn measure(
             .iter()
             .find(|p| &*p.run == run && &*p.stage == stage)
     };
+    let n_queries = labels.queries().len() as QueryIdx;
     let mut transitions = Vec::new();
     for run in runs {
         let stages: Vec<&PairSlots> = order.iter().filter_map(|s| pair(run, s)).collect();
-        for step in stages.windows(2) {
-            let (from, to) = (step[0], step[1]);
-            let queries: Vec<QueryLoss> = (0..from.n_queries() as QueryIdx)
-                .into_par_iter()
-                .filter_map(|query| query_loss(grouped, labels, settings, query, from, to))
-                .collect();
-            transitions.push(Transition {
-                run: run.into(),
-                from: from.stage.clone(),
-                to: to.stage.clone(),
-                totals: totals(labels, &queries),
-                queries,
-            });
+        let losses: Vec<(usize, usize, QueryLoss)> = (0..n_queries)
+            .into_par_iter()
+            .flat_map_iter(|query| query_losses(grouped, labels, settings, query, &stages))
+            .collect();
+        // Collected in query order; bucketed in stage order.
+        let mut steps: BTreeMap<(usize, usize), Vec<QueryLoss>> = BTreeMap::new();
+        for (from, to, loss) in losses {
+            steps.entry((from, to)).or_default().push(loss);
         }
+        transitions.extend(steps.into_iter().map(|((from, to), queries)| Transition {
+            run: run.into(),
+            from: stages[from].stage.clone(),
+            to: stages[to].stage.clone(),
+            totals: totals(labels, &queries),
+            queries,
+        }));
     }
     let unseen_stages = order
         .iter()
@@ -114,18 +121,17 @@ pub fn measure(
     }
 }
 
-/// The loss of one query, if both stages graded it and it has relevant
-/// documents.
-fn query_loss(
+/// What one query with relevant documents lost between each pair of its
+/// consecutive graded stages (indices into `stages`).
+fn query_losses(
     grouped: &Grouped,
     labels: &LabelIndex,
     settings: &GradeSettings,
     query: QueryIdx,
-    from: &PairSlots,
-    to: &PairSlots,
-) -> Option<QueryLoss> {
+    stages: &[&PairSlots],
+) -> Vec<(usize, usize, QueryLoss)> {
     if labels.queries()[query as usize].n_relevant == 0 {
-        return None;
+        return Vec::new();
     }
     // Relevant documents found at any depth of any graded capture.
     let relevant_in = |pair: &PairSlots| -> Option<Vec<u32>> {
@@ -144,19 +150,29 @@ fn query_loss(
         found.dedup();
         graded.then_some(found)
     };
-    let before = relevant_in(from)?;
-    let after = relevant_in(to)?;
-    let mut lost: Vec<u32> = before
+    let graded: Vec<(usize, Vec<u32>)> = stages
         .iter()
-        .copied()
-        .filter(|doc| after.binary_search(doc).is_err())
+        .enumerate()
+        .filter_map(|(i, pair)| relevant_in(pair).map(|found| (i, found)))
         .collect();
-    lost.sort_by(|&a, &b| labels.doc_id(a).cmp(labels.doc_id(b)));
-    Some(QueryLoss {
-        query,
-        relevant_found: before.len() as u32,
-        lost,
-    })
+    graded
+        .windows(2)
+        .map(|step| {
+            let ((from, before), (to, after)) = (&step[0], &step[1]);
+            let mut lost: Vec<u32> = before
+                .iter()
+                .copied()
+                .filter(|doc| after.binary_search(doc).is_err())
+                .collect();
+            lost.sort_by(|&a, &b| labels.doc_id(a).cmp(labels.doc_id(b)));
+            let loss = QueryLoss {
+                query,
+                relevant_found: before.len() as u32,
+                lost,
+            };
+            (*from, *to, loss)
+        })
+        .collect()
 }
 
 /// Sums over the grouping sets, in the order of aggregates.csv.

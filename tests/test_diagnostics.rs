@@ -233,10 +233,10 @@ const HAND_BETA_GAMMA: &[&str] = &[
 /// alpha retrieve→rerank: qa found {a1, a2} (a3 has grade 0), rerank
 /// drops a2; qb found {b9, b2}, both kept; qd found nothing (a row of
 /// zeros: d1 only appears later); qe found {e1, e2}, rerank drops e2;
-/// qc is a no-answer query and qf has no rerank capture: no rows.
+/// qc is a no-answer query: no rows.
 /// alpha rerank→final: qa {a1} kept; qb {b2, b9} loses b9; qd {d1} kept;
-/// qe {e1} kept; qf still has no rerank capture (no fallback to
-/// retrieve→final per query: a row needs both stages graded).
+/// qe {e1} kept. qf has no rerank capture, so it steps from retrieve
+/// straight to final, which loses f1.
 /// beta (no rerank) retrieve→final: qa kept both; qb loses all three,
 /// listed in byte order `b10|b2|b9`; qd's final capture is invalid and qe
 /// has none: no rows; qf's empty final ranking loses f1.
@@ -278,6 +278,7 @@ fn hand_computed_three_stages_two_runs() {
         "alpha,qb,faq,de,retrieve,rerank,2,0,",
         "alpha,qd,howto,en,retrieve,rerank,0,0,",
         "alpha,qe,howto,(none),retrieve,rerank,2,1,e2",
+        "alpha,qf,howto,de,retrieve,final,1,1,f1",
         "alpha,qa,faq,en,rerank,final,1,0,",
         "alpha,qb,faq,de,rerank,final,2,1,b9",
         "alpha,qd,howto,en,rerank,final,1,0,",
@@ -308,6 +309,10 @@ fn hand_computed_three_stages_two_runs() {
         totals_row(a, "faq", "en", rt, rr, 2, 1),
         totals_row(a, "howto", "(none)", rt, rr, 2, 1),
         totals_row(a, "howto", "en", rt, rr, 0, 0),
+        totals_row(a, "*", "*", rt, fi, 1, 1),
+        totals_row(a, "howto", "*", rt, fi, 1, 1),
+        totals_row(a, "*", "de", rt, fi, 1, 1),
+        totals_row(a, "howto", "de", rt, fi, 1, 1),
         totals_row(a, "*", "*", rr, fi, 5, 1),
         totals_row(a, "faq", "*", rr, fi, 3, 1),
         totals_row(a, "howto", "*", rr, fi, 2, 0),
@@ -334,8 +339,8 @@ fn hand_computed_three_stages_two_runs() {
     assert_eq!(totals.rows[1][7], "0.25");
     assert_eq!(totals.rows[4][7], "0");
     assert_eq!(totals.rows[9][7], "");
-    assert_eq!(totals.rows[20][7], "0.6666666666666666");
-    assert_eq!(totals.rows[23][7], "1");
+    assert_eq!(totals.rows[24][7], "0.6666666666666666");
+    assert_eq!(totals.rows[27][7], "1");
 
     // stdout: overall and per-task rows per run and transition, rates to
     // three decimals; no row for the no-answer task `chat`.
@@ -343,6 +348,8 @@ fn hand_computed_three_stages_two_runs() {
         "alpha retrieve -> rerank all 6 2 0.333",
         "alpha retrieve -> rerank task=faq 4 1 0.250",
         "alpha retrieve -> rerank task=howto 2 1 0.500",
+        "alpha retrieve -> final all 1 1 1.000",
+        "alpha retrieve -> final task=howto 1 1 1.000",
         "alpha rerank -> final all 5 1 0.200",
         "alpha rerank -> final task=faq 3 1 0.333",
         "alpha rerank -> final task=howto 2 0 0.000",
@@ -1193,26 +1200,26 @@ fn check_case(case: &PropCase) -> Result<Table, TestCaseError> {
 
     // Exactly the expected rows: consecutive stages the run has (stages
     // it lacks skipped), queries with relevant documents captured at both.
+    // Each (run, query) with relevant documents steps through the stages
+    // that graded it: a stage it lacks is skipped.
     let mut want_seen = BTreeSet::new();
     for (r, run) in PROP_RUNS.iter().enumerate() {
-        let stages: Vec<usize> = (0..case.stages)
-            .filter(|&s| case.logs[r][s].is_some())
-            .collect();
-        for pair in stages.windows(2) {
-            let (from, to) = (PROP_STAGES[pair[0]], PROP_STAGES[pair[1]]);
-            for (q, query) in PROP_QUERIES.iter().enumerate() {
-                let relevant = case.labels[q].grades.values().any(|g| *g >= 1);
-                if relevant
-                    && case.ranking(run, from, query).is_some()
-                    && case.ranking(run, to, query).is_some()
-                {
-                    want_seen.insert((
-                        run.to_string(),
-                        from.to_string(),
-                        to.to_string(),
-                        query.to_string(),
-                    ));
-                }
+        for (q, query) in PROP_QUERIES.iter().enumerate() {
+            if !case.labels[q].grades.values().any(|g| *g >= 1) {
+                continue;
+            }
+            let stages: Vec<&str> = (0..case.stages)
+                .filter(|&s| case.logs[r][s].is_some())
+                .map(|s| PROP_STAGES[s])
+                .filter(|stage| case.ranking(run, stage, query).is_some())
+                .collect();
+            for pair in stages.windows(2) {
+                want_seen.insert((
+                    run.to_string(),
+                    pair[0].to_string(),
+                    pair[1].to_string(),
+                    query.to_string(),
+                ));
             }
         }
     }
@@ -1228,6 +1235,7 @@ fn check_case(case: &PropCase) -> Result<Table, TestCaseError> {
             (
                 r["run"].clone(),
                 stage_rank(&r["from_stage"]),
+                stage_rank(&r["to_stage"]),
                 r["query_id"].clone(),
             )
         })
@@ -1305,8 +1313,8 @@ fn two_stage_inputs(wd: &Workdir) {
     );
 }
 
-/// One stage, or a stage named twice: exit 2 before grading, a message
-/// naming --stage-order, no output directory.
+/// One stage, a stage named twice or an empty name: exit 2 before
+/// grading, a message naming --stage-order, no output directory.
 #[test]
 fn stage_order_needs_two_distinct_stages() {
     let wd = Workdir::new("stage_loss_refusals");
@@ -1323,6 +1331,17 @@ fn stage_order_needs_two_distinct_stages() {
             "final,final",
             "twice_b",
             vec!["--stage-order", "final", "twice"],
+        ),
+        // Spaces around a name are dropped, so this is final twice.
+        (
+            "final, final",
+            "twice_c",
+            vec!["--stage-order", "final", "twice"],
+        ),
+        (
+            "retrieve,,final",
+            "empty",
+            vec!["--stage-order", "empty stage name"],
         ),
     ] {
         let run = grade(

@@ -95,7 +95,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let superseded_records = grouped.superseded_records;
     let stale_labels = stale::measure(&grouped, &labels);
     let stage_loss = (!stage_order.is_empty())
-        .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, stage_order)));
+        .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, &stage_order)));
     let graded = pool.install(|| grade_pairs(grouped, &labels, &settings, args.out.as_deref()))?;
     rejects.extend(graded.rejects);
     rejects.sort_by(|a, b| {
@@ -310,9 +310,20 @@ fn check_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&Path>) -> Resul
     )
 }
 
-/// `--stage-order`: empty, or at least two distinct stages.
-fn stage_order(args: &GradeArgs) -> Result<&[String]> {
-    let order = &args.stage_order;
+/// `--stage-order`: empty, or at least two distinct, non-empty stages
+/// (spaces around a name are dropped).
+fn stage_order(args: &GradeArgs) -> Result<Vec<String>> {
+    let order: Vec<String> = args
+        .stage_order
+        .iter()
+        .map(|s| s.trim().to_string())
+        .collect();
+    if order.iter().any(String::is_empty) {
+        bail!(
+            "--stage-order has an empty stage name: {:?}",
+            args.stage_order.join(",")
+        );
+    }
     if order.len() == 1 {
         bail!("--stage-order needs at least two stages, in pipeline order (retrieve,rerank,final)");
     }
