@@ -5,5 +5,6 @@ mod test_compare;
 mod test_diagnostics;
 mod test_gen;
 mod test_grade;
+mod test_permissions;
 mod test_samples;
 mod util;
