@@ -140,6 +140,9 @@ pub struct BlockOutcome {
     pub rejects: Vec<Reject>,
     /// The block's first leaks, in input order (at most [`LEAKS_LISTED`]).
     pub leaks: Vec<Leak>,
+    /// Judged documents returned outside the user's allowed collections:
+    /// never graded, but returned (for the stale-label check).
+    pub withheld: Vec<u32>,
     /// Line counts.
     pub counts: LineCounts,
 }
@@ -161,7 +164,8 @@ impl BlockOutcome {
         self.rejects.push(Reject::new(origin, invalid, line));
     }
 
-    /// Count a valid record's permission data and keep its first leaks.
+    /// Count a valid record's permission data and keep its first leaks
+    /// (a record rejected while judging showed the user nothing).
     fn count_permissions(
         &mut self,
         event: &Event,
@@ -229,11 +233,13 @@ pub struct RankingJudge {
 impl RankingJudge {
     /// Judge the ranking `docs` of `query`: append its judged documents, by
     /// rank, to `found` and return what survives of it. Results `outside`
-    /// the user's allowed collections keep their rank but are never judged.
+    /// the user's allowed collections keep their rank but are never
+    /// graded: judged ones go to `withheld` instead.
     ///
     /// # Errors
     /// `duplicate_doc` when a doc id repeats and `duplicates` is `Reject`;
-    /// `found` is then unchanged.
+    /// `found` and `withheld` are then unchanged.
+    #[allow(clippy::too_many_arguments)]
     pub fn judge<S: AsRef<str>>(
         &mut self,
         labels: &LabelIndex,
@@ -242,6 +248,7 @@ impl RankingJudge {
         outside: &[Outside],
         duplicates: DuplicateDocs,
         found: &mut Vec<Found>,
+        withheld: &mut Vec<u32>,
     ) -> Result<Judged, Invalid> {
         self.hashes.clear();
         self.hashes
@@ -257,12 +264,13 @@ impl RankingJudge {
                 continue;
             }
             rank += 1;
-            if is_outside {
-                unauthorized += 1;
-            } else if let Some(doc) =
-                labels.find_doc(query, doc.as_ref().as_bytes(), self.hashes[i])
-            {
-                found.push(Found { rank, doc });
+            unauthorized += u32::from(is_outside);
+            if let Some(doc) = labels.find_doc(query, doc.as_ref().as_bytes(), self.hashes[i]) {
+                if is_outside {
+                    withheld.push(doc);
+                } else {
+                    found.push(Found { rank, doc });
+                }
             }
         }
         Ok(Judged {
@@ -439,12 +447,10 @@ impl<'a> BlockWorker<'a> {
             let (event, docs, outside) =
                 parsed.inspect_err(|_| out.rejected_keys.extend(labeled))?;
             out.counts.events += 1;
-            if wanted {
-                out.count_permissions(&event, &docs, &outside, &key.query_id, origin);
-            }
             let Some((pair, query)) = labeled else {
                 if wanted {
                     out.counts.unlabeled += 1;
+                    out.count_permissions(&event, &docs, &outside, &key.query_id, origin);
                 } else {
                     out.counts.other_stage += 1;
                 }
@@ -457,8 +463,10 @@ impl<'a> BlockWorker<'a> {
                 &outside,
                 config.duplicates,
                 &mut out.found,
+                &mut out.withheld,
             );
             let judged = judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
+            out.count_permissions(&event, &docs, &outside, &key.query_id, origin);
             out.captures.push((
                 pair,
                 query,
@@ -488,6 +496,8 @@ impl<'a> BlockWorker<'a> {
             out.counts.other_stage += 1;
             return Ok(());
         }
+        // A TREC run carries no permission data.
+        out.counts.without_permissions += 1;
         let pair = out.pair(parsed.run, DEFAULT_STAGE);
         match self.last_query.find(self.config.labels, parsed.query_id) {
             None => out.counts.unlabeled += 1,
@@ -669,7 +679,7 @@ mod tests {
         let docs = ["x", "a", "x", "b"];
         let mut found = Vec::new();
         let err = judge
-            .judge(&labels, q1, &docs, &[], DuplicateDocs::Reject, &mut found)
+            .judge(&labels, q1, &docs, &[], DuplicateDocs::Reject, &mut found, &mut Vec::new())
             .unwrap_err();
         assert!(found.is_empty(), "a rejected ranking adds nothing");
         assert_eq!(err.reason, RejectReason::DuplicateDoc);
@@ -679,7 +689,7 @@ mod tests {
             err.detail
         );
         let judged = judge
-            .judge(&labels, q1, &docs, &[], DuplicateDocs::Dedupe, &mut found)
+            .judge(&labels, q1, &docs, &[], DuplicateDocs::Dedupe, &mut found, &mut Vec::new())
             .unwrap();
         assert_eq!(judged.found, 0..2);
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
@@ -697,7 +707,7 @@ mod tests {
             position,
             collection: "hr".into(),
         });
-        let mut found = Vec::new();
+        let (mut found, mut withheld) = (Vec::new(), Vec::new());
         let judged = judge
             .judge(
                 &labels,
@@ -706,6 +716,7 @@ mod tests {
                 &outside,
                 DuplicateDocs::Dedupe,
                 &mut found,
+                &mut withheld,
             )
             .unwrap();
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
@@ -713,5 +724,8 @@ mod tests {
             (judged.n_results, judged.unauthorized, ranks),
             (3, 2, vec![3])
         );
+        // a was returned, though withheld from grading.
+        let a = labels.find_doc(q1, b"a", id_hash(b"a")).unwrap();
+        assert_eq!(withheld, [a]);
     }
 }

@@ -139,9 +139,11 @@ impl PairSlots {
         self.slots.len()
     }
 
-    /// Whether `query` has a valid capture in this (run, stage).
+    /// Whether `query` has a valid capture in this (run, stage), graded or
+    /// not (superseded, or rejected as a repeat).
     pub fn captured(&self, query: QueryIdx) -> bool {
-        self.slots[query as usize].kept > 0
+        let slot = &self.slots[query as usize];
+        slot.kept + slot.superseded > 0
     }
 
     /// The judged documents of each graded capture of `query` (none when
@@ -230,12 +232,6 @@ impl CaptureStore {
         &self.found[capture.found.start as usize..capture.found.end as usize]
     }
 
-    /// The judged documents of every capture ever kept, superseded ones
-    /// included: everything the logs showed of the labeled documents.
-    pub fn all_found(&self) -> &[Found] {
-        &self.found
-    }
-
     /// The captures of the list starting at `head`.
     fn list(&self, head: u32) -> impl Iterator<Item = &Capture> {
         std::iter::successors((head != NO_CAPTURE).then_some(head), |&i| {
@@ -293,6 +289,7 @@ pub struct Grouper {
     store: CaptureStore,
     trec: TrecRuns,
     superseded_records: u64,
+    seen_docs: Vec<bool>,
 }
 
 /// Everything gathered, ready to grade.
@@ -304,20 +301,25 @@ pub struct Grouped {
     pub store: CaptureStore,
     /// Input records set aside under `--repeats first|last`.
     pub superseded_records: u64,
+    /// For each judged document of the labels, whether a valid capture of
+    /// its query returned it (superseded, repeated or withheld from the
+    /// user as unauthorized, it was still returned).
+    pub seen_docs: Vec<bool>,
 }
 
 impl Grouper {
-    /// An empty grouper for `n_queries` labeled queries.
-    pub fn new(policy: RepeatPolicy, n_queries: usize) -> Self {
+    /// An empty grouper for the queries of `labels`.
+    pub fn new(policy: RepeatPolicy, labels: &LabelIndex) -> Self {
         Grouper {
             policy,
-            n_queries,
+            n_queries: labels.queries().len(),
             pairs: Vec::new(),
             pair_ids: HashMap::new(),
             slots: Vec::new(),
             store: CaptureStore::default(),
             trec: TrecRuns::default(),
             superseded_records: 0,
+            seen_docs: vec![false; labels.n_judged_docs()],
         }
     }
 
@@ -335,6 +337,9 @@ impl Grouper {
             &outcome.found,
             &mut outcome.rejected_keys,
         );
+        for &doc in &outcome.withheld {
+            self.seen_docs[doc as usize] = true;
+        }
         self.trec.add(std::mem::take(&mut outcome.trec), to_global);
     }
 
@@ -372,6 +377,9 @@ impl Grouper {
     }
 
     fn add(&mut self, pair: u32, query: QueryIdx, capture: Capture, found: &[Found]) {
+        for f in found {
+            self.seen_docs[f.doc as usize] = true;
+        }
         let slot = &mut self.slots[pair as usize][query as usize];
         let kept = self.store.list(slot.head).next();
         let replace = match (self.policy, kept) {
@@ -448,6 +456,7 @@ impl Grouper {
             pairs,
             store: self.store,
             superseded_records: self.superseded_records,
+            seen_docs: self.seen_docs,
         }
     }
 }

@@ -82,7 +82,9 @@ impl DocCollections {
         let name = path.display().to_string();
         let source = Source::open(&Input::File(path.to_path_buf()))
             .with_context(|| format!("{name}: cannot open"))?;
-        let mut reader = csv::Reader::from_reader(source);
+        // Flexible, so that a short row reaches the check below, which
+        // names its line.
+        let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(source);
         let header = reader
             .headers()
             .with_context(|| format!("{name}:1"))?
@@ -138,8 +140,9 @@ fn doc_key(doc: &str) -> u128 {
     xxhash_rust::xxh3::xxh3_128(doc.as_bytes())
 }
 
-/// The results outside `allowed`: each result's own collection, else the
-/// mapped one; a result with neither cannot be checked and is allowed.
+/// The results outside `allowed`, each doc id at its first place only:
+/// each result's own collection, else the mapped one; a result with
+/// neither cannot be checked and is allowed.
 ///
 /// # Errors
 /// A collection that is not a string (from `collections`).
@@ -152,11 +155,14 @@ pub fn outside<'i>(
     let mut found = Vec::new();
     for (position, (collection, doc)) in collections.zip(docs).enumerate() {
         let collection = collection?.or_else(|| mapped.and_then(|m| m.get(doc)));
+        // A doc listed twice was shown once: its first place counts.
         if let Some(collection) = collection.filter(|c| !allowed.contains(c)) {
-            found.push(Outside {
-                position,
-                collection: collection.to_string(),
-            });
+            if !docs[..position].contains(doc) {
+                found.push(Outside {
+                    position,
+                    collection: collection.to_string(),
+                });
+            }
         }
     }
     Ok(found)

@@ -4,8 +4,8 @@
 //! fault of the retriever.
 //!
 //! Two checks. Always: the labeled documents of captured queries that no
-//! capture of their query returned at any depth, from the judged documents
-//! the pipeline already keeps (so it costs nothing per result). With
+//! valid capture of their query returned at any depth, from the judged
+//! documents the pipeline finds anyway (so it costs nothing per result). With
 //! `--corpus FILE`: labeled ids missing from the collection snapshot,
 //! streamed against a table of the labeled ids, so memory follows the
 //! labels, not the corpus.
@@ -43,8 +43,8 @@ pub struct SliceStale {
 /// `stale_labels` in summary.json.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StaleLabels {
-    /// Labeled (query, document) pairs of the queries captured at least
-    /// once, in any run and stage.
+    /// Labeled (query, document) pairs of the queries with at least one
+    /// valid capture, in any run and stage.
     pub labeled: u64,
     /// Of those, the ones no capture of their query returned at any depth.
     pub unseen: u64,
@@ -56,18 +56,19 @@ pub struct StaleLabels {
     pub by_slice: Vec<SliceStale>,
 }
 
-/// Count the labeled documents that no capture of their query returned.
-/// A query no run captured is left out: its labels say nothing about the
-/// collection, only about the logs' coverage.
+/// Count the labeled documents that no valid capture of their query
+/// returned. A query no run captured is left out: its labels say nothing
+/// about the collection, only about the logs' coverage.
 pub fn measure(grouped: &Grouped, labels: &LabelIndex) -> StaleLabels {
-    let mut seen = vec![false; labels.n_judged_docs()];
-    for found in grouped.store.all_found() {
-        seen[found.doc as usize] = true;
-    }
+    let seen = &grouped.seen_docs;
     let mut sets: HashMap<SliceKey, (u64, u64)> = HashMap::new();
     let mut sample: Vec<String> = Vec::new();
     for (query, q) in labels.queries().iter().enumerate() {
         let query = query as QueryIdx;
+        // Every grouping set of the labels gets a row, as in aggregates.csv.
+        for key in slice_keys(q.task, q.language) {
+            sets.entry(key).or_default();
+        }
         if !grouped.pairs.iter().any(|pair| pair.captured(query)) {
             continue;
         }
@@ -121,7 +122,7 @@ pub fn measure(grouped: &Grouped, labels: &LabelIndex) -> StaleLabels {
 /// The labeled ids missing from a collection snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MissingFromCorpus {
-    /// Distinct labeled ids not in the corpus, in label order.
+    /// Distinct labeled ids not in the corpus, in byte order.
     pub ids: Vec<String>,
     /// Distinct labeled ids checked.
     pub labeled: usize,
@@ -168,13 +169,15 @@ pub fn check_corpus(labels: &LabelIndex, corpus: &Input) -> Result<MissingFromCo
             in_corpus[i as usize] = true;
         }
     }
+    let mut missing: Vec<String> = ids
+        .iter()
+        .zip(&in_corpus)
+        .filter(|(_, &found)| !found)
+        .map(|(id, _)| id.to_string())
+        .collect();
+    missing.sort_unstable();
     Ok(MissingFromCorpus {
         labeled: ids.len(),
-        ids: ids
-            .iter()
-            .zip(&in_corpus)
-            .filter(|(_, &found)| !found)
-            .map(|(id, _)| id.to_string())
-            .collect(),
+        ids: missing,
     })
 }

@@ -49,7 +49,8 @@ const HINT: &str =
                     with the commands of its README)";
 
 /// The stderr line of the sample's first command.
-const SAMPLE_LEAK_MESSAGE: &str = "rgrade: 1 result outside the user's allowed collections exceed \
+const SAMPLE_LEAK_MESSAGE: &str =
+    "rgrade: 1 result outside the user's allowed collections exceeds \
      --max-leaks 0; the first is data-samples/diagnostics/logs.jsonl:15: query q_refund got \
      refund_approvals from collection finance";
 
@@ -728,7 +729,7 @@ fn doc_collections_map_results_that_name_none() {
     for map in ["map.csv", "map.csv.gz"] {
         let run = grade_logs(&wd, &logs, &["--doc-collections", map]);
         run.expect_code(1).expect_stderr(&[
-            "1 result outside the user's allowed collections exceed --max-leaks 0; \
+            "1 result outside the user's allowed collections exceeds --max-leaks 0; \
              the first is logs.jsonl:1: query q1 got a from collection hr",
         ]);
         let per_query = wd.read_csv("out/per_query.csv");
@@ -915,11 +916,9 @@ fn dedupe_counts_unauthorized_after_dedupe() {
     assert_cell(&q2, "rr@1", 1.0);
 }
 
-/// Known bug (see the report): under dedupe, summary.json counts and
-/// lists a repeated unauthorized result once per occurrence, although
-/// per_query.csv counts it once.
+/// Under dedupe, a repeated unauthorized result was shown once: summary.json
+/// counts and lists it once, as per_query.csv does.
 #[test]
-#[ignore = "bug: leaked_results and the leak list count duplicates dropped by --duplicate-docs dedupe"]
 fn dedupe_lists_a_repeated_leak_once() {
     let wd = Workdir::new("perm_dedupe_leaks");
     let run = grade_logs(
@@ -935,10 +934,9 @@ fn dedupe_lists_a_repeated_leak_once() {
     assert_eq!(summary["leaks"].as_array().map(Vec::len), Some(1));
 }
 
-/// Known bug (see the report): a record rejected as `duplicate_doc` is not
-/// a valid record, yet its unauthorized results are counted and listed.
+/// A record rejected as `duplicate_doc` is not a valid record: its
+/// unauthorized results are neither counted nor listed.
 #[test]
-#[ignore = "bug: a duplicate_doc reject still counts its leaks"]
 fn a_rejected_record_has_no_leaks() {
     let wd = Workdir::new("perm_rejected_leaks");
     let run = grade_logs(
@@ -1001,7 +999,7 @@ fn leaks_in_unlabeled_records_are_counted() {
     ];
     let run = grade_logs(&wd, &logs, &["--stage", "final"]);
     run.expect_code(1).expect_stderr(&[
-        "rgrade: 1 result outside the user's allowed collections exceed --max-leaks 0; \
+        "rgrade: 1 result outside the user's allowed collections exceeds --max-leaks 0; \
          the first is logs.jsonl:3: query nobody got secret from collection hr",
     ]);
     let summary = wd.read_json("out/summary.json");
@@ -1070,7 +1068,7 @@ fn max_leaks_boundary() {
     let run = grade_logs(&wd, &with_reject, &["--max-leaks", "2"]);
     run.expect_code(1).expect_stderr(&[
         "3 results outside the user's allowed collections exceed --max-leaks 2",
-        "1 rejected record exceed --max-rejects 0; the first is logs.jsonl:4: invalid_json",
+        "1 rejected record exceeds --max-rejects 0; the first is logs.jsonl:4: invalid_json",
     ]);
 }
 
@@ -1653,14 +1651,19 @@ fn stale_labels_warn_above_one_half() {
     let stale = &wd.read_json("out/summary.json")["stale_labels"];
     assert_eq!(stale["unseen"].as_u64(), Some(4));
     assert_eq!(stale["sample"], json!(["b", "c", "d", "i"]));
-    // Nothing labeled is captured: no fraction to warn about.
+    // Nothing labeled is captured: no fraction to warn about, and every
+    // grouping set of the labels still has its (empty) row.
     let run = grade_stale(&wd, "last", &["--stage", "nothing"]);
     run.expect_code(0);
     assert!(!run.stderr.contains("labeled doc ids"), "{run}");
     let stale = &wd.read_json("out/summary.json")["stale_labels"];
+    let empty = |task: &str, language: &str| json!({"task": task, "language": language, "labeled": 0, "unseen": 0});
     assert_eq!(
         stale,
-        &json!({"labeled": 0, "unseen": 0, "fraction": 0.0, "sample": [], "by_slice": []})
+        &json!({"labeled": 0, "unseen": 0, "fraction": 0.0, "sample": [], "by_slice": [
+            empty("t1", "*"), empty("t2", "*"), empty("*", "de"), empty("*", "en"),
+            empty("t1", "de"), empty("t1", "en"), empty("t2", "en"),
+        ]})
     );
 }
 
@@ -1706,10 +1709,9 @@ fn stale_sample_is_capped_and_distinct() {
     assert_eq!(stale["fraction"].as_f64(), Some(1.0));
 }
 
-/// Known bug (see the report): under `--repeats first` the later,
-/// superseded capture's documents are not counted as seen.
+/// Under `--repeats first` the later, superseded capture's documents were
+/// returned, so they count as seen.
 #[test]
-#[ignore = "bug: --repeats first drops superseded captures from the stale-label check"]
 fn stale_superseded_capture_counts_as_seen_under_first() {
     let wd = Workdir::new("stale_first");
     let run = grade_stale(&wd, "first", &[]);
@@ -1741,12 +1743,11 @@ fn stale_superseded_capture_counts_as_seen_under_first() {
     assert_eq!(stale["unseen"].as_u64(), Some(3), "{stale:#}");
 }
 
-/// Known bug (see the report): under `--repeats error` every capture of a
-/// repeated key is rejected, yet the query counts as captured and its
-/// rejected captures' documents as seen.
+/// Under `--repeats error` every capture of a repeated key is rejected for
+/// the policy, but each was a valid record that returned its documents:
+/// the query counts as captured and what it returned as seen (README).
 #[test]
-#[ignore = "bug: repeated_capture rejects count as captures in the stale-label check"]
-fn stale_rejected_repeated_captures_do_not_count() {
+fn stale_repeated_captures_still_show_what_they_returned() {
     let wd = Workdir::new("stale_repeats_error");
     wd.write("labels.jsonl", STALE_LABELS);
     wd.write(
@@ -1772,15 +1773,15 @@ fn stale_rejected_repeated_captures_do_not_count() {
     );
     run.expect_code(0);
     let stale = &wd.read_json("out/summary.json")["stale_labels"];
-    // Only q2 has a valid capture: c unseen, d seen.
-    assert_eq!(stale["labeled"].as_u64(), Some(2), "{stale:#}");
+    // q1 (a, b) and q2 (c, d) were captured; a, b and d were returned.
+    assert_eq!(stale["labeled"].as_u64(), Some(4), "{stale:#}");
     assert_eq!(stale["unseen"].as_u64(), Some(1), "{stale:#}");
+    assert_eq!(stale["sample"], serde_json::json!(["c"]), "{stale:#}");
 }
 
-/// Known issue (see the report): a document returned only outside the
-/// user's collections was returned, so it is not a stale label.
+/// A document returned only outside the user's collections was returned,
+/// so it is not a stale label.
 #[test]
-#[ignore = "bug: a labeled doc returned only as an unauthorized result counts as unseen"]
 fn stale_an_unauthorized_result_was_seen() {
     let wd = Workdir::new("stale_unauthorized");
     let run = grade_logs(

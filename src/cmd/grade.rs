@@ -198,10 +198,10 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let too_many_leaks = counts.leaked_results > args.max_leaks;
     if let Some(first) = leaks.first().filter(|_| too_many_leaks) {
         eprintln!(
-            "rgrade: {} result{} outside the user's allowed collections exceed --max-leaks {}; \
+            "rgrade: {} outside the user's allowed collections {} --max-leaks {}; \
              the first is {}:{}: query {} got {} from collection {}",
-            counts.leaked_results,
-            if counts.leaked_results == 1 { "" } else { "s" },
+            plural(counts.leaked_results, "result"),
+            if counts.leaked_results == 1 { "exceeds" } else { "exceed" },
             args.max_leaks,
             input_names[first.origin.input as usize],
             first.origin.line,
@@ -217,9 +217,9 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             None => "use -o DIR to list them all in rejects.jsonl".to_string(),
         };
         eprintln!(
-            "rgrade: {} rejected record{} exceed --max-rejects {}; the first is {}:{}: {}: {} ({listed})",
-            counts.rejected,
-            if counts.rejected == 1 { "" } else { "s" },
+            "rgrade: {} {} --max-rejects {}; the first is {}:{}: {}: {} ({listed})",
+            plural(counts.rejected, "rejected record"),
+            if counts.rejected == 1 { "exceeds" } else { "exceed" },
             args.max_rejects,
             input_names[first.origin.input as usize],
             first.origin.line,
@@ -261,8 +261,8 @@ fn print_table(
             if counts.leaked_results > 0 {
                 writeln!(
                     out,
-                    "leaks: {} results outside the user's allowed collections (summary.json lists the first)",
-                    counts.leaked_results
+                    "leaks: {} outside the user's allowed collections (summary.json lists the first)",
+                    plural(counts.leaked_results, "result")
                 )?;
             }
             Ok(())
@@ -271,6 +271,15 @@ fn print_table(
     match written {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
+    }
+}
+
+/// "1 result", "2 results".
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 
@@ -387,7 +396,7 @@ struct Merged {
 impl Merged {
     fn new(args: &GradeArgs, config: &JudgeConfig, n_inputs: usize) -> Self {
         Merged {
-            grouper: Grouper::new(args.repeats, config.labels.queries().len()),
+            grouper: Grouper::new(args.repeats, config.labels),
             rejects: Vec::new(),
             leaks: Vec::new(),
             per_input: vec![LineCounts::default(); n_inputs],
