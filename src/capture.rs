@@ -679,7 +679,15 @@ mod tests {
         let docs = ["x", "a", "x", "b"];
         let mut found = Vec::new();
         let err = judge
-            .judge(&labels, q1, &docs, &[], DuplicateDocs::Reject, &mut found, &mut Vec::new())
+            .judge(
+                &labels,
+                q1,
+                &docs,
+                &[],
+                DuplicateDocs::Reject,
+                &mut found,
+                &mut Vec::new(),
+            )
             .unwrap_err();
         assert!(found.is_empty(), "a rejected ranking adds nothing");
         assert_eq!(err.reason, RejectReason::DuplicateDoc);
@@ -689,7 +697,15 @@ mod tests {
             err.detail
         );
         let judged = judge
-            .judge(&labels, q1, &docs, &[], DuplicateDocs::Dedupe, &mut found, &mut Vec::new())
+            .judge(
+                &labels,
+                q1,
+                &docs,
+                &[],
+                DuplicateDocs::Dedupe,
+                &mut found,
+                &mut Vec::new(),
+            )
             .unwrap();
         assert_eq!(judged.found, 0..2);
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();

@@ -198,10 +198,12 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     let too_many_leaks = counts.leaked_results > args.max_leaks;
     if let Some(first) = leaks.first().filter(|_| too_many_leaks) {
         eprintln!(
-            "rgrade: {} outside the user's allowed collections {} --max-leaks {}; \
-             the first is {}:{}: query {} got {} from collection {}",
-            plural(counts.leaked_results, "result"),
-            if counts.leaked_results == 1 { "exceeds" } else { "exceed" },
+            "rgrade: {} --max-leaks {}; the first is {}:{}: query {} got {} from collection {}",
+            exceed(
+                counts.leaked_results,
+                "result outside the user's allowed collections",
+                "results outside the user's allowed collections"
+            ),
             args.max_leaks,
             input_names[first.origin.input as usize],
             first.origin.line,
@@ -217,9 +219,8 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             None => "use -o DIR to list them all in rejects.jsonl".to_string(),
         };
         eprintln!(
-            "rgrade: {} {} --max-rejects {}; the first is {}:{}: {}: {} ({listed})",
-            plural(counts.rejected, "rejected record"),
-            if counts.rejected == 1 { "exceeds" } else { "exceed" },
+            "rgrade: {} --max-rejects {}; the first is {}:{}: {}: {} ({listed})",
+            exceed(counts.rejected, "rejected record", "rejected records"),
             args.max_rejects,
             input_names[first.origin.input as usize],
             first.origin.line,
@@ -262,7 +263,11 @@ fn print_table(
                 writeln!(
                     out,
                     "leaks: {} outside the user's allowed collections (summary.json lists the first)",
-                    plural(counts.leaked_results, "result")
+                    if counts.leaked_results == 1 {
+                        "1 result".to_string()
+                    } else {
+                        format!("{} results", counts.leaked_results)
+                    }
                 )?;
             }
             Ok(())
@@ -274,12 +279,12 @@ fn print_table(
     }
 }
 
-/// "1 result", "2 results".
-fn plural(n: u64, noun: &str) -> String {
+/// "1 rejected record exceeds", "2 rejected records exceed".
+fn exceed(n: u64, one: &str, many: &str) -> String {
     if n == 1 {
-        format!("1 {noun}")
+        format!("1 {one} exceeds")
     } else {
-        format!("{n} {noun}s")
+        format!("{n} {many} exceed")
     }
 }
 
