@@ -14,6 +14,7 @@ use std::io::BufRead;
 
 use anyhow::{Context, Result};
 use hashbrown::{HashMap, HashTable};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::aggregate::{slice_keys, slice_order, SliceKey};
@@ -61,35 +62,37 @@ pub struct StaleLabels {
 /// about the collection, only about the logs' coverage.
 pub fn measure(grouped: &Grouped, labels: &LabelIndex) -> StaleLabels {
     let seen = &grouped.seen_docs;
+    let captured = |query: QueryIdx| grouped.pairs.iter().any(|pair| pair.captured(query));
+    // (labeled, unseen) per query, on the workers: this runs on every
+    // grade, so it must not add a serial pass over a million queries.
+    let per_query: Vec<(u64, u64)> = (0..labels.queries().len() as QueryIdx)
+        .into_par_iter()
+        .map(|query| {
+            if !captured(query) {
+                return (0, 0);
+            }
+            let docs = labels.judged_docs(query);
+            let unseen = docs.clone().filter(|&doc| !seen[doc as usize]).count();
+            (docs.len() as u64, unseen as u64)
+        })
+        .collect();
+    // Summed per (task, language) cell, then per grouping set: every
+    // grouping set of the labels gets a row, as in aggregates.csv.
+    let mut cells: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
+    for (q, &(labeled, unseen)) in labels.queries().iter().zip(&per_query) {
+        let cell = cells.entry((q.task, q.language)).or_default();
+        cell.0 += labeled;
+        cell.1 += unseen;
+    }
     let mut sets: HashMap<SliceKey, (u64, u64)> = HashMap::new();
-    let mut sample: Vec<String> = Vec::new();
-    for (query, q) in labels.queries().iter().enumerate() {
-        let query = query as QueryIdx;
-        // Every grouping set of the labels gets a row, as in aggregates.csv.
-        for key in slice_keys(q.task, q.language) {
-            sets.entry(key).or_default();
-        }
-        if !grouped.pairs.iter().any(|pair| pair.captured(query)) {
-            continue;
-        }
-        let docs = labels.judged_docs(query);
-        let labeled = docs.len() as u64;
-        let mut unseen_ids: Vec<&str> = docs
-            .filter(|&doc| !seen[doc as usize])
-            .map(|doc| labels.doc_id(doc))
-            .collect();
-        unseen_ids.sort_unstable();
-        for key in slice_keys(q.task, q.language) {
+    for ((task, language), (labeled, unseen)) in cells {
+        for key in slice_keys(task, language) {
             let set = sets.entry(key).or_default();
             set.0 += labeled;
-            set.1 += unseen_ids.len() as u64;
-        }
-        for id in unseen_ids {
-            if sample.len() < SAMPLE && !sample.iter().any(|s| s == id) {
-                sample.push(id.to_string());
-            }
+            set.1 += unseen;
         }
     }
+    let sample = first_unseen(labels, seen, &per_query);
     let (labeled, unseen) = sets.get(&(None, None)).copied().unwrap_or_default();
     let name = |slice: u32| labels.slice_name(slice);
     let mut slices: Vec<(SliceKey, (u64, u64))> = sets
@@ -117,6 +120,30 @@ pub fn measure(grouped: &Grouped, labels: &LabelIndex) -> StaleLabels {
             })
             .collect(),
     }
+}
+
+/// The first [`SAMPLE`] distinct unseen ids, in query order (by id within
+/// a query).
+fn first_unseen(labels: &LabelIndex, seen: &[bool], per_query: &[(u64, u64)]) -> Vec<String> {
+    let mut sample: Vec<String> = Vec::new();
+    let with_unseen = per_query.iter().enumerate().filter(|(_, c)| c.1 > 0);
+    for (query, _) in with_unseen {
+        let mut ids: Vec<&str> = labels
+            .judged_docs(query as QueryIdx)
+            .filter(|&doc| !seen[doc as usize])
+            .map(|doc| labels.doc_id(doc))
+            .collect();
+        ids.sort_unstable();
+        for id in ids {
+            if sample.len() == SAMPLE {
+                return sample;
+            }
+            if !sample.iter().any(|s| s == id) {
+                sample.push(id.to_string());
+            }
+        }
+    }
+    sample
 }
 
 /// The labeled ids missing from a collection snapshot.

@@ -93,7 +93,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     rejects.extend(pool.install(|| grouper.rank_trec_runs(&labels, args.duplicate_docs)));
     let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
-    let stale_labels = stale::measure(&grouped, &labels);
+    let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
     let stage_loss = (!stage_order.is_empty())
         .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, &stage_order)));
     let graded = pool.install(|| grade_pairs(grouped, &labels, &settings, args.out.as_deref()))?;
