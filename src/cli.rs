@@ -162,11 +162,11 @@ pub struct CompareArgs {
     pub metrics: Vec<String>,
 
     /// Sign-flip permutations of the paired randomization test.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = at_least_one)]
     pub permutations: usize,
 
     /// Resamples of the bootstrap interval of the mean delta.
-    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = at_least_one)]
     pub bootstrap: usize,
 
     /// Seed of the permutations and resamples: the same seed gives the same numbers.
@@ -342,6 +342,15 @@ fn parse_meta(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
         _ => Err(format!("expected KEY=VALUE, got '{text}'")),
+    }
+}
+
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "expected a whole number of at least 1, got '{text}'"
+        )),
     }
 }
 

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{assert_cell, assert_same_lines, assert_text, Run, Table, Workdir, CRATE_ROOT};
+use crate::util::{
+    assert_cell, assert_same_lines, assert_text, Run, Table, Workdir, CRATE_ROOT, RUN_TIMEOUT,
+};
 
 /// The comparison sample, relative to the crate root.
 const SAMPLE: &str = "data-samples/compare";
@@ -1056,7 +1058,7 @@ fn mistaken_rules_are_refused() {
         (
             "no-answer only",
             "query = \"q6\"\nmetric = \"recall@3\"\nmin = 0.5",
-            &["in no mean"],
+            &["counts in the means"],
         ),
     ];
     for (name, body, needles) in cases {
@@ -1352,11 +1354,10 @@ fn no_significant_loss_fails_only_on_a_significant_loss() {
     assert_cell(&row, "ci_low", -0.5);
     assert_cell(&row, "ci_high", -0.5);
 
-    // The same loss at alpha 0.00001 (below the smallest p-value 10,000
-    // permutations can give) is not significant: PASS, exit 0.
-    compare(
-        &wd,
-        &[
+    // At alpha 0.00001 no p-value that 10,000 permutations can give is
+    // below alpha: such a rule could never fail, so it is refused.
+    let strict = |extra: &[&str], out: &str| {
+        let mut args = vec![
             "base",
             "cand",
             "--rules",
@@ -1366,12 +1367,142 @@ fn no_significant_loss_fails_only_on_a_significant_loss() {
             "--alpha",
             "0.00001",
             "-o",
-            "strict",
-        ],
-    )
-    .expect_code(0);
+            out,
+        ];
+        args.extend_from_slice(extra);
+        compare(&wd, &args)
+    };
+    strict(&[], "strict").expect_code(2).expect_stderr(&[
+        "rule 'all'",
+        "could never fail",
+        "raise --permutations",
+    ]);
+    // With enough permutations the rule is accepted, but 12 queries cannot
+    // give a p-value below 2^-11 = 0.00049: stderr says the rule cannot
+    // fail, and the gate passes.
+    let run = strict(&["--permutations", "200000"], "strict");
+    run.expect_code(0)
+        .expect_stderr(&["rule 'all': with 12 queries", "cannot fail"]);
     assert_eq!(
         wd.read_json("strict/gate.json")["passed"],
         Value::Bool(true)
     );
+}
+
+// ---------------------------------------------------------------------
+// A gate never passes by accident
+// ---------------------------------------------------------------------
+
+/// A reader that closes stdout before compare writes (`rgrade compare ...
+/// | false`) must not turn a failed gate into success.
+#[test]
+fn a_closed_stdout_pipe_keeps_a_failed_gate() {
+    let wd = Workdir::new("compare_closed_pipe");
+    grade_sample(&wd);
+    let rules = arg(&crate_path("data-samples/compare/rules.toml"));
+    let args = [
+        "compare",
+        "out/baseline",
+        "out/candidate",
+        "--rules",
+        &rules,
+        "-o",
+        "out/compare",
+    ];
+    let mut cmd = wd.command(&args);
+    let mut child = cmd.spawn().expect("rgrade starts");
+    drop(child.stdout.take());
+    let run = Run::wait(&cmd, child, RUN_TIMEOUT);
+    run.expect_code(1);
+    assert_eq!(
+        wd.read_json("out/compare/gate.json")["passed"],
+        Value::Bool(false)
+    );
+}
+
+/// Under `--missing skip` a query the baseline answered and the candidate
+/// never captured is in no mean, but `no_loss` counts it as lost.
+#[test]
+fn no_loss_counts_a_query_the_candidate_stopped_capturing() {
+    let wd = Workdir::new("compare_skip_no_loss");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"], "language": "de"}"#.to_string(),
+            r#"{"query_id": "q2", "relevant": ["b"], "language": "de"}"#.to_string(),
+        ]),
+    );
+    wd.write(
+        "base.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "results": ["a"]}"#.to_string(),
+            r#"{"query_id": "q2", "results": ["b"]}"#.to_string(),
+        ]),
+    );
+    wd.write(
+        "cand.jsonl",
+        text(&[r#"{"query_id": "q1", "results": ["a"]}"#.to_string()]),
+    );
+    for (out, logs) in [("base", "base.jsonl"), ("cand", "cand.jsonl")] {
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "1",
+            "--missing",
+            "skip",
+            "-q",
+            "-o",
+            out,
+            logs,
+        ])
+        .expect_code(0);
+    }
+    wd.write(
+        "rules.toml",
+        "[[rule]]\nname = \"de\"\nlanguage = \"de\"\nmetric = \"recall@1\"\nno_loss = true\n\n\
+         [[rule]]\nname = \"q2 only\"\nquery = \"q2\"\nmetric = \"recall@1\"\nno_loss = true\n",
+    );
+    let run = compare(&wd, &["base", "cand", "--rules", "rules.toml", "-o", "cmp"]);
+    run.expect_code(1);
+    for needle in ["FAIL  de:", "1 query not captured by the candidate: q2"] {
+        assert!(run.stdout.contains(needle), "{needle}\n{run}");
+    }
+    let gate = wd.read_json("cmp/gate.json");
+    for rule in gate["rules"].as_array().expect("rules") {
+        assert_eq!(rule["passed"], Value::Bool(false), "{rule:#}");
+        assert_eq!(rule["value"].as_f64(), Some(1.0), "{rule:#}");
+    }
+}
+
+/// Hand-edited or concatenated outputs: a summary.json without cutoffs,
+/// a query listed twice in a stage, and statistics with nothing to draw.
+#[test]
+fn malformed_outputs_and_empty_statistics_are_refused() {
+    let wd = graded_cases("compare_malformed");
+    let summary = wd.read_text("base/summary.json");
+    let mut parsed: Value = serde_json::from_str(&summary).unwrap();
+    parsed["settings"]["k"] = serde_json::json!([]);
+    fs::create_dir_all(wd.path("nok")).unwrap();
+    fs::copy(wd.path("base/per_query.csv"), wd.path("nok/per_query.csv")).unwrap();
+    wd.write("nok/summary.json", parsed.to_string());
+    expect_refusal(&wd, &["nok", "cand"], &["nok/summary.json", "settings.k"]);
+
+    let per_query = wd.read_text("base/per_query.csv");
+    let first_row = per_query.lines().nth(1).unwrap().to_string();
+    fs::create_dir_all(wd.path("dup")).unwrap();
+    fs::copy(wd.path("base/summary.json"), wd.path("dup/summary.json")).unwrap();
+    wd.write("dup/per_query.csv", format!("{per_query}{first_row}\n"));
+    expect_refusal(
+        &wd,
+        &["dup", "cand"],
+        &["dup/per_query.csv", "has two rows"],
+    );
+
+    for option in ["--permutations", "--bootstrap"] {
+        compare(&wd, &["base", "cand", option, "0"])
+            .expect_code(2)
+            .expect_stderr(&[option, "at least 1"]);
+    }
 }

@@ -12,7 +12,7 @@ use crate::compare::compare_slices;
 use crate::compare::graded::{self, Side};
 use crate::compare::output;
 use crate::compare::paired::{self, Paired, StatSettings};
-use crate::compare::rules::{self, Gate};
+use crate::compare::rules::{self, Gate, RuleContext};
 
 /// Exit status when an acceptance rule fails (SPEC §2).
 const EXIT_RULE_FAILED: u8 = 1;
@@ -50,29 +50,40 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         eprintln!("rgrade: warning: stage {stage} was graded in the {side} only; it is left out");
     }
     let metrics = chosen_metrics(&paired, &args.metrics)?;
-    // Rules are resolved before any statistic: a mistake in them should
-    // not cost a long run.
-    let rules = match &args.rules {
-        Some(path) => rules::load(path, &paired)?,
-        None => Vec::new(),
-    };
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
-    }
-
     let settings = StatSettings {
         permutations: args.permutations,
         bootstrap: args.bootstrap,
         confidence: CONFIDENCE,
         seed: args.seed,
     };
+    let context = RuleContext {
+        compared_metrics: &metrics,
+        settings,
+        alpha: args.alpha,
+    };
+    // Rules are resolved before any statistic: a mistake in them should
+    // not cost a long run.
+    let rules = match &args.rules {
+        Some(path) => rules::load(path, &paired, &context)?,
+        None => Vec::new(),
+    };
+    for warning in rules
+        .iter()
+        .filter_map(|r| r.cannot_fail(&paired, &context))
+    {
+        eprintln!("rgrade: warning: {warning}");
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+    }
+
     let comparisons = compare_slices(&paired, &metrics, &settings);
     let gate = match args.rules {
         Some(_) => {
             let outcomes = rules
                 .iter()
-                .map(|rule| rule.evaluate(&paired, &metrics, &settings, args.alpha))
+                .map(|rule| rule.evaluate(&paired, &context))
                 .collect::<Result<Vec<_>>>()?;
             Some(Gate {
                 passed: outcomes.iter().all(|o| o.passed),
@@ -90,14 +101,20 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         }
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if args.quiet {
-        if let Some(gate) = &gate {
-            output::print_rules(&mut out, gate)?;
+    let printed = match (&gate, args.quiet) {
+        (Some(gate), true) => output::print_rules(&mut out, gate),
+        (None, true) => Ok(()),
+        (gate, false) => {
+            output::print_report(&mut out, args.alpha, &paired, &comparisons, gate.as_ref())
         }
-    } else {
-        output::print_report(&mut out, args.alpha, &paired, &comparisons, gate.as_ref())?;
     }
-    out.flush()?;
+    .and_then(|()| out.flush());
+    // A reader that closed the pipe early must not turn a failed gate
+    // into success: the verdict decides the exit status.
+    match printed {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other?,
+    }
     Ok(match gate {
         Some(gate) if !gate.passed => ExitCode::from(EXIT_RULE_FAILED),
         _ => ExitCode::SUCCESS,

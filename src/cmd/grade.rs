@@ -413,6 +413,12 @@ impl Merged {
         self.per_input[outcome.input as usize] += outcome.counts;
         self.rejects.append(&mut outcome.rejects);
         self.leaks.append(&mut outcome.leaks);
+        // Only the first leaks in input order are listed: keep the list
+        // bounded however many blocks leak.
+        if self.leaks.len() > 2 * LEAKS_LISTED {
+            self.leaks.sort_by_key(|leak| leak.origin);
+            self.leaks.truncate(LEAKS_LISTED);
+        }
     }
 
     fn into_streamed(self, stats: Vec<InputStats>) -> Streamed {

@@ -309,6 +309,13 @@ fn read_facts(summary: &Path) -> Result<GradingFacts> {
             summary.display()
         )
     })?;
+    let ks = &parsed.settings.k;
+    if ks.is_empty() || ks.contains(&0) {
+        bail!(
+            "{}: settings.k must list cutoffs of at least 1",
+            summary.display()
+        );
+    }
     let missing_counts = match parsed.settings.missing.as_str() {
         "fail" => true,
         "skip" => false,

@@ -224,9 +224,13 @@ pub fn print_rules(out: &mut impl Write, gate: &Gate) -> io::Result<()> {
         let verdict = if rule.passed { "PASS" } else { "FAIL" };
         writeln!(out, "  {verdict}  {}: {}", rule.name, rule.detail)?;
     }
+    let rules = match gate.rules.len() {
+        1 => "1 rule".to_string(),
+        n => format!("{n} rules"),
+    };
     match gate.rules.iter().filter(|r| !r.passed).count() {
-        0 => writeln!(out, "gate: PASS ({} rules)", gate.rules.len()),
-        n => writeln!(out, "gate: FAIL ({n} of {} rules failed)", gate.rules.len()),
+        0 => writeln!(out, "gate: PASS ({rules})"),
+        n => writeln!(out, "gate: FAIL ({n} of {rules} failed)"),
     }
 }
 

@@ -237,11 +237,6 @@ impl Paired {
     pub fn metric(&self, name: &str) -> Option<usize> {
         self.metrics.iter().position(|m| m == name)
     }
-
-    /// The stage named `name`, if both runs graded it.
-    pub fn stage(&self, name: &str) -> Option<&StagePairs> {
-        self.stages.iter().find(|s| s.stage == name)
-    }
 }
 
 /// Pair the queries of the two runs by (stage, query_id).
@@ -344,17 +339,28 @@ fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
     Ok(())
 }
 
-fn pair_stage(
+fn pair_stage<'a>(
     stage: &str,
-    baseline: &GradedRun,
+    baseline: &'a GradedRun,
     base_rows: &[usize],
-    candidate: &GradedRun,
+    candidate: &'a GradedRun,
     cand_rows: &[usize],
 ) -> Result<StagePairs> {
-    let cand_by_id: HashMap<&str, usize> = cand_rows
-        .iter()
-        .map(|&row| (&*candidate.queries[row].query_id, row))
-        .collect();
+    let by_id = |run: &'a GradedRun, rows: &[usize]| -> Result<HashMap<&'a str, usize>> {
+        let mut by_id = HashMap::with_capacity(rows.len());
+        for &row in rows {
+            let id = &*run.queries[row].query_id;
+            if by_id.insert(id, row).is_some() {
+                bail!(
+                    "{}: stage {stage}: query {id} has two rows",
+                    run.path.display()
+                );
+            }
+        }
+        Ok(by_id)
+    };
+    by_id(baseline, base_rows)?;
+    let cand_by_id = by_id(candidate, cand_rows)?;
     let mut rows: Vec<(usize, usize)> = Vec::with_capacity(base_rows.len());
     for &b in base_rows {
         let bq = &baseline.queries[b];

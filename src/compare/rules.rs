@@ -9,8 +9,9 @@ use std::path::Path;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::paired::{Paired, StagePairs, StatSettings};
+use super::paired::{Paired, PairedQuery, StagePairs, StatSettings};
 use crate::aggregate::percentile;
+use crate::group::Status;
 use crate::stats::TIE_EPSILON;
 
 /// The rules file: `[[rule]]` tables.
@@ -109,6 +110,33 @@ pub struct Gate {
 /// Losing queries named in a no_loss verdict.
 const LOSERS_SHOWN: usize = 5;
 
+/// What a rule is evaluated with: the metrics compared (the Holm family)
+/// and the statistics' settings.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleContext<'a> {
+    /// The metrics compared, as indices into [`Paired::metrics`].
+    pub compared_metrics: &'a [usize],
+    /// Permutations, resamples and seed.
+    pub settings: StatSettings,
+    /// The significance level of `no_significant_loss`.
+    pub alpha: f64,
+}
+
+impl RuleContext<'_> {
+    /// The Holm family of a rule on `metric`: it and the metrics compared.
+    /// For a grouping set this is the adjustment of comparison.csv.
+    fn family(&self, metric: usize) -> Vec<usize> {
+        std::iter::once(metric)
+            .chain(
+                self.compared_metrics
+                    .iter()
+                    .copied()
+                    .filter(|&m| m != metric),
+            )
+            .collect()
+    }
+}
+
 /// Latency and context measures a rule may name besides metric columns.
 const AGGREGATE_MEASURES: [(&str, Measure); 4] = [
     ("latency_p50_ms", Measure::Latency(50.0)),
@@ -123,7 +151,7 @@ const AGGREGATE_MEASURES: [(&str, Measure); 4] = [
 /// The file cannot be read or is not valid TOML for rules, or a rule names
 /// an unknown metric, stage, query, task or language, selects no query, or
 /// does not say exactly one check.
-pub fn load(path: &Path, paired: &Paired) -> Result<Vec<Rule>> {
+pub fn load(path: &Path, paired: &Paired, context: &RuleContext) -> Result<Vec<Rule>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let file: RulesFile = toml::from_str(&text)
@@ -137,12 +165,13 @@ pub fn load(path: &Path, paired: &Paired) -> Result<Vec<Rule>> {
         .into_iter()
         .map(|spec| {
             let name = spec.name.clone();
-            resolve(spec, paired).with_context(|| format!("{}: rule '{name}'", path.display()))
+            resolve(spec, paired, context)
+                .with_context(|| format!("{}: rule '{name}'", path.display()))
         })
         .collect()
 }
 
-fn resolve(spec: RuleSpec, paired: &Paired) -> Result<Rule> {
+fn resolve(spec: RuleSpec, paired: &Paired, context: &RuleContext) -> Result<Rule> {
     let measure = match paired.metric(&spec.metric) {
         Some(metric) => Measure::Metric(metric),
         None => match AGGREGATE_MEASURES
@@ -182,6 +211,20 @@ fn resolve(spec: RuleSpec, paired: &Paired) -> Result<Rule> {
     // measured on this data is a mistake in the rule.
     if let Check::NoLoss | Check::NoSignificantLoss = check {
         rule.per_query_metric()?;
+    }
+    if check == Check::NoSignificantLoss {
+        // With too few permutations no p-value can get under alpha, and
+        // the rule could never fail.
+        let family = context.family(rule.per_query_metric()?).len();
+        let smallest = family as f64 / (context.settings.permutations + 1) as f64;
+        ensure!(
+            smallest < context.alpha,
+            "with --permutations {} and {family} metrics in the Holm family the smallest \
+             adjusted p-value is {smallest:.4}, not below alpha {}: the rule could never fail; \
+             raise --permutations",
+            context.settings.permutations,
+            context.alpha
+        );
     }
     rule.candidate_value(pairs, &rule.measured_members(pairs)?)?;
     Ok(rule)
@@ -247,21 +290,20 @@ fn select(spec: &RuleSpec, pairs: &StagePairs, paired: &Paired) -> Result<(Strin
         );
         parts.push(format!("query {query}"));
     }
-    let mut slice_id = |value: &Option<String>, what: &str| -> Result<Option<u32>> {
-        let Some(value) = value else { return Ok(None) };
-        let id = paired.names.get(value).filter(|&id| {
-            pairs
-                .queries
-                .iter()
-                .any(|q| (if what == "task" { q.task } else { q.language }) == id)
-        });
-        let id =
-            id.with_context(|| format!("unknown {what} '{value}' in stage {}", pairs.stage))?;
-        parts.push(format!("{what} {value}"));
-        Ok(Some(id))
-    };
-    let task = slice_id(&spec.task, "task")?;
-    let language = slice_id(&spec.language, "language")?;
+    let mut slice_id =
+        |value: &Option<String>, what: &str, of: fn(&PairedQuery) -> u32| -> Result<Option<u32>> {
+            let Some(value) = value else { return Ok(None) };
+            let id = paired
+                .names
+                .get(value)
+                .filter(|&id| pairs.queries.iter().any(|q| of(q) == id));
+            let id =
+                id.with_context(|| format!("unknown {what} '{value}' in stage {}", pairs.stage))?;
+            parts.push(format!("{what} {value}"));
+            Ok(Some(id))
+        };
+    let task = slice_id(&spec.task, "task", |q| q.task)?;
+    let language = slice_id(&spec.language, "language", |q| q.language)?;
     match spec.required {
         Some(true) => parts.push("required queries".into()),
         Some(false) => parts.push("queries not required".into()),
@@ -301,12 +343,60 @@ impl Rule {
             .copied()
             .filter(|&i| pairs.queries[i as usize].counted)
             .collect();
+        let dropped_count = if self.check == Check::NoLoss {
+            self.dropped_by_candidate(pairs).len()
+        } else {
+            0
+        };
         ensure!(
-            !counted.is_empty(),
-            "selects only queries that are in no mean ({}): none has a relevant document",
+            !counted.is_empty() || dropped_count > 0,
+            "selects no query that counts in the means ({}): none has a relevant document, \
+             or (under --missing skip) none was captured by both runs",
             self.selection
         );
         Ok(counted)
+    }
+
+    /// Selected queries with relevant documents that the baseline captured
+    /// and the candidate did not: under `--missing skip` they are in no
+    /// mean, but a regression gate must not let them pass unseen.
+    fn dropped_by_candidate(&self, pairs: &StagePairs) -> Vec<u32> {
+        self.members
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let q = &pairs.queries[i as usize];
+                !q.counted
+                    && !matches!(q.baseline.status, Status::NoAnswer | Status::Missing)
+                    && q.candidate.status == Status::Missing
+            })
+            .collect()
+    }
+
+    /// Why a `no_significant_loss` rule cannot fail on this selection,
+    /// if so: with n queries no sign-flip p-value is below 2^(1-n).
+    pub fn cannot_fail(&self, paired: &Paired, context: &RuleContext) -> Option<String> {
+        let Ok(metric) = self.per_query_metric() else {
+            return None;
+        };
+        if self.check != Check::NoSignificantLoss {
+            return None;
+        }
+        let n = self
+            .measured_members(&paired.stages[self.stage])
+            .ok()?
+            .len();
+        let family = context.family(metric).len() as f64;
+        let smallest = family * 2f64.powi(1 - n.min(1024) as i32);
+        (smallest >= context.alpha).then(|| {
+            format!(
+                "rule '{}': with {} and {family} metrics no loss can reach a Holm p-value below \
+                 alpha {}; it cannot fail",
+                self.name,
+                count_queries(n),
+                context.alpha
+            )
+        })
     }
 
     /// The metric a per-query check compares.
@@ -354,13 +444,7 @@ impl Rule {
     ///
     /// # Errors
     /// Only what [`load`] already checked: a rule that cannot be measured.
-    pub fn evaluate(
-        &self,
-        paired: &Paired,
-        compared_metrics: &[usize],
-        settings: &StatSettings,
-        alpha: f64,
-    ) -> Result<RuleOutcome> {
+    pub fn evaluate(&self, paired: &Paired, context: &RuleContext) -> Result<RuleOutcome> {
         let pairs = &paired.stages[self.stage];
         let members = self.measured_members(pairs)?;
         let outcome = |passed: bool, value: f64, limit: f64, detail: String| RuleOutcome {
@@ -373,7 +457,17 @@ impl Rule {
         };
         let value = self.candidate_value(pairs, &members)?;
         let (metric_name, selection) = (&self.metric, &self.selection);
-        let who = format!("{} ({selection})", count_queries(members.len()));
+        // Latency and context are measured over the queries that have one.
+        let measured = members
+            .iter()
+            .map(|&i| &pairs.queries[i as usize].candidate)
+            .filter(|c| match self.measure {
+                Measure::Metric(_) => true,
+                Measure::Latency(_) => c.latency_ms.is_some(),
+                Measure::ContextTokens => c.context_tokens.is_some(),
+            })
+            .count();
+        let who = format!("{} ({selection})", count_queries(measured));
         Ok(match self.check {
             Check::Min(limit) => outcome(
                 value >= limit,
@@ -409,16 +503,34 @@ impl Rule {
                 if losers.len() > LOSERS_SHOWN {
                     let _ = write!(detail, " (+{} more)", losers.len() - LOSERS_SHOWN);
                 }
-                outcome(losers.is_empty(), losers.len() as f64, 0.0, detail)
+                let dropped = self.dropped_by_candidate(pairs);
+                if !dropped.is_empty() {
+                    let ids: Vec<&str> = dropped
+                        .iter()
+                        .take(LOSERS_SHOWN)
+                        .map(|&i| &*pairs.queries[i as usize].query_id)
+                        .collect();
+                    let more = dropped.len().saturating_sub(LOSERS_SHOWN);
+                    let more = if more > 0 {
+                        format!(" (+{more} more)")
+                    } else {
+                        String::new()
+                    };
+                    let _ = write!(
+                        detail,
+                        "; {} not captured by the candidate: {}{more}",
+                        count_queries(dropped.len()),
+                        ids.join(", ")
+                    );
+                }
+                let lost = losers.len() + dropped.len();
+                outcome(lost == 0, lost as f64, 0.0, detail)
             }
             Check::NoSignificantLoss => {
                 let metric = self.per_query_metric()?;
-                // The family is this metric and the metrics compared: for
-                // a grouping set, the same Holm adjustment as comparison.csv.
-                let family: Vec<usize> = std::iter::once(metric)
-                    .chain(compared_metrics.iter().copied().filter(|&m| m != metric))
-                    .collect();
-                let change = &pairs.changes(&members, &family, settings)[0];
+                let family = context.family(metric);
+                let change = &pairs.changes(&members, &family, &context.settings)[0];
+                let alpha = context.alpha;
                 let significant_loss = change.delta < 0.0 && change.p_holm < alpha;
                 outcome(
                     !significant_loss,
