@@ -362,6 +362,21 @@ pub fn print_table(
     Ok(())
 }
 
+/// Remove `name` from `dir` if an earlier run left it there: an output
+/// this run does not write must not pass for one of its results (an old
+/// gate.json read by a CI job, say).
+///
+/// # Errors
+/// The file exists and cannot be removed.
+pub fn remove_stale_output(dir: &Path, name: &str) -> Result<()> {
+    let path = dir.join(name);
+    match std::fs::remove_file(&path) {
+        Err(err) if err.kind() != io::ErrorKind::NotFound => Err(err)
+            .with_context(|| format!("{}: cannot remove an earlier run's output", path.display())),
+        _ => Ok(()),
+    }
+}
+
 /// stage_loss.csv (totals per run, transition and grouping set) and
 /// stage_loss_per_query.csv (the lost ids of every query and transition).
 ///

@@ -1506,3 +1506,22 @@ fn malformed_outputs_and_empty_statistics_are_refused() {
             .expect_stderr(&[option, "at least 1"]);
     }
 }
+
+/// A rerun into the same directory without rules removes the earlier
+/// gate.json: a CI job must never read an old verdict as this run's.
+#[test]
+fn a_rerun_without_rules_leaves_no_old_gate() {
+    let wd = graded_cases("compare_rerun_gate");
+    wd.write(
+        "rules.toml",
+        "[[rule]]\nname = \"any\"\nmetric = \"recall@3\"\nmin = 0.0\n",
+    );
+    compare(&wd, &["base", "cand", "--rules", "rules.toml", "-o", "cmp"]).expect_code(0);
+    assert!(wd.exists("cmp/gate.json"));
+    compare(&wd, &["base", "cand", "-o", "cmp"]).expect_code(0);
+    assert!(
+        !wd.exists("cmp/gate.json"),
+        "an earlier run's gate.json is left"
+    );
+    assert!(wd.exists("cmp/comparison.csv"));
+}

@@ -1495,6 +1495,17 @@ fn no_stage_loss_unless_asked() {
     // The per-stage tables are still the usual ones.
     let table = run.stdout_table();
     assert_eq!(table.len(), 2, "{run}");
+
+    // A rerun into a directory that holds an earlier run's stage-loss
+    // files removes them: they are not this run's results.
+    let args = ["--labels", "labels.jsonl", "-o", "out", "logs.jsonl"];
+    let mut with_order = args.to_vec();
+    with_order.extend(["--stage-order", "retrieve,final"]);
+    grade(&wd, &with_order).expect_code(0);
+    assert!(wd.exists("out/stage_loss.csv"));
+    grade(&wd, &args).expect_code(0);
+    assert!(!wd.exists("out/stage_loss.csv"));
+    assert!(!wd.exists("out/stage_loss_per_query.csv"));
 }
 
 /// The stage-loss files and table name every run's transitions even when

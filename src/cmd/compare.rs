@@ -13,6 +13,7 @@ use crate::compare::graded::{self, Side};
 use crate::compare::output;
 use crate::compare::paired::{self, Paired, StatSettings};
 use crate::compare::rules::{self, Gate, RuleContext};
+use crate::report;
 
 /// Exit status when an acceptance rule fails (SPEC §2).
 const EXIT_RULE_FAILED: u8 = 1;
@@ -96,8 +97,9 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
     if let Some(dir) = &args.out {
         output::write_comparison(dir, &paired, &comparisons)?;
         output::write_per_query_delta(dir, &paired, &metrics)?;
-        if let Some(gate) = &gate {
-            output::write_gate(dir, gate)?;
+        match &gate {
+            Some(gate) => output::write_gate(dir, gate)?,
+            None => report::remove_stale_output(dir, "gate.json")?,
         }
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -158,9 +158,14 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
             dir,
             &summary(args, facts, &labels, &settings, counts, &pairs),
         )?;
-        if let Some(loss) = &stage_loss {
-            report::write_stage_loss(dir, &labels, loss)?;
+        match &stage_loss {
+            Some(loss) => report::write_stage_loss(dir, &labels, loss)?,
+            None => {
+                report::remove_stale_output(dir, "stage_loss.csv")?;
+                report::remove_stale_output(dir, "stage_loss_per_query.csv")?;
+            }
         }
+        report::remove_stale_output(dir, MISSING_FROM_CORPUS)?;
     }
     if !args.quiet {
         print_table(&labels, &settings, &pairs, counts, stage_loss.as_ref())?;
@@ -288,6 +293,9 @@ fn exceed(n: u64, one: &str, many: &str) -> String {
     }
 }
 
+/// Where `--corpus` lists the labeled ids the corpus lacks.
+const MISSING_FROM_CORPUS: &str = "labels_missing_from_corpus.txt";
+
 /// Fail, before any log is read, when labeled doc ids are missing from the
 /// collection snapshot: a changed id scheme would grade every query 0.
 /// With `-o`, all of them are listed in labels_missing_from_corpus.txt.
@@ -299,7 +307,7 @@ fn check_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&Path>) -> Resul
     }
     let listed = match out {
         Some(dir) => {
-            let path = dir.join("labels_missing_from_corpus.txt");
+            let path = dir.join(MISSING_FROM_CORPUS);
             let mut text = missing.ids.join("\n");
             text.push('\n');
             std::fs::write(&path, text)
