@@ -23,6 +23,15 @@ use crate::stale::StaleLabels;
 /// The name written for "any" task or language in aggregates.
 pub const ANY: &str = "*";
 
+/// A count and its noun: "1 query", "12 queries".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// Metric column names, six per cutoff, cutoffs in the order given.
 pub fn metric_columns(ks: &[usize]) -> Vec<String> {
     ks.iter()

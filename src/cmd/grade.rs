@@ -268,11 +268,7 @@ fn print_table(
                 writeln!(
                     out,
                     "leaks: {} outside the user's allowed collections (summary.json lists the first)",
-                    if counts.leaked_results == 1 {
-                        "1 result".to_string()
-                    } else {
-                        format!("{} results", counts.leaked_results)
-                    }
+                    report::plural(counts.leaked_results, "result", "results")
                 )?;
             }
             Ok(())
@@ -286,11 +282,8 @@ fn print_table(
 
 /// "1 rejected record exceeds", "2 rejected records exceed".
 fn exceed(n: u64, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one} exceeds")
-    } else {
-        format!("{n} {many} exceed")
-    }
+    let verb = if n == 1 { "exceeds" } else { "exceed" };
+    format!("{} {verb}", report::plural(n, one, many))
 }
 
 /// Where `--corpus` lists the labeled ids the corpus lacks.

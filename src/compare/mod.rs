@@ -12,6 +12,17 @@ use rayon::prelude::*;
 
 use paired::{MetricChange, Paired, StatSettings};
 
+/// The first `shown` of `items`, comma separated, then "(+n more)" for
+/// the rest: a long list of queries stays one readable line.
+pub fn first_few(items: impl ExactSizeIterator<Item = String>, shown: usize) -> String {
+    let total = items.len();
+    let mut text = items.take(shown).collect::<Vec<_>>().join(", ");
+    if total > shown {
+        text.push_str(&format!(" (+{} more)", total - shown));
+    }
+    text
+}
+
 /// The comparison of one grouping set of one stage.
 #[derive(Debug, Clone)]
 pub struct SliceComparison {

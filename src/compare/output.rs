@@ -11,8 +11,8 @@ use anyhow::{Context, Result};
 
 use super::paired::{Origin, Paired, StagePairs};
 use super::rules::Gate;
-use super::SliceComparison;
-use crate::report::ANY;
+use super::{first_few, SliceComparison};
+use crate::report::{plural, ANY};
 use crate::stats::TIE_EPSILON;
 
 /// Queries listed per slice under "lost most" on stdout.
@@ -224,10 +224,7 @@ pub fn print_rules(out: &mut impl Write, gate: &Gate) -> io::Result<()> {
         let verdict = if rule.passed { "PASS" } else { "FAIL" };
         writeln!(out, "  {verdict}  {}: {}", rule.name, rule.detail)?;
     }
-    let rules = match gate.rules.len() {
-        1 => "1 rule".to_string(),
-        n => format!("{n} rules"),
-    };
+    let rules = plural(gate.rules.len() as u64, "rule", "rules");
     match gate.rules.iter().filter(|r| !r.passed).count() {
         0 => writeln!(out, "gate: PASS ({rules})"),
         n => writeln!(out, "gate: FAIL ({n} of {rules} failed)"),
@@ -370,23 +367,11 @@ fn print_losers(
             writeln!(out, "  lost most on {metric_name}:")?;
             any = true;
         }
-        let shown: Vec<String> = losers
-            .iter()
-            .take(LOSERS_SHOWN)
-            .map(|&i| {
-                format!(
-                    "{} {:.3} -> {:.3}",
-                    pairs.queries[i].query_id, base[i], cand[i]
-                )
-            })
-            .collect();
-        let more = losers.len().saturating_sub(LOSERS_SHOWN);
-        let more = if more > 0 {
-            format!(" (+{more} more)")
-        } else {
-            String::new()
-        };
-        writeln!(out, "    {label}: {}{more}", shown.join(", "))?;
+        let shown = losers.iter().map(|&i| {
+            let id = &pairs.queries[i].query_id;
+            format!("{id} {:.3} -> {:.3}", base[i], cand[i])
+        });
+        writeln!(out, "    {label}: {}", first_few(shown, LOSERS_SHOWN))?;
     }
     if !any {
         writeln!(out, "  no query lost on {metric_name}")?;

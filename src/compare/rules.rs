@@ -9,9 +9,11 @@ use std::path::Path;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::first_few;
 use super::paired::{Paired, PairedQuery, StagePairs, StatSettings};
 use crate::aggregate::percentile;
 use crate::group::Status;
+use crate::report::plural;
 use crate::stats::TIE_EPSILON;
 
 /// The rules file: `[[rule]]` tables.
@@ -494,33 +496,24 @@ impl Rule {
                     delta(a).total_cmp(&delta(b))
                 });
                 let mut detail = format!("{} of {who} lost on {metric_name}", losers.len());
-                for (n, &i) in losers.iter().take(LOSERS_SHOWN).enumerate() {
-                    let i = i as usize;
-                    let sep = if n == 0 { ": " } else { ", " };
-                    let id = &pairs.queries[i].query_id;
-                    let _ = write!(detail, "{sep}{id} {:.4} -> {:.4}", base[i], cand[i]);
-                }
-                if losers.len() > LOSERS_SHOWN {
-                    let _ = write!(detail, " (+{} more)", losers.len() - LOSERS_SHOWN);
+                if !losers.is_empty() {
+                    let shown = losers.iter().map(|&i| {
+                        let i = i as usize;
+                        let id = &pairs.queries[i].query_id;
+                        format!("{id} {:.4} -> {:.4}", base[i], cand[i])
+                    });
+                    let _ = write!(detail, ": {}", first_few(shown, LOSERS_SHOWN));
                 }
                 let dropped = self.dropped_by_candidate(pairs);
                 if !dropped.is_empty() {
-                    let ids: Vec<&str> = dropped
+                    let ids = dropped
                         .iter()
-                        .take(LOSERS_SHOWN)
-                        .map(|&i| &*pairs.queries[i as usize].query_id)
-                        .collect();
-                    let more = dropped.len().saturating_sub(LOSERS_SHOWN);
-                    let more = if more > 0 {
-                        format!(" (+{more} more)")
-                    } else {
-                        String::new()
-                    };
+                        .map(|&i| pairs.queries[i as usize].query_id.to_string());
                     let _ = write!(
                         detail,
-                        "; {} not captured by the candidate: {}{more}",
+                        "; {} not captured by the candidate: {}",
                         count_queries(dropped.len()),
-                        ids.join(", ")
+                        first_few(ids, LOSERS_SHOWN)
                     );
                 }
                 let lost = losers.len() + dropped.len();
@@ -548,9 +541,5 @@ impl Rule {
 
 /// "1 query", "12 queries".
 fn count_queries(n: usize) -> String {
-    if n == 1 {
-        "1 query".to_string()
-    } else {
-        format!("{n} queries")
-    }
+    plural(n as u64, "query", "queries")
 }
