@@ -222,8 +222,10 @@ pub struct Judged {
 
 /// Checks a ranking for duplicates and finds its judged documents.
 /// Reused across records so a ranking costs no allocation but its result.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RankingJudge {
+    /// What to do with a doc id listed twice: fixed for a whole run.
+    duplicates: DuplicateDocs,
     hashes: Vec<u64>,
     /// Positions of the doc ids seen so far in this ranking, by their hash.
     seen: HashTable<u32>,
@@ -231,29 +233,37 @@ pub struct RankingJudge {
 }
 
 impl RankingJudge {
+    /// A judge that handles repeated doc ids as `duplicates` says.
+    pub fn new(duplicates: DuplicateDocs) -> Self {
+        RankingJudge {
+            duplicates,
+            hashes: Vec::new(),
+            seen: HashTable::new(),
+            dropped: Vec::new(),
+        }
+    }
+
     /// Judge the ranking `docs` of `query`: append its judged documents, by
     /// rank, to `found` and return what survives of it. Results `outside`
     /// the user's allowed collections keep their rank but are never
     /// graded: judged ones go to `withheld` instead.
     ///
     /// # Errors
-    /// `duplicate_doc` when a doc id repeats and `duplicates` is `Reject`;
-    /// `found` and `withheld` are then unchanged.
-    #[allow(clippy::too_many_arguments)]
+    /// `duplicate_doc` when a doc id repeats under `--duplicate-docs
+    /// reject`; `found` and `withheld` are then unchanged.
     pub fn judge<S: AsRef<str>>(
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
         docs: &[S],
         outside: &[Outside],
-        duplicates: DuplicateDocs,
         found: &mut Vec<Found>,
         withheld: &mut Vec<u32>,
     ) -> Result<Judged, Invalid> {
         self.hashes.clear();
         self.hashes
             .extend(docs.iter().map(|d| id_hash(d.as_ref().as_bytes())));
-        self.mark_duplicates(docs, duplicates)?;
+        self.mark_duplicates(docs)?;
         let start = found.len() as u32;
         let mut rank = 0u32;
         let mut unauthorized = 0u32;
@@ -282,11 +292,7 @@ impl RankingJudge {
 
     /// Mark every repeat of an earlier doc id as dropped, or fail. Equal
     /// hashes are confirmed on the text, so a collision drops nothing.
-    fn mark_duplicates<S: AsRef<str>>(
-        &mut self,
-        docs: &[S],
-        duplicates: DuplicateDocs,
-    ) -> Result<(), Invalid> {
+    fn mark_duplicates<S: AsRef<str>>(&mut self, docs: &[S]) -> Result<(), Invalid> {
         self.dropped.clear();
         self.dropped.resize(docs.len(), false);
         self.seen.clear();
@@ -297,7 +303,7 @@ impl RankingJudge {
                 hashes[earlier as usize] == hash && docs[earlier as usize].as_ref() == doc.as_ref()
             };
             if let Some(&earlier) = self.seen.find(hash, same) {
-                if duplicates == DuplicateDocs::Reject {
+                if self.duplicates == DuplicateDocs::Reject {
                     return Err(Invalid {
                         reason: RejectReason::DuplicateDoc,
                         detail: format!(
@@ -360,7 +366,7 @@ impl<'a> BlockWorker<'a> {
         BlockWorker {
             config,
             parser: JsonParser::default(),
-            judge: RankingJudge::default(),
+            judge: RankingJudge::new(config.duplicates),
             trec: BlockLines::default(),
             last_query: LastQuery::default(),
         }
@@ -461,7 +467,6 @@ impl<'a> BlockWorker<'a> {
                 query,
                 &docs,
                 &outside,
-                config.duplicates,
                 &mut out.found,
                 &mut out.withheld,
             );
@@ -675,19 +680,10 @@ mod tests {
     fn dedupe_keeps_the_first_occurrence_and_closes_the_gap() {
         let labels = labels();
         let q1 = labels.find_query(b"q1").unwrap();
-        let mut judge = RankingJudge::default();
         let docs = ["x", "a", "x", "b"];
         let mut found = Vec::new();
-        let err = judge
-            .judge(
-                &labels,
-                q1,
-                &docs,
-                &[],
-                DuplicateDocs::Reject,
-                &mut found,
-                &mut Vec::new(),
-            )
+        let err = RankingJudge::new(DuplicateDocs::Reject)
+            .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
             .unwrap_err();
         assert!(found.is_empty(), "a rejected ranking adds nothing");
         assert_eq!(err.reason, RejectReason::DuplicateDoc);
@@ -696,16 +692,8 @@ mod tests {
             "{}",
             err.detail
         );
-        let judged = judge
-            .judge(
-                &labels,
-                q1,
-                &docs,
-                &[],
-                DuplicateDocs::Dedupe,
-                &mut found,
-                &mut Vec::new(),
-            )
+        let judged = RankingJudge::new(DuplicateDocs::Dedupe)
+            .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
             .unwrap();
         assert_eq!(judged.found, 0..2);
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
@@ -716,7 +704,7 @@ mod tests {
     fn results_outside_the_allowed_collections_keep_their_rank_but_are_not_judged() {
         let labels = labels();
         let q1 = labels.find_query(b"q1").unwrap();
-        let mut judge = RankingJudge::default();
+        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe);
         // a and b are judged for q1; a (and the duplicate x) are outside.
         let docs = ["x", "a", "x", "b"];
         let outside = [0, 1, 2].map(|position| Outside {
@@ -725,15 +713,7 @@ mod tests {
         });
         let (mut found, mut withheld) = (Vec::new(), Vec::new());
         let judged = judge
-            .judge(
-                &labels,
-                q1,
-                &docs,
-                &outside,
-                DuplicateDocs::Dedupe,
-                &mut found,
-                &mut withheld,
-            )
+            .judge(&labels, q1, &docs, &outside, &mut found, &mut withheld)
             .unwrap();
         let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
         assert_eq!(
