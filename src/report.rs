@@ -8,6 +8,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -113,16 +114,18 @@ impl NumberCell {
 }
 
 /// Writes per_query.csv, one row per (run, stage, labeled query), as the
-/// rows are graded.
+/// rows are graded. Rows are formatted on the worker threads a piece at a
+/// time, then written in order.
 pub struct PerQueryWriter<'a> {
-    wtr: csv::Writer<BufWriter<File>>,
+    file: BufWriter<File>,
     labels: &'a LabelIndex,
     n_scores: usize,
-    cell: NumberCell,
-    missed: String,
 }
 
 impl<'a> PerQueryWriter<'a> {
+    /// Rows formatted as one piece of work.
+    const ROWS_AT_A_TIME: usize = 1 << 11;
+
     /// Create the file in `dir` and write its header.
     ///
     /// # Errors
@@ -147,21 +150,36 @@ impl<'a> PerQueryWriter<'a> {
         let trailing = [missing_column(&settings.ks), "unauthorized".to_string()];
         let header = header(&leading, &settings.ks, trailing);
         wtr.write_record(&header)?;
+        let file = wtr.into_inner().map_err(|err| err.into_error())?;
         Ok(PerQueryWriter {
-            wtr,
+            file,
             labels,
             n_scores: settings.n_scores(),
-            cell: NumberCell::default(),
-            missed: String::new(),
         })
     }
 
-    /// Write the rows of one (run, stage), in the order given.
+    /// Write the rows of one (run, stage), in the order given, formatting
+    /// them on the current rayon pool.
     ///
     /// # Errors
     /// The file cannot be written.
     pub fn write(&mut self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<()> {
-        let (wtr, labels, cell) = (&mut self.wtr, self.labels, &mut self.cell);
+        let pieces: Vec<Vec<u8>> = rows
+            .par_chunks(Self::ROWS_AT_A_TIME)
+            .map(|rows| self.format(run, stage, rows))
+            .collect::<Result<_>>()?;
+        for piece in pieces {
+            self.file.write_all(&piece)?;
+        }
+        Ok(())
+    }
+
+    /// The CSV text of `rows`.
+    fn format(&self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<Vec<u8>> {
+        let labels = self.labels;
+        let mut wtr = csv::Writer::from_writer(Vec::with_capacity(rows.len() * 128));
+        let mut cell = NumberCell::default();
+        let mut missed = String::new();
         for row in rows {
             let q = &labels.queries()[row.query as usize];
             wtr.write_field(run)?;
@@ -180,18 +198,18 @@ impl<'a> PerQueryWriter<'a> {
             for i in 0..self.n_scores {
                 wtr.write_field(cell.text(row.scores.as_ref().map(|s| s[i])))?;
             }
-            self.missed.clear();
+            missed.clear();
             for (n, &doc) in row.missed.iter().enumerate() {
                 if n > 0 {
-                    self.missed.push('|');
+                    missed.push('|');
                 }
-                self.missed.push_str(labels.doc_id(doc));
+                missed.push_str(labels.doc_id(doc));
             }
-            wtr.write_field(&self.missed)?;
+            wtr.write_field(&missed)?;
             wtr.write_field(cell.text(row.unauthorized))?;
             wtr.write_record(None::<&[u8]>)?;
         }
-        Ok(())
+        Ok(wtr.into_inner().map_err(|err| err.into_error())?)
     }
 
     /// Flush the file.
@@ -199,7 +217,7 @@ impl<'a> PerQueryWriter<'a> {
     /// # Errors
     /// The file cannot be written.
     pub fn finish(mut self) -> Result<()> {
-        self.wtr.flush().context("per_query.csv: cannot write")
+        self.file.flush().context("per_query.csv: cannot write")
     }
 }
 

@@ -527,14 +527,22 @@ fn grade_pairs(
         for start in (0..n).step_by(QUERIES_AT_A_TIME) {
             let range = start..n.min(start + QUERIES_AT_A_TIME);
             let chunk = pair.grade(range, &grouped.store, labels, settings);
-            if let Some(writer) = &mut per_query {
-                writer.write(&pair.run, &pair.stage, &chunk.rows)?;
-            }
-            for row in &chunk.rows {
-                aggregator.add(row);
-                graded.ok_rows += u64::from(row.status == Status::Ok);
-                graded.repeats += u64::from(row.captures.saturating_sub(1));
-            }
+            // The rows are written while they are counted: the sums run in
+            // query order, so the means do not depend on the thread count.
+            let (written, ()) = rayon::join(
+                || match &mut per_query {
+                    Some(writer) => writer.write(&pair.run, &pair.stage, &chunk.rows),
+                    None => Ok(()),
+                },
+                || {
+                    for row in &chunk.rows {
+                        aggregator.add(row);
+                        graded.ok_rows += u64::from(row.status == Status::Ok);
+                        graded.repeats += u64::from(row.captures.saturating_sub(1));
+                    }
+                },
+            );
+            written?;
             graded.rejects.extend(chunk.rejects);
             graded.graded_records += chunk.graded_records;
         }
