@@ -20,7 +20,7 @@ use simd_json::tape::Value;
 
 use crate::cli::LabelsFormat;
 use crate::metrics::Judgments;
-use crate::read::{Input, Source};
+use crate::read::{lines, read_blocks, Block, Chunk, ChunkSink, Input, Source, MAX_LINE};
 use crate::record::{id_text, JsonParser};
 
 /// The hash used for query and doc ids everywhere in rgrade.
@@ -41,17 +41,29 @@ struct IdRef {
     len: u32,
 }
 
+impl IdRef {
+    /// The same id in a text that has `offset` more bytes before it.
+    fn shifted(self, offset: u32) -> IdRef {
+        IdRef {
+            start: self.start + offset,
+            len: self.len,
+        }
+    }
+}
+
 /// Every query and doc id of the labels, back to back: an id costs its
 /// bytes and eight more, instead of a separate allocation.
 #[derive(Debug, Default)]
 struct IdText(String);
+
+const TOO_MUCH_TEXT: &str = "the labels hold more than 4 GiB of ids; split the key";
 
 impl IdText {
     fn push(&mut self, id: &str) -> Result<IdRef> {
         let start = u32::try_from(self.0.len()).ok();
         let len = u32::try_from(id.len()).ok();
         let (Some(start), Some(len)) = (start, len) else {
-            bail!("the labels hold more than 4 GiB of ids; split the key");
+            bail!("{TOO_MUCH_TEXT}");
         };
         self.0.push_str(id);
         Ok(IdRef { start, len })
@@ -182,7 +194,7 @@ impl LabelIndex {
         for (line, (id, task, language, docs)) in queries.into_iter().enumerate() {
             let line = line + 1;
             let at_line = |err: anyhow::Error| anyhow!("{line}: {err:#}");
-            let query = builder.declare_unique(id, line).map_err(at_line)?;
+            let query = builder.push_query(id, line).map_err(at_line)?;
             builder
                 .set_slices(query, task, language, false, line)
                 .map_err(at_line)?;
@@ -373,19 +385,87 @@ struct RawDoc {
 }
 
 impl Builder {
-    /// Add a JSONL label record read from `line`.
-    fn add(&mut self, record: LabelRecord, line: usize) -> Result<()> {
-        let query = self.declare_unique(&record.id, line)?;
-        self.set_slices(
-            query,
-            record.task.as_deref(),
-            record.language.as_deref(),
-            record.required,
-            line,
-        )?;
-        for (doc, grade) in &record.docs {
-            self.judge(query, doc, *grade, line)?;
+    /// Add the JSONL label record `value`, read from `line`. Its query is
+    /// not checked against earlier ones: a query labeled twice is found
+    /// when the index is built.
+    fn add_json(&mut self, value: Value<'_, '_>, line: usize) -> Result<()> {
+        if !value.is_object() {
+            bail!("a label line must be a JSON object");
         }
+        let id = match value.get("query_id") {
+            Some(id) => {
+                id_text(id).ok_or_else(|| anyhow!("query_id must be a string or an integer"))?
+            }
+            None => bail!("missing query_id"),
+        };
+        let required = match value.get("required") {
+            None => false,
+            Some(v) if v.is_null() => false,
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| anyhow!("required must be true or false"))?,
+        };
+        let relevant = value
+            .get("relevant")
+            .ok_or_else(|| anyhow!("missing relevant (use [] for a no-answer query)"))?;
+        let query = self.push_query(&id, line)?;
+        if let Some(ids) = relevant.as_array() {
+            for doc in ids.iter() {
+                let doc =
+                    id_text(doc).ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))?;
+                self.judge(query, &doc, 1, line)?;
+            }
+        } else if let Some(graded) = relevant.as_object() {
+            for (doc, grade) in graded.iter() {
+                let grade = grade
+                    .as_i64()
+                    .ok_or_else(|| anyhow!("the grade of '{doc}' must be an integer"))?;
+                self.judge(query, doc, grade, line)?;
+            }
+        } else {
+            bail!("relevant must be an array of doc ids or an object of doc id to grade");
+        }
+        let optional_text = |key: &str| -> Result<Option<&str>> {
+            match value.get(key) {
+                None => Ok(None),
+                Some(v) if v.is_null() => Ok(None),
+                Some(v) => v
+                    .into_string()
+                    .map(Some)
+                    .ok_or_else(|| anyhow!("{key} must be a string")),
+            }
+        };
+        let (task, language) = (optional_text("task")?, optional_text("language")?);
+        self.set_slices(query, task, language, required, line)
+    }
+
+    /// Add the labels of `part`, read from the lines that follow ours.
+    fn append(&mut self, part: Builder) -> Result<()> {
+        let total = self.text.0.len() + part.text.0.len();
+        let (Ok(text_start), Ok(_)) = (u32::try_from(self.text.0.len()), u32::try_from(total))
+        else {
+            bail!("{TOO_MUCH_TEXT}");
+        };
+        self.text.0.push_str(&part.text.0);
+        let first_query = self.queries.len() as u32;
+        let slices: Vec<u32> = part
+            .slice_names
+            .iter()
+            .map(|name| self.intern(Some(name)))
+            .collect();
+        self.queries
+            .extend(part.queries.into_iter().map(|q| RawQuery {
+                id: q.id.shifted(text_start),
+                slices: q.slices.map(|(task, language, line)| {
+                    (slices[task as usize], slices[language as usize], line)
+                }),
+                ..q
+            }));
+        self.docs.extend(part.docs.into_iter().map(|d| RawDoc {
+            query: first_query + d.query,
+            id: d.id.shifted(text_start),
+            ..d
+        }));
         Ok(())
     }
 
@@ -408,23 +488,8 @@ impl Builder {
         found.map(|&q| q as usize)
     }
 
-    /// Declare a query that must not have been declared before (JSONL).
-    fn declare_unique(&mut self, id: &str, line: usize) -> Result<usize> {
-        if let Some(q) = self.find(id, id_hash(id.as_bytes())) {
-            bail!(
-                "query_id '{id}' is labeled twice (first on line {})",
-                self.queries[q].line
-            );
-        }
-        self.declare(id, line)
-    }
-
-    /// The query with this id, declared on first sight (qrels and CSV).
-    fn declare(&mut self, id: &str, line: usize) -> Result<usize> {
-        let hash = id_hash(id.as_bytes());
-        if let Some(q) = self.find(id, hash) {
-            return Ok(q);
-        }
+    /// A new query, without looking for an earlier one of the same id.
+    fn push_query(&mut self, id: &str, line: usize) -> Result<usize> {
         let index = self.queries.len();
         let id = self.text.push(id)?;
         self.queries.push(RawQuery {
@@ -433,6 +498,17 @@ impl Builder {
             slices: None,
             required: false,
         });
+        Ok(index)
+    }
+
+    /// The query with this id, declared on first sight (qrels and CSV,
+    /// whose lines repeat the query id).
+    fn declare(&mut self, id: &str, line: usize) -> Result<usize> {
+        let hash = id_hash(id.as_bytes());
+        if let Some(q) = self.find(id, hash) {
+            return Ok(q);
+        }
+        let index = self.push_query(id, line)?;
         let (queries, text) = (&self.queries, &self.text);
         self.by_id.insert_unique(hash, index as u32, |&q| {
             id_hash(text.get(queries[q as usize].id).as_bytes())
@@ -497,6 +573,26 @@ impl Builder {
     fn build(mut self, min_rel: i64, source: LabelsSource) -> Result<LabelIndex, LineError> {
         let none = self.intern(None);
         let text = self.text;
+        let mut order: Vec<u32> = (0..self.queries.len() as u32).collect();
+        let id_of = |q: &u32| text.get(self.queries[*q as usize].id);
+        order.sort_unstable_by(|a, b| id_of(a).cmp(id_of(b)));
+        // A JSONL query on two lines: report the earliest second line.
+        let repeated = order
+            .chunk_by(|a, b| id_of(a) == id_of(b))
+            .filter(|same| same.len() > 1)
+            .map(|same| {
+                let mut lines: Vec<usize> = same
+                    .iter()
+                    .map(|&q| self.queries[q as usize].line)
+                    .collect();
+                lines.sort_unstable();
+                (lines[1], lines[0], id_of(&same[0]))
+            })
+            .min();
+        if let Some((line, first, id)) = repeated {
+            let message = anyhow!("query_id '{id}' is labeled twice (first on line {first})");
+            return Err((Some(line), message));
+        }
         // Group the judgments by query (JSONL and most qrels come grouped
         // already), keeping file order within a query.
         if !self.docs.is_sorted_by_key(|d| d.query) {
@@ -542,11 +638,6 @@ impl Builder {
         }
         drop(self.docs);
 
-        let mut order: Vec<u32> = (0..self.queries.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            text.get(self.queries[a as usize].id)
-                .cmp(text.get(self.queries[b as usize].id))
-        });
         let mut queries = Vec::with_capacity(order.len());
         let mut by_id = HashTable::with_capacity(order.len());
         for old in order {
@@ -608,130 +699,95 @@ fn for_each_line(
     Ok(())
 }
 
-/// Label lines parsed at a time: parsed in parallel, then indexed in order.
-const LINES_AT_A_TIME: usize = 1 << 14;
+/// Blocks of label lines parsed at a time, in parallel.
+const BLOCKS_AT_A_TIME: usize = 8;
 
-fn read_jsonl(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
-    let mut batch = LineBatch::default();
-    for_each_line(source, |line, bytes| {
-        if !bytes.iter().all(u8::is_ascii_whitespace) {
-            batch.push(line, bytes);
-        }
-        if batch.lines.len() == LINES_AT_A_TIME {
-            batch.index(builder)?;
-        }
-        Ok(())
-    })?;
-    batch.index(builder)
-}
-
-/// Label lines waiting to be parsed, back to back.
-#[derive(Default)]
-struct LineBatch {
-    bytes: Vec<u8>,
-    lines: Vec<(usize, Range<usize>)>,
-}
-
-impl LineBatch {
-    fn push(&mut self, line: usize, bytes: &[u8]) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(bytes);
-        self.lines.push((line, start..self.bytes.len()));
+/// Read JSONL labels a batch of blocks at a time: each block is parsed on
+/// a worker into a part of its own, and the parts join the builder in
+/// file order, so the line reported is the first that cannot be read. A
+/// query labeled twice is found afterwards, when the index is built.
+fn read_jsonl(source: &mut Source, builder: &mut Builder) -> Result<(), LineError> {
+    let mut batches = JsonlBatches {
+        builder,
+        batch: Vec::with_capacity(BLOCKS_AT_A_TIME),
+        spent: Vec::new(),
+        failed: None,
+    };
+    let read_all =
+        read_blocks(source, &mut batches).map_err(|err| (None, anyhow!("cannot read: {err}")))?;
+    if read_all {
+        batches.index();
     }
-
-    /// Parse the lines on the worker threads, then add them to the index in
-    /// file order, so the first error reported is the first in the file.
-    fn index(&mut self, builder: &mut Builder) -> Result<(), LineError> {
-        let records: Vec<Result<LabelRecord, LineError>> = self
-            .lines
-            .par_iter()
-            .map_init(JsonParser::default, |parser, (line, range)| {
-                let parsed = parser.parse(&self.bytes[range.clone()], |value| {
-                    LabelRecord::from_value(value)
-                });
-                let record = parsed
-                    .map_err(|invalid| anyhow!("{}", invalid.detail))
-                    .and_then(|record| record);
-                record.map_err(|err| (Some(*line), err))
-            })
-            .collect();
-        for (record, (line, _)) in records.into_iter().zip(&self.lines) {
-            builder
-                .add(record?, *line)
-                .map_err(|err| (Some(*line), err))?;
-        }
-        self.bytes.clear();
-        self.lines.clear();
-        Ok(())
-    }
+    batches.failed.map_or(Ok(()), Err)
 }
 
-/// One JSONL label line, read on a worker thread.
-struct LabelRecord {
-    id: String,
-    task: Option<String>,
-    language: Option<String>,
-    required: bool,
-    docs: Vec<(String, i64)>,
+/// Takes the blocks of a JSONL labels file from the reader.
+struct JsonlBatches<'a> {
+    builder: &'a mut Builder,
+    batch: Vec<Block>,
+    spent: Vec<Vec<u8>>,
+    failed: Option<LineError>,
 }
 
-impl LabelRecord {
-    fn from_value(value: Value<'_, '_>) -> Result<Self> {
-        if !value.is_object() {
-            bail!("a label line must be a JSON object");
-        }
-        let id = match value.get("query_id") {
-            Some(id) => {
-                id_text(id).ok_or_else(|| anyhow!("query_id must be a string or an integer"))?
+impl JsonlBatches<'_> {
+    /// Parse the waiting blocks and add them; false at the first error.
+    fn index(&mut self) -> bool {
+        let parts: Vec<Result<Builder, LineError>> =
+            self.batch.par_iter().map(parse_block).collect();
+        self.spent
+            .extend(self.batch.drain(..).map(|block| block.bytes));
+        for part in parts {
+            let added = part.and_then(|part| {
+                let line = part.queries.first().map(|q| q.line);
+                self.builder.append(part).map_err(|err| (line, err))
+            });
+            if let Err(err) = added {
+                self.failed = Some(err);
+                return false;
             }
-            None => bail!("missing query_id"),
-        };
-        let optional_text = |key: &str| -> Result<Option<String>> {
-            match value.get(key) {
-                None => Ok(None),
-                Some(v) if v.is_null() => Ok(None),
-                Some(v) => v
-                    .into_string()
-                    .map(|s| Some(s.to_string()))
-                    .ok_or_else(|| anyhow!("{key} must be a string")),
-            }
-        };
-        let required = match value.get("required") {
-            None => false,
-            Some(v) if v.is_null() => false,
-            Some(v) => v
-                .as_bool()
-                .ok_or_else(|| anyhow!("required must be true or false"))?,
-        };
-        let relevant = value
-            .get("relevant")
-            .ok_or_else(|| anyhow!("missing relevant (use [] for a no-answer query)"))?;
-        let docs = if let Some(ids) = relevant.as_array() {
-            let doc = |d| {
-                id_text(d)
-                    .map(|d| (d.into_owned(), 1))
-                    .ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))
-            };
-            ids.iter().map(doc).collect::<Result<_>>()?
-        } else if let Some(graded) = relevant.as_object() {
-            let doc = |(d, grade): (&str, Value<'_, '_>)| {
-                let grade = grade
-                    .as_i64()
-                    .ok_or_else(|| anyhow!("the grade of '{d}' must be an integer"))?;
-                Ok((d.to_string(), grade))
-            };
-            graded.iter().map(doc).collect::<Result<_>>()?
-        } else {
-            bail!("relevant must be an array of doc ids or an object of doc id to grade");
-        };
-        Ok(LabelRecord {
-            id: id.into_owned(),
-            task: optional_text("task")?,
-            language: optional_text("language")?,
-            required,
-            docs,
-        })
+        }
+        true
     }
+}
+
+impl ChunkSink for JsonlBatches<'_> {
+    fn send(&mut self, chunk: Chunk) -> bool {
+        match chunk {
+            Chunk::Lines(block) => {
+                self.batch.push(block);
+                self.batch.len() < BLOCKS_AT_A_TIME || self.index()
+            }
+            Chunk::Oversized { line, .. } => {
+                // The blocks before it come first: an error there is earlier.
+                if self.index() {
+                    let message = anyhow!("a label line longer than {MAX_LINE} bytes");
+                    self.failed = Some((Some(line as usize), message));
+                }
+                false
+            }
+        }
+    }
+
+    fn recycled(&mut self) -> Option<Vec<u8>> {
+        self.spent.pop()
+    }
+}
+
+/// The labels of one block of JSONL lines.
+fn parse_block(block: &Block) -> Result<Builder, LineError> {
+    let mut part = Builder::default();
+    let mut parser = JsonParser::default();
+    for (number, line) in (block.first_line as usize..).zip(lines(&block.bytes)) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        parser
+            .parse(line, |value| part.add_json(value, number))
+            .map_err(|invalid| anyhow!("{}", invalid.detail))
+            .and_then(|added| added)
+            .map_err(|err| (Some(number), err))?;
+    }
+    Ok(part)
 }
 
 fn read_qrels(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
@@ -917,6 +973,57 @@ mod tests {
         }
         let empty = format!("{:#}", load_text("\n\n", LabelsFormat::Auto).unwrap_err());
         assert!(empty.contains("no labeled query"), "{empty}");
+    }
+
+    /// JSONL labels of `n` queries, long enough to fill several read
+    /// batches, with `line` (1-based) replaced by `replacement`.
+    fn many_labels(n: usize, replace: Option<(usize, &str)>) -> String {
+        let mut text = String::new();
+        for i in 0..n {
+            let line = match replace {
+                Some((at, replacement)) if at == i + 1 => replacement.to_string(),
+                _ => format!(
+                    r#"{{"query_id": "q{i:06}", "relevant": {{"kb/{i}/{pad}": 2, "kb/{i}/b": 1}}, "task": "t{}"}}"#,
+                    i % 3,
+                    pad = "x".repeat(80)
+                ),
+            };
+            text.push_str(&line);
+            text.push_str(if i % 2 == 0 { "\n" } else { "\r\n" });
+        }
+        text
+    }
+
+    #[test]
+    fn jsonl_labels_read_in_many_blocks_keep_every_query_and_line() {
+        let n = 120_000;
+        let text = many_labels(n, None);
+        assert!(text.len() > BLOCKS_AT_A_TIME * crate::read::BLOCK_SIZE);
+        let index = load_text(&text, LabelsFormat::Jsonl).unwrap();
+        assert_eq!(index.queries().len(), n);
+        for i in [0, 1, 7_001, n / 2, n - 1] {
+            let q = index.find_query(format!("q{i:06}").as_bytes()).unwrap();
+            assert_eq!(index.judgments(q).ideal_grades, [2, 1]);
+            let task = index.queries()[q as usize].task;
+            assert_eq!(index.slice_name(task), format!("t{}", i % 3));
+            let doc = format!("kb/{i}/b");
+            assert!(index
+                .find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes()))
+                .is_some());
+        }
+
+        let repeat = r#"{"query_id": "q000003", "relevant": []}"#;
+        let err = load_text(&many_labels(n, Some((n - 10, repeat))), LabelsFormat::Jsonl);
+        let want = format!(
+            ":{}: query_id 'q000003' is labeled twice (first on line 4)",
+            n - 10
+        );
+        assert!(format!("{:#}", err.unwrap_err()).contains(&want));
+
+        let broken = r#"{"query_id": "q", "relevant": [1.5]}"#;
+        let err = load_text(&many_labels(n, Some((n - 2, broken))), LabelsFormat::Jsonl);
+        let want = format!(":{}: relevant must hold doc ids", n - 2);
+        assert!(format!("{:#}", err.unwrap_err()).contains(&want));
     }
 
     proptest! {

@@ -415,6 +415,22 @@ pub fn read_inputs(
     Ok(stats)
 }
 
+/// Cut one open source into blocks of whole lines for `sink`, as if it
+/// were the only input. Returns false if the sink stopped taking them.
+///
+/// # Errors
+/// The source cannot be read.
+pub fn read_blocks(source: &mut Source, sink: &mut dyn ChunkSink) -> io::Result<bool> {
+    let mut cutter = BlockCutter {
+        input: 0,
+        sink,
+        next_line: 1,
+        decoded_bytes: 0,
+        format: LogsFormat::Jsonl,
+    };
+    Ok(cutter.run(source, &|_| {})?.is_some())
+}
+
 /// Cuts one decoded stream into blocks of whole lines.
 struct BlockCutter<'a> {
     input: u32,
