@@ -216,7 +216,9 @@ impl Source {
             hasher: Xxh3::new(),
         };
         let decoded = Decoded::new(BufReader::with_capacity(1 << 20, tally))?;
-        let mut reader = BufReader::with_capacity(1 << 16, decoded);
+        // As large as the raw buffer: a plain file is then read straight
+        // into this one, which blocks copy out of.
+        let mut reader = BufReader::with_capacity(1 << 20, decoded);
         if reader.fill_buf()?.starts_with(BOM) {
             reader.consume(BOM.len());
         }
@@ -562,12 +564,20 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Read until `block` holds at least `target` bytes or the stream ends;
-/// returns whether it ended. Reads into the spare capacity, so a recycled
-/// buffer is not zeroed first.
-fn fill(reader: &mut impl Read, block: &mut Vec<u8>, target: usize) -> io::Result<bool> {
-    let wanted = target.saturating_sub(block.len());
-    let got = reader.by_ref().take(wanted as u64).read_to_end(block)?;
-    Ok(got < wanted)
+/// returns whether it ended. Copies out of the source's buffer, which is
+/// zeroed once: reading into a block's spare capacity instead would have
+/// std zero that capacity first, for every block.
+fn fill(reader: &mut impl BufRead, block: &mut Vec<u8>, target: usize) -> io::Result<bool> {
+    while block.len() < target {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok(true);
+        }
+        let taken = available.len().min(target - block.len());
+        block.extend_from_slice(&available[..taken]);
+        reader.consume(taken);
+    }
+    Ok(false)
 }
 
 /// Discard the rest of an oversized line; returns the bytes after its
