@@ -221,6 +221,13 @@ impl CaptureStore {
         std::mem::replace(&mut self.captures[index as usize], capture)
     }
 
+    /// Room for `captures` more captures finding `found` more documents.
+    fn reserve(&mut self, captures: usize, found: usize) {
+        self.captures.reserve(captures);
+        self.next.reserve(captures);
+        self.found.reserve(found);
+    }
+
     fn keep_found(&mut self, found: &[Found]) -> Range<u32> {
         let start = self.found.len() as u32;
         self.found.extend_from_slice(found);
@@ -369,6 +376,9 @@ impl Grouper {
         self.pairs.push(pair.clone());
         self.pair_ids.insert(pair.clone(), id);
         self.slots.push(vec![Slot::default(); self.n_queries]);
+        // Room for a capture of every query: growing the store by doubling
+        // would copy it, and fault in its pages, several times over.
+        self.store.reserve(self.n_queries, self.seen_docs.len());
         id
     }
 

@@ -439,8 +439,9 @@ impl Builder {
         self.set_slices(query, task, language, required, line)
     }
 
-    /// Add the labels of `part`, read from the lines that follow ours.
-    fn append(&mut self, part: Builder) -> Result<()> {
+    /// Move the labels of `part`, read from the lines that follow ours,
+    /// into this builder, leaving `part` empty.
+    fn append(&mut self, part: &mut Builder) -> Result<()> {
         let total = self.text.0.len() + part.text.0.len();
         let (Ok(text_start), Ok(_)) = (u32::try_from(self.text.0.len()), u32::try_from(total))
         else {
@@ -454,28 +455,32 @@ impl Builder {
             .map(|name| self.intern(Some(name)))
             .collect();
         self.queries
-            .extend(part.queries.into_iter().map(|q| RawQuery {
+            .extend(part.queries.drain(..).map(|q| RawQuery {
                 id: q.id.shifted(text_start),
                 slices: q.slices.map(|(task, language, line)| {
                     (slices[task as usize], slices[language as usize], line)
                 }),
                 ..q
             }));
-        self.docs.extend(part.docs.into_iter().map(|d| RawDoc {
+        self.docs.extend(part.docs.drain(..).map(|d| RawDoc {
             query: first_query + d.query,
             id: d.id.shifted(text_start),
             ..d
         }));
+        part.text.0.clear();
+        part.slice_ids.clear();
+        part.slice_names.clear();
         Ok(())
     }
 
     /// Room for the labels of a file of `bytes` bytes: at most that much
-    /// id text, a judgment per 40 bytes, a query per 80.
+    /// id text, a judgment per 40 bytes, a query per 80. (The table of
+    /// query ids is left to grow: JSONL labels do not use it, and a table
+    /// is written to as soon as it is made.)
     fn with_capacity(bytes: usize) -> Self {
         Builder {
             text: IdText(String::with_capacity(bytes)),
             queries: Vec::with_capacity(bytes / 80),
-            by_id: HashTable::with_capacity(bytes / 80),
             docs: Vec::with_capacity(bytes / 40),
             ..Builder::default()
         }
@@ -710,6 +715,7 @@ fn read_jsonl(source: &mut Source, builder: &mut Builder) -> Result<(), LineErro
     let mut batches = JsonlBatches {
         builder,
         batch: Vec::with_capacity(BLOCKS_AT_A_TIME),
+        parts: Vec::new(),
         spent: Vec::new(),
         failed: None,
     };
@@ -725,6 +731,9 @@ fn read_jsonl(source: &mut Source, builder: &mut Builder) -> Result<(), LineErro
 struct JsonlBatches<'a> {
     builder: &'a mut Builder,
     batch: Vec<Block>,
+    /// One part per block of the batch, emptied after each batch but
+    /// keeping its memory: fresh pages cost more than parsing them.
+    parts: Vec<Builder>,
     spent: Vec<Vec<u8>>,
     failed: Option<LineError>,
 }
@@ -732,12 +741,17 @@ struct JsonlBatches<'a> {
 impl JsonlBatches<'_> {
     /// Parse the waiting blocks and add them; false at the first error.
     fn index(&mut self) -> bool {
-        let parts: Vec<Result<Builder, LineError>> =
-            self.batch.par_iter().map(parse_block).collect();
+        self.parts.resize_with(self.batch.len(), Builder::default);
+        let parsed: Vec<Result<(), LineError>> = self
+            .batch
+            .par_iter()
+            .zip(&mut self.parts)
+            .map(|(block, part)| parse_block(block, part))
+            .collect();
         self.spent
             .extend(self.batch.drain(..).map(|block| block.bytes));
-        for part in parts {
-            let added = part.and_then(|part| {
+        for (parsed, part) in parsed.into_iter().zip(&mut self.parts) {
+            let added = parsed.and_then(|()| {
                 let line = part.queries.first().map(|q| q.line);
                 self.builder.append(part).map_err(|err| (line, err))
             });
@@ -773,9 +787,8 @@ impl ChunkSink for JsonlBatches<'_> {
     }
 }
 
-/// The labels of one block of JSONL lines.
-fn parse_block(block: &Block) -> Result<Builder, LineError> {
-    let mut part = Builder::default();
+/// Read the labels of one block of JSONL lines into `part`, which is empty.
+fn parse_block(block: &Block, part: &mut Builder) -> Result<(), LineError> {
     let mut parser = JsonParser::default();
     for (number, line) in (block.first_line as usize..).zip(lines(&block.bytes)) {
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -787,7 +800,7 @@ fn parse_block(block: &Block) -> Result<Builder, LineError> {
             .and_then(|added| added)
             .map_err(|err| (Some(number), err))?;
     }
-    Ok(part)
+    Ok(())
 }
 
 fn read_qrels(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
