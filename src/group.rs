@@ -221,11 +221,16 @@ impl CaptureStore {
         std::mem::replace(&mut self.captures[index as usize], capture)
     }
 
-    /// Room for `captures` more captures finding `found` more documents.
+    /// Room for `captures` captures in all, finding `found` documents.
+    /// Only address space is taken until captures arrive; should even that
+    /// be refused, the store grows as it goes.
     fn reserve(&mut self, captures: usize, found: usize) {
-        self.captures.reserve(captures);
-        self.next.reserve(captures);
-        self.found.reserve(found);
+        let more_captures = captures.saturating_sub(self.captures.len());
+        let _ = self.captures.try_reserve(more_captures);
+        let _ = self.next.try_reserve(more_captures);
+        let _ = self
+            .found
+            .try_reserve(found.saturating_sub(self.found.len()));
     }
 
     fn keep_found(&mut self, found: &[Found]) -> Range<u32> {
@@ -376,9 +381,12 @@ impl Grouper {
         self.pairs.push(pair.clone());
         self.pair_ids.insert(pair.clone(), id);
         self.slots.push(vec![Slot::default(); self.n_queries]);
-        // Room for a capture of every query: growing the store by doubling
-        // would copy it, and fault in its pages, several times over.
-        self.store.reserve(self.n_queries, self.seen_docs.len());
+        // Room for a capture of every query of every (run, stage) so far:
+        // growing the store by doubling would copy it, and fault in its
+        // pages, several times over.
+        let pairs = self.pairs.len();
+        self.store
+            .reserve(pairs * self.n_queries, pairs * self.seen_docs.len());
         id
     }
 
