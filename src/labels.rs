@@ -254,15 +254,12 @@ impl LabelIndex {
         let judged = by_text
             .get(below)
             .is_some_and(|&d| self.doc_id(d).as_bytes() == doc);
-        DocPlace {
-            below: below as u32,
-            judged,
-        }
+        DocPlace::new(below as u32, judged)
     }
 
     /// The judged document of `query` at `place` (whose `judged` is true).
     pub fn judged_at(&self, query: QueryIdx, place: DocPlace) -> u32 {
-        self.by_text_of(query)[place.below as usize]
+        self.by_text_of(query)[place.below() as usize]
     }
 
     fn by_text_of(&self, query: QueryIdx) -> &[u32] {
@@ -320,14 +317,30 @@ impl LabelIndex {
 /// Where a doc id falls among a query's judged documents (positive grade)
 /// in byte order of their ids: enough to rank it against each of them as
 /// trec_eval breaks score ties (doc id descending), without its text.
+///
+/// Packed in four bytes, as `below` × 2 + `judged`, so that it orders as
+/// (`below`, `judged`): a judged id after every other id with the same
+/// count below it, as their text would. A TREC run holds one per line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DocPlace {
+pub struct DocPlace(u32);
+
+impl DocPlace {
+    /// The place of an id that `below` judged ids sort before, and that is
+    /// (`judged`) or is not the judged id that comes next. The labels' ids
+    /// fit in 4 GiB, so a query has far fewer than 2^31 judged ids.
+    pub fn new(below: u32, judged: bool) -> Self {
+        DocPlace(below << 1 | u32::from(judged))
+    }
+
     /// How many of the query's judged ids sort before it.
-    pub below: u32,
-    /// Whether it is the judged document at `below` itself. Ordering by
-    /// (`below`, `judged`) orders a judged id after every other id with
-    /// the same count below it, as their text would.
-    pub judged: bool,
+    pub fn below(self) -> u32 {
+        self.0 >> 1
+    }
+
+    /// Whether it is the judged document at `below` itself.
+    pub fn judged(self) -> bool {
+        self.0 & 1 == 1
+    }
 }
 
 /// JSONL when the first non-blank byte is `{`, CSV when the first line

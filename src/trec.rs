@@ -4,8 +4,10 @@
 //! Until then each labeled line is held as what ranking it takes, not as
 //! text: its score, where its doc id falls among the query's judged ids
 //! (all that trec_eval's tie-break, doc id descending, needs to place the
-//! judged documents) and a 128-bit hash of the id that tells a repeated
-//! document. That is 32 bytes a line, kept in the blocks they were read in.
+//! judged documents) and a 96-bit hash of the id that tells a repeated
+//! document. That is 24 bytes a line, kept in the blocks they were read in:
+//! on a large run these lines are most of the memory, and fresh memory
+//! costs time.
 //! Once read, every (run, query) is ranked on the worker pool.
 
 use hashbrown::HashTable;
@@ -19,19 +21,23 @@ use crate::record::RejectReason;
 /// One labeled line of a TREC run, reduced to what ranking it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunLine {
-    /// xxh3-128 of the doc id: two different ids of one ranking share it
-    /// with odds below 1e-30, so it stands for the text.
-    id_hash: u128,
     score: f64,
+    /// 96 bits of the xxh3-128 of the doc id: two different ids of one
+    /// ranking share them with odds of 1 in 2^96 (about 1e-29), so they
+    /// stand for the text.
+    id_hash: u64,
+    id_hash_more: u32,
     place: DocPlace,
 }
 
 impl RunLine {
     /// The line of `query` that ranks `doc_id` at `score`.
     pub fn new(labels: &LabelIndex, query: QueryIdx, doc_id: &str, score: f64) -> Self {
+        let hash = xxhash_rust::xxh3::xxh3_128(doc_id.as_bytes());
         RunLine {
-            id_hash: xxhash_rust::xxh3::xxh3_128(doc_id.as_bytes()),
             score,
+            id_hash: hash as u64,
+            id_hash_more: (hash >> 64) as u32,
             place: labels.place_doc(query, doc_id.as_bytes()),
         }
     }
@@ -49,7 +55,9 @@ impl RunLine {
 
     /// The same document: a judged one by its place, any other by its hash.
     fn same_doc(&self, other: &Self) -> bool {
-        self.place == other.place && self.id_hash == other.id_hash
+        self.place == other.place
+            && self.id_hash == other.id_hash
+            && self.id_hash_more == other.id_hash_more
     }
 }
 
@@ -240,7 +248,7 @@ impl Ranker {
         let mut rank = 0;
         for ((line, _), _) in self.lines.iter().zip(&self.dropped).filter(|(_, &d)| !d) {
             rank += 1;
-            if line.place.judged {
+            if line.place.judged() {
                 let doc = labels.judged_at(query, line.place);
                 out.found.push(Found { rank, doc });
             }
@@ -269,19 +277,19 @@ impl Ranker {
         self.dropped.resize(self.lines.len(), false);
         self.seen.clear();
         let lines = &self.lines;
-        let hash = |i: u32| lines[i as usize].0.id_hash as u64;
+        let hash = |i: u32| lines[i as usize].0.id_hash;
         for (later, (line, origin)) in lines.iter().enumerate() {
             let same = |&earlier: &u32| lines[earlier as usize].0.same_doc(line);
-            let Some(&earlier) = self.seen.find(line.id_hash as u64, same) else {
+            let Some(&earlier) = self.seen.find(line.id_hash, same) else {
                 self.seen
-                    .insert_unique(line.id_hash as u64, later as u32, |&i| hash(i));
+                    .insert_unique(line.id_hash, later as u32, |&i| hash(i));
                 continue;
             };
             if duplicates == DuplicateDocs::Dedupe {
                 self.dropped[later] = true;
                 continue;
             }
-            let doc = if line.place.judged {
+            let doc = if line.place.judged() {
                 format!(
                     "doc '{}'",
                     labels.doc_id(labels.judged_at(query, line.place))
@@ -350,6 +358,11 @@ mod tests {
         runs.add(block.take_exact(), |pair| pair);
         let mut ranked = runs.rank(&labels, duplicates, &|_, _| None);
         (labels, ranked.remove(0))
+    }
+
+    #[test]
+    fn a_held_line_takes_24_bytes() {
+        assert_eq!(std::mem::size_of::<RunLine>(), 24);
     }
 
     #[test]
