@@ -5,7 +5,8 @@
 #
 # Generates S (100,000 queries x 100 results) and M (1,000,000 x 10) as
 # JSONL, gzip, zstd and TREC, then times, each the median of N runs (3 by
-# default) with /usr/bin/time: rgrade at 1 and 2 threads, the parse-only
+# default) with /usr/bin/time: rgrade at 1 and 2 threads writing all its
+# outputs (-o, as a nightly job does), the parse-only
 # baseline (same reader and JSON parse, nothing else), decompression
 # alone, and with --python pytrec_eval and ranx on the TREC files
 # (installed into a throwaway venv; one run each, they are slow). Prints a
@@ -72,21 +73,22 @@ echo "|---|---|---|---|---|"
 for size in $sizes; do
   if [ "$size" = S ]; then make S 100000 100; else make M 1000000 10; fi
   d="$data/$size"
+  out="$d/out"
   labels="$d/jsonl/labels.jsonl"
   plain=$(stat -c %s "$d/jsonl/logs.jsonl")
   for j in 1 2; do
     measure "$size parse-only baseline -j$j" "$plain" "$parse_only" -j "$j" "$d/jsonl/logs.jsonl"
-    measure "$size rgrade JSONL -j$j" "$plain" "$rgrade" grade -q --labels "$labels" -k 10 -j "$j" "$d/jsonl/logs.jsonl"
+    measure "$size rgrade JSONL -j$j" "$plain" "$rgrade" grade -q -o "$out" --labels "$labels" -k 10 -j "$j" "$d/jsonl/logs.jsonl"
   done
   measure "$size rgrade JSONL + unlabeled (2x log) -j2" "$(stat -c %s "$d/doubled/logs.jsonl")" \
-    "$rgrade" grade -q --labels "$labels" -k 10 -j 2 "$d/doubled/logs.jsonl"
+    "$rgrade" grade -q -o "$out" --labels "$labels" -k 10 -j 2 "$d/doubled/logs.jsonl"
   for z in gz zst; do
     measure "$size decompress only .$z" "$plain" "$parse_only" --decode-only "$d/jsonl/logs.jsonl.$z"
-    measure "$size rgrade .jsonl.$z -j2" "$plain" "$rgrade" grade -q --labels "$labels" -k 10 -j 2 "$d/jsonl/logs.jsonl.$z"
+    measure "$size rgrade .jsonl.$z -j2" "$plain" "$rgrade" grade -q -o "$out" --labels "$labels" -k 10 -j 2 "$d/jsonl/logs.jsonl.$z"
   done
   trec_bytes=$(stat -c %s "$d/trec/run.trec")
   for j in 1 2; do
-    measure "$size rgrade TREC -j$j" "$trec_bytes" "$rgrade" grade -q --labels "$d/trec/labels.jsonl" -k 10 -j "$j" "$d/trec/run.trec"
+    measure "$size rgrade TREC -j$j" "$trec_bytes" "$rgrade" grade -q -o "$out" --labels "$d/trec/labels.jsonl" -k 10 -j "$j" "$d/trec/run.trec"
   done
   if [ "$python" = 1 ]; then
     venv="$data/venv"
