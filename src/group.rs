@@ -221,16 +221,12 @@ impl CaptureStore {
         std::mem::replace(&mut self.captures[index as usize], capture)
     }
 
-    /// Room for `captures` captures in all, finding `found` documents.
-    /// Only address space is taken until captures arrive; should even that
-    /// be refused, the store grows as it goes.
+    /// Room for `captures` more captures finding `found` more documents.
+    /// Only address space is taken until captures arrive.
     fn reserve(&mut self, captures: usize, found: usize) {
-        let more_captures = captures.saturating_sub(self.captures.len());
-        let _ = self.captures.try_reserve(more_captures);
-        let _ = self.next.try_reserve(more_captures);
-        let _ = self
-            .found
-            .try_reserve(found.saturating_sub(self.found.len()));
+        self.captures.reserve(captures);
+        self.next.reserve(captures);
+        self.found.reserve(found);
     }
 
     fn keep_found(&mut self, found: &[Found]) -> Range<u32> {
@@ -381,12 +377,13 @@ impl Grouper {
         self.pairs.push(pair.clone());
         self.pair_ids.insert(pair.clone(), id);
         self.slots.push(vec![Slot::default(); self.n_queries]);
-        // Room for a capture of every query of every (run, stage) so far:
-        // growing the store by doubling would copy it, and fault in its
-        // pages, several times over.
-        let pairs = self.pairs.len();
-        self.store
-            .reserve(pairs * self.n_queries, pairs * self.seen_docs.len());
+        if id == 0 {
+            // Room for a capture of every query from the start: doubling
+            // up to that size would copy the store, and fault its pages
+            // in, many times over. Beyond it the store doubles when full,
+            // so a copy never takes capacity that was not written.
+            self.store.reserve(self.n_queries, self.seen_docs.len());
+        }
         id
     }
 

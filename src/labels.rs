@@ -65,6 +65,9 @@ impl IdText {
         let (Some(start), Some(len)) = (start, len) else {
             bail!("{TOO_MUCH_TEXT}");
         };
+        if start.checked_add(len).is_none() {
+            bail!("{TOO_MUCH_TEXT}");
+        }
         self.0.push_str(id);
         Ok(IdRef { start, len })
     }
@@ -152,6 +155,11 @@ impl LabelIndex {
         // while growing a large vector copies it.
         let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
         let mut builder = Builder::with_capacity(size);
+        if format != LabelsFormat::Jsonl {
+            // Qrels and CSV repeat a query's id on each of its lines: a
+            // table finds the query again.
+            builder.by_id = HashTable::with_capacity(size / 80);
+        }
         let read = match format {
             LabelsFormat::Jsonl => read_jsonl(&mut source, &mut builder),
             LabelsFormat::Csv => read_csv(&mut source, &mut builder),
@@ -487,9 +495,9 @@ impl Builder {
     }
 
     /// Room for the labels of a file of `bytes` bytes: at most that much
-    /// id text, a judgment per 40 bytes, a query per 80. (The table of
-    /// query ids is left to grow: JSONL labels do not use it, and a table
-    /// is written to as soon as it is made.)
+    /// id text, a judgment per 40 bytes, a query per 80. (Not the table of
+    /// query ids: JSONL labels do not use it, and a table is written to as
+    /// soon as it is made.)
     fn with_capacity(bytes: usize) -> Self {
         Builder {
             text: IdText(String::with_capacity(bytes)),
@@ -587,7 +595,8 @@ impl Builder {
     /// judged documents sorted by hash.
     ///
     /// # Errors
-    /// A (query, doc) pair judged twice, at the line of its second judgment.
+    /// A query on two JSONL lines, or a (query, doc) pair judged twice, at
+    /// the line of its second appearance.
     fn build(mut self, min_rel: i64, source: LabelsSource) -> Result<LabelIndex, LineError> {
         let none = self.intern(None);
         let text = self.text;
@@ -787,7 +796,7 @@ impl ChunkSink for JsonlBatches<'_> {
             Chunk::Oversized { line, .. } => {
                 // The blocks before it come first: an error there is earlier.
                 if self.index() {
-                    let message = anyhow!("a label line longer than {MAX_LINE} bytes");
+                    let message = anyhow!("a label line longer than {} MiB", MAX_LINE >> 20);
                     self.failed = Some((Some(line as usize), message));
                 }
                 false
@@ -1002,7 +1011,7 @@ mod tests {
     }
 
     /// JSONL labels of `n` queries, long enough to fill several read
-    /// batches, with `line` (1-based) replaced by `replacement`.
+    /// batches, with the line `replace.0` (1-based) replaced by `replace.1`.
     fn many_labels(n: usize, replace: Option<(usize, &str)>) -> String {
         let mut text = String::new();
         for i in 0..n {

@@ -569,7 +569,11 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// std zero that capacity first, for every block.
 fn fill(reader: &mut impl BufRead, block: &mut Vec<u8>, target: usize) -> io::Result<bool> {
     while block.len() < target {
-        let available = reader.fill_buf()?;
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
         if available.is_empty() {
             return Ok(true);
         }

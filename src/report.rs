@@ -73,6 +73,12 @@ fn create(dir: &Path, name: &str) -> Result<BufWriter<File>> {
     Ok(BufWriter::with_capacity(1 << 20, file))
 }
 
+/// The CSV text of an optional number, as every output of rgrade writes it
+/// (see [`NumberCell`]).
+pub fn number_text(value: Option<f64>) -> String {
+    String::from_utf8_lossy(NumberCell::default().text(value)).into_owned()
+}
+
 /// Writes the text of optional numbers for CSV cells: empty when absent,
 /// else the shortest text that reads back as the same f64, never with an
 /// exponent, as `{}` writes it. Millions of rows make std's float
@@ -227,7 +233,9 @@ impl<'a> PerQueryWriter<'a> {
             .map(|rows| self.format(run, stage, rows))
             .collect::<Result<_>>()?;
         for piece in pieces {
-            self.file.write_all(&piece)?;
+            self.file
+                .write_all(&piece)
+                .context("per_query.csv: cannot write")?;
         }
         Ok(())
     }
@@ -235,7 +243,7 @@ impl<'a> PerQueryWriter<'a> {
     /// The CSV text of `rows`.
     fn format(&self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<Vec<u8>> {
         let labels = self.labels;
-        let mut csv = CsvRows::with_capacity(rows.len() * 128);
+        let mut csv = CsvRows::with_capacity(rows.len() * (96 + 12 * self.n_scores));
         let mut missed = String::new();
         for row in rows {
             let q = &labels.queries()[row.query as usize];
@@ -523,7 +531,7 @@ pub fn write_stage_loss(dir: &Path, labels: &LabelIndex, loss: &StageLoss) -> Re
     ])?;
     for step in &loss.transitions {
         for set in &step.totals {
-            let rate = set.lost_rate().map(|r| r.to_string()).unwrap_or_default();
+            let rate = number_text(set.lost_rate());
             totals.write_record([
                 &*step.run,
                 slice(set.task),
@@ -893,6 +901,12 @@ mod tests {
         #[test]
         fn cells_match_std_for_any_f64(bits in any::<u64>()) {
             check_cell(f64::from_bits(bits)).map_err(TestCaseError::fail)?;
+        }
+
+        #[test]
+        fn cells_match_std_for_fractions_zmij_writes(value in 1e-5..4.5e15f64) {
+            check_cell(value).map_err(TestCaseError::fail)?;
+            check_cell(-value).map_err(TestCaseError::fail)?;
         }
 
         #[test]

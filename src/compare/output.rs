@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use super::paired::{Origin, Paired, StagePairs};
 use super::rules::Gate;
 use super::{first_few, SliceComparison};
-use crate::report::{plural, ANY};
+use crate::report::{number_text, plural, ANY};
 use crate::stats::TIE_EPSILON;
 
 /// Queries listed per slice under "lost most" on stdout.
@@ -22,11 +22,6 @@ fn create(dir: &Path, name: &str) -> Result<csv::Writer<BufWriter<File>>> {
     let path = dir.join(name);
     let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
     Ok(csv::Writer::from_writer(BufWriter::new(file)))
-}
-
-/// A number as written to CSV: `{}` round-trips, empty when absent.
-fn cell(value: Option<f64>) -> String {
-    value.map(|v| v.to_string()).unwrap_or_default()
 }
 
 /// comparison.csv: one row per (stage, grouping set, metric).
@@ -65,16 +60,16 @@ pub fn write_comparison(
                 name(slice.language),
                 &paired.metrics[change.metric],
                 &change.queries.to_string(),
-                &cell(Some(change.baseline)),
-                &cell(Some(change.candidate)),
-                &cell(Some(change.delta)),
-                &cell(Some(change.ci.0)),
-                &cell(Some(change.ci.1)),
+                &number_text(Some(change.baseline)),
+                &number_text(Some(change.candidate)),
+                &number_text(Some(change.delta)),
+                &number_text(Some(change.ci.0)),
+                &number_text(Some(change.ci.1)),
                 &change.counts.wins.to_string(),
                 &change.counts.ties.to_string(),
                 &change.counts.losses.to_string(),
-                &cell(Some(change.p_value)),
-                &cell(Some(change.p_holm)),
+                &number_text(Some(change.p_value)),
+                &number_text(Some(change.p_holm)),
             ])?;
         }
     }
@@ -140,7 +135,7 @@ pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> 
         ]);
         for &m in metrics {
             let (base, cand) = (pairs.baseline(m)[i], pairs.candidate(m)[i]);
-            let counted = |v: f64| cell(q.counted.then_some(v));
+            let counted = |v: f64| number_text(q.counted.then_some(v));
             record.extend([counted(base), counted(cand), counted(cand - base)]);
         }
         wtr.write_record(&record)?;
