@@ -154,7 +154,8 @@ impl LabelIndex {
         // Reserved from the file size: untouched capacity costs no memory,
         // while growing a large vector copies it.
         let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
-        let mut builder = Builder::with_capacity(size);
+        let mut builder = Builder::default();
+        builder.reserve(size);
         if format != LabelsFormat::Jsonl {
             // Qrels and CSV repeat a query's id on each of its lines: a
             // table finds the query again.
@@ -494,17 +495,15 @@ impl Builder {
         Ok(())
     }
 
-    /// Room for the labels of a file of `bytes` bytes: at most that much
-    /// id text, a judgment per 40 bytes, a query per 80. (Not the table of
-    /// query ids: JSONL labels do not use it, and a table is written to as
-    /// soon as it is made.)
-    fn with_capacity(bytes: usize) -> Self {
-        Builder {
-            text: IdText(String::with_capacity(bytes)),
-            queries: Vec::with_capacity(bytes / 80),
-            docs: Vec::with_capacity(bytes / 40),
-            ..Builder::default()
-        }
+    /// Room for the labels of `bytes` bytes of labels: at most that much
+    /// id text, a judgment per 40 bytes, a query per 80, so that the lists
+    /// do not grow by doubling, copying themselves into fresh pages. (Not
+    /// the table of query ids: JSONL labels do not use it, and a table is
+    /// written to as soon as it is made.)
+    fn reserve(&mut self, bytes: usize) {
+        self.text.0.reserve(bytes);
+        self.queries.reserve(bytes / 80);
+        self.docs.reserve(bytes / 40);
     }
 
     fn find(&self, id: &str, hash: u64) -> Option<usize> {
@@ -811,6 +810,7 @@ impl ChunkSink for JsonlBatches<'_> {
 
 /// Read the labels of one block of JSONL lines into `part`, which is empty.
 fn parse_block(block: &Block, part: &mut Builder) -> Result<(), LineError> {
+    part.reserve(block.bytes.len());
     let mut parser = JsonParser::default();
     for (number, line) in (block.first_line as usize..).zip(lines(&block.bytes)) {
         if line.iter().all(u8::is_ascii_whitespace) {
