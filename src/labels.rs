@@ -795,8 +795,7 @@ impl ChunkSink for JsonlBatches<'_> {
             Chunk::Oversized { line, .. } => {
                 // The blocks before it come first: an error there is earlier.
                 if self.index() {
-                    let message = anyhow!("a label line longer than {} MiB", MAX_LINE >> 20);
-                    self.failed = Some((Some(line as usize), message));
+                    self.failed = Some((Some(line as usize), too_long()));
                 }
                 false
             }
@@ -808,6 +807,12 @@ impl ChunkSink for JsonlBatches<'_> {
     }
 }
 
+/// A label line longer than the reader takes: cut off by the reader, or
+/// read whole in the block that holds its end.
+fn too_long() -> anyhow::Error {
+    anyhow!("a label line longer than {} MiB", MAX_LINE >> 20)
+}
+
 /// Read the labels of one block of JSONL lines into `part`, which is empty.
 fn parse_block(block: &Block, part: &mut Builder) -> Result<(), LineError> {
     part.reserve(block.bytes.len());
@@ -815,6 +820,9 @@ fn parse_block(block: &Block, part: &mut Builder) -> Result<(), LineError> {
     for (number, line) in (block.first_line as usize..).zip(lines(&block.bytes)) {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
+        }
+        if line.len() > MAX_LINE {
+            return Err((Some(number), too_long()));
         }
         parser
             .parse(line, |value| part.add_json(value, number))
@@ -1054,6 +1062,14 @@ mod tests {
             n - 10
         );
         assert!(format!("{:#}", err.unwrap_err()).contains(&want));
+
+        // Just over the limit (read whole), and far over it (cut off).
+        for length in [MAX_LINE + 1, MAX_LINE + 3 * crate::read::BLOCK_SIZE] {
+            let long = format!("{}\n", "x".repeat(length));
+            let text = many_labels(3, None).replace("\r\n", &format!("\n{long}"));
+            let err = format!("{:#}", load_text(&text, LabelsFormat::Jsonl).unwrap_err());
+            assert!(err.contains(":3: a label line longer than 64 MiB"), "{err}");
+        }
 
         let broken = r#"{"query_id": "q", "relevant": [1.5]}"#;
         let err = load_text(&many_labels(n, Some((n - 2, broken))), LabelsFormat::Jsonl);
