@@ -10,7 +10,7 @@
 # baseline (same reader and JSON parse, nothing else), decompression
 # alone, and with --python pytrec_eval and ranx on the TREC files
 # (installed into a throwaway venv; one run each, they are slow). Prints a
-# Markdown table.
+# Markdown table of the runs, then one of SPEC's targets as measured.
 # --quick uses 10x smaller data. Data lives in --data (default
 # /tmp/rgrade-bench), never in the repository.
 set -euo pipefail
@@ -61,11 +61,50 @@ measure() {
     results+=("$(tail -n 1 "$stats")")
   done
   rm -f "$stats"
-  printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p" | {
-    read -r wall user sys rss
-    awk -v l="$label" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v b="$bytes" 'BEGIN {
-      printf "| %s | %.2f | %.2f | %.0f | %.0f |\n", l, w, u + s, b / 1e6 / w, r / 1024 }'
-  }
+  local wall user sys rss
+  read -r wall user sys rss < <(printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
+  WALL[$label]=$wall
+  RSS_MB[$label]=$(( (rss + 512) / 1024 ))
+  awk -v l="$label" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v b="$bytes" 'BEGIN {
+    printf "| %s | %.2f | %.2f | %.0f | %.0f |\n", l, w, u + s, b / 1e6 / w, r / 1024 }'
+}
+
+# Medians by label, for the targets table.
+declare -A WALL RSS_MB
+
+# ratio A B: the wall time of run A over that of run B.
+ratio() {
+  awk -v a="${WALL[$1]:-0}" -v b="${WALL[$2]:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else printf "-" }'
+}
+
+# targets: one row per SPEC target, one column per size measured.
+targets() {
+  local row cells
+  echo
+  echo "| target |$(printf ' %s |' $sizes)"
+  echo "|---|$(printf -- '---|%.0s' $sizes)"
+  for row in jsonl threads rss doubled trec compressed; do
+    cells=""
+    for s in $sizes; do
+      case $row in
+        jsonl) cells+="$(ratio "$s rgrade JSONL -j1" "$s parse-only baseline -j1") (-j1), $(ratio "$s rgrade JSONL -j2" "$s parse-only baseline -j2") (-j2) | " ;;
+        threads) cells+="$(ratio "$s rgrade JSONL -j1" "$s rgrade JSONL -j2") | " ;;
+        rss) cells+="${RSS_MB["$s rgrade JSONL -j2"]} MB | " ;;
+        doubled) cells+="${RSS_MB["$s rgrade JSONL -j2"]} → ${RSS_MB["$s rgrade JSONL + unlabeled (2x log) -j2"]} MB | " ;;
+        trec) cells+="$(ratio "$s pytrec_eval TREC" "$s rgrade TREC -j2"), $(ratio "$s ranx TREC" "$s rgrade TREC -j2") | " ;;
+        compressed) cells+="$(ratio "$s rgrade .jsonl.gz -j2" "$s decompress only .gz"), $(ratio "$s rgrade .jsonl.zst -j2" "$s decompress only .zst") | " ;;
+      esac
+    done
+    cells=${cells% }
+    case $row in
+      jsonl) echo "| JSONL over parse-only, same threads (at most 1.5x) | $cells" ;;
+      threads) echo "| 2 threads faster than 1, JSONL (at least 1.7x) | $cells" ;;
+      rss) echo "| JSONL peak RSS (under 300 MB on S, 1 GiB on M) | $cells" ;;
+      doubled) echo "| JSONL RSS when unlabeled traffic doubles the log (within 10%) | $cells" ;;
+      trec) echo "| TREC faster than pytrec_eval, ranx (25x, 100x; --python) | $cells" ;;
+      compressed) echo "| .gz, .zst over decompressing alone (at most 1.4x) | $cells" ;;
+    esac
+  done
 }
 
 echo "| run | wall s | CPU s | MB/s | peak RSS MB |"
@@ -98,3 +137,4 @@ for size in $sizes; do
     done
   fi
 done
+targets
