@@ -56,20 +56,26 @@ impl IdRef {
 #[derive(Debug, Default)]
 struct IdText(String);
 
-const TOO_MUCH_TEXT: &str = "the labels hold more than 4 GiB of ids; split the key";
-
 impl IdText {
     fn push(&mut self, id: &str) -> Result<IdRef> {
-        let start = u32::try_from(self.0.len()).ok();
-        let len = u32::try_from(id.len()).ok();
-        let (Some(start), Some(len)) = (start, len) else {
-            bail!("{TOO_MUCH_TEXT}");
+        let start = self.append(id)?;
+        Ok(IdRef {
+            start,
+            // Fits: the whole text does.
+            len: id.len() as u32,
+        })
+    }
+
+    /// Add `more` text; returns where it starts. Ids are addressed in u32,
+    /// so the whole text must stay below 4 GiB.
+    fn append(&mut self, more: &str) -> Result<u32> {
+        let start = u32::try_from(self.0.len());
+        let end = u32::try_from(self.0.len() + more.len());
+        let (Ok(start), Ok(_)) = (start, end) else {
+            bail!("the labels hold more than 4 GiB of ids; split the key");
         };
-        if start.checked_add(len).is_none() {
-            bail!("{TOO_MUCH_TEXT}");
-        }
-        self.0.push_str(id);
-        Ok(IdRef { start, len })
+        self.0.push_str(more);
+        Ok(start)
     }
 
     fn get(&self, id: IdRef) -> &str {
@@ -464,12 +470,7 @@ impl Builder {
     /// Move the labels of `part`, read from the lines that follow ours,
     /// into this builder, leaving `part` empty.
     fn append(&mut self, part: &mut Builder) -> Result<()> {
-        let total = self.text.0.len() + part.text.0.len();
-        let (Ok(text_start), Ok(_)) = (u32::try_from(self.text.0.len()), u32::try_from(total))
-        else {
-            bail!("{TOO_MUCH_TEXT}");
-        };
-        self.text.0.push_str(&part.text.0);
+        let text_start = self.text.append(&part.text.0)?;
         let first_query = self.queries.len() as u32;
         let slices: Vec<u32> = part
             .slice_names
