@@ -12,6 +12,7 @@ use rgrade::metrics::{score, Hit, Judgments};
 use rgrade::read::{Block, Chunk};
 use rgrade::record::LogFields;
 use rgrade::stats::{bootstrap_mean_interval, paired_randomization_p_value};
+use rgrade::trec::TrecLines;
 
 const QUERIES: usize = 10_000;
 const RESULTS: usize = 30;
@@ -67,6 +68,7 @@ fn judge_block(c: &mut Criterion) {
         stages: &[],
         duplicates: DuplicateDocs::Reject,
         doc_collections: None,
+        trec: TrecLines::RankEarly,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use rgrade::cli::LogsFormat;
-use rgrade::read::{self, ChannelSink, Chunk, InlineSink};
+use rgrade::read::{self, ChannelSink, Chunk, InlineSink, Input};
 use rgrade::record::{Event, EventKey, JsonParser, LogFields};
 
 fn main() -> anyhow::Result<()> {
@@ -34,6 +34,7 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let inputs = read::discover(&paths)?;
+    let inputs: Vec<(u32, &Input)> = (0..).zip(&inputs).collect();
     let fields = LogFields::default();
     let results = AtomicU64::new(0);
     let parse = |parser: &mut JsonParser, chunk: &Chunk| {

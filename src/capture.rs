@@ -16,7 +16,7 @@ use crate::record::{
     is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RejectReason, TrecLine,
     DEFAULT_STAGE, EXCERPT_BYTES,
 };
-use crate::trec::{BlockLines, RunLine};
+use crate::trec::{BlockRuns, BlockScratch, RunLine, TrecLines};
 
 /// Where a record came from: the input's index and the 1-based line.
 /// Ordered as the input is: files in the order given, then line number.
@@ -134,8 +134,9 @@ pub struct BlockOutcome {
     pub found: Vec<Found>,
     /// Labeled (pair, query) keys whose capture was rejected.
     pub rejected_keys: Vec<(u32, QueryIdx)>,
-    /// TREC lines of labeled queries, held until every run is read.
-    pub trec: BlockLines,
+    /// TREC lines of labeled queries: rankings the block held whole, and
+    /// the other lines, held until every run is read.
+    pub trec: BlockRuns,
     /// Rejected records.
     pub rejects: Vec<Reject>,
     /// The block's first leaks, in input order (at most [`LEAKS_LISTED`]).
@@ -189,7 +190,7 @@ impl BlockOutcome {
 }
 
 /// What a worker needs to judge records; shared by all workers.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct JudgeConfig<'a> {
     /// The answer key.
     pub labels: &'a LabelIndex,
@@ -201,6 +202,8 @@ pub struct JudgeConfig<'a> {
     pub duplicates: DuplicateDocs,
     /// Each doc's collection, for results that name none.
     pub doc_collections: Option<&'a DocCollections>,
+    /// What becomes of labeled TREC lines.
+    pub trec: TrecLines<'a>,
 }
 
 impl JudgeConfig<'_> {
@@ -336,8 +339,8 @@ pub struct BlockWorker<'a> {
     config: &'a JudgeConfig<'a>,
     parser: JsonParser,
     judge: RankingJudge,
-    /// TREC lines of the current block, copied out at their size.
-    trec: BlockLines,
+    /// TREC lines of the current block.
+    trec: BlockScratch,
     last_query: LastQuery,
 }
 
@@ -367,7 +370,7 @@ impl<'a> BlockWorker<'a> {
             config,
             parser: JsonParser::default(),
             judge: RankingJudge::new(config.duplicates),
-            trec: BlockLines::default(),
+            trec: BlockScratch::default(),
             last_query: LastQuery::default(),
         }
     }
@@ -408,7 +411,11 @@ impl<'a> BlockWorker<'a> {
                         out.reject(origin, invalid, line);
                     }
                 }
-                out.trec = self.trec.take_exact();
+                let config = self.config;
+                let rank_early = matches!(config.trec, TrecLines::RankEarly);
+                out.trec = self
+                    .trec
+                    .finish(config.labels, config.duplicates, rank_early);
             }
         }
         out
@@ -489,6 +496,15 @@ impl<'a> BlockWorker<'a> {
         })?
     }
 
+    /// Whether the TREC lines of `query` are wanted: on a second reading,
+    /// only those of the queries read again.
+    fn holds(&self, query: QueryIdx) -> bool {
+        match self.config.trec {
+            TrecLines::HoldOnly(queries) => queries[query as usize],
+            TrecLines::RankEarly | TrecLines::HoldAll => true,
+        }
+    }
+
     fn trec_line(
         &mut self,
         line: &[u8],
@@ -506,6 +522,7 @@ impl<'a> BlockWorker<'a> {
         let pair = out.pair(parsed.run, DEFAULT_STAGE);
         match self.last_query.find(self.config.labels, parsed.query_id) {
             None => out.counts.unlabeled += 1,
+            Some(query) if !self.holds(query) => {}
             Some(query) => {
                 let line = RunLine::new(self.config.labels, query, parsed.doc_id, parsed.score);
                 self.trec.push(pair, query, origin, line);
@@ -538,6 +555,7 @@ mod tests {
             stages,
             duplicates: DuplicateDocs::Reject,
             doc_collections: None,
+            trec: TrecLines::RankEarly,
         };
         let block = Block {
             input: 0,
@@ -555,7 +573,7 @@ mod tests {
         let placed = c.unlabeled
             + c.other_stage
             + out.captures.len() as u64
-            + out.trec.len() as u64
+            + out.trec.n_lines()
             + c.rejected;
         assert_eq!(c.records, placed, "{c:?}");
         assert_eq!(c.rejected, out.rejects.len() as u64);

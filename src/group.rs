@@ -16,7 +16,7 @@ use crate::cli::{DuplicateDocs, MissingPolicy, RepeatPolicy};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Hit, Metric};
 use crate::record::RejectReason;
-use crate::trec::TrecRuns;
+use crate::trec::{SplitRuns, TrecRuns};
 
 /// How a labeled query fared in one (run, stage).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -419,37 +419,58 @@ impl Grouper {
         }
     }
 
+    /// Take in the TREC lines of `split`'s keys alone from a block read a
+    /// second time.
+    pub fn merge_again(&mut self, outcome: &mut BlockOutcome, split: &SplitRuns) {
+        let global: Vec<Option<u32>> = outcome
+            .pairs
+            .iter()
+            .map(|pair| self.pair_ids.get(pair).copied())
+            .collect();
+        let block = std::mem::take(&mut outcome.trec);
+        self.trec
+            .add_again(block, |pair| global[pair as usize], &split.keys);
+    }
+
     /// Rank the TREC runs read so far (score descending, ties by doc id
     /// descending, as trec_eval does) on the current rayon pool, and take
     /// each in as a capture. A ranking rejected for a duplicate doc, or as
-    /// a repeat, gives one reject per line.
+    /// a repeat, gives one reject per line, added to `rejects`. Returned
+    /// are the (run, query)s ranked early in one block whose lines turned
+    /// out to be in others too: they need a second reading
+    /// ([`Grouper::merge_again`]) and another call.
     pub fn rank_trec_runs(
         &mut self,
         labels: &LabelIndex,
         duplicates: DuplicateDocs,
-    ) -> Vec<Reject> {
+        rejects: &mut Vec<Reject>,
+    ) -> SplitRuns {
         let runs = std::mem::take(&mut self.trec);
-        // A key also captured in a JSONL log is a repeat. The other
-        // captures are rejected when the slot is graded.
-        let repeated = |pair: u32, query: QueryIdx| {
-            let total = self.slots[pair as usize][query as usize].total();
-            (self.policy == RepeatPolicy::Error && total > 0).then(|| {
-                let (run, stage) = &self.pairs[pair as usize];
-                repeat_detail(run, stage, labels.query_id(query), total + 1)
-            })
-        };
-        let ranked = runs.rank(labels, duplicates, &repeated);
-        let mut rejects = Vec::new();
-        for mut chunk in ranked {
-            self.take_judged(
-                |pair| pair,
-                &mut chunk.captures,
-                &chunk.found,
-                &mut chunk.rejected_keys,
-            );
-            rejects.append(&mut chunk.rejects);
+        let sorted = runs.sort();
+        for batch in sorted.batches() {
+            let repeated = |pair, query| self.repeat_of(labels, pair, query);
+            for mut chunk in batch.rank(labels, duplicates, &repeated) {
+                self.take_judged(
+                    |pair| pair,
+                    &mut chunk.captures,
+                    &chunk.found,
+                    &mut chunk.rejected_keys,
+                );
+                rejects.append(&mut chunk.rejects);
+            }
         }
-        rejects
+        sorted.into_split()
+    }
+
+    /// The reject detail of a TREC ranking of (pair, query) that repeats a
+    /// JSONL capture, under `--repeats error`. The other captures are
+    /// rejected when the slot is graded.
+    fn repeat_of(&self, labels: &LabelIndex, pair: u32, query: QueryIdx) -> Option<String> {
+        let total = self.slots[pair as usize][query as usize].total();
+        (self.policy == RepeatPolicy::Error && total > 0).then(|| {
+            let (run, stage) = &self.pairs[pair as usize];
+            repeat_detail(run, stage, labels.query_id(query), total + 1)
+        })
     }
 
     /// Hand over the captures of every (run, stage), sorted by run then stage.

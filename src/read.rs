@@ -47,6 +47,15 @@ impl Input {
         }
     }
 
+    /// Whether it can be read a second time: a regular file can, standard
+    /// input or a pipe cannot.
+    pub fn can_read_again(&self) -> bool {
+        match self {
+            Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
+            Input::Stdin => false,
+        }
+    }
+
     /// The size on disk, when known up front.
     pub fn size(&self) -> Option<u64> {
         match self {
@@ -373,23 +382,24 @@ impl<F: FnMut(&Chunk)> ChunkSink for InlineSink<F> {
 
 /// Read every input in order (in `format`, or each by its first bytes when
 /// `Auto`), sending chunks to `sink`; `on_bytes` hears of raw bytes as
-/// they go.
+/// they go. Each input comes with its index among all the inputs, which
+/// its chunks carry.
 ///
 /// # Errors
 /// An input that cannot be opened or read, or a corrupt compressed stream,
 /// named by its path. Sending stops early (without error) if the workers hang up.
 pub fn read_inputs(
-    inputs: &[Input],
+    inputs: &[(u32, &Input)],
     format: LogsFormat,
     sink: &mut dyn ChunkSink,
     on_bytes: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<InputStats>> {
     let mut stats = Vec::with_capacity(inputs.len());
-    for (index, input) in inputs.iter().enumerate() {
+    for &(index, input) in inputs {
         let name = input.name();
         let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
         let mut cutter = BlockCutter {
-            input: index as u32,
+            input: index,
             sink: &mut *sink,
             next_line: 1,
             decoded_bytes: 0,
@@ -610,10 +620,7 @@ fn skip_line(reader: &mut impl Read) -> io::Result<(Vec<u8>, u64)> {
 /// # Errors
 /// The input cannot be opened or read.
 pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Vec<(u64, Vec<u8>)>> {
-    let Input::File(path) = input else {
-        return Ok(Vec::new());
-    };
-    if !std::fs::metadata(path)?.is_file() {
+    if !input.can_read_again() {
         return Ok(Vec::new());
     }
     let mut source = Source::open(input)?;
@@ -666,7 +673,8 @@ mod tests {
                 Chunk::Oversized { line, .. } => (*line, b"<oversized>".to_vec()),
             })
         });
-        let stats = read_inputs(&[Input::File(path)], LogsFormat::Auto, &mut sink, &|_| {});
+        let input = Input::File(path);
+        let stats = read_inputs(&[(0, &input)], LogsFormat::Auto, &mut sink, &|_| {});
         std::fs::remove_dir_all(&dir)?;
         Ok((blocks, stats?))
     }

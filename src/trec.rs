@@ -1,14 +1,21 @@
-//! TREC runs, between judging and grouping: a query's lines may be anywhere
-//! in a run, so its ranking is known only once every run has been read.
+//! TREC runs, between judging and grouping.
 //!
-//! Until then each labeled line is held as what ranking it takes, not as
-//! text: its score, where its doc id falls among the query's judged ids
-//! (all that trec_eval's tie-break, doc id descending, needs to place the
-//! judged documents) and a 96-bit hash of the id that tells a repeated
-//! document. That is 24 bytes a line, kept in the blocks they were read in:
-//! on a large run these lines are most of the memory, and fresh memory
-//! costs time.
-//! Once read, every (run, query) is ranked on the worker pool.
+//! The tools that write runs list each query's lines together, so a (run,
+//! query) usually has all its lines in one block. The worker that read the
+//! block ranks them there, and only what the ranking found survives, as for
+//! a JSONL capture: memory then follows the number of queries, not the size
+//! of the run.
+//!
+//! Yet a query's lines may be anywhere in a run, so such a ranking stands
+//! only if no other block holds lines of its (run, query). Lines that may
+//! go on in another block, at either edge of a block, are held until every
+//! run is read, as what ranking needs of them (24 bytes a line), and then
+//! ranked with the rest of their (run, query). A (run, query) ranked early
+//! that turns up in another block after all is read a second time from its
+//! files. Standard input cannot be read twice: when it is among the logs,
+//! every labeled line is held.
+
+use std::ops::Range;
 
 use hashbrown::HashTable;
 use rayon::prelude::*;
@@ -17,6 +24,21 @@ use crate::capture::{Capture, Found, Origin, Reject};
 use crate::cli::DuplicateDocs;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
 use crate::record::RejectReason;
+
+/// How a worker treats the labeled lines of a TREC block.
+#[derive(Debug, Clone, Copy)]
+pub enum TrecLines<'a> {
+    /// Rank the (run, query)s that a block holds whole; hold the rest.
+    RankEarly,
+    /// Hold every line: some input cannot be read a second time.
+    HoldAll,
+    /// Hold only the lines of the queries marked (by index): a second
+    /// reading, for the (run, query)s whose lines were in several blocks.
+    HoldOnly(&'a [bool]),
+}
+
+/// A (run, query) of one run: the run's pair index and the query.
+pub type RunKey = (u32, QueryIdx);
 
 /// One labeled line of a TREC run, reduced to what ranking it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,134 +83,348 @@ impl RunLine {
     }
 }
 
-/// Consecutive lines of one block that share a (run, query).
+/// Consecutive lines of one (run, query) in the input.
 #[derive(Debug, Clone, Copy)]
 struct Span {
     pair: u32,
     query: QueryIdx,
     /// The first line's origin; the others follow it line by line.
     origin: Origin,
-    /// Where the lines are in the block's list.
-    start: u32,
     len: u32,
 }
 
 impl Span {
-    fn key(&self) -> (u32, QueryIdx) {
+    fn key(&self) -> RunKey {
         (self.pair, self.query)
     }
 
-    fn origin_of(&self, offset: u32) -> Origin {
+    /// Where the line after the span is.
+    fn next_origin(&self) -> Origin {
         Origin {
             input: self.origin.input,
-            line: self.origin.line + u64::from(offset),
+            line: self.origin.line + u64::from(self.len),
         }
+    }
+
+    fn origins(&self) -> impl Iterator<Item = Origin> {
+        let first = self.origin;
+        (0..u64::from(self.len)).map(move |offset| Origin {
+            input: first.input,
+            line: first.line + offset,
+        })
     }
 }
 
-/// The labeled TREC lines of one block. A run lists a query's lines
-/// together, so a span usually covers a whole ranking.
+/// A span whose lines are held, from `start` in its block's lines.
+#[derive(Debug, Clone, Copy)]
+struct HeldSpan {
+    span: Span,
+    start: u32,
+}
+
+impl HeldSpan {
+    fn lines<'a>(&self, lines: &'a [RunLine]) -> &'a [RunLine] {
+        &lines[self.start as usize..][..self.span.len as usize]
+    }
+}
+
+/// A span ranked in the block that held all the lines of its (run, query).
+#[derive(Debug, Clone)]
+struct RankedSpan {
+    span: Span,
+    /// What the ranking found, or why it is rejected.
+    ranking: Result<Ranking, Box<str>>,
+}
+
+/// A ranking's results (after any dedupe) and where its judged documents
+/// are in the block's found list.
+#[derive(Debug, Clone)]
+struct Ranking {
+    n_results: u32,
+    found: Range<u32>,
+}
+
+/// The labeled TREC lines of one block: the (run, query)s it held whole,
+/// ranked, and the lines of the others.
 #[derive(Debug, Default)]
-pub struct BlockLines {
+pub struct BlockRuns {
     lines: Vec<RunLine>,
-    spans: Vec<Span>,
+    held: Vec<HeldSpan>,
+    ranked: Vec<RankedSpan>,
+    found: Vec<Found>,
 }
 
-impl BlockLines {
-    /// Add the line at `origin` of (pair, query).
-    pub fn push(&mut self, pair: u32, query: QueryIdx, origin: Origin, line: RunLine) {
-        let index = self.lines.len() as u32;
-        match self.spans.last_mut() {
-            Some(span) if span.key() == (pair, query) && span.origin_of(span.len) == origin => {
-                span.len += 1;
-            }
-            _ => self.spans.push(Span {
-                pair,
-                query,
-                origin,
-                start: index,
-                len: 1,
-            }),
-        }
-        self.lines.push(line);
+impl BlockRuns {
+    /// Labeled lines, held or ranked.
+    pub fn n_lines(&self) -> u64 {
+        let held = self.held.iter().map(|h| &h.span);
+        let ranked = self.ranked.iter().map(|r| &r.span);
+        held.chain(ranked).map(|s| u64::from(s.len)).sum()
     }
 
-    /// Lines held.
-    pub fn len(&self) -> usize {
-        self.lines.len()
+    fn found_of(&self, ranking: &Ranking) -> &[Found] {
+        &self.found[ranking.found.start as usize..ranking.found.end as usize]
     }
 
-    /// Whether no line is held.
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
-    /// The lines at their exact size, leaving this one empty with its
-    /// capacity: a worker fills one such scratch block after block, so a
-    /// run's lines cost their size and no growth.
-    pub fn take_exact(&mut self) -> Self {
-        let exact = BlockLines {
+    /// Everything at its exact size, leaving this one empty with its
+    /// capacity: a worker fills one such scratch block after block, so the
+    /// blocks kept until every run is read cost their size and no growth.
+    fn take_exact(&mut self) -> Self {
+        let exact = BlockRuns {
             lines: self.lines.clone(),
-            spans: self.spans.clone(),
+            held: self.held.clone(),
+            ranked: self.ranked.clone(),
+            found: self.found.clone(),
         };
         self.lines.clear();
-        self.spans.clear();
+        self.held.clear();
+        self.ranked.clear();
+        self.found.clear();
         exact
     }
+}
+
+/// A worker's scratch space for the TREC lines of the block it reads.
+#[derive(Debug, Default)]
+pub struct BlockScratch {
+    /// The block's labeled lines as read, in spans.
+    read: BlockRuns,
+    /// The spans' indices, sorted by (run, query).
+    by_key: Vec<u32>,
+    ranker: Ranker,
+    /// What the block hands on.
+    done: BlockRuns,
+}
+
+impl BlockScratch {
+    /// Add the line at `origin` of (pair, query).
+    pub fn push(&mut self, pair: u32, query: QueryIdx, origin: Origin, line: RunLine) {
+        let read = &mut self.read;
+        let start = read.lines.len() as u32;
+        match read.held.last_mut() {
+            Some(held) if held.span.key() == (pair, query) && held.span.next_origin() == origin => {
+                held.span.len += 1;
+            }
+            _ => read.held.push(HeldSpan {
+                span: Span {
+                    pair,
+                    query,
+                    origin,
+                    len: 1,
+                },
+                start,
+            }),
+        }
+        read.lines.push(line);
+    }
+
+    /// Finish the block. With `rank_early`, a (run, query) with one span
+    /// in the block, away from both edges, is ranked here; the other spans
+    /// are held, each (run, query)'s lines together.
+    pub fn finish(
+        &mut self,
+        labels: &LabelIndex,
+        duplicates: DuplicateDocs,
+        rank_early: bool,
+    ) -> BlockRuns {
+        let spans = &self.read.held;
+        let edges = [spans.first(), spans.last()].map(|s| s.map(|s| s.span.key()));
+        self.by_key.clear();
+        self.by_key.extend(0..spans.len() as u32);
+        self.by_key
+            .sort_unstable_by_key(|&i| (spans[i as usize].span.key(), i));
+        let key_of = |i: &u32| spans[*i as usize].span.key();
+        for group in self.by_key.chunk_by(|a, b| key_of(a) == key_of(b)) {
+            let held = spans[group[0] as usize];
+            let whole = group.len() == 1 && !edges.contains(&Some(held.span.key()));
+            if rank_early && whole {
+                let ranker = &mut self.ranker;
+                ranker.gather([(held.span, held.lines(&self.read.lines))]);
+                let found = &mut self.done.found;
+                let ranking = ranker
+                    .rank(labels, held.span.query, duplicates)
+                    .map(|n_results| {
+                        let start = found.len() as u32;
+                        found.extend_from_slice(&ranker.found);
+                        Ranking {
+                            n_results,
+                            found: start..found.len() as u32,
+                        }
+                    });
+                self.done.ranked.push(RankedSpan {
+                    span: held.span,
+                    ranking: ranking.map_err(Box::from),
+                });
+            } else {
+                for &i in group {
+                    let held = spans[i as usize];
+                    let start = self.done.lines.len() as u32;
+                    self.done
+                        .lines
+                        .extend_from_slice(held.lines(&self.read.lines));
+                    self.done.held.push(HeldSpan { start, ..held });
+                }
+            }
+        }
+        self.read.lines.clear();
+        self.read.held.clear();
+        self.done.take_exact()
+    }
+}
+
+/// (run, query)s ranked early whose lines turned out to be in other blocks
+/// too: their lines must be read again.
+#[derive(Debug, Default)]
+pub struct SplitRuns {
+    /// The (run, query)s, sorted.
+    pub keys: Vec<RunKey>,
+    /// The inputs that hold their lines, sorted.
+    pub inputs: Vec<u32>,
 }
 
 /// The TREC lines of every block read, until they can be ranked.
 #[derive(Debug, Default)]
 pub struct TrecRuns {
-    blocks: Vec<BlockLines>,
+    blocks: Vec<BlockRuns>,
 }
 
 /// Keys ranked per task on the worker pool.
 const KEYS_AT_A_TIME: usize = 1 << 10;
 
-impl TrecRuns {
-    /// Keep a block's lines; `global` maps its pair indices to the run's.
-    pub fn add(&mut self, mut block: BlockLines, global: impl Fn(u32) -> u32) {
-        if block.is_empty() {
-            return;
+/// A held or ranked span, with the block it is in.
+#[derive(Clone, Copy)]
+enum Entry<'a> {
+    Held(&'a BlockRuns, &'a HeldSpan),
+    Ranked(&'a BlockRuns, &'a RankedSpan),
+}
+
+impl Entry<'_> {
+    fn span(&self) -> &Span {
+        match self {
+            Entry::Held(_, held) => &held.span,
+            Entry::Ranked(_, ranked) => &ranked.span,
         }
-        for span in &mut block.spans {
+    }
+}
+
+impl TrecRuns {
+    /// Keep a block's runs; `global` maps its pair indices to the run's.
+    pub fn add(&mut self, mut block: BlockRuns, global: impl Fn(u32) -> u32) {
+        let held = block.held.iter_mut().map(|h| &mut h.span);
+        let ranked = block.ranked.iter_mut().map(|r| &mut r.span);
+        for span in held.chain(ranked) {
             span.pair = global(span.pair);
         }
-        self.blocks.push(block);
+        if block.n_lines() > 0 {
+            self.blocks.push(block);
+        }
     }
 
-    /// Rank every (pair, query) on the current rayon pool, in key order.
-    /// `repeated` gives the detail of a key whose capture repeats another
-    /// and is rejected whole; a ranking with a repeated document is
-    /// rejected whole under `DuplicateDocs::Reject`.
+    /// Keep the held lines of `keys` (sorted) alone from a block read a
+    /// second time; `global` maps its pair indices to the run's, if known.
+    pub fn add_again(
+        &mut self,
+        mut block: BlockRuns,
+        global: impl Fn(u32) -> Option<u32>,
+        keys: &[RunKey],
+    ) {
+        block.ranked.clear();
+        block.held.retain_mut(|held| {
+            let Some(pair) = global(held.span.pair) else {
+                return false;
+            };
+            held.span.pair = pair;
+            keys.binary_search(&held.span.key()).is_ok()
+        });
+        self.add(block, |pair| pair);
+    }
+
+    /// Sort the spans of every (run, query) together, and find those
+    /// ranked early in one block whose lines are in others too.
+    pub fn sort(&self) -> SortedRuns<'_> {
+        let n = self.blocks.iter().map(|b| b.held.len() + b.ranked.len());
+        let mut entries: Vec<Entry> = Vec::with_capacity(n.sum());
+        for block in &self.blocks {
+            entries.extend(block.held.iter().map(|h| Entry::Held(block, h)));
+            entries.extend(block.ranked.iter().map(|r| Entry::Ranked(block, r)));
+        }
+        entries.par_sort_unstable_by_key(|e| (e.span().key(), e.span().origin));
+        let mut split = SplitRuns::default();
+        for entries in entries.chunk_by(same_key).filter(|e| is_split(e)) {
+            split.keys.push(entries[0].span().key());
+            split
+                .inputs
+                .extend(entries.iter().map(|e| e.span().origin.input));
+        }
+        split.inputs.sort_unstable();
+        split.inputs.dedup();
+        SortedRuns { entries, split }
+    }
+}
+
+fn same_key(a: &Entry, b: &Entry) -> bool {
+    a.span().key() == b.span().key()
+}
+
+/// Whether the spans of one (run, query) hold one ranked early in its
+/// block and others besides.
+fn is_split(entries: &[Entry]) -> bool {
+    entries.len() > 1 && entries.iter().any(|e| matches!(e, Entry::Ranked(..)))
+}
+
+/// The spans of every (run, query), sorted by key and origin.
+pub struct SortedRuns<'a> {
+    entries: Vec<Entry<'a>>,
+    split: SplitRuns,
+}
+
+/// Spans ranked per batch: the grouper takes in one batch's captures
+/// before the next is ranked, so they reuse the same memory.
+const SPANS_AT_A_TIME: usize = 1 << 16;
+
+impl<'a> SortedRuns<'a> {
+    /// The spans in batches of whole (run, query)s, to rank one by one.
+    pub fn batches(&self) -> impl Iterator<Item = RunBatch<'_>> {
+        let entries = &self.entries[..];
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            let rest = entries.get(start..).filter(|rest| !rest.is_empty())?;
+            let mut len = rest.len().min(SPANS_AT_A_TIME);
+            while len < rest.len() && same_key(&rest[len - 1], &rest[len]) {
+                len += 1;
+            }
+            start += len;
+            Some(RunBatch(&rest[..len]))
+        })
+    }
+
+    /// The (run, query)s left unranked, to be read again.
+    pub fn into_split(self) -> SplitRuns {
+        self.split
+    }
+}
+
+/// Spans of whole (run, query)s, sorted by key and origin.
+pub struct RunBatch<'a>(&'a [Entry<'a>]);
+
+impl RunBatch<'_> {
+    /// Rank every (pair, query) of the batch on the current rayon pool, in
+    /// key order, but those left to read again. `repeated` gives the
+    /// detail of a key whose capture repeats another and is rejected
+    /// whole; a ranking with a repeated document is rejected whole under
+    /// `DuplicateDocs::Reject`.
     pub fn rank(
-        self,
+        &self,
         labels: &LabelIndex,
         duplicates: DuplicateDocs,
         repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
     ) -> Vec<RankedRuns> {
-        let mut spans: Vec<(&BlockLines, &Span)> = self
-            .blocks
-            .iter()
-            .flat_map(|block| block.spans.iter().map(move |span| (block, span)))
-            .collect();
-        spans.par_sort_unstable_by_key(|(_, span)| (span.key(), span.origin));
-        let keys: Vec<&[(&BlockLines, &Span)]> = spans
-            .chunk_by(|(_, a), (_, b)| a.key() == b.key())
-            .collect();
+        let keys: Vec<&[Entry]> = self.0.chunk_by(same_key).filter(|e| !is_split(e)).collect();
         keys.par_chunks(KEYS_AT_A_TIME)
             .map_init(Ranker::default, |ranker, keys| {
                 let mut out = RankedRuns::default();
-                for spans in keys {
-                    ranker.gather(spans);
-                    let key = spans[0].1.key();
-                    match repeated(key.0, key.1) {
-                        Some(detail) => {
-                            ranker.reject_all(key, RejectReason::RepeatedCapture, &detail, &mut out)
-                        }
-                        None => ranker.rank(labels, key, duplicates, &mut out),
-                    }
+                for entries in keys {
+                    ranker.take(labels, entries, duplicates, repeated, &mut out);
                 }
                 out
             })
@@ -204,65 +440,143 @@ pub struct RankedRuns {
     /// The judged documents the captures found, back to back.
     pub found: Vec<Found>,
     /// (pair, query) keys whose capture was rejected.
-    pub rejected_keys: Vec<(u32, QueryIdx)>,
+    pub rejected_keys: Vec<RunKey>,
     /// One reject per line of a rejected ranking.
     pub rejects: Vec<Reject>,
 }
 
+impl RankedRuns {
+    /// The capture of `key`, built from `records` lines of which the
+    /// earliest is at `origin`, whose judged documents are `found`.
+    fn capture(
+        &mut self,
+        (pair, query): RunKey,
+        origin: Origin,
+        records: u32,
+        n_results: u32,
+        found: &[Found],
+    ) {
+        let start = self.found.len() as u32;
+        self.found.extend_from_slice(found);
+        let capture = Capture {
+            origin,
+            n_results,
+            records,
+            latency_ms: None,
+            context_tokens: None,
+            unauthorized: 0,
+            found: start..self.found.len() as u32,
+        };
+        self.captures.push((pair, query, capture));
+    }
+
+    /// Reject the capture of `key`, one reject per line: each line of a
+    /// TREC ranking is a record.
+    fn reject(
+        &mut self,
+        key: RunKey,
+        origins: impl Iterator<Item = Origin>,
+        reason: RejectReason,
+        detail: &str,
+    ) {
+        self.rejected_keys.push(key);
+        self.rejects.extend(origins.map(|origin| Reject {
+            origin,
+            reason,
+            detail: detail.to_string(),
+            excerpt: Vec::new(),
+        }));
+    }
+}
+
 /// Ranks one (pair, query) at a time in reused scratch space.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Ranker {
     /// The key's lines with their origins, in input order, then ranked.
     lines: Vec<(RunLine, Origin)>,
     /// Positions of the documents seen so far, by hash.
     seen: HashTable<u32>,
     dropped: Vec<bool>,
+    /// The judged documents of the key being ranked.
+    found: Vec<Found>,
 }
 
 impl Ranker {
-    fn gather(&mut self, spans: &[(&BlockLines, &Span)]) {
+    /// Take the lines of spans, in input order.
+    fn gather<'a>(&mut self, spans: impl IntoIterator<Item = (Span, &'a [RunLine])>) {
         self.lines.clear();
-        for (block, span) in spans {
-            let lines = &block.lines[span.start as usize..(span.start + span.len) as usize];
-            let origins = (0..span.len).map(|offset| span.origin_of(offset));
-            self.lines.extend(lines.iter().copied().zip(origins));
+        for (span, lines) in spans {
+            self.lines.extend(lines.iter().copied().zip(span.origins()));
         }
     }
 
+    /// Turn the spans of one key, sorted by origin, into its capture or
+    /// its rejects in `out`.
+    fn take(
+        &mut self,
+        labels: &LabelIndex,
+        entries: &[Entry],
+        duplicates: DuplicateDocs,
+        repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
+        out: &mut RankedRuns,
+    ) {
+        let first = entries[0].span();
+        let key = first.key();
+        let records = entries.iter().map(|e| e.span().len).sum();
+        let origins = || entries.iter().flat_map(|e| e.span().origins());
+        if let Some(detail) = repeated(key.0, key.1) {
+            out.reject(key, origins(), RejectReason::RepeatedCapture, &detail);
+            return;
+        }
+        let detail: String;
+        let ranking = match entries {
+            [Entry::Ranked(block, ranked)] => match &ranked.ranking {
+                Ok(r) => Ok((r.n_results, block.found_of(r))),
+                Err(detail) => Err(&**detail),
+            },
+            _ => {
+                // Only held spans: a key ranked early has no other.
+                self.gather(entries.iter().filter_map(|e| match e {
+                    Entry::Held(block, held) => Some((held.span, held.lines(&block.lines))),
+                    Entry::Ranked(..) => None,
+                }));
+                match self.rank(labels, key.1, duplicates) {
+                    Ok(n_results) => Ok((n_results, &self.found[..])),
+                    Err(text) => {
+                        detail = text;
+                        Err(detail.as_str())
+                    }
+                }
+            }
+        };
+        match ranking {
+            Ok((n_results, found)) => out.capture(key, first.origin, records, n_results, found),
+            Err(detail) => out.reject(key, origins(), RejectReason::DuplicateDoc, detail),
+        }
+    }
+
+    /// Rank the gathered lines of `query`, leaving its judged documents in
+    /// `found`; returns the number of results, or the detail of the reject
+    /// when a document repeats under `DuplicateDocs::Reject`.
     fn rank(
         &mut self,
         labels: &LabelIndex,
-        (pair, query): (u32, QueryIdx),
+        query: QueryIdx,
         duplicates: DuplicateDocs,
-        out: &mut RankedRuns,
-    ) {
-        // Gathered in input order, so the first line is the earliest.
-        let origin = self.lines[0].1;
+    ) -> Result<u32, String> {
         // Stable: lines that tie keep input order.
         self.lines.sort_by(|(a, _), (b, _)| a.ranks_before(b));
-        if let Err(detail) = self.mark_duplicates(labels, query, duplicates) {
-            self.reject_all((pair, query), RejectReason::DuplicateDoc, &detail, out);
-            return;
-        }
-        let start = out.found.len() as u32;
+        self.mark_duplicates(labels, query, duplicates)?;
+        self.found.clear();
         let mut rank = 0;
         for ((line, _), _) in self.lines.iter().zip(&self.dropped).filter(|(_, &d)| !d) {
             rank += 1;
             if line.place.judged() {
                 let doc = labels.judged_at(query, line.place);
-                out.found.push(Found { rank, doc });
+                self.found.push(Found { rank, doc });
             }
         }
-        let capture = Capture {
-            origin,
-            n_results: rank,
-            records: self.lines.len() as u32,
-            latency_ms: None,
-            context_tokens: None,
-            unauthorized: 0,
-            found: start..out.found.len() as u32,
-        };
-        out.captures.push((pair, query, capture));
+        Ok(rank)
     }
 
     /// Mark every later copy of a document as dropped, or fail with the
@@ -316,48 +630,71 @@ impl Ranker {
         }
         Ok(())
     }
-
-    /// Reject the key's capture, one reject per line: each line of a TREC
-    /// ranking is a record.
-    fn reject_all(
-        &self,
-        key: (u32, QueryIdx),
-        reason: RejectReason,
-        detail: &str,
-        out: &mut RankedRuns,
-    ) {
-        out.rejected_keys.push(key);
-        out.rejects
-            .extend(self.lines.iter().map(|&(_, origin)| Reject {
-                origin,
-                reason,
-                detail: detail.to_string(),
-                excerpt: Vec::new(),
-            }));
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Rank one query's run, given as (doc id, score) lines, against
-    /// labels judging `b` and `d`.
-    fn rank(lines: &[(&str, f64)], duplicates: DuplicateDocs) -> (LabelIndex, RankedRuns) {
-        let labels =
-            LabelIndex::from_queries([("q", None, None, vec![("b", 1), ("d", 2)])], 1).unwrap();
-        let mut block = BlockLines::default();
-        for (i, &(doc, score)) in lines.iter().enumerate() {
+    /// Labels of queries `q0`, `q1` and `q2`, each judging `b` and `d`.
+    fn labels() -> LabelIndex {
+        let judged = || vec![("b", 1), ("d", 2)];
+        let queries = ["q0", "q1", "q2"].map(|q| (q, None, None, judged()));
+        LabelIndex::from_queries(queries, 1).unwrap()
+    }
+
+    /// One block of run lines (query, doc id, score) from `first_line`.
+    fn block(
+        labels: &LabelIndex,
+        first_line: u64,
+        lines: &[(QueryIdx, &str, f64)],
+        rank_early: bool,
+    ) -> BlockRuns {
+        let mut scratch = BlockScratch::default();
+        for (offset, &(query, doc, score)) in (0..).zip(lines) {
             let origin = Origin {
                 input: 0,
-                line: i as u64 + 1,
+                line: first_line + offset,
             };
-            block.push(0, 0, origin, RunLine::new(&labels, 0, doc, score));
+            scratch.push(0, query, origin, RunLine::new(labels, query, doc, score));
         }
+        scratch.finish(labels, DuplicateDocs::Reject, rank_early)
+    }
+
+    fn rank_blocks(labels: &LabelIndex, blocks: Vec<BlockRuns>) -> (RankedRuns, SplitRuns) {
         let mut runs = TrecRuns::default();
-        runs.add(block.take_exact(), |pair| pair);
-        let mut ranked = runs.rank(&labels, duplicates, &|_, _| None);
-        (labels, ranked.remove(0))
+        for block in blocks {
+            runs.add(block, |pair| pair);
+        }
+        let sorted = runs.sort();
+        let ranked = sorted
+            .batches()
+            .flat_map(|batch| batch.rank(labels, DuplicateDocs::Reject, &|_, _| None));
+        let mut all = RankedRuns::default();
+        for chunk in ranked {
+            for &(pair, query, ref c) in &chunk.captures {
+                let found = &chunk.found[c.found.start as usize..c.found.end as usize];
+                all.capture((pair, query), c.origin, c.records, c.n_results, found);
+            }
+            all.rejected_keys.extend(chunk.rejected_keys);
+            all.rejects.extend(chunk.rejects);
+        }
+        (all, sorted.into_split())
+    }
+
+    /// Each capture as (query, origin line, records, results, found ranks).
+    fn captures(ranked: &RankedRuns) -> Vec<(QueryIdx, u64, u32, u32, Vec<u32>)> {
+        let mut captures: Vec<_> = ranked
+            .captures
+            .iter()
+            .map(|(_, query, c)| {
+                let found = &ranked.found[c.found.start as usize..c.found.end as usize];
+                let ranks = found.iter().map(|f| f.rank).collect();
+                (*query, c.origin.line, c.records, c.n_results, ranks)
+            })
+            .collect();
+        captures.sort_by_key(|c| c.0);
+        captures
     }
 
     #[test]
@@ -367,6 +704,7 @@ mod tests {
 
     #[test]
     fn ties_are_broken_by_doc_id_descending_without_the_text() {
+        let labels = labels();
         let lines = [
             ("c", 1.0),
             ("b", 1.0),
@@ -375,9 +713,16 @@ mod tests {
             ("a", 1.0),
             ("c", 0.5),
             ("f", 2.0),
-        ];
+        ]
+        .map(|(doc, score)| (0, doc, score));
+        let mut runs = TrecRuns::default();
+        runs.add(block(&labels, 1, &lines, false), |pair| pair);
+        let sorted = runs.sort();
+        let batch = sorted.batches().next().unwrap();
+        let ranked = batch
+            .rank(&labels, DuplicateDocs::Dedupe, &|_, _| None)
+            .remove(0);
         // trec_eval's order: f, then e d c b a at 1.0; the lower c is dropped.
-        let (labels, ranked) = rank(&lines, DuplicateDocs::Dedupe);
         let found: Vec<(u32, &str)> = ranked
             .found
             .iter()
@@ -388,7 +733,7 @@ mod tests {
         assert_eq!((capture.n_results, capture.records), (6, 7));
         assert_eq!(capture.origin.line, 1);
 
-        let (_, ranked) = rank(&lines, DuplicateDocs::Reject);
+        let (ranked, _) = rank_blocks(&labels, vec![block(&labels, 1, &lines, false)]);
         assert!(ranked.captures.is_empty());
         assert_eq!(ranked.rejected_keys, [(0, 0)]);
         assert_eq!(ranked.rejects.len(), lines.len(), "every line is rejected");
@@ -396,6 +741,66 @@ mod tests {
         assert!(
             detail.contains("a doc id appears at positions 4 and 7 (lines 1 and 6;"),
             "{detail}"
+        );
+    }
+
+    #[test]
+    fn a_query_whole_in_its_block_is_ranked_there_and_the_rest_held() {
+        let labels = labels();
+        let lines = [
+            (0, "a", 1.0),
+            (0, "b", 2.0),
+            (1, "d", 1.0),
+            (1, "x", 3.0),
+            (1, "b", 2.0),
+            (2, "d", 5.0),
+        ];
+        let early = block(&labels, 1, &lines, true);
+        // q0 and q2 are at the block's edges: their lines may go on.
+        assert_eq!(early.ranked.len(), 1);
+        assert_eq!(early.ranked[0].span.query, 1);
+        assert_eq!((early.lines.len(), early.n_lines()), (3, 6));
+        let next = block(&labels, 7, &[(2, "b", 6.0), (0, "z", 0.0)], true);
+
+        let (held_all, split) = rank_blocks(
+            &labels,
+            vec![
+                block(&labels, 1, &lines, false),
+                block(&labels, 7, &[(2, "b", 6.0), (0, "z", 0.0)], false),
+            ],
+        );
+        assert!(split.keys.is_empty());
+        let (ranked, split) = rank_blocks(&labels, vec![early, next]);
+        assert!(split.keys.is_empty());
+        let expected = vec![
+            (0, 1, 3, 3, vec![1]),
+            (1, 3, 3, 3, vec![2, 3]),
+            (2, 6, 2, 2, vec![1, 2]),
+        ];
+        assert_eq!(captures(&ranked), expected);
+        assert_eq!(captures(&held_all), expected);
+    }
+
+    #[test]
+    fn a_query_ranked_early_and_found_elsewhere_is_left_to_read_again() {
+        let labels = labels();
+        let lines = [(0, "a", 1.0), (1, "d", 1.0), (2, "b", 1.0)];
+        let later = [(0, "c", 1.0), (1, "b", 2.0), (0, "e", 1.0)];
+        let (ranked, split) = rank_blocks(
+            &labels,
+            vec![
+                block(&labels, 1, &lines, true),
+                block(&labels, 10, &later, true),
+            ],
+        );
+        // q1 was ranked early in the first block, and the second has more of it.
+        assert_eq!(split.keys, [(0, 1)]);
+        assert_eq!(split.inputs, [0]);
+        let queries: Vec<QueryIdx> = captures(&ranked).iter().map(|c| c.0).collect();
+        assert_eq!(
+            queries,
+            [0, 2],
+            "q0 from held spans of two blocks, q2 ranked"
         );
     }
 }

@@ -25,6 +25,7 @@ use crate::record::{LogFields, DEFAULT_STAGE, EXCERPT_BYTES};
 use crate::report::{self, Counts, PairAggregates, PerQueryWriter};
 use crate::stage_loss::{self, StageLoss};
 use crate::stale::{self, StaleLabels};
+use crate::trec::TrecLines;
 
 /// Exit status when rejects exceed `--max-rejects` (SPEC §2) or leaks
 /// exceed `--max-leaks` (SPEC §8).
@@ -73,6 +74,13 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
         stages: &args.stages,
         duplicates: args.duplicate_docs,
         doc_collections: doc_collections.as_ref(),
+        // A TREC ranking held whole in a block is ranked there, unless a
+        // query's lines found in other blocks after all cannot be read again.
+        trec: if inputs.iter().all(Input::can_read_again) {
+            TrecLines::RankEarly
+        } else {
+            TrecLines::HoldAll
+        },
     };
     let settings = GradeSettings {
         ks,
@@ -90,7 +98,15 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<ExitCode> {
     } = stream(&inputs, args, &config, &pool, &progress)?;
     progress.finish_and_clear();
 
-    rejects.extend(pool.install(|| grouper.rank_trec_runs(&labels, args.duplicate_docs)));
+    rank_trec_runs(
+        &inputs,
+        &stats,
+        args,
+        &config,
+        &pool,
+        &mut grouper,
+        &mut rejects,
+    )?;
     let grouped = grouper.finish(args.stages.first().map_or(DEFAULT_STAGE, String::as_str));
     let superseded_records = grouped.superseded_records;
     let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
@@ -433,10 +449,7 @@ impl Merged {
     }
 }
 
-/// Run the pipeline. With one thread, this thread reads, parses, judges
-/// and merges each block in turn, so `-j 1` uses one core; with more, one
-/// reader thread cuts blocks, the worker pool parses and judges them, and
-/// this thread merges their outcomes.
+/// Run the pipeline over every input.
 fn stream(
     inputs: &[Input],
     args: &GradeArgs,
@@ -445,13 +458,32 @@ fn stream(
     progress: &ProgressBar,
 ) -> Result<Streamed> {
     let mut merged = Merged::new(args, config, inputs.len());
-    let on_bytes = |n| progress.inc(n);
+    let all: Vec<(u32, &Input)> = (0..).zip(inputs).collect();
+    let stats = judge_inputs(&all, args, config, pool, &|n| progress.inc(n), |outcome| {
+        merged.take(outcome);
+    })?;
+    Ok(merged.into_streamed(stats))
+}
+
+/// Read `inputs` (each with its index among all inputs) and judge their
+/// blocks, handing each block's outcome to `take` on this thread. With one
+/// thread, this thread reads, parses, judges and takes each block in turn,
+/// so `-j 1` uses one core; with more, one reader thread cuts blocks and
+/// the worker pool parses and judges them. `on_bytes` hears of raw bytes
+/// as they are read.
+fn judge_inputs(
+    inputs: &[(u32, &Input)],
+    args: &GradeArgs,
+    config: &JudgeConfig,
+    pool: &rayon::ThreadPool,
+    on_bytes: &(dyn Fn(u64) + Sync),
+    mut take: impl FnMut(BlockOutcome),
+) -> Result<Vec<InputStats>> {
     let threads = pool.current_num_threads();
     if threads == 1 {
         let mut worker = BlockWorker::new(config);
-        let mut sink = InlineSink::new(|chunk: &Chunk| merged.take(worker.process(chunk)));
-        let stats = read::read_inputs(inputs, args.logs_format, &mut sink, &on_bytes)?;
-        return Ok(merged.into_streamed(stats));
+        let mut sink = InlineSink::new(|chunk: &Chunk| take(worker.process(chunk)));
+        return read::read_inputs(inputs, args.logs_format, &mut sink, on_bytes);
     }
     let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
     let (outcome_tx, outcome_rx) = sync_channel::<BlockOutcome>(2 * threads);
@@ -462,7 +494,7 @@ fn stream(
                 chunks: chunk_tx,
                 spent: spent_rx,
             };
-            read::read_inputs(inputs, args.logs_format, &mut sink, &on_bytes)
+            read::read_inputs(inputs, args.logs_format, &mut sink, on_bytes)
         });
         scope.spawn(move || {
             pool.install(|| {
@@ -481,15 +513,61 @@ fn stream(
             })
         });
         for outcome in outcome_rx {
-            merged.take(outcome);
+            take(outcome);
         }
         reader.join()
     });
-    let stats = match stats {
-        Ok(result) => result?,
+    match stats {
+        Ok(result) => result,
         Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Rank the TREC runs read. A (run, query) ranked early in one block whose
+/// lines turned out to be in other blocks too is ranked again from a
+/// second reading of its files, for its lines alone.
+fn rank_trec_runs(
+    inputs: &[Input],
+    first_reading: &[InputStats],
+    args: &GradeArgs,
+    config: &JudgeConfig,
+    pool: &rayon::ThreadPool,
+    grouper: &mut Grouper,
+    rejects: &mut Vec<Reject>,
+) -> Result<()> {
+    let labels = config.labels;
+    let split = pool.install(|| grouper.rank_trec_runs(labels, args.duplicate_docs, rejects));
+    if split.keys.is_empty() {
+        return Ok(());
+    }
+    let mut queries = vec![false; labels.queries().len()];
+    for &(_, query) in &split.keys {
+        queries[query as usize] = true;
+    }
+    let config = JudgeConfig {
+        trec: TrecLines::HoldOnly(&queries),
+        ..*config
     };
-    Ok(merged.into_streamed(stats))
+    let again: Vec<(u32, &Input)> = split
+        .inputs
+        .iter()
+        .map(|&index| (index, &inputs[index as usize]))
+        .collect();
+    let stats = judge_inputs(&again, args, &config, pool, &|_| {}, |mut outcome| {
+        grouper.merge_again(&mut outcome, &split);
+    })?;
+    for (&(index, input), second) in again.iter().zip(&stats) {
+        if second.hash != first_reading[index as usize].hash {
+            bail!(
+                "{}: changed while it was being graded; grade it again",
+                input.name()
+            );
+        }
+    }
+    // A second reading holds every line: nothing is left to read again.
+    let split = pool.install(|| grouper.rank_trec_runs(labels, args.duplicate_docs, rejects));
+    debug_assert!(split.keys.is_empty());
+    Ok(())
 }
 
 /// What grading every (run, stage) leaves besides per_query.csv.
