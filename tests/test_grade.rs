@@ -1158,6 +1158,113 @@ fn trec_runs_are_ranked_like_trec_eval() {
     assert_eq!(count(&summary, "rejected"), 0);
 }
 
+/// A TREC run of several 1 MB blocks grades the same whether each query's
+/// lines are together (ranked in the block that holds them, or held when
+/// at a block's edge), some are far apart in the file or split over two
+/// files (read a second time), or it comes on standard input (all held).
+#[test]
+fn a_long_trec_run_grades_the_same_however_its_lines_are_laid_out() {
+    const QUERIES: usize = 2_000;
+    const RESULTS: usize = 40;
+    let wd = Workdir::new("trec_layouts");
+    let mut rng = Pcg64::seed_from_u64(7);
+    let mut labels = String::new();
+    let mut queries: Vec<Vec<String>> = Vec::new();
+    for q in 0..QUERIES {
+        labels.push_str(&format!(
+            "{{\"query_id\": \"q{q:04}\", \"relevant\": {{\"d{q}_3\": 2, \"d{q}_{}\": 1}}}}\n",
+            rng.random_range(4..2 * RESULTS)
+        ));
+        let lines = (0..RESULTS)
+            .map(|d| {
+                // Few distinct scores: many ties, broken by doc id.
+                let score = f64::from(rng.random_range(0..8u8)) / 4.0;
+                format!("q{q:04} Q0 d{q}_{d} {d} {score} run\n")
+            })
+            .collect();
+        queries.push(lines);
+    }
+    // A doc twice in one ranking: that query's lines are all rejected.
+    queries[700][5] = queries[700][9].clone();
+    wd.write("labels.jsonl", &labels);
+
+    let together: String = queries.iter().flatten().cloned().collect();
+    assert!(together.len() > 2 << 20, "{} bytes", together.len());
+    wd.write("together.trec", &together);
+    // Every 50th query's first lines moved to the end of the file.
+    let mut far_apart = String::new();
+    let mut moved = String::new();
+    for (q, lines) in queries.iter().enumerate() {
+        let (head, tail) = lines.split_at(if q % 50 == 0 { 10 } else { 0 });
+        moved.extend(head.iter().cloned());
+        far_apart.extend(tail.iter().cloned());
+    }
+    far_apart.push_str(&moved);
+    wd.write("far_apart.trec", &far_apart);
+    // Each query's first half in one file, the rest in the other.
+    let (first, second): (String, String) = queries
+        .iter()
+        .map(|lines| {
+            let (a, b) = lines.split_at(RESULTS / 2);
+            (a.concat(), b.concat())
+        })
+        .unzip();
+    wd.write("split/1.trec", &first);
+    wd.write("split/2.trec", &second);
+
+    let grade = |out: &str, logs: &[&str]| {
+        let mut args = vec!["grade", "--labels", "labels.jsonl", "-k", "5,20", "-o", out];
+        args.extend(logs);
+        wd.rgrade(&args).expect_code(1);
+    };
+    grade("together", &["together.trec"]);
+    grade("far_apart", &["far_apart.trec"]);
+    grade("split", &["split/1.trec", "split/2.trec"]);
+    wd.rgrade_stdin(
+        &[
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "5,20",
+            "-o",
+            "stdin",
+            "-",
+        ],
+        together.as_bytes(),
+    )
+    .expect_code(1);
+
+    let want = wd.read("together/per_query.csv");
+    let q700 = wd.read_csv("together/per_query.csv");
+    assert_text(&q700.row(&[("query_id", "q0700")]), "status", "invalid");
+    assert_text(&q700.row(&[("query_id", "q0701")]), "status", "ok");
+    for layout in ["far_apart", "split", "stdin"] {
+        assert_eq!(
+            wd.read(&format!("{layout}/per_query.csv")),
+            want,
+            "{layout} grades like the run with each query's lines together"
+        );
+        let summary = wd.read_json(&format!("{layout}/summary.json"));
+        assert_eq!(count(&summary, "records"), (QUERIES * RESULTS) as u64);
+        assert_eq!(count(&summary, "rejected"), RESULTS as u64, "{layout}");
+        assert_counts_add_up(&summary);
+    }
+    let lines = |layout: &str| {
+        let rejects = wd.read_jsonl(&format!("{layout}/rejects.jsonl"));
+        reject_keys(&rejects)
+            .into_iter()
+            .map(|(_, line, reason)| (line, reason))
+            .collect::<Vec<_>>()
+    };
+    let first_rejected = (700 * RESULTS + 1) as u64;
+    assert_eq!(
+        lines("together")[0],
+        (first_rejected, "duplicate_doc".to_string())
+    );
+    assert_eq!(lines("stdin"), lines("together"));
+}
+
 /// The same answer key written as JSONL, TREC qrels and CSV grades to the
 /// same per_query.csv, no-answer queries and `#` in doc ids included; with
 /// task, language and required, JSONL and CSV agree too.
