@@ -220,7 +220,10 @@ impl BlockScratch {
 
     /// Finish the block. With `rank_early`, a (run, query) with one span
     /// in the block, away from both edges, is ranked here; the other spans
-    /// are held, each (run, query)'s lines together.
+    /// are held, each (run, query)'s lines together. A block whose spans
+    /// average under two lines is not grouped by query (a run sorted by
+    /// score, say): its (run, query)s would almost all turn up in other
+    /// blocks and be read again, so all its lines are held.
     pub fn finish(
         &mut self,
         labels: &LabelIndex,
@@ -228,6 +231,7 @@ impl BlockScratch {
         rank_early: bool,
     ) -> BlockRuns {
         let spans = &self.read.held;
+        let rank_early = rank_early && self.read.lines.len() >= 2 * spans.len();
         let edges = [spans.first(), spans.last()].map(|s| s.map(|s| s.span.key()));
         self.by_key.clear();
         self.by_key.extend(0..spans.len() as u32);
@@ -784,8 +788,21 @@ mod tests {
     #[test]
     fn a_query_ranked_early_and_found_elsewhere_is_left_to_read_again() {
         let labels = labels();
-        let lines = [(0, "a", 1.0), (1, "d", 1.0), (2, "b", 1.0)];
-        let later = [(0, "c", 1.0), (1, "b", 2.0), (0, "e", 1.0)];
+        let lines = [
+            (0, "a", 1.0),
+            (0, "c", 1.0),
+            (1, "d", 1.0),
+            (1, "e", 1.0),
+            (2, "b", 1.0),
+            (2, "f", 1.0),
+        ];
+        let later = [
+            (0, "g", 1.0),
+            (0, "h", 1.0),
+            (1, "b", 2.0),
+            (1, "i", 2.0),
+            (0, "j", 1.0),
+        ];
         let (ranked, split) = rank_blocks(
             &labels,
             vec![
@@ -802,5 +819,14 @@ mod tests {
             [0, 2],
             "q0 from held spans of two blocks, q2 ranked"
         );
+    }
+
+    #[test]
+    fn a_block_not_grouped_by_query_is_held_whole() {
+        let labels = labels();
+        let lines = [(0, "a", 1.0), (1, "d", 1.0), (2, "b", 1.0), (0, "c", 1.0)];
+        let block = block(&labels, 1, &lines, true);
+        assert!(block.ranked.is_empty(), "spans of one line: all held");
+        assert_eq!(block.lines.len(), lines.len());
     }
 }
