@@ -4,7 +4,8 @@
 #   benches/e2e.sh [--quick] [--python] [--sizes "S M"] [--runs N] [--data DIR]
 #
 # Generates S (100,000 queries x 100 results) and M (1,000,000 x 10) as
-# JSONL, gzip, zstd and TREC, then times, each the median of N runs (3 by
+# JSONL, gzip, zstd and TREC (also with its lines shuffled, and with each
+# query's lines dealt over two files), then times, each the median of N runs (3 by
 # default) with /usr/bin/time: rgrade at 1 and 2 threads writing all its
 # outputs (-o, as a nightly job does), the parse-only
 # baseline (same reader and JSON parse, nothing else), decompression
@@ -47,6 +48,19 @@ make() {
   gzip -1 -k "$dir/jsonl/logs.jsonl"
   zstd -q -3 -k "$dir/jsonl/logs.jsonl"
   touch "$dir/done"
+}
+
+# layouts NAME: the TREC run with its lines shuffled, and dealt line by
+# line over two files (each query's lines in both), as runs not grouped by
+# query come.
+layouts() {
+  local dir="$data/$1"
+  [ -f "$dir/layouts/done" ] && return
+  rm -rf "$dir/layouts"
+  mkdir -p "$dir/layouts"
+  shuf --random-source=<(yes) "$dir/trec/run.trec" >"$dir/layouts/shuffled.trec"
+  awk -v dir="$dir/layouts" '{ print > (dir "/dealt-" NR % 2 ".trec") }' "$dir/trec/run.trec"
+  touch "$dir/layouts/done"
 }
 
 # measure LABEL BYTES COMMAND...: median wall time of $runs runs, with the
@@ -129,6 +143,9 @@ for size in $sizes; do
   for j in 1 2; do
     measure "$size rgrade TREC -j$j" "$trec_bytes" "$rgrade" grade -q -o "$out" --labels "$d/trec/labels.jsonl" -k 10 -j "$j" "$d/trec/run.trec"
   done
+  layouts "$size"
+  measure "$size rgrade TREC, lines shuffled -j2" "$trec_bytes" "$rgrade" grade -q -o "$out" --labels "$d/trec/labels.jsonl" -k 10 -j 2 "$d/layouts/shuffled.trec"
+  measure "$size rgrade TREC, dealt over 2 files -j2" "$trec_bytes" "$rgrade" grade -q -o "$out" --labels "$d/trec/labels.jsonl" -k 10 -j 2 "$d/layouts/dealt-0.trec" "$d/layouts/dealt-1.trec"
   if [ "$python" = 1 ]; then
     venv="$data/venv"
     [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" -q install pytrec-eval-terrier ranx; }
