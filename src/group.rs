@@ -421,15 +421,14 @@ impl Grouper {
 
     /// Take in the TREC lines of `split`'s keys alone from a block read a
     /// second time.
-    pub fn merge_again(&mut self, outcome: &mut BlockOutcome, split: &SplitRuns) {
+    pub fn merge_again(&mut self, outcome: BlockOutcome, split: &SplitRuns) {
         let global: Vec<Option<u32>> = outcome
             .pairs
             .iter()
             .map(|pair| self.pair_ids.get(pair).copied())
             .collect();
-        let block = std::mem::take(&mut outcome.trec);
         self.trec
-            .add_again(block, |pair| global[pair as usize], &split.keys);
+            .add_again(outcome.trec, |pair| global[pair as usize], &split.keys);
     }
 
     /// Rank the TREC runs read so far (score descending, ties by doc id

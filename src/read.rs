@@ -620,7 +620,10 @@ fn skip_line(reader: &mut impl Read) -> io::Result<(Vec<u8>, u64)> {
 /// # Errors
 /// The input cannot be opened or read.
 pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Vec<(u64, Vec<u8>)>> {
-    if !input.can_read_again() {
+    let Input::File(path) = input else {
+        return Ok(Vec::new());
+    };
+    if !std::fs::metadata(path)?.is_file() {
         return Ok(Vec::new());
     }
     let mut source = Source::open(input)?;

@@ -1,20 +1,23 @@
 //! TREC runs, between judging and grouping.
 //!
 //! The tools that write runs list each query's lines together, so a (run,
-//! query) usually has all its lines in one block. The worker that read the
-//! block ranks them there, and only what the ranking found survives, as for
-//! a JSONL capture: memory then follows the number of queries, not the size
-//! of the run.
+//! query) usually has all its lines in one block, one after another. The
+//! worker that read the block ranks them there, and only what the ranking
+//! found survives, as for a JSONL capture: memory then follows the number
+//! of queries, not the size of the run.
 //!
 //! Yet a query's lines may be anywhere in a run, so such a ranking stands
 //! only if no other block holds lines of its (run, query). Lines that may
 //! go on in another block, at either edge of a block, are held until every
 //! run is read, as what ranking needs of them (24 bytes a line), and then
-//! ranked with the rest of their (run, query). A (run, query) ranked early
-//! that turns up in another block after all is read a second time from its
-//! files. Standard input cannot be read twice: when it is among the logs,
-//! every labeled line is held.
+//! ranked with the rest of their (run, query); so are lines broken up
+//! within their block, and every line of a block not grouped by query. A
+//! (run, query) ranked early that turns up in another block after all is
+//! read a second time from its files, and ranked from its held lines.
+//! Standard input cannot be read twice: when it is among the logs, every
+//! labeled line is held.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use hashbrown::HashTable;
@@ -162,6 +165,10 @@ impl BlockRuns {
         held.chain(ranked).map(|s| u64::from(s.len)).sum()
     }
 
+    fn is_empty(&self) -> bool {
+        self.held.is_empty() && self.ranked.is_empty()
+    }
+
     fn found_of(&self, ranking: &Ranking) -> &[Found] {
         &self.found[ranking.found.start as usize..ranking.found.end as usize]
     }
@@ -187,8 +194,10 @@ impl BlockRuns {
 /// A worker's scratch space for the TREC lines of the block it reads.
 #[derive(Debug, Default)]
 pub struct BlockScratch {
-    /// The block's labeled lines as read, in spans.
-    read: BlockRuns,
+    /// The block's labeled lines as read.
+    lines: Vec<RunLine>,
+    /// Where they are: runs of consecutive lines of one (run, query).
+    spans: Vec<HeldSpan>,
     /// The spans' indices, sorted by (run, query).
     by_key: Vec<u32>,
     ranker: Ranker,
@@ -199,13 +208,12 @@ pub struct BlockScratch {
 impl BlockScratch {
     /// Add the line at `origin` of (pair, query).
     pub fn push(&mut self, pair: u32, query: QueryIdx, origin: Origin, line: RunLine) {
-        let read = &mut self.read;
-        let start = read.lines.len() as u32;
-        match read.held.last_mut() {
-            Some(held) if held.span.key() == (pair, query) && held.span.next_origin() == origin => {
-                held.span.len += 1;
+        let start = self.lines.len() as u32;
+        match self.spans.last_mut() {
+            Some(last) if last.span.key() == (pair, query) && last.span.next_origin() == origin => {
+                last.span.len += 1;
             }
-            _ => read.held.push(HeldSpan {
+            _ => self.spans.push(HeldSpan {
                 span: Span {
                     pair,
                     query,
@@ -215,7 +223,7 @@ impl BlockScratch {
                 start,
             }),
         }
-        read.lines.push(line);
+        self.lines.push(line);
     }
 
     /// Finish the block. With `rank_early`, a (run, query) with one span
@@ -230,23 +238,22 @@ impl BlockScratch {
         duplicates: DuplicateDocs,
         rank_early: bool,
     ) -> BlockRuns {
-        let spans = &self.read.held;
-        let rank_early = rank_early && self.read.lines.len() >= 2 * spans.len();
+        let spans = &self.spans;
+        let rank_early = rank_early && self.lines.len() >= 2 * spans.len();
         let edges = [spans.first(), spans.last()].map(|s| s.map(|s| s.span.key()));
         self.by_key.clear();
         self.by_key.extend(0..spans.len() as u32);
-        self.by_key
-            .sort_unstable_by_key(|&i| (spans[i as usize].span.key(), i));
+        self.by_key.sort_by_key(|&i| spans[i as usize].span.key());
         let key_of = |i: &u32| spans[*i as usize].span.key();
         for group in self.by_key.chunk_by(|a, b| key_of(a) == key_of(b)) {
-            let held = spans[group[0] as usize];
-            let whole = group.len() == 1 && !edges.contains(&Some(held.span.key()));
+            let only = spans[group[0] as usize];
+            let whole = group.len() == 1 && !edges.contains(&Some(only.span.key()));
             if rank_early && whole {
                 let ranker = &mut self.ranker;
-                ranker.gather([(held.span, held.lines(&self.read.lines))]);
+                ranker.gather([(only.span, only.lines(&self.lines))]);
                 let found = &mut self.done.found;
                 let ranking = ranker
-                    .rank(labels, held.span.query, duplicates)
+                    .rank(labels, only.span.query, duplicates)
                     .map(|n_results| {
                         let start = found.len() as u32;
                         found.extend_from_slice(&ranker.found);
@@ -256,22 +263,20 @@ impl BlockScratch {
                         }
                     });
                 self.done.ranked.push(RankedSpan {
-                    span: held.span,
+                    span: only.span,
                     ranking: ranking.map_err(Box::from),
                 });
             } else {
                 for &i in group {
                     let held = spans[i as usize];
                     let start = self.done.lines.len() as u32;
-                    self.done
-                        .lines
-                        .extend_from_slice(held.lines(&self.read.lines));
+                    self.done.lines.extend_from_slice(held.lines(&self.lines));
                     self.done.held.push(HeldSpan { start, ..held });
                 }
             }
         }
-        self.read.lines.clear();
-        self.read.held.clear();
+        self.lines.clear();
+        self.spans.clear();
         self.done.take_exact()
     }
 }
@@ -319,7 +324,7 @@ impl TrecRuns {
         for span in held.chain(ranked) {
             span.pair = global(span.pair);
         }
-        if block.n_lines() > 0 {
+        if !block.is_empty() {
             self.blocks.push(block);
         }
     }
@@ -532,11 +537,10 @@ impl Ranker {
             out.reject(key, origins(), RejectReason::RepeatedCapture, &detail);
             return;
         }
-        let detail: String;
-        let ranking = match entries {
+        let ranking: Result<(u32, &[Found]), Cow<str>> = match entries {
             [Entry::Ranked(block, ranked)] => match &ranked.ranking {
                 Ok(r) => Ok((r.n_results, block.found_of(r))),
-                Err(detail) => Err(&**detail),
+                Err(detail) => Err(Cow::Borrowed(detail)),
             },
             _ => {
                 // Only held spans: a key ranked early has no other.
@@ -544,18 +548,14 @@ impl Ranker {
                     Entry::Held(block, held) => Some((held.span, held.lines(&block.lines))),
                     Entry::Ranked(..) => None,
                 }));
-                match self.rank(labels, key.1, duplicates) {
-                    Ok(n_results) => Ok((n_results, &self.found[..])),
-                    Err(text) => {
-                        detail = text;
-                        Err(detail.as_str())
-                    }
-                }
+                self.rank(labels, key.1, duplicates)
+                    .map(|n_results| (n_results, &self.found[..]))
+                    .map_err(Cow::Owned)
             }
         };
         match ranking {
             Ok((n_results, found)) => out.capture(key, first.origin, records, n_results, found),
-            Err(detail) => out.reject(key, origins(), RejectReason::DuplicateDoc, detail),
+            Err(detail) => out.reject(key, origins(), RejectReason::DuplicateDoc, &detail),
         }
     }
 

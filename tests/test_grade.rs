@@ -1265,6 +1265,110 @@ fn a_long_trec_run_grades_the_same_however_its_lines_are_laid_out() {
     assert_eq!(lines("stdin"), lines("together"));
 }
 
+/// A TREC ranking ranked early in one file and found in another, read a
+/// second time, meets a JSONL capture of the same (run, stage, query) as
+/// any repeat does; with the JSONL log on standard input, which cannot be
+/// read twice, every TREC line is held instead, and the outputs agree.
+#[test]
+fn a_trec_ranking_read_twice_is_a_repeat_of_a_jsonl_capture() {
+    let wd = Workdir::new("trec_read_twice_repeat");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"]}"#,
+            r#"{"query_id": "q2", "relevant": ["b", "c"]}"#,
+            r#"{"query_id": "q3", "relevant": ["d"]}"#,
+        ]),
+    );
+    // q2 lies whole in the middle of a.trec, so it is ranked there, and
+    // b.trec has more of it.
+    wd.write(
+        "a.trec",
+        text(&[
+            "q1 Q0 a 1 2.0 t",
+            "q1 Q0 x 2 1.0 t",
+            "q2 Q0 x 1 3.0 t",
+            "q2 Q0 c 2 2.0 t",
+            "q2 Q0 y 3 1.0 t",
+            "q3 Q0 d 1 1.0 t",
+            "q3 Q0 z 2 0.5 t",
+        ]),
+    );
+    wd.write(
+        "b.trec",
+        text(&[
+            "q2 Q0 b 4 2.5 t",
+            "q2 Q0 w 5 0.1 t",
+            "q1 Q0 v 3 0.2 t",
+            "q1 Q0 u 4 0.1 t",
+        ]),
+    );
+    let jsonl = text(&[r#"{"query_id": "q2", "run": "t", "results": ["b", "c"]}"#]);
+    wd.write("c.jsonl", &jsonl);
+
+    for repeats in ["error", "first", "last", "mean"] {
+        let args = |out: &str, last: &str| {
+            let args = [
+                "grade",
+                "--labels",
+                "labels.jsonl",
+                "-k",
+                "3",
+                "--repeats",
+                repeats,
+            ];
+            let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            args.extend(["-o", out, "a.trec", "b.trec", last].map(String::from));
+            args
+        };
+        let code = if repeats == "error" { 1 } else { 0 };
+        let files = args(&format!("files-{repeats}"), "c.jsonl");
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        wd.rgrade(&files).expect_code(code);
+        let piped = args(&format!("piped-{repeats}"), "-");
+        let piped: Vec<&str> = piped.iter().map(String::as_str).collect();
+        wd.rgrade_stdin(&piped, jsonl.as_bytes()).expect_code(code);
+
+        let per_query = wd.read(&format!("files-{repeats}/per_query.csv"));
+        assert_eq!(
+            wd.read(&format!("piped-{repeats}/per_query.csv")),
+            per_query,
+            "--repeats {repeats}: held or read twice, the same grades"
+        );
+        let lines = |out: &str| {
+            let rejects = wd.read_jsonl(&format!("{out}-{repeats}/rejects.jsonl"));
+            let keys = reject_keys(&rejects).into_iter();
+            keys.map(|(_, line, reason)| (line, reason))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines("piped"), lines("files"), "--repeats {repeats}");
+        let table = wd.read_csv(&format!("files-{repeats}/per_query.csv"));
+        let q2 = table.row(&[("query_id", "q2")]);
+        match repeats {
+            "error" => {
+                assert_text(&q2, "status", "invalid");
+                let repeated = |file: &str, lines: &[u64]| {
+                    let rejects: Vec<(u64, &str)> =
+                        lines.iter().map(|&l| (l, "repeated_capture")).collect();
+                    in_file(file, &rejects)
+                };
+                let mut want = repeated("a.trec", &[3, 4, 5]);
+                want.extend(repeated("b.trec", &[1, 2]));
+                want.extend(repeated("c.jsonl", &[1]));
+                let rejects = wd.read_jsonl("files-error/rejects.jsonl");
+                assert_eq!(reject_keys(&rejects), want, "every line of both captures");
+            }
+            // The TREC ranking (x 3.0, b 2.5, c 2.0, y, w) starts in a.trec,
+            // before the JSONL capture (b, c).
+            "first" => assert_cell(&q2, "rr@3", 0.5),
+            "last" => assert_cell(&q2, "rr@3", 1.0),
+            _ => assert_cell(&q2, "rr@3", 0.75),
+        }
+        let q1 = table.row(&[("query_id", "q1")]);
+        assert_cell(&q1, "n_results", 4.0);
+    }
+}
+
 /// The same answer key written as JSONL, TREC qrels and CSV grades to the
 /// same per_query.csv, no-answer queries and `#` in doc ids included; with
 /// task, language and required, JSONL and CSV agree too.

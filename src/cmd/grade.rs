@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -380,14 +380,17 @@ fn cutoffs(args: &GradeArgs) -> Result<Vec<usize>> {
 /// A progress bar over the raw bytes of the inputs, on stderr: hidden
 /// unless stderr is a terminal (`auto`), or drawn even to a file or pipe
 /// (`always`).
-fn progress_bar(when: ProgressWhen, inputs: &[Input]) -> ProgressBar {
+fn progress_bar<'a>(
+    when: ProgressWhen,
+    inputs: impl IntoIterator<Item = &'a Input>,
+) -> ProgressBar {
     let target = match when {
         ProgressWhen::Never => return ProgressBar::hidden(),
         ProgressWhen::Auto if !std::io::stderr().is_terminal() => return ProgressBar::hidden(),
         ProgressWhen::Auto => ProgressDrawTarget::stderr(),
         ProgressWhen::Always => ProgressDrawTarget::term_like(Box::new(console::Term::stderr())),
     };
-    let total: Option<u64> = inputs.iter().map(Input::size).sum();
+    let total: Option<u64> = inputs.into_iter().map(Input::size).sum();
     let bar = ProgressBar::with_draw_target(total, target);
     let template = "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} {eta}";
     if let Ok(style) = ProgressStyle::with_template(template) {
@@ -553,9 +556,21 @@ fn rank_trec_runs(
         .iter()
         .map(|&index| (index, &inputs[index as usize]))
         .collect();
-    let stats = judge_inputs(&again, args, &config, pool, &|_| {}, |mut outcome| {
-        grouper.merge_again(&mut outcome, &split);
-    })?;
+    let progress = progress_bar(args.progress, again.iter().map(|&(_, input)| input));
+    let stats = judge_inputs(
+        &again,
+        args,
+        &config,
+        pool,
+        &|n| progress.inc(n),
+        |outcome| {
+            grouper.merge_again(outcome, &split);
+        },
+    )
+    .context(
+        "reading TREC runs a second time, for the queries whose lines are in several places",
+    )?;
+    progress.finish_and_clear();
     for (&(index, input), second) in again.iter().zip(&stats) {
         if second.hash != first_reading[index as usize].hash {
             bail!(
@@ -564,9 +579,13 @@ fn rank_trec_runs(
             );
         }
     }
-    // A second reading holds every line: nothing is left to read again.
+    // A second reading ranks nothing early, so nothing is left to read again.
     let split = pool.install(|| grouper.rank_trec_runs(labels, args.duplicate_docs, rejects));
-    debug_assert!(split.keys.is_empty());
+    ensure!(
+        split.keys.is_empty(),
+        "internal error: {} TREC rankings left unranked after a second reading",
+        split.keys.len()
+    );
     Ok(())
 }
 
