@@ -11,7 +11,7 @@ use hashbrown::HashTable;
 use crate::cli::{DuplicateDocs, LogsFormat};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
-use crate::read::{lines, Chunk, MAX_LINE};
+use crate::read::{line_ranges, Chunk, MAX_LINE};
 use crate::record::{
     is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RejectReason, TrecLine,
     DEFAULT_STAGE, EXCERPT_BYTES,
@@ -390,7 +390,13 @@ impl<'a> BlockWorker<'a> {
             }
             Chunk::Lines(block) => {
                 out.input = block.input;
-                for (offset, line) in lines(&block.bytes).enumerate() {
+                // A TREC block is checked as UTF-8 once, not line by line.
+                let text = match block.format {
+                    LogsFormat::Trec => std::str::from_utf8(&block.bytes).ok(),
+                    _ => None,
+                };
+                for (offset, range) in line_ranges(&block.bytes).enumerate() {
+                    let line = &block.bytes[range.clone()];
                     let origin = Origin {
                         input: block.input,
                         line: block.first_line + offset as u64,
@@ -403,7 +409,11 @@ impl<'a> BlockWorker<'a> {
                     let judged = if line.len() > MAX_LINE {
                         Err(too_long())
                     } else if block.format == LogsFormat::Trec {
-                        self.trec_line(line, origin, &mut out)
+                        let parsed = match text.and_then(|text| text.get(range)) {
+                            Some(text) => TrecLine::parse_text(text),
+                            None => TrecLine::parse(line),
+                        };
+                        parsed.map(|parsed| self.trec_line(parsed, origin, &mut out))
                     } else {
                         self.json_line(line, origin, &mut out)
                     };
@@ -505,17 +515,12 @@ impl<'a> BlockWorker<'a> {
         }
     }
 
-    fn trec_line(
-        &mut self,
-        line: &[u8],
-        origin: Origin,
-        out: &mut BlockOutcome,
-    ) -> Result<(), Invalid> {
-        let parsed = TrecLine::parse(line)?;
+    /// Count a parsed TREC line and hold it if its query is labeled.
+    fn trec_line(&mut self, parsed: TrecLine, origin: Origin, out: &mut BlockOutcome) {
         out.counts.events += 1;
         if !self.config.wants_stage(DEFAULT_STAGE) {
             out.counts.other_stage += 1;
-            return Ok(());
+            return;
         }
         // A TREC run carries no permission data.
         out.counts.without_permissions += 1;
@@ -528,14 +533,13 @@ impl<'a> BlockWorker<'a> {
                 self.trec.push(pair, query, origin, line);
             }
         }
-        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::Block;
+    use crate::read::{lines, Block};
     use proptest::prelude::*;
 
     fn labels() -> LabelIndex {
@@ -640,6 +644,22 @@ mod tests {
                 prop_assert!(reject.excerpt.len() <= EXCERPT_BYTES);
             }
         }
+    }
+
+    #[test]
+    fn a_trec_block_with_a_line_not_utf8_rejects_that_line_alone() {
+        let mut bytes = b"q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\r\n".to_vec();
+        bytes.extend_from_slice(b"q1 Q0 \xff 3 0.5 r\nq2 Q0 c 1 1.0 r");
+        let out = process(bytes.clone(), LogsFormat::Trec, &[]);
+        assert_eq!(out.trec.n_lines(), 3);
+        assert_eq!(out.rejects.len(), 1);
+        assert_eq!(out.rejects[0].origin.line, 3);
+        assert_eq!(out.rejects[0].reason, RejectReason::InvalidUtf8);
+        // The same lines in a block that is all UTF-8 are parsed alike.
+        let valid = String::from_utf8_lossy(&bytes).replace('\u{fffd}', "x");
+        let out = process(valid.into_bytes(), LogsFormat::Trec, &[]);
+        assert_eq!((out.trec.n_lines(), out.rejects.len()), (4, 0));
+        assert_accounted(&out, 4);
     }
 
     #[test]

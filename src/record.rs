@@ -471,6 +471,14 @@ impl<'a> TrecLine<'a> {
     pub fn parse(line: &'a [u8]) -> Result<Self, Invalid> {
         let text = std::str::from_utf8(line)
             .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))?;
+        Self::parse_text(text)
+    }
+
+    /// [`TrecLine::parse`] for a line already known to be UTF-8.
+    ///
+    /// # Errors
+    /// `bad_trec_line` (fewer than six fields) or `bad_score`.
+    pub fn parse_text(text: &'a str) -> Result<Self, Invalid> {
         let mut fields = text.split_ascii_whitespace();
         let mut next = || fields.next();
         let (Some(query_id), Some(_q0), Some(doc_id), Some(_rank), Some(score), Some(run)) =
