@@ -566,15 +566,11 @@ pub fn line_ranges(bytes: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
         if start >= bytes.len() {
             return None;
         }
+        let line_start = start;
         let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
-        let line = start..end;
         start = end + 1;
-        let text_end = if bytes[line.clone()].ends_with(b"\r") {
-            end - 1
-        } else {
-            end
-        };
-        Some(line.start..text_end)
+        let crlf = bytes[line_start..end].ends_with(b"\r");
+        Some(line_start..end - usize::from(crlf))
     })
 }
 

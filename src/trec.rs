@@ -239,7 +239,12 @@ impl BlockScratch {
         rank_early: bool,
     ) -> BlockRuns {
         let spans = &self.spans;
-        let rank_early = rank_early && self.lines.len() >= 2 * spans.len();
+        if !rank_early || self.lines.len() < 2 * spans.len() {
+            // Everything held, as read.
+            std::mem::swap(&mut self.done.lines, &mut self.lines);
+            std::mem::swap(&mut self.done.held, &mut self.spans);
+            return self.done.take_exact();
+        }
         let edges = [spans.first(), spans.last()].map(|s| s.map(|s| s.span.key()));
         self.by_key.clear();
         self.by_key.extend(0..spans.len() as u32);
@@ -247,8 +252,7 @@ impl BlockScratch {
         let key_of = |i: &u32| spans[*i as usize].span.key();
         for group in self.by_key.chunk_by(|a, b| key_of(a) == key_of(b)) {
             let only = spans[group[0] as usize];
-            let whole = group.len() == 1 && !edges.contains(&Some(only.span.key()));
-            if rank_early && whole {
+            if group.len() == 1 && !edges.contains(&Some(only.span.key())) {
                 let ranker = &mut self.ranker;
                 ranker.gather([(only.span, only.lines(&self.lines))]);
                 let found = &mut self.done.found;
