@@ -5,14 +5,14 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rgrade::capture::{BlockWorker, JudgeConfig};
-use rgrade::cli::{DuplicateDocs, LogsFormat};
+use rgrade::compare::stats::{bootstrap_mean_interval, paired_randomization_p_value};
+use rgrade::grade::judge::{BlockWorker, JudgeConfig};
+use rgrade::grade::parse::LogFields;
+use rgrade::grade::read::{Block, Chunk};
+use rgrade::grade::trec::TrecLines;
 use rgrade::labels::{id_hash, LabelIndex};
 use rgrade::metrics::{score, Hit, Judgments};
-use rgrade::read::{Block, Chunk};
-use rgrade::record::LogFields;
-use rgrade::stats::{bootstrap_mean_interval, paired_randomization_p_value};
-use rgrade::trec::TrecLines;
+use rgrade::options::{DuplicateDocs, LogsFormat};
 
 const QUERIES: usize = 10_000;
 const RESULTS: usize = 30;

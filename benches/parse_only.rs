@@ -9,24 +9,24 @@
 //! `--decode-only` stops after reading and decompressing the blocks. With
 //! `-j 1` one thread reads and parses, as `rgrade grade -j 1` does.
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-use rayon::prelude::*;
-use rgrade::cli::LogsFormat;
-use rgrade::read::{self, ChannelSink, Chunk, InlineSink, Input};
-use rgrade::record::{Event, EventKey, JsonParser, LogFields};
+use rgrade::grade::parse::{Event, EventKey, JsonParser, LogFields};
+use rgrade::grade::read::{self, Chunk, Input};
+use rgrade::grade::workers::{for_each_block, pool};
+use rgrade::options::LogsFormat;
 
 fn main() -> anyhow::Result<()> {
-    let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads = None;
     let mut decode_only = false;
     let mut paths = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "-j" => threads = args.next().and_then(|n| n.parse().ok()).unwrap_or(threads),
+            "-j" => threads = args.next().and_then(|n| n.parse::<NonZeroUsize>().ok()),
             "--decode-only" => decode_only = true,
             // cargo bench passes --bench to every bench target.
             flag if flag.starts_with("--") => {}
@@ -53,39 +53,18 @@ fn main() -> anyhow::Result<()> {
         }
         results.fetch_add(touched, Ordering::Relaxed);
     };
+    // The same driver as rgrade: -j 1 reads and parses on one thread, more
+    // threads parse on the pool while a reader thread cuts blocks.
+    let pool = pool(threads)?;
+    let threads = pool.current_num_threads();
     let started = Instant::now();
-    // As rgrade does: -j 1 reads and parses on one thread, more threads
-    // parse on the pool while a reader thread cuts blocks.
-    let stats = if threads == 1 {
-        let mut parser = JsonParser::default();
-        let mut sink = InlineSink::new(|chunk: &Chunk| parse(&mut parser, chunk));
-        read::read_inputs(&inputs, LogsFormat::Jsonl, &mut sink, &|_| {})?
-    } else {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()?;
-        let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(2 * threads);
-        let (spent_tx, spent_rx) = read::buffer_pool();
-        std::thread::scope(|scope| {
-            let reader = scope.spawn(move || {
-                let mut sink = ChannelSink {
-                    chunks: chunk_tx,
-                    spent: spent_rx,
-                };
-                read::read_inputs(&inputs, LogsFormat::Jsonl, &mut sink, &|_| {})
-            });
-            pool.install(|| {
-                chunk_rx.into_iter().par_bridge().for_each_init(
-                    JsonParser::default,
-                    |parser, chunk| {
-                        parse(parser, &chunk);
-                        let _ = spent_tx.send(chunk.into_buffer());
-                    },
-                );
-            });
-            reader.join().expect("the reader thread does not panic")
-        })?
-    };
+    let stats = for_each_block(
+        &pool,
+        |sink| read::read_inputs(&inputs, LogsFormat::Jsonl, sink, &|_| {}),
+        JsonParser::default,
+        parse,
+        |_, ()| true,
+    )?;
     let seconds = started.elapsed().as_secs_f64();
     let decoded: u64 = stats.iter().map(|s| s.decoded_bytes).sum();
     println!(

@@ -1,11 +1,16 @@
 //! The command line as the user types it. Values are checked here (clap
-//! parses them through `FromStr`); `cmd::*` turns them into a run's
-//! configuration.
+//! parses them through `FromStr`); `cmd::*` turns them into the plain
+//! plans the library takes.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use rgrade::gen::GenFormat;
+use rgrade::grade::parse::FieldNames;
+use rgrade::options::{
+    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+};
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
 #[derive(Debug, Parser)]
@@ -191,48 +196,65 @@ pub struct CompareArgs {
 #[derive(Debug, Args, Clone)]
 pub struct FieldArgs {
     /// Read the query id from this key or JSON pointer.
-    #[arg(long = "query-field", value_name = "KEY", default_value = "query_id")]
+    #[arg(long = "query-field", value_name = "KEY", default_value = FieldNames::QUERY)]
     pub query: String,
     /// Read the ranked results from this key or JSON pointer.
-    #[arg(long = "results-field", value_name = "KEY", default_value = "results")]
+    #[arg(long = "results-field", value_name = "KEY", default_value = FieldNames::RESULTS)]
     pub results: String,
     /// Read a result object's doc id from this key or JSON pointer [default: doc_id, else id].
     #[arg(long = "doc-field", value_name = "KEY")]
     pub doc: Option<String>,
     /// Read the stage from this key or JSON pointer (absent means "final").
-    #[arg(long = "stage-field", value_name = "KEY", default_value = "stage")]
+    #[arg(long = "stage-field", value_name = "KEY", default_value = FieldNames::STAGE)]
     pub stage: String,
     /// Read the run name from this key or JSON pointer (absent means empty).
-    #[arg(long = "run-field", value_name = "KEY", default_value = "run")]
+    #[arg(long = "run-field", value_name = "KEY", default_value = FieldNames::RUN)]
     pub run: String,
     /// Read the latency in milliseconds from this key or JSON pointer.
     #[arg(
         long = "latency-field",
         value_name = "KEY",
-        default_value = "latency_ms"
+        default_value = FieldNames::LATENCY
     )]
     pub latency: String,
     /// Read the context size in tokens from this key or JSON pointer.
     #[arg(
         long = "context-field",
         value_name = "KEY",
-        default_value = "context_tokens"
+        default_value = FieldNames::CONTEXT
     )]
     pub context: String,
     /// Read the collections the user may see (an array of names) from this key or JSON pointer.
     #[arg(
         long = "allowed-field",
         value_name = "KEY",
-        default_value = "allowed_collections"
+        default_value = FieldNames::ALLOWED
     )]
     pub allowed: String,
     /// Read a result object's collection from this key or JSON pointer inside it.
     #[arg(
         long = "collection-field",
         value_name = "KEY",
-        default_value = "collection"
+        default_value = FieldNames::COLLECTION
     )]
     pub collection: String,
+}
+
+impl FieldArgs {
+    /// The field names as the library takes them.
+    pub fn names(&self) -> FieldNames {
+        FieldNames {
+            query: self.query.clone(),
+            results: self.results.clone(),
+            doc: self.doc.clone(),
+            stage: self.stage.clone(),
+            run: self.run.clone(),
+            latency: self.latency.clone(),
+            context: self.context.clone(),
+            allowed: self.allowed.clone(),
+            collection: self.collection.clone(),
+        }
+    }
 }
 
 /// Options of `rgrade gen`.
@@ -261,81 +283,6 @@ pub struct GenArgs {
     /// Write labels and logs into DIR, created if missing.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: PathBuf,
-}
-
-/// What `--missing` does with a labeled query that has no capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MissingPolicy {
-    /// Score it 0 in every metric and count it in the means (trec_eval -c).
-    Fail,
-    /// Leave it out of the means.
-    Skip,
-}
-
-/// What `--repeats` does with several captures of one (run, stage, query).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RepeatPolicy {
-    /// Reject every capture of that key; the query is invalid.
-    Error,
-    /// Grade the first capture in input order.
-    First,
-    /// Grade the last capture in input order.
-    Last,
-    /// Grade every capture and average the scores.
-    Mean,
-}
-
-/// What `--duplicate-docs` does with a doc id listed twice in one ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DuplicateDocs {
-    /// Reject the capture.
-    Reject,
-    /// Keep the first occurrence and close the gap.
-    Dedupe,
-}
-
-/// The format of the labels file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LabelsFormat {
-    /// JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
-    Auto,
-    /// One JSON object per labeled query.
-    Jsonl,
-    /// TREC qrels: query_id iteration doc_id grade.
-    Trec,
-    /// CSV with a header holding query_id and doc_id.
-    Csv,
-}
-
-/// The format of a log file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogsFormat {
-    /// TREC run when the first line has a rank and a score where TREC puts them, else JSONL.
-    Auto,
-    /// One JSON object per search event.
-    Jsonl,
-    /// TREC run: query_id Q0 doc_id rank score tag.
-    Trec,
-}
-
-/// When to draw the progress bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProgressWhen {
-    /// Only when stderr is a terminal.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
-}
-
-/// The log format `rgrade gen` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GenFormat {
-    /// logs.jsonl, one JSON object per search event.
-    Jsonl,
-    /// run.trec, a TREC run file.
-    Trec,
 }
 
 fn parse_meta(text: &str) -> Result<(String, String), String> {

@@ -33,9 +33,35 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::cli::{GenArgs, GenFormat};
+use clap::ValueEnum;
 
 /// The largest `--results`: rankings deeper than trec_eval's customary 1000
+/// What to generate: `rgrade gen`'s options as plain values.
+#[derive(Debug, Clone)]
+pub struct GenConfig {
+    /// Labeled queries.
+    pub queries: usize,
+    /// Results per ranking.
+    pub results: usize,
+    /// The seed: the same seed gives byte-identical files.
+    pub seed: u64,
+    /// The logs' format.
+    pub format: GenFormat,
+    /// Unlabeled queries whose events are shuffled in.
+    pub unlabeled: usize,
+    /// The directory written, created if missing.
+    pub out: PathBuf,
+}
+
+/// The log format `rgrade gen` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GenFormat {
+    /// logs.jsonl, one JSON object per search event.
+    Jsonl,
+    /// run.trec, a TREC run file.
+    Trec,
+}
+
 /// are rare, and the corpus grows with the ranking depth.
 pub const MAX_RESULTS: usize = 10_000;
 
@@ -55,7 +81,7 @@ const WRITE_BUFFER: usize = 1 << 20;
 
 /// Write the answer key and the log (or TREC run) that `args` describe into
 /// `args.out`, and say what was written.
-pub fn write_dataset(args: &GenArgs) -> anyhow::Result<Written> {
+pub fn write_dataset(args: &GenConfig) -> anyhow::Result<Written> {
     let plan = Plan::new(args)?;
     fs::create_dir_all(&plan.out)
         .with_context(|| format!("cannot create output directory {}", plan.out.display()))?;
@@ -104,7 +130,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(args: &GenArgs) -> anyhow::Result<Self> {
+    fn new(args: &GenConfig) -> anyhow::Result<Self> {
         if args.queries == 0 {
             bail!("--queries must be at least 1: the answer key needs a labeled query");
         }
@@ -1441,8 +1467,8 @@ mod tests {
         );
     }
 
-    fn args(queries: usize, results: usize, out: PathBuf) -> GenArgs {
-        GenArgs {
+    fn args(queries: usize, results: usize, out: PathBuf) -> GenConfig {
+        GenConfig {
             queries,
             results,
             seed: 0,

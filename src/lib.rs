@@ -15,33 +15,26 @@
 //!   stage, as logged.
 //! - **result**: one retrieved document of a capture, in pipeline order.
 //!
-//! # Pipeline
+//! # Map
 //!
-//! [`read`] cuts inputs into newline-aligned blocks → [`record`] parses
-//! each line → [`capture`] judges it against the [`labels`] index (a
-//! [`trec`] run is ranked once it is all read) → [`group`] applies the
-//! repeat policy and grades with [`metrics`] → [`aggregate`] averages per
-//! slice → [`report`] writes the outputs. With `--stage-order`,
-//! [`stage_loss`] finds the evidence each stage dropped; [`stale`] checks
-//! the labels against the logs and a corpus snapshot. [`compare`] reads
-//! two grade outputs back and tests the difference with the paired
-//! [`stats`].
+//! - [`grade`](crate::grade::run): the pipeline from logs to graded
+//!   queries, one module per stage in `src/grade/`, from reading blocks
+//!   to writing outputs; the answer key is `src/labels.rs`, the metric
+//!   definitions `src/metrics.rs`.
+//! - `src/output/`: one writer per output file over one schema.
+//! - [`compare`](crate::compare::run): two grade outputs read back,
+//!   paired per query and tested with paired statistics and rules.
+//! - [`gen`](crate::gen::write_dataset): synthetic labels and logs.
+//!
+//! The binary (`src/main.rs`, `src/cli.rs`, `src/cmd/`) turns the command
+//! line into the plain plans this library takes.
 #![deny(missing_docs)]
 
-pub mod aggregate;
-pub mod capture;
-pub mod cli;
-pub mod cmd;
 pub mod compare;
 pub mod gen;
-pub mod group;
+pub mod grade;
 pub mod labels;
 pub mod metrics;
-pub mod permissions;
-pub mod read;
-pub mod record;
-pub mod report;
-pub mod stage_loss;
-pub mod stale;
-pub mod stats;
-pub mod trec;
+pub mod options;
+pub mod output;
+pub mod slices;

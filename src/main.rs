@@ -5,15 +5,17 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use rgrade::cli::{Cli, Command};
+
+use cli::{Cli, Command};
+use cmd::Exit;
+
+mod cli;
+mod cmd;
 
 // Building the label index makes millions of small strings; mimalloc is
 // 2-3x faster at that than the system allocator and neutral elsewhere.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Exit status when nothing was graded (SPEC §2).
-const EXIT_NOTHING_GRADED: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -23,18 +25,18 @@ fn main() -> ExitCode {
             let command = std::env::args_os()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            rgrade::cmd::grade::run(args, command)
+            cmd::grade::run(args, command)
         }
-        Command::Compare(args) => rgrade::cmd::compare::run(args),
-        Command::Gen(args) => rgrade::cmd::gen::run(args),
+        Command::Compare(args) => cmd::compare::run(args),
+        Command::Gen(args) => cmd::gen::run(args),
     };
     match outcome {
-        Ok(code) => code,
+        Ok(exit) => exit.into(),
         // A closed stdout pipe (`rgrade ... | head`) is a quiet success.
-        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if is_broken_pipe(&err) => Exit::Clean.into(),
         Err(err) => {
             eprintln!("rgrade: {err:#}");
-            ExitCode::from(EXIT_NOTHING_GRADED)
+            Exit::NothingGraded.into()
         }
     }
 }

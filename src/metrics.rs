@@ -1,4 +1,4 @@
-//! The metric definitions (SPEC §4), pure and small so they can be checked
+//! The metric definitions (docs/guide.md, "Metrics"), pure and small so they can be checked
 //! against a naive reference. Everything upstream reduces a ranking to the
 //! positions of its judged documents; everything downstream only averages.
 
@@ -154,7 +154,7 @@ mod tests {
         }
     }
 
-    /// SPEC §1, the worked example at k = 3.
+    /// The worked example of the README, at k = 3.
     #[test]
     fn worked_example() {
         // q_export: export_csv at rank 1 of 1 relevant.

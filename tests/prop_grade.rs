@@ -1,8 +1,8 @@
 //! The whole grade path against a naive reference model, on random inputs.
 //!
 //! Each case generates an answer key and captured logs (JSONL or TREC run),
-//! writes them to a scratch directory, runs `rgrade grade` in-process
-//! through [`rgrade::cmd::grade::run`], reads `per_query.csv`,
+//! writes them to a scratch directory, grades them in-process through the
+//! library's [`rgrade::grade::run`], reads `per_query.csv`,
 //! `aggregates.csv` and `rejects.jsonl` back and compares every cell with a
 //! reference written from SPEC §3–§6 and the README's decisions: one plain
 //! loop per (run, stage, query) over explicit rankings, no indexes, no
@@ -14,16 +14,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use clap::Parser as _;
 use proptest::collection::{btree_map, btree_set, vec};
 use proptest::option::weighted;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence, Index};
 use proptest::test_runner::TestCaseError;
-use rgrade::cli::{Cli, Command};
+use rgrade::grade::parse::FieldNames;
+use rgrade::grade::Plan;
+use rgrade::options::{
+    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+};
 use serde_json::{json, Map, Value};
 
 use crate::util::{self, aggregates_header, Workdir, METRICS};
@@ -1039,18 +1042,50 @@ fn command_line(written: &Written, options: &Options, threads: usize, out: &Path
     args
 }
 
-/// Run the whole grade path in-process; the exit status as a number.
-fn grade(command: &[String]) -> Result<u8, String> {
-    let cli = Cli::try_parse_from(command).map_err(|e| format!("usage error: {e}"))?;
-    let Command::Grade(args) = cli.command else {
-        return Err("expected the grade subcommand".into());
-    };
-    let code = rgrade::cmd::grade::run(&args, command.to_vec())
-        .map_err(|e| format!("grade failed: {e:#}"))?;
-    [0u8, 1, 2]
-        .into_iter()
-        .find(|&n| code == ExitCode::from(n))
-        .ok_or_else(|| format!("unexpected exit code {code:?}"))
+/// The library's plan for what `command_line` says.
+fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Plan {
+    Plan {
+        labels: written.labels.clone(),
+        labels_format: LabelsFormat::Auto,
+        min_rel: options.min_rel,
+        logs: written.logs.clone(),
+        logs_format: LogsFormat::Auto,
+        fields: FieldNames::default(),
+        ks: options.ks.clone(),
+        missing: if options.missing_skip {
+            MissingPolicy::Skip
+        } else {
+            MissingPolicy::Fail
+        },
+        repeats: match options.repeats {
+            Repeats::Error => RepeatPolicy::Error,
+            Repeats::First => RepeatPolicy::First,
+            Repeats::Last => RepeatPolicy::Last,
+            Repeats::Mean => RepeatPolicy::Mean,
+        },
+        duplicate_docs: if options.dedupe {
+            DuplicateDocs::Dedupe
+        } else {
+            DuplicateDocs::Reject
+        },
+        stages: Vec::new(),
+        stage_order: Vec::new(),
+        doc_collections: None,
+        corpus: None,
+        out: Some(out.to_path_buf()),
+        meta: Vec::new(),
+        threads: NonZeroUsize::new(threads),
+        progress: ProgressWhen::Never,
+        command: command_line(written, options, threads, out),
+    }
+}
+
+/// Run the whole grade path in-process; the exit status `rgrade grade`
+/// would give (1 when a record was rejected, as `--max-rejects 0` says).
+fn grade(plan: &Plan) -> Result<u8, String> {
+    let graded =
+        rgrade::grade::run(plan, &mut |_| {}).map_err(|e| format!("grade failed: {e:#}"))?;
+    Ok(u8::from(graded.counts.rejected > 0))
 }
 
 /// A CSV file as rows of cells, header included.
@@ -1168,15 +1203,15 @@ fn check_against_reference(scenario: &Scenario) -> Result<(), String> {
     let scratch = Workdir::new("prop_grade");
     let written = write_inputs(scenario, scratch.root());
     let out = scratch.path("out");
-    let command = command_line(&written, &scenario.options, scenario.options.threads, &out);
+    let plan = plan(&written, &scenario.options, scenario.options.threads, &out);
     let context = || {
         format!(
             "{}--- command\n{}\n",
             written.description,
-            command.join(" ")
+            plan.command.join(" ")
         )
     };
-    let status = grade(&command).map_err(|e| format!("{e}\n{}", context()))?;
+    let status = grade(&plan).map_err(|e| format!("{e}\n{}", context()))?;
 
     let captures = captures(&scenario.logs);
     let expected = reference(&scenario.labels, &captures, &scenario.options);
@@ -1222,13 +1257,13 @@ fn check_thread_independence(scenario: &Scenario) -> Result<(), String> {
     let mut outputs = Vec::new();
     for threads in [1, 2] {
         let out = scratch.path(&format!("out-j{threads}"));
-        let command = command_line(&written, &scenario.options, threads, &out);
-        let status = grade(&command).map_err(|e| format!("{e}\n{}", written.description))?;
+        let plan = plan(&written, &scenario.options, threads, &out);
+        let status = grade(&plan).map_err(|e| format!("{e}\n{}", written.description))?;
         let files: Vec<Vec<u8>> = ["per_query.csv", "aggregates.csv", "rejects.jsonl"]
             .iter()
             .map(|name| std::fs::read(out.join(name)).unwrap_or_default())
             .collect();
-        outputs.push((status, files, command.join(" ")));
+        outputs.push((status, files, plan.command.join(" ")));
     }
     let (one, two) = (&outputs[0], &outputs[1]);
     let mut differences = Vec::new();

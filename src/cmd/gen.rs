@@ -1,16 +1,24 @@
 //! `rgrade gen`: write synthetic labels and logs.
 
-use std::process::ExitCode;
+use rgrade::gen::{GenConfig, Written};
 
+use super::Exit;
 use crate::cli::GenArgs;
-use crate::gen::Written;
 
 /// Write the data set described by `args` and say on stderr what was written
 /// (stdout stays empty, so scripts can pipe the command freely).
-pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
-    let written = crate::gen::write_dataset(args)?;
+pub fn run(args: &GenArgs) -> anyhow::Result<Exit> {
+    let config = GenConfig {
+        queries: args.queries,
+        results: args.results,
+        seed: args.seed,
+        format: args.format,
+        unlabeled: args.unlabeled,
+        out: args.out.clone(),
+    };
+    let written = rgrade::gen::write_dataset(&config)?;
     eprintln!("{}", report(&written));
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Clean)
 }
 
 /// One line: how many queries, and each file with its lines and bytes.

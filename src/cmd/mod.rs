@@ -1,6 +1,44 @@
-//! One module per subcommand; each turns its arguments into a run and
-//! reports how it ended as an exit status.
+//! One module per subcommand; each turns its arguments into a plan, calls
+//! the library, prints what the user should see and says how the run
+//! ended as an [`Exit`] status.
 
 pub mod compare;
 pub mod gen;
 pub mod grade;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// How a run ended, as its exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: graded (or compared) and clean.
+    Clean = 0,
+    /// 1: graded, every output written, but a check tripped: rejects over
+    /// `--max-rejects`, leaks over `--max-leaks`, a failed compare rule.
+    CheckFailed = 1,
+    /// 2: nothing graded: a usage error, unreadable input, invalid labels.
+    NothingGraded = 2,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// Write a table to stdout with `print`. A reader that closed the pipe
+/// early (`rgrade ... | head`) is not an error, and must not change the
+/// exit status the run decides.
+///
+/// # Errors
+/// stdout cannot be written for another reason.
+pub fn print_stdout(
+    print: impl FnOnce(&mut io::BufWriter<io::StdoutLock>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match print(&mut out).and_then(|()| out.flush()) {
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

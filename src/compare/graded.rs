@@ -6,12 +6,13 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use crate::output::schema::{
+    metric_columns, Status, Summary, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, QUERY_ID, REQUIRED, RUN,
+    STAGE, STATUS, TASK,
+};
+use crate::output::{per_query, summary};
 use anyhow::{bail, ensure, Context, Result};
 use hashbrown::HashMap;
-use serde::Deserialize;
-
-use crate::group::Status;
-use crate::report::metric_columns;
 
 /// The settings in summary.json that make two gradings comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,15 +145,15 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
             .position(|h| h == name)
             .with_context(|| format!("{}: no column '{name}'", at(1)))
     };
-    let run_col = column("run")?;
-    let stage_col = column("stage")?;
-    let query_col = column("query_id")?;
-    let task_col = column("task")?;
-    let language_col = column("language")?;
-    let required_col = column("required")?;
-    let status_col = column("status")?;
-    let latency_col = column("latency_ms")?;
-    let context_col = column("context_tokens")?;
+    let run_col = column(RUN)?;
+    let stage_col = column(STAGE)?;
+    let query_col = column(QUERY_ID)?;
+    let task_col = column(TASK)?;
+    let language_col = column(LANGUAGE)?;
+    let required_col = column(REQUIRED)?;
+    let status_col = column(STATUS)?;
+    let latency_col = column(LATENCY_MS)?;
+    let context_col = column(CONTEXT_TOKENS)?;
     let metrics = metric_columns(&facts.ks);
     let metric_cols = metrics
         .iter()
@@ -262,7 +263,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
 /// per_query.csv and summary.json for a directory or a per_query.csv path.
 fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     let per_query = if path.is_dir() {
-        path.join("per_query.csv")
+        path.join(per_query::FILE)
     } else {
         path.to_path_buf()
     };
@@ -271,7 +272,7 @@ fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
         "{}: not found (expected a `grade --out` directory or its per_query.csv)",
         per_query.display()
     );
-    let summary = per_query.with_file_name("summary.json");
+    let summary = per_query.with_file_name(summary::FILE);
     ensure!(
         summary.is_file(),
         "{}: not found beside {} (needed to check both sides used the same labels and cutoffs)",
@@ -281,29 +282,10 @@ fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     Ok((per_query, summary))
 }
 
-/// The parts of summary.json that `compare` checks.
-#[derive(Deserialize)]
-struct SummaryFile {
-    labels: LabelsPart,
-    settings: SettingsPart,
-}
-
-#[derive(Deserialize)]
-struct LabelsPart {
-    hash: String,
-}
-
-#[derive(Deserialize)]
-struct SettingsPart {
-    k: Vec<usize>,
-    min_rel: i64,
-    missing: String,
-}
-
 fn read_facts(summary: &Path) -> Result<GradingFacts> {
     let file =
         File::open(summary).with_context(|| format!("{}: cannot open", summary.display()))?;
-    let parsed: SummaryFile = serde_json::from_reader(BufReader::new(file)).with_context(|| {
+    let parsed: Summary = serde_json::from_reader(BufReader::new(file)).with_context(|| {
         format!(
             "{}: not a summary.json written by rgrade grade",
             summary.display()

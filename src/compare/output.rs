@@ -12,8 +12,10 @@ use anyhow::{Context, Result};
 use super::paired::{Origin, Paired, StagePairs};
 use super::rules::Gate;
 use super::{first_few, SliceComparison};
-use crate::report::{number_text, plural, ANY};
-use crate::stats::TIE_EPSILON;
+use crate::compare::stats::TIE_EPSILON;
+use crate::output::cells::number_text;
+use crate::output::plural;
+use crate::slices::ANY;
 
 /// Queries listed per slice under "lost most" on stdout.
 const LOSERS_SHOWN: usize = 3;
@@ -146,9 +148,12 @@ pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> 
 /// gate.json: the rules' verdicts.
 ///
 /// # Errors
+/// gate.json's name.
+pub const GATE: &str = "gate.json";
+
 /// The file cannot be written.
 pub fn write_gate(dir: &Path, gate: &Gate) -> Result<()> {
-    let path = dir.join("gate.json");
+    let path = dir.join(GATE);
     let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
     let mut out = BufWriter::new(file);
     serde_json::to_writer_pretty(&mut out, gate)?;
@@ -267,7 +272,7 @@ fn print_changes(
 /// Latency percentiles and context size of both runs over every query of
 /// the stage, as aggregates.csv computes them.
 fn print_side_figures(out: &mut impl Write, pairs: &StagePairs) -> io::Result<()> {
-    use crate::aggregate::percentile;
+    use crate::grade::aggregate::percentile;
     let sorted = |values: Vec<f64>| {
         let mut values = values;
         values.sort_by(f64::total_cmp);

@@ -10,9 +10,9 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::graded::{GradedRun, Names};
-use crate::aggregate::{slice_keys, slice_order};
-use crate::group::Status;
-use crate::stats::{self, WinsTiesLosses};
+use crate::compare::stats::{self, WinsTiesLosses};
+use crate::output::schema::Status;
+use crate::slices::{slice_keys, slice_order};
 
 /// One side's view of a paired query, besides its scores.
 #[derive(Debug, Clone, Copy)]

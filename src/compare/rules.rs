@@ -1,4 +1,4 @@
-//! Acceptance rules (SPEC §7): checks written before tuning, read from a
+//! Acceptance rules (docs/compare.md): checks written before tuning, read from a
 //! TOML file, resolved against the paired queries — an unknown metric,
 //! query or slice is an error, never a silent pass — and then evaluated to
 //! PASS or FAIL with the numbers behind the verdict.
@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::first_few;
 use super::paired::{Paired, PairedQuery, StagePairs, StatSettings};
-use crate::aggregate::percentile;
-use crate::group::Status;
-use crate::report::plural;
-use crate::stats::TIE_EPSILON;
+use crate::compare::stats::TIE_EPSILON;
+use crate::grade::aggregate::percentile;
+use crate::output::plural;
+use crate::output::schema::Status;
 
 /// The rules file: `[[rule]]` tables.
 #[derive(Debug, Deserialize)]

@@ -1,5 +1,5 @@
-//! Stage 2, parse: one log line becomes a typed event (SPEC §3.2), or a
-//! reject with a stable reason code (SPEC §6).
+//! Stage 2, parse: one log line becomes a typed event, or a
+//! reject with a stable reason code (docs/guide.md, "Reject codes").
 //!
 //! JSONL lines go through simd-json's tape, reusing one padded scratch
 //! buffer and one tape per worker, so a line costs no allocation. Fields are
@@ -11,8 +11,6 @@ use std::fmt;
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 use simd_json::{Buffers, ErrorType, Tape};
-
-use crate::cli::FieldArgs;
 
 /// How much of a rejected record rejects.jsonl keeps.
 pub const EXCERPT_BYTES: usize = 200;
@@ -154,32 +152,84 @@ pub struct LogFields {
 }
 
 impl LogFields {
-    /// The mapping the user chose on the command line.
-    pub fn from_args(args: &FieldArgs) -> Self {
+    /// The mapping `names` gives.
+    pub fn new(names: &FieldNames) -> Self {
         LogFields {
-            query: FieldPath::parse(&args.query),
-            results: FieldPath::parse(&args.results),
-            doc: args.doc.as_deref().map(FieldPath::parse),
-            stage: FieldPath::parse(&args.stage),
-            run: FieldPath::parse(&args.run),
-            latency: FieldPath::parse(&args.latency),
-            context: FieldPath::parse(&args.context),
-            allowed: FieldPath::parse(&args.allowed),
-            collection: FieldPath::parse(&args.collection),
+            query: FieldPath::parse(&names.query),
+            results: FieldPath::parse(&names.results),
+            doc: names.doc.as_deref().map(FieldPath::parse),
+            stage: FieldPath::parse(&names.stage),
+            run: FieldPath::parse(&names.run),
+            latency: FieldPath::parse(&names.latency),
+            context: FieldPath::parse(&names.context),
+            allowed: FieldPath::parse(&names.allowed),
+            collection: FieldPath::parse(&names.collection),
         }
     }
 }
 
 impl Default for LogFields {
     fn default() -> Self {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Defaults {
-            #[command(flatten)]
-            fields: FieldArgs,
+        LogFields::new(&FieldNames::default())
+    }
+}
+
+/// Where a JSONL log record keeps each thing, as the user names it: a
+/// top-level key, or a JSON pointer such as `/request/qid`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldNames {
+    /// The query id.
+    pub query: String,
+    /// The ranked results.
+    pub results: String,
+    /// A result object's doc id; `None` reads `doc_id`, else `id`.
+    pub doc: Option<String>,
+    /// The stage (absent means [`DEFAULT_STAGE`]).
+    pub stage: String,
+    /// The run name (absent means empty).
+    pub run: String,
+    /// The latency in milliseconds.
+    pub latency: String,
+    /// The context size in tokens.
+    pub context: String,
+    /// The collections the user may see, an array of names.
+    pub allowed: String,
+    /// A result object's collection, inside the result.
+    pub collection: String,
+}
+
+impl FieldNames {
+    /// Where the query id is unless the user says otherwise.
+    pub const QUERY: &'static str = "query_id";
+    /// Where the results are unless the user says otherwise.
+    pub const RESULTS: &'static str = "results";
+    /// Where the stage is unless the user says otherwise.
+    pub const STAGE: &'static str = "stage";
+    /// Where the run is unless the user says otherwise.
+    pub const RUN: &'static str = "run";
+    /// Where the latency is unless the user says otherwise.
+    pub const LATENCY: &'static str = "latency_ms";
+    /// Where the context size is unless the user says otherwise.
+    pub const CONTEXT: &'static str = "context_tokens";
+    /// Where the allowed collections are unless the user says otherwise.
+    pub const ALLOWED: &'static str = "allowed_collections";
+    /// Where a result's collection is unless the user says otherwise.
+    pub const COLLECTION: &'static str = "collection";
+}
+
+impl Default for FieldNames {
+    fn default() -> Self {
+        FieldNames {
+            query: Self::QUERY.into(),
+            results: Self::RESULTS.into(),
+            doc: None,
+            stage: Self::STAGE.into(),
+            run: Self::RUN.into(),
+            latency: Self::LATENCY.into(),
+            context: Self::CONTEXT.into(),
+            allowed: Self::ALLOWED.into(),
+            collection: Self::COLLECTION.into(),
         }
-        // Parsing no arguments cannot fail: every field has a default.
-        LogFields::from_args(&Defaults::parse_from(["rgrade"]).fields)
     }
 }
 

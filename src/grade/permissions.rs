@@ -1,4 +1,4 @@
-//! Diagnostics, permissions (SPEC §8): did a user get a document they may
+//! Diagnostics, permissions (docs/guide.md, "Diagnostics"): did a user get a document they may
 //! not see? A record may name the collections its user is allowed to read
 //! (`--allowed-field`); each result names its collection
 //! (`--collection-field`), or `--doc-collections` maps doc ids to
@@ -14,11 +14,10 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use hashbrown::HashMap;
-use serde::Serialize;
 
-use crate::capture::Origin;
-use crate::read::{Input, Source};
-use crate::record::Invalid;
+use crate::grade::capture::Origin;
+use crate::grade::parse::Invalid;
+use crate::grade::read::{Input, Source};
 
 /// Leaks listed in summary.json.
 pub const LEAKS_LISTED: usize = 100;
@@ -34,21 +33,6 @@ pub struct Leak {
     pub doc_id: String,
     /// The document's collection.
     pub collection: String,
-}
-
-/// One leak as summary.json lists it.
-#[derive(Debug, Clone, Serialize)]
-pub struct LeakSummary {
-    /// The query it answered.
-    pub query_id: String,
-    /// The document the user should not have seen.
-    pub doc_id: String,
-    /// The document's collection.
-    pub collection: String,
-    /// The input it was read from.
-    pub file: String,
-    /// Its 1-based line.
-    pub line: u64,
 }
 
 /// A result of a record found outside its allowed collections.

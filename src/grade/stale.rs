@@ -1,4 +1,4 @@
-//! Diagnostics, stale labels (SPEC §8): do the labels still match the
+//! Diagnostics, stale labels (docs/guide.md, "Diagnostics"): do the labels still match the
 //! collection? A changed chunk-id scheme silently breaks an evaluation:
 //! every labeled id stops appearing in results and recall drops for no
 //! fault of the retriever.
@@ -11,51 +11,24 @@
 //! labels, not the corpus.
 
 use std::io::BufRead;
+use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use hashbrown::{HashMap, HashTable};
 use rayon::prelude::*;
-use serde::Serialize;
 
-use crate::aggregate::{slice_keys, slice_order, SliceKey};
-use crate::group::Grouped;
+use crate::grade::group::Grouped;
+use crate::grade::read::{Input, Source};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
-use crate::read::{Input, Source};
-use crate::report::ANY;
+use crate::output;
+use crate::output::schema::{SliceStale, StaleLabels};
+use crate::slices::ANY;
+use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// Unseen ids listed in summary.json.
 const SAMPLE: usize = 20;
 /// Above this unseen fraction, stderr warns.
 pub const WARN_FRACTION: f64 = 0.5;
-
-/// Labeled and unseen documents of one grouping set.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SliceStale {
-    /// The task, or `*`.
-    pub task: String,
-    /// The language, or `*`.
-    pub language: String,
-    /// Labeled documents of the captured queries in the set.
-    pub labeled: u64,
-    /// Of those, the ones no capture of their query returned.
-    pub unseen: u64,
-}
-
-/// `stale_labels` in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StaleLabels {
-    /// Labeled (query, document) pairs of the queries with at least one
-    /// valid capture, in any run and stage.
-    pub labeled: u64,
-    /// Of those, the ones no capture of their query returned at any depth.
-    pub unseen: u64,
-    /// `unseen / labeled` (0 when nothing is labeled).
-    pub fraction: f64,
-    /// The first unseen ids, in query order.
-    pub sample: Vec<String>,
-    /// Per task, per language and per task × language, as in aggregates.csv.
-    pub by_slice: Vec<SliceStale>,
-}
 
 /// Count the labeled documents that no valid capture of their query
 /// returned. A query no run captured is left out: its labels say nothing
@@ -207,4 +180,40 @@ pub fn check_corpus(labels: &LabelIndex, corpus: &Input) -> Result<MissingFromCo
         labeled: ids.len(),
         ids: missing,
     })
+}
+
+/// Fail, before any log is read, when labeled doc ids are missing from the
+/// collection snapshot `corpus`: a changed id scheme would grade every
+/// query 0. With an output directory, all of them are listed there in
+/// labels_missing_from_corpus.txt.
+///
+/// # Errors
+/// The corpus cannot be read, or lacks labeled ids.
+pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&Path>) -> Result<()> {
+    const EXAMPLES: usize = 5;
+    let missing = check_corpus(labels, &Input::File(corpus.to_path_buf()))?;
+    if missing.ids.is_empty() {
+        return Ok(());
+    }
+    let listed = match out {
+        Some(dir) => {
+            let path = output::corpus::write_missing(dir, &missing.ids)?;
+            format!("all are listed in {}", path.display())
+        }
+        None => "use -o DIR to list them all".to_string(),
+    };
+    let examples: Vec<&str> = missing
+        .ids
+        .iter()
+        .take(EXAMPLES)
+        .map(String::as_str)
+        .collect();
+    bail!(
+        "{}: {} of {} labeled doc ids are not in the corpus (e.g. {}); {listed}. \
+         Were the labels made for another snapshot or id scheme?",
+        corpus.display(),
+        missing.ids.len(),
+        missing.labeled,
+        examples.join(", ")
+    )
 }

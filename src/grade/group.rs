@@ -1,6 +1,6 @@
 //! Stage 4, group and grade: captures are gathered per (run, stage, query)
-//! under the repeat policy (SPEC §3.3), then every labeled query of every
-//! (run, stage) becomes one graded row (SPEC §4).
+//! under the repeat policy, then every labeled query of every
+//! (run, stage) becomes one graded row.
 //!
 //! Merging is order-independent: "first" and "last" compare record
 //! origins, never arrival order, and rows are produced in query order, so
@@ -11,49 +11,14 @@ use std::ops::Range;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use crate::capture::{BlockOutcome, Capture, Found, Reject, RunStage};
-use crate::cli::{DuplicateDocs, MissingPolicy, RepeatPolicy};
+use crate::grade::capture::{Capture, Found, Reject, RunStage};
+use crate::grade::judge::BlockOutcome;
+use crate::grade::parse::RejectReason;
+use crate::grade::trec::{SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Hit, Metric};
-use crate::record::RejectReason;
-use crate::trec::{SplitRuns, TrecRuns};
-
-/// How a labeled query fared in one (run, stage).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Status {
-    /// Captured, and at least one capture was valid.
-    Ok,
-    /// Labeled but never captured.
-    Missing,
-    /// Captured, but every capture was rejected.
-    Invalid,
-    /// The label has no relevant document: kept out of every mean.
-    NoAnswer,
-}
-
-impl Status {
-    /// The name written to per_query.csv.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Missing => "missing",
-            Status::Invalid => "invalid",
-            Status::NoAnswer => "no_answer",
-        }
-    }
-
-    /// The status a per_query.csv cell names, if any.
-    pub fn from_name(name: &str) -> Option<Status> {
-        [
-            Status::Ok,
-            Status::Missing,
-            Status::Invalid,
-            Status::NoAnswer,
-        ]
-        .into_iter()
-        .find(|status| status.name() == name)
-    }
-}
+use crate::options::{DuplicateDocs, MissingPolicy, RepeatPolicy};
+use crate::output::schema::Status;
 
 /// How rows are graded.
 #[derive(Debug, Clone)]

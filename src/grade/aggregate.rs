@@ -1,42 +1,19 @@
 //! Stage 5, aggregate: the rows of each (run, stage) are averaged over
 //! grouping sets — overall, per task, per language, per task × language —
-//! as plain (macro) means over the queries that count (SPEC §4, §5).
+//! as plain (macro) means over the queries that count.
 
+use std::path::Path;
+
+use anyhow::Result;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use crate::group::{GradeSettings, QueryRow, Status};
+use crate::grade::capture::Reject;
+use crate::grade::group::{GradeSettings, Grouped, QueryRow};
 use crate::labels::LabelIndex;
-
-/// A grouping set: a task and a language, `None` meaning any (`*`).
-pub type SliceKey = (Option<u32>, Option<u32>);
-
-/// The four grouping sets a query of `task` and `language` belongs to:
-/// overall, its task, its language, its task × language.
-pub fn slice_keys(task: u32, language: u32) -> [SliceKey; 4] {
-    [
-        (None, None),
-        (Some(task), None),
-        (None, Some(language)),
-        (Some(task), Some(language)),
-    ]
-}
-
-/// A sort key that puts grouping sets in the order of aggregates.csv:
-/// overall first, then each task, each language and each task × language,
-/// each group by name (`name` turns a slice index into its name).
-pub fn slice_order<'a>(
-    (task, language): SliceKey,
-    name: impl Fn(u32) -> &'a str,
-) -> (u8, Option<&'a str>, Option<&'a str>) {
-    let level = match (task.is_some(), language.is_some()) {
-        (false, false) => 0,
-        (true, false) => 1,
-        (false, true) => 2,
-        (true, true) => 3,
-    };
-    (level, task.map(&name), language.map(&name))
-}
+use crate::output::per_query::PerQueryWriter;
+use crate::output::schema::Status;
+use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// The means and counts of one grouping set.
 #[derive(Debug, Clone, PartialEq)]
@@ -186,6 +163,90 @@ impl<'a> Aggregator<'a> {
             .for_each(|agg| agg.latencies.sort_unstable_by(f64::total_cmp));
         aggregates
     }
+}
+
+/// The aggregates of one (run, stage).
+pub struct PairAggregates {
+    /// The run.
+    pub run: Box<str>,
+    /// The stage.
+    pub stage: Box<str>,
+    /// Overall, per task, per language, per task × language.
+    pub aggregates: Vec<Aggregate>,
+}
+
+/// What grading every (run, stage) leaves besides per_query.csv.
+pub struct GradedPairs {
+    /// The aggregates of each (run, stage).
+    pub aggregates: Vec<PairAggregates>,
+    /// Captures rejected while grading (repeated captures).
+    pub rejects: Vec<Reject>,
+    /// Rows with status ok.
+    pub ok_rows: u64,
+    /// Captures beyond the first of a (run, stage, query).
+    pub repeats: u64,
+    /// Records behind the graded captures.
+    pub graded_records: u64,
+}
+
+/// Grade each (run, stage) a range of queries at a time, writing its rows
+/// to per_query.csv (when there is an output directory) and gathering its
+/// aggregates, so that rows never pile up in memory.
+///
+/// # Errors
+/// per_query.csv cannot be written.
+pub fn grade_pairs(
+    grouped: Grouped,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    out: Option<&Path>,
+) -> Result<GradedPairs> {
+    const QUERIES_AT_A_TIME: usize = 1 << 14;
+    let mut per_query = out
+        .map(|dir| PerQueryWriter::create(dir, labels, settings))
+        .transpose()?;
+    let mut graded = GradedPairs {
+        aggregates: Vec::new(),
+        rejects: Vec::new(),
+        ok_rows: 0,
+        repeats: 0,
+        graded_records: 0,
+    };
+    for pair in grouped.pairs {
+        let mut aggregator = Aggregator::new(labels, settings);
+        let n = pair.n_queries();
+        for start in (0..n).step_by(QUERIES_AT_A_TIME) {
+            let range = start..n.min(start + QUERIES_AT_A_TIME);
+            let chunk = pair.grade(range, &grouped.store, labels, settings);
+            // The rows are written while they are counted: the sums run in
+            // query order, so the means do not depend on the thread count.
+            let (written, ()) = rayon::join(
+                || match &mut per_query {
+                    Some(writer) => writer.write(&pair.run, &pair.stage, &chunk.rows),
+                    None => Ok(()),
+                },
+                || {
+                    for row in &chunk.rows {
+                        aggregator.add(row);
+                        graded.ok_rows += u64::from(row.status == Status::Ok);
+                        graded.repeats += u64::from(row.captures.saturating_sub(1));
+                    }
+                },
+            );
+            written?;
+            graded.rejects.extend(chunk.rejects);
+            graded.graded_records += chunk.graded_records;
+        }
+        graded.aggregates.push(PairAggregates {
+            run: pair.run,
+            stage: pair.stage,
+            aggregates: aggregator.finish(),
+        });
+    }
+    if let Some(writer) = per_query {
+        writer.finish()?;
+    }
+    Ok(graded)
 }
 
 #[cfg(test)]

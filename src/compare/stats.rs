@@ -1,4 +1,4 @@
-//! Paired statistics for `rgrade compare` (SPEC §7): given one delta per
+//! Paired statistics for `rgrade compare` (docs/compare.md): given one delta per
 //! query (candidate minus baseline), the randomization p-value of the mean
 //! delta, its bootstrap interval, the Holm adjustment across metrics and the
 //! wins / ties / losses count. The compare stage feeds these per (stage,

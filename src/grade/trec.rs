@@ -23,10 +23,10 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use rayon::prelude::*;
 
-use crate::capture::{Capture, Found, Origin, Reject};
-use crate::cli::DuplicateDocs;
+use crate::grade::capture::{Capture, Found, Origin, Reject};
+use crate::grade::parse::RejectReason;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
-use crate::record::RejectReason;
+use crate::options::DuplicateDocs;
 
 /// How a worker treats the labeled lines of a TREC block.
 #[derive(Debug, Clone, Copy)]

@@ -1,4 +1,4 @@
-//! Diagnostics, stage loss (SPEC §8): where evidence disappears between
+//! Diagnostics, stage loss (docs/guide.md, "Diagnostics"): where evidence disappears between
 //! the stages of a pipeline. For every (run, query) and every pair of
 //! consecutive stages of `--stage-order` that graded it, the query's
 //! relevant documents found anywhere in the first stage's results are
@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use crate::aggregate::{slice_keys, slice_order, SliceKey};
-use crate::group::{GradeSettings, Grouped, PairSlots};
+use crate::grade::group::{GradeSettings, Grouped, PairSlots};
 use crate::labels::{LabelIndex, QueryIdx};
+use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// What one query lost from one stage to the next.
 #[derive(Debug, Clone, PartialEq, Eq)]

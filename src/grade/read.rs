@@ -10,13 +10,12 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
 use anyhow::{bail, Context, Result};
 use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::cli::LogsFormat;
+use crate::options::LogsFormat;
 
 /// The longest log line accepted; a longer one is rejected as `line_too_long`.
 pub const MAX_LINE: usize = 64 << 20;
@@ -333,25 +332,6 @@ pub trait ChunkSink {
     fn recycled(&mut self) -> Option<Vec<u8>>;
 }
 
-/// The threaded pipeline's end: a bounded channel to the workers, and the
-/// buffers they hand back.
-pub struct ChannelSink {
-    /// Chunks for the workers.
-    pub chunks: SyncSender<Chunk>,
-    /// Buffers the workers are done with.
-    pub spent: Receiver<Vec<u8>>,
-}
-
-impl ChunkSink for ChannelSink {
-    fn send(&mut self, chunk: Chunk) -> bool {
-        self.chunks.send(chunk).is_ok()
-    }
-
-    fn recycled(&mut self) -> Option<Vec<u8>> {
-        self.spent.try_recv().ok()
-    }
-}
-
 /// Handles each chunk on the reading thread itself, then fills its buffer
 /// again: the sequential pipeline (`-j 1`), one thread doing everything.
 pub struct InlineSink<F> {
@@ -359,8 +339,8 @@ pub struct InlineSink<F> {
     spare: Option<Vec<u8>>,
 }
 
-impl<F: FnMut(&Chunk)> InlineSink<F> {
-    /// A sink that hands every chunk to `handle`.
+impl<F: FnMut(&Chunk) -> bool> InlineSink<F> {
+    /// A sink that hands every chunk to `handle`, which says whether to go on.
     pub fn new(handle: F) -> Self {
         InlineSink {
             handle,
@@ -369,11 +349,11 @@ impl<F: FnMut(&Chunk)> InlineSink<F> {
     }
 }
 
-impl<F: FnMut(&Chunk)> ChunkSink for InlineSink<F> {
+impl<F: FnMut(&Chunk) -> bool> ChunkSink for InlineSink<F> {
     fn send(&mut self, chunk: Chunk) -> bool {
-        (self.handle)(&chunk);
+        let go_on = (self.handle)(&chunk);
         self.spare = Some(chunk.into_buffer());
-        true
+        go_on
     }
 
     fn recycled(&mut self) -> Option<Vec<u8>> {
@@ -495,7 +475,7 @@ impl BlockCutter<'_> {
                 None => {
                     let line = self.next_line;
                     self.next_line += 1;
-                    block.truncate(crate::record::EXCERPT_BYTES);
+                    block.truncate(crate::grade::parse::EXCERPT_BYTES);
                     let head = Chunk::Oversized {
                         input: self.input,
                         line,
@@ -653,11 +633,6 @@ pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Ve
     Ok(found)
 }
 
-/// A pool of block buffers handed back by the workers.
-pub fn buffer_pool() -> (Sender<Vec<u8>>, Receiver<Vec<u8>>) {
-    std::sync::mpsc::channel()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -680,7 +655,8 @@ mod tests {
             blocks.push(match chunk {
                 Chunk::Lines(block) => (block.first_line, block.bytes.clone()),
                 Chunk::Oversized { line, .. } => (*line, b"<oversized>".to_vec()),
-            })
+            });
+            true
         });
         let input = Input::File(path);
         let stats = read_inputs(&[(0, &input)], LogsFormat::Auto, &mut sink, &|_| {});

@@ -1,0 +1,110 @@
+//! What judging leaves of a record, shared by the stages after it: where a
+//! record came from, the judged documents a capture found, what survives
+//! of a capture, a rejected record, and the line counts of summary.json.
+
+use std::ops::Range;
+
+use crate::grade::parse::{Invalid, RejectReason, EXCERPT_BYTES};
+
+/// Where a record came from: the input's index and the 1-based line.
+/// Ordered as the input is: files in the order given, then line number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    /// Index of the input in the order given.
+    pub input: u32,
+    /// 1-based line number within the input.
+    pub line: u64,
+}
+
+/// A judged document found in a ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    /// 1-based rank after any dedupe.
+    pub rank: u32,
+    /// The document's index in the label index.
+    pub doc: u32,
+}
+
+/// What survives of one capture of a labeled query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    /// The record it came from.
+    pub origin: Origin,
+    /// Results in the ranking (after any dedupe).
+    pub n_results: u32,
+    /// Input records it was built from: 1, or a TREC ranking's lines.
+    pub records: u32,
+    /// Latency in milliseconds, if recorded.
+    pub latency_ms: Option<f64>,
+    /// Context size in tokens, if recorded.
+    pub context_tokens: Option<f64>,
+    /// Results outside the user's allowed collections (after any dedupe).
+    pub unauthorized: u32,
+    /// The judged documents in the ranking, by rank: a range of the found
+    /// list of whoever holds the capture (a block outcome, the grouper).
+    pub found: Range<u32>,
+}
+
+/// A rejected record, ready for rejects.jsonl.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reject {
+    /// Where the record is.
+    pub origin: Origin,
+    /// The stable code.
+    pub reason: RejectReason,
+    /// What exactly was wrong.
+    pub detail: String,
+    /// The record's first bytes.
+    pub excerpt: Vec<u8>,
+}
+
+impl Reject {
+    /// A reject of the record `line` at `origin`, keeping its first bytes.
+    pub fn new(origin: Origin, invalid: Invalid, line: &[u8]) -> Self {
+        Reject {
+            origin,
+            reason: invalid.reason,
+            detail: invalid.detail,
+            excerpt: line[..line.len().min(EXCERPT_BYTES)].to_vec(),
+        }
+    }
+}
+
+/// Line counts of one block, summed into summary.json.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    /// Non-blank lines.
+    pub records: u64,
+    /// Blank lines, skipped.
+    pub blank: u64,
+    /// Records that parsed (search events, TREC lines), whatever came of
+    /// them after: graded, unlabeled, another stage, or rejected later.
+    pub events: u64,
+    /// Valid records of queries that have no label.
+    pub unlabeled: u64,
+    /// Valid records of stages left out by `--stage`.
+    pub other_stage: u64,
+    /// Records rejected while parsing or judging.
+    pub rejected: u64,
+    /// Valid records of graded stages that named no allowed collections.
+    pub without_permissions: u64,
+    /// Results of valid records of graded stages outside their allowed
+    /// collections.
+    pub leaked_results: u64,
+}
+
+impl std::ops::AddAssign for LineCounts {
+    fn add_assign(&mut self, other: Self) {
+        self.records += other.records;
+        self.blank += other.blank;
+        self.events += other.events;
+        self.unlabeled += other.unlabeled;
+        self.other_stage += other.other_stage;
+        self.rejected += other.rejected;
+        self.without_permissions += other.without_permissions;
+        self.leaked_results += other.leaked_results;
+    }
+}
+
+/// A (run, stage) pair as named in the logs.
+pub type RunStage = (Box<str>, Box<str>);

@@ -1,0 +1,170 @@
+//! Stages 1 to 4 driven together: every block of every input is read,
+//! parsed and judged on the workers, and its outcome merged into the
+//! grouper on one thread. Then the TREC rankings are ranked, reading again
+//! the runs whose queries turned out to be split over several blocks.
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::grade::capture::{LineCounts, Reject};
+use crate::grade::group::Grouper;
+use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
+use crate::grade::permissions::{Leak, LEAKS_LISTED};
+use crate::grade::read::{self, Input, InputStats};
+use crate::grade::trec::TrecLines;
+use crate::grade::workers::{for_each_block, progress_bar};
+use crate::options::{LogsFormat, ProgressWhen};
+
+/// How the inputs are read.
+#[derive(Debug, Clone, Copy)]
+pub struct Reading {
+    /// The logs' format, or `Auto` to decide per input.
+    pub format: LogsFormat,
+    /// When to draw the progress bar.
+    pub progress: ProgressWhen,
+}
+
+/// What gathering the logs leaves behind.
+pub struct Gathered {
+    /// Every valid capture, by (run, stage, query).
+    pub grouper: Grouper,
+    /// The records rejected so far.
+    pub rejects: Vec<Reject>,
+    /// The first leaks, in input order (at most [`LEAKS_LISTED`]).
+    pub leaks: Vec<Leak>,
+    /// Line counts of each input.
+    pub per_input: Vec<LineCounts>,
+    /// What the reader learned of each input.
+    pub stats: Vec<InputStats>,
+}
+
+impl Gathered {
+    fn take(&mut self, mut outcome: BlockOutcome) {
+        self.grouper.merge(&mut outcome);
+        self.per_input[outcome.input as usize] += outcome.counts;
+        self.rejects.append(&mut outcome.rejects);
+        self.leaks.append(&mut outcome.leaks);
+        // Only the first leaks in input order are listed: keep the list
+        // bounded however many blocks leak.
+        if self.leaks.len() > 2 * LEAKS_LISTED {
+            self.keep_first_leaks();
+        }
+    }
+
+    /// Blocks finish in any order: the first leaks are the first in input order.
+    fn keep_first_leaks(&mut self) {
+        self.leaks.sort_by_key(|leak| leak.origin);
+        self.leaks.truncate(LEAKS_LISTED);
+    }
+}
+
+/// Judge every block of `inputs` and group the captures, then rank the
+/// TREC runs.
+///
+/// # Errors
+/// An input cannot be read, or a TREC run changed before its second reading.
+pub fn gather(
+    inputs: &[Input],
+    reading: Reading,
+    config: &JudgeConfig,
+    grouper: Grouper,
+    pool: &rayon::ThreadPool,
+) -> Result<Gathered> {
+    let mut gathered = Gathered {
+        grouper,
+        rejects: Vec::new(),
+        leaks: Vec::new(),
+        per_input: vec![LineCounts::default(); inputs.len()],
+        stats: Vec::new(),
+    };
+    let all: Vec<(u32, &Input)> = (0..).zip(inputs).collect();
+    gathered.stats = judge_inputs(&all, reading, config, pool, |outcome| {
+        gathered.take(outcome);
+    })?;
+    gathered.keep_first_leaks();
+    rank_trec_runs(inputs, reading, config, pool, &mut gathered)?;
+    Ok(gathered)
+}
+
+/// Read `inputs` (each with its index among all inputs) and judge their
+/// blocks on the pool, handing each block's outcome to `take` on this
+/// thread, with a progress bar over their bytes.
+fn judge_inputs(
+    inputs: &[(u32, &Input)],
+    reading: Reading,
+    config: &JudgeConfig,
+    pool: &rayon::ThreadPool,
+    mut take: impl FnMut(BlockOutcome),
+) -> Result<Vec<InputStats>> {
+    let progress = progress_bar(reading.progress, inputs.iter().map(|&(_, input)| input));
+    let on_bytes = |n| progress.inc(n);
+    let stats = for_each_block(
+        pool,
+        |sink| read::read_inputs(inputs, reading.format, sink, &on_bytes),
+        || BlockWorker::new(config),
+        BlockWorker::process,
+        |_, outcome| {
+            take(outcome);
+            true
+        },
+    );
+    progress.finish_and_clear();
+    stats
+}
+
+/// Rank the TREC runs read. A (run, query) ranked early in one block whose
+/// lines turned out to be in other blocks too is ranked again from a
+/// second reading of its files, for its lines alone.
+fn rank_trec_runs(
+    inputs: &[Input],
+    reading: Reading,
+    config: &JudgeConfig,
+    pool: &rayon::ThreadPool,
+    gathered: &mut Gathered,
+) -> Result<()> {
+    let labels = config.labels;
+    let Gathered {
+        grouper,
+        rejects,
+        stats: first_reading,
+        ..
+    } = gathered;
+    let split = pool.install(|| grouper.rank_trec_runs(labels, config.duplicates, rejects));
+    if split.keys.is_empty() {
+        return Ok(());
+    }
+    let mut queries = vec![false; labels.queries().len()];
+    for &(_, query) in &split.keys {
+        queries[query as usize] = true;
+    }
+    let config = JudgeConfig {
+        trec: TrecLines::HoldOnly(&queries),
+        ..*config
+    };
+    let again: Vec<(u32, &Input)> = split
+        .inputs
+        .iter()
+        .map(|&index| (index, &inputs[index as usize]))
+        .collect();
+    let stats = judge_inputs(&again, reading, &config, pool, |outcome| {
+        grouper.merge_again(outcome, &split);
+    })
+    .context(
+        "reading TREC runs a second time, for the queries whose lines are in several places",
+    )?;
+    for (&(index, input), second) in again.iter().zip(&stats) {
+        if second.hash != first_reading[index as usize].hash {
+            bail!(
+                "{}: changed while it was being graded; grade it again",
+                input.name()
+            );
+        }
+    }
+    // A second reading ranks nothing early, so nothing is left to read again.
+    let split = pool.install(|| grouper.rank_trec_runs(labels, config.duplicates, rejects));
+    ensure!(
+        split.keys.is_empty(),
+        "internal error: {} TREC rankings left unranked after a second reading",
+        split.keys.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,371 @@
+//! `grade`: captured search logs in, graded queries out. The stages, in the
+//! order a record meets them:
+//!
+//! 1. [`read`]: find the inputs, undo their compression, cut them into
+//!    newline-aligned blocks; [`workers`] runs the reader thread and the
+//!    worker pool that every later block stage runs on.
+//! 2. [`parse`]: a line becomes a typed event or a reject with a reason code.
+//! 3. [`judge`]: each event is matched against the label index on its
+//!    worker; only the ranks of judged documents survive ([`capture`]),
+//!    and TREC lines become rankings ([`trec`]). [`permissions`] keeps
+//!    results the user may not see from counting.
+//! 4. [`group`]: captures are gathered per (run, stage, query) under the
+//!    repeat policy and graded with [`crate::metrics`]. [`gather`] drives
+//!    stages 1 to 4 together.
+//! 5. [`aggregate`]: rows are averaged per grouping set.
+//! 6. [`write`]: every output, through [`crate::output`].
+//!
+//! Beside the pipeline, the diagnostics: [`stage_loss`] (evidence dropped
+//! between stages) and [`stale`] (labels that no longer match the
+//! collection); [`rejects`] puts rejected records in input order.
+
+pub mod aggregate;
+pub mod capture;
+pub mod gather;
+pub mod group;
+pub mod judge;
+pub mod parse;
+pub mod permissions;
+pub mod read;
+pub mod rejects;
+pub mod stage_loss;
+pub mod stale;
+pub mod trec;
+pub mod workers;
+pub mod write;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::io::{self, Write};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::grade::aggregate::PairAggregates;
+use crate::grade::capture::{LineCounts, Origin, Reject};
+use crate::grade::gather::{gather, Reading};
+use crate::grade::group::{GradeSettings, Grouper};
+use crate::grade::judge::JudgeConfig;
+use crate::grade::parse::{FieldNames, LogFields, DEFAULT_STAGE};
+use crate::grade::permissions::{DocCollections, Leak};
+use crate::grade::read::Input;
+use crate::grade::stage_loss::StageLoss;
+
+use crate::grade::trec::TrecLines;
+use crate::labels::LabelIndex;
+use crate::options::{
+    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+};
+use crate::output::schema::{Counts, StaleLabels};
+use crate::output::table;
+
+/// Everything one grading needs: what to read, how to grade, where to
+/// write. The command line's `rgrade grade` options, as plain values.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The answer key.
+    pub labels: PathBuf,
+    /// The answer key's format, or `Auto` to decide by content.
+    pub labels_format: LabelsFormat,
+    /// The lowest grade that counts as relevant.
+    pub min_rel: i64,
+    /// Log files or directories; `-` is standard input.
+    pub logs: Vec<PathBuf>,
+    /// The logs' format, or `Auto` to decide per input.
+    pub logs_format: LogsFormat,
+    /// Where a JSONL record keeps each field.
+    pub fields: FieldNames,
+    /// Cutoffs, in the order given: each at least 1, none twice.
+    pub ks: Vec<usize>,
+    /// What a labeled query without a capture scores.
+    pub missing: MissingPolicy,
+    /// What several captures of one (run, stage, query) become.
+    pub repeats: RepeatPolicy,
+    /// What a doc id listed twice in one ranking does.
+    pub duplicate_docs: DuplicateDocs,
+    /// The stages to grade; empty means all.
+    pub stages: Vec<String>,
+    /// Stages in pipeline order, to measure the evidence each drops;
+    /// empty for none.
+    pub stage_order: Vec<String>,
+    /// A CSV of doc_id → collection, for results that name none.
+    pub doc_collections: Option<PathBuf>,
+    /// A collection snapshot (one doc id a line) every labeled id must be in.
+    pub corpus: Option<PathBuf>,
+    /// The output directory; `None` writes nothing.
+    pub out: Option<PathBuf>,
+    /// Free facts copied into summary.json, in order.
+    pub meta: Vec<(String, String)>,
+    /// Worker threads; `None` means all cores.
+    pub threads: Option<NonZeroUsize>,
+    /// When to draw a progress bar on stderr.
+    pub progress: ProgressWhen,
+    /// The command line as typed, for summary.json.
+    pub command: Vec<String>,
+}
+
+/// What a grading found, for the caller to show and judge.
+pub struct Graded {
+    /// The answer key.
+    pub labels: LabelIndex,
+    /// How rows were graded.
+    pub settings: GradeSettings,
+    /// The aggregates of every (run, stage).
+    pub pairs: Vec<PairAggregates>,
+    /// summary.json's counts.
+    pub counts: Counts,
+    /// The evidence each stage dropped, with a stage order.
+    pub stage_loss: Option<StageLoss>,
+    /// Every rejected record, in input order.
+    pub rejects: Vec<Reject>,
+    /// The first results outside their user's allowed collections, in input order.
+    pub leaks: Vec<Leak>,
+    /// Each input's name, by input index.
+    pub input_names: Vec<String>,
+}
+
+impl Graded {
+    /// The file a record came from.
+    pub fn input_name(&self, origin: Origin) -> &str {
+        &self.input_names[origin.input as usize]
+    }
+
+    /// Write the stdout table: means per (run, stage) and slice, the
+    /// evidence lost between stages, and a note of rejects and leaks.
+    ///
+    /// # Errors
+    /// Writing to `out` fails (a closed pipe among others).
+    pub fn print_table(&self, out: &mut impl Write) -> io::Result<()> {
+        table::print_table(out, &self.labels, &self.settings, &self.pairs)?;
+        if let Some(loss) = &self.stage_loss {
+            table::print_stage_loss(out, &self.labels, loss)?;
+        }
+        table::print_notes(out, &self.counts)
+    }
+}
+
+/// Something the user should look at, though grading went on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// Most labeled ids never appeared in any capture of their query.
+    StaleLabels(StaleLabels),
+    /// A stage of the stage order was never graded.
+    StageNotGraded(String),
+    /// No event matched a labeled query.
+    NoLabeledEvents {
+        /// Valid events read.
+        events: u64,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::StaleLabels(stale) => write!(
+                f,
+                "{} of {} labeled doc ids ({:.0}%) never appeared in any capture of \
+                 their query (e.g. {}); do the labels and the collection use the same doc ids? \
+                 --corpus FILE checks the labels against a snapshot",
+                stale.unseen,
+                stale.labeled,
+                100.0 * stale.fraction,
+                stale
+                    .sample
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Warning::StageNotGraded(stage) => write!(
+                f,
+                "stage {stage} of --stage-order was never graded; \
+                 evidence loss is measured between the stages that were"
+            ),
+            Warning::NoLabeledEvents { events } => write!(
+                f,
+                "none of the {events} events matched a labeled query_id; check --query-field \
+                 and that the labels and the logs use the same ids"
+            ),
+        }
+    }
+}
+
+/// Grade the logs `plan` names, writing its outputs if it names a
+/// directory, and hand each warning to `warn` as it arises.
+///
+/// # Errors
+/// Anything that leaves nothing graded: a bad plan, unreadable or invalid
+/// labels, a missing, empty or corrupt log input, an unwritable output.
+pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
+    let started = Instant::now();
+    let settings = GradeSettings {
+        ks: cutoffs(&plan.ks)?,
+        missing: plan.missing,
+        repeats: plan.repeats,
+    };
+    let stage_order = stage_order(&plan.stage_order)?;
+    let pool = workers::pool(plan.threads)?;
+    let labels = LabelIndex::load(&plan.labels, plan.labels_format, plan.min_rel, &pool)?;
+    if let Some(dir) = &plan.out {
+        // Before the logs are read: a typo in -o should not cost a whole run.
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+    }
+    if let Some(corpus) = &plan.corpus {
+        stale::require_corpus(&labels, corpus, plan.out.as_deref())?;
+    }
+    let doc_collections = plan
+        .doc_collections
+        .as_deref()
+        .map(DocCollections::load)
+        .transpose()?;
+
+    // Stages 1 to 4: read, parse, judge and group every capture.
+    let inputs = read::discover(&plan.logs)?;
+    let fields = LogFields::new(&plan.fields);
+    let config = JudgeConfig {
+        labels: &labels,
+        fields: &fields,
+        stages: &plan.stages,
+        duplicates: plan.duplicate_docs,
+        doc_collections: doc_collections.as_ref(),
+        // A TREC ranking held whole in a block is ranked there, unless a
+        // query's lines found in other blocks after all cannot be read again.
+        trec: if inputs.iter().all(Input::can_read_again) {
+            TrecLines::RankEarly
+        } else {
+            TrecLines::HoldAll
+        },
+    };
+    let reading = Reading {
+        format: plan.logs_format,
+        progress: plan.progress,
+    };
+    let gathered = gather(
+        &inputs,
+        reading,
+        &config,
+        Grouper::new(plan.repeats, &labels),
+        &pool,
+    )?;
+    let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
+    let grouped = gathered.grouper.finish(default_stage);
+
+    // The diagnostics, before grading consumes the groups.
+    let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
+    let stage_loss = (!stage_order.is_empty())
+        .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, &stage_order)));
+
+    // Stage 5: grade and aggregate; per_query.csv is written as rows are graded.
+    let superseded_records = grouped.superseded_records;
+    let graded =
+        pool.install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))?;
+    let mut rejects = gathered.rejects;
+    rejects.extend(graded.rejects);
+    rejects::finish(&inputs, &mut rejects)?;
+
+    let mut lines = LineCounts::default();
+    for counts in &gathered.per_input {
+        lines += *counts;
+    }
+    let counts = Counts {
+        labeled: labels.queries().len() as u64,
+        no_answer: labels
+            .queries()
+            .iter()
+            .filter(|q| q.n_relevant == 0)
+            .count() as u64,
+        graded: graded.ok_rows,
+        records: lines.records,
+        blank_lines: lines.blank,
+        events: lines.events,
+        unlabeled_events: lines.unlabeled,
+        other_stage_events: lines.other_stage,
+        rejected: rejects.len() as u64,
+        repeats: graded.repeats,
+        graded_records: graded.graded_records,
+        superseded_records,
+        records_without_permissions: lines.without_permissions,
+        leaked_results: lines.leaked_results,
+    };
+    let graded = Graded {
+        input_names: inputs.iter().map(Input::name).collect(),
+        labels,
+        settings,
+        pairs: graded.aggregates,
+        counts,
+        stage_loss,
+        rejects,
+        leaks: gathered.leaks,
+    };
+
+    // Stage 6: write.
+    if let Some(dir) = &plan.out {
+        let run = write::RunFacts {
+            plan,
+            threads: pool.current_num_threads(),
+            started,
+            stats: &gathered.stats,
+            per_input: &gathered.per_input,
+            stale_labels: &stale_labels,
+        };
+        write::outputs(dir, &graded, &run)?;
+    }
+
+    if stale_labels.fraction > stale::WARN_FRACTION {
+        warn(Warning::StaleLabels(stale_labels));
+    }
+    for stage in graded
+        .stage_loss
+        .iter()
+        .flat_map(|loss| &loss.unseen_stages)
+    {
+        warn(Warning::StageNotGraded(stage.clone()));
+    }
+    if counts.events > 0 && counts.events == counts.unlabeled_events {
+        warn(Warning::NoLabeledEvents {
+            events: counts.events,
+        });
+    }
+    Ok(graded)
+}
+
+/// The cutoffs, checked: each at least 1, none twice.
+fn cutoffs(ks: &[usize]) -> Result<Vec<usize>> {
+    if ks.is_empty() {
+        bail!("no cutoff given: -k needs at least one");
+    }
+    let mut seen = HashSet::new();
+    for &k in ks {
+        if k == 0 {
+            bail!("cutoffs must be at least 1, got 0");
+        }
+        if !seen.insert(k) {
+            bail!("cutoff {k} is given twice in -k");
+        }
+    }
+    Ok(ks.to_vec())
+}
+
+/// The stage order: empty, or at least two distinct, non-empty stages
+/// (spaces around a name are dropped).
+fn stage_order(stages: &[String]) -> Result<Vec<String>> {
+    let order: Vec<String> = stages.iter().map(|s| s.trim().to_string()).collect();
+    if order.iter().any(String::is_empty) {
+        bail!(
+            "--stage-order has an empty stage name: {:?}",
+            stages.join(",")
+        );
+    }
+    if order.len() == 1 {
+        bail!("--stage-order needs at least two stages, in pipeline order (retrieve,rerank,final)");
+    }
+    let mut seen = HashSet::new();
+    if let Some(twice) = order.iter().find(|stage| !seen.insert(stage.as_str())) {
+        bail!("stage {twice} is given twice in --stage-order");
+    }
+    Ok(order)
+}

@@ -1,0 +1,134 @@
+//! Stage 6, write: every output of a grading into its directory, through
+//! [`crate::output`]'s writers, and summary.json's facts about the run.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::ValueEnum;
+
+use crate::grade::capture::LineCounts;
+use crate::grade::read::InputStats;
+use crate::grade::{Graded, Plan};
+use crate::output::schema::{
+    InputSummary, LabelsSummary, LeakSummary, OrderedMap, SettingsSummary, StaleLabels, Summary,
+    Throughput,
+};
+use crate::output::{self, aggregates, corpus, rejects, stage_loss, summary};
+
+/// Facts about the run itself, for summary.json.
+pub struct RunFacts<'a> {
+    /// What was asked.
+    pub plan: &'a Plan,
+    /// Worker threads used.
+    pub threads: usize,
+    /// When the run started.
+    pub started: Instant,
+    /// What the reader learned of each input.
+    pub stats: &'a [InputStats],
+    /// Line counts of each input.
+    pub per_input: &'a [LineCounts],
+    /// The stale-label check.
+    pub stale_labels: &'a StaleLabels,
+}
+
+/// Write aggregates.csv, rejects.jsonl, summary.json and the stage-loss
+/// files into `dir` (per_query.csv is written while rows are graded), and
+/// remove the outputs of an earlier run that this one does not write.
+///
+/// # Errors
+/// A file cannot be written or removed.
+pub fn outputs(dir: &Path, graded: &Graded, run: &RunFacts) -> Result<()> {
+    aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?;
+    rejects::write_rejects(dir, &graded.rejects, &graded.input_names)?;
+    summary::write_summary(dir, &summarize(graded, run))?;
+    match &graded.stage_loss {
+        Some(loss) => stage_loss::write_stage_loss(dir, &graded.labels, loss)?,
+        None => {
+            output::remove_stale_output(dir, stage_loss::TOTALS)?;
+            output::remove_stale_output(dir, stage_loss::PER_QUERY)?;
+        }
+    }
+    output::remove_stale_output(dir, corpus::MISSING_FROM_CORPUS)
+}
+
+/// An option's value as typed on the command line.
+fn value_name(value: impl ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+/// summary.json's contents.
+fn summarize(graded: &Graded, run: &RunFacts) -> Summary {
+    let plan = run.plan;
+    let labels = &graded.labels;
+    let settings = &graded.settings;
+    let counts = graded.counts;
+    let inputs: Vec<InputSummary> = graded
+        .input_names
+        .iter()
+        .zip(run.stats.iter().zip(run.per_input))
+        .map(|(name, (s, counts))| InputSummary {
+            path: name.clone(),
+            bytes: s.bytes,
+            decoded_bytes: s.decoded_bytes,
+            lines: s.lines,
+            records: counts.records,
+            rejected: counts.rejected,
+            hash: s.hash.clone(),
+        })
+        .collect();
+    let elapsed = run.started.elapsed().as_secs_f64();
+    let decoded: u64 = inputs.iter().map(|i| i.decoded_bytes).sum();
+    Summary {
+        tool: "rgrade".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        command: plan.command.clone(),
+        labels: LabelsSummary {
+            path: labels.source.path.display().to_string(),
+            bytes: labels.source.bytes,
+            hash: labels.source.hash.clone(),
+            format: labels.source.format.to_string(),
+            queries: labels.queries().len(),
+        },
+        inputs,
+        settings: SettingsSummary {
+            k: settings.ks.clone(),
+            missing: value_name(plan.missing),
+            repeats: value_name(plan.repeats),
+            duplicate_docs: value_name(plan.duplicate_docs),
+            min_rel: plan.min_rel,
+            stages: plan.stages.clone(),
+            threads: run.threads,
+        },
+        meta: OrderedMap(plan.meta.clone()),
+        counts,
+        overall: graded
+            .pairs
+            .iter()
+            .filter_map(|p| {
+                p.aggregates
+                    .first()
+                    .map(|overall| summary::overall_row(p, overall, settings))
+            })
+            .collect(),
+        stale_labels: run.stale_labels.clone(),
+        leaks: graded
+            .leaks
+            .iter()
+            .map(|leak| LeakSummary {
+                query_id: leak.query_id.clone(),
+                doc_id: leak.doc_id.clone(),
+                collection: leak.collection.clone(),
+                file: graded.input_name(leak.origin).to_string(),
+                line: leak.origin.line,
+            })
+            .collect(),
+        elapsed_seconds: elapsed,
+        throughput: Throughput {
+            mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),
+            records_per_second: (counts.records + counts.blank_lines) as f64 / elapsed.max(1e-9),
+        },
+    }
+}

@@ -1,0 +1,279 @@
+//! The index under construction: labels as read, in flat lists, checked
+//! and indexed once the whole file is in.
+
+use anyhow::{anyhow, bail, Result};
+use hashbrown::{HashMap, HashTable};
+
+use super::ids::{IdRef, IdText};
+use super::{id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, LineError, QueryIdx};
+use crate::slices::NO_SLICE;
+
+/// Labels as read, before indexing: flat lists and one string of ids, so
+/// that reading a large key costs no allocation per query or document.
+#[derive(Default)]
+pub struct Builder {
+    text: IdText,
+    pub(super) queries: Vec<RawQuery>,
+    /// Finds a query again by its id: qrels and CSV repeat it on each line.
+    pub(super) by_id: HashTable<u32>,
+    docs: Vec<RawDoc>,
+    slice_ids: HashMap<Box<str>, u32>,
+    slice_names: Vec<Box<str>>,
+}
+
+pub(super) struct RawQuery {
+    id: IdRef,
+    line: usize,
+    slices: Option<(u32, u32, usize)>,
+    required: bool,
+}
+
+struct RawDoc {
+    query: u32,
+    id: IdRef,
+    grade: i64,
+    line: usize,
+}
+
+impl Builder {
+    /// The line of the first query read into this builder, if any.
+    pub(super) fn first_line(&self) -> Option<usize> {
+        self.queries.first().map(|q| q.line)
+    }
+
+    /// Move the labels of `part`, read from the lines that follow ours,
+    /// into this builder, leaving `part` empty.
+    pub(super) fn append(&mut self, part: &mut Builder) -> Result<()> {
+        let text_start = self.text.append(&part.text.0)?;
+        let first_query = self.queries.len() as u32;
+        let slices: Vec<u32> = part
+            .slice_names
+            .iter()
+            .map(|name| self.intern(Some(name)))
+            .collect();
+        self.queries
+            .extend(part.queries.drain(..).map(|q| RawQuery {
+                id: q.id.shifted(text_start),
+                slices: q.slices.map(|(task, language, line)| {
+                    (slices[task as usize], slices[language as usize], line)
+                }),
+                ..q
+            }));
+        self.docs.extend(part.docs.drain(..).map(|d| RawDoc {
+            query: first_query + d.query,
+            id: d.id.shifted(text_start),
+            ..d
+        }));
+        part.text.0.clear();
+        part.slice_ids.clear();
+        part.slice_names.clear();
+        Ok(())
+    }
+
+    /// Room for the labels of `bytes` bytes of labels: at most that much
+    /// id text, a judgment per 40 bytes, a query per 80, so that the lists
+    /// do not grow by doubling, copying themselves into fresh pages. (Not
+    /// the table of query ids: JSONL labels do not use it, and a table is
+    /// written to as soon as it is made.)
+    pub(super) fn reserve(&mut self, bytes: usize) {
+        self.text.0.reserve(bytes);
+        self.queries.reserve(bytes / 80);
+        self.docs.reserve(bytes / 40);
+    }
+
+    fn find(&self, id: &str, hash: u64) -> Option<usize> {
+        let found = self
+            .by_id
+            .find(hash, |&q| self.text.get(self.queries[q as usize].id) == id);
+        found.map(|&q| q as usize)
+    }
+
+    /// A new query, without looking for an earlier one of the same id.
+    pub(super) fn push_query(&mut self, id: &str, line: usize) -> Result<usize> {
+        let index = self.queries.len();
+        let id = self.text.push(id)?;
+        self.queries.push(RawQuery {
+            id,
+            line,
+            slices: None,
+            required: false,
+        });
+        Ok(index)
+    }
+
+    /// The query with this id, declared on first sight (qrels and CSV,
+    /// whose lines repeat the query id).
+    pub(super) fn declare(&mut self, id: &str, line: usize) -> Result<usize> {
+        let hash = id_hash(id.as_bytes());
+        if let Some(q) = self.find(id, hash) {
+            return Ok(q);
+        }
+        let index = self.push_query(id, line)?;
+        let (queries, text) = (&self.queries, &self.text);
+        self.by_id.insert_unique(hash, index as u32, |&q| {
+            id_hash(text.get(queries[q as usize].id).as_bytes())
+        });
+        Ok(index)
+    }
+
+    fn intern(&mut self, name: Option<&str>) -> u32 {
+        let name = name.filter(|n| !n.is_empty()).unwrap_or(NO_SLICE);
+        if let Some(&id) = self.slice_ids.get(name) {
+            return id;
+        }
+        let id = self.slice_names.len() as u32;
+        self.slice_names.push(name.into());
+        self.slice_ids.insert(name.into(), id);
+        id
+    }
+
+    /// Record a query's task and language; a later line must agree.
+    pub(super) fn set_slices(
+        &mut self,
+        query: usize,
+        task: Option<&str>,
+        language: Option<&str>,
+        required: bool,
+        line: usize,
+    ) -> Result<()> {
+        let slices = (self.intern(task), self.intern(language));
+        let q = &mut self.queries[query];
+        q.required |= required;
+        match q.slices {
+            None => q.slices = Some((slices.0, slices.1, line)),
+            Some((t, l, first)) if (t, l) != slices => bail!(
+                "query_id '{}' has task/language {}/{} here but {}/{} on line {first}",
+                self.text.get(q.id),
+                self.slice_names[slices.0 as usize],
+                self.slice_names[slices.1 as usize],
+                self.slice_names[t as usize],
+                self.slice_names[l as usize],
+            ),
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    pub(super) fn judge(&mut self, query: usize, doc: &str, grade: i64, line: usize) -> Result<()> {
+        let id = self.text.push(doc)?;
+        self.docs.push(RawDoc {
+            query: query as u32,
+            id,
+            grade,
+            line,
+        });
+        Ok(())
+    }
+
+    /// Index the labels: queries in byte order of their ids, each query's
+    /// judged documents sorted by hash.
+    ///
+    /// # Errors
+    /// A query on two JSONL lines, or a (query, doc) pair judged twice, at
+    /// the line of its second appearance.
+    pub(super) fn build(
+        mut self,
+        min_rel: i64,
+        source: LabelsSource,
+    ) -> Result<LabelIndex, LineError> {
+        let none = self.intern(None);
+        let text = self.text;
+        let mut order: Vec<u32> = (0..self.queries.len() as u32).collect();
+        let id_of = |q: &u32| text.get(self.queries[*q as usize].id);
+        order.sort_unstable_by(|a, b| id_of(a).cmp(id_of(b)));
+        // A JSONL query on two lines: report the earliest second line.
+        let repeated = order
+            .chunk_by(|a, b| id_of(a) == id_of(b))
+            .filter(|same| same.len() > 1)
+            .map(|same| {
+                let mut lines: Vec<usize> = same
+                    .iter()
+                    .map(|&q| self.queries[q as usize].line)
+                    .collect();
+                lines.sort_unstable();
+                (lines[1], lines[0], id_of(&same[0]))
+            })
+            .min();
+        if let Some((line, first, id)) = repeated {
+            let message = anyhow!("query_id '{id}' is labeled twice (first on line {first})");
+            return Err((Some(line), message));
+        }
+        // Group the judgments by query (JSONL and most qrels come grouped
+        // already), keeping file order within a query.
+        if !self.docs.is_sorted_by_key(|d| d.query) {
+            self.docs.sort_by_key(|d| d.query);
+        }
+        let mut docs = Vec::with_capacity(self.docs.len());
+        let mut ideal_grades = Vec::with_capacity(self.docs.len());
+        let mut by_text = Vec::with_capacity(self.docs.len());
+        let mut ranges = vec![0..0; self.queries.len()];
+        for run in self.docs.chunk_by_mut(|a, b| a.query == b.query) {
+            run.sort_by(|a, b| text.get(a.id).cmp(text.get(b.id)).then(a.line.cmp(&b.line)));
+            if let Some(pair) = run
+                .windows(2)
+                .find(|p| text.get(p[0].id) == text.get(p[1].id))
+            {
+                let query = text.get(self.queries[pair[1].query as usize].id);
+                let message = anyhow!(
+                    "doc_id '{}' is judged twice for query_id '{query}' (first on line {})",
+                    text.get(pair[1].id),
+                    pair[0].line
+                );
+                return Err((Some(pair[1].line), message));
+            }
+            let start = docs.len();
+            docs.extend(run.iter().filter(|d| d.grade > 0).map(|d| JudgedDoc {
+                hash: id_hash(text.get(d.id).as_bytes()),
+                grade: d.grade,
+                id: d.id,
+            }));
+            let judged = &mut docs[start..];
+            judged.sort_unstable_by(|a, b| {
+                a.hash
+                    .cmp(&b.hash)
+                    .then_with(|| text.get(a.id).cmp(text.get(b.id)))
+            });
+            let mut grades: Vec<i64> = judged.iter().map(|d| d.grade).collect();
+            grades.sort_unstable_by(|a, b| b.cmp(a));
+            ideal_grades.extend(grades);
+            let first = by_text.len();
+            by_text.extend(start as u32..docs.len() as u32);
+            by_text[first..].sort_unstable_by_key(|&d| text.get(docs[d as usize].id));
+            ranges[run[0].query as usize] = start as u32..docs.len() as u32;
+        }
+        drop(self.docs);
+
+        let mut queries = Vec::with_capacity(order.len());
+        let mut by_id = HashTable::with_capacity(order.len());
+        for old in order {
+            let raw = &self.queries[old as usize];
+            let range = ranges[old as usize].clone();
+            let grades = &ideal_grades[range.start as usize..range.end as usize];
+            let (task, language, _) = raw.slices.unwrap_or((none, none, raw.line));
+            let index = queries.len() as QueryIdx;
+            queries.push(LabeledQuery {
+                id: raw.id,
+                task,
+                language,
+                required: raw.required,
+                n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
+                docs: range,
+            });
+            let hash = id_hash(text.get(raw.id).as_bytes());
+            by_id.insert_unique(hash, index, |&q: &QueryIdx| {
+                id_hash(text.get(queries[q as usize].id).as_bytes())
+            });
+        }
+        Ok(LabelIndex {
+            queries,
+            by_id,
+            docs,
+            ideal_grades,
+            by_text,
+            text,
+            slice_names: self.slice_names,
+            min_rel,
+            source,
+        })
+    }
+}

@@ -1,0 +1,536 @@
+//! The answer key: read JSONL, TREC qrels or CSV labels into a compact
+//! index keyed by hashed ids (docs/guide.md, "Labels").
+//!
+//! The index is what every worker consults for every captured result, so it
+//! is built for lookups: one hash table from query id to query, and per
+//! query a short run of judged documents sorted by hash. Ids are kept as
+//! text too, back to back in one string, and every hash match is confirmed
+//! on the text, so a hash collision can cost a comparison but never a wrong
+//! grade. The file is read as a stream: a large key is never held twice.
+
+mod build;
+mod ids;
+mod jsonl;
+mod text;
+
+use std::io::BufRead;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use hashbrown::HashTable;
+
+use crate::grade::read::{Input, Source};
+use crate::metrics::Judgments;
+use crate::options::LabelsFormat;
+use build::Builder;
+use ids::{IdRef, IdText};
+
+/// The hash used for query and doc ids everywhere in rgrade.
+pub fn id_hash(id: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id)
+}
+
+/// Index of a labeled query; queries are numbered in byte order of their ids.
+pub type QueryIdx = u32;
+
+/// One labeled query.
+#[derive(Debug, Clone)]
+pub struct LabeledQuery {
+    /// The query id.
+    pub(crate) id: IdRef,
+    /// Index into the slice names ([`LabelIndex::slice_name`]).
+    pub task: u32,
+    /// Index into the slice names ([`LabelIndex::slice_name`]).
+    pub language: u32,
+    /// A regression case that a change must not lose.
+    pub required: bool,
+    /// This query's judged documents (grade > 0) in [`LabelIndex`]'s arrays.
+    pub(crate) docs: Range<u32>,
+    /// |R|: judged documents with grade >= min-rel.
+    pub n_relevant: u32,
+}
+
+/// A judged document with a positive grade.
+#[derive(Debug, Clone)]
+struct JudgedDoc {
+    hash: u64,
+    grade: i64,
+    id: IdRef,
+}
+
+/// Where the labels came from, for summary.json and `compare`.
+#[derive(Debug, Clone)]
+pub struct LabelsSource {
+    /// The path as given.
+    pub path: PathBuf,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+    /// xxh3-128 of the file's bytes, in hex.
+    pub hash: String,
+    /// The format that was read.
+    pub format: &'static str,
+}
+
+/// The answer key, ready for lookups from many threads.
+#[derive(Debug)]
+pub struct LabelIndex {
+    queries: Vec<LabeledQuery>,
+    by_id: HashTable<QueryIdx>,
+    /// Judged docs of all queries, each query's run sorted by hash.
+    docs: Vec<JudgedDoc>,
+    /// Grades of each query's run, highest first (the ideal ranking).
+    ideal_grades: Vec<i64>,
+    /// Each query's judged docs again, in byte order of their ids: places
+    /// a TREC run's documents among them for trec_eval's tie-break.
+    by_text: Vec<u32>,
+    text: IdText,
+    slice_names: Vec<Box<str>>,
+    min_rel: i64,
+    /// Where the labels came from.
+    pub source: LabelsSource,
+}
+
+impl LabelIndex {
+    /// Read and index the labels file (plain, gzip or zstd), parsing JSONL
+    /// labels on `pool`.
+    ///
+    /// # Errors
+    /// An unreadable file, a malformed line (named as `path:line`), the same
+    /// query twice in JSONL or the same (query, doc) twice, or no query at all.
+    pub fn load(
+        path: &Path,
+        format: LabelsFormat,
+        min_rel: i64,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Self> {
+        let name = path.display();
+        let mut source = Source::open(&Input::File(path.to_path_buf()))
+            .with_context(|| format!("{name}: cannot read labels"))?;
+        let format = match format {
+            LabelsFormat::Auto => detect_format(
+                source
+                    .fill_buf()
+                    .with_context(|| format!("{name}: cannot read labels"))?,
+            ),
+            other => other,
+        };
+        // Reserved from the file size: untouched capacity costs no memory,
+        // while growing a large vector copies it.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
+        let mut builder = Builder::default();
+        builder.reserve(size);
+        if format != LabelsFormat::Jsonl {
+            // Qrels and CSV repeat a query's id on each of its lines: a
+            // table finds the query again.
+            builder.by_id = HashTable::with_capacity(size / 80);
+        }
+        let read = match format {
+            LabelsFormat::Jsonl => jsonl::read_jsonl(&mut source, &mut builder, pool),
+            LabelsFormat::Csv => text::read_csv(&mut source, &mut builder),
+            LabelsFormat::Trec | LabelsFormat::Auto => text::read_qrels(&mut source, &mut builder),
+        };
+        if read.is_ok() && builder.queries.is_empty() {
+            bail!("{name}: no labeled query in the file");
+        }
+        let (bytes, hash) = source.digest();
+        let source = LabelsSource {
+            path: path.to_path_buf(),
+            bytes,
+            hash,
+            format: format_name(format),
+        };
+        read.and_then(|()| builder.build(min_rel, source))
+            .map_err(|(line, err)| match line {
+                Some(line) => anyhow!("{name}:{line}: {err:#}"),
+                None => anyhow!("{name}: {err:#}"),
+            })
+    }
+
+    /// Build an index from in-memory labels: (query id, task, language, [(doc id, grade)]).
+    /// Used by tests and benches.
+    ///
+    /// # Errors
+    /// The same query or the same (query, doc) twice.
+    pub fn from_queries<'a>(
+        queries: impl IntoIterator<
+            Item = (
+                &'a str,
+                Option<&'a str>,
+                Option<&'a str>,
+                Vec<(&'a str, i64)>,
+            ),
+        >,
+        min_rel: i64,
+    ) -> Result<Self> {
+        let mut builder = Builder::default();
+        for (line, (id, task, language, docs)) in queries.into_iter().enumerate() {
+            let line = line + 1;
+            let at_line = |err: anyhow::Error| anyhow!("{line}: {err:#}");
+            let query = builder.push_query(id, line).map_err(at_line)?;
+            builder
+                .set_slices(query, task, language, false, line)
+                .map_err(at_line)?;
+            for (doc, grade) in docs {
+                builder.judge(query, doc, grade, line).map_err(at_line)?;
+            }
+        }
+        let source = LabelsSource {
+            path: PathBuf::new(),
+            bytes: 0,
+            hash: String::new(),
+            format: "memory",
+        };
+        builder
+            .build(min_rel, source)
+            .map_err(|(line, err)| anyhow!("{}: {err:#}", line.unwrap_or(0)))
+    }
+
+    /// The labeled queries, sorted by id (byte order).
+    pub fn queries(&self) -> &[LabeledQuery] {
+        &self.queries
+    }
+
+    /// The id of a labeled query.
+    pub fn query_id(&self, query: QueryIdx) -> &str {
+        self.text.get(self.queries[query as usize].id)
+    }
+
+    /// The query with this id, if labeled.
+    pub fn find_query(&self, id: &[u8]) -> Option<QueryIdx> {
+        let hash = id_hash(id);
+        self.by_id
+            .find(hash, |&q| {
+                self.text.get(self.queries[q as usize].id).as_bytes() == id
+            })
+            .copied()
+    }
+
+    /// The global index of `doc` among `query`'s judged documents, if judged
+    /// with a positive grade. `hash` must be `id_hash(doc)`.
+    pub fn find_doc(&self, query: QueryIdx, doc: &[u8], hash: u64) -> Option<u32> {
+        let range = self.queries[query as usize].docs.clone();
+        let run = &self.docs[range.start as usize..range.end as usize];
+        let start = run.partition_point(|d| d.hash < hash);
+        run[start..]
+            .iter()
+            .take_while(|d| d.hash == hash)
+            .position(|d| self.text.get(d.id).as_bytes() == doc)
+            .map(|offset| range.start + (start + offset) as u32)
+    }
+
+    /// Where `doc` falls among `query`'s judged documents in byte order of
+    /// their ids, compared on the text.
+    pub fn place_doc(&self, query: QueryIdx, doc: &[u8]) -> DocPlace {
+        let by_text = self.by_text_of(query);
+        let below = by_text.partition_point(|&d| self.doc_id(d).as_bytes() < doc);
+        let judged = by_text
+            .get(below)
+            .is_some_and(|&d| self.doc_id(d).as_bytes() == doc);
+        DocPlace::new(below as u32, judged)
+    }
+
+    /// The judged document of `query` at `place` (whose `judged` is true).
+    pub fn judged_at(&self, query: QueryIdx, place: DocPlace) -> u32 {
+        self.by_text_of(query)[place.below() as usize]
+    }
+
+    fn by_text_of(&self, query: QueryIdx) -> &[u32] {
+        let range = self.queries[query as usize].docs.clone();
+        &self.by_text[range.start as usize..range.end as usize]
+    }
+
+    /// The grade of a judged document returned by [`Self::find_doc`].
+    pub fn grade(&self, doc: u32) -> i64 {
+        self.docs[doc as usize].grade
+    }
+
+    /// The id of a judged document returned by [`Self::find_doc`].
+    pub fn doc_id(&self, doc: u32) -> &str {
+        self.text.get(self.docs[doc as usize].id)
+    }
+
+    /// Global indices of `query`'s judged documents (positive grades).
+    pub fn judged_docs(&self, query: QueryIdx) -> Range<u32> {
+        self.queries[query as usize].docs.clone()
+    }
+
+    /// Judged documents over all queries: one past the largest global index.
+    pub fn n_judged_docs(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Global indices of `query`'s judged documents that count as relevant.
+    pub fn relevant_docs(&self, query: QueryIdx) -> impl Iterator<Item = u32> + '_ {
+        self.judged_docs(query)
+            .filter(move |&d| self.docs[d as usize].grade >= self.min_rel)
+    }
+
+    /// What the metrics need to know about `query`.
+    pub fn judgments(&self, query: QueryIdx) -> Judgments<'_> {
+        let q = &self.queries[query as usize];
+        Judgments {
+            n_relevant: q.n_relevant as usize,
+            ideal_grades: &self.ideal_grades[q.docs.start as usize..q.docs.end as usize],
+            min_rel: self.min_rel,
+        }
+    }
+
+    /// The name of a task or language index.
+    pub fn slice_name(&self, slice: u32) -> &str {
+        &self.slice_names[slice as usize]
+    }
+
+    /// The lowest grade that counts as relevant.
+    pub fn min_rel(&self) -> i64 {
+        self.min_rel
+    }
+}
+
+/// Where a doc id falls among a query's judged documents (positive grade)
+/// in byte order of their ids: enough to rank it against each of them as
+/// trec_eval breaks score ties (doc id descending), without its text.
+///
+/// Packed in four bytes, as `below` × 2 + `judged`, so that it orders as
+/// (`below`, `judged`): a judged id after every other id with the same
+/// count below it, as their text would. A TREC run holds one per line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocPlace(u32);
+
+impl DocPlace {
+    /// The place of an id that `below` judged ids sort before, and that is
+    /// (`judged`) or is not the judged id that comes next. The labels' ids
+    /// fit in 4 GiB, so a query has far fewer than 2^31 judged ids.
+    pub fn new(below: u32, judged: bool) -> Self {
+        DocPlace(below << 1 | u32::from(judged))
+    }
+
+    /// How many of the query's judged ids sort before it.
+    pub fn below(self) -> u32 {
+        self.0 >> 1
+    }
+
+    /// Whether it is the judged document at `below` itself.
+    pub fn judged(self) -> bool {
+        self.0 & 1 == 1
+    }
+}
+
+/// JSONL when the first non-blank byte is `{`, CSV when the first line
+/// holds a comma, TREC qrels otherwise.
+fn detect_format(head: &[u8]) -> LabelsFormat {
+    let start = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(head.len());
+    let first_line = head[start..].split(|&b| b == b'\n').next().unwrap_or(&[]);
+    if first_line.first() == Some(&b'{') {
+        LabelsFormat::Jsonl
+    } else if first_line.contains(&b',') {
+        LabelsFormat::Csv
+    } else {
+        LabelsFormat::Trec
+    }
+}
+
+fn format_name(format: LabelsFormat) -> &'static str {
+    match format {
+        LabelsFormat::Jsonl => "jsonl",
+        LabelsFormat::Csv => "csv",
+        LabelsFormat::Trec | LabelsFormat::Auto => "trec",
+    }
+}
+
+/// A labels error and the 1-based line it is about, if any.
+type LineError = (Option<usize>, anyhow::Error);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::read::MAX_LINE;
+    use crate::slices::NO_SLICE;
+    use proptest::prelude::*;
+
+    fn load_text(text: &str, format: LabelsFormat) -> Result<LabelIndex> {
+        let dir = std::env::temp_dir().join(format!(
+            "rgrade-labels-{}-{}",
+            std::process::id(),
+            xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join("labels");
+        std::fs::write(&path, text)?;
+        // Two workers: blocks are parsed out of order and joined in order.
+        let pool = crate::grade::workers::pool(std::num::NonZeroUsize::new(2))?;
+        let index = LabelIndex::load(&path, format, 1, &pool);
+        std::fs::remove_dir_all(&dir)?;
+        index
+    }
+
+    #[test]
+    fn jsonl_with_lists_grades_integers_and_no_answer() {
+        let index = load_text(
+            concat!(
+                r#"{"query_id": "q2", "relevant": {"a": 2, "b": 1, "c": 0}, "task": "howto", "language": "de"}"#, "\n",
+                "\n",
+                r#"{"query_id": 7, "relevant": ["x"], "required": true, "note": "ignored"}"#, "\n",
+                r#"{"query_id": "q1", "relevant": []}"#, "\n",
+            ),
+            LabelsFormat::Auto,
+        )
+        .unwrap();
+        let ids: Vec<&str> = (0..index.queries().len() as QueryIdx)
+            .map(|q| index.query_id(q))
+            .collect();
+        assert_eq!(ids, ["7", "q1", "q2"], "sorted by byte order");
+        let q2 = index.find_query(b"q2").unwrap();
+        assert_eq!(
+            index.queries()[q2 as usize].n_relevant,
+            2,
+            "grade 0 is not relevant"
+        );
+        assert_eq!(index.slice_name(index.queries()[q2 as usize].task), "howto");
+        assert!(index.find_doc(q2, b"c", id_hash(b"c")).is_none());
+        let a = index.find_doc(q2, b"a", id_hash(b"a")).unwrap();
+        assert_eq!((index.grade(a), index.doc_id(a)), (2, "a"));
+        assert_eq!(index.judgments(q2).ideal_grades, [2, 1]);
+        let seven = &index.queries()[index.find_query(b"7").unwrap() as usize];
+        assert!(seven.required);
+        assert_eq!(index.slice_name(seven.task), NO_SLICE);
+        assert_eq!(
+            index.queries()[index.find_query(b"q1").unwrap() as usize].n_relevant,
+            0
+        );
+        assert!(index.find_query(b"q3").is_none());
+    }
+
+    #[test]
+    fn a_hash_match_is_confirmed_on_the_text() {
+        let index = load_text("q 0 a 1\n", LabelsFormat::Trec).unwrap();
+        let q = index.find_query(b"q").unwrap();
+        // The right hash with the wrong text must not match.
+        assert!(index.find_doc(q, b"b", id_hash(b"a")).is_none());
+    }
+
+    #[test]
+    fn qrels_and_csv_agree() {
+        let qrels = load_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 3\n", LabelsFormat::Auto).unwrap();
+        let csv = load_text(
+            "query_id,doc_id,grade\nq1,a,1\nq1,b,0\nq2,c,3\n",
+            LabelsFormat::Auto,
+        )
+        .unwrap();
+        for index in [&qrels, &csv] {
+            assert_eq!(index.queries().len(), 2);
+            let q2 = index.find_query(b"q2").unwrap();
+            assert_eq!(index.judgments(q2).ideal_grades, [3]);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases = [
+            ("{\"query_id\": \"a\", \"relevant\": []}\n{\"query_id\": \"a\", \"relevant\": []}\n", ":2: query_id 'a' is labeled twice (first on line 1)"),
+            ("{\"query_id\": \"a\"}\n", ":1: missing relevant"),
+            ("{\"relevant\": []}\n", ":1: missing query_id"),
+            ("{\"query_id\": \"a\", \"relevant\": [\"d\", \"d\"]}\n", ":1: doc_id 'd' is judged twice"),
+            ("{\"query_id\": \"a\", \"relevant\": {\"d\": \"high\"}}\n", ":1: the grade of 'd' must be an integer"),
+            ("{\"query_id\": \"a\", \"relevant\": []}\n{oops\n", ":2: not valid JSON"),
+            ("q1 0 a 1\nq1 0 a\n", ":2: expected 4 fields"),
+            ("q1 0 a x\n", ":1: grade 'x' is not an integer"),
+            ("q1 0 a 1\nq1 0 a 2\n", ":2: doc_id 'a' is judged twice for query_id 'q1' (first on line 1)"),
+            ("query,doc\nq,a\n", ":1: the CSV header needs query_id and doc_id"),
+            ("query_id,doc_id,task\nq,a,x\nq,b,y\n", ":3: query_id 'q' has task/language y/(none) here but x/(none) on line 2"),
+        ];
+        for (text, want) in cases {
+            let err = format!("{:#}", load_text(text, LabelsFormat::Auto).unwrap_err());
+            assert!(
+                err.contains(want),
+                "labels {text:?}: got {err:?}, want {want:?}"
+            );
+        }
+        let empty = format!("{:#}", load_text("\n\n", LabelsFormat::Auto).unwrap_err());
+        assert!(empty.contains("no labeled query"), "{empty}");
+    }
+
+    /// JSONL labels of `n` queries, long enough to fill several read
+    /// batches, with the line `replace.0` (1-based) replaced by `replace.1`.
+    fn many_labels(n: usize, replace: Option<(usize, &str)>) -> String {
+        let mut text = String::new();
+        for i in 0..n {
+            let line = match replace {
+                Some((at, replacement)) if at == i + 1 => replacement.to_string(),
+                _ => format!(
+                    r#"{{"query_id": "q{i:06}", "relevant": {{"kb/{i}/{pad}": 2, "kb/{i}/b": 1}}, "task": "t{}"}}"#,
+                    i % 3,
+                    pad = "x".repeat(80)
+                ),
+            };
+            text.push_str(&line);
+            text.push_str(if i % 2 == 0 { "\n" } else { "\r\n" });
+        }
+        text
+    }
+
+    #[test]
+    fn jsonl_labels_read_in_many_blocks_keep_every_query_and_line() {
+        let n = 120_000;
+        let text = many_labels(n, None);
+        // More blocks than the workers hold at once.
+        assert!(text.len() > 8 * crate::grade::read::BLOCK_SIZE);
+        let index = load_text(&text, LabelsFormat::Jsonl).unwrap();
+        assert_eq!(index.queries().len(), n);
+        for i in [0, 1, 7_001, n / 2, n - 1] {
+            let q = index.find_query(format!("q{i:06}").as_bytes()).unwrap();
+            assert_eq!(index.judgments(q).ideal_grades, [2, 1]);
+            let task = index.queries()[q as usize].task;
+            assert_eq!(index.slice_name(task), format!("t{}", i % 3));
+            let doc = format!("kb/{i}/b");
+            assert!(index
+                .find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes()))
+                .is_some());
+        }
+
+        let repeat = r#"{"query_id": "q000003", "relevant": []}"#;
+        let err = load_text(&many_labels(n, Some((n - 10, repeat))), LabelsFormat::Jsonl);
+        let want = format!(
+            ":{}: query_id 'q000003' is labeled twice (first on line 4)",
+            n - 10
+        );
+        assert!(format!("{:#}", err.unwrap_err()).contains(&want));
+
+        // Just over the limit (read whole), and far over it (cut off).
+        for length in [MAX_LINE + 1, MAX_LINE + 3 * crate::grade::read::BLOCK_SIZE] {
+            let long = format!("{}\n", "x".repeat(length));
+            let text = many_labels(3, None).replace("\r\n", &format!("\n{long}"));
+            let err = format!("{:#}", load_text(&text, LabelsFormat::Jsonl).unwrap_err());
+            assert!(err.contains(":3: a label line longer than 64 MiB"), "{err}");
+        }
+
+        let broken = r#"{"query_id": "q", "relevant": [1.5]}"#;
+        let err = load_text(&many_labels(n, Some((n - 2, broken))), LabelsFormat::Jsonl);
+        let want = format!(":{}: relevant must hold doc ids", n - 2);
+        assert!(format!("{:#}", err.unwrap_err()).contains(&want));
+    }
+
+    proptest! {
+        /// Any text is either an index or an error that names a line;
+        /// nothing panics, whatever the format.
+        #[test]
+        fn any_text_loads_or_fails_cleanly(
+            lines in prop::collection::vec(prop_oneof![
+                prop::collection::vec(prop::sample::select(vec![
+                    "{", "}", "[", "]", ",", ":", " ", "\"query_id\"", "\"relevant\"", "\"task\"",
+                    "\"q\"", "\"d\"", "2", "-1", "null", "true", "query_id", "doc_id", "grade", "q1", "0",
+                ]), 0..16).prop_map(|p| p.concat()),
+                "[ -~]{0,40}",
+            ], 1..8),
+            format in prop::sample::select(vec![LabelsFormat::Auto, LabelsFormat::Jsonl, LabelsFormat::Trec, LabelsFormat::Csv]),
+        ) {
+            match load_text(&lines.join("\n"), format) {
+                Ok(index) => prop_assert!(!index.queries().is_empty()),
+                Err(err) => prop_assert!(format!("{err:#}").contains("labels"), "{err:#}"),
+            }
+        }
+    }
+}

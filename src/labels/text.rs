@@ -1,0 +1,116 @@
+//! TREC qrels and CSV labels, read line by line: one judgment a line.
+
+use std::io::BufRead;
+
+use anyhow::anyhow;
+
+use super::build::Builder;
+use super::LineError;
+
+/// Feed `visit` each line of a labels stream with its 1-based number,
+/// without its line end.
+fn for_each_line(
+    source: &mut impl BufRead,
+    mut visit: impl FnMut(usize, &mut Vec<u8>) -> Result<(), LineError>,
+) -> Result<(), LineError> {
+    let mut buffer = Vec::new();
+    for number in 1.. {
+        buffer.clear();
+        let read = source
+            .read_until(b'\n', &mut buffer)
+            .map_err(|err| (Some(number), anyhow!("cannot read: {err}")))?;
+        if read == 0 {
+            break;
+        }
+        if buffer.ends_with(b"\n") {
+            buffer.pop();
+        }
+        if buffer.ends_with(b"\r") {
+            buffer.pop();
+        }
+        visit(number, &mut buffer)?;
+    }
+    Ok(())
+}
+
+/// Read TREC qrels: `query_id iteration doc_id grade`, whitespace separated.
+pub(super) fn read_qrels(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
+    for_each_line(source, |line, bytes| {
+        let fail = |err: anyhow::Error| (Some(line), err);
+        let text = std::str::from_utf8(bytes).map_err(|_| fail(anyhow!("not valid UTF-8")))?;
+        let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+        match fields.as_slice() {
+            [] => Ok(()),
+            [query, _iteration, doc, grade] => {
+                let grade: i64 = grade
+                    .parse()
+                    .map_err(|_| fail(anyhow!("grade '{grade}' is not an integer")))?;
+                let q = builder.declare(query, line).map_err(fail)?;
+                builder.judge(q, doc, grade, line).map_err(fail)
+            }
+            _ => Err(fail(anyhow!(
+                "expected 4 fields 'query_id iteration doc_id grade', found {}",
+                fields.len()
+            ))),
+        }
+    })
+}
+
+/// Read CSV labels: a header holding query_id and doc_id.
+pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(source);
+    let headers = reader
+        .headers()
+        .map_err(|err| (Some(1), anyhow!("cannot read the CSV header: {err}")))?
+        .clone();
+    let column = |name: &str| headers.iter().position(|h| h == name);
+    let (Some(query_col), Some(doc_col)) = (column("query_id"), column("doc_id")) else {
+        let found = headers.iter().collect::<Vec<_>>().join(",");
+        return Err((
+            Some(1),
+            anyhow!("the CSV header needs query_id and doc_id columns, found: {found}"),
+        ));
+    };
+    let (grade_col, task_col, language_col, required_col) = (
+        column("grade"),
+        column("task"),
+        column("language"),
+        column("required"),
+    );
+    for record in reader.records() {
+        let record = record.map_err(|err| {
+            let line = err.position().map(|p| p.line() as usize);
+            (line, anyhow!("bad CSV record: {err}"))
+        })?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let fail = |err: anyhow::Error| (Some(line), err);
+        let field = |col: Option<usize>| col.and_then(|c| record.get(c)).filter(|v| !v.is_empty());
+        let query = field(Some(query_col)).ok_or_else(|| fail(anyhow!("empty query_id")))?;
+        let q = builder.declare(query, line).map_err(fail)?;
+        let required = match field(required_col) {
+            None | Some("false") | Some("0") => false,
+            Some("true") | Some("1") => true,
+            Some(other) => {
+                return Err(fail(anyhow!(
+                    "required must be true or false, found '{other}'"
+                )))
+            }
+        };
+        builder
+            .set_slices(q, field(task_col), field(language_col), required, line)
+            .map_err(fail)?;
+        // A row without a doc id declares the query only: a no-answer query.
+        if let Some(doc) = field(Some(doc_col)) {
+            let grade = match field(grade_col) {
+                None => 1,
+                Some(g) => g
+                    .parse()
+                    .map_err(|_| fail(anyhow!("grade '{g}' is not an integer")))?,
+            };
+            builder.judge(q, doc, grade, line).map_err(fail)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! aggregates.csv: one row per (run, stage, grouping set).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::cells::NumberCell;
+use super::create;
+use super::schema::{aggregates_header, Status, LATENCY_PERCENTILES};
+use crate::grade::aggregate::PairAggregates;
+use crate::grade::group::GradeSettings;
+use crate::labels::LabelIndex;
+use crate::slices::ANY;
+
+/// The file's name.
+pub const FILE: &str = "aggregates.csv";
+
+/// Write aggregates.csv: one row per (run, stage, grouping set).
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_aggregates(
+    dir: &Path,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+    pairs: &[PairAggregates],
+) -> Result<()> {
+    let mut wtr = csv::Writer::from_writer(create(dir, FILE)?);
+    let header = aggregates_header(&settings.ks);
+    wtr.write_record(&header)?;
+    let mut cell = NumberCell::default();
+    for PairAggregates {
+        run,
+        stage,
+        aggregates,
+    } in pairs
+    {
+        for agg in aggregates {
+            wtr.write_field(&**run)?;
+            wtr.write_field(&**stage)?;
+            wtr.write_field(agg.task.map_or(ANY, |t| labels.slice_name(t)))?;
+            wtr.write_field(agg.language.map_or(ANY, |l| labels.slice_name(l)))?;
+            wtr.write_field(cell.text(Some(agg.queries as f64)))?;
+            for status in [
+                Status::Ok,
+                Status::Missing,
+                Status::Invalid,
+                Status::NoAnswer,
+            ] {
+                wtr.write_field(cell.text(Some(agg.status_count(status) as f64)))?;
+            }
+            let means = agg.means();
+            for i in 0..settings.n_scores() {
+                wtr.write_field(cell.text(means.as_ref().map(|m| m[i])))?;
+            }
+            for p in LATENCY_PERCENTILES {
+                wtr.write_field(cell.text(agg.latency_percentile(p)))?;
+            }
+            wtr.write_field(cell.text(agg.context_tokens_mean()))?;
+            wtr.write_field(cell.text(Some(agg.leaks as f64)))?;
+            wtr.write_record(None::<&[u8]>)?;
+        }
+    }
+    wtr.flush().context("aggregates.csv: cannot write")?;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! Stage 6, write: every output of a grading, one file per format over
+//! the one [`schema`]. Nothing here computes a score; it only lays out what
+//! the earlier stages produced.
+//!
+//! - [`per_query`] writes per_query.csv while rows are graded;
+//! - [`aggregates`] writes aggregates.csv;
+//! - [`rejects`] writes rejects.jsonl;
+//! - [`stage_loss`] writes stage_loss.csv and stage_loss_per_query.csv;
+//! - [`corpus`] lists the labeled ids a corpus snapshot lacks;
+//! - [`summary`] writes summary.json;
+//! - [`table`] prints the table on stdout;
+//! - [`cells`] writes numbers and rows the one way they all use.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+pub mod aggregates;
+pub mod cells;
+pub mod corpus;
+pub mod per_query;
+pub mod rejects;
+pub mod schema;
+pub mod stage_loss;
+pub mod summary;
+pub mod table;
+
+/// A count and its noun: "1 query", "12 queries".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// Create the output file `name` in `dir`, buffered.
+fn create(dir: &Path, name: &str) -> Result<BufWriter<File>> {
+    let path = dir.join(name);
+    let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
+    Ok(BufWriter::with_capacity(1 << 20, file))
+}
+
+/// Remove `name` from `dir` if an earlier run left it there: an output
+/// this run does not write must not pass for one of its results (an old
+/// gate.json read by a CI job, say).
+///
+/// # Errors
+/// The file exists and cannot be removed.
+pub fn remove_stale_output(dir: &Path, name: &str) -> Result<()> {
+    let path = dir.join(name);
+    match std::fs::remove_file(&path) {
+        Err(err) if err.kind() != io::ErrorKind::NotFound => Err(err)
+            .with_context(|| format!("{}: cannot remove an earlier run's output", path.display())),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,34 @@
+//! rejects.jsonl: one object per rejected record, in input order.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::create;
+use super::schema::RejectLine;
+use crate::grade::capture::Reject;
+
+/// The file's name.
+pub const FILE: &str = "rejects.jsonl";
+
+/// Write rejects.jsonl, one object per rejected record, in input order.
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> Result<()> {
+    let mut out = create(dir, FILE)?;
+    for reject in rejects {
+        let line = RejectLine {
+            file: input_names[reject.origin.input as usize].clone(),
+            line: reject.origin.line,
+            reason: reject.reason.code().to_string(),
+            detail: reject.detail.clone(),
+            record: String::from_utf8_lossy(&reject.excerpt).into_owned(),
+        };
+        serde_json::to_writer(&mut out, &line).context("rejects.jsonl: cannot write")?;
+        out.write_all(b"\n")?;
+    }
+    out.flush().context("rejects.jsonl: cannot write")?;
+    Ok(())
+}

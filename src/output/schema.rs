@@ -1,0 +1,426 @@
+//! The outputs' schema, defined once: the column names of every CSV file,
+//! the values of the `status` column, and the types of summary.json and of
+//! a rejects.jsonl line. The writers lay rows out by it, `compare` reads
+//! grade outputs back by it, and the tests check files against it.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::metrics::Metric;
+
+/// per_query.csv's `run` column (also in aggregates.csv and the stage-loss files).
+pub const RUN: &str = "run";
+/// per_query.csv's `stage` column.
+pub const STAGE: &str = "stage";
+/// per_query.csv's `query_id` column.
+pub const QUERY_ID: &str = "query_id";
+/// per_query.csv's `task` column.
+pub const TASK: &str = "task";
+/// per_query.csv's `language` column.
+pub const LANGUAGE: &str = "language";
+/// per_query.csv's `required` column: `true` or `false`.
+pub const REQUIRED: &str = "required";
+/// per_query.csv's `status` column: a [`Status`] name.
+pub const STATUS: &str = "status";
+/// per_query.csv's `latency_ms` column.
+pub const LATENCY_MS: &str = "latency_ms";
+/// per_query.csv's `context_tokens` column.
+pub const CONTEXT_TOKENS: &str = "context_tokens";
+
+/// per_query.csv's columns before the metrics, in order.
+pub const PER_QUERY_LEADING: [&str; 13] = [
+    RUN,
+    STAGE,
+    QUERY_ID,
+    TASK,
+    LANGUAGE,
+    REQUIRED,
+    STATUS,
+    "n_relevant",
+    "n_results",
+    "first_rel_rank",
+    "captures",
+    LATENCY_MS,
+    CONTEXT_TOKENS,
+];
+
+/// aggregates.csv's columns before the metric means, in order.
+pub const AGGREGATES_LEADING: [&str; 9] = [
+    RUN,
+    STAGE,
+    TASK,
+    LANGUAGE,
+    "queries",
+    "ok",
+    "missing",
+    "invalid",
+    "no_answer",
+];
+
+/// aggregates.csv's columns after the metric means, in order.
+pub const AGGREGATES_TRAILING: [&str; 5] = [
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "context_tokens_mean",
+    "leaks",
+];
+
+/// The latency percentiles of aggregates.csv, in column order.
+pub const LATENCY_PERCENTILES: [f64; 3] = [50.0, 95.0, 99.0];
+
+/// stage_loss.csv's columns.
+pub const STAGE_LOSS: [&str; 8] = [
+    RUN,
+    TASK,
+    LANGUAGE,
+    "from_stage",
+    "to_stage",
+    "relevant_found",
+    "lost",
+    "lost_rate",
+];
+
+/// stage_loss_per_query.csv's columns.
+pub const STAGE_LOSS_PER_QUERY: [&str; 9] = [
+    RUN,
+    QUERY_ID,
+    TASK,
+    LANGUAGE,
+    "from_stage",
+    "to_stage",
+    "relevant_found",
+    "lost",
+    "lost_ids",
+];
+
+/// Metric column names, six per cutoff, cutoffs in the order given.
+pub fn metric_columns(ks: &[usize]) -> Vec<String> {
+    ks.iter()
+        .flat_map(|k| Metric::ALL.iter().map(move |m| format!("{}@{k}", m.name())))
+        .collect()
+}
+
+/// The name of the missing-evidence column: `missing_at_<largest k>`.
+pub fn missing_column(ks: &[usize]) -> String {
+    format!("missing_at_{}", ks.iter().max().copied().unwrap_or(0))
+}
+
+/// per_query.csv's header for cutoffs `ks`.
+pub fn per_query_header(ks: &[usize]) -> Vec<String> {
+    header(
+        &PER_QUERY_LEADING,
+        ks,
+        [missing_column(ks), "unauthorized".to_string()],
+    )
+}
+
+/// aggregates.csv's header for cutoffs `ks`.
+pub fn aggregates_header(ks: &[usize]) -> Vec<String> {
+    header(
+        &AGGREGATES_LEADING,
+        ks,
+        AGGREGATES_TRAILING.map(String::from),
+    )
+}
+
+/// A CSV header: the leading columns, the metric columns, the trailing ones.
+fn header(
+    leading: &[&str],
+    ks: &[usize],
+    trailing: impl IntoIterator<Item = String>,
+) -> Vec<String> {
+    let mut header: Vec<String> = leading.iter().map(|s| s.to_string()).collect();
+    header.extend(metric_columns(ks));
+    header.extend(trailing);
+    header
+}
+
+/// How a labeled query fared in one (run, stage).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    /// Captured, and at least one capture was valid.
+    Ok,
+    /// Labeled but never captured.
+    Missing,
+    /// Captured, but every capture was rejected.
+    Invalid,
+    /// The label has no relevant document: kept out of every mean.
+    NoAnswer,
+}
+
+impl Status {
+    /// The name written to per_query.csv.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Missing => "missing",
+            Status::Invalid => "invalid",
+            Status::NoAnswer => "no_answer",
+        }
+    }
+
+    /// The status a per_query.csv cell names, if any.
+    pub fn from_name(name: &str) -> Option<Status> {
+        [
+            Status::Ok,
+            Status::Missing,
+            Status::Invalid,
+            Status::NoAnswer,
+        ]
+        .into_iter()
+        .find(|status| status.name() == name)
+    }
+}
+
+/// One line of rejects.jsonl.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RejectLine {
+    /// The input, as summary.json names it.
+    pub file: String,
+    /// The 1-based line.
+    pub line: u64,
+    /// The stable snake_case reason code.
+    pub reason: String,
+    /// What exactly was wrong.
+    pub detail: String,
+    /// The record's first bytes (invalid UTF-8 replaced).
+    pub record: String,
+}
+
+/// summary.json: what was graded, from what, and how it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Always "rgrade".
+    pub tool: String,
+    /// rgrade's version.
+    pub version: String,
+    /// The command line, argument by argument.
+    pub command: Vec<String>,
+    /// The answer key.
+    pub labels: LabelsSummary,
+    /// Each log input, in the order read.
+    pub inputs: Vec<InputSummary>,
+    /// The settings that shape the grades.
+    pub settings: SettingsSummary,
+    /// `--meta KEY=VALUE` facts, in the order given.
+    pub meta: OrderedMap<String>,
+    /// Record and query counts.
+    pub counts: Counts,
+    /// The overall row of every (run, stage).
+    pub overall: Vec<OverallSummary>,
+    /// Labeled documents no capture of their query returned.
+    pub stale_labels: StaleLabels,
+    /// The first results outside their user's allowed collections.
+    pub leaks: Vec<LeakSummary>,
+    /// Wall-clock seconds from start to the last output.
+    pub elapsed_seconds: f64,
+    /// Speed of the whole run.
+    pub throughput: Throughput,
+}
+
+/// The answer key in summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelsSummary {
+    /// The path as given.
+    pub path: String,
+    /// File size.
+    pub bytes: u64,
+    /// xxh3-128 of the file's bytes: `compare` checks two grades used the same labels.
+    pub hash: String,
+    /// The format read.
+    pub format: String,
+    /// Labeled queries.
+    pub queries: usize,
+}
+
+/// One log input in summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputSummary {
+    /// The path as given or found (`-` for stdin).
+    pub path: String,
+    /// Bytes read (compressed size for compressed input).
+    pub bytes: u64,
+    /// Bytes after decompression.
+    pub decoded_bytes: u64,
+    /// Lines, blank ones included.
+    pub lines: u64,
+    /// Non-blank lines: the records.
+    pub records: u64,
+    /// Records rejected while reading this input (rejects decided later,
+    /// such as repeated captures, are only in the total).
+    pub rejected: u64,
+    /// xxh3-128 of the bytes read, in hex.
+    pub hash: String,
+}
+
+/// The grading settings in summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingsSummary {
+    /// Cutoffs, in the order given.
+    pub k: Vec<usize>,
+    /// `--missing`.
+    pub missing: String,
+    /// `--repeats`.
+    pub repeats: String,
+    /// `--duplicate-docs`.
+    pub duplicate_docs: String,
+    /// `--min-rel`.
+    pub min_rel: i64,
+    /// `--stage`, empty for all.
+    pub stages: Vec<String>,
+    /// Worker threads used.
+    pub threads: usize,
+}
+
+/// Counts in summary.json. For every log,
+/// `records = graded_records + superseded_records + unlabeled_events +
+/// other_stage_events + rejected`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Labeled queries.
+    pub labeled: u64,
+    /// Labeled queries without a relevant document.
+    pub no_answer: u64,
+    /// (run, stage, query) rows with status ok.
+    pub graded: u64,
+    /// Non-blank input lines.
+    pub records: u64,
+    /// Blank input lines, skipped.
+    pub blank_lines: u64,
+    /// Valid records (a TREC line, or a JSONL search event).
+    pub events: u64,
+    /// Valid records of queries without a label.
+    pub unlabeled_events: u64,
+    /// Valid records of stages left out by `--stage`.
+    pub other_stage_events: u64,
+    /// Records in rejects.jsonl.
+    pub rejected: u64,
+    /// Captures beyond the first of a (run, stage, query).
+    pub repeats: u64,
+    /// Records behind the graded captures.
+    pub graded_records: u64,
+    /// Records set aside by `--repeats first|last`.
+    pub superseded_records: u64,
+    /// Valid records of graded stages that named no allowed collections.
+    pub records_without_permissions: u64,
+    /// Results outside their user's allowed collections.
+    pub leaked_results: u64,
+}
+
+/// The overall row of one (run, stage) in summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverallSummary {
+    /// The run.
+    pub run: String,
+    /// The stage.
+    pub stage: String,
+    /// Labeled queries.
+    pub queries: u64,
+    /// Status ok.
+    pub ok: u64,
+    /// Status missing.
+    pub missing: u64,
+    /// Status invalid.
+    pub invalid: u64,
+    /// Status no_answer.
+    pub no_answer: u64,
+    /// Metric means by column name (null when no query counts).
+    pub metrics: OrderedMap<Option<f64>>,
+}
+
+/// Throughput in summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Decompressed log megabytes (10^6 bytes) per second.
+    pub mb_per_second: f64,
+    /// Input records per second.
+    pub records_per_second: f64,
+}
+
+/// Labeled and unseen documents of one grouping set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SliceStale {
+    /// The task, or `*`.
+    pub task: String,
+    /// The language, or `*`.
+    pub language: String,
+    /// Labeled documents of the captured queries in the set.
+    pub labeled: u64,
+    /// Of those, the ones no capture of their query returned.
+    pub unseen: u64,
+}
+
+/// `stale_labels` in summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StaleLabels {
+    /// Labeled (query, document) pairs of the queries with at least one
+    /// valid capture, in any run and stage.
+    pub labeled: u64,
+    /// Of those, the ones no capture of their query returned at any depth.
+    pub unseen: u64,
+    /// `unseen / labeled` (0 when nothing is labeled).
+    pub fraction: f64,
+    /// The first unseen ids, in query order.
+    pub sample: Vec<String>,
+    /// Per task, per language and per task × language, as in aggregates.csv.
+    pub by_slice: Vec<SliceStale>,
+}
+
+/// One leak as summary.json lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeakSummary {
+    /// The query it answered.
+    pub query_id: String,
+    /// The document the user should not have seen.
+    pub doc_id: String,
+    /// The document's collection.
+    pub collection: String,
+    /// The input it was read from.
+    pub file: String,
+    /// Its 1-based line.
+    pub line: u64,
+}
+
+/// Key-value pairs written as a JSON object, keeping their order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// Reads the entries in file order.
+        struct Entries<V>(PhantomData<V>);
+
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Entries<V> {
+            type Value = OrderedMap<V>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(OrderedMap(entries))
+            }
+        }
+
+        deserializer.deserialize_map(Entries(PhantomData))
+    }
+}

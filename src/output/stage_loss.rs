@@ -1,0 +1,65 @@
+//! stage_loss.csv and stage_loss_per_query.csv: the evidence each stage
+//! of `--stage-order` dropped.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::cells::number_text;
+use super::create;
+use super::schema::{STAGE_LOSS, STAGE_LOSS_PER_QUERY};
+use crate::grade::stage_loss::StageLoss;
+use crate::labels::LabelIndex;
+use crate::slices::ANY;
+
+/// The totals' file.
+pub const TOTALS: &str = "stage_loss.csv";
+/// The per-query file.
+pub const PER_QUERY: &str = "stage_loss_per_query.csv";
+
+/// stage_loss.csv (totals per run, transition and grouping set) and
+/// stage_loss_per_query.csv (the lost ids of every query and transition).
+///
+/// # Errors
+/// A file cannot be written.
+pub fn write_stage_loss(dir: &Path, labels: &LabelIndex, loss: &StageLoss) -> Result<()> {
+    let slice = |s: Option<u32>| s.map_or(ANY, |s| labels.slice_name(s));
+    let mut totals = csv::Writer::from_writer(create(dir, TOTALS)?);
+    totals.write_record(STAGE_LOSS)?;
+    let mut per_query = csv::Writer::from_writer(create(dir, PER_QUERY)?);
+    per_query.write_record(STAGE_LOSS_PER_QUERY)?;
+    for step in &loss.transitions {
+        for set in &step.totals {
+            let rate = number_text(set.lost_rate());
+            totals.write_record([
+                &*step.run,
+                slice(set.task),
+                slice(set.language),
+                &step.from,
+                &step.to,
+                &set.relevant_found.to_string(),
+                &set.lost.to_string(),
+                &rate,
+            ])?;
+        }
+        for query in &step.queries {
+            let q = &labels.queries()[query.query as usize];
+            let lost_ids: Vec<&str> = query.lost.iter().map(|&d| labels.doc_id(d)).collect();
+            per_query.write_record([
+                &*step.run,
+                labels.query_id(query.query),
+                labels.slice_name(q.task),
+                labels.slice_name(q.language),
+                &step.from,
+                &step.to,
+                &query.relevant_found.to_string(),
+                &query.lost.len().to_string(),
+                &lost_ids.join("|"),
+            ])?;
+        }
+    }
+    totals.flush().context("stage_loss.csv: cannot write")?;
+    per_query
+        .flush()
+        .context("stage_loss_per_query.csv: cannot write")
+}

@@ -1,0 +1,51 @@
+//! summary.json: what was graded, from what, and how it went.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::create;
+
+use super::schema::{metric_columns, OrderedMap, OverallSummary, Status, Summary};
+use crate::grade::aggregate::{Aggregate, PairAggregates};
+use crate::grade::group::GradeSettings;
+
+/// The file's name.
+pub const FILE: &str = "summary.json";
+
+/// Write summary.json.
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_summary(dir: &Path, summary: &Summary) -> Result<()> {
+    let mut out = create(dir, FILE)?;
+    serde_json::to_writer_pretty(&mut out, summary).context("summary.json: cannot write")?;
+    out.write_all(b"\n")?;
+    out.flush().context("summary.json: cannot write")?;
+    Ok(())
+}
+
+/// summary.json's row of a (run, stage)'s overall aggregate.
+pub fn overall_row(
+    pair: &PairAggregates,
+    overall: &Aggregate,
+    settings: &GradeSettings,
+) -> OverallSummary {
+    let means = overall.means();
+    let metrics = metric_columns(&settings.ks)
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| (name, means.as_ref().map(|m| m[i])))
+        .collect();
+    OverallSummary {
+        run: pair.run.to_string(),
+        stage: pair.stage.to_string(),
+        queries: overall.queries,
+        ok: overall.status_count(Status::Ok),
+        missing: overall.status_count(Status::Missing),
+        invalid: overall.status_count(Status::Invalid),
+        no_answer: overall.status_count(Status::NoAnswer),
+        metrics: OrderedMap(metrics),
+    }
+}

@@ -1,0 +1,39 @@
+//! Grouping sets: every graded query counts in four of them (overall, its
+//! task, its language, its task × language), and every output lists them in
+//! one order. Shared by grading, the diagnostics and compare.
+
+/// The name of a grouping set's "any" task or language.
+pub const ANY: &str = "*";
+
+/// The task or language of a label that names none.
+pub const NO_SLICE: &str = "(none)";
+
+/// A grouping set: a task and a language, `None` meaning any (`*`).
+pub type SliceKey = (Option<u32>, Option<u32>);
+
+/// The four grouping sets a query of `task` and `language` belongs to:
+/// overall, its task, its language, its task × language.
+pub fn slice_keys(task: u32, language: u32) -> [SliceKey; 4] {
+    [
+        (None, None),
+        (Some(task), None),
+        (None, Some(language)),
+        (Some(task), Some(language)),
+    ]
+}
+
+/// A sort key that puts grouping sets in the order of aggregates.csv:
+/// overall first, then each task, each language and each task × language,
+/// each group by name (`name` turns a slice index into its name).
+pub fn slice_order<'a>(
+    (task, language): SliceKey,
+    name: impl Fn(u32) -> &'a str,
+) -> (u8, Option<&'a str>, Option<&'a str>) {
+    let level = match (task.is_some(), language.is_some()) {
+        (false, false) => 0,
+        (true, false) => 1,
+        (false, true) => 2,
+        (true, true) => 3,
+    };
+    (level, task.map(&name), language.map(&name))
+}
