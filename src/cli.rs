@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::gen::GenFormat;
+
 /// Grade the retrieval step of a RAG or search system from captured search logs.
 #[derive(Debug, Parser)]
 #[command(name = "rgrade", version, about, help_expected = true)]
@@ -327,15 +329,6 @@ pub enum ProgressWhen {
     Always,
     /// Never.
     Never,
-}
-
-/// The log format `rgrade gen` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GenFormat {
-    /// logs.jsonl, one JSON object per search event.
-    Jsonl,
-    /// run.trec, a TREC run file.
-    Trec,
 }
 
 fn parse_meta(text: &str) -> Result<(String, String), String> {

@@ -16,7 +16,7 @@
 //! - production traffic: queries in random order, each query's `final` event
 //!   a few events after its `retrieve` event, latencies with a long tail.
 //!
-//! Every query draws from its own random stream, seeded from `--seed` and its
+//! Every query draws from its own random stream, seeded from the seed and its
 //! index, so labels and logs are written in separate passes without keeping
 //! the key in memory, and the TREC run holds exactly the rankings of the
 //! JSONL log's `retrieve` events. Only integer arithmetic, division and square
@@ -33,9 +33,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::cli::{GenArgs, GenFormat};
-
-/// The largest `--results`: rankings deeper than trec_eval's customary 1000
+/// The largest `results`: rankings deeper than trec_eval's customary 1000
 /// are rare, and the corpus grows with the ranking depth.
 pub const MAX_RESULTS: usize = 10_000;
 
@@ -53,20 +51,47 @@ const MIN_ID_WIDTH: usize = 6;
 /// The write buffer: large writes keep the generator CPU-bound.
 const WRITE_BUFFER: usize = 1 << 20;
 
-/// Write the answer key and the log (or TREC run) that `args` describe into
-/// `args.out`, and say what was written.
-pub fn write_dataset(args: &GenArgs) -> anyhow::Result<Written> {
-    let plan = Plan::new(args)?;
-    fs::create_dir_all(&plan.out)
-        .with_context(|| format!("cannot create output directory {}", plan.out.display()))?;
-    let mut rng = Pcg64::seed_from_u64(plan.seed);
-    let corpus = Corpus::generate(&mut rng, plan.results);
+/// What to generate and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenConfig {
+    /// Queries in the answer key (and in the log), at least 1.
+    pub labeled: usize,
+    /// Queries in the log that the answer key does not cover.
+    pub unlabeled: usize,
+    /// Results per retrieved ranking, 1 to [`MAX_RESULTS`].
+    pub results: usize,
+    /// Seeds every random draw: the same configuration gives byte-identical
+    /// files.
+    pub seed: u64,
+    /// The log's format.
+    pub format: GenFormat,
+    /// The directory to write into, created if missing.
+    pub out: PathBuf,
+}
+
+/// The log format `rgrade gen` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GenFormat {
+    /// logs.jsonl, one JSON object per search event.
+    Jsonl,
+    /// run.trec, a TREC run file.
+    Trec,
+}
+
+/// Write the answer key and the log (or TREC run) that `config` describes
+/// into `config.out`, and say what was written.
+pub fn write_dataset(config: &GenConfig) -> anyhow::Result<Written> {
+    config.check()?;
+    fs::create_dir_all(&config.out)
+        .with_context(|| format!("cannot create output directory {}", config.out.display()))?;
+    let mut rng = Pcg64::seed_from_u64(config.seed);
+    let corpus = Corpus::generate(&mut rng, config.results);
     let streams = QueryStreams::new(&mut rng);
-    let labels = write_labels(&plan, &corpus, &streams)?;
-    let logs = write_logs(&plan, &corpus, &streams, rng)?;
+    let labels = write_labels(config, &corpus, &streams)?;
+    let logs = write_logs(config, &corpus, &streams, rng)?;
     Ok(Written {
-        labeled: plan.labeled,
-        unlabeled: plan.unlabeled,
+        labeled: config.labeled,
+        unlabeled: config.unlabeled,
         files: vec![labels, logs],
     })
 }
@@ -93,35 +118,20 @@ pub struct WrittenFile {
     pub bytes: u64,
 }
 
-/// The checked arguments.
-struct Plan {
-    out: PathBuf,
-    labeled: usize,
-    unlabeled: usize,
-    results: usize,
-    seed: u64,
-    format: GenFormat,
-}
-
-impl Plan {
-    fn new(args: &GenArgs) -> anyhow::Result<Self> {
-        if args.queries == 0 {
+impl GenConfig {
+    /// An error for counts the generator cannot honour, named by the
+    /// `rgrade gen` options that set them.
+    fn check(&self) -> anyhow::Result<()> {
+        if self.labeled == 0 {
             bail!("--queries must be at least 1: the answer key needs a labeled query");
         }
-        if !(1..=MAX_RESULTS).contains(&args.results) {
+        if !(1..=MAX_RESULTS).contains(&self.results) {
             bail!(
                 "--results must be between 1 and {MAX_RESULTS}, got {}",
-                args.results
+                self.results
             );
         }
-        Ok(Plan {
-            out: args.out.clone(),
-            labeled: args.queries,
-            unlabeled: args.unlabeled,
-            results: args.results,
-            seed: args.seed,
-            format: args.format,
-        })
+        Ok(())
     }
 
     /// The id of query `index`: labeled queries come first, then unlabeled
@@ -753,11 +763,11 @@ impl Output {
 /// Create `name` in the output directory and fill it with `write`; an I/O
 /// error names the file.
 fn write_file(
-    plan: &Plan,
+    config: &GenConfig,
     name: &str,
     write: impl FnOnce(&mut Output) -> io::Result<()>,
 ) -> anyhow::Result<WrittenFile> {
-    let path = plan.out.join(name);
+    let path = config.out.join(name);
     let mut output = Output::create(path.clone())?;
     write(&mut output)
         .and_then(|()| output.finish())
@@ -766,14 +776,14 @@ fn write_file(
 
 /// labels.jsonl: the labeled queries in id order.
 fn write_labels(
-    plan: &Plan,
+    config: &GenConfig,
     corpus: &Corpus,
     streams: &QueryStreams,
 ) -> anyhow::Result<WrittenFile> {
-    write_file(plan, "labels.jsonl", |output| {
-        for index in 0..plan.labeled {
+    write_file(config, "labels.jsonl", |output| {
+        for index in 0..config.labeled {
             let spec = QuerySpec::draw(&mut streams.rng(index), corpus);
-            push_label(output.start_line(), plan.query_name(index), &spec, corpus);
+            push_label(output.start_line(), config.query_name(index), &spec, corpus);
             output.end_line()?;
         }
         Ok(())
@@ -783,33 +793,33 @@ fn write_labels(
 /// The log, labeled and unlabeled queries shuffled together, in the format
 /// asked for.
 fn write_logs(
-    plan: &Plan,
+    config: &GenConfig,
     corpus: &Corpus,
     streams: &QueryStreams,
     mut rng: Pcg64,
 ) -> anyhow::Result<WrittenFile> {
-    let mut order: Vec<usize> = (0..plan.labeled + plan.unlabeled).collect();
+    let mut order: Vec<usize> = (0..config.labeled + config.unlabeled).collect();
     order.shuffle(&mut rng);
-    match plan.format {
-        GenFormat::Jsonl => write_events(plan, corpus, streams, &order, JsonlLog::new(rng)),
-        GenFormat::Trec => write_events(plan, corpus, streams, &order, TrecRun),
+    match config.format {
+        GenFormat::Jsonl => write_events(config, corpus, streams, &order, JsonlLog::new(rng)),
+        GenFormat::Trec => write_events(config, corpus, streams, &order, TrecRun),
     }
 }
 
 /// Draw each query of `order` from its own stream and let `format` write it.
 fn write_events<F: LogFormat>(
-    plan: &Plan,
+    config: &GenConfig,
     corpus: &Corpus,
     streams: &QueryStreams,
     order: &[usize],
     mut format: F,
 ) -> anyhow::Result<WrittenFile> {
-    let mut model = RankingModel::new(corpus, plan.results);
-    write_file(plan, F::FILE_NAME, |output| {
+    let mut model = RankingModel::new(corpus, config.results);
+    write_file(config, F::FILE_NAME, |output| {
         for &index in order {
             let mut rng = streams.rng(index);
             let spec = QuerySpec::draw(&mut rng, corpus);
-            let query = plan.query_name(index);
+            let query = config.query_name(index);
             format.write_query(output, query, &mut rng, &mut model, &spec)?;
         }
         format.finish(output, corpus)
@@ -1441,13 +1451,13 @@ mod tests {
         );
     }
 
-    fn args(queries: usize, results: usize, out: PathBuf) -> GenArgs {
-        GenArgs {
-            queries,
+    fn config(labeled: usize, results: usize, out: PathBuf) -> GenConfig {
+        GenConfig {
+            labeled,
+            unlabeled: 0,
             results,
             seed: 0,
             format: GenFormat::Jsonl,
-            unlabeled: 0,
             out,
         }
     }
@@ -1455,12 +1465,12 @@ mod tests {
     #[test]
     fn bad_arguments_are_errors_that_say_why() {
         let out = std::env::temp_dir().join(format!("rgrade-gen-unit-{}", std::process::id()));
-        let error = write_dataset(&args(0, 10, out.clone())).unwrap_err();
+        let error = write_dataset(&config(0, 10, out.clone())).unwrap_err();
         assert!(
             error.to_string().contains("--queries must be at least 1"),
             "{error}"
         );
-        let error = write_dataset(&args(1, 0, out.clone())).unwrap_err();
+        let error = write_dataset(&config(1, 0, out.clone())).unwrap_err();
         assert!(
             error
                 .to_string()
@@ -1473,7 +1483,7 @@ mod tests {
         let file = out.join("a-file");
         fs::write(&file, "").unwrap();
         let inside_a_file = file.join("out");
-        let error = write_dataset(&args(1, 10, inside_a_file.clone())).unwrap_err();
+        let error = write_dataset(&config(1, 10, inside_a_file.clone())).unwrap_err();
         assert!(
             format!("{error:#}").contains(&inside_a_file.display().to_string()),
             "{error:#}"

@@ -3,14 +3,26 @@
 use std::process::ExitCode;
 
 use crate::cli::GenArgs;
-use crate::gen::Written;
+use crate::gen::{GenConfig, Written};
 
 /// Write the data set described by `args` and say on stderr what was written
 /// (stdout stays empty, so scripts can pipe the command freely).
 pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
-    let written = crate::gen::write_dataset(args)?;
+    let written = crate::gen::write_dataset(&config(args))?;
     eprintln!("{}", report(&written));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The generator's configuration from the command line.
+fn config(args: &GenArgs) -> GenConfig {
+    GenConfig {
+        labeled: args.queries,
+        unlabeled: args.unlabeled,
+        results: args.results,
+        seed: args.seed,
+        format: args.format,
+        out: args.out.clone(),
+    }
 }
 
 /// One line: how many queries, and each file with its lines and bytes.
