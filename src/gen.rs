@@ -1002,8 +1002,8 @@ fn push_label(line: &mut Vec<u8>, query: QueryName, spec: &QuerySpec, corpus: &C
     line.push(b'}');
 }
 
-/// One search event (SPEC section 3.2); `context_tokens` is the size of the
-/// chunks the stage hands on.
+/// One search event in the log format the README describes (Input formats,
+/// Logs); `context_tokens` is the size of the chunks the stage hands on.
 fn push_event(
     line: &mut Vec<u8>,
     query: QueryName,
@@ -1398,7 +1398,7 @@ mod tests {
     }
 
     #[test]
-    fn lines_follow_the_spec_formats() {
+    fn lines_follow_the_input_formats() {
         let corpus = corpus_of(&["kb/a#chunk-0001", "kb/b#chunk-0002"]);
         let query = QueryName::new(b'q', 3, 10);
         let mut spec = QuerySpec {
