@@ -23,8 +23,8 @@
 //! roots touch the random numbers, so every platform writes the same bytes.
 
 use std::collections::HashSet;
-use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::fs;
+use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -32,6 +32,14 @@ use anyhow::{bail, Context};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
+
+mod encode;
+mod output;
+mod random;
+
+use encode::{decimal_digits, push_fixed, push_json_string, push_list, push_padded, push_uint};
+use output::{write_file, Output};
+use random::{pick, pick_weighted};
 
 /// The largest `results`: rankings deeper than trec_eval's customary 1000
 /// are rare, and the corpus grows with the ranking depth.
@@ -48,8 +56,6 @@ const RERANK_CANDIDATES: usize = 20;
 const IN_FLIGHT: usize = 4;
 /// The narrowest query id number, so small data sets have ids like `q000001`.
 const MIN_ID_WIDTH: usize = 6;
-/// The write buffer: large writes keep the generator CPU-bound.
-const WRITE_BUFFER: usize = 1 << 20;
 
 /// What to generate and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -713,74 +719,13 @@ fn final_latency(rng: &mut Pcg64, retrieve_tenths: u32, results: usize) -> u32 {
 // ---------------------------------------------------------------------------
 // Writing
 
-/// A file written line by line through a large buffer, counting what it
-/// wrote. Lines are formatted into one reused buffer, so no result allocates.
-struct Output {
-    path: PathBuf,
-    writer: BufWriter<File>,
-    line: Vec<u8>,
-    lines: u64,
-    bytes: u64,
-}
-
-impl Output {
-    fn create(path: PathBuf) -> anyhow::Result<Self> {
-        let file =
-            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(Output {
-            path,
-            writer: BufWriter::with_capacity(WRITE_BUFFER, file),
-            line: Vec::with_capacity(4096),
-            lines: 0,
-            bytes: 0,
-        })
-    }
-
-    /// The emptied line buffer, to format the next line into.
-    fn start_line(&mut self) -> &mut Vec<u8> {
-        self.line.clear();
-        &mut self.line
-    }
-
-    fn end_line(&mut self) -> io::Result<()> {
-        self.line.push(b'\n');
-        self.writer.write_all(&self.line)?;
-        self.lines += 1;
-        self.bytes += self.line.len() as u64;
-        Ok(())
-    }
-
-    fn finish(mut self) -> io::Result<WrittenFile> {
-        self.writer.flush()?;
-        Ok(WrittenFile {
-            path: self.path,
-            lines: self.lines,
-            bytes: self.bytes,
-        })
-    }
-}
-
-/// Create `name` in the output directory and fill it with `write`; an I/O
-/// error names the file.
-fn write_file(
-    config: &GenConfig,
-    name: &str,
-    write: impl FnOnce(&mut Output) -> io::Result<()>,
-) -> anyhow::Result<WrittenFile> {
-    let path = config.out.join(name);
-    let mut output = Output::create(path.clone())?;
-    write(&mut output)
-        .and_then(|()| output.finish())
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
 /// labels.jsonl: the labeled queries in id order.
 fn write_labels(
     config: &GenConfig,
     corpus: &Corpus,
     streams: &QueryStreams,
 ) -> anyhow::Result<WrittenFile> {
-    write_file(config, "labels.jsonl", |output| {
+    write_file(&config.out, "labels.jsonl", |output| {
         for index in 0..config.labeled {
             let spec = QuerySpec::draw(&mut streams.rng(index), corpus);
             push_label(output.start_line(), config.query_name(index), &spec, corpus);
@@ -815,7 +760,7 @@ fn write_events<F: LogFormat>(
     mut format: F,
 ) -> anyhow::Result<WrittenFile> {
     let mut model = RankingModel::new(corpus, config.results);
-    write_file(config, F::FILE_NAME, |output| {
+    write_file(&config.out, F::FILE_NAME, |output| {
         for &index in order {
             let mut rng = streams.rng(index);
             let spec = QuerySpec::draw(&mut rng, corpus);
@@ -1046,110 +991,6 @@ fn push_trec_line(line: &mut Vec<u8>, query: QueryName, rank: usize, hit: &Hit, 
     line.extend_from_slice(RUN.as_bytes());
 }
 
-/// `items` between `open` and `close`, separated by commas.
-fn push_list<T>(
-    line: &mut Vec<u8>,
-    open: u8,
-    close: u8,
-    items: &[T],
-    mut push_item: impl FnMut(&mut Vec<u8>, &T),
-) {
-    line.push(open);
-    for (position, item) in items.iter().enumerate() {
-        if position > 0 {
-            line.push(b',');
-        }
-        push_item(line, item);
-    }
-    line.push(close);
-}
-
-/// `text` as a JSON string, escaped where JSON requires it.
-fn push_json_string(line: &mut Vec<u8>, text: &str) {
-    line.push(b'"');
-    if text.bytes().any(needs_escape) {
-        for byte in text.bytes() {
-            match byte {
-                b'"' => line.extend_from_slice(b"\\\""),
-                b'\\' => line.extend_from_slice(b"\\\\"),
-                0..0x20 => {
-                    line.extend_from_slice(b"\\u00");
-                    line.push(HEX_DIGITS[usize::from(byte >> 4)]);
-                    line.push(HEX_DIGITS[usize::from(byte & 0xf)]);
-                }
-                _ => line.push(byte),
-            }
-        }
-    } else {
-        line.extend_from_slice(text.as_bytes());
-    }
-    line.push(b'"');
-}
-
-fn needs_escape(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
-}
-
-const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
-
-/// `value` in decimal, without going through `fmt`.
-fn push_uint(line: &mut Vec<u8>, mut value: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    line.extend_from_slice(&digits[start..]);
-}
-
-/// `value` in decimal, zero-padded to `width` digits.
-fn push_padded(line: &mut Vec<u8>, value: usize, width: usize) {
-    let padding = width.saturating_sub(decimal_digits(value));
-    line.resize(line.len() + padding, b'0');
-    push_uint(line, value as u64);
-}
-
-/// A fixed-point `units` with `decimals` digits after the point: (41_2, 1)
-/// is `41.2`.
-fn push_fixed(line: &mut Vec<u8>, units: u32, decimals: u32) {
-    let scale = 10u32.pow(decimals);
-    push_uint(line, u64::from(units / scale));
-    line.push(b'.');
-    push_padded(line, (units % scale) as usize, decimals as usize);
-}
-
-/// How many digits `value` has in decimal.
-fn decimal_digits(value: usize) -> usize {
-    value.checked_ilog10().map_or(1, |log| log as usize + 1)
-}
-
-// ---------------------------------------------------------------------------
-// Random choices
-
-/// Any item of `items`, each as likely.
-fn pick<T: Copy>(rng: &mut Pcg64, items: &[T]) -> T {
-    items[rng.random_range(0..items.len())]
-}
-
-/// An item of `table` with a chance proportional to its weight. Integer
-/// weights, so the choice is the same on every platform.
-fn pick_weighted<T: Copy>(rng: &mut Pcg64, table: &[(T, u32)]) -> T {
-    let total: u32 = table.iter().map(|&(_, weight)| weight).sum();
-    let mut roll = rng.random_range(0..total);
-    for &(item, weight) in table {
-        if roll < weight {
-            return item;
-        }
-        roll -= weight;
-    }
-    unreachable!("the roll is below the total weight")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1353,31 +1194,6 @@ mod tests {
         assert_eq!(name(42, 1_234_567), "q0000042");
         assert!(name(9, 10) < name(10, 10));
         assert!(name(999_999, 1_000_000) < name(1_000_000, 1_000_000));
-    }
-
-    #[test]
-    fn numbers_are_written_without_fmt() {
-        let written = |push: &dyn Fn(&mut Vec<u8>)| {
-            let mut line = Vec::new();
-            push(&mut line);
-            String::from_utf8(line).unwrap()
-        };
-        assert_eq!(written(&|line| push_uint(line, 0)), "0");
-        assert_eq!(
-            written(&|line| push_uint(line, u64::MAX)),
-            u64::MAX.to_string()
-        );
-        assert_eq!(written(&|line| push_padded(line, 7, 4)), "0007");
-        assert_eq!(written(&|line| push_padded(line, 12345, 4)), "12345");
-        assert_eq!(written(&|line| push_fixed(line, 412, 1)), "41.2");
-        assert_eq!(written(&|line| push_fixed(line, 5, 4)), "0.0005");
-        assert_eq!(written(&|line| push_fixed(line, 124_817, 4)), "12.4817");
-        assert_eq!(
-            written(&|line| push_json_string(line, "a\"b\\c\n")),
-            r#""a\"b\\c\u000a""#
-        );
-        assert_eq!(decimal_digits(0), 1);
-        assert_eq!(decimal_digits(1_000_000), 7);
     }
 
     /// A corpus of the given ids, 100 tokens each, all in the first collection.
