@@ -42,8 +42,8 @@ use labels::write_labels;
 use logs::write_logs;
 use queries::QueryStreams;
 
-/// The largest `results`: rankings deeper than trec_eval's customary 1000
-/// are rare, and the corpus grows with the ranking depth.
+/// The most results per ranking: rankings deeper than trec_eval's
+/// customary 1000 are rare, and the corpus grows with the ranking depth.
 pub const MAX_RESULTS: usize = 10_000;
 
 /// What to generate and where.
