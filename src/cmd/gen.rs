@@ -8,17 +8,21 @@ use crate::cli::GenArgs;
 /// Write the data set described by `args` and say on stderr what was written
 /// (stdout stays empty, so scripts can pipe the command freely).
 pub fn run(args: &GenArgs) -> anyhow::Result<Exit> {
-    let config = GenConfig {
-        queries: args.queries,
+    let written = rgrade::gen::write_dataset(&config(args))?;
+    eprintln!("{}", report(&written));
+    Ok(Exit::Clean)
+}
+
+/// The generator's configuration from the command line.
+fn config(args: &GenArgs) -> GenConfig {
+    GenConfig {
+        labeled: args.queries,
+        unlabeled: args.unlabeled,
         results: args.results,
         seed: args.seed,
         format: args.format,
-        unlabeled: args.unlabeled,
         out: args.out.clone(),
-    };
-    let written = rgrade::gen::write_dataset(&config)?;
-    eprintln!("{}", report(&written));
-    Ok(Exit::Clean)
+    }
 }
 
 /// One line: how many queries, and each file with its lines and bytes.

@@ -34,7 +34,10 @@ fn for_each_line(
 }
 
 /// Read TREC qrels: `query_id iteration doc_id grade`, whitespace separated.
-pub(super) fn read_qrels(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
+pub(super) fn read_qrels(
+    source: &mut impl BufRead,
+    builder: &mut Builder,
+) -> Result<(), LineError> {
     for_each_line(source, |line, bytes| {
         let fail = |err: anyhow::Error| (Some(line), err);
         let text = std::str::from_utf8(bytes).map_err(|_| fail(anyhow!("not valid UTF-8")))?;

@@ -1,0 +1,176 @@
+//! `rgrade gen`: synthetic labels and logs that look like a help-center RAG
+//! system's, for demos, tests and benchmarks.
+//!
+//! [`write_dataset`] draws, in this order:
+//! 1. the corpus (corpus.rs): chunked documents in a few collections, each
+//!    chunk with a fixed size in tokens;
+//! 2. a random stream per query (queries.rs), from which the query's entry
+//!    in the answer key is drawn: a task and a language, judged chunks from
+//!    the collections that serve the task;
+//! 3. labels.jsonl (labels.rs): the answer key, in query id order;
+//! 4. the log (logs.rs): labeled and unlabeled queries shuffled together as
+//!    production traffic, each query's rankings drawn from the ranking model
+//!    (ranking.rs), written as logs.jsonl or as run.trec.
+//!
+//! Every query draws from its own random stream, seeded from the seed and
+//! its index, so labels and logs are written in separate passes without
+//! keeping the key in memory, and the TREC run holds exactly the rankings of
+//! the JSONL log's `retrieve` events. Only integer arithmetic, division and
+//! square roots touch the random numbers, so every platform writes the same
+//! bytes.
+
+use std::fs;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+mod corpus;
+mod encode;
+mod labels;
+mod logs;
+mod output;
+mod queries;
+mod random;
+mod ranking;
+#[cfg(test)]
+mod testing;
+
+use corpus::Corpus;
+use labels::write_labels;
+use logs::write_logs;
+use queries::QueryStreams;
+
+/// The most results per ranking: rankings deeper than trec_eval's
+/// customary 1000 are rare, and the corpus grows with the ranking depth.
+pub const MAX_RESULTS: usize = 10_000;
+
+/// What to generate and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenConfig {
+    /// Queries in the answer key (and in the log), at least 1.
+    pub labeled: usize,
+    /// Queries in the log that the answer key does not cover.
+    pub unlabeled: usize,
+    /// Results per retrieved ranking, 1 to [`MAX_RESULTS`].
+    pub results: usize,
+    /// Seeds every random draw: the same configuration gives byte-identical
+    /// files.
+    pub seed: u64,
+    /// The log's format.
+    pub format: GenFormat,
+    /// The directory to write into, created if missing.
+    pub out: PathBuf,
+}
+
+/// The log format `rgrade gen` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GenFormat {
+    /// logs.jsonl, one JSON object per search event.
+    Jsonl,
+    /// run.trec, a TREC run file.
+    Trec,
+}
+
+/// Write the answer key and the log (or TREC run) that `config` describes
+/// into `config.out`, and say what was written.
+pub fn write_dataset(config: &GenConfig) -> anyhow::Result<Written> {
+    config.check()?;
+    fs::create_dir_all(&config.out)
+        .with_context(|| format!("cannot create output directory {}", config.out.display()))?;
+    let mut rng = Pcg64::seed_from_u64(config.seed);
+    let corpus = Corpus::generate(&mut rng, config.results);
+    let streams = QueryStreams::new(&mut rng);
+    let labels = write_labels(config, &corpus, &streams)?;
+    let logs = write_logs(config, &corpus, &streams, rng)?;
+    Ok(Written {
+        labeled: config.labeled,
+        unlabeled: config.unlabeled,
+        files: vec![labels, logs],
+    })
+}
+
+/// What `write_dataset` wrote, so the command can report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Queries in the answer key.
+    pub labeled: usize,
+    /// Queries in the log that the answer key does not cover.
+    pub unlabeled: usize,
+    /// The files, labels first.
+    pub files: Vec<WrittenFile>,
+}
+
+/// One file `write_dataset` wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its lines: labeled queries, search events or TREC result lines.
+    pub lines: u64,
+    /// Its size.
+    pub bytes: u64,
+}
+
+impl GenConfig {
+    /// An error for counts the generator cannot honour, named by the
+    /// `rgrade gen` options that set them.
+    fn check(&self) -> anyhow::Result<()> {
+        if self.labeled == 0 {
+            bail!("--queries must be at least 1: the answer key needs a labeled query");
+        }
+        if !(1..=MAX_RESULTS).contains(&self.results) {
+            bail!(
+                "--results must be between 1 and {MAX_RESULTS}, got {}",
+                self.results
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(labeled: usize, results: usize, out: PathBuf) -> GenConfig {
+        GenConfig {
+            labeled,
+            unlabeled: 0,
+            results,
+            seed: 0,
+            format: GenFormat::Jsonl,
+            out,
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_errors_that_say_why() {
+        let out = std::env::temp_dir().join(format!("rgrade-gen-unit-{}", std::process::id()));
+        let error = write_dataset(&config(0, 10, out.clone())).unwrap_err();
+        assert!(
+            error.to_string().contains("--queries must be at least 1"),
+            "{error}"
+        );
+        let error = write_dataset(&config(1, 0, out.clone())).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("--results must be between 1 and"),
+            "{error}"
+        );
+        assert!(!out.exists(), "nothing is written for bad arguments");
+
+        fs::create_dir_all(&out).unwrap();
+        let file = out.join("a-file");
+        fs::write(&file, "").unwrap();
+        let inside_a_file = file.join("out");
+        let error = write_dataset(&config(1, 10, inside_a_file.clone())).unwrap_err();
+        assert!(
+            format!("{error:#}").contains(&inside_a_file.display().to_string()),
+            "{error:#}"
+        );
+        fs::remove_dir_all(&out).unwrap();
+    }
+}

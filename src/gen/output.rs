@@ -1,0 +1,74 @@
+//! Output files, written line by line through a large buffer and counted as
+//! they go, so the command can say what it wrote without reading it back.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::WrittenFile;
+
+/// The write buffer: large writes keep the generator CPU-bound.
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// A file written line by line through a large buffer, counting what it
+/// wrote. Lines are formatted into one reused buffer, so no result allocates.
+pub(super) struct Output {
+    path: PathBuf,
+    writer: BufWriter<File>,
+    line: Vec<u8>,
+    lines: u64,
+    bytes: u64,
+}
+
+impl Output {
+    fn create(path: PathBuf) -> anyhow::Result<Self> {
+        let file =
+            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(Output {
+            path,
+            writer: BufWriter::with_capacity(WRITE_BUFFER, file),
+            line: Vec::with_capacity(4096),
+            lines: 0,
+            bytes: 0,
+        })
+    }
+
+    /// The emptied line buffer, to format the next line into.
+    pub(super) fn start_line(&mut self) -> &mut Vec<u8> {
+        self.line.clear();
+        &mut self.line
+    }
+
+    pub(super) fn end_line(&mut self) -> io::Result<()> {
+        self.line.push(b'\n');
+        self.writer.write_all(&self.line)?;
+        self.lines += 1;
+        self.bytes += self.line.len() as u64;
+        Ok(())
+    }
+
+    fn finish(mut self) -> io::Result<WrittenFile> {
+        self.writer.flush()?;
+        Ok(WrittenFile {
+            path: self.path,
+            lines: self.lines,
+            bytes: self.bytes,
+        })
+    }
+}
+
+/// Create `name` in the directory `dir` and fill it with `write`; an I/O
+/// error names the file.
+pub(super) fn write_file(
+    dir: &Path,
+    name: &str,
+    write: impl FnOnce(&mut Output) -> io::Result<()>,
+) -> anyhow::Result<WrittenFile> {
+    let path = dir.join(name);
+    let mut output = Output::create(path.clone())?;
+    write(&mut output)
+        .and_then(|()| output.finish())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
