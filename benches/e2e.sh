@@ -11,7 +11,8 @@
 # baseline (same reader and JSON parse, nothing else), decompression
 # alone, and with --python pytrec_eval and ranx on the TREC files
 # (installed into a throwaway venv; one run each, they are slow). Prints a
-# Markdown table of the runs, then one of SPEC's targets as measured.
+# Markdown table of the runs, then one of rgrade's performance targets as
+# measured (docs/BENCHMARKS.md shows both and explains them).
 # --quick uses 10x smaller data. Data lives in --data (default
 # /tmp/rgrade-bench), never in the repository.
 set -euo pipefail
@@ -91,7 +92,8 @@ ratio() {
   awk -v a="${WALL[$1]:-0}" -v b="${WALL[$2]:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else printf "-" }'
 }
 
-# targets: one row per SPEC target, one column per size measured.
+# targets: one row per performance target (docs/BENCHMARKS.md), one column
+# per size measured.
 targets() {
   local row cells
   echo

@@ -3,6 +3,7 @@
 mod prop_grade;
 mod test_compare;
 mod test_diagnostics;
+mod test_docs;
 mod test_gen;
 mod test_grade;
 mod test_permissions;
