@@ -5,14 +5,11 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rgrade::compare::stats::{bootstrap_mean_interval, paired_randomization_p_value};
-use rgrade::grade::judge::{BlockWorker, JudgeConfig};
-use rgrade::grade::parse::LogFields;
-use rgrade::grade::read::{Block, Chunk};
-use rgrade::grade::trec::TrecLines;
-use rgrade::labels::{id_hash, LabelIndex};
-use rgrade::metrics::{score, Hit, Judgments};
-use rgrade::options::{DuplicateDocs, LogsFormat};
+use rgrade::kernels::{
+    bootstrap_mean_interval, id_hash, paired_randomization_p_value, score, Block, BlockWorker,
+    Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, TrecLines,
+};
+use rgrade::{DuplicateDocs, LogsFormat};
 
 const QUERIES: usize = 10_000;
 const RESULTS: usize = 30;

@@ -14,10 +14,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use rgrade::grade::parse::{Event, EventKey, JsonParser, LogFields};
-use rgrade::grade::read::{self, Chunk, Input};
-use rgrade::grade::workers::{for_each_block, pool};
-use rgrade::options::LogsFormat;
+use rgrade::kernels::{
+    discover, for_each_block, lines, pool, read_inputs, Chunk, Event, EventKey, Input, JsonParser,
+    LogFields,
+};
+use rgrade::LogsFormat;
 
 fn main() -> anyhow::Result<()> {
     let mut threads = None;
@@ -33,7 +34,7 @@ fn main() -> anyhow::Result<()> {
             path => paths.push(PathBuf::from(path)),
         }
     }
-    let inputs = read::discover(&paths)?;
+    let inputs = discover(&paths)?;
     let inputs: Vec<(u32, &Input)> = (0..).zip(&inputs).collect();
     let fields = LogFields::default();
     let results = AtomicU64::new(0);
@@ -43,7 +44,7 @@ fn main() -> anyhow::Result<()> {
             return;
         }
         let mut touched = 0;
-        for line in read::lines(&block.bytes).filter(|l| !l.is_empty()) {
+        for line in lines(&block.bytes).filter(|l| !l.is_empty()) {
             let _ = parser.parse(line, |root| {
                 let key = EventKey::from_value(root, &fields);
                 if let (Ok(_), Ok(event)) = (key, Event::from_value(root, &fields)) {
@@ -60,7 +61,7 @@ fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     let stats = for_each_block(
         &pool,
-        |sink| read::read_inputs(&inputs, LogsFormat::Jsonl, sink, &|_| {}),
+        |sink| read_inputs(&inputs, LogsFormat::Jsonl, sink, &|_| {}),
         JsonParser::default,
         parse,
         |_, ()| true,

@@ -6,10 +6,9 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use rgrade::gen::GenFormat;
-use rgrade::grade::parse::FieldNames;
-use rgrade::options::{
-    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+use rgrade::{
+    DuplicateDocs, FieldNames, GenFormat, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
+    RepeatPolicy,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.

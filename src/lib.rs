@@ -30,11 +30,34 @@
 //! line into the plain plans this library takes.
 #![deny(missing_docs)]
 
-pub mod compare;
-pub mod gen;
-pub mod grade;
-pub mod labels;
-pub mod metrics;
-pub mod options;
-pub mod output;
-pub mod slices;
+mod compare;
+mod gen;
+mod grade;
+mod labels;
+mod metrics;
+mod options;
+mod output;
+mod slices;
+
+pub use compare::{run as compare, Compared, Plan as ComparePlan};
+pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
+pub use grade::parse::FieldNames;
+pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
+pub use options::{
+    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+};
+pub use output::schema;
+
+/// The pipeline's hot kernels, public for the benchmarks in `benches/`:
+/// not a stable API.
+#[doc(hidden)]
+pub mod kernels {
+    pub use crate::compare::stats::{bootstrap_mean_interval, paired_randomization_p_value};
+    pub use crate::grade::judge::{BlockWorker, JudgeConfig};
+    pub use crate::grade::parse::{Event, EventKey, JsonParser, LogFields};
+    pub use crate::grade::read::{discover, lines, read_inputs, Block, Chunk, Input};
+    pub use crate::grade::trec::TrecLines;
+    pub use crate::grade::workers::{for_each_block, pool};
+    pub use crate::labels::{id_hash, LabelIndex};
+    pub use crate::metrics::{score, Hit, Judgments};
+}

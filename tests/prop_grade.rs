@@ -2,7 +2,7 @@
 //!
 //! Each case generates an answer key and captured logs (JSONL or TREC run),
 //! writes them to a scratch directory, grades them in-process through the
-//! library's [`rgrade::grade::run`], reads `per_query.csv`,
+//! library's [`rgrade::grade`], reads `per_query.csv`,
 //! `aggregates.csv` and `rejects.jsonl` back and compares every cell with a
 //! reference written from SPEC §3–§6 and the README's decisions: one plain
 //! loop per (run, stage, query) over explicit rankings, no indexes, no
@@ -22,10 +22,9 @@ use proptest::option::weighted;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence, Index};
 use proptest::test_runner::TestCaseError;
-use rgrade::grade::parse::FieldNames;
-use rgrade::grade::Plan;
-use rgrade::options::{
-    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+use rgrade::{
+    DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
+    RepeatPolicy,
 };
 use serde_json::{json, Map, Value};
 
@@ -1043,8 +1042,8 @@ fn command_line(written: &Written, options: &Options, threads: usize, out: &Path
 }
 
 /// The library's plan for what `command_line` says.
-fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Plan {
-    Plan {
+fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> GradePlan {
+    GradePlan {
         labels: written.labels.clone(),
         labels_format: LabelsFormat::Auto,
         min_rel: options.min_rel,
@@ -1082,9 +1081,8 @@ fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Pla
 
 /// Run the whole grade path in-process; the exit status `rgrade grade`
 /// would give (1 when a record was rejected, as `--max-rejects 0` says).
-fn grade(plan: &Plan) -> Result<u8, String> {
-    let graded =
-        rgrade::grade::run(plan, &mut |_| {}).map_err(|e| format!("grade failed: {e:#}"))?;
+fn grade(plan: &GradePlan) -> Result<u8, String> {
+    let graded = rgrade::grade(plan, &mut |_| {}).map_err(|e| format!("grade failed: {e:#}"))?;
     Ok(u8::from(graded.counts.rejected > 0))
 }
 

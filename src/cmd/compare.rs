@@ -2,7 +2,7 @@
 //! check the acceptance rules and report the verdict as an exit status.
 
 use anyhow::Result;
-use rgrade::compare::{self, Plan};
+use rgrade::ComparePlan;
 
 use super::{print_stdout, Exit};
 use crate::cli::CompareArgs;
@@ -13,7 +13,7 @@ use crate::cli::CompareArgs;
 /// Anything that leaves nothing compared: unreadable or incomparable
 /// inputs, an unknown run, metric or rule target, an unwritable output.
 pub fn run(args: &CompareArgs) -> Result<Exit> {
-    let plan = Plan {
+    let plan = ComparePlan {
         baseline: args.baseline.clone(),
         candidate: args.candidate.clone(),
         baseline_run: args.baseline_run.clone(),
@@ -27,7 +27,7 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         alpha: args.alpha,
         threads: args.threads,
     };
-    let compared = compare::run(&plan, &mut |warning| {
+    let compared = rgrade::compare(&plan, &mut |warning| {
         eprintln!("rgrade: warning: {warning}");
     })?;
     // The verdict decides the exit status, even if the table is lost.

@@ -1,6 +1,6 @@
 //! `rgrade gen`: write synthetic labels and logs.
 
-use rgrade::gen::{GenConfig, Written};
+use rgrade::{GenConfig, Written};
 
 use super::Exit;
 use crate::cli::GenArgs;
@@ -8,7 +8,7 @@ use crate::cli::GenArgs;
 /// Write the data set described by `args` and say on stderr what was written
 /// (stdout stays empty, so scripts can pipe the command freely).
 pub fn run(args: &GenArgs) -> anyhow::Result<Exit> {
-    let written = rgrade::gen::write_dataset(&config(args))?;
+    let written = rgrade::write_dataset(&config(args))?;
     eprintln!("{}", report(&written));
     Ok(Exit::Clean)
 }

@@ -21,6 +21,7 @@
 
 pub mod aggregate;
 pub mod capture;
+mod checks;
 pub mod gather;
 pub mod group;
 pub mod judge;
