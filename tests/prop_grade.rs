@@ -1,16 +1,17 @@
 //! The whole grade path against a naive reference model, on random inputs.
 //!
 //! Each case generates an answer key and captured logs (JSONL or TREC run),
-//! writes them to a scratch directory, runs `rgrade grade` in-process
-//! through [`rgrade::cmd::grade::run`], reads `per_query.csv`,
-//! `aggregates.csv` and `rejects.jsonl` back and compares every cell with a
-//! reference written from SPEC §3–§6 and the README's decisions: one plain
-//! loop per (run, stage, query) over explicit rankings, no indexes, no
-//! hashing tricks, no shared code with `src/`.
+//! writes them to a scratch directory, runs `rgrade grade` in-process through
+//! [`rgrade::cmd::grade::run`], reads `per_query.csv`, `aggregates.csv` and
+//! `rejects.jsonl` back and compares every cell with a reference written from
+//! docs/guide.md (Input formats, Metrics, Outputs): one plain loop per (run,
+//! stage, query) over explicit rankings, no indexes, no hashing tricks, no
+//! shared code with `src/`.
 //!
-//! Where the contract is silent the reference follows what the README
-//! decided and says so in a comment; on a mismatch the failure prints the
-//! input files, the command line and every differing cell.
+//! Where the definitions leave a choice open the reference follows
+//! docs/guide.md, Decisions where tools differ, and says so in a comment; on a
+//! mismatch the failure prints the input files, the command line and every
+//! differing cell.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -69,7 +70,7 @@ struct Label {
 }
 
 impl Label {
-    /// The relevant set R of SPEC §4: grade >= min-rel.
+    /// The relevant set R of docs/guide.md, Metrics: grade >= min-rel.
     fn relevant(&self, min_rel: i64) -> BTreeSet<&str> {
         self.grades
             .iter()
@@ -79,7 +80,8 @@ impl Label {
     }
 
     /// The nDCG gain of a doc: its raw grade whatever `--min-rel` says;
-    /// zero and negative grades (and unjudged docs) add nothing (README).
+    /// zero and negative grades (and unjudged docs) add nothing
+    /// (docs/guide.md, Decisions where tools differ).
     fn gain(&self, doc: &str) -> f64 {
         self.grades.get(doc).map_or(0.0, |&g| g.max(0) as f64)
     }
@@ -502,7 +504,7 @@ struct Capture {
 }
 
 /// The captures of the logs in input order: files in the order given, then
-/// line number (SPEC §3.3).
+/// line number (docs/guide.md, Input formats).
 fn captures(logs: &Logs) -> Vec<Capture> {
     match logs {
         Logs::Jsonl(files) => files
@@ -526,7 +528,8 @@ fn captures(logs: &Logs) -> Vec<Capture> {
 
 /// TREC lines grouped by (tag, query_id) across every file; each group is
 /// ranked by score descending, ties by doc id descending in byte order,
-/// like trec_eval (SPEC §3.2). The tag is the run, the stage `final`.
+/// like trec_eval (docs/guide.md, Input formats). The tag is the run, the
+/// stage `final`.
 fn trec_captures(files: &[Vec<TrecLine>]) -> Vec<Capture> {
     let mut groups: BTreeMap<(String, String), Vec<(&TrecLine, Origin)>> = BTreeMap::new();
     for (f, lines) in files.iter().enumerate() {
@@ -558,7 +561,7 @@ fn trec_captures(files: &[Vec<TrecLine>]) -> Vec<Capture> {
         .collect()
 }
 
-/// A per-query status (SPEC §4).
+/// A per-query status (docs/guide.md, Metrics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
     Ok,
@@ -605,7 +608,7 @@ struct Graded {
     missed: BTreeSet<String>,
 }
 
-/// SPEC §4 for one ranking, straight from the definitions.
+/// docs/guide.md, Metrics, for one ranking, straight from the definitions.
 fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded {
     let relevant = label.relevant(options.min_rel);
     let is_relevant = |doc: &String| relevant.contains(doc.as_str());
@@ -743,8 +746,9 @@ fn query_row<'a>(
         metrics: vec![None; METRICS.len() * options.ks.len()],
         missing_at: String::new(),
     };
-    // Facts of the graded capture(s), averaged under --repeats mean over
-    // those that have a value (README), for ok and no_answer alike.
+    // Facts of the graded capture(s), averaged under --repeats mean over those
+    // that have a value (docs/guide.md, Decisions where tools differ), for ok
+    // and no_answer alike.
     row.n_results = mean(chosen.iter().map(|(_, r)| r.len() as f64));
     row.latency_ms = mean(chosen.iter().filter_map(|(c, _)| c.latency_ms));
     row.context_tokens = mean(chosen.iter().filter_map(|(c, _)| c.context_tokens));
@@ -758,8 +762,9 @@ fn query_row<'a>(
             row.metrics = (0..row.metrics.len())
                 .map(|m| mean(graded.iter().map(|g| g.metrics[m])))
                 .collect();
-            // README: the best rank any capture reached; the relevant ids
-            // that at least one capture missed.
+            // docs/guide.md, Decisions where tools differ: the best rank any
+            // capture reached; the relevant ids that at least one capture
+            // missed.
             row.first_rel_rank = graded
                 .iter()
                 .filter_map(|g| g.first_rel_rank)
@@ -797,9 +802,10 @@ struct Expected<'a> {
 /// Group captures by (run, stage, query) and grade every labeled query
 /// under every (run, stage) seen.
 fn reference<'a>(labels: &'a [Label], captures: &[Capture], options: &Options) -> Expected<'a> {
-    // README: every (run, stage) of a record that parses gets a row for each
-    // labeled query, labeled or not, even when the record is then rejected
-    // (otherwise an `invalid` query could not be reported).
+    // docs/guide.md, Decisions where tools differ: every (run, stage) of a
+    // record that parses gets a row for each labeled query, labeled or not,
+    // even when the record is then rejected (otherwise an `invalid` query
+    // could not be reported).
     let mut pairs: BTreeSet<(String, String)> = captures
         .iter()
         .map(|c| (c.run.clone(), c.stage.clone()))
@@ -825,7 +831,7 @@ fn reference<'a>(labels: &'a [Label], captures: &[Capture], options: &Options) -
     Expected { rows, rejected }
 }
 
-/// A query counts in the metric means (SPEC §4).
+/// A query counts in the metric means (docs/guide.md, Metrics).
 fn counted(row: &QueryRow, options: &Options) -> bool {
     match row.status {
         Status::Ok | Status::Invalid => true,
@@ -925,8 +931,8 @@ fn aggregate_row(
             scored.iter().map(|r| r.metrics[m].unwrap_or(0.0)),
         )));
     }
-    // README: over the queries of the slice that recorded a latency,
-    // whatever their status.
+    // docs/guide.md, Decisions where tools differ: over the queries of the
+    // slice that recorded a latency, whatever their status.
     let mut latencies: Vec<f64> = rows.iter().filter_map(|r| r.latency_ms).collect();
     latencies.sort_by(f64::total_cmp);
     for p in [0.5, 0.95, 0.99] {
@@ -1283,7 +1289,8 @@ proptest! {
 
     /// The same promise under `--repeats first|last`: the capture graded is
     /// the first (last) valid one in input order, and `captures` still
-    /// counts every capture of the key, superseded ones included (README).
+    /// counts every capture of the key, superseded ones included
+    /// (docs/guide.md, Outputs).
     #[test]
     fn jsonl_logs_under_first_or_last_grade_like_the_reference(
         scenario in scenario(jsonl_logs(5), &Repeats::ONE_OF_SEVERAL)

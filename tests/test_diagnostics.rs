@@ -1,4 +1,4 @@
-//! Diagnostics (SPEC §8) end to end, through the binary: `grade
+//! Diagnostics (docs/guide.md, Diagnostics) end to end, through the binary: `grade
 //! --stage-order`, the relevant documents each stage found and the next
 //! one dropped.
 //!

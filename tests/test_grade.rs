@@ -50,10 +50,10 @@ fn in_file(file: &str, rejects: &[(u64, &str)]) -> Vec<(String, u64, String)> {
         .collect()
 }
 
-/// The worked example of SPEC §1 grades to the published numbers: 0.833
-/// mean recall@3 and 0.667 MRR@3 on stdout; the per-query values, columns
-/// in the contracted order and `missing_at_3 = share_limits` for
-/// q_sharing in per_query.csv; the overall and per-task rows of
+/// The worked example of README.md, Quick start, grades to the published
+/// numbers: 0.833 mean recall@3 and 0.667 MRR@3 on stdout; the per-query
+/// values, columns in the contracted order and `missing_at_3 = share_limits`
+/// for q_sharing in per_query.csv; the overall and per-task rows of
 /// aggregates.csv; summary.json's counts; no reject; exit status 0.
 #[test]
 fn worked_example_reproduces_the_spec() {
@@ -453,7 +453,7 @@ fn repeated_captures_are_rejected_under_repeats_error() {
 /// A repeated capture is known only once every record was read, when its
 /// bytes are gone: rgrade reads files again for the excerpt, but standard
 /// input cannot be read twice, so there the reject names `-` and the line
-/// with an empty `record` (README "Outputs").
+/// with an empty `record` (docs/guide.md, Outputs).
 #[test]
 fn repeated_captures_from_stdin_name_the_line() {
     let wd = Workdir::new("repeats_stdin");
@@ -639,7 +639,7 @@ fn summary_counts_account_for_every_record() {
 
 /// A repeated capture that is a TREC ranking (several lines) rejects each
 /// of its lines under `--repeats error`, so no line is silently dropped and
-/// summary.json's counts still add up (SPEC §6 "nothing lost").
+/// summary.json's counts still add up (docs/guide.md, Outputs).
 #[test]
 fn a_repeated_trec_ranking_rejects_every_line() {
     let wd = Workdir::new("repeated_trec");
@@ -761,7 +761,7 @@ fn repeats_follow_input_order_across_files() {
 
 /// Under `--repeats first|last` the `captures` column still counts every
 /// capture of the key and summary.json's `repeats` every capture beyond
-/// the first, though only one capture is graded (README "Outputs":
+/// the first, though only one capture is graded (docs/guide.md, Outputs:
 /// "`captures` counts every capture of the key").
 #[test]
 fn first_and_last_still_count_every_capture() {

@@ -1,4 +1,4 @@
-//! Diagnostics (SPEC §8) end to end, through the binary: permissions
+//! Diagnostics (docs/guide.md, Diagnostics) end to end, through the binary: permissions
 //! (results outside the user's allowed collections) and stale labels
 //! (labeled doc ids no capture returned, `--corpus`).
 //!
@@ -1743,9 +1743,10 @@ fn stale_superseded_capture_counts_as_seen_under_first() {
     assert_eq!(stale["unseen"].as_u64(), Some(3), "{stale:#}");
 }
 
-/// Under `--repeats error` every capture of a repeated key is rejected for
-/// the policy, but each was a valid record that returned its documents:
-/// the query counts as captured and what it returned as seen (README).
+/// Under `--repeats error` every capture of a repeated key is rejected for the
+/// policy, but each was a valid record that returned its documents: the query
+/// counts as captured and what it returned as seen (docs/guide.md,
+/// Diagnostics).
 #[test]
 fn stale_repeated_captures_still_show_what_they_returned() {
     let wd = Workdir::new("stale_repeats_error");

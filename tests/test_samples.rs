@@ -168,12 +168,13 @@ fn realistic_summary_accounts_for_every_flaw() {
 }
 
 /// Without `--repeats last` (so `error`, the default) every capture of the
-/// three retried (run, stage, query) keys is a `repeated_capture` reject
-/// and the keys are `invalid` with 2 captures. So are q000001, q000010 and
-/// q000011 `final`: their flawed records (a chunk listed twice, no results,
-/// results as a string) still count as captures of their keys once the key
-/// was read (README "Several captures"), which makes their one good capture
-/// a repeat too. 14 rejects exceed `--max-rejects 10`: exit 1.
+/// three retried (run, stage, query) keys is a `repeated_capture` reject and
+/// the keys are `invalid` with 2 captures. So are q000001, q000010 and q000011
+/// `final`: their flawed records (a chunk listed twice, no results, results as
+/// a string) still count as captures of their keys once the key was read
+/// (docs/guide.md, Decisions where tools differ: several captures), which
+/// makes their one good capture a repeat too. 14 rejects exceed
+/// `--max-rejects 10`: exit 1.
 #[test]
 fn realistic_retries_are_rejected_under_the_default_repeats_error() {
     let wd = Workdir::new("samples_realistic_repeats_error");
@@ -243,7 +244,7 @@ fn realistic_retries_are_rejected_under_the_default_repeats_error() {
 }
 
 /// The relevant doc ids of `query` in the realistic answer key: every id
-/// of a list, or every id graded 1 or more (README "Labels").
+/// of a list, or every id graded 1 or more (docs/guide.md, Input formats).
 fn relevant(query: &str) -> BTreeSet<String> {
     let path = realistic("labels.jsonl");
     let text =
@@ -303,13 +304,13 @@ fn final_ranking(query: &str) -> Vec<String> {
         .collect()
 }
 
-/// A few numbers of `expected/per_query.csv`, recomputed from the raw
-/// inputs with the README's definitions: recall@5 = |top 5 ∩ R| / |R|,
-/// rr@10 = 1 / rank of the first relevant doc within 10, n_relevant = |R|
+/// A few numbers of `expected/per_query.csv`, recomputed from the raw inputs
+/// with the definitions of docs/guide.md, Metrics: recall@5 = |top 5 ∩ R| /
+/// |R|, rr@10 = 1 / rank of the first relevant doc within 10, n_relevant = |R|
 /// and missing_at_10 = R minus the top 10, sorted and `|`-joined. The two
-/// queries picked sit in different shards (plain and gzip), one with
-/// graded labels including a grade-0 doc, the other with a list, and both
-/// score strictly between 0 and 1, so the check has something to catch.
+/// queries picked sit in different shards (plain and gzip), one with graded
+/// labels including a grade-0 doc, the other with a list, and both score
+/// strictly between 0 and 1, so the check has something to catch.
 #[test]
 fn realistic_expected_numbers_follow_from_the_inputs() {
     let expected = Table::from_path(&realistic("expected/per_query.csv"));

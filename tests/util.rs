@@ -375,7 +375,8 @@ impl fmt::Display for Run {
     }
 }
 
-/// The columns of per_query.csv before the metric columns (SPEC §5).
+/// The columns of per_query.csv before the metric columns (docs/guide.md,
+/// Outputs).
 pub const PER_QUERY_LEADING: [&str; 13] = [
     "run",
     "stage",
@@ -392,7 +393,8 @@ pub const PER_QUERY_LEADING: [&str; 13] = [
     "context_tokens",
 ];
 
-/// The columns of aggregates.csv before the metric columns (SPEC §5).
+/// The columns of aggregates.csv before the metric columns (docs/guide.md,
+/// Outputs).
 pub const AGGREGATES_LEADING: [&str; 9] = [
     "run",
     "stage",
@@ -405,7 +407,8 @@ pub const AGGREGATES_LEADING: [&str; 9] = [
     "no_answer",
 ];
 
-/// The columns of aggregates.csv after the metric columns (SPEC §5).
+/// The columns of aggregates.csv after the metric columns (docs/guide.md,
+/// Outputs).
 pub const AGGREGATES_TRAILING: [&str; 5] = [
     "latency_p50_ms",
     "latency_p95_ms",
@@ -414,7 +417,7 @@ pub const AGGREGATES_TRAILING: [&str; 5] = [
     "leaks",
 ];
 
-/// The metric names, in column order per cutoff (SPEC §5).
+/// The metric names, in column order per cutoff (docs/guide.md, Outputs).
 pub const METRICS: [&str; 6] = ["recall", "rr", "hit", "precision", "ndcg", "ap"];
 
 /// The metric columns for these cutoffs, in the order given.
@@ -451,8 +454,8 @@ pub fn count(summary: &Value, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("summary.json counts.{name} missing:\n{summary:#}"))
 }
 
-/// summary.json's counts add up (README "Outputs"): every record is graded,
-/// superseded by a repeat, unlabeled, of another stage, or rejected.
+/// summary.json's counts add up (docs/guide.md, Outputs): every record is
+/// graded, superseded by a repeat, unlabeled, of another stage, or rejected.
 #[track_caller]
 pub fn assert_counts_add_up(summary: &Value) {
     let parts = [
