@@ -1,0 +1,24 @@
+//! Helpers shared by the integration tests: a scratch directory per test,
+//! running the real `rgrade` binary in it ([`run`]), and reading its outputs
+//! back ([`outputs`]: CSV into rows, JSON and JSONL through serde_json).
+
+use std::path::Path;
+
+mod outputs;
+mod run;
+
+pub use outputs::*;
+pub use run::*;
+
+/// The crate root: the directory the README's commands run in.
+pub const CRATE_ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The absolute path of a file of the shipped worked example
+/// (`data-samples/seed/`), as a command-line argument.
+pub fn seed(name: &str) -> String {
+    Path::new(CRATE_ROOT)
+        .join("data-samples/seed")
+        .join(name)
+        .display()
+        .to_string()
+}
