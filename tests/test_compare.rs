@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::util::{
-    assert_cell, assert_same_lines, assert_text, Run, Table, Workdir, CRATE_ROOT, RUN_TIMEOUT,
+    assert_cell, assert_same_lines, assert_text, text, Run, Table, Workdir, CRATE_ROOT, RUN_TIMEOUT,
 };
 
 /// The comparison sample, relative to the crate root.
@@ -29,11 +29,6 @@ fn crate_path(rel: &str) -> PathBuf {
 /// `path` as a command-line argument.
 fn arg(path: &Path) -> String {
     path.display().to_string()
-}
-
-/// Lines joined into a file's text, each ending in a newline.
-fn text(lines: &[String]) -> String {
-    lines.iter().map(|line| format!("{line}\n")).collect()
 }
 
 /// `rgrade compare ARGS` in `wd`.

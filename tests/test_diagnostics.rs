@@ -23,7 +23,7 @@ use proptest::sample::{select, subsequence};
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 
-use crate::util::{assert_same_lines, Run, Table, Workdir};
+use crate::util::{assert_same_lines, grade, text, Run, Table, Workdir};
 
 /// stage_loss.csv's columns, in order.
 const TOTALS_HEADER: [&str; 8] = [
@@ -52,18 +52,6 @@ const PER_QUERY_HEADER: [&str; 9] = [
 
 /// The title line of the stdout table.
 const TABLE_TITLE: &str = "evidence lost between stages (relevant documents found, then dropped)";
-
-/// Lines joined into a file's text, each ending in a newline.
-fn text(lines: &[&str]) -> String {
-    lines.iter().map(|line| format!("{line}\n")).collect()
-}
-
-/// `rgrade grade ARGS` in `wd`.
-fn grade(wd: &Workdir, args: &[&str]) -> Run {
-    let mut all = vec!["grade"];
-    all.extend_from_slice(args);
-    wd.rgrade(&all)
-}
 
 /// `lost / found` as the CSV writes it (`{}` of the f64), empty when
 /// nothing was found.

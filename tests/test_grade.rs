@@ -15,13 +15,8 @@ use serde_json::Value;
 
 use crate::util::{
     aggregates_header, assert_cell, assert_counts_add_up, assert_text, count, gzip, metric_columns,
-    per_query_header, run_command, seed, zstd_compress, Run, Table, Workdir, RUN_TIMEOUT,
+    per_query_header, run_command, seed, text, zstd_compress, Run, Table, Workdir, RUN_TIMEOUT,
 };
-
-/// Lines joined into a file's text, each ending in a newline.
-fn text(lines: &[&str]) -> String {
-    lines.iter().map(|line| format!("{line}\n")).collect()
-}
 
 /// 1 / log2(rank + 1): the nDCG discount at a 1-based rank.
 fn discount(rank: u32) -> f64 {

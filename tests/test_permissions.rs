@@ -27,8 +27,8 @@ use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, metric_columns,
-    zstd_compress, Run, Table, Workdir, CRATE_ROOT,
+    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, grade,
+    metric_columns, text, zstd_compress, Run, Table, Workdir, CRATE_ROOT,
 };
 
 /// The diagnostics sample, relative to the crate root, as its README writes it.
@@ -69,18 +69,6 @@ fn sample_path(rel: &str) -> PathBuf {
 fn sample_text(rel: &str) -> String {
     fs::read_to_string(sample_path(rel))
         .unwrap_or_else(|e| panic!("cannot read {SAMPLE}/{rel}: {e}"))
-}
-
-/// Lines joined into a file's text, each ending in a newline.
-fn text(lines: &[&str]) -> String {
-    lines.iter().map(|line| format!("{line}\n")).collect()
-}
-
-/// `rgrade grade ARGS` in `wd`.
-fn grade(wd: &Workdir, args: &[&str]) -> Run {
-    let mut all = vec!["grade"];
-    all.extend_from_slice(args);
-    wd.rgrade(&all)
 }
 
 /// The commands of the sample's README: every line of a `sh` block, with

@@ -22,3 +22,18 @@ pub fn seed(name: &str) -> String {
         .display()
         .to_string()
 }
+
+/// Lines joined into a file's text, each ending in a newline.
+pub fn text<S: AsRef<str>>(lines: &[S]) -> String {
+    lines
+        .iter()
+        .map(|line| format!("{}\n", line.as_ref()))
+        .collect()
+}
+
+/// `rgrade grade ARGS` in `wd`.
+pub fn grade(wd: &Workdir, args: &[&str]) -> Run {
+    let mut all = vec!["grade"];
+    all.extend_from_slice(args);
+    wd.rgrade(&all)
+}
