@@ -260,3 +260,30 @@ pub fn assert_text(row: &HashMap<String, String>, column: &str, want: &str) {
         .unwrap_or_else(|| panic!("no column {column:?} in row {row:?}"));
     assert_eq!(cell, want, "{column} in row {row:?}");
 }
+
+/// 1 / log2(rank + 1): the nDCG discount at a 1-based rank.
+pub fn discount(rank: u32) -> f64 {
+    1.0 / f64::from(rank + 1).log2()
+}
+
+/// rejects.jsonl as (file, line, reason), in file order.
+pub fn reject_keys(rejects: &[Value]) -> Vec<(String, u64, String)> {
+    rejects
+        .iter()
+        .map(|r| {
+            (
+                r["file"].as_str().unwrap_or_default().to_string(),
+                r["line"].as_u64().unwrap_or_default(),
+                r["reason"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Expected rejects of one file: (line, reason) → (file, line, reason).
+pub fn in_file(file: &str, rejects: &[(u64, &str)]) -> Vec<(String, u64, String)> {
+    rejects
+        .iter()
+        .map(|(line, reason)| (file.to_string(), *line, reason.to_string()))
+        .collect()
+}
