@@ -1,8 +1,10 @@
 //! Integration tests: each module runs the real binary (or the library's
 //! whole grade path) for one subcommand or concern.
 mod prop_grade;
+mod prop_permissions;
 mod test_compare;
 mod test_diagnostics;
+mod test_diagnostics_sample;
 mod test_gen;
 mod test_grade_cli;
 mod test_inputs;
@@ -12,5 +14,6 @@ mod test_permissions;
 mod test_rejects;
 mod test_repeats;
 mod test_samples;
+mod test_stale_labels;
 mod test_trec;
 mod util;

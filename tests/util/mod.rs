@@ -5,6 +5,7 @@
 use std::path::Path;
 
 mod outputs;
+pub mod permissions;
 mod run;
 
 pub use outputs::*;

@@ -287,3 +287,9 @@ pub fn in_file(file: &str, rejects: &[(u64, &str)]) -> Vec<(String, u64, String)
         .map(|(line, reason)| (file.to_string(), *line, reason.to_string()))
         .collect()
 }
+
+/// The row of (stage, query) in a per_query.csv.
+#[track_caller]
+pub fn row(table: &Table, stage: &str, query: &str) -> HashMap<String, String> {
+    table.row(&[("stage", stage), ("query_id", query)])
+}
