@@ -2,8 +2,8 @@
 //! whole grade path) for one subcommand or concern.
 mod prop_grade;
 mod prop_permissions;
+mod prop_stage_loss;
 mod test_compare;
-mod test_diagnostics;
 mod test_diagnostics_sample;
 mod test_gen;
 mod test_grade_cli;
@@ -14,6 +14,9 @@ mod test_permissions;
 mod test_rejects;
 mod test_repeats;
 mod test_samples;
+mod test_stage_loss;
+mod test_stage_loss_generated;
+mod test_stage_order;
 mod test_stale_labels;
 mod test_trec;
 mod util;

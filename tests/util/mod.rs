@@ -7,6 +7,7 @@ use std::path::Path;
 mod outputs;
 pub mod permissions;
 mod run;
+pub mod stage_loss;
 
 pub use outputs::*;
 pub use run::*;
