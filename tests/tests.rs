@@ -4,6 +4,8 @@ mod prop_grade;
 mod prop_permissions;
 mod prop_stage_loss;
 mod test_compare;
+mod test_compare_rules;
+mod test_compare_stats;
 mod test_diagnostics_sample;
 mod test_gen;
 mod test_grade_cli;

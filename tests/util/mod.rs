@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+pub mod compare;
 mod outputs;
 pub mod permissions;
 mod run;
