@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -13,7 +13,8 @@ use crate::util::compare::{
     assert_sorted_worst_first, cases_labels, compare, expect_refusal, grade, graded_cases,
 };
 use crate::util::{
-    assert_cell, assert_same_lines, assert_text, Run, Table, Workdir, CRATE_ROOT, RUN_TIMEOUT,
+    assert_cell, assert_same_lines, assert_text, crate_path, percentile, Run, Table, Workdir,
+    RUN_TIMEOUT,
 };
 
 /// The comparison sample, relative to the crate root.
@@ -21,11 +22,6 @@ const SAMPLE: &str = "data-samples/compare";
 
 /// The metrics data-samples/compare/README.md's compare command names.
 const SAMPLE_METRICS: &str = "recall@5,recall@10,rr@10,ndcg@10";
-
-/// The absolute path of `rel` inside the crate.
-fn crate_path(rel: &str) -> PathBuf {
-    Path::new(CRATE_ROOT).join(rel)
-}
 
 /// `path` as a command-line argument.
 fn arg(path: &Path) -> String {
@@ -166,16 +162,9 @@ fn sample_story_matches_expected_outputs() {
         .collect();
     latencies.sort_by(f64::total_cmp);
     assert_eq!(latencies.len(), 300);
-    let p95 = percentile(&latencies, 95.0);
+    let p95 = percentile(&latencies, 0.95);
     let got = rule(2)["value"].as_f64().expect("latency value");
     assert!((got - p95).abs() < 1e-9, "p95 {got}, recomputed {p95}");
-}
-
-/// Linear-interpolation percentile (numpy's default) of sorted values.
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let position = p / 100.0 * (sorted.len() - 1) as f64;
-    let (below, above) = (position.floor() as usize, position.ceil() as usize);
-    sorted[below] + (sorted[above] - sorted[below]) * (position - below as f64)
 }
 
 /// A few rows of the sample's comparison.csv and per_query_delta.csv,

@@ -6,13 +6,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, row, Run, Workdir,
-    CRATE_ROOT,
+    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, crate_path, doc_id,
+    row, Run, Workdir,
 };
 
 /// The diagnostics sample, relative to the crate root, as its README writes it.
@@ -46,7 +46,7 @@ const SAMPLE_CORPUS_MESSAGE: &str = "rgrade: data-samples/diagnostics/corpus.txt
 
 /// The absolute path of `rel` inside the sample.
 fn sample_path(rel: &str) -> PathBuf {
-    Path::new(CRATE_ROOT).join(SAMPLE).join(rel)
+    crate_path(SAMPLE).join(rel)
 }
 
 /// The text of `rel` inside the sample.
@@ -275,14 +275,6 @@ fn jsonl(text: &str) -> Vec<(u64, Value)> {
         .collect()
 }
 
-/// A result's doc id (a string, or an object's `doc_id`).
-fn result_doc(result: &Value) -> String {
-    match result {
-        Value::String(s) => s.clone(),
-        other => other["doc_id"].as_str().expect("doc_id").to_string(),
-    }
-}
-
 /// The key numbers of the sample, recomputed from its inputs: the leak
 /// list and permission counts, `unauthorized` per query, `leaks` per
 /// grouping set, the stale labels (numbers, sample, every slice), the
@@ -320,7 +312,7 @@ fn sample_numbers_follow_from_the_inputs() {
         };
         let allowed: Vec<&str> = allowed.iter().map(|a| a.as_str().expect("name")).collect();
         for result in record["results"].as_array().expect("results") {
-            let doc = result_doc(result);
+            let doc = doc_id(result, record);
             let collection = result["collection"]
                 .as_str()
                 .map(String::from)
@@ -443,7 +435,7 @@ fn sample_numbers_follow_from_the_inputs() {
         returned
             .entry(query)
             .or_default()
-            .extend(docs.iter().map(result_doc));
+            .extend(docs.iter().map(|doc| doc_id(doc, record)));
     }
     let mut sets: BTreeMap<(u8, String, String), (u64, u64)> = BTreeMap::new();
     let (mut labeled, mut unseen, mut sample) = (0u64, 0u64, Vec::<String>::new());

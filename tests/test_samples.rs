@@ -15,8 +15,8 @@ use flate2::read::MultiGzDecoder;
 use serde_json::Value;
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, rgrade_in, Run,
-    Table, Workdir, CRATE_ROOT,
+    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, crate_path, doc_id,
+    rgrade_in, Run, Table, Workdir, CRATE_ROOT,
 };
 
 /// The realistic sample, relative to the crate root, as the README writes it.
@@ -24,7 +24,7 @@ const REALISTIC: &str = "data-samples/realistic";
 
 /// The absolute path of `rel` inside the realistic sample.
 fn realistic(rel: &str) -> PathBuf {
-    Path::new(CRATE_ROOT).join(REALISTIC).join(rel)
+    crate_path(REALISTIC).join(rel)
 }
 
 /// data-samples/README.md's command for the realistic sample, writing into
@@ -255,7 +255,7 @@ fn relevant(query: &str) -> BTreeSet<String> {
         .find(|label: &Value| label["query_id"] == query)
         .unwrap_or_else(|| panic!("{query} is not in {}", path.display()));
     match &label["relevant"] {
-        Value::Array(docs) => docs.iter().map(|d| id(d, &label)).collect(),
+        Value::Array(docs) => docs.iter().map(|d| doc_id(d, &label)).collect(),
         Value::Object(grades) => grades
             .iter()
             .filter(|(_, grade)| grade.as_i64().is_some_and(|g| g >= 1))
@@ -263,15 +263,6 @@ fn relevant(query: &str) -> BTreeSet<String> {
             .collect(),
         _ => panic!("relevant is neither a list nor grades: {label}"),
     }
-}
-
-/// A doc id: a string, or the `doc_id` of an object.
-#[track_caller]
-fn id(doc: &Value, context: &Value) -> String {
-    doc.as_str()
-        .or_else(|| doc["doc_id"].as_str())
-        .unwrap_or_else(|| panic!("no doc id in {doc} of {context}"))
-        .to_string()
 }
 
 /// The one `final` ranking of `query` in the realistic logs, read without
@@ -300,7 +291,7 @@ fn final_ranking(query: &str) -> Vec<String> {
         .as_array()
         .unwrap_or_else(|| panic!("{query}: no results array in {capture}"))
         .iter()
-        .map(|doc| id(doc, capture))
+        .map(|doc| doc_id(doc, capture))
         .collect()
 }
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::inputs::{Label, Logs, Options, Repeats, TrecLine};
-use crate::util::{self, METRICS};
+use crate::util::{self, percentile, METRICS};
 
 // ---------------------------------------------------------------------------
 // The reference model.
@@ -368,14 +368,6 @@ fn counted(row: &QueryRow, options: &Options) -> bool {
         Status::Missing => !options.missing_skip,
         Status::NoAnswer => false,
     }
-}
-
-/// Linear interpolation between closest ranks (numpy's default).
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let h = (sorted.len() - 1) as f64 * p;
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(sorted.len() - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
 // ---------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 //! running the real `rgrade` binary in it ([`run`]), and reading its outputs
 //! back ([`outputs`]: CSV into rows, JSON and JSONL through serde_json).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 pub mod compare;
 mod outputs;
@@ -16,13 +18,28 @@ pub use run::*;
 /// The crate root: the directory the README's commands run in.
 pub const CRATE_ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// The absolute path of `rel` inside the crate: a file of a shipped sample,
+/// say (`data-samples/...`).
+pub fn crate_path(rel: &str) -> PathBuf {
+    Path::new(CRATE_ROOT).join(rel)
+}
+
 /// The absolute path of a file of the shipped worked example
 /// (`data-samples/seed/`), as a command-line argument.
 pub fn seed(name: &str) -> String {
-    Path::new(CRATE_ROOT)
-        .join("data-samples/seed")
+    crate_path("data-samples/seed")
         .join(name)
         .display()
+        .to_string()
+}
+
+/// A doc id of a logged ranking: a string, or the `doc_id` of an object.
+/// `context` (the record, say) is shown if there is none.
+#[track_caller]
+pub fn doc_id(doc: &Value, context: &Value) -> String {
+    doc.as_str()
+        .or_else(|| doc["doc_id"].as_str())
+        .unwrap_or_else(|| panic!("no doc id in {doc} of {context}"))
         .to_string()
 }
 

@@ -293,3 +293,12 @@ pub fn in_file(file: &str, rejects: &[(u64, &str)]) -> Vec<(String, u64, String)
 pub fn row(table: &Table, stage: &str, query: &str) -> HashMap<String, String> {
     table.row(&[("stage", stage), ("query_id", query)])
 }
+
+/// The `p` quantile (0 to 1) of sorted values: linear interpolation between
+/// closest ranks (numpy's default), as rgrade's latency percentiles.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
