@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests: a scratch directory per test,
 //! running the real `rgrade` binary in it ([`run`]), and reading its outputs
 //! back ([`outputs`]: CSV into rows, JSON and JSONL through serde_json).
+//! What only one group of test files shares has a module of its own:
+//! [`compare`], [`permissions`] and [`stage_loss`]. A helper that two test
+//! files need lives here, once.
 
 use std::path::{Path, PathBuf};
 
