@@ -202,7 +202,7 @@ fn doc_collections_errors_exit_2() {
         run.expect_code(2).expect_stderr(&needles);
         assert!(!wd.exists("out/per_query.csv"), "graded with {map}\n{run}");
     }
-    // A short row names its file; the line is checked loosely (see report).
+    // A short row names its file; which line it names is not checked.
     wd.write("short.csv", text(&["doc_id,collection", "a"]));
     let run = grade_logs(&wd, &logs, &["--doc-collections", "short.csv"]);
     run.expect_code(2).expect_stderr(&["short.csv:"]);

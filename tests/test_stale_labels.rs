@@ -343,7 +343,8 @@ fn corpus_missing_ids_exit_2() {
     );
     run.expect_code(2);
     // All seven, each query's ids together, queries in id order (within a
-    // query the order is the label index's, not the file's: see the report).
+    // query the order is the label index's, not the file's, so it is not
+    // checked).
     let listed = wd.read_text("out/labels_missing_from_corpus.txt");
     let listed: Vec<&str> = listed.lines().collect();
     let mut sorted = listed.clone();
