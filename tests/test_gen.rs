@@ -65,12 +65,12 @@ fn same_seed_gives_identical_files_another_seed_different_ones() {
     }
 }
 
-/// Labels and events are JSON objects with the fields the README's input
-/// formats name: every label a task, a language, a relevant list or grades
-/// 0..=3 with one above 0, `required` only as `true`; every event distinct
-/// doc ids with strictly descending scores, a run, a positive latency and
-/// context size; one `retrieve` event of `--results` docs per query,
-/// followed later by its `final` event of 10. stderr names both files.
+/// Labels and events are JSON objects with the fields docs/guide.md, Input
+/// formats, names: every label a task, a language, a relevant list or grades
+/// 0..=3 with one above 0, `required` only as `true`; every event distinct doc
+/// ids with strictly descending scores, a run, a positive latency and context
+/// size; one `retrieve` event of `--results` docs per query, followed later by
+/// its `final` event of 10. stderr names both files.
 #[test]
 fn labels_and_events_are_json_objects_with_the_spec_fields() {
     let wd = Workdir::new("gen_jsonl");

@@ -15,8 +15,8 @@ use flate2::read::MultiGzDecoder;
 use serde_json::Value;
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, rgrade_in, Run,
-    Table, Workdir, CRATE_ROOT,
+    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, crate_path, doc_id,
+    rgrade_in, Run, Table, Workdir, CRATE_ROOT,
 };
 
 /// The realistic sample, relative to the crate root, as the README writes it.
@@ -24,7 +24,7 @@ const REALISTIC: &str = "data-samples/realistic";
 
 /// The absolute path of `rel` inside the realistic sample.
 fn realistic(rel: &str) -> PathBuf {
-    Path::new(CRATE_ROOT).join(REALISTIC).join(rel)
+    crate_path(REALISTIC).join(rel)
 }
 
 /// data-samples/README.md's command for the realistic sample, writing into
@@ -168,12 +168,13 @@ fn realistic_summary_accounts_for_every_flaw() {
 }
 
 /// Without `--repeats last` (so `error`, the default) every capture of the
-/// three retried (run, stage, query) keys is a `repeated_capture` reject
-/// and the keys are `invalid` with 2 captures. So are q000001, q000010 and
-/// q000011 `final`: their flawed records (a chunk listed twice, no results,
-/// results as a string) still count as captures of their keys once the key
-/// was read (README "Several captures"), which makes their one good capture
-/// a repeat too. 14 rejects exceed `--max-rejects 10`: exit 1.
+/// three retried (run, stage, query) keys is a `repeated_capture` reject and
+/// the keys are `invalid` with 2 captures. So are q000001, q000010 and q000011
+/// `final`: their flawed records (a chunk listed twice, no results, results as
+/// a string) still count as captures of their keys once the key was read
+/// (docs/guide.md, Decisions where tools differ: several captures), which
+/// makes their one good capture a repeat too. 14 rejects exceed
+/// `--max-rejects 10`: exit 1.
 #[test]
 fn realistic_retries_are_rejected_under_the_default_repeats_error() {
     let wd = Workdir::new("samples_realistic_repeats_error");
@@ -243,7 +244,7 @@ fn realistic_retries_are_rejected_under_the_default_repeats_error() {
 }
 
 /// The relevant doc ids of `query` in the realistic answer key: every id
-/// of a list, or every id graded 1 or more (README "Labels").
+/// of a list, or every id graded 1 or more (docs/guide.md, Input formats).
 fn relevant(query: &str) -> BTreeSet<String> {
     let path = realistic("labels.jsonl");
     let text =
@@ -254,7 +255,7 @@ fn relevant(query: &str) -> BTreeSet<String> {
         .find(|label: &Value| label["query_id"] == query)
         .unwrap_or_else(|| panic!("{query} is not in {}", path.display()));
     match &label["relevant"] {
-        Value::Array(docs) => docs.iter().map(|d| id(d, &label)).collect(),
+        Value::Array(docs) => docs.iter().map(|d| doc_id(d, &label)).collect(),
         Value::Object(grades) => grades
             .iter()
             .filter(|(_, grade)| grade.as_i64().is_some_and(|g| g >= 1))
@@ -262,15 +263,6 @@ fn relevant(query: &str) -> BTreeSet<String> {
             .collect(),
         _ => panic!("relevant is neither a list nor grades: {label}"),
     }
-}
-
-/// A doc id: a string, or the `doc_id` of an object.
-#[track_caller]
-fn id(doc: &Value, context: &Value) -> String {
-    doc.as_str()
-        .or_else(|| doc["doc_id"].as_str())
-        .unwrap_or_else(|| panic!("no doc id in {doc} of {context}"))
-        .to_string()
 }
 
 /// The one `final` ranking of `query` in the realistic logs, read without
@@ -299,17 +291,17 @@ fn final_ranking(query: &str) -> Vec<String> {
         .as_array()
         .unwrap_or_else(|| panic!("{query}: no results array in {capture}"))
         .iter()
-        .map(|doc| id(doc, capture))
+        .map(|doc| doc_id(doc, capture))
         .collect()
 }
 
-/// A few numbers of `expected/per_query.csv`, recomputed from the raw
-/// inputs with the README's definitions: recall@5 = |top 5 ∩ R| / |R|,
-/// rr@10 = 1 / rank of the first relevant doc within 10, n_relevant = |R|
+/// A few numbers of `expected/per_query.csv`, recomputed from the raw inputs
+/// with the definitions of docs/guide.md, Metrics: recall@5 = |top 5 ∩ R| /
+/// |R|, rr@10 = 1 / rank of the first relevant doc within 10, n_relevant = |R|
 /// and missing_at_10 = R minus the top 10, sorted and `|`-joined. The two
-/// queries picked sit in different shards (plain and gzip), one with
-/// graded labels including a grade-0 doc, the other with a list, and both
-/// score strictly between 0 and 1, so the check has something to catch.
+/// queries picked sit in different shards (plain and gzip), one with graded
+/// labels including a grade-0 doc, the other with a list, and both score
+/// strictly between 0 and 1, so the check has something to catch.
 #[test]
 fn realistic_expected_numbers_follow_from_the_inputs() {
     let expected = Table::from_path(&realistic("expected/per_query.csv"));

@@ -1,0 +1,506 @@
+//! The reference model of the grade properties: the captures in input
+//! order, every (run, stage, labeled query) graded straight from the
+//! definitions of docs/guide.md, Metrics, and the per_query.csv and
+//! aggregates.csv it expects, as cells.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::inputs::{Label, Logs, Options, Repeats, TrecLine};
+use crate::util::{self, percentile, METRICS};
+
+// ---------------------------------------------------------------------------
+// The reference model.
+// ---------------------------------------------------------------------------
+
+/// Where a record came from: (index of the log file as given, 1-based line).
+pub(super) type Origin = (usize, usize);
+
+/// One capture: a ranking a run returned for a query at a stage.
+#[derive(Debug, Clone)]
+pub(super) struct Capture {
+    run: String,
+    stage: String,
+    query_id: String,
+    /// In ranked order, duplicates and all.
+    ranking: Vec<String>,
+    latency_ms: Option<f64>,
+    context_tokens: Option<f64>,
+    /// The log lines it was read from (one for JSONL, a group for TREC).
+    origins: Vec<Origin>,
+}
+
+/// The captures of the logs in input order: files in the order given, then
+/// line number (docs/guide.md, Input formats).
+pub(super) fn captures(logs: &Logs) -> Vec<Capture> {
+    match logs {
+        Logs::Jsonl(files) => files
+            .iter()
+            .enumerate()
+            .flat_map(|(f, events)| {
+                events.iter().enumerate().map(move |(i, e)| Capture {
+                    run: e.run.unwrap_or("").to_string(),
+                    stage: e.stage.unwrap_or("final").to_string(),
+                    query_id: e.query_id.clone(),
+                    ranking: e.results.iter().map(|(doc, _)| doc.clone()).collect(),
+                    latency_ms: e.latency_ms,
+                    context_tokens: e.context_tokens.map(f64::from),
+                    origins: vec![(f, i + 1)],
+                })
+            })
+            .collect(),
+        Logs::Trec(files) => trec_captures(files),
+    }
+}
+
+/// TREC lines grouped by (tag, query_id) across every file; each group is
+/// ranked by score descending, ties by doc id descending in byte order,
+/// like trec_eval (docs/guide.md, Input formats). The tag is the run, the
+/// stage `final`.
+fn trec_captures(files: &[Vec<TrecLine>]) -> Vec<Capture> {
+    let mut groups: BTreeMap<(String, String), Vec<(&TrecLine, Origin)>> = BTreeMap::new();
+    for (f, lines) in files.iter().enumerate() {
+        for (i, line) in lines.iter().enumerate() {
+            groups
+                .entry((line.tag.to_string(), line.query_id.clone()))
+                .or_default()
+                .push((line, (f, i + 1)));
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((tag, query_id), mut lines)| {
+            lines.sort_by(|(a, _), (b, _)| {
+                b.score
+                    .total_cmp(&a.score)
+                    .then_with(|| b.doc_id.as_bytes().cmp(a.doc_id.as_bytes()))
+            });
+            Capture {
+                run: tag,
+                stage: "final".to_string(),
+                query_id,
+                ranking: lines.iter().map(|(l, _)| l.doc_id.clone()).collect(),
+                latency_ms: None,
+                context_tokens: None,
+                origins: lines.iter().map(|&(_, origin)| origin).collect(),
+            }
+        })
+        .collect()
+}
+
+/// A per-query status (docs/guide.md, Metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Ok,
+    Missing,
+    Invalid,
+    NoAnswer,
+}
+
+impl Status {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Missing => "missing",
+            Self::Invalid => "invalid",
+            Self::NoAnswer => "no_answer",
+        }
+    }
+}
+
+/// The reference's row of per_query.csv.
+#[derive(Debug, Clone)]
+pub(super) struct QueryRow<'a> {
+    run: String,
+    stage: String,
+    label: &'a Label,
+    status: Status,
+    n_relevant: usize,
+    n_results: Option<f64>,
+    first_rel_rank: Option<f64>,
+    captures: usize,
+    latency_ms: Option<f64>,
+    context_tokens: Option<f64>,
+    /// Six values per cutoff, in the order of `-k`, then of [`METRICS`].
+    metrics: Vec<Option<f64>>,
+    missing_at: String,
+}
+
+/// What one graded ranking scores.
+struct Graded {
+    /// Six values per cutoff, as in [`QueryRow::metrics`].
+    metrics: Vec<f64>,
+    first_rel_rank: Option<usize>,
+    /// Relevant ids not in the top k for the largest k.
+    missed: BTreeSet<String>,
+}
+
+/// docs/guide.md, Metrics, for one ranking, straight from the definitions.
+fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded {
+    let relevant = label.relevant(options.min_rel);
+    let is_relevant = |doc: &String| relevant.contains(doc.as_str());
+    let discount = |i: usize| 1.0 / ((i + 2) as f64).log2(); // rank i + 1
+    let mut ideal: Vec<f64> = label
+        .grades
+        .values()
+        .filter(|&&g| g > 0)
+        .map(|&g| g as f64)
+        .collect();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+
+    let mut metrics = Vec::new();
+    for &k in &options.ks {
+        let top = &ranking[..k.min(ranking.len())];
+        let found = top.iter().filter(|d| is_relevant(d)).count() as f64;
+        let n_rel = relevant.len() as f64;
+        let rr = top
+            .iter()
+            .position(is_relevant)
+            .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+        let dcg: f64 = top
+            .iter()
+            .enumerate()
+            .map(|(i, d)| label.gain(d) * discount(i))
+            .sum();
+        let idcg: f64 = ideal
+            .iter()
+            .take(k)
+            .enumerate()
+            .map(|(i, g)| g * discount(i))
+            .sum();
+        let mut ap = 0.0;
+        let mut seen = 0.0;
+        for (i, doc) in top.iter().enumerate() {
+            if is_relevant(doc) {
+                seen += 1.0;
+                ap += seen / (i + 1) as f64;
+            }
+        }
+        metrics.extend([
+            found / n_rel,
+            rr,
+            if found > 0.0 { 1.0 } else { 0.0 },
+            found / k as f64,
+            dcg / idcg,
+            ap / n_rel,
+        ]);
+    }
+    let deepest = options.ks.iter().copied().max().unwrap_or(1);
+    let top = &ranking[..deepest.min(ranking.len())];
+    Graded {
+        metrics,
+        first_rel_rank: ranking.iter().position(is_relevant).map(|i| i + 1),
+        missed: relevant
+            .iter()
+            .filter(|doc| !top.iter().any(|d| d == *doc))
+            .map(|doc| doc.to_string())
+            .collect(),
+    }
+}
+
+fn has_duplicate(ranking: &[String]) -> bool {
+    let mut seen = BTreeSet::new();
+    ranking.iter().any(|doc| !seen.insert(doc))
+}
+
+/// Keep the first occurrence of each doc and close the gap.
+fn dedupe(ranking: &[String]) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    ranking
+        .iter()
+        .filter(|doc| seen.insert(doc.as_str()))
+        .cloned()
+        .collect()
+}
+
+fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// The row of one (run, stage, labeled query) from its captures in input
+/// order; records the origins of every capture it rejects.
+fn query_row<'a>(
+    (run, stage): &(String, String),
+    label: &'a Label,
+    captures: &[&Capture],
+    options: &Options,
+    rejected: &mut BTreeSet<Origin>,
+) -> QueryRow<'a> {
+    // --duplicate-docs: reject the capture, or keep first occurrences.
+    let mut valid: Vec<(&Capture, Vec<String>)> = Vec::new();
+    for capture in captures {
+        if has_duplicate(&capture.ranking) && !options.dedupe {
+            rejected.extend(&capture.origins);
+        } else {
+            valid.push((capture, dedupe(&capture.ranking)));
+        }
+    }
+    // --repeats: a rejected capture still counts as a capture of its key.
+    let chosen: Vec<(&Capture, Vec<String>)> = match options.repeats {
+        Repeats::Error if captures.len() > 1 => {
+            captures.iter().for_each(|c| rejected.extend(&c.origins));
+            Vec::new()
+        }
+        Repeats::Error | Repeats::Mean => valid,
+        Repeats::First => valid.into_iter().take(1).collect(),
+        Repeats::Last => valid.into_iter().last().into_iter().collect(),
+    };
+
+    let relevant = label.relevant(options.min_rel);
+    let status = if relevant.is_empty() {
+        Status::NoAnswer
+    } else if captures.is_empty() {
+        Status::Missing
+    } else if chosen.is_empty() {
+        Status::Invalid
+    } else {
+        Status::Ok
+    };
+    let mut row = QueryRow {
+        run: run.clone(),
+        stage: stage.clone(),
+        label,
+        status,
+        n_relevant: relevant.len(),
+        n_results: None,
+        first_rel_rank: None,
+        captures: captures.len(),
+        latency_ms: None,
+        context_tokens: None,
+        metrics: vec![None; METRICS.len() * options.ks.len()],
+        missing_at: String::new(),
+    };
+    // Facts of the graded capture(s), averaged under --repeats mean over those
+    // that have a value (docs/guide.md, Decisions where tools differ), for ok
+    // and no_answer alike.
+    row.n_results = mean(chosen.iter().map(|(_, r)| r.len() as f64));
+    row.latency_ms = mean(chosen.iter().filter_map(|(c, _)| c.latency_ms));
+    row.context_tokens = mean(chosen.iter().filter_map(|(c, _)| c.context_tokens));
+    match status {
+        Status::NoAnswer => {}
+        Status::Ok => {
+            let graded: Vec<Graded> = chosen
+                .iter()
+                .map(|(_, ranking)| grade_ranking(ranking, label, options))
+                .collect();
+            row.metrics = (0..row.metrics.len())
+                .map(|m| mean(graded.iter().map(|g| g.metrics[m])))
+                .collect();
+            // docs/guide.md, Decisions where tools differ: the best rank any
+            // capture reached; the relevant ids that at least one capture
+            // missed.
+            row.first_rel_rank = graded
+                .iter()
+                .filter_map(|g| g.first_rel_rank)
+                .min()
+                .map(|r| r as f64);
+            let missed: BTreeSet<&String> = graded.iter().flat_map(|g| &g.missed).collect();
+            row.missing_at = join_ids(missed.into_iter().map(String::as_str));
+        }
+        Status::Missing | Status::Invalid => {
+            row.n_results = None;
+            row.latency_ms = None;
+            row.context_tokens = None;
+            // Scores 0 where it counts in the means; under --missing skip a
+            // missing query has no score at all.
+            let scored = status == Status::Invalid || !options.missing_skip;
+            row.metrics = vec![scored.then_some(0.0); row.metrics.len()];
+            row.missing_at = join_ids(relevant.iter().copied());
+        }
+    }
+    row
+}
+
+fn join_ids<'s>(ids: impl Iterator<Item = &'s str>) -> String {
+    let sorted: BTreeSet<&str> = ids.collect();
+    sorted.into_iter().collect::<Vec<_>>().join("|")
+}
+
+/// What the reference expects of one run of `rgrade grade`.
+pub(super) struct Expected<'a> {
+    pub(super) rows: Vec<QueryRow<'a>>,
+    /// Origins of every rejected record.
+    pub(super) rejected: BTreeSet<Origin>,
+}
+
+/// Group captures by (run, stage, query) and grade every labeled query
+/// under every (run, stage) seen.
+pub(super) fn reference<'a>(
+    labels: &'a [Label],
+    captures: &[Capture],
+    options: &Options,
+) -> Expected<'a> {
+    // docs/guide.md, Decisions where tools differ: every (run, stage) of a
+    // record that parses gets a row for each labeled query, labeled or not,
+    // even when the record is then rejected (otherwise an `invalid` query
+    // could not be reported).
+    let mut pairs: BTreeSet<(String, String)> = captures
+        .iter()
+        .map(|c| (c.run.clone(), c.stage.clone()))
+        .collect();
+    if pairs.is_empty() {
+        pairs.insert((String::new(), "final".to_string()));
+    }
+    let mut sorted_labels: Vec<&Label> = labels.iter().collect();
+    sorted_labels.sort_by(|a, b| a.query_id.as_bytes().cmp(b.query_id.as_bytes()));
+
+    let mut rejected = BTreeSet::new();
+    let mut rows = Vec::new();
+    for pair in &pairs {
+        for label in &sorted_labels {
+            let of_key: Vec<&Capture> = captures
+                .iter()
+                .filter(|c| (&c.run, &c.stage) == (&pair.0, &pair.1))
+                .filter(|c| c.query_id == label.query_id)
+                .collect();
+            rows.push(query_row(pair, label, &of_key, options, &mut rejected));
+        }
+    }
+    Expected { rows, rejected }
+}
+
+/// A query counts in the metric means (docs/guide.md, Metrics).
+fn counted(row: &QueryRow, options: &Options) -> bool {
+    match row.status {
+        Status::Ok | Status::Invalid => true,
+        Status::Missing => !options.missing_skip,
+        Status::NoAnswer => false,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Expected tables, as cells.
+// ---------------------------------------------------------------------------
+
+/// An expected cell: exact text, or a number (None: the empty cell).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Cell {
+    Text(String),
+    Number(Option<f64>),
+}
+
+fn text(s: &str) -> Cell {
+    Cell::Text(s.to_string())
+}
+
+fn count(n: usize) -> Cell {
+    Cell::Number(Some(n as f64))
+}
+
+/// per_query.csv's header, its missing-evidence column named for the
+/// deepest cutoff.
+pub(super) fn per_query_header(options: &Options) -> Vec<String> {
+    let deepest = options.ks.iter().max().copied().unwrap_or(1);
+    util::per_query_header(&options.ks, deepest)
+}
+
+pub(super) fn per_query_table(rows: &[QueryRow]) -> Vec<Vec<Cell>> {
+    rows.iter()
+        .map(|row| {
+            let mut cells = vec![
+                text(&row.run),
+                text(&row.stage),
+                text(&row.label.query_id),
+                text(row.label.task_name()),
+                text(row.label.language_name()),
+                text(if row.label.required == Some(true) {
+                    "true"
+                } else {
+                    "false"
+                }),
+                text(row.status.name()),
+                count(row.n_relevant),
+                Cell::Number(row.n_results),
+                Cell::Number(row.first_rel_rank),
+                count(row.captures),
+                Cell::Number(row.latency_ms),
+                Cell::Number(row.context_tokens),
+            ];
+            cells.extend(row.metrics.iter().map(|&m| Cell::Number(m)));
+            cells.push(text(&row.missing_at));
+            // No generated record carries permission data: every graded
+            // ranking has 0 unauthorized results.
+            cells.push(Cell::Number(row.n_results.map(|_| 0.0)));
+            cells
+        })
+        .collect()
+}
+
+/// One aggregates.csv row: the rows of a (run, stage) in one slice.
+fn aggregate_row(
+    (run, stage): (&str, &str),
+    (task, language): (&str, &str),
+    rows: &[&QueryRow],
+    options: &Options,
+) -> Vec<Cell> {
+    let with = |s: Status| count(rows.iter().filter(|r| r.status == s).count());
+    let mut cells = vec![
+        text(run),
+        text(stage),
+        text(task),
+        text(language),
+        count(rows.len()),
+        with(Status::Ok),
+        with(Status::Missing),
+        with(Status::Invalid),
+        with(Status::NoAnswer),
+    ];
+    let scored: Vec<&&QueryRow> = rows.iter().filter(|r| counted(r, options)).collect();
+    for m in 0..METRICS.len() * options.ks.len() {
+        cells.push(Cell::Number(mean(
+            scored.iter().map(|r| r.metrics[m].unwrap_or(0.0)),
+        )));
+    }
+    // docs/guide.md, Decisions where tools differ: over the queries of the
+    // slice that recorded a latency, whatever their status.
+    let mut latencies: Vec<f64> = rows.iter().filter_map(|r| r.latency_ms).collect();
+    latencies.sort_by(f64::total_cmp);
+    for p in [0.5, 0.95, 0.99] {
+        cells.push(Cell::Number(
+            (!latencies.is_empty()).then(|| percentile(&latencies, p)),
+        ));
+    }
+    cells.push(Cell::Number(mean(
+        rows.iter().filter_map(|r| r.context_tokens),
+    )));
+    cells.push(count(0));
+    cells
+}
+
+/// Per (run, stage): the overall row, then per task, per language and per
+/// task × language, each sorted by name in byte order.
+pub(super) fn aggregates_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<Cell>> {
+    let pairs: BTreeSet<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.run.as_str(), r.stage.as_str()))
+        .collect();
+    let mut table = Vec::new();
+    for pair in pairs {
+        let of_pair: Vec<&QueryRow> = rows
+            .iter()
+            .filter(|r| (r.run.as_str(), r.stage.as_str()) == pair)
+            .collect();
+        let tasks: BTreeSet<&str> = of_pair.iter().map(|r| r.label.task_name()).collect();
+        let languages: BTreeSet<&str> = of_pair.iter().map(|r| r.label.language_name()).collect();
+        let both: BTreeSet<(&str, &str)> = of_pair
+            .iter()
+            .map(|r| (r.label.task_name(), r.label.language_name()))
+            .collect();
+        let mut slices = vec![("*", "*")];
+        slices.extend(tasks.into_iter().map(|t| (t, "*")));
+        slices.extend(languages.into_iter().map(|l| ("*", l)));
+        slices.extend(both);
+        for (task, language) in slices {
+            let members: Vec<&QueryRow> = of_pair
+                .iter()
+                .copied()
+                .filter(|r| task == "*" || r.label.task_name() == task)
+                .filter(|r| language == "*" || r.label.language_name() == language)
+                .collect();
+            table.push(aggregate_row(pair, (task, language), &members, options));
+        }
+    }
+    table
+}

@@ -1,0 +1,202 @@
+//! Answer keys in every format (JSONL, TREC qrels, CSV) grade alike, and
+//! invalid labels stop `rgrade grade` before it grades anything (exit 2).
+
+use serde_json::Value;
+
+use crate::util::{assert_cell, assert_text, text, Workdir};
+
+/// The same answer key written as JSONL, TREC qrels and CSV grades to the
+/// same per_query.csv, no-answer queries and `#` in doc ids included; with
+/// task, language and required, JSONL and CSV agree too.
+#[test]
+fn label_formats_agree() {
+    let wd = Workdir::new("label_formats");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": {"a": 2, "b": 1}}"#,
+            r#"{"query_id": "q2", "relevant": ["c"]}"#,
+            r#"{"query_id": "q3", "relevant": []}"#,
+            r#"{"query_id": "q4", "relevant": ["d#1"]}"#,
+        ]),
+    );
+    wd.write(
+        "qrels.txt",
+        text(&[
+            "q1 0 a 2",
+            "q1 0 b 1",
+            "q2 0 c 1",
+            "q3 0 zz 0",
+            "q4\t0\td#1\t1",
+        ]),
+    );
+    wd.write(
+        "labels.csv",
+        text(&[
+            "query_id,doc_id,grade",
+            "q1,a,2",
+            "q1,b,1",
+            "q2,c,1",
+            "q3,,",
+            "q4,d#1,1",
+        ]),
+    );
+    wd.write(
+        "logs.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "results": ["b", "a", "c"]}"#,
+            r#"{"query_id": "q2", "results": ["c"]}"#,
+            r#"{"query_id": "q3", "results": ["a"]}"#,
+            r#"{"query_id": "q4", "results": ["x", "d#1"]}"#,
+        ]),
+    );
+    let grade = |labels: &str, out: &str| {
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            labels,
+            "-k",
+            "1,3",
+            "-o",
+            out,
+            "logs.jsonl",
+        ])
+        .expect_code(0);
+        wd.read(&format!("{out}/per_query.csv"))
+    };
+    let jsonl = grade("labels.jsonl", "from-jsonl");
+    let per_query = wd.read_csv("from-jsonl/per_query.csv");
+    assert_eq!(
+        per_query.column("status"),
+        ["ok", "ok", "no_answer", "ok"],
+        "\n{}",
+        per_query.dump()
+    );
+    assert_cell(&per_query.row(&[("query_id", "q4")]), "rr@3", 0.5);
+    assert_eq!(
+        String::from_utf8_lossy(&grade("qrels.txt", "from-qrels")),
+        String::from_utf8_lossy(&jsonl),
+        "qrels vs JSONL"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&grade("labels.csv", "from-csv")),
+        String::from_utf8_lossy(&jsonl),
+        "CSV vs JSONL"
+    );
+    let formats: Vec<Value> = ["from-jsonl", "from-qrels", "from-csv"]
+        .iter()
+        .map(|out| wd.read_json(&format!("{out}/summary.json"))["labels"]["format"].clone())
+        .collect();
+    assert_eq!(formats, ["jsonl", "trec", "csv"]);
+
+    wd.write(
+        "sliced.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"], "task": "howto", "language": "de", "required": true}"#,
+            r#"{"query_id": "q2", "relevant": [], "task": "chitchat", "language": "en"}"#,
+        ]),
+    );
+    wd.write(
+        "sliced.csv",
+        text(&[
+            "query_id,doc_id,grade,task,language,required",
+            "q1,a,1,howto,de,true",
+            "q2,,,chitchat,en,false",
+        ]),
+    );
+    let from_jsonl = grade("sliced.jsonl", "sliced-jsonl");
+    assert_eq!(
+        String::from_utf8_lossy(&grade("sliced.csv", "sliced-csv")),
+        String::from_utf8_lossy(&from_jsonl)
+    );
+    assert_eq!(
+        wd.read("sliced-csv/aggregates.csv"),
+        wd.read("sliced-jsonl/aggregates.csv")
+    );
+    let q1 = wd
+        .read_csv("sliced-csv/per_query.csv")
+        .row(&[("query_id", "q1")]);
+    assert_text(&q1, "task", "howto");
+    assert_text(&q1, "language", "de");
+    assert_text(&q1, "required", "true");
+}
+
+/// Invalid labels stop rgrade before grading (exit 2, no output written)
+/// with a message naming `file:line`: a bad line in each format, a query
+/// labeled twice (naming both lines), a file with no labeled query, a
+/// missing file; `-k 0` is a usage error.
+#[test]
+fn invalid_labels_and_cutoffs_exit_2_naming_the_place() {
+    let wd = Workdir::new("label_errors");
+    wd.write(
+        "logs.jsonl",
+        text(&[r#"{"query_id": "q1", "results": ["a"]}"#]),
+    );
+    let cases: [(&str, String, &[&str]); 6] = [
+        (
+            "bad.jsonl",
+            text(&[r#"{"query_id": "q1", "relevant": ["a"]}"#, "{oops"]),
+            &["bad.jsonl:2:"],
+        ),
+        (
+            "twice.jsonl",
+            text(&[
+                r#"{"query_id": "q1", "relevant": ["a"]}"#,
+                r#"{"query_id": "q2", "relevant": ["b"]}"#,
+                r#"{"query_id": "q1", "relevant": ["c"]}"#,
+            ]),
+            &["twice.jsonl:3:", "q1", "line 1"],
+        ),
+        (
+            "qrels.txt",
+            text(&["q1 0 a 1", "q1 0 b 1", "q1 0 c"]),
+            &["qrels.txt:3:"],
+        ),
+        (
+            "labels.csv",
+            text(&["query_id,doc_id,grade", "q1,a,1", "q1,b,high"]),
+            &["labels.csv:3:", "high"],
+        ),
+        (
+            "blank.txt",
+            text(&["", "  ", ""]),
+            &["blank.txt", "no labeled query"],
+        ),
+        (
+            "no_relevant_key.jsonl",
+            text(&[r#"{"query_id": "q1"}"#]),
+            &["no_relevant_key.jsonl:1:"],
+        ),
+    ];
+    for (name, contents, needles) in cases {
+        wd.write(name, contents);
+        let out = format!("out-{name}");
+        wd.rgrade(&["grade", "--labels", name, "-o", &out, "logs.jsonl"])
+            .expect_code(2)
+            .expect_stderr(needles);
+        assert!(
+            !wd.exists(&format!("{out}/per_query.csv")),
+            "{name}: nothing graded"
+        );
+    }
+    wd.rgrade(&["grade", "--labels", "nowhere.jsonl", "logs.jsonl"])
+        .expect_code(2)
+        .expect_stderr(&["nowhere.jsonl"]);
+    wd.write(
+        "ok.jsonl",
+        text(&[r#"{"query_id": "q1", "relevant": ["a"]}"#]),
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "ok.jsonl",
+        "-k",
+        "3,0",
+        "-o",
+        "k0",
+        "logs.jsonl",
+    ])
+    .expect_code(2)
+    .expect_stderr(&["'0'"]);
+    assert!(!wd.exists("k0"), "-k 0 grades nothing");
+}

@@ -1,0 +1,344 @@
+//! TREC runs as logs: ranked like trec_eval, bad lines rejected, the same
+//! grades however a long run's lines are laid out, and a ranking read twice
+//! meeting a JSONL capture of its key.
+
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64;
+
+use crate::util::{
+    assert_cell, assert_counts_add_up, assert_text, count, discount, in_file, reject_keys, text,
+    Workdir,
+};
+
+/// A TREC run is grouped by query across the file, ranked by score
+/// descending with ties broken by doc id descending in byte order (as
+/// trec_eval), the rank column ignored, fields past the sixth ignored;
+/// the tag is the run, the stage `final`, and `#` is part of a doc id.
+#[test]
+fn trec_runs_are_ranked_like_trec_eval() {
+    let wd = Workdir::new("trec_run");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["Zeta", "msmarco#7"]}"#,
+            r#"{"query_id": "q2", "relevant": ["x"]}"#,
+        ]),
+    );
+    wd.write(
+        "run.trec",
+        text(&[
+            "q1 Q0 alpha 4 1.0 myrun",
+            "q2 Q0 x 1 -1.5 myrun",
+            "q1\tQ0\tZeta\t3\t1.0\tmyrun",
+            "q1  Q0  msmarco#7 2 0.5 myrun extra fields",
+            "q2 Q0 y 2 -1.0 myrun",
+            "q1 Q0 top 1 3e0 myrun",
+        ]),
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "-o",
+        "out",
+        "run.trec",
+    ])
+    .expect_code(0);
+    // q1 ranks top (3.0), then the 1.0 tie alpha before Zeta (byte order
+    // descending: 'a' > 'Z'), then msmarco#7 (0.5): relevant at ranks 3 and 4.
+    let per_query = wd.read_csv("out/per_query.csv");
+    let q1 = per_query.row(&[("query_id", "q1")]);
+    assert_text(&q1, "run", "myrun");
+    assert_text(&q1, "stage", "final");
+    assert_text(&q1, "status", "ok");
+    assert_cell(&q1, "n_results", 4.0);
+    assert_cell(&q1, "first_rel_rank", 3.0);
+    assert_cell(&q1, "recall@3", 0.5);
+    assert_cell(&q1, "rr@3", 1.0 / 3.0);
+    assert_cell(&q1, "precision@3", 1.0 / 3.0);
+    assert_cell(&q1, "ap@3", (1.0 / 3.0) / 2.0);
+    assert_cell(&q1, "ndcg@3", discount(3) / (discount(1) + discount(2)));
+    assert_text(&q1, "missing_at_3", "msmarco#7");
+    let q2 = per_query.row(&[("query_id", "q2")]);
+    assert_cell(&q2, "first_rel_rank", 2.0);
+    assert_cell(&q2, "rr@3", 0.5);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(count(&summary, "records"), 6);
+    assert_eq!(count(&summary, "graded_records"), 6);
+    assert_eq!(count(&summary, "rejected"), 0);
+}
+
+/// A TREC run line with fewer than six fields is `bad_trec_line`, one whose
+/// score is not a finite number is `bad_score`, a doc listed twice in a
+/// ranking rejects every line of it; the good lines are still graded.
+#[test]
+fn bad_trec_lines_are_rejected() {
+    let wd = Workdir::new("bad_trec");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"]}"#,
+            r#"{"query_id": "q2", "relevant": ["x"]}"#,
+        ]),
+    );
+    let run_lines = [
+        "q1 Q0 a 1 2.0 runA",
+        "q1 Q0 b 2",
+        "q1 Q0 c 3 high runA",
+        "q1 Q0 d 4 nan runA",
+        "q2 Q0 x 1 1.0 runA",
+        "q2 Q0 x 2 0.5 runA",
+        "q1 Q0 e 5 inf runA",
+    ];
+    wd.write("run.trec", text(&run_lines));
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "--max-rejects",
+        "6",
+        "-o",
+        "out",
+        "run.trec",
+    ])
+    .expect_code(0);
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    let want = in_file(
+        "run.trec",
+        &[
+            (2, "bad_trec_line"),
+            (3, "bad_score"),
+            (4, "bad_score"),
+            (5, "duplicate_doc"),
+            (6, "duplicate_doc"),
+            (7, "bad_score"),
+        ],
+    );
+    assert_eq!(reject_keys(&rejects), want);
+    for reject in &rejects {
+        let line = reject["line"].as_u64().unwrap_or_default() as usize;
+        assert_eq!(reject["record"], run_lines[line - 1], "{reject}");
+    }
+    let per_query = wd.read_csv("out/per_query.csv");
+    let q1 = per_query.row(&[("query_id", "q1")]);
+    assert_text(&q1, "run", "runA");
+    assert_text(&q1, "status", "ok");
+    assert_cell(&q1, "n_results", 1.0);
+    assert_cell(&q1, "rr@10", 1.0);
+    let q2 = per_query.row(&[("query_id", "q2")]);
+    assert_text(&q2, "status", "invalid");
+    assert_counts_add_up(&wd.read_json("out/summary.json"));
+}
+
+/// A TREC run of several 1 MB blocks grades the same whether each query's
+/// lines are together (ranked in the block that holds them, or held when
+/// at a block's edge), some are far apart in the file or split over two
+/// files (read a second time), or it comes on standard input (all held).
+#[test]
+fn a_long_trec_run_grades_the_same_however_its_lines_are_laid_out() {
+    const QUERIES: usize = 2_000;
+    const RESULTS: usize = 40;
+    let wd = Workdir::new("trec_layouts");
+    let mut rng = Pcg64::seed_from_u64(7);
+    let mut labels = String::new();
+    let mut queries: Vec<Vec<String>> = Vec::new();
+    for q in 0..QUERIES {
+        labels.push_str(&format!(
+            "{{\"query_id\": \"q{q:04}\", \"relevant\": {{\"d{q}_3\": 2, \"d{q}_{}\": 1}}}}\n",
+            rng.random_range(4..2 * RESULTS)
+        ));
+        let lines = (0..RESULTS)
+            .map(|d| {
+                // Few distinct scores: many ties, broken by doc id.
+                let score = f64::from(rng.random_range(0..8u8)) / 4.0;
+                format!("q{q:04} Q0 d{q}_{d} {d} {score} run\n")
+            })
+            .collect();
+        queries.push(lines);
+    }
+    // A doc twice in one ranking: that query's lines are all rejected.
+    queries[700][5] = queries[700][9].clone();
+    wd.write("labels.jsonl", &labels);
+
+    let together: String = queries.iter().flatten().cloned().collect();
+    assert!(together.len() > 2 << 20, "{} bytes", together.len());
+    wd.write("together.trec", &together);
+    // Every 50th query's first lines moved to the end of the file.
+    let mut far_apart = String::new();
+    let mut moved = String::new();
+    for (q, lines) in queries.iter().enumerate() {
+        let (head, tail) = lines.split_at(if q % 50 == 0 { 10 } else { 0 });
+        moved.extend(head.iter().cloned());
+        far_apart.extend(tail.iter().cloned());
+    }
+    far_apart.push_str(&moved);
+    wd.write("far_apart.trec", &far_apart);
+    // Each query's first half in one file, the rest in the other.
+    let (first, second): (String, String) = queries
+        .iter()
+        .map(|lines| {
+            let (a, b) = lines.split_at(RESULTS / 2);
+            (a.concat(), b.concat())
+        })
+        .unzip();
+    wd.write("split/1.trec", &first);
+    wd.write("split/2.trec", &second);
+
+    let grade = |out: &str, logs: &[&str]| {
+        let mut args = vec!["grade", "--labels", "labels.jsonl", "-k", "5,20", "-o", out];
+        args.extend(logs);
+        wd.rgrade(&args).expect_code(1);
+    };
+    grade("together", &["together.trec"]);
+    grade("far_apart", &["far_apart.trec"]);
+    grade("split", &["split/1.trec", "split/2.trec"]);
+    wd.rgrade_stdin(
+        &[
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "5,20",
+            "-o",
+            "stdin",
+            "-",
+        ],
+        together.as_bytes(),
+    )
+    .expect_code(1);
+
+    let want = wd.read("together/per_query.csv");
+    let q700 = wd.read_csv("together/per_query.csv");
+    assert_text(&q700.row(&[("query_id", "q0700")]), "status", "invalid");
+    assert_text(&q700.row(&[("query_id", "q0701")]), "status", "ok");
+    for layout in ["far_apart", "split", "stdin"] {
+        assert_eq!(
+            wd.read(&format!("{layout}/per_query.csv")),
+            want,
+            "{layout} grades like the run with each query's lines together"
+        );
+        let summary = wd.read_json(&format!("{layout}/summary.json"));
+        assert_eq!(count(&summary, "records"), (QUERIES * RESULTS) as u64);
+        assert_eq!(count(&summary, "rejected"), RESULTS as u64, "{layout}");
+        assert_counts_add_up(&summary);
+    }
+    let lines = |layout: &str| {
+        let rejects = wd.read_jsonl(&format!("{layout}/rejects.jsonl"));
+        reject_keys(&rejects)
+            .into_iter()
+            .map(|(_, line, reason)| (line, reason))
+            .collect::<Vec<_>>()
+    };
+    let first_rejected = (700 * RESULTS + 1) as u64;
+    assert_eq!(
+        lines("together")[0],
+        (first_rejected, "duplicate_doc".to_string())
+    );
+    assert_eq!(lines("stdin"), lines("together"));
+}
+
+/// A TREC ranking ranked early in one file and found in another, read a
+/// second time, meets a JSONL capture of the same (run, stage, query) as
+/// any repeat does; with the JSONL log on standard input, which cannot be
+/// read twice, every TREC line is held instead, and the outputs agree.
+#[test]
+fn a_trec_ranking_read_twice_is_a_repeat_of_a_jsonl_capture() {
+    let wd = Workdir::new("trec_read_twice_repeat");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"]}"#,
+            r#"{"query_id": "q2", "relevant": ["b", "c"]}"#,
+            r#"{"query_id": "q3", "relevant": ["d"]}"#,
+        ]),
+    );
+    // q2 lies whole in the middle of a.trec, so it is ranked there, and
+    // b.trec has more of it.
+    wd.write(
+        "a.trec",
+        text(&[
+            "q1 Q0 a 1 2.0 t",
+            "q1 Q0 x 2 1.0 t",
+            "q2 Q0 x 1 3.0 t",
+            "q2 Q0 c 2 2.0 t",
+            "q2 Q0 y 3 1.0 t",
+            "q3 Q0 d 1 1.0 t",
+            "q3 Q0 z 2 0.5 t",
+        ]),
+    );
+    wd.write(
+        "b.trec",
+        text(&[
+            "q2 Q0 b 4 2.5 t",
+            "q2 Q0 w 5 0.1 t",
+            "q1 Q0 v 3 0.2 t",
+            "q1 Q0 u 4 0.1 t",
+        ]),
+    );
+    let jsonl = text(&[r#"{"query_id": "q2", "run": "t", "results": ["b", "c"]}"#]);
+    wd.write("c.jsonl", &jsonl);
+
+    for repeats in ["error", "first", "last", "mean"] {
+        let args = |out: &str, last: &str| {
+            let args = [
+                "grade",
+                "--labels",
+                "labels.jsonl",
+                "-k",
+                "3",
+                "--repeats",
+                repeats,
+            ];
+            let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            args.extend(["-o", out, "a.trec", "b.trec", last].map(String::from));
+            args
+        };
+        let code = if repeats == "error" { 1 } else { 0 };
+        let files = args(&format!("files-{repeats}"), "c.jsonl");
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        wd.rgrade(&files).expect_code(code);
+        let piped = args(&format!("piped-{repeats}"), "-");
+        let piped: Vec<&str> = piped.iter().map(String::as_str).collect();
+        wd.rgrade_stdin(&piped, jsonl.as_bytes()).expect_code(code);
+
+        let per_query = wd.read(&format!("files-{repeats}/per_query.csv"));
+        assert_eq!(
+            wd.read(&format!("piped-{repeats}/per_query.csv")),
+            per_query,
+            "--repeats {repeats}: held or read twice, the same grades"
+        );
+        let lines = |out: &str| {
+            let rejects = wd.read_jsonl(&format!("{out}-{repeats}/rejects.jsonl"));
+            let keys = reject_keys(&rejects).into_iter();
+            keys.map(|(_, line, reason)| (line, reason))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines("piped"), lines("files"), "--repeats {repeats}");
+        let table = wd.read_csv(&format!("files-{repeats}/per_query.csv"));
+        let q2 = table.row(&[("query_id", "q2")]);
+        match repeats {
+            "error" => {
+                assert_text(&q2, "status", "invalid");
+                let repeated = |file: &str, lines: &[u64]| {
+                    let rejects: Vec<(u64, &str)> =
+                        lines.iter().map(|&l| (l, "repeated_capture")).collect();
+                    in_file(file, &rejects)
+                };
+                let mut want = repeated("a.trec", &[3, 4, 5]);
+                want.extend(repeated("b.trec", &[1, 2]));
+                want.extend(repeated("c.jsonl", &[1]));
+                let rejects = wd.read_jsonl("files-error/rejects.jsonl");
+                assert_eq!(reject_keys(&rejects), want, "every line of both captures");
+            }
+            // The TREC ranking (x 3.0, b 2.5, c 2.0, y, w) starts in a.trec,
+            // before the JSONL capture (b, c).
+            "first" => assert_cell(&q2, "rr@3", 0.5),
+            "last" => assert_cell(&q2, "rr@3", 1.0),
+            _ => assert_cell(&q2, "rr@3", 0.75),
+        }
+        let q1 = table.row(&[("query_id", "q1")]);
+        assert_cell(&q1, "n_results", 4.0);
+    }
+}

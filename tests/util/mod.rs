@@ -1,0 +1,62 @@
+//! Helpers shared by the integration tests: a scratch directory per test,
+//! running the real `rgrade` binary in it ([`run`]), and reading its outputs
+//! back ([`outputs`]: CSV into rows, JSON and JSONL through serde_json).
+//! What only one group of test files shares has a module of its own:
+//! [`compare`], [`permissions`] and [`stage_loss`]. A helper that two test
+//! files need lives here, once.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub mod compare;
+mod outputs;
+pub mod permissions;
+mod run;
+pub mod stage_loss;
+
+pub use outputs::*;
+pub use run::*;
+
+/// The crate root: the directory the README's commands run in.
+pub const CRATE_ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The absolute path of `rel` inside the crate: a file of a shipped sample,
+/// say (`data-samples/...`).
+pub fn crate_path(rel: &str) -> PathBuf {
+    Path::new(CRATE_ROOT).join(rel)
+}
+
+/// The absolute path of a file of the shipped worked example
+/// (`data-samples/seed/`), as a command-line argument.
+pub fn seed(name: &str) -> String {
+    crate_path("data-samples/seed")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A doc id of a logged ranking: a string, or the `doc_id` of an object.
+/// `context` (the record, say) is shown if there is none.
+#[track_caller]
+pub fn doc_id(doc: &Value, context: &Value) -> String {
+    doc.as_str()
+        .or_else(|| doc["doc_id"].as_str())
+        .unwrap_or_else(|| panic!("no doc id in {doc} of {context}"))
+        .to_string()
+}
+
+/// Lines joined into a file's text, each ending in a newline.
+pub fn text<S: AsRef<str>>(lines: &[S]) -> String {
+    lines
+        .iter()
+        .map(|line| format!("{}\n", line.as_ref()))
+        .collect()
+}
+
+/// `rgrade grade ARGS` in `wd`.
+pub fn grade(wd: &Workdir, args: &[&str]) -> Run {
+    let mut all = vec!["grade"];
+    all.extend_from_slice(args);
+    wd.rgrade(&all)
+}
