@@ -7,6 +7,7 @@ pub mod graded;
 pub mod output;
 pub mod paired;
 pub mod rules;
+pub mod slices;
 pub mod stats;
 
 use std::io::{self, Write};
@@ -14,13 +15,13 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 
 use crate::grade::workers;
 use crate::output::remove_stale_output;
 use graded::Side;
-use paired::{MetricChange, Paired, StatSettings};
+use paired::{Paired, StatSettings};
 use rules::{Gate, RuleContext};
+use slices::{compare_slices, SliceComparison};
 
 /// Coverage of the bootstrap interval of the mean delta.
 const CONFIDENCE: f64 = 0.95;
@@ -200,57 +201,4 @@ fn chosen_metrics(paired: &Paired, names: &[String]) -> Result<Vec<usize>> {
         }
     }
     Ok(chosen)
-}
-
-/// The first `shown` of `items`, comma separated, then "(+n more)" for
-/// the rest: a long list of queries stays one readable line.
-pub fn first_few(items: impl ExactSizeIterator<Item = String>, shown: usize) -> String {
-    let total = items.len();
-    let mut text = items.take(shown).collect::<Vec<_>>().join(", ");
-    if total > shown {
-        text.push_str(&format!(" (+{} more)", total - shown));
-    }
-    text
-}
-
-/// The comparison of one grouping set of one stage.
-#[derive(Debug, Clone)]
-pub struct SliceComparison {
-    /// The stage, as an index into [`Paired::stages`].
-    pub stage: usize,
-    /// The task, or `None` for any.
-    pub task: Option<u32>,
-    /// The language, or `None` for any.
-    pub language: Option<u32>,
-    /// One change per metric compared, in the order asked.
-    pub changes: Vec<MetricChange>,
-}
-
-/// Compare `metrics` on every grouping set of every stage: overall, each
-/// task, each language, each task × language, in the order of
-/// aggregates.csv. The Holm adjustment runs across the metrics of one set.
-pub fn compare_slices(
-    paired: &Paired,
-    metrics: &[usize],
-    settings: &StatSettings,
-) -> Vec<SliceComparison> {
-    let jobs: Vec<(usize, paired::GroupingSet)> = paired
-        .stages
-        .iter()
-        .enumerate()
-        .flat_map(|(stage, pairs)| {
-            pairs
-                .grouping_sets(&paired.names)
-                .into_iter()
-                .map(move |set| (stage, set))
-        })
-        .collect();
-    jobs.into_par_iter()
-        .map(|(stage, set)| SliceComparison {
-            stage,
-            task: set.task,
-            language: set.language,
-            changes: paired.stages[stage].changes(&set.members, metrics, settings),
-        })
-        .collect()
 }

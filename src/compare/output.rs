@@ -1,6 +1,6 @@
 //! What `compare` writes: comparison.csv, per_query_delta.csv, gate.json
 //! and the stdout report. Nothing here computes a statistic; it lays out
-//! what [`super::compare_slices`] and the rules produced.
+//! what [`super::slices::compare_slices`] and the rules produced.
 
 use std::cmp::Ordering;
 use std::fs::File;
@@ -11,9 +11,10 @@ use anyhow::{Context, Result};
 
 use super::paired::{Origin, Paired, StagePairs};
 use super::rules::Gate;
-use super::{first_few, SliceComparison};
+use super::slices::SliceComparison;
 use crate::compare::stats::TIE_EPSILON;
 use crate::output::cells::number_text;
+use crate::output::first_few;
 use crate::output::plural;
 use crate::slices::ANY;
 

@@ -9,10 +9,10 @@ use std::path::Path;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::first_few;
 use super::paired::{Paired, PairedQuery, StagePairs, StatSettings};
 use crate::compare::stats::TIE_EPSILON;
 use crate::grade::aggregate::percentile;
+use crate::output::first_few;
 use crate::output::plural;
 use crate::output::schema::Status;
 

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::grade::Graded;
+use crate::grade::graded::Graded;
 use crate::output::{plural, rejects};
 
 impl Graded {

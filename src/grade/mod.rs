@@ -18,15 +18,19 @@
 //! Beside the pipeline, the diagnostics: [`stage_loss`] (evidence dropped
 //! between stages) and [`stale`] (labels that no longer match the
 //! collection); [`rejects`] puts rejected records in input order.
+//!
+//! [`run`] takes a [`Plan`] and returns what it [`Graded`].
 
 pub mod aggregate;
 pub mod capture;
 mod checks;
 pub mod gather;
+pub mod graded;
 pub mod group;
 pub mod judge;
 pub mod parse;
 pub mod permissions;
+pub mod plan;
 pub mod read;
 pub mod rejects;
 pub mod stage_loss;
@@ -36,163 +40,23 @@ pub mod workers;
 pub mod write;
 
 use std::collections::HashSet;
-use std::fmt;
-use std::io::{self, Write};
-use std::num::NonZeroUsize;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::grade::aggregate::PairAggregates;
-use crate::grade::capture::{LineCounts, Origin, Reject};
+pub use graded::{Graded, Warning};
+pub use plan::Plan;
+
+use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Reading};
 use crate::grade::group::{GradeSettings, Grouper};
 use crate::grade::judge::JudgeConfig;
-use crate::grade::parse::{FieldNames, LogFields, DEFAULT_STAGE};
-use crate::grade::permissions::{DocCollections, Leak};
+use crate::grade::parse::{LogFields, DEFAULT_STAGE};
+use crate::grade::permissions::DocCollections;
 use crate::grade::read::Input;
-use crate::grade::stage_loss::StageLoss;
-
 use crate::grade::trec::TrecLines;
 use crate::labels::LabelIndex;
-use crate::options::{
-    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
-};
-use crate::output::schema::{Counts, StaleLabels};
-use crate::output::table;
-
-/// Everything one grading needs: what to read, how to grade, where to
-/// write. The command line's `rgrade grade` options, as plain values.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// The answer key.
-    pub labels: PathBuf,
-    /// The answer key's format, or `Auto` to decide by content.
-    pub labels_format: LabelsFormat,
-    /// The lowest grade that counts as relevant.
-    pub min_rel: i64,
-    /// Log files or directories; `-` is standard input.
-    pub logs: Vec<PathBuf>,
-    /// The logs' format, or `Auto` to decide per input.
-    pub logs_format: LogsFormat,
-    /// Where a JSONL record keeps each field.
-    pub fields: FieldNames,
-    /// Cutoffs, in the order given: each at least 1, none twice.
-    pub ks: Vec<usize>,
-    /// What a labeled query without a capture scores.
-    pub missing: MissingPolicy,
-    /// What several captures of one (run, stage, query) become.
-    pub repeats: RepeatPolicy,
-    /// What a doc id listed twice in one ranking does.
-    pub duplicate_docs: DuplicateDocs,
-    /// The stages to grade; empty means all.
-    pub stages: Vec<String>,
-    /// Stages in pipeline order, to measure the evidence each drops;
-    /// empty for none.
-    pub stage_order: Vec<String>,
-    /// A CSV of doc_id → collection, for results that name none.
-    pub doc_collections: Option<PathBuf>,
-    /// A collection snapshot (one doc id a line) every labeled id must be in.
-    pub corpus: Option<PathBuf>,
-    /// The output directory; `None` writes nothing.
-    pub out: Option<PathBuf>,
-    /// Free facts copied into summary.json, in order.
-    pub meta: Vec<(String, String)>,
-    /// Worker threads; `None` means all cores.
-    pub threads: Option<NonZeroUsize>,
-    /// When to draw a progress bar on stderr.
-    pub progress: ProgressWhen,
-    /// The command line as typed, for summary.json.
-    pub command: Vec<String>,
-}
-
-/// What a grading found, for the caller to show and judge.
-pub struct Graded {
-    /// The answer key.
-    pub labels: LabelIndex,
-    /// How rows were graded.
-    pub settings: GradeSettings,
-    /// The aggregates of every (run, stage).
-    pub pairs: Vec<PairAggregates>,
-    /// summary.json's counts.
-    pub counts: Counts,
-    /// The evidence each stage dropped, with a stage order.
-    pub stage_loss: Option<StageLoss>,
-    /// Every rejected record, in input order.
-    pub rejects: Vec<Reject>,
-    /// The first results outside their user's allowed collections, in input order.
-    pub leaks: Vec<Leak>,
-    /// Each input's name, by input index.
-    pub input_names: Vec<String>,
-}
-
-impl Graded {
-    /// The file a record came from.
-    pub fn input_name(&self, origin: Origin) -> &str {
-        &self.input_names[origin.input as usize]
-    }
-
-    /// Write the stdout table: means per (run, stage) and slice, the
-    /// evidence lost between stages, and a note of rejects and leaks.
-    ///
-    /// # Errors
-    /// Writing to `out` fails (a closed pipe among others).
-    pub fn print_table(&self, out: &mut impl Write) -> io::Result<()> {
-        table::print_table(out, &self.labels, &self.settings, &self.pairs)?;
-        if let Some(loss) = &self.stage_loss {
-            table::print_stage_loss(out, &self.labels, loss)?;
-        }
-        table::print_notes(out, &self.counts)
-    }
-}
-
-/// Something the user should look at, though grading went on.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Warning {
-    /// Most labeled ids never appeared in any capture of their query.
-    StaleLabels(StaleLabels),
-    /// A stage of the stage order was never graded.
-    StageNotGraded(String),
-    /// No event matched a labeled query.
-    NoLabeledEvents {
-        /// Valid events read.
-        events: u64,
-    },
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Warning::StaleLabels(stale) => write!(
-                f,
-                "{} of {} labeled doc ids ({:.0}%) never appeared in any capture of \
-                 their query (e.g. {}); do the labels and the collection use the same doc ids? \
-                 --corpus FILE checks the labels against a snapshot",
-                stale.unseen,
-                stale.labeled,
-                100.0 * stale.fraction,
-                stale
-                    .sample
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Warning::StageNotGraded(stage) => write!(
-                f,
-                "stage {stage} of --stage-order was never graded; \
-                 evidence loss is measured between the stages that were"
-            ),
-            Warning::NoLabeledEvents { events } => write!(
-                f,
-                "none of the {events} events matched a labeled query_id; check --query-field \
-                 and that the labels and the logs use the same ids"
-            ),
-        }
-    }
-}
+use crate::output::schema::Counts;
 
 /// Grade the logs `plan` names, writing its outputs if it names a
 /// directory, and hand each warning to `warn` as it arises.

@@ -8,8 +8,9 @@ use anyhow::Result;
 use clap::ValueEnum;
 
 use crate::grade::capture::LineCounts;
+use crate::grade::graded::Graded;
+use crate::grade::plan::Plan;
 use crate::grade::read::InputStats;
-use crate::grade::{Graded, Plan};
 use crate::output::schema::{
     InputSummary, LabelsSummary, LeakSummary, OrderedMap, SettingsSummary, StaleLabels, Summary,
     Throughput,

@@ -5,8 +5,11 @@ use anyhow::{anyhow, bail, Result};
 use hashbrown::{HashMap, HashTable};
 
 use super::ids::{IdRef, IdText};
-use super::{id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, LineError, QueryIdx};
+use super::index::{id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 use crate::slices::NO_SLICE;
+
+/// A labels error and the 1-based line it is about, if any.
+pub(super) type LineError = (Option<usize>, anyhow::Error);
 
 /// Labels as read, before indexing: flat lists and one string of ids, so
 /// that reading a large key costs no allocation per query or document.

@@ -11,8 +11,7 @@ use anyhow::{anyhow, bail, Result};
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
-use super::build::Builder;
-use super::LineError;
+use super::build::{Builder, LineError};
 use crate::grade::parse::{id_text, JsonParser};
 use crate::grade::read::{lines, read_blocks, Block, Chunk, Source, MAX_LINE};
 use crate::grade::workers::for_each_block;

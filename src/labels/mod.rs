@@ -10,86 +10,21 @@
 
 mod build;
 mod ids;
+mod index;
 mod jsonl;
 mod text;
 
 use std::io::BufRead;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use hashbrown::HashTable;
 
+pub use index::{id_hash, DocPlace, LabelIndex, LabelsSource, QueryIdx};
+
 use crate::grade::read::{Input, Source};
-use crate::metrics::Judgments;
 use crate::options::LabelsFormat;
 use build::Builder;
-use ids::{IdRef, IdText};
-
-/// The hash used for query and doc ids everywhere in rgrade.
-pub fn id_hash(id: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(id)
-}
-
-/// Index of a labeled query; queries are numbered in byte order of their ids.
-pub type QueryIdx = u32;
-
-/// One labeled query.
-#[derive(Debug, Clone)]
-pub struct LabeledQuery {
-    /// The query id.
-    pub(crate) id: IdRef,
-    /// Index into the slice names ([`LabelIndex::slice_name`]).
-    pub task: u32,
-    /// Index into the slice names ([`LabelIndex::slice_name`]).
-    pub language: u32,
-    /// A regression case that a change must not lose.
-    pub required: bool,
-    /// This query's judged documents (grade > 0) in [`LabelIndex`]'s arrays.
-    pub(crate) docs: Range<u32>,
-    /// |R|: judged documents with grade >= min-rel.
-    pub n_relevant: u32,
-}
-
-/// A judged document with a positive grade.
-#[derive(Debug, Clone)]
-struct JudgedDoc {
-    hash: u64,
-    grade: i64,
-    id: IdRef,
-}
-
-/// Where the labels came from, for summary.json and `compare`.
-#[derive(Debug, Clone)]
-pub struct LabelsSource {
-    /// The path as given.
-    pub path: PathBuf,
-    /// Size of the file in bytes.
-    pub bytes: u64,
-    /// xxh3-128 of the file's bytes, in hex.
-    pub hash: String,
-    /// The format that was read.
-    pub format: &'static str,
-}
-
-/// The answer key, ready for lookups from many threads.
-#[derive(Debug)]
-pub struct LabelIndex {
-    queries: Vec<LabeledQuery>,
-    by_id: HashTable<QueryIdx>,
-    /// Judged docs of all queries, each query's run sorted by hash.
-    docs: Vec<JudgedDoc>,
-    /// Grades of each query's run, highest first (the ideal ranking).
-    ideal_grades: Vec<i64>,
-    /// Each query's judged docs again, in byte order of their ids: places
-    /// a TREC run's documents among them for trec_eval's tie-break.
-    by_text: Vec<u32>,
-    text: IdText,
-    slice_names: Vec<Box<str>>,
-    min_rel: i64,
-    /// Where the labels came from.
-    pub source: LabelsSource,
-}
 
 impl LabelIndex {
     /// Read and index the labels file (plain, gzip or zstd), parsing JSONL
@@ -185,135 +120,6 @@ impl LabelIndex {
             .build(min_rel, source)
             .map_err(|(line, err)| anyhow!("{}: {err:#}", line.unwrap_or(0)))
     }
-
-    /// The labeled queries, sorted by id (byte order).
-    pub fn queries(&self) -> &[LabeledQuery] {
-        &self.queries
-    }
-
-    /// The id of a labeled query.
-    pub fn query_id(&self, query: QueryIdx) -> &str {
-        self.text.get(self.queries[query as usize].id)
-    }
-
-    /// The query with this id, if labeled.
-    pub fn find_query(&self, id: &[u8]) -> Option<QueryIdx> {
-        let hash = id_hash(id);
-        self.by_id
-            .find(hash, |&q| {
-                self.text.get(self.queries[q as usize].id).as_bytes() == id
-            })
-            .copied()
-    }
-
-    /// The global index of `doc` among `query`'s judged documents, if judged
-    /// with a positive grade. `hash` must be `id_hash(doc)`.
-    pub fn find_doc(&self, query: QueryIdx, doc: &[u8], hash: u64) -> Option<u32> {
-        let range = self.queries[query as usize].docs.clone();
-        let run = &self.docs[range.start as usize..range.end as usize];
-        let start = run.partition_point(|d| d.hash < hash);
-        run[start..]
-            .iter()
-            .take_while(|d| d.hash == hash)
-            .position(|d| self.text.get(d.id).as_bytes() == doc)
-            .map(|offset| range.start + (start + offset) as u32)
-    }
-
-    /// Where `doc` falls among `query`'s judged documents in byte order of
-    /// their ids, compared on the text.
-    pub fn place_doc(&self, query: QueryIdx, doc: &[u8]) -> DocPlace {
-        let by_text = self.by_text_of(query);
-        let below = by_text.partition_point(|&d| self.doc_id(d).as_bytes() < doc);
-        let judged = by_text
-            .get(below)
-            .is_some_and(|&d| self.doc_id(d).as_bytes() == doc);
-        DocPlace::new(below as u32, judged)
-    }
-
-    /// The judged document of `query` at `place` (whose `judged` is true).
-    pub fn judged_at(&self, query: QueryIdx, place: DocPlace) -> u32 {
-        self.by_text_of(query)[place.below() as usize]
-    }
-
-    fn by_text_of(&self, query: QueryIdx) -> &[u32] {
-        let range = self.queries[query as usize].docs.clone();
-        &self.by_text[range.start as usize..range.end as usize]
-    }
-
-    /// The grade of a judged document returned by [`Self::find_doc`].
-    pub fn grade(&self, doc: u32) -> i64 {
-        self.docs[doc as usize].grade
-    }
-
-    /// The id of a judged document returned by [`Self::find_doc`].
-    pub fn doc_id(&self, doc: u32) -> &str {
-        self.text.get(self.docs[doc as usize].id)
-    }
-
-    /// Global indices of `query`'s judged documents (positive grades).
-    pub fn judged_docs(&self, query: QueryIdx) -> Range<u32> {
-        self.queries[query as usize].docs.clone()
-    }
-
-    /// Judged documents over all queries: one past the largest global index.
-    pub fn n_judged_docs(&self) -> usize {
-        self.docs.len()
-    }
-
-    /// Global indices of `query`'s judged documents that count as relevant.
-    pub fn relevant_docs(&self, query: QueryIdx) -> impl Iterator<Item = u32> + '_ {
-        self.judged_docs(query)
-            .filter(move |&d| self.docs[d as usize].grade >= self.min_rel)
-    }
-
-    /// What the metrics need to know about `query`.
-    pub fn judgments(&self, query: QueryIdx) -> Judgments<'_> {
-        let q = &self.queries[query as usize];
-        Judgments {
-            n_relevant: q.n_relevant as usize,
-            ideal_grades: &self.ideal_grades[q.docs.start as usize..q.docs.end as usize],
-            min_rel: self.min_rel,
-        }
-    }
-
-    /// The name of a task or language index.
-    pub fn slice_name(&self, slice: u32) -> &str {
-        &self.slice_names[slice as usize]
-    }
-
-    /// The lowest grade that counts as relevant.
-    pub fn min_rel(&self) -> i64 {
-        self.min_rel
-    }
-}
-
-/// Where a doc id falls among a query's judged documents (positive grade)
-/// in byte order of their ids: enough to rank it against each of them as
-/// trec_eval breaks score ties (doc id descending), without its text.
-///
-/// Packed in four bytes, as `below` × 2 + `judged`, so that it orders as
-/// (`below`, `judged`): a judged id after every other id with the same
-/// count below it, as their text would. A TREC run holds one per line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DocPlace(u32);
-
-impl DocPlace {
-    /// The place of an id that `below` judged ids sort before, and that is
-    /// (`judged`) or is not the judged id that comes next. The labels' ids
-    /// fit in 4 GiB, so a query has far fewer than 2^31 judged ids.
-    pub fn new(below: u32, judged: bool) -> Self {
-        DocPlace(below << 1 | u32::from(judged))
-    }
-
-    /// How many of the query's judged ids sort before it.
-    pub fn below(self) -> u32 {
-        self.0 >> 1
-    }
-
-    /// Whether it is the judged document at `below` itself.
-    pub fn judged(self) -> bool {
-        self.0 & 1 == 1
-    }
 }
 
 /// JSONL when the first non-blank byte is `{`, CSV when the first line
@@ -340,9 +146,6 @@ fn format_name(format: LabelsFormat) -> &'static str {
         LabelsFormat::Trec | LabelsFormat::Auto => "trec",
     }
 }
-
-/// A labels error and the 1-based line it is about, if any.
-type LineError = (Option<usize>, anyhow::Error);
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,7 @@ use std::io::BufRead;
 
 use anyhow::anyhow;
 
-use super::build::Builder;
-use super::LineError;
+use super::build::{Builder, LineError};
 
 /// Feed `visit` each line of a labels stream with its 1-based number,
 /// without its line end.

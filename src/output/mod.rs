@@ -36,6 +36,17 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     }
 }
 
+/// The first `shown` of `items`, comma separated, then "(+n more)" for
+/// the rest: a long list of queries stays one readable line.
+pub fn first_few(items: impl ExactSizeIterator<Item = String>, shown: usize) -> String {
+    let total = items.len();
+    let mut text = items.take(shown).collect::<Vec<_>>().join(", ");
+    if total > shown {
+        text.push_str(&format!(" (+{} more)", total - shown));
+    }
+    text
+}
+
 /// Create the output file `name` in `dir`, buffered.
 fn create(dir: &Path, name: &str) -> Result<BufWriter<File>> {
     let path = dir.join(name);

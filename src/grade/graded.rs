@@ -1,0 +1,102 @@
+//! What a grading found, for the caller to show and judge: the answer key,
+//! the aggregates, the counts, the rejects and leaks, and the warnings
+//! raised along the way.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use crate::grade::aggregate::PairAggregates;
+use crate::grade::capture::{Origin, Reject};
+use crate::grade::group::GradeSettings;
+use crate::grade::permissions::Leak;
+use crate::grade::stage_loss::StageLoss;
+use crate::labels::LabelIndex;
+use crate::output::schema::{Counts, StaleLabels};
+use crate::output::table;
+
+/// What a grading found, for the caller to show and judge.
+pub struct Graded {
+    /// The answer key.
+    pub labels: LabelIndex,
+    /// How rows were graded.
+    pub settings: GradeSettings,
+    /// The aggregates of every (run, stage).
+    pub pairs: Vec<PairAggregates>,
+    /// summary.json's counts.
+    pub counts: Counts,
+    /// The evidence each stage dropped, with a stage order.
+    pub stage_loss: Option<StageLoss>,
+    /// Every rejected record, in input order.
+    pub rejects: Vec<Reject>,
+    /// The first results outside their user's allowed collections, in input order.
+    pub leaks: Vec<Leak>,
+    /// Each input's name, by input index.
+    pub input_names: Vec<String>,
+}
+
+impl Graded {
+    /// The file a record came from.
+    pub fn input_name(&self, origin: Origin) -> &str {
+        &self.input_names[origin.input as usize]
+    }
+
+    /// Write the stdout table: means per (run, stage) and slice, the
+    /// evidence lost between stages, and a note of rejects and leaks.
+    ///
+    /// # Errors
+    /// Writing to `out` fails (a closed pipe among others).
+    pub fn print_table(&self, out: &mut impl Write) -> io::Result<()> {
+        table::print_table(out, &self.labels, &self.settings, &self.pairs)?;
+        if let Some(loss) = &self.stage_loss {
+            table::print_stage_loss(out, &self.labels, loss)?;
+        }
+        table::print_notes(out, &self.counts)
+    }
+}
+
+/// Something the user should look at, though grading went on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// Most labeled ids never appeared in any capture of their query.
+    StaleLabels(StaleLabels),
+    /// A stage of the stage order was never graded.
+    StageNotGraded(String),
+    /// No event matched a labeled query.
+    NoLabeledEvents {
+        /// Valid events read.
+        events: u64,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::StaleLabels(stale) => write!(
+                f,
+                "{} of {} labeled doc ids ({:.0}%) never appeared in any capture of \
+                 their query (e.g. {}); do the labels and the collection use the same doc ids? \
+                 --corpus FILE checks the labels against a snapshot",
+                stale.unseen,
+                stale.labeled,
+                100.0 * stale.fraction,
+                stale
+                    .sample
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Warning::StageNotGraded(stage) => write!(
+                f,
+                "stage {stage} of --stage-order was never graded; \
+                 evidence loss is measured between the stages that were"
+            ),
+            Warning::NoLabeledEvents { events } => write!(
+                f,
+                "none of the {events} events matched a labeled query_id; check --query-field \
+                 and that the labels and the logs use the same ids"
+            ),
+        }
+    }
+}

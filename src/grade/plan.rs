@@ -1,0 +1,55 @@
+//! What a grading is asked to do: the command line's `rgrade grade`
+//! options, as plain values a library caller can build too.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use crate::grade::parse::FieldNames;
+use crate::options::{
+    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+};
+
+/// Everything one grading needs: what to read, how to grade, where to
+/// write. The command line's `rgrade grade` options, as plain values.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The answer key.
+    pub labels: PathBuf,
+    /// The answer key's format, or `Auto` to decide by content.
+    pub labels_format: LabelsFormat,
+    /// The lowest grade that counts as relevant.
+    pub min_rel: i64,
+    /// Log files or directories; `-` is standard input.
+    pub logs: Vec<PathBuf>,
+    /// The logs' format, or `Auto` to decide per input.
+    pub logs_format: LogsFormat,
+    /// Where a JSONL record keeps each field.
+    pub fields: FieldNames,
+    /// Cutoffs, in the order given: each at least 1, none twice.
+    pub ks: Vec<usize>,
+    /// What a labeled query without a capture scores.
+    pub missing: MissingPolicy,
+    /// What several captures of one (run, stage, query) become.
+    pub repeats: RepeatPolicy,
+    /// What a doc id listed twice in one ranking does.
+    pub duplicate_docs: DuplicateDocs,
+    /// The stages to grade; empty means all.
+    pub stages: Vec<String>,
+    /// Stages in pipeline order, to measure the evidence each drops;
+    /// empty for none.
+    pub stage_order: Vec<String>,
+    /// A CSV of doc_id → collection, for results that name none.
+    pub doc_collections: Option<PathBuf>,
+    /// A collection snapshot (one doc id a line) every labeled id must be in.
+    pub corpus: Option<PathBuf>,
+    /// The output directory; `None` writes nothing.
+    pub out: Option<PathBuf>,
+    /// Free facts copied into summary.json, in order.
+    pub meta: Vec<(String, String)>,
+    /// Worker threads; `None` means all cores.
+    pub threads: Option<NonZeroUsize>,
+    /// When to draw a progress bar on stderr.
+    pub progress: ProgressWhen,
+    /// The command line as typed, for summary.json.
+    pub command: Vec<String>,
+}
