@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::inputs::{Label, Logs, Options, Repeats, TrecLine};
-use crate::util::{self, percentile, METRICS};
+use crate::util::{self, metric_columns, percentile};
 
 // ---------------------------------------------------------------------------
 // The reference model.
@@ -120,7 +120,8 @@ pub(super) struct QueryRow<'a> {
     captures: usize,
     latency_ms: Option<f64>,
     context_tokens: Option<f64>,
-    /// Six values per cutoff, in the order of `-k`, then of [`METRICS`].
+    /// Six values per cutoff, in the order of `-k`, then of the metric
+    /// columns ([`metric_columns`]).
     metrics: Vec<Option<f64>>,
     missing_at: String,
 }
@@ -269,7 +270,7 @@ fn query_row<'a>(
         captures: captures.len(),
         latency_ms: None,
         context_tokens: None,
-        metrics: vec![None; METRICS.len() * options.ks.len()],
+        metrics: vec![None; metric_columns(&options.ks).len()],
         missing_at: String::new(),
     };
     // Facts of the graded capture(s), averaged under --repeats mean over those
@@ -448,7 +449,7 @@ fn aggregate_row(
         with(Status::NoAnswer),
     ];
     let scored: Vec<&&QueryRow> = rows.iter().filter(|r| counted(r, options)).collect();
-    for m in 0..METRICS.len() * options.ks.len() {
+    for m in 0..metric_columns(&options.ks).len() {
         cells.push(Cell::Number(mean(
             scored.iter().map(|r| r.metrics[m].unwrap_or(0.0)),
         )));

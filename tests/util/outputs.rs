@@ -1,70 +1,24 @@
 //! Reading `rgrade grade`'s outputs back: the column layout of
-//! per_query.csv and aggregates.csv, CSV files as tables of text cells,
+//! per_query.csv and aggregates.csv (from rgrade's output schema, the one
+//! place column names are spelled), CSV files as tables of text cells,
 //! summary.json's counts, and assertions that show the whole context when
 //! they fail.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use rgrade::schema;
 use serde_json::Value;
 
-/// The columns of per_query.csv before the metric columns (docs/guide.md,
-/// Outputs).
-pub const PER_QUERY_LEADING: [&str; 13] = [
-    "run",
-    "stage",
-    "query_id",
-    "task",
-    "language",
-    "required",
-    "status",
-    "n_relevant",
-    "n_results",
-    "first_rel_rank",
-    "captures",
-    "latency_ms",
-    "context_tokens",
-];
-
-/// The columns of aggregates.csv before the metric columns (docs/guide.md,
-/// Outputs).
-pub const AGGREGATES_LEADING: [&str; 9] = [
-    "run",
-    "stage",
-    "task",
-    "language",
-    "queries",
-    "ok",
-    "missing",
-    "invalid",
-    "no_answer",
-];
-
-/// The columns of aggregates.csv after the metric columns (docs/guide.md,
-/// Outputs).
-pub const AGGREGATES_TRAILING: [&str; 5] = [
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "context_tokens_mean",
-    "leaks",
-];
-
-/// The metric names, in column order per cutoff (docs/guide.md, Outputs).
-pub const METRICS: [&str; 6] = ["recall", "rr", "hit", "precision", "ndcg", "ap"];
-
-/// The metric columns for these cutoffs, in the order given.
-pub fn metric_columns(ks: &[usize]) -> Vec<String> {
-    ks.iter()
-        .flat_map(|k| METRICS.iter().map(move |m| format!("{m}@{k}")))
-        .collect()
-}
+/// The metric columns for these cutoffs, in the order given: six per
+/// cutoff, as the schema names them.
+pub use rgrade::schema::metric_columns;
 
 /// per_query.csv's header for cutoffs `ks`, its missing-evidence column
 /// named `missing_at_{missing_at}` (the caller says which cutoff that is),
 /// then `unauthorized`.
 pub fn per_query_header(ks: &[usize], missing_at: usize) -> Vec<String> {
-    let mut header: Vec<String> = PER_QUERY_LEADING.map(String::from).to_vec();
+    let mut header: Vec<String> = schema::PER_QUERY_LEADING.map(String::from).to_vec();
     header.extend(metric_columns(ks));
     header.push(format!("missing_at_{missing_at}"));
     header.push("unauthorized".to_string());
@@ -72,12 +26,7 @@ pub fn per_query_header(ks: &[usize], missing_at: usize) -> Vec<String> {
 }
 
 /// aggregates.csv's header for cutoffs `ks`.
-pub fn aggregates_header(ks: &[usize]) -> Vec<String> {
-    let mut header: Vec<String> = AGGREGATES_LEADING.map(String::from).to_vec();
-    header.extend(metric_columns(ks));
-    header.extend(AGGREGATES_TRAILING.map(String::from));
-    header
-}
+pub use rgrade::schema::aggregates_header;
 
 /// A count from summary.json.
 #[track_caller]
