@@ -1,10 +1,11 @@
 //! Stage 1, read: find the log inputs, undo their compression (recognised by
 //! magic bytes) and cut them into newline-aligned blocks for the workers.
 //!
-//! One reader thread serves every kind of input — files, stdin, gzip and
-//! zstd streams — and fills the next block while the workers parse the
-//! previous ones. Blocks come from a recycled pool, so memory stays a few
-//! blocks per worker whatever the size of the input.
+//! One reader serves every kind of input — files, stdin, gzip and zstd
+//! streams — and hands each block to a [`ChunkSink`]: the worker pool's
+//! channel ([`super::workers`]) or the reading thread itself. Spent block
+//! buffers come back to be filled again, so memory stays a few blocks per
+//! worker whatever the size of the input.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};

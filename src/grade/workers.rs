@@ -8,6 +8,7 @@
 //! thread takes each outcome; block buffers go back to the reader, so
 //! memory stays a few blocks per worker whatever the size of the input.
 
+use std::io::IsTerminal;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
@@ -15,7 +16,6 @@ use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use std::io::IsTerminal;
 
 use crate::grade::read::{Chunk, ChunkSink, InlineSink, Input};
 use crate::options::ProgressWhen;
