@@ -22,10 +22,11 @@
 use std::fs;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
+mod config;
 mod corpus;
 mod encode;
 mod labels;
@@ -37,41 +38,12 @@ mod ranking;
 #[cfg(test)]
 mod testing;
 
+pub use config::{GenConfig, GenFormat};
+
 use corpus::Corpus;
 use labels::write_labels;
 use logs::write_logs;
 use queries::QueryStreams;
-
-/// The most results per ranking: rankings deeper than trec_eval's
-/// customary 1000 are rare, and the corpus grows with the ranking depth.
-pub const MAX_RESULTS: usize = 10_000;
-
-/// What to generate and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GenConfig {
-    /// Queries in the answer key (and in the log), at least 1.
-    pub labeled: usize,
-    /// Queries in the log that the answer key does not cover.
-    pub unlabeled: usize,
-    /// Results per retrieved ranking, 1 to [`MAX_RESULTS`].
-    pub results: usize,
-    /// Seeds every random draw: the same configuration gives byte-identical
-    /// files.
-    pub seed: u64,
-    /// The log's format.
-    pub format: GenFormat,
-    /// The directory to write into, created if missing.
-    pub out: PathBuf,
-}
-
-/// The log format `rgrade gen` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GenFormat {
-    /// logs.jsonl, one JSON object per search event.
-    Jsonl,
-    /// run.trec, a TREC run file.
-    Trec,
-}
 
 /// Write the answer key and the log (or TREC run) that `config` describes
 /// into `config.out`, and say what was written.
@@ -111,23 +83,6 @@ pub struct WrittenFile {
     pub lines: u64,
     /// Its size.
     pub bytes: u64,
-}
-
-impl GenConfig {
-    /// An error for counts the generator cannot honour, named by the
-    /// `rgrade gen` options that set them.
-    fn check(&self) -> anyhow::Result<()> {
-        if self.labeled == 0 {
-            bail!("--queries must be at least 1: the answer key needs a labeled query");
-        }
-        if !(1..=MAX_RESULTS).contains(&self.results) {
-            bail!(
-                "--results must be between 1 and {MAX_RESULTS}, got {}",
-                self.results
-            );
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -9,12 +9,12 @@ use std::ops::Range;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
+use super::config::GenConfig;
 use super::corpus::{
     Corpus, DOCS_GUIDES, KB_ADMIN, KB_ARTICLES, KB_BILLING, KB_TROUBLESHOOTING, SUPPORT_TICKETS,
 };
 use super::encode::{decimal_digits, push_padded};
 use super::random::{pick, pick_weighted};
-use super::GenConfig;
 
 /// The narrowest query id number, so small data sets have ids like `q000001`.
 const MIN_ID_WIDTH: usize = 6;
