@@ -4,9 +4,8 @@
 use super::config::GenConfig;
 use super::corpus::Corpus;
 use super::encode::{push_json_string, push_list, push_uint};
-use super::output::write_file;
+use super::output::{write_file, WrittenFile};
 use super::queries::{LabelShape, QueryName, QuerySpec, QueryStreams};
-use super::WrittenFile;
 
 /// Write labels.jsonl: the labeled queries in id order.
 pub(super) fn write_labels(

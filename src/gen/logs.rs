@@ -13,10 +13,9 @@ use rand_pcg::Pcg64;
 use super::config::{GenConfig, GenFormat};
 use super::corpus::Corpus;
 use super::encode::{push_fixed, push_json_string, push_list, push_uint};
-use super::output::{write_file, Output};
+use super::output::{write_file, Output, WrittenFile};
 use super::queries::{QueryName, QuerySpec, QueryStreams};
 use super::ranking::{Hit, RankingModel, FINAL_DEPTH, RERANK_CANDIDATES};
-use super::WrittenFile;
 
 /// The run name every generated event carries.
 const RUN: &str = "bm25-v3";

@@ -20,7 +20,6 @@
 //! bytes.
 
 use std::fs;
-use std::path::PathBuf;
 
 use anyhow::Context;
 use rand::SeedableRng;
@@ -39,6 +38,7 @@ mod ranking;
 mod testing;
 
 pub use config::{GenConfig, GenFormat};
+pub use output::{Written, WrittenFile};
 
 use corpus::Corpus;
 use labels::write_labels;
@@ -63,30 +63,10 @@ pub fn write_dataset(config: &GenConfig) -> anyhow::Result<Written> {
     })
 }
 
-/// What `write_dataset` wrote, so the command can report it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
-    /// Queries in the answer key.
-    pub labeled: usize,
-    /// Queries in the log that the answer key does not cover.
-    pub unlabeled: usize,
-    /// The files, labels first.
-    pub files: Vec<WrittenFile>,
-}
-
-/// One file `write_dataset` wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WrittenFile {
-    /// Where it is.
-    pub path: PathBuf,
-    /// Its lines: labeled queries, search events or TREC result lines.
-    pub lines: u64,
-    /// Its size.
-    pub bytes: u64,
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn config(labeled: usize, results: usize, out: PathBuf) -> GenConfig {
