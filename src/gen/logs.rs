@@ -255,7 +255,8 @@ fn push_event(
     line.extend_from_slice(b",\"latency_ms\":");
     push_fixed(line, latency_tenths, 1);
     line.extend_from_slice(b",\"context_tokens\":");
-    push_uint(line, u64::from(corpus.tokens(hits)));
+    let context_tokens: u32 = hits.iter().map(|hit| corpus.tokens(hit.doc)).sum();
+    push_uint(line, u64::from(context_tokens));
     line.push(b'}');
 }
 
