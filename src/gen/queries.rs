@@ -216,7 +216,6 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::gen::ranking::RankingModel;
     use crate::gen::testing::{corpus_and_streams, share, specs};
 
     #[test]
@@ -255,25 +254,6 @@ mod tests {
         let english = count(&|spec| spec.language == "en");
         let japanese = count(&|spec| spec.language == "ja");
         assert!(english > 5 * japanese, "{english} en, {japanese} ja");
-    }
-
-    #[test]
-    fn a_query_does_not_depend_on_the_queries_before_it() {
-        let (corpus, streams) = corpus_and_streams(5, 10);
-        let mut model = RankingModel::new(&corpus, 10);
-        let mut draw = |index| {
-            let mut rng = streams.rng(index);
-            let spec = QuerySpec::draw(&mut rng, &corpus);
-            let retrieved = model.retrieve(&mut rng, &spec).to_vec();
-            let reranked = model.rerank(&mut rng, &spec).to_vec();
-            (spec, retrieved, reranked)
-        };
-        let alone = draw(7);
-        for index in 0..7 {
-            draw(index);
-        }
-        assert_eq!(draw(7), alone);
-        assert_ne!(draw(8), alone);
     }
 
     #[test]

@@ -286,6 +286,25 @@ mod tests {
     }
 
     #[test]
+    fn a_query_does_not_depend_on_the_queries_before_it() {
+        let (corpus, streams) = corpus_and_streams(5, 10);
+        let mut model = RankingModel::new(&corpus, 10);
+        let mut draw = |index| {
+            let mut rng = streams.rng(index);
+            let spec = QuerySpec::draw(&mut rng, &corpus);
+            let retrieved = model.retrieve(&mut rng, &spec).to_vec();
+            let reranked = model.rerank(&mut rng, &spec).to_vec();
+            (spec, retrieved, reranked)
+        };
+        let alone = draw(7);
+        for index in 0..7 {
+            draw(index);
+        }
+        assert_eq!(draw(7), alone);
+        assert_ne!(draw(8), alone);
+    }
+
+    #[test]
     fn relevant_docs_land_near_the_top_deep_or_nowhere() {
         let results = 100;
         let (corpus, streams) = corpus_and_streams(3, results);
