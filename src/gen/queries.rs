@@ -211,12 +211,30 @@ impl QuerySpec {
     }
 }
 
+/// The corpus and query streams of `seed`, drawn in `write_dataset`'s order,
+/// for the tests of the parts drawn from them.
+#[cfg(test)]
+pub(super) fn corpus_and_streams(seed: u64, results: usize) -> (Corpus, QueryStreams) {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let corpus = Corpus::generate(&mut rng, results);
+    let streams = QueryStreams::new(&mut rng);
+    (corpus, streams)
+}
+
+/// The first `count` queries of the answer key.
+#[cfg(test)]
+pub(super) fn specs(corpus: &Corpus, streams: &QueryStreams, count: usize) -> Vec<QuerySpec> {
+    (0..count)
+        .map(|index| QuerySpec::draw(&mut streams.rng(index), corpus))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::gen::testing::{corpus_and_streams, share, specs};
+    use crate::gen::testing::share;
 
     #[test]
     fn labels_have_the_advertised_shapes_and_shares() {

@@ -238,7 +238,8 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::gen::testing::{corpus_and_streams, share, specs};
+    use crate::gen::queries::{corpus_and_streams, specs};
+    use crate::gen::testing::share;
 
     fn assert_distinct_and_descending(hits: &[Hit]) {
         let docs: HashSet<u32> = hits.iter().map(|hit| hit.doc).collect();
