@@ -18,6 +18,15 @@
 //! the JSONL log's `retrieve` events. Only integer arithmetic, division and
 //! square roots touch the random numbers, so every platform writes the same
 //! bytes.
+//!
+//! Imports run one way, from the writers down to what they draw: logs.rs
+//! uses the ranking model, the queries and the corpus; labels.rs the
+//! queries and the corpus; ranking.rs the queries and the corpus; queries.rs
+//! the corpus. The configuration (config.rs), the counted output files with
+//! the account of what was written (output.rs), the line encoders
+//! (encode.rs), the random picks (random.rs) and the tests' arithmetic
+//! (testing.rs) import no other part. This file imports the parts, and none
+//! of them imports it.
 
 use std::fs;
 
