@@ -11,7 +11,6 @@ use rand::RngExt;
 use rand_pcg::Pcg64;
 
 use super::random::pick;
-use super::ranking::Hit;
 
 /// A collection of documents and the words its document names are made of.
 struct Collection {
@@ -122,8 +121,9 @@ impl Corpus {
         &self.text[start..self.ends[doc]]
     }
 
-    pub(super) fn tokens(&self, hits: &[Hit]) -> u32 {
-        hits.iter().map(|hit| self.tokens[hit.doc as usize]).sum()
+    /// The size of chunk `doc` in tokens.
+    pub(super) fn tokens(&self, doc: u32) -> u32 {
+        self.tokens[doc as usize]
     }
 
     pub(super) fn random_doc_in(&self, rng: &mut Pcg64, collection: usize) -> u32 {

@@ -1,11 +1,11 @@
 //! labels.jsonl, the answer key: one JSON object per labeled query, in id
 //! order, in the labels format docs/guide.md describes ("Labels").
 
+use super::config::GenConfig;
 use super::corpus::Corpus;
 use super::encode::{push_json_string, push_list, push_uint};
-use super::output::write_file;
+use super::output::{write_file, WrittenFile};
 use super::queries::{LabelShape, QueryName, QuerySpec, QueryStreams};
-use super::{GenConfig, WrittenFile};
 
 /// Write labels.jsonl: the labeled queries in id order.
 pub(super) fn write_labels(

@@ -10,12 +10,12 @@ use rand::seq::SliceRandom;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 
+use super::config::{GenConfig, GenFormat};
 use super::corpus::Corpus;
 use super::encode::{push_fixed, push_json_string, push_list, push_uint};
-use super::output::{write_file, Output};
+use super::output::{write_file, Output, WrittenFile};
 use super::queries::{QueryName, QuerySpec, QueryStreams};
 use super::ranking::{Hit, RankingModel, FINAL_DEPTH, RERANK_CANDIDATES};
-use super::{GenConfig, GenFormat, WrittenFile};
 
 /// The run name every generated event carries.
 const RUN: &str = "bm25-v3";
@@ -255,7 +255,8 @@ fn push_event(
     line.extend_from_slice(b",\"latency_ms\":");
     push_fixed(line, latency_tenths, 1);
     line.extend_from_slice(b",\"context_tokens\":");
-    push_uint(line, u64::from(corpus.tokens(hits)));
+    let context_tokens: u32 = hits.iter().map(|hit| corpus.tokens(hit.doc)).sum();
+    push_uint(line, u64::from(context_tokens));
     line.push(b'}');
 }
 

@@ -18,14 +18,23 @@
 //! the JSONL log's `retrieve` events. Only integer arithmetic, division and
 //! square roots touch the random numbers, so every platform writes the same
 //! bytes.
+//!
+//! Imports run one way, from the writers down to what they draw: logs.rs
+//! uses the ranking model, the queries and the corpus; labels.rs the
+//! queries and the corpus; ranking.rs the queries and the corpus; queries.rs
+//! the corpus. The configuration (config.rs), the counted output files with
+//! the account of what was written (output.rs), the line encoders
+//! (encode.rs), the random picks (random.rs) and the tests' arithmetic
+//! (testing.rs) import no other part. This file imports the parts, and none
+//! of them imports it.
 
 use std::fs;
-use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
+mod config;
 mod corpus;
 mod encode;
 mod labels;
@@ -37,41 +46,13 @@ mod ranking;
 #[cfg(test)]
 mod testing;
 
+pub use config::{GenConfig, GenFormat};
+pub use output::{Written, WrittenFile};
+
 use corpus::Corpus;
 use labels::write_labels;
 use logs::write_logs;
 use queries::QueryStreams;
-
-/// The most results per ranking: rankings deeper than trec_eval's
-/// customary 1000 are rare, and the corpus grows with the ranking depth.
-pub const MAX_RESULTS: usize = 10_000;
-
-/// What to generate and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GenConfig {
-    /// Queries in the answer key (and in the log), at least 1.
-    pub labeled: usize,
-    /// Queries in the log that the answer key does not cover.
-    pub unlabeled: usize,
-    /// Results per retrieved ranking, 1 to [`MAX_RESULTS`].
-    pub results: usize,
-    /// Seeds every random draw: the same configuration gives byte-identical
-    /// files.
-    pub seed: u64,
-    /// The log's format.
-    pub format: GenFormat,
-    /// The directory to write into, created if missing.
-    pub out: PathBuf,
-}
-
-/// The log format `rgrade gen` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GenFormat {
-    /// logs.jsonl, one JSON object per search event.
-    Jsonl,
-    /// run.trec, a TREC run file.
-    Trec,
-}
 
 /// Write the answer key and the log (or TREC run) that `config` describes
 /// into `config.out`, and say what was written.
@@ -91,47 +72,10 @@ pub fn write_dataset(config: &GenConfig) -> anyhow::Result<Written> {
     })
 }
 
-/// What `write_dataset` wrote, so the command can report it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
-    /// Queries in the answer key.
-    pub labeled: usize,
-    /// Queries in the log that the answer key does not cover.
-    pub unlabeled: usize,
-    /// The files, labels first.
-    pub files: Vec<WrittenFile>,
-}
-
-/// One file `write_dataset` wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WrittenFile {
-    /// Where it is.
-    pub path: PathBuf,
-    /// Its lines: labeled queries, search events or TREC result lines.
-    pub lines: u64,
-    /// Its size.
-    pub bytes: u64,
-}
-
-impl GenConfig {
-    /// An error for counts the generator cannot honour, named by the
-    /// `rgrade gen` options that set them.
-    fn check(&self) -> anyhow::Result<()> {
-        if self.labeled == 0 {
-            bail!("--queries must be at least 1: the answer key needs a labeled query");
-        }
-        if !(1..=MAX_RESULTS).contains(&self.results) {
-            bail!(
-                "--results must be between 1 and {MAX_RESULTS}, got {}",
-                self.results
-            );
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn config(labeled: usize, results: usize, out: PathBuf) -> GenConfig {

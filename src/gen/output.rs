@@ -1,5 +1,6 @@
 //! Output files, written line by line through a large buffer and counted as
-//! they go, so the command can say what it wrote without reading it back.
+//! they go, so the command can say what it wrote without reading it back:
+//! [`Written`] and [`WrittenFile`] are that account.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -7,7 +8,27 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::WrittenFile;
+/// What `write_dataset` wrote, so the command can report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Queries in the answer key.
+    pub labeled: usize,
+    /// Queries in the log that the answer key does not cover.
+    pub unlabeled: usize,
+    /// The files, labels first.
+    pub files: Vec<WrittenFile>,
+}
+
+/// One file `write_dataset` wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its lines: labeled queries, search events or TREC result lines.
+    pub lines: u64,
+    /// Its size.
+    pub bytes: u64,
+}
 
 /// The write buffer: large writes keep the generator CPU-bound.
 const WRITE_BUFFER: usize = 1 << 20;

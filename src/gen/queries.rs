@@ -9,12 +9,12 @@ use std::ops::Range;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
+use super::config::GenConfig;
 use super::corpus::{
     Corpus, DOCS_GUIDES, KB_ADMIN, KB_ARTICLES, KB_BILLING, KB_TROUBLESHOOTING, SUPPORT_TICKETS,
 };
 use super::encode::{decimal_digits, push_padded};
 use super::random::{pick, pick_weighted};
-use super::GenConfig;
 
 /// The narrowest query id number, so small data sets have ids like `q000001`.
 const MIN_ID_WIDTH: usize = 6;
@@ -211,13 +211,30 @@ impl QuerySpec {
     }
 }
 
+/// The corpus and query streams of `seed`, drawn in `write_dataset`'s order,
+/// for the tests of the parts drawn from them.
+#[cfg(test)]
+pub(super) fn corpus_and_streams(seed: u64, results: usize) -> (Corpus, QueryStreams) {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let corpus = Corpus::generate(&mut rng, results);
+    let streams = QueryStreams::new(&mut rng);
+    (corpus, streams)
+}
+
+/// The first `count` queries of the answer key.
+#[cfg(test)]
+pub(super) fn specs(corpus: &Corpus, streams: &QueryStreams, count: usize) -> Vec<QuerySpec> {
+    (0..count)
+        .map(|index| QuerySpec::draw(&mut streams.rng(index), corpus))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::gen::ranking::RankingModel;
-    use crate::gen::testing::{corpus_and_streams, share, specs};
+    use crate::gen::testing::share;
 
     #[test]
     fn labels_have_the_advertised_shapes_and_shares() {
@@ -255,25 +272,6 @@ mod tests {
         let english = count(&|spec| spec.language == "en");
         let japanese = count(&|spec| spec.language == "ja");
         assert!(english > 5 * japanese, "{english} en, {japanese} ja");
-    }
-
-    #[test]
-    fn a_query_does_not_depend_on_the_queries_before_it() {
-        let (corpus, streams) = corpus_and_streams(5, 10);
-        let mut model = RankingModel::new(&corpus, 10);
-        let mut draw = |index| {
-            let mut rng = streams.rng(index);
-            let spec = QuerySpec::draw(&mut rng, &corpus);
-            let retrieved = model.retrieve(&mut rng, &spec).to_vec();
-            let reranked = model.rerank(&mut rng, &spec).to_vec();
-            (spec, retrieved, reranked)
-        };
-        let alone = draw(7);
-        for index in 0..7 {
-            draw(index);
-        }
-        assert_eq!(draw(7), alone);
-        assert_ne!(draw(8), alone);
     }
 
     #[test]

@@ -238,7 +238,8 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::gen::testing::{corpus_and_streams, share, specs};
+    use crate::gen::queries::{corpus_and_streams, specs};
+    use crate::gen::testing::share;
 
     fn assert_distinct_and_descending(hits: &[Hit]) {
         let docs: HashSet<u32> = hits.iter().map(|hit| hit.doc).collect();
@@ -283,6 +284,25 @@ mod tests {
                     .all(|hit| candidates.iter().any(|c| c.doc == hit.doc)));
             }
         }
+    }
+
+    #[test]
+    fn a_query_does_not_depend_on_the_queries_before_it() {
+        let (corpus, streams) = corpus_and_streams(5, 10);
+        let mut model = RankingModel::new(&corpus, 10);
+        let mut draw = |index| {
+            let mut rng = streams.rng(index);
+            let spec = QuerySpec::draw(&mut rng, &corpus);
+            let retrieved = model.retrieve(&mut rng, &spec).to_vec();
+            let reranked = model.rerank(&mut rng, &spec).to_vec();
+            (spec, retrieved, reranked)
+        };
+        let alone = draw(7);
+        for index in 0..7 {
+            draw(index);
+        }
+        assert_eq!(draw(7), alone);
+        assert_ne!(draw(8), alone);
     }
 
     #[test]
