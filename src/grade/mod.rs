@@ -126,36 +126,19 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
 
     // Stage 5: grade and aggregate; per_query.csv is written as rows are graded.
     let superseded_records = grouped.superseded_records;
-    let graded =
+    let mut graded =
         pool.install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))?;
     let mut rejects = gathered.rejects;
-    rejects.extend(graded.rejects);
+    rejects.append(&mut graded.rejects);
     rejects::finish(&inputs, &mut rejects)?;
 
-    let mut lines = LineCounts::default();
-    for counts in &gathered.per_input {
-        lines += *counts;
-    }
-    let counts = Counts {
-        labeled: labels.queries().len() as u64,
-        no_answer: labels
-            .queries()
-            .iter()
-            .filter(|q| q.n_relevant == 0)
-            .count() as u64,
-        graded: graded.ok_rows,
-        records: lines.records,
-        blank_lines: lines.blank,
-        events: lines.events,
-        unlabeled_events: lines.unlabeled,
-        other_stage_events: lines.other_stage,
-        rejected: rejects.len() as u64,
-        repeats: graded.repeats,
-        graded_records: graded.graded_records,
+    let counts = tally(
+        &labels,
+        &gathered.per_input,
+        &graded,
+        rejects.len(),
         superseded_records,
-        records_without_permissions: lines.without_permissions,
-        leaked_results: lines.leaked_results,
-    };
+    );
     let graded = Graded {
         input_names: inputs.iter().map(Input::name).collect(),
         labels,
@@ -183,11 +166,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     if stale_labels.fraction > stale::WARN_FRACTION {
         warn(Warning::StaleLabels(stale_labels));
     }
-    for stage in graded
-        .stage_loss
-        .iter()
-        .flat_map(|loss| &loss.unseen_stages)
-    {
+    for stage in graded.stage_loss.iter().flat_map(|l| &l.unseen_stages) {
         warn(Warning::StageNotGraded(stage.clone()));
     }
     if counts.events > 0 && counts.events == counts.unlabeled_events {
@@ -196,6 +175,41 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         });
     }
     Ok(graded)
+}
+
+/// summary.json's counts: the labels, the line counts of every input, and
+/// what grading left.
+fn tally(
+    labels: &LabelIndex,
+    per_input: &[LineCounts],
+    graded: &aggregate::GradedPairs,
+    rejected: usize,
+    superseded_records: u64,
+) -> Counts {
+    let mut lines = LineCounts::default();
+    for counts in per_input {
+        lines += *counts;
+    }
+    Counts {
+        labeled: labels.queries().len() as u64,
+        no_answer: labels
+            .queries()
+            .iter()
+            .filter(|q| q.n_relevant == 0)
+            .count() as u64,
+        graded: graded.ok_rows,
+        records: lines.records,
+        blank_lines: lines.blank,
+        events: lines.events,
+        unlabeled_events: lines.unlabeled,
+        other_stage_events: lines.other_stage,
+        rejected: rejected as u64,
+        repeats: graded.repeats,
+        graded_records: graded.graded_records,
+        superseded_records,
+        records_without_permissions: lines.without_permissions,
+        leaked_results: lines.leaked_results,
+    }
 }
 
 /// The cutoffs, checked: each at least 1, none twice.
