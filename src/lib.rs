@@ -17,17 +17,17 @@
 //!
 //! # Map
 //!
-//! - [`grade`](crate::grade::run): the pipeline from logs to graded
-//!   queries, one module per stage in `src/grade/`, from reading blocks
-//!   to writing outputs; the answer key is `src/labels.rs`, the metric
-//!   definitions `src/metrics.rs`.
-//! - `src/output/`: one writer per output file over one schema.
-//! - [`compare`](crate::compare::run): two grade outputs read back,
-//!   paired per query and tested with paired statistics and rules.
-//! - [`gen`](crate::gen::write_dataset): synthetic labels and logs.
+//! - [`grade()`] takes a [`GradePlan`]: the pipeline from logs to graded
+//!   queries, one module per stage in `src/grade/`, from reading blocks to
+//!   writing outputs. The answer key is `src/labels/`, the metric
+//!   definitions `src/metrics.rs`, the writers `src/output/`, one file per
+//!   output over one [`schema`].
+//! - [`compare()`] takes a [`ComparePlan`]: two grade outputs read back,
+//!   paired per query, tested with paired statistics and held to rules.
+//! - [`write_dataset`] takes a [`GenConfig`]: synthetic labels and logs.
 //!
 //! The binary (`src/main.rs`, `src/cli.rs`, `src/cmd/`) turns the command
-//! line into the plain plans this library takes.
+//! line into these plain plans; docs/DESIGN.md maps the whole tree.
 #![deny(missing_docs)]
 
 mod compare;

@@ -18,7 +18,7 @@ pub struct GenConfig {
     pub labeled: usize,
     /// Queries in the log that the answer key does not cover.
     pub unlabeled: usize,
-    /// Results per retrieved ranking, 1 to [`MAX_RESULTS`].
+    /// Results per retrieved ranking, 1 to 10,000.
     pub results: usize,
     /// Seeds every random draw: the same configuration gives byte-identical
     /// files.

@@ -1,6 +1,7 @@
-//! Stage 5, aggregate: the rows of each (run, stage) are averaged over
-//! grouping sets — overall, per task, per language, per task × language —
-//! as plain (macro) means over the queries that count.
+//! Stage 5, grade and aggregate: every (run, stage) is graded a range of
+//! queries at a time, its rows written to per_query.csv as they come, and
+//! averaged over grouping sets — overall, per task, per language, per task
+//! × language — as plain (macro) means over the queries that count.
 
 use std::path::Path;
 

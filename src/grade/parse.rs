@@ -184,7 +184,7 @@ pub struct FieldNames {
     pub results: String,
     /// A result object's doc id; `None` reads `doc_id`, else `id`.
     pub doc: Option<String>,
-    /// The stage (absent means [`DEFAULT_STAGE`]).
+    /// The stage (absent means `final`).
     pub stage: String,
     /// The run name (absent means empty).
     pub run: String,

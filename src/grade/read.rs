@@ -303,7 +303,7 @@ pub struct Block {
 pub enum Chunk {
     /// Lines to parse.
     Lines(Block),
-    /// A line longer than [`MAX_LINE`]: only its start was kept.
+    /// A line longer than the longest accepted (64 MiB): only its start was kept.
     Oversized {
         /// Index of the input.
         input: u32,
