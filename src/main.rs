@@ -32,17 +32,9 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(exit) => exit.into(),
-        // A closed stdout pipe (`rgrade ... | head`) is a quiet success.
-        Err(err) if is_broken_pipe(&err) => Exit::Clean.into(),
         Err(err) => {
-            eprintln!("rgrade: {err:#}");
+            cmd::tell(format_args!("rgrade: {err:#}"));
             Exit::NothingGraded.into()
         }
     }
-}
-
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
-        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use rgrade::ComparePlan;
 
-use super::{print_stdout, Exit};
+use super::{print_stdout, tell, Exit};
 use crate::cli::CompareArgs;
 
 /// Compare the two grade outputs named in `args`.
@@ -28,10 +28,10 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         threads: args.threads,
     };
     let compared = rgrade::compare(&plan, &mut |warning| {
-        eprintln!("rgrade: warning: {warning}");
+        tell(format_args!("rgrade: warning: {warning}"));
     })?;
     // The verdict decides the exit status, even if the table is lost.
-    print_stdout(|out| compared.print(out, args.quiet))?;
+    print_stdout(|out| compared.print(out, args.quiet));
     Ok(if compared.passed() {
         Exit::Clean
     } else {

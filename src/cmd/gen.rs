@@ -2,14 +2,14 @@
 
 use rgrade::{GenConfig, Written};
 
-use super::Exit;
+use super::{tell, Exit};
 use crate::cli::GenArgs;
 
 /// Write the data set described by `args` and say on stderr what was written
 /// (stdout stays empty, so scripts can pipe the command freely).
 pub fn run(args: &GenArgs) -> anyhow::Result<Exit> {
     let written = rgrade::write_dataset(&config(args))?;
-    eprintln!("{}", report(&written));
+    tell(format_args!("{}", report(&written)));
     Ok(Exit::Clean)
 }
 

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use rgrade::GradePlan;
 
-use super::{print_stdout, Exit};
+use super::{print_stdout, tell, Exit};
 use crate::cli::GradeArgs;
 
 /// Grade the logs named in `args`; `command` is the command line as typed,
@@ -38,15 +38,15 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
     let mut warnings = Vec::new();
     let graded = rgrade::grade(&plan, &mut |warning| warnings.push(warning))?;
     if !args.quiet {
-        print_stdout(|out| graded.print_table(out))?;
+        print_stdout(|out| graded.print_table(out));
     }
     for warning in &warnings {
-        eprintln!("rgrade: warning: {warning}");
+        tell(format_args!("rgrade: warning: {warning}"));
     }
     let leaks = graded.leaks_over(args.max_leaks);
     let rejects = graded.rejects_over(args.max_rejects, args.out.as_deref());
     for message in leaks.iter().chain(&rejects) {
-        eprintln!("rgrade: {message}");
+        tell(format_args!("rgrade: {message}"));
     }
     Ok(if leaks.is_some() || rejects.is_some() {
         Exit::CheckFailed

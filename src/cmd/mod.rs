@@ -6,6 +6,7 @@ pub mod compare;
 pub mod gen;
 pub mod grade;
 
+use std::fmt;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -27,18 +28,23 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// Write a table to stdout with `print`. A reader that closed the pipe
-/// early (`rgrade ... | head`) is not an error, and must not change the
-/// exit status the run decides.
-///
-/// # Errors
-/// stdout cannot be written for another reason.
-pub fn print_stdout(
-    print: impl FnOnce(&mut io::BufWriter<io::StdoutLock>) -> io::Result<()>,
-) -> io::Result<()> {
+/// Write a table to stdout with `print`. The table is a view of outputs
+/// the run has already decided, so losing it never changes the exit
+/// status: a reader that closed the pipe early (`rgrade ... | head`) is
+/// quietly let go, and any other failure (a full disk) is said on stderr.
+pub fn print_stdout(print: impl FnOnce(&mut io::BufWriter<io::StdoutLock>) -> io::Result<()>) {
     let mut out = io::BufWriter::new(io::stdout().lock());
     match print(&mut out).and_then(|()| out.flush()) {
-        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {}
+        Err(err) => tell(format_args!(
+            "rgrade: stdout: cannot write the table: {err}"
+        )),
+        Ok(()) => {}
     }
+}
+
+/// Write a line to stderr. A closed or full stderr loses the line, never
+/// the run: the exit status still says how it ended.
+pub fn tell(line: fmt::Arguments) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
 }

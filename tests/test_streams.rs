@@ -1,0 +1,98 @@
+//! Closed or full standard streams: rgrade never panics over them, and the
+//! exit status stays the one the run decided (docs/guide.md, Exit status).
+
+use std::fs::File;
+use std::process::{Command, Stdio};
+
+use crate::util::{seed, Run, Workdir, RUN_TIMEOUT};
+
+/// A log with one record that is not JSON: with the default
+/// `--max-rejects 0`, the run ends with status 1 and a message on stderr.
+fn log_with_a_reject(wd: &Workdir) {
+    wd.write(
+        "logs.jsonl",
+        "{\"query_id\": \"q_export\", \"results\": [\"export_csv\"]}\nnot json\n",
+    );
+}
+
+/// `/dev/full`, which takes no byte: every write fails with "no space".
+fn full_device() -> Stdio {
+    Stdio::from(
+        File::options()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full opens"),
+    )
+}
+
+#[test]
+fn a_full_stderr_keeps_the_exit_status_of_grade() {
+    let wd = Workdir::new("full_stderr_grade");
+    log_with_a_reject(&wd);
+    let labels = seed("labels.jsonl");
+    let mut cmd = wd.command(&["grade", "--labels", &labels, "-o", "out", "logs.jsonl"]);
+    cmd.stderr(full_device());
+    finish(&mut cmd).expect_code(1);
+    assert!(wd.exists("out/summary.json"), "the outputs are written");
+}
+
+#[test]
+fn a_closed_stderr_keeps_the_exit_status_of_grade() {
+    let wd = Workdir::new("closed_stderr_grade");
+    log_with_a_reject(&wd);
+    let labels = seed("labels.jsonl");
+    let mut cmd = wd.command(&["grade", "--labels", &labels, "logs.jsonl"]);
+    let mut child = cmd.spawn().expect("rgrade starts");
+    // The reader of stderr goes away before rgrade writes to it.
+    drop(child.stderr.take());
+    Run::wait(&cmd, child, RUN_TIMEOUT).expect_code(1);
+}
+
+#[test]
+fn a_full_stderr_keeps_the_exit_status_of_an_error() {
+    let wd = Workdir::new("full_stderr_error");
+    for args in [
+        &["grade", "--labels", "missing.jsonl", "logs.jsonl"][..],
+        &["compare", "no-baseline", "no-candidate"][..],
+    ] {
+        let mut cmd = wd.command(args);
+        cmd.stderr(full_device());
+        finish(&mut cmd).expect_code(2);
+    }
+}
+
+#[test]
+fn a_full_stderr_keeps_the_exit_status_of_gen() {
+    let wd = Workdir::new("full_stderr_gen");
+    let mut cmd = wd.command(&["gen", "--queries", "3", "-o", "data"]);
+    cmd.stderr(full_device());
+    finish(&mut cmd).expect_code(0);
+    assert!(wd.exists("data/labels.jsonl"));
+}
+
+/// A table that cannot be written is lost, not the run: the exit status
+/// is the one the grading decided, and stderr says what happened to stdout.
+#[test]
+fn a_full_stdout_keeps_the_exit_status_and_says_so() {
+    let wd = Workdir::new("full_stdout");
+    let labels = seed("labels.jsonl");
+    let logs = seed("logs.jsonl");
+    let mut cmd = wd.command(&["grade", "--labels", &labels, "-k", "3", &logs]);
+    cmd.stdout(full_device());
+    finish(&mut cmd)
+        .expect_code(0)
+        .expect_stderr(&["stdout", "cannot write the table"]);
+
+    log_with_a_reject(&wd);
+    let mut cmd = wd.command(&["grade", "--labels", &labels, "logs.jsonl"]);
+    cmd.stdout(full_device());
+    finish(&mut cmd)
+        .expect_code(1)
+        .expect_stderr(&["stdout", "rejected record"]);
+}
+
+/// Run `cmd` to the end.
+fn finish(cmd: &mut Command) -> Run {
+    let child = cmd.spawn().expect("rgrade starts");
+    Run::wait(cmd, child, RUN_TIMEOUT)
+}
