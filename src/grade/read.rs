@@ -29,6 +29,15 @@ const LOG_SUFFIXES: [&str; 5] = [".jsonl", ".jsonl.gz", ".jsonl.zst", ".trec", "
 
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+/// The last three bytes of a zstd skippable frame's magic number, whose
+/// first byte is 0x50 to 0x5f: `pzstd` opens its files with one.
+const ZSTD_SKIPPABLE_MAGIC: &[u8] = &[0x2a, 0x4d, 0x18];
+
+/// Whether `head` opens a zstd stream: a frame, or a skippable frame.
+fn is_zstd(head: &[u8]) -> bool {
+    head.starts_with(ZSTD_MAGIC)
+        || (head.len() >= 4 && head[0] & 0xf0 == 0x50 && &head[1..4] == ZSTD_SKIPPABLE_MAGIC)
+}
 
 /// One log input: a file or standard input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +173,7 @@ impl<R: BufRead> Decoded<R> {
         let head = inner.fill_buf()?;
         Ok(if head.starts_with(GZIP_MAGIC) {
             Decoded::Gzip(Box::new(MultiGzDecoder::new(inner)))
-        } else if head.starts_with(ZSTD_MAGIC) {
+        } else if is_zstd(head) {
             Decoded::Zstd(zstd::stream::read::Decoder::with_buffer(inner)?)
         } else {
             Decoded::Plain(inner)
@@ -689,6 +698,36 @@ mod tests {
                 (stats[0].bytes, stats[0].decoded_bytes, stats[0].lines),
                 (compressed.len() as u64, text.len() as u64, 2)
             );
+        }
+    }
+
+    /// Every valid stream reads: gzip with a name, a comment and extra
+    /// fields in its header; zstd opening with a skippable frame (as
+    /// `pzstd` writes it) and holding another between two frames.
+    #[test]
+    fn compressed_streams_with_optional_parts_are_read() {
+        let text = b"{\"x\":1}\n{\"x\":2}\n";
+        let mut gz = flate2::GzBuilder::new()
+            .filename("log.jsonl")
+            .comment("captured nightly")
+            .extra(&b"RG\x02\x00ok"[..])
+            .write(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let skippable = |kind: u8, payload: &[u8]| {
+            let mut frame = vec![0x50 | kind, 0x2a, 0x4d, 0x18];
+            frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+            frame.extend_from_slice(payload);
+            frame
+        };
+        let mut zst = skippable(0xa, &[0, 0, 1, 0]);
+        zst.extend(zstd::encode_all(&text[..8], 3).unwrap());
+        zst.extend(skippable(0x0, b""));
+        zst.extend(zstd::encode_all(&text[8..], 3).unwrap());
+        for compressed in [gz, zst] {
+            let (blocks, stats) = read_all(&compressed).unwrap();
+            assert_eq!(blocks, [(1, text.to_vec())]);
+            assert_eq!(stats[0].decoded_bytes, text.len() as u64);
         }
     }
 
