@@ -524,3 +524,37 @@ fn no_matching_query_id_is_warned_about() {
     run.expect_code(0);
     assert!(!run.stderr.contains("none of the"), "{run}");
 }
+
+/// A `--stage` no record had is a typo until shown otherwise: named alone,
+/// nothing is graded (exit 2, no outputs); beside a stage that was read,
+/// it is a warning and the rest is graded.
+#[test]
+fn a_stage_no_record_had_is_an_error_or_a_warning() {
+    let wd = Workdir::new("stage_typo");
+    let labels = seed("labels.jsonl");
+    let logs = seed("logs.jsonl");
+    let alone = [
+        "grade", "--labels", &labels, "--stage", "finall", "-o", "out", &logs,
+    ];
+    wd.rgrade(&alone)
+        .expect_code(2)
+        .expect_stderr(&["no record of stage finall", "'stage' field"]);
+    assert!(!wd.exists("out/per_query.csv"), "nothing is graded");
+
+    let beside = [
+        "grade", "--labels", &labels, "--stage", "final", "--stage", "finall", "-k", "3", &logs,
+    ];
+    let run = wd.rgrade(&beside);
+    run.expect_code(0)
+        .expect_stderr(&["warning: no record of --stage finall was read"]);
+    let table = run.stdout_table();
+    let all = &table[&("(unnamed)".to_string(), "final".to_string())]["all"];
+    assert_eq!(all["recall@3"], "0.833", "{run}");
+
+    wd.write("run.trec", "q_export Q0 export_csv 1 2.5 bm25\n");
+    wd.rgrade(&[
+        "grade", "--labels", &labels, "--stage", "retrieve", "run.trec",
+    ])
+    .expect_code(2)
+    .expect_stderr(&["no record of stage retrieve", "TREC runs are stage final"]);
+}

@@ -35,6 +35,8 @@ pub struct Gathered {
     pub per_input: Vec<LineCounts>,
     /// What the reader learned of each input.
     pub stats: Vec<InputStats>,
+    /// For each stage `--stage` names, whether any record had it.
+    pub stages_seen: Vec<bool>,
 }
 
 impl Gathered {
@@ -43,6 +45,9 @@ impl Gathered {
         self.per_input[outcome.input as usize] += outcome.counts;
         self.rejects.append(&mut outcome.rejects);
         self.leaks.append(&mut outcome.leaks);
+        for (seen, in_block) in self.stages_seen.iter_mut().zip(&outcome.stages_seen) {
+            *seen |= in_block;
+        }
         // Only the first leaks in input order are listed: keep the list
         // bounded however many blocks leak.
         if self.leaks.len() > 2 * LEAKS_LISTED {
@@ -75,6 +80,7 @@ pub fn gather(
         leaks: Vec::new(),
         per_input: vec![LineCounts::default(); inputs.len()],
         stats: Vec::new(),
+        stages_seen: vec![false; config.stages.len()],
     };
     let all: Vec<(u32, &Input)> = (0..).zip(inputs).collect();
     gathered.stats = judge_inputs(&all, reading, config, pool, |outcome| {

@@ -61,6 +61,8 @@ pub enum Warning {
     StaleLabels(StaleLabels),
     /// A stage of the stage order was never graded.
     StageNotGraded(String),
+    /// A stage `--stage` names that no record had.
+    StageNotRead(String),
     /// No event matched a labeled query.
     NoLabeledEvents {
         /// Valid events read.
@@ -92,6 +94,9 @@ impl fmt::Display for Warning {
                 "stage {stage} of --stage-order was never graded; \
                  evidence loss is measured between the stages that were"
             ),
+            Warning::StageNotRead(stage) => {
+                write!(f, "no record of --stage {stage} was read; check the name")
+            }
             Warning::NoLabeledEvents { events } => write!(
                 f,
                 "none of the {events} events matched a labeled query_id; check --query-field \

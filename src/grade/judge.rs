@@ -44,6 +44,9 @@ pub struct BlockOutcome {
     pub withheld: Vec<u32>,
     /// Line counts.
     pub counts: LineCounts,
+    /// For each stage `--stage` names, whether a record of the block had
+    /// it (empty when no stage is named).
+    pub stages_seen: Vec<bool>,
 }
 
 impl BlockOutcome {
@@ -105,8 +108,17 @@ pub struct JudgeConfig<'a> {
 }
 
 impl JudgeConfig<'_> {
-    fn wants_stage(&self, stage: &str) -> bool {
-        self.stages.is_empty() || self.stages.iter().any(|s| s == stage)
+    /// Whether records of `stage` are graded; a stage named by `--stage`
+    /// is marked in `seen`.
+    fn wants_stage(&self, stage: &str, seen: &mut [bool]) -> bool {
+        if self.stages.is_empty() {
+            return true;
+        }
+        let named = self.stages.iter().position(|s| s == stage);
+        if let Some(i) = named {
+            seen[i] = true;
+        }
+        named.is_some()
     }
 }
 
@@ -275,7 +287,10 @@ impl<'a> BlockWorker<'a> {
 
     /// Parse and judge every line of a chunk.
     pub fn process(&mut self, chunk: &Chunk) -> BlockOutcome {
-        let mut out = BlockOutcome::default();
+        let mut out = BlockOutcome {
+            stages_seen: vec![false; self.config.stages.len()],
+            ..BlockOutcome::default()
+        };
         match chunk {
             &Chunk::Oversized {
                 input,
@@ -339,7 +354,7 @@ impl<'a> BlockWorker<'a> {
         let judge = &mut self.judge;
         self.parser.parse(line, |root| {
             let key = EventKey::from_value(root, config.fields)?;
-            let wanted = config.wants_stage(key.stage);
+            let wanted = config.wants_stage(key.stage, &mut out.stages_seen);
             let labeled = if wanted {
                 let pair = out.pair(key.run, key.stage);
                 config
@@ -416,7 +431,7 @@ impl<'a> BlockWorker<'a> {
     /// Count a parsed TREC line and hold it if its query is labeled.
     fn trec_line(&mut self, parsed: TrecLine, origin: Origin, out: &mut BlockOutcome) {
         out.counts.events += 1;
-        if !self.config.wants_stage(DEFAULT_STAGE) {
+        if !self.config.wants_stage(DEFAULT_STAGE, &mut out.stages_seen) {
             out.counts.other_stage += 1;
             return;
         }

@@ -116,6 +116,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         Grouper::new(plan.repeats, &labels),
         &pool,
     )?;
+    let unseen_stages = unseen_stages(plan, &gathered.stages_seen)?;
     let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
     let grouped = gathered.grouper.finish(default_stage);
 
@@ -163,6 +164,9 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         write::outputs(dir, &graded, &run)?;
     }
 
+    for stage in unseen_stages {
+        warn(Warning::StageNotRead(stage));
+    }
     if stale_labels.fraction > stale::WARN_FRACTION {
         warn(Warning::StaleLabels(stale_labels));
     }
@@ -210,6 +214,34 @@ fn tally(
         records_without_permissions: lines.without_permissions,
         leaked_results: lines.leaked_results,
     }
+}
+
+/// The stages `--stage` names that no record had. When no record had any
+/// of them, nothing can be graded: an error, not a table of `missing`.
+fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
+    // A stage named twice is marked at its first place.
+    let read: HashSet<&str> = plan
+        .stages
+        .iter()
+        .zip(seen)
+        .filter(|(_, &seen)| seen)
+        .map(|(stage, _)| stage.as_str())
+        .collect();
+    let mut unseen: Vec<String> = Vec::new();
+    for stage in &plan.stages {
+        if !read.contains(stage.as_str()) && !unseen.contains(stage) {
+            unseen.push(stage.clone());
+        }
+    }
+    if !plan.stages.is_empty() && read.is_empty() {
+        bail!(
+            "no record of stage {} was read, so nothing was graded; check the name \
+             (records name their stage in the '{}' field; TREC runs are stage {DEFAULT_STAGE})",
+            unseen.join(", "),
+            plan.fields.stage
+        );
+    }
+    Ok(unseen)
 }
 
 /// The cutoffs, checked: each at least 1, none twice.
