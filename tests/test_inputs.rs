@@ -419,10 +419,13 @@ fn a_log_is_read_once_whatever_leads_to_it() {
         assert_cell(&row, "captures", 1.0);
     }
 
+    // A hard link is the same file under a second name.
+    std::fs::hard_link(wd.path("plain.jsonl"), wd.path("linked.jsonl")).expect("hard link");
     for (twice, named) in [
         (["plain.jsonl", "plain.jsonl"], "plain.jsonl"),
         (["plain.jsonl", "./plain.jsonl"], "plain.jsonl"),
         (["logs", "logs/a.jsonl"], "logs/a.jsonl"),
+        (["plain.jsonl", "linked.jsonl"], "linked.jsonl"),
     ] {
         let mut args = vec!["grade", "--labels", &labels, "-o", "twice"];
         args.extend(twice);
@@ -609,5 +612,60 @@ fn doc_field_takes_a_json_pointer() {
     assert_eq!(
         reject_keys(&wd.read_jsonl("out/rejects.jsonl")),
         in_file("logs.jsonl", &[(3, "bad_result")])
+    );
+}
+
+/// A log directory never yields rgrade's own outputs: with `-o` inside it,
+/// or an earlier grading's directory below it, their rejects.jsonl is not
+/// read as a log, so grading again gives the same outputs.
+#[test]
+fn a_log_directory_never_yields_rgrade_outputs() {
+    let wd = Workdir::new("outputs_in_logs");
+    let labels = seed("labels.jsonl");
+    let logs = std::fs::read_to_string(seed("logs.jsonl")).expect("seed logs");
+    wd.write("logs/day.jsonl", format!("{logs}not json\n"));
+    let args = [
+        "grade",
+        "--labels",
+        &labels,
+        "--max-rejects",
+        "1",
+        "-o",
+        "logs/out",
+        "logs",
+    ];
+    wd.rgrade(&args).expect_code(0);
+    let first = wd.read("logs/out/rejects.jsonl");
+    assert_eq!(
+        reject_keys(&wd.read_jsonl("logs/out/rejects.jsonl")).len(),
+        1
+    );
+    let first_summary = wd.read_json("logs/out/summary.json");
+
+    wd.rgrade(&args).expect_code(0);
+    assert_eq!(wd.read("logs/out/rejects.jsonl"), first, "the same rejects");
+    let summary = wd.read_json("logs/out/summary.json");
+    assert_eq!(
+        summary["inputs"], first_summary["inputs"],
+        "the same inputs"
+    );
+
+    // An earlier grading kept below the logs, and graded into elsewhere.
+    std::fs::rename(wd.path("logs/out"), wd.path("logs/archive")).expect("rename");
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "--max-rejects",
+        "1",
+        "-o",
+        "now",
+        "logs",
+    ])
+    .expect_code(0);
+    assert_eq!(wd.read("now/rejects.jsonl"), first);
+    assert_eq!(
+        wd.read_json("now/summary.json")["inputs"],
+        first_summary["inputs"]
     );
 }

@@ -6,13 +6,13 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use crate::output::schema::{
-    metric_columns, Status, Summary, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, QUERY_ID, REQUIRED, RUN,
-    STAGE, STATUS, TASK,
-};
-use crate::output::{per_query, summary};
 use anyhow::{bail, ensure, Context, Result};
 use hashbrown::HashMap;
+
+use crate::output::schema::{
+    metric_columns, Status, Summary, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE,
+    QUERY_ID, REQUIRED, RUN, STAGE, STATUS, SUMMARY_FILE, TASK,
+};
 
 /// The settings in summary.json that make two gradings comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,7 +263,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
 /// per_query.csv and summary.json for a directory or a per_query.csv path.
 fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     let per_query = if path.is_dir() {
-        path.join(per_query::FILE)
+        path.join(PER_QUERY_FILE)
     } else {
         path.to_path_buf()
     };
@@ -272,7 +272,7 @@ fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
         "{}: not found (expected a `grade --out` directory or its per_query.csv)",
         per_query.display()
     );
-    let summary = per_query.with_file_name(summary::FILE);
+    let summary = per_query.with_file_name(SUMMARY_FILE);
     ensure!(
         summary.is_file(),
         "{}: not found beside {} (needed to check both sides used the same labels and cutoffs)",

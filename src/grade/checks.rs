@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use crate::grade::graded::Graded;
-use crate::output::{plural, rejects};
+use crate::output::plural;
+use crate::output::schema::REJECTS_FILE;
 
 impl Graded {
     /// Why the rejected records exceed `max_rejects`, naming the first,
@@ -18,7 +19,7 @@ impl Graded {
         // Every rejected record is in the list the count counts.
         let first = self.rejects.first()?;
         let listed = match out {
-            Some(dir) => format!("all are listed in {}", dir.join(rejects::FILE).display()),
+            Some(dir) => format!("all are listed in {}", dir.join(REJECTS_FILE).display()),
             None => "use -o DIR to list them all in rejects.jsonl".to_string(),
         };
         Some(format!(

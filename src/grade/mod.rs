@@ -89,7 +89,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         .transpose()?;
 
     // Stages 1 to 4: read, parse, judge and group every capture.
-    let inputs = read::discover(&plan.logs)?;
+    let inputs = read::discover(&plan.logs, plan.out.as_deref())?;
     let fields = LogFields::new(&plan.fields);
     let config = JudgeConfig {
         labels: &labels,

@@ -17,6 +17,7 @@ use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::options::LogsFormat;
+use crate::output::schema::{PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
 
 /// The longest log line accepted; a longer one is rejected as `line_too_long`.
 pub const MAX_LINE: usize = 64 << 20;
@@ -77,10 +78,15 @@ impl Input {
 
 /// Expand the LOGS arguments into inputs: files as given, directories
 /// walked (sorted, for a stable order) for log file names, `-` for stdin.
+/// A walk never yields rgrade's own outputs: the rejects.jsonl of the
+/// output directory `out`, or of any directory an earlier grading wrote
+/// (it holds summary.json beside per_query.csv), is no log.
 ///
 /// # Errors
-/// A path that does not exist, an empty file, or a directory with no logs.
-pub fn discover(args: &[PathBuf]) -> Result<Vec<Input>> {
+/// A path that does not exist, an empty file, a directory with no logs, or
+/// one file reached twice (by a second path or a hard link).
+pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Vec<Input>> {
+    let out = out.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut inputs = Vec::new();
     for arg in args {
         if arg.as_os_str() == "-" {
@@ -91,7 +97,7 @@ pub fn discover(args: &[PathBuf]) -> Result<Vec<Input>> {
             .with_context(|| format!("{}: cannot open log input", arg.display()))?;
         if meta.is_dir() {
             let before = inputs.len();
-            walk(arg, &mut inputs)?;
+            walk(arg, out.as_deref(), &mut inputs)?;
             if inputs.len() == before {
                 bail!(
                     "{}: directory holds no log files ({})",
@@ -106,8 +112,8 @@ pub fn discover(args: &[PathBuf]) -> Result<Vec<Input>> {
     let mut seen = std::collections::HashSet::new();
     for input in &inputs {
         let key = match input {
-            Input::File(path) => std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
-            Input::Stdin => PathBuf::from("-"),
+            Input::File(path) => file_key(path),
+            Input::Stdin => FileKey::Stdin,
         };
         if !seen.insert(key) {
             bail!(
@@ -119,10 +125,44 @@ pub fn discover(args: &[PathBuf]) -> Result<Vec<Input>> {
     Ok(inputs)
 }
 
-/// Walk a directory in sorted order. Symbolic links to directories are not
-/// followed (as ripgrep and fd do not), so a link cycle cannot read a log
-/// over and over.
-fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<()> {
+/// What makes two inputs one: the same file, however it is reached.
+#[derive(PartialEq, Eq, Hash)]
+enum FileKey {
+    /// Device and inode: a second path and a hard link are the same file.
+    Inode(u64, u64),
+    /// The canonical path, where there is no inode to go by.
+    Path(PathBuf),
+    /// Standard input.
+    Stdin,
+}
+
+#[cfg(unix)]
+fn file_key(path: &Path) -> FileKey {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(meta) => FileKey::Inode(meta.dev(), meta.ino()),
+        Err(_) => FileKey::Path(path.to_path_buf()),
+    }
+}
+
+#[cfg(not(unix))]
+fn file_key(path: &Path) -> FileKey {
+    FileKey::Path(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+}
+
+/// Whether `dir` holds a grading's outputs: `out`, or a directory with
+/// summary.json beside per_query.csv.
+fn is_output_dir(dir: &Path, out: Option<&Path>) -> bool {
+    let is_out = out.is_some_and(|out| std::fs::canonicalize(dir).is_ok_and(|dir| dir == out));
+    let written = |name: &str| dir.join(name).is_file();
+    is_out || (written(SUMMARY_FILE) && written(PER_QUERY_FILE))
+}
+
+/// Walk a directory in sorted order, leaving out rgrade's own outputs.
+/// Symbolic links to directories are not followed (as ripgrep and fd do
+/// not), so a link cycle cannot read a log over and over.
+fn walk(dir: &Path, out: Option<&Path>, inputs: &mut Vec<Input>) -> Result<()> {
+    let holds_outputs = is_output_dir(dir, out);
     let listing = || format!("{}: cannot list directory", dir.display());
     let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
         .with_context(listing)?
@@ -133,7 +173,9 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<()> {
         let path = entry.path();
         let kind = entry.file_type().with_context(listing)?;
         if kind.is_dir() {
-            walk(&path, inputs)?;
+            walk(&path, out, inputs)?;
+        } else if holds_outputs && entry.file_name() == REJECTS_FILE {
+            continue;
         } else if is_log_name(&path) && !(kind.is_symlink() && path.is_dir()) {
             let meta = std::fs::metadata(&path)
                 .with_context(|| format!("{}: cannot open log input", path.display()))?;
@@ -770,7 +812,7 @@ mod tests {
         std::fs::write(dir.join("sub/b.jsonl"), "x\n").unwrap();
         std::fs::write(dir.join("a.run"), "x\n").unwrap();
         std::fs::write(dir.join("notes.txt"), "x\n").unwrap();
-        let found = discover(std::slice::from_ref(&dir)).unwrap();
+        let found = discover(std::slice::from_ref(&dir), None).unwrap();
         assert_eq!(
             found,
             [
@@ -779,9 +821,9 @@ mod tests {
             ]
         );
         std::fs::write(dir.join("empty.jsonl"), "").unwrap();
-        let err = discover(&[dir.join("empty.jsonl")]).unwrap_err();
+        let err = discover(&[dir.join("empty.jsonl")], None).unwrap_err();
         assert!(format!("{err:#}").contains("empty.jsonl: log file is empty"));
-        let err = discover(&[dir.join("nope.jsonl")]).unwrap_err();
+        let err = discover(&[dir.join("nope.jsonl")], None).unwrap_err();
         assert!(format!("{err:#}").contains("nope.jsonl: cannot open log input"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -13,9 +13,9 @@ use crate::grade::plan::Plan;
 use crate::grade::read::InputStats;
 use crate::output::schema::{
     InputSummary, LabelsSummary, LeakSummary, OrderedMap, SettingsSummary, StaleLabels, Summary,
-    Throughput,
+    Throughput, MISSING_FROM_CORPUS_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
 };
-use crate::output::{self, aggregates, corpus, rejects, stage_loss, summary};
+use crate::output::{self, aggregates, rejects, stage_loss, summary};
 
 /// Facts about the run itself, for summary.json.
 pub struct RunFacts<'a> {
@@ -46,11 +46,11 @@ pub fn outputs(dir: &Path, graded: &Graded, run: &RunFacts) -> Result<()> {
     match &graded.stage_loss {
         Some(loss) => stage_loss::write_stage_loss(dir, &graded.labels, loss)?,
         None => {
-            output::remove_stale_output(dir, stage_loss::TOTALS)?;
-            output::remove_stale_output(dir, stage_loss::PER_QUERY)?;
+            output::remove_stale_output(dir, STAGE_LOSS_FILE)?;
+            output::remove_stale_output(dir, STAGE_LOSS_PER_QUERY_FILE)?;
         }
     }
-    output::remove_stale_output(dir, corpus::MISSING_FROM_CORPUS)
+    output::remove_stale_output(dir, MISSING_FROM_CORPUS_FILE)
 }
 
 /// An option's value as typed on the command line.

@@ -6,14 +6,11 @@ use anyhow::{Context, Result};
 
 use super::cells::NumberCell;
 use super::create;
-use super::schema::{aggregates_header, Status, LATENCY_PERCENTILES};
+use super::schema::{aggregates_header, Status, AGGREGATES_FILE, LATENCY_PERCENTILES};
 use crate::grade::aggregate::PairAggregates;
 use crate::grade::group::GradeSettings;
 use crate::labels::LabelIndex;
 use crate::slices::ANY;
-
-/// The file's name.
-pub const FILE: &str = "aggregates.csv";
 
 /// Write aggregates.csv: one row per (run, stage, grouping set).
 ///
@@ -25,7 +22,7 @@ pub fn write_aggregates(
     settings: &GradeSettings,
     pairs: &[PairAggregates],
 ) -> Result<()> {
-    let mut wtr = csv::Writer::from_writer(create(dir, FILE)?);
+    let mut wtr = csv::Writer::from_writer(create(dir, AGGREGATES_FILE)?);
     let header = aggregates_header(&settings.ks);
     wtr.write_record(&header)?;
     let mut cell = NumberCell::default();

@@ -9,12 +9,9 @@ use rayon::prelude::*;
 
 use super::cells::CsvRows;
 use super::create;
-use super::schema::per_query_header;
+use super::schema::{per_query_header, PER_QUERY_FILE};
 use crate::grade::group::{GradeSettings, QueryRow};
 use crate::labels::LabelIndex;
-
-/// The file's name.
-pub const FILE: &str = "per_query.csv";
 
 /// Writes per_query.csv, one row per (run, stage, labeled query), as the
 /// rows are graded. Rows are formatted on the worker threads a piece at a
@@ -34,7 +31,7 @@ impl<'a> PerQueryWriter<'a> {
     /// # Errors
     /// The file cannot be created or written.
     pub fn create(dir: &Path, labels: &'a LabelIndex, settings: &GradeSettings) -> Result<Self> {
-        let mut wtr = csv::Writer::from_writer(create(dir, FILE)?);
+        let mut wtr = csv::Writer::from_writer(create(dir, PER_QUERY_FILE)?);
         let header = per_query_header(&settings.ks);
         wtr.write_record(&header)?;
         let file = wtr.into_inner().map_err(|err| err.into_error())?;

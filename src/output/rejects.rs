@@ -6,18 +6,15 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::create;
-use super::schema::RejectLine;
+use super::schema::{RejectLine, REJECTS_FILE};
 use crate::grade::capture::Reject;
-
-/// The file's name.
-pub const FILE: &str = "rejects.jsonl";
 
 /// Write rejects.jsonl, one object per rejected record, in input order.
 ///
 /// # Errors
 /// The file cannot be created or written.
 pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> Result<()> {
-    let mut out = create(dir, FILE)?;
+    let mut out = create(dir, REJECTS_FILE)?;
     for reject in rejects {
         let line = RejectLine {
             file: input_names[reject.origin.input as usize].clone(),

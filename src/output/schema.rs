@@ -1,4 +1,4 @@
-//! The outputs' schema, defined once: the column names of every CSV file,
+//! The outputs' schema, defined once: the file names, the column names of every CSV file,
 //! the values of the `status` column, and the types of summary.json and of
 //! a rejects.jsonl line. The writers lay rows out by it, `compare` reads
 //! grade outputs back by it, and the tests check files against it.
@@ -11,6 +11,21 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::metrics::Metric;
+
+/// per_query.csv: one row per (run, stage, labeled query).
+pub const PER_QUERY_FILE: &str = "per_query.csv";
+/// aggregates.csv: one row per (run, stage, grouping set).
+pub const AGGREGATES_FILE: &str = "aggregates.csv";
+/// rejects.jsonl: one object per rejected record.
+pub const REJECTS_FILE: &str = "rejects.jsonl";
+/// summary.json: what was graded, from what, and how it went.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// stage_loss.csv: evidence lost between stages, per grouping set.
+pub const STAGE_LOSS_FILE: &str = "stage_loss.csv";
+/// stage_loss_per_query.csv: the ids each query lost between stages.
+pub const STAGE_LOSS_PER_QUERY_FILE: &str = "stage_loss_per_query.csv";
+/// labels_missing_from_corpus.txt: labeled ids a corpus snapshot lacks.
+pub const MISSING_FROM_CORPUS_FILE: &str = "labels_missing_from_corpus.txt";
 
 /// per_query.csv's `run` column (also in aggregates.csv and the stage-loss files).
 pub const RUN: &str = "run";

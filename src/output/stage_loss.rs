@@ -7,15 +7,10 @@ use anyhow::{Context, Result};
 
 use super::cells::number_text;
 use super::create;
-use super::schema::{STAGE_LOSS, STAGE_LOSS_PER_QUERY};
+use super::schema::{STAGE_LOSS, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY, STAGE_LOSS_PER_QUERY_FILE};
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
 use crate::slices::ANY;
-
-/// The totals' file.
-pub const TOTALS: &str = "stage_loss.csv";
-/// The per-query file.
-pub const PER_QUERY: &str = "stage_loss_per_query.csv";
 
 /// stage_loss.csv (totals per run, transition and grouping set) and
 /// stage_loss_per_query.csv (the lost ids of every query and transition).
@@ -24,9 +19,9 @@ pub const PER_QUERY: &str = "stage_loss_per_query.csv";
 /// A file cannot be written.
 pub fn write_stage_loss(dir: &Path, labels: &LabelIndex, loss: &StageLoss) -> Result<()> {
     let slice = |s: Option<u32>| s.map_or(ANY, |s| labels.slice_name(s));
-    let mut totals = csv::Writer::from_writer(create(dir, TOTALS)?);
+    let mut totals = csv::Writer::from_writer(create(dir, STAGE_LOSS_FILE)?);
     totals.write_record(STAGE_LOSS)?;
-    let mut per_query = csv::Writer::from_writer(create(dir, PER_QUERY)?);
+    let mut per_query = csv::Writer::from_writer(create(dir, STAGE_LOSS_PER_QUERY_FILE)?);
     per_query.write_record(STAGE_LOSS_PER_QUERY)?;
     for step in &loss.transitions {
         for set in &step.totals {

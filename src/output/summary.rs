@@ -7,19 +7,16 @@ use anyhow::{Context, Result};
 
 use super::create;
 
-use super::schema::{metric_columns, OrderedMap, OverallSummary, Status, Summary};
+use super::schema::{metric_columns, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE};
 use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::group::GradeSettings;
-
-/// The file's name.
-pub const FILE: &str = "summary.json";
 
 /// Write summary.json.
 ///
 /// # Errors
 /// The file cannot be created or written.
 pub fn write_summary(dir: &Path, summary: &Summary) -> Result<()> {
-    let mut out = create(dir, FILE)?;
+    let mut out = create(dir, SUMMARY_FILE)?;
     serde_json::to_writer_pretty(&mut out, summary).context("summary.json: cannot write")?;
     out.write_all(b"\n")?;
     out.flush().context("summary.json: cannot write")?;
