@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::grade::workers;
-use crate::output::remove_stale_output;
+use crate::output::{remove_stale_output, OutputDir};
 use graded::Side;
 use paired::{Paired, StatSettings};
 use rules::{Gate, RuleContext};
@@ -145,10 +145,9 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
     {
         warn(warning);
     }
-    if let Some(dir) = &plan.out {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
-    }
+    // Before any statistic: a run already writing there must not cost
+    // this one's work.
+    let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
 
     let comparisons = compare_slices(&paired, &metrics, &settings);
     let gate = match plan.rules {

@@ -42,7 +42,7 @@ pub mod write;
 use std::collections::HashSet;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 pub use graded::{Graded, Warning};
 pub use plan::Plan;
@@ -57,6 +57,7 @@ use crate::grade::read::Input;
 use crate::grade::trec::TrecLines;
 use crate::labels::LabelIndex;
 use crate::output::schema::Counts;
+use crate::output::OutputDir;
 
 /// Grade the logs `plan` names, writing its outputs if it names a
 /// directory, and hand each warning to `warn` as it arises.
@@ -74,11 +75,9 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let stage_order = stage_order(&plan.stage_order)?;
     let pool = workers::pool(plan.threads)?;
     let labels = LabelIndex::load(&plan.labels, plan.labels_format, plan.min_rel, &pool)?;
-    if let Some(dir) = &plan.out {
-        // Before the logs are read: a typo in -o should not cost a whole run.
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
-    }
+    // Before the logs are read: a typo in -o, or a run already writing
+    // there, should not cost a whole run.
+    let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
     if let Some(corpus) = &plan.corpus {
         stale::require_corpus(&labels, corpus, plan.out.as_deref())?;
     }

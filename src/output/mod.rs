@@ -11,11 +11,11 @@
 //! - [`table`] prints the table on stdout;
 //! - [`cells`] writes numbers and rows the one way they all use.
 
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::io::{self, BufWriter};
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 pub mod aggregates;
 pub mod cells;
@@ -66,5 +66,41 @@ pub fn remove_stale_output(dir: &Path, name: &str) -> Result<()> {
         Err(err) if err.kind() != io::ErrorKind::NotFound => Err(err)
             .with_context(|| format!("{}: cannot remove an earlier run's output", path.display())),
         _ => Ok(()),
+    }
+}
+
+/// An output directory one run holds: created if missing, and locked, so
+/// that a second run into it stops at once instead of mixing its files in.
+/// The lock lasts as long as this value (or the process) does.
+pub struct OutputDir {
+    _lock: File,
+}
+
+impl OutputDir {
+    /// Create `dir` if need be and take its lock.
+    ///
+    /// # Errors
+    /// The directory cannot be created, or another run holds it.
+    pub fn claim(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+        let path = dir.join(schema::LOCK_FILE);
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("{}: cannot open the directory's lock", path.display()))?;
+        match lock.try_lock() {
+            Ok(()) => Ok(OutputDir { _lock: lock }),
+            Err(TryLockError::WouldBlock) => bail!(
+                "{}: another rgrade run is writing into this directory; \
+                 wait for it to end or choose another output directory",
+                dir.display()
+            ),
+            Err(TryLockError::Error(err)) => {
+                Err(err).with_context(|| format!("{}: cannot lock", path.display()))
+            }
+        }
     }
 }

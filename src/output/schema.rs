@@ -27,6 +27,9 @@ pub const STAGE_LOSS_PER_QUERY_FILE: &str = "stage_loss_per_query.csv";
 /// labels_missing_from_corpus.txt: labeled ids a corpus snapshot lacks.
 pub const MISSING_FROM_CORPUS_FILE: &str = "labels_missing_from_corpus.txt";
 
+/// The lock a run holds on its output directory while it writes there.
+pub const LOCK_FILE: &str = ".rgrade.lock";
+
 /// per_query.csv's `run` column (also in aggregates.csv and the stage-loss files).
 pub const RUN: &str = "run";
 /// per_query.csv's `stage` column.
