@@ -7,7 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use xxhash_rust::xxh3::xxh3_128;
 
 use crate::util::compare::{
     assert_sorted_worst_first, cases_labels, compare, expect_refusal, grade, graded_cases,
@@ -444,11 +445,27 @@ fn malformed_outputs_and_empty_statistics_are_refused() {
     wd.write("nok/summary.json", parsed.to_string());
     expect_refusal(&wd, &["nok", "cand"], &["nok/summary.json", "settings.k"]);
 
+    // A per_query.csv that is not the one summary.json lists is refused;
+    // one that is listed is still read with care.
     let per_query = wd.read_text("base/per_query.csv");
     let first_row = per_query.lines().nth(1).unwrap().to_string();
+    let doubled = format!("{per_query}{first_row}\n");
     fs::create_dir_all(wd.path("dup")).unwrap();
     fs::copy(wd.path("base/summary.json"), wd.path("dup/summary.json")).unwrap();
-    wd.write("dup/per_query.csv", format!("{per_query}{first_row}\n"));
+    wd.write("dup/per_query.csv", &doubled);
+    expect_refusal(
+        &wd,
+        &["dup", "cand"],
+        &["dup/per_query.csv", "does not match", "summary.json"],
+    );
+    let mut listed: Value = serde_json::from_str(&wd.read_text("dup/summary.json")).unwrap();
+    for output in listed["outputs"].as_array_mut().unwrap() {
+        if output["name"] == "per_query.csv" {
+            output["bytes"] = json!(doubled.len());
+            output["hash"] = json!(format!("{:032x}", xxh3_128(doubled.as_bytes())));
+        }
+    }
+    wd.write("dup/summary.json", listed.to_string());
     expect_refusal(
         &wd,
         &["dup", "cand"],

@@ -5,7 +5,7 @@ use std::fs::File;
 
 use rgrade::schema::LOCK_FILE;
 
-use crate::util::{seed, Workdir};
+use crate::util::{run_command, seed, Workdir};
 
 /// While another run holds DIR, grade and compare into it stop at once
 /// (exit 2, naming DIR) and write nothing; once it is let go, they run.
@@ -54,4 +54,117 @@ fn one_run_writes_into_a_directory_at_a_time() {
     assert_eq!(wd.read("out/per_query.csv"), graded);
     wd.rgrade(&compare).expect_code(0);
     assert!(wd.exists("cmp/comparison.csv"));
+}
+
+/// Killed at any point of writing its outputs, a run leaves DIR with the
+/// previous complete set or the new one, never a mix and never a partly
+/// written file under a final name: every file there is whole, and a
+/// summary.json present lists exactly the files beside it.
+#[test]
+fn a_killed_run_leaves_the_previous_set_or_the_new_one() {
+    let wd = Workdir::new("killed_run");
+    wd.rgrade(&[
+        "gen",
+        "--queries",
+        "20000",
+        "--results",
+        "20",
+        "--seed",
+        "5",
+        "-o",
+        "data",
+    ])
+    .expect_code(0);
+    let grade = |k: &'static str, dir: &'static str| {
+        [
+            "grade",
+            "--labels",
+            "data/labels.jsonl",
+            "-k",
+            k,
+            "-q",
+            "--stage-order",
+            "retrieve,final",
+            "-o",
+            dir,
+            "data/logs.jsonl",
+        ]
+    };
+    // The two complete sets: the previous run's, and the new one's.
+    wd.rgrade(&grade("10", "previous")).expect_code(0);
+    wd.rgrade(&grade("5,10", "new")).expect_code(0);
+    let written: u64 = listed(&wd, "new")
+        .iter()
+        .map(|(_, bytes)| bytes)
+        .sum::<u64>()
+        + wd.read("new/summary.json").len() as u64;
+
+    for budget in [
+        0,
+        1,
+        4 << 10,
+        1 << 20,
+        written / 3,
+        written / 2,
+        written - 1,
+    ] {
+        copy_dir(&wd, "previous", "out");
+        let mut cmd = wd.command(&grade("5,10", "out"));
+        cmd.env("RGRADE_TEST_ABORT_AFTER_BYTES", budget.to_string());
+        let run = run_command(&mut cmd);
+        assert_eq!(run.status.code(), None, "killed at {budget} bytes: {run}");
+        for entry in std::fs::read_dir(wd.path("out")).expect("list out") {
+            let name = entry
+                .expect("entry")
+                .file_name()
+                .into_string()
+                .expect("name");
+            if name.starts_with('.') {
+                continue; // the lock, and files not yet moved into place
+            }
+            let whole = [wd.path("previous").join(&name), wd.path("new").join(&name)]
+                .iter()
+                .any(|path| std::fs::read(path).ok() == Some(wd.read(&format!("out/{name}"))));
+            assert!(
+                whole || name == "summary.json",
+                "{name} is partial after a kill at {budget} bytes"
+            );
+        }
+        if wd.exists("out/summary.json") {
+            for (name, bytes) in listed(&wd, "out") {
+                assert_eq!(
+                    wd.read(&format!("out/{name}")).len() as u64,
+                    bytes,
+                    "{name}"
+                );
+            }
+        }
+    }
+    wd.rgrade(&grade("5,10", "out")).expect_code(0);
+    assert_eq!(wd.read("out/per_query.csv"), wd.read("new/per_query.csv"));
+    wd.rgrade(&["compare", "out", "new"]).expect_code(0);
+}
+
+/// The outputs summary.json lists in `dir`, with their sizes.
+fn listed(wd: &Workdir, dir: &str) -> Vec<(String, u64)> {
+    let summary = wd.read_json(&format!("{dir}/summary.json"));
+    summary["outputs"]
+        .as_array()
+        .expect("summary.json lists its outputs")
+        .iter()
+        .map(|file| {
+            let name = file["name"].as_str().expect("name").to_string();
+            (name, file["bytes"].as_u64().expect("bytes"))
+        })
+        .collect()
+}
+
+/// Replace `to` with a copy of `from`'s files.
+fn copy_dir(wd: &Workdir, from: &str, to: &str) {
+    let _ = std::fs::remove_dir_all(wd.path(to));
+    std::fs::create_dir_all(wd.path(to)).expect("mkdir");
+    for entry in std::fs::read_dir(wd.path(from)).expect("list") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), wd.path(to).join(entry.file_name())).expect("copy");
+    }
 }

@@ -126,7 +126,21 @@ fn stale_labels_warn_above_one_half() {
     assert_eq!(stale["sample"], json!(["b", "c", "d", "i"]));
     // Nothing labeled is captured: no fraction to warn about, and every
     // grouping set of the labels still has its (empty) row.
-    let run = grade_stale(&wd, "last", &["--stage", "nothing"]);
+    wd.write(
+        "unlabeled.jsonl",
+        "{\"query_id\": \"nobody\", \"results\": [\"a\", \"b\"]}\n",
+    );
+    let run = grade(
+        &wd,
+        &[
+            "--labels",
+            "labels.jsonl",
+            "-q",
+            "-o",
+            "out",
+            "unlabeled.jsonl",
+        ],
+    );
     run.expect_code(0);
     assert!(!run.stderr.contains("labeled doc ids"), "{run}");
     let stale = &wd.read_json("out/summary.json")["stale_labels"];

@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
+use xxhash_rust::xxh3::Xxh3;
+
 use crate::output::schema::{
-    metric_columns, Status, Summary, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE,
-    QUERY_ID, REQUIRED, RUN, STAGE, STATUS, SUMMARY_FILE, TASK,
+    metric_columns, OutputFile, Status, Summary, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS,
+    PER_QUERY_FILE, QUERY_ID, REQUIRED, RUN, STAGE, STATUS, SUMMARY_FILE, TASK,
 };
 
 /// The settings in summary.json that make two gradings comparable.
@@ -133,7 +135,7 @@ impl Side {
 /// was picked; each message names the file (and line).
 pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
     let (per_query, summary) = locate(path)?;
-    let facts = read_facts(&summary)?;
+    let facts = read_facts(&summary, &per_query)?;
     let file =
         File::open(&per_query).with_context(|| format!("{}: cannot open", per_query.display()))?;
     let mut reader = csv::Reader::from_reader(BufReader::with_capacity(1 << 20, file));
@@ -282,7 +284,10 @@ fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     Ok((per_query, summary))
 }
 
-fn read_facts(summary: &Path) -> Result<GradingFacts> {
+/// The facts of summary.json that make two gradings comparable, once
+/// `per_query` is checked to be the file summary.json lists: a directory
+/// whose files do not match it holds no complete result.
+fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
     let file =
         File::open(summary).with_context(|| format!("{}: cannot open", summary.display()))?;
     let parsed: Summary = serde_json::from_reader(BufReader::new(file)).with_context(|| {
@@ -291,6 +296,7 @@ fn read_facts(summary: &Path) -> Result<GradingFacts> {
             summary.display()
         )
     })?;
+    check_listed(per_query, &parsed.outputs, summary)?;
     let ks = &parsed.settings.k;
     if ks.is_empty() || ks.contains(&0) {
         bail!(
@@ -309,4 +315,46 @@ fn read_facts(summary: &Path) -> Result<GradingFacts> {
         min_rel: parsed.settings.min_rel,
         missing_counts,
     })
+}
+
+/// Fail unless `file` is, byte for byte, the output `listed` names.
+fn check_listed(file: &Path, listed: &[OutputFile], summary: &Path) -> Result<()> {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+    let entry = listed
+        .iter()
+        .find(|entry| Some(&entry.name) == name.as_ref())
+        .with_context(|| {
+            format!(
+                "{}: not listed in {}: not a complete grade output",
+                file.display(),
+                summary.display()
+            )
+        })?;
+    let mut reader =
+        File::open(file).with_context(|| format!("{}: cannot open", file.display()))?;
+    let mut hasher = Xxh3::new();
+    let bytes = std::io::copy(&mut reader, &mut HashWriter(&mut hasher))
+        .with_context(|| format!("{}: cannot read", file.display()))?;
+    let hash = format!("{:032x}", hasher.digest128());
+    ensure!(
+        bytes == entry.bytes && hash == entry.hash,
+        "{}: does not match {} (changed or cut short since it was graded); grade again",
+        file.display(),
+        summary.display()
+    );
+    Ok(())
+}
+
+/// Feeds what is written to a hasher.
+struct HashWriter<'a>(&'a mut Xxh3);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

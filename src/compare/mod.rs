@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::grade::workers;
+use crate::output::staged;
 use crate::output::{remove_stale_output, OutputDir};
 use graded::Side;
 use paired::{Paired, StatSettings};
@@ -148,6 +149,13 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
     // Before any statistic: a run already writing there must not cost
     // this one's work.
     let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
+    if let Some(dir) = &plan.out {
+        // An earlier comparison's files must not pass for this one's while
+        // it runs, nor if it fails.
+        for name in [output::GATE, output::PER_QUERY_DELTA, output::COMPARISON] {
+            remove_stale_output(dir, name)?;
+        }
+    }
 
     let comparisons = compare_slices(&paired, &metrics, &settings);
     let gate = match plan.rules {
@@ -165,12 +173,15 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
     };
 
     if let Some(dir) = &plan.out {
-        output::write_comparison(dir, &paired, &comparisons)?;
-        output::write_per_query_delta(dir, &paired, &metrics)?;
-        match &gate {
-            Some(gate) => output::write_gate(dir, gate)?,
-            None => remove_stale_output(dir, output::GATE)?,
+        // The complete set moves into place at once, gate.json last.
+        let mut files = vec![
+            output::write_comparison(dir, &paired, &comparisons)?,
+            output::write_per_query_delta(dir, &paired, &metrics)?,
+        ];
+        if let Some(gate) = &gate {
+            files.push(output::write_gate(dir, gate)?);
         }
+        staged::commit(files)?;
     }
     Ok(Compared {
         paired,

@@ -3,11 +3,10 @@
 //! what [`super::slices::compare_slices`] and the rules produced.
 
 use std::cmp::Ordering;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::paired::{Origin, Paired, StagePairs};
 use super::rules::Gate;
@@ -16,15 +15,22 @@ use crate::compare::stats::TIE_EPSILON;
 use crate::output::cells::number_text;
 use crate::output::first_few;
 use crate::output::plural;
+use crate::output::staged::{self, stage, Staged, Staging};
 use crate::slices::ANY;
 
 /// Queries listed per slice under "lost most" on stdout.
 const LOSERS_SHOWN: usize = 3;
 
-fn create(dir: &Path, name: &str) -> Result<csv::Writer<BufWriter<File>>> {
-    let path = dir.join(name);
-    let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
-    Ok(csv::Writer::from_writer(BufWriter::new(file)))
+/// comparison.csv's name.
+pub const COMPARISON: &str = "comparison.csv";
+/// per_query_delta.csv's name.
+pub const PER_QUERY_DELTA: &str = "per_query_delta.csv";
+/// gate.json's name: written last, so a complete set is one that has it
+/// (with rules).
+pub const GATE: &str = "gate.json";
+
+fn create(dir: &Path, name: &str) -> Result<csv::Writer<BufWriter<Staging>>> {
+    Ok(csv::Writer::from_writer(stage(dir, name)?))
 }
 
 /// comparison.csv: one row per (stage, grouping set, metric).
@@ -35,8 +41,8 @@ pub fn write_comparison(
     dir: &Path,
     paired: &Paired,
     comparisons: &[SliceComparison],
-) -> Result<()> {
-    let mut wtr = create(dir, "comparison.csv")?;
+) -> Result<Staged> {
+    let mut wtr = create(dir, COMPARISON)?;
     wtr.write_record([
         "stage",
         "task",
@@ -76,7 +82,7 @@ pub fn write_comparison(
             ])?;
         }
     }
-    wtr.flush().context("comparison.csv: cannot write")
+    staged::finish_csv(wtr)
 }
 
 /// per_query_delta.csv: one row per (stage, query), worst loss in the
@@ -85,8 +91,8 @@ pub fn write_comparison(
 ///
 /// # Errors
 /// The file cannot be written.
-pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> Result<()> {
-    let mut wtr = create(dir, "per_query_delta.csv")?;
+pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> Result<Staged> {
+    let mut wtr = create(dir, PER_QUERY_DELTA)?;
     let mut header: Vec<String> = ["stage", "query_id", "task", "language", "required"]
         .map(String::from)
         .to_vec();
@@ -143,23 +149,18 @@ pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> 
         }
         wtr.write_record(&record)?;
     }
-    wtr.flush().context("per_query_delta.csv: cannot write")
+    staged::finish_csv(wtr)
 }
 
 /// gate.json: the rules' verdicts.
 ///
 /// # Errors
-/// gate.json's name.
-pub const GATE: &str = "gate.json";
-
 /// The file cannot be written.
-pub fn write_gate(dir: &Path, gate: &Gate) -> Result<()> {
-    let path = dir.join(GATE);
-    let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
-    let mut out = BufWriter::new(file);
+pub fn write_gate(dir: &Path, gate: &Gate) -> Result<Staged> {
+    let mut out = stage(dir, GATE)?;
     serde_json::to_writer_pretty(&mut out, gate)?;
     writeln!(out)?;
-    out.flush().context("gate.json: cannot write")
+    staged::finish(out)
 }
 
 /// Print, per stage, the overall table with significant changes marked,

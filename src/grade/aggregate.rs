@@ -14,6 +14,7 @@ use crate::grade::group::{GradeSettings, Grouped, QueryRow};
 use crate::labels::LabelIndex;
 use crate::output::per_query::PerQueryWriter;
 use crate::output::schema::Status;
+use crate::output::staged::Staged;
 use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// The means and counts of one grouping set.
@@ -188,6 +189,9 @@ pub struct GradedPairs {
     pub repeats: u64,
     /// Records behind the graded captures.
     pub graded_records: u64,
+    /// per_query.csv, complete under its temporary name (with an output
+    /// directory).
+    pub per_query: Option<Staged>,
 }
 
 /// Grade each (run, stage) a range of queries at a time, writing its rows
@@ -212,6 +216,7 @@ pub fn grade_pairs(
         ok_rows: 0,
         repeats: 0,
         graded_records: 0,
+        per_query: None,
     };
     for pair in grouped.pairs {
         let mut aggregator = Aggregator::new(labels, settings);
@@ -244,9 +249,7 @@ pub fn grade_pairs(
             aggregates: aggregator.finish(),
         });
     }
-    if let Some(writer) = per_query {
-        writer.finish()?;
-    }
+    graded.per_query = per_query.map(PerQueryWriter::finish).transpose()?;
     Ok(graded)
 }
 

@@ -56,8 +56,8 @@ use crate::grade::permissions::DocCollections;
 use crate::grade::read::Input;
 use crate::grade::trec::TrecLines;
 use crate::labels::LabelIndex;
-use crate::output::schema::Counts;
-use crate::output::OutputDir;
+use crate::output::schema::{Counts, SUMMARY_FILE};
+use crate::output::{self, OutputDir};
 
 /// Grade the logs `plan` names, writing its outputs if it names a
 /// directory, and hand each warning to `warn` as it arises.
@@ -78,6 +78,11 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     // Before the logs are read: a typo in -o, or a run already writing
     // there, should not cost a whole run.
     let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
+    if let Some(dir) = &plan.out {
+        // From here until the new set is complete, the directory holds no
+        // result a reader could take for this run's.
+        output::remove_stale_output(dir, SUMMARY_FILE)?;
+    }
     if let Some(corpus) = &plan.corpus {
         stale::require_corpus(&labels, corpus, plan.out.as_deref())?;
     }
@@ -130,6 +135,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         pool.install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))?;
     let mut rejects = gathered.rejects;
     rejects.append(&mut graded.rejects);
+    let graded_per_query = graded.per_query.take();
     rejects::finish(&inputs, &mut rejects)?;
 
     let counts = tally(
@@ -151,7 +157,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     };
 
     // Stage 6: write.
-    if let Some(dir) = &plan.out {
+    if let (Some(dir), Some(per_query)) = (&plan.out, graded_per_query) {
         let run = write::RunFacts {
             plan,
             threads: pool.current_num_threads(),
@@ -160,7 +166,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
             per_input: &gathered.per_input,
             stale_labels: &stale_labels,
         };
-        write::outputs(dir, &graded, &run)?;
+        write::outputs(dir, &graded, &run, per_query)?;
     }
 
     for stage in unseen_stages {

@@ -12,9 +12,10 @@ use crate::grade::graded::Graded;
 use crate::grade::plan::Plan;
 use crate::grade::read::InputStats;
 use crate::output::schema::{
-    InputSummary, LabelsSummary, LeakSummary, OrderedMap, SettingsSummary, StaleLabels, Summary,
-    Throughput, MISSING_FROM_CORPUS_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
+    InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels,
+    Summary, Throughput, MISSING_FROM_CORPUS_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
 };
+use crate::output::staged::{self, Staged};
 use crate::output::{self, aggregates, rejects, stage_loss, summary};
 
 /// Facts about the run itself, for summary.json.
@@ -33,24 +34,33 @@ pub struct RunFacts<'a> {
     pub stale_labels: &'a StaleLabels,
 }
 
-/// Write aggregates.csv, rejects.jsonl, summary.json and the stage-loss
-/// files into `dir` (per_query.csv is written while rows are graded), and
-/// remove the outputs of an earlier run that this one does not write.
+/// Write aggregates.csv, rejects.jsonl and the stage-loss files into
+/// `dir` beside per_query.csv (staged while rows were graded), remove the
+/// outputs of an earlier run that this one does not write, then move the
+/// complete set into place, summary.json last, listing every other file.
 ///
 /// # Errors
-/// A file cannot be written or removed.
-pub fn outputs(dir: &Path, graded: &Graded, run: &RunFacts) -> Result<()> {
-    aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?;
-    rejects::write_rejects(dir, &graded.rejects, &graded.input_names)?;
-    summary::write_summary(dir, &summarize(graded, run))?;
+/// A file cannot be written, moved or removed.
+pub fn outputs(dir: &Path, graded: &Graded, run: &RunFacts, per_query: Staged) -> Result<()> {
+    let mut files = vec![
+        per_query,
+        aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?,
+        rejects::write_rejects(dir, &graded.rejects, &graded.input_names)?,
+    ];
     match &graded.stage_loss {
-        Some(loss) => stage_loss::write_stage_loss(dir, &graded.labels, loss)?,
+        Some(loss) => files.extend(stage_loss::write_stage_loss(dir, &graded.labels, loss)?),
         None => {
             output::remove_stale_output(dir, STAGE_LOSS_FILE)?;
             output::remove_stale_output(dir, STAGE_LOSS_PER_QUERY_FILE)?;
         }
     }
-    output::remove_stale_output(dir, MISSING_FROM_CORPUS_FILE)
+    output::remove_stale_output(dir, MISSING_FROM_CORPUS_FILE)?;
+    let listed = files.iter().map(|file| file.listed().clone()).collect();
+    files.push(summary::write_summary(
+        dir,
+        &summarize(graded, run, listed),
+    )?);
+    staged::commit(files)
 }
 
 /// An option's value as typed on the command line.
@@ -61,7 +71,7 @@ fn value_name(value: impl ValueEnum) -> String {
 }
 
 /// summary.json's contents.
-fn summarize(graded: &Graded, run: &RunFacts) -> Summary {
+fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summary {
     let plan = run.plan;
     let labels = &graded.labels;
     let settings = &graded.settings;
@@ -126,6 +136,7 @@ fn summarize(graded: &Graded, run: &RunFacts) -> Summary {
                 line: leak.origin.line,
             })
             .collect(),
+        outputs,
         elapsed_seconds: elapsed,
         throughput: Throughput {
             mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),

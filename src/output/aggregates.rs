@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::cells::NumberCell;
-use super::create;
 use super::schema::{aggregates_header, Status, AGGREGATES_FILE, LATENCY_PERCENTILES};
+use super::staged::{self, stage, Staged};
 use crate::grade::aggregate::PairAggregates;
 use crate::grade::group::GradeSettings;
 use crate::labels::LabelIndex;
@@ -21,8 +21,8 @@ pub fn write_aggregates(
     labels: &LabelIndex,
     settings: &GradeSettings,
     pairs: &[PairAggregates],
-) -> Result<()> {
-    let mut wtr = csv::Writer::from_writer(create(dir, AGGREGATES_FILE)?);
+) -> Result<Staged> {
+    let mut wtr = csv::Writer::from_writer(stage(dir, AGGREGATES_FILE)?);
     let header = aggregates_header(&settings.ks);
     wtr.write_record(&header)?;
     let mut cell = NumberCell::default();
@@ -58,6 +58,5 @@ pub fn write_aggregates(
             wtr.write_record(None::<&[u8]>)?;
         }
     }
-    wtr.flush().context("aggregates.csv: cannot write")?;
-    Ok(())
+    staged::finish_csv(wtr)
 }

@@ -1,20 +1,23 @@
 //! labels_missing_from_corpus.txt: the labeled doc ids a collection
 //! snapshot lacks, one a line, written when `--corpus` stops a grading.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use super::schema::MISSING_FROM_CORPUS_FILE;
+use super::staged::{self, stage};
 
 /// Write `ids` into `dir`, returning the file's path.
 ///
 /// # Errors
 /// The file cannot be written.
 pub fn write_missing(dir: &Path, ids: &[String]) -> Result<PathBuf> {
-    let path = dir.join(MISSING_FROM_CORPUS_FILE);
-    let mut text = ids.join("\n");
-    text.push('\n');
-    std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
-    Ok(path)
+    let mut out = stage(dir, MISSING_FROM_CORPUS_FILE)?;
+    for id in ids {
+        writeln!(out, "{id}").context("labels_missing_from_corpus.txt: cannot write")?;
+    }
+    staged::commit(vec![staged::finish(out)?])?;
+    Ok(dir.join(MISSING_FROM_CORPUS_FILE))
 }

@@ -9,10 +9,12 @@
 //! - [`corpus`] lists the labeled ids a corpus snapshot lacks;
 //! - [`summary`] writes summary.json;
 //! - [`table`] prints the table on stdout;
-//! - [`cells`] writes numbers and rows the one way they all use.
+//! - [`cells`] writes numbers and rows the one way they all use;
+//! - [`staged`] writes every file under a temporary name and moves the
+//!   complete set into place, summary.json last.
 
 use std::fs::{File, TryLockError};
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -24,6 +26,7 @@ pub mod per_query;
 pub mod rejects;
 pub mod schema;
 pub mod stage_loss;
+pub mod staged;
 pub mod summary;
 pub mod table;
 
@@ -45,13 +48,6 @@ pub fn first_few(items: impl ExactSizeIterator<Item = String>, shown: usize) -> 
         text.push_str(&format!(" (+{} more)", total - shown));
     }
     text
-}
-
-/// Create the output file `name` in `dir`, buffered.
-fn create(dir: &Path, name: &str) -> Result<BufWriter<File>> {
-    let path = dir.join(name);
-    let file = File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
-    Ok(BufWriter::with_capacity(1 << 20, file))
 }
 
 /// Remove `name` from `dir` if an earlier run left it there: an output

@@ -1,6 +1,5 @@
 //! per_query.csv: one row per (run, stage, labeled query).
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -8,8 +7,8 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use super::cells::CsvRows;
-use super::create;
 use super::schema::{per_query_header, PER_QUERY_FILE};
+use super::staged::{self, stage, Staged, Staging};
 use crate::grade::group::{GradeSettings, QueryRow};
 use crate::labels::LabelIndex;
 
@@ -17,7 +16,7 @@ use crate::labels::LabelIndex;
 /// rows are graded. Rows are formatted on the worker threads a piece at a
 /// time, then written in order.
 pub struct PerQueryWriter<'a> {
-    file: BufWriter<File>,
+    file: BufWriter<Staging>,
     labels: &'a LabelIndex,
     n_scores: usize,
 }
@@ -31,7 +30,7 @@ impl<'a> PerQueryWriter<'a> {
     /// # Errors
     /// The file cannot be created or written.
     pub fn create(dir: &Path, labels: &'a LabelIndex, settings: &GradeSettings) -> Result<Self> {
-        let mut wtr = csv::Writer::from_writer(create(dir, PER_QUERY_FILE)?);
+        let mut wtr = csv::Writer::from_writer(stage(dir, PER_QUERY_FILE)?);
         let header = per_query_header(&settings.ks);
         wtr.write_record(&header)?;
         let file = wtr.into_inner().map_err(|err| err.into_error())?;
@@ -101,7 +100,7 @@ impl<'a> PerQueryWriter<'a> {
     ///
     /// # Errors
     /// The file cannot be written.
-    pub fn finish(mut self) -> Result<()> {
-        self.file.flush().context("per_query.csv: cannot write")
+    pub fn finish(self) -> Result<Staged> {
+        staged::finish(self.file)
     }
 }

@@ -5,16 +5,16 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::create;
 use super::schema::{RejectLine, REJECTS_FILE};
+use super::staged::{self, stage, Staged};
 use crate::grade::capture::Reject;
 
 /// Write rejects.jsonl, one object per rejected record, in input order.
 ///
 /// # Errors
 /// The file cannot be created or written.
-pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> Result<()> {
-    let mut out = create(dir, REJECTS_FILE)?;
+pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> Result<Staged> {
+    let mut out = stage(dir, REJECTS_FILE)?;
     for reject in rejects {
         let line = RejectLine {
             file: input_names[reject.origin.input as usize].clone(),
@@ -26,6 +26,5 @@ pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> 
         serde_json::to_writer(&mut out, &line).context("rejects.jsonl: cannot write")?;
         out.write_all(b"\n")?;
     }
-    out.flush().context("rejects.jsonl: cannot write")?;
-    Ok(())
+    staged::finish(out)
 }

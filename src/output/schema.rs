@@ -235,6 +235,9 @@ pub struct Summary {
     pub stale_labels: StaleLabels,
     /// The first results outside their user's allowed collections.
     pub leaks: Vec<LeakSummary>,
+    /// Every other output of the run, as written: a reader checks a file
+    /// against its entry before trusting it.
+    pub outputs: Vec<OutputFile>,
     /// Wall-clock seconds from start to the last output.
     pub elapsed_seconds: f64,
     /// Speed of the whole run.
@@ -402,6 +405,17 @@ pub struct LeakSummary {
     pub file: String,
     /// Its 1-based line.
     pub line: u64,
+}
+
+/// One output file as summary.json lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFile {
+    /// Its name in the output directory.
+    pub name: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// xxh3-128 of its bytes, in hex.
+    pub hash: String,
 }
 
 /// Key-value pairs written as a JSON object, keeping their order.

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::cells::number_text;
-use super::create;
 use super::schema::{STAGE_LOSS, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY, STAGE_LOSS_PER_QUERY_FILE};
+use super::staged::{self, stage, Staged};
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
 use crate::slices::ANY;
@@ -17,11 +17,11 @@ use crate::slices::ANY;
 ///
 /// # Errors
 /// A file cannot be written.
-pub fn write_stage_loss(dir: &Path, labels: &LabelIndex, loss: &StageLoss) -> Result<()> {
+pub fn write_stage_loss(dir: &Path, labels: &LabelIndex, loss: &StageLoss) -> Result<[Staged; 2]> {
     let slice = |s: Option<u32>| s.map_or(ANY, |s| labels.slice_name(s));
-    let mut totals = csv::Writer::from_writer(create(dir, STAGE_LOSS_FILE)?);
+    let mut totals = csv::Writer::from_writer(stage(dir, STAGE_LOSS_FILE)?);
     totals.write_record(STAGE_LOSS)?;
-    let mut per_query = csv::Writer::from_writer(create(dir, STAGE_LOSS_PER_QUERY_FILE)?);
+    let mut per_query = csv::Writer::from_writer(stage(dir, STAGE_LOSS_PER_QUERY_FILE)?);
     per_query.write_record(STAGE_LOSS_PER_QUERY)?;
     for step in &loss.transitions {
         for set in &step.totals {
@@ -53,8 +53,5 @@ pub fn write_stage_loss(dir: &Path, labels: &LabelIndex, loss: &StageLoss) -> Re
             ])?;
         }
     }
-    totals.flush().context("stage_loss.csv: cannot write")?;
-    per_query
-        .flush()
-        .context("stage_loss_per_query.csv: cannot write")
+    Ok([staged::finish_csv(totals)?, staged::finish_csv(per_query)?])
 }

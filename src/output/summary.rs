@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::create;
+use super::staged::{self, stage, Staged};
 
 use super::schema::{metric_columns, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE};
 use crate::grade::aggregate::{Aggregate, PairAggregates};
@@ -15,12 +15,11 @@ use crate::grade::group::GradeSettings;
 ///
 /// # Errors
 /// The file cannot be created or written.
-pub fn write_summary(dir: &Path, summary: &Summary) -> Result<()> {
-    let mut out = create(dir, SUMMARY_FILE)?;
+pub fn write_summary(dir: &Path, summary: &Summary) -> Result<Staged> {
+    let mut out = stage(dir, SUMMARY_FILE)?;
     serde_json::to_writer_pretty(&mut out, summary).context("summary.json: cannot write")?;
     out.write_all(b"\n")?;
-    out.flush().context("summary.json: cannot write")?;
-    Ok(())
+    staged::finish(out)
 }
 
 /// summary.json's row of a (run, stage)'s overall aggregate.

@@ -1,0 +1,158 @@
+//! Outputs a reader can trust after any failure. Every file is written
+//! under a hidden temporary name beside its final one, hashed as it is
+//! written, and renamed into place only when the whole set is complete,
+//! summary.json last; so a killed, failed or full-disk run never leaves a
+//! partly written file under a final name, and a directory whose
+//! summary.json is there holds the complete set it lists.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context, Result};
+use xxhash_rust::xxh3::Xxh3;
+
+use super::schema::OutputFile;
+
+/// Makes the process abort after writing this many output bytes in all:
+/// how the tests kill a run at any point of its writing.
+const ABORT_AFTER_BYTES: &str = "RGRADE_TEST_ABORT_AFTER_BYTES";
+
+/// An output file being written under its temporary name.
+pub struct Staging {
+    file: File,
+    name: String,
+    dir: PathBuf,
+    bytes: u64,
+    hasher: Xxh3,
+}
+
+/// Start writing the output `name` of `dir`, buffered.
+///
+/// # Errors
+/// The temporary file cannot be created.
+pub fn stage(dir: &Path, name: &str) -> Result<BufWriter<Staging>> {
+    let temp = temp_path(dir, name);
+    let file = File::create(&temp).with_context(|| format!("{}: cannot create", temp.display()))?;
+    let staging = Staging {
+        file,
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        bytes: 0,
+        hasher: Xxh3::new(),
+    };
+    Ok(BufWriter::with_capacity(1 << 20, staging))
+}
+
+/// Finish a staged file: flush it and keep it for [`commit`].
+///
+/// # Errors
+/// The file cannot be written.
+pub fn finish(writer: BufWriter<Staging>) -> Result<Staged> {
+    let name = writer.get_ref().name.clone();
+    let staging = writer
+        .into_inner()
+        .map_err(|err| anyhow::Error::new(err.into_error()))
+        .with_context(|| format!("{name}: cannot write"))?;
+    Ok(Staged {
+        temp: temp_path(&staging.dir, &staging.name),
+        listed: OutputFile {
+            name: staging.name,
+            bytes: staging.bytes,
+            hash: format!("{:032x}", staging.hasher.digest128()),
+        },
+        dir: staging.dir,
+        committed: false,
+    })
+}
+
+/// Finish a staged CSV file.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn finish_csv(writer: csv::Writer<BufWriter<Staging>>) -> Result<Staged> {
+    let name = writer.get_ref().get_ref().name.clone();
+    let inner = writer
+        .into_inner()
+        .map_err(|err| anyhow::Error::new(err.into_error()))
+        .with_context(|| format!("{name}: cannot write"))?;
+    finish(inner)
+}
+
+impl Write for Staging {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        abort_if_told(buf.len());
+        let n = self.file.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// A complete output under its temporary name. Dropped uncommitted (a
+/// later step failed), it is removed.
+pub struct Staged {
+    listed: OutputFile,
+    temp: PathBuf,
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    /// The file as summary.json lists it.
+    pub fn listed(&self) -> &OutputFile {
+        &self.listed
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// Rename every staged file into place, in the order given: the file that
+/// marks the set complete (summary.json, gate.json) comes last.
+///
+/// # Errors
+/// A file cannot be renamed.
+pub fn commit(files: Vec<Staged>) -> Result<()> {
+    for mut file in files {
+        let target = file.dir.join(&file.listed.name);
+        std::fs::rename(&file.temp, &target)
+            .with_context(|| format!("{}: cannot move into place", target.display()))?;
+        file.committed = true;
+    }
+    Ok(())
+}
+
+/// Where `name` is written until the set is complete: hidden, and named so
+/// that no log walk takes it for a log.
+fn temp_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!(".{name}.rgrade-tmp"))
+}
+
+/// Abort the process once the output bytes written exceed the budget the
+/// environment sets (tests only; unset, this costs one check per write).
+fn abort_if_told(bytes: usize) {
+    static WRITTEN: AtomicU64 = AtomicU64::new(0);
+    static BUDGET: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let budget = BUDGET.get_or_init(|| {
+        std::env::var(ABORT_AFTER_BYTES)
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    if let Some(budget) = budget {
+        let written = WRITTEN.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+        if written > *budget {
+            std::process::abort();
+        }
+    }
+}
