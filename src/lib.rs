@@ -35,6 +35,7 @@ mod gen;
 mod grade;
 mod labels;
 mod metrics;
+mod numbers;
 mod options;
 mod output;
 mod slices;

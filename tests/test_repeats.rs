@@ -4,7 +4,8 @@
 //! `mean`, and counted in full whatever the policy.
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_text, count, in_file, reject_keys, text, Workdir,
+    assert_cell, assert_counts_add_up, assert_text, count, in_file, reject_keys, seed, text,
+    Workdir,
 };
 
 /// Under `--repeats error` (the default) every capture of a repeated
@@ -264,4 +265,72 @@ fn first_and_last_still_count_every_capture() {
         let summary = wd.read_json(&format!("{out}/summary.json"));
         assert_eq!(count(&summary, "repeats"), 2, "--repeats {policy}");
     }
+}
+
+/// `--repeats mean` sums in one order whatever order the captures come
+/// in, so a log read in another order gives the same bytes; and finite
+/// inputs give finite outputs, however large (docs/guide.md, Outputs).
+#[test]
+fn means_do_not_depend_on_input_order_and_stay_finite() {
+    let wd = Workdir::new("mean_order");
+    let labels = seed("labels.jsonl");
+    let event = |latency: &str| {
+        format!(r#"{{"query_id": "q_export", "results": ["export_csv"], "latency_ms": {latency}}}"#)
+    };
+    let latencies = ["0.1", "0.2", "0.3"];
+    let forward: Vec<String> = latencies.iter().map(|l| event(l)).collect();
+    let backward: Vec<String> = latencies.iter().rev().map(|l| event(l)).collect();
+    wd.write("forward.jsonl", text(&forward));
+    wd.write("backward.jsonl", text(&backward));
+    for name in ["forward", "backward"] {
+        let log = format!("{name}.jsonl");
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            &labels,
+            "--repeats",
+            "mean",
+            "-q",
+            "-o",
+            name,
+            &log,
+        ])
+        .expect_code(0);
+    }
+    assert_eq!(
+        wd.read("forward/per_query.csv"),
+        wd.read("backward/per_query.csv")
+    );
+
+    // Latencies near the largest f64: their means and percentiles stay
+    // finite, and compare reads grade's own files.
+    let huge = [
+        event("1.7e308"),
+        event("1.7e308"),
+        event("-1.7e308").replace("q_export", "q_reset"),
+    ];
+    wd.write("huge.jsonl", text(&huge));
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "--repeats",
+        "mean",
+        "-q",
+        "-o",
+        "huge",
+        "huge.jsonl",
+    ])
+    .expect_code(0);
+    let per_query = wd.read_csv("huge/per_query.csv");
+    let export = per_query.row(&[("query_id", "q_export")]);
+    assert_cell(&export, "latency_ms", 1.7e308);
+    let overall = wd
+        .read_csv("huge/aggregates.csv")
+        .row(&[("task", "*"), ("language", "*")]);
+    for column in ["latency_p50_ms", "latency_p95_ms", "latency_p99_ms"] {
+        let value: f64 = overall[column].parse().expect("a number");
+        assert!(value.is_finite(), "{column} = {value}");
+    }
+    wd.rgrade(&["compare", "huge", "huge"]).expect_code(0);
 }

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use crate::grade::capture::Reject;
 use crate::grade::group::{GradeSettings, Grouped, QueryRow};
 use crate::labels::LabelIndex;
+use crate::numbers::{self, FiniteSum};
 use crate::output::per_query::PerQueryWriter;
 use crate::output::schema::Status;
 use crate::output::staged::Staged;
@@ -34,8 +35,7 @@ pub struct Aggregate {
     pub leaks: u64,
     metric_sums: Vec<f64>,
     latencies: Vec<f64>,
-    context_sum: f64,
-    context_n: u64,
+    context: FiniteSum,
 }
 
 impl Aggregate {
@@ -49,8 +49,7 @@ impl Aggregate {
             leaks: 0,
             metric_sums: vec![0.0; n_scores],
             latencies: Vec::new(),
-            context_sum: 0.0,
-            context_n: 0,
+            context: FiniteSum::default(),
         }
     }
 
@@ -66,8 +65,7 @@ impl Aggregate {
         self.leaks += u64::from(row.unauthorized.is_some_and(|n| n > 0.0));
         self.latencies.extend(row.latency_ms);
         if let Some(tokens) = row.context_tokens {
-            self.context_sum += tokens;
-            self.context_n += 1;
+            self.context.add(tokens);
         }
     }
 
@@ -89,7 +87,7 @@ impl Aggregate {
 
     /// The mean context size, if any was recorded.
     pub fn context_tokens_mean(&self) -> Option<f64> {
-        (self.context_n > 0).then(|| self.context_sum / self.context_n as f64)
+        self.context.mean()
     }
 
     /// The count for one status.
@@ -115,7 +113,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     let below = position.floor() as usize;
     let above = position.ceil() as usize;
     let fraction = position - below as f64;
-    Some(sorted[below] + (sorted[above] - sorted[below]) * fraction)
+    Some(numbers::between(sorted[below], sorted[above], fraction))
 }
 
 /// Gathers the rows of one (run, stage) into its grouping sets, a range of

@@ -17,6 +17,7 @@ use crate::grade::parse::RejectReason;
 use crate::grade::trec::{SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Hit, Metric};
+use crate::numbers;
 use crate::options::{DuplicateDocs, MissingPolicy, RepeatPolicy};
 use crate::output::schema::Status;
 
@@ -478,8 +479,7 @@ fn grade_slot(
     key: (&str, &str),
 ) -> SlotOutcome {
     let total = slot.total();
-    // Origin order: the mean's floating-point sum must not depend on the
-    // order the captures arrived in.
+    // In origin order, whatever order the captures arrived in.
     let (single, many): ([&Capture; 1], Vec<&Capture>);
     let kept: &[&Capture] = match slot.kept {
         0 => &[],
@@ -575,10 +575,7 @@ fn repeat_rejects(
 
 /// The mean of the present values, if any.
 fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let (sum, n) = values
-        .flatten()
-        .fold((0.0, 0u32), |(sum, n), v| (sum + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
+    numbers::mean(values.flatten())
 }
 
 /// The judged documents of a capture with their grades, for the metrics.
@@ -606,18 +603,23 @@ fn mean_scores(
     settings: &GradeSettings,
 ) -> Box<[f64]> {
     let judgments = labels.judgments(query);
-    let mut means = vec![0.0; settings.n_scores()].into_boxed_slice();
-    for capture in captures {
-        for (i, &k) in settings.ks.iter().enumerate() {
-            let scores = metrics::score(hits(labels, store.found(capture)), &judgments, k);
-            for (sum, value) in means[i * Metric::ALL.len()..].iter_mut().zip(scores) {
-                *sum += value;
-            }
-        }
+    let scores_of = |capture: &Capture| -> Vec<f64> {
+        let found = store.found(capture);
+        settings
+            .ks
+            .iter()
+            .flat_map(|&k| metrics::score(hits(labels, found), &judgments, k))
+            .collect()
+    };
+    if let [capture] = captures {
+        return scores_of(capture).into_boxed_slice();
     }
-    let n = captures.len() as f64;
-    means.iter_mut().for_each(|sum| *sum /= n);
-    means
+    // Each metric's mean sums its values in one order, whatever order the
+    // captures came in.
+    let all: Vec<Vec<f64>> = captures.iter().map(|c| scores_of(c)).collect();
+    (0..settings.n_scores())
+        .map(|i| numbers::mean(all.iter().map(|scores| scores[i])).unwrap_or(0.0))
+        .collect()
 }
 
 /// Relevant documents that some graded capture did not rank within `kmax`
