@@ -458,23 +458,48 @@ fn malformed_outputs_and_empty_statistics_are_refused() {
         &["dup", "cand"],
         &["dup/per_query.csv", "does not match", "summary.json"],
     );
-    let mut listed: Value = serde_json::from_str(&wd.read_text("dup/summary.json")).unwrap();
-    for output in listed["outputs"].as_array_mut().unwrap() {
-        if output["name"] == "per_query.csv" {
-            output["bytes"] = json!(doubled.len());
-            output["hash"] = json!(format!("{:032x}", xxh3_128(doubled.as_bytes())));
-        }
-    }
-    wd.write("dup/summary.json", listed.to_string());
+    relist(&wd, "dup", &doubled);
     expect_refusal(
         &wd,
         &["dup", "cand"],
         &["dup/per_query.csv", "has two rows"],
     );
 
+    // A metric cell outside [0, 1] is no grade output, listed or not.
+    let header = per_query.lines().next().unwrap();
+    let recall = header.split(',').position(|c| c == "recall@3").unwrap();
+    for bad in ["-7", "1e308", "1.5"] {
+        let mut cells: Vec<&str> = first_row.split(',').collect();
+        cells[recall] = bad;
+        let edited = per_query.replacen(&first_row, &cells.join(","), 1);
+        fs::create_dir_all(wd.path("bad")).unwrap();
+        fs::copy(wd.path("base/summary.json"), wd.path("bad/summary.json")).unwrap();
+        relist(&wd, "bad", &edited);
+        expect_refusal(
+            &wd,
+            &["bad", "cand"],
+            &["bad/per_query.csv:2", bad, "not a metric value"],
+        );
+    }
+
     for option in ["--permutations", "--bootstrap"] {
         compare(&wd, &["base", "cand", option, "0"])
             .expect_code(2)
             .expect_stderr(&[option, "at least 1"]);
     }
+}
+
+/// Write `per_query` as `dir`'s per_query.csv and list it in the
+/// summary.json there, as a grading would have.
+fn relist(wd: &Workdir, dir: &str, per_query: &str) {
+    wd.write(&format!("{dir}/per_query.csv"), per_query);
+    let path = format!("{dir}/summary.json");
+    let mut summary: Value = serde_json::from_str(&wd.read_text(&path)).unwrap();
+    for output in summary["outputs"].as_array_mut().unwrap() {
+        if output["name"] == "per_query.csv" {
+            output["bytes"] = json!(per_query.len());
+            output["hash"] = json!(format!("{:032x}", xxh3_128(per_query.as_bytes())));
+        }
+    }
+    wd.write(&path, summary.to_string());
 }

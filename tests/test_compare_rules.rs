@@ -372,7 +372,7 @@ fn no_loss_counts_a_query_the_candidate_stopped_capturing() {
 #[test]
 fn mistaken_rules_are_refused() {
     let wd = graded_cases("compare_refused_rules");
-    let cases: [(&str, &str, &[&str]); 12] = [
+    let cases: [(&str, &str, &[&str]); 14] = [
         (
             "unknown metric",
             "metric = \"recal@3\"\nmin = 0.5",
@@ -424,6 +424,16 @@ fn mistaken_rules_are_refused() {
             "latency no_loss",
             "metric = \"latency_p95_ms\"\nno_loss = true",
             &["use min or max"],
+        ),
+        (
+            "limit not a number",
+            "metric = \"recall@3\"\nmin = nan",
+            &["min = NaN is not a finite number"],
+        ),
+        (
+            "infinite limit",
+            "metric = \"latency_p95_ms\"\nmax = inf",
+            &["max = inf is not a finite number"],
         ),
         // Only the no-answer query: nothing to average.
         (

@@ -213,6 +213,15 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
         };
         for &col in &metric_cols {
             let score = number(col)?;
+            // Every metric lies in [0, 1]: another value is no grade output.
+            if score.is_some_and(|s| !(0.0..=1.0).contains(&s)) {
+                bail!(
+                    "{}: '{}' in column {} is not a metric value (0 to 1)",
+                    at(line),
+                    &record[col],
+                    &header[col]
+                );
+            }
             ensure!(
                 score.is_some() || !matches!(status, Status::Ok),
                 "{}: query graded ok without a value in column {}",

@@ -233,6 +233,11 @@ fn resolve(spec: RuleSpec, paired: &Paired, context: &RuleContext) -> Result<Rul
 }
 
 fn check_of(spec: &RuleSpec) -> Result<Check> {
+    for (key, limit) in [("min", spec.min), ("max", spec.max)] {
+        if let Some(limit) = limit.filter(|limit| !limit.is_finite()) {
+            bail!("{key} = {limit} is not a finite number: no value could be held to it");
+        }
+    }
     let mut checks = Vec::new();
     checks.extend(spec.min.map(Check::Min));
     checks.extend(spec.max.map(Check::Max));
