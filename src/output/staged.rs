@@ -26,6 +26,9 @@ pub struct Staging {
     dir: PathBuf,
     bytes: u64,
     hasher: Xxh3,
+    /// Whether [`finish`] took it; dropped unfinished (a write failed),
+    /// its temporary file is removed.
+    finished: bool,
 }
 
 /// Start writing the output `name` of `dir`, buffered.
@@ -41,6 +44,7 @@ pub fn stage(dir: &Path, name: &str) -> Result<BufWriter<Staging>> {
         dir: dir.to_path_buf(),
         bytes: 0,
         hasher: Xxh3::new(),
+        finished: false,
     };
     Ok(BufWriter::with_capacity(1 << 20, staging))
 }
@@ -55,14 +59,16 @@ pub fn finish(writer: BufWriter<Staging>) -> Result<Staged> {
         .into_inner()
         .map_err(|err| anyhow::Error::new(err.into_error()))
         .with_context(|| format!("{name}: cannot write"))?;
+    let mut staging = staging;
+    staging.finished = true;
     Ok(Staged {
         temp: temp_path(&staging.dir, &staging.name),
         listed: OutputFile {
-            name: staging.name,
+            name: staging.name.clone(),
             bytes: staging.bytes,
             hash: format!("{:032x}", staging.hasher.digest128()),
         },
-        dir: staging.dir,
+        dir: staging.dir.clone(),
         committed: false,
     })
 }
@@ -91,6 +97,14 @@ impl Write for Staging {
 
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = std::fs::remove_file(temp_path(&self.dir, &self.name));
+        }
     }
 }
 
@@ -154,5 +168,48 @@ fn abort_if_told(bytes: usize) {
         if written > *budget {
             std::process::abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("rgrade-staged-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn only_a_committed_file_takes_its_final_name() {
+        let dir = scratch("commit");
+        let temp = temp_path(&dir, "a.csv");
+
+        // A write that never finished leaves nothing behind.
+        let mut abandoned = stage(&dir, "a.csv").unwrap();
+        abandoned.write_all(b"half").unwrap();
+        drop(abandoned);
+        assert!(!temp.exists() && !dir.join("a.csv").exists());
+
+        // A finished file that a later failure leaves uncommitted neither.
+        let mut done = stage(&dir, "a.csv").unwrap();
+        done.write_all(b"whole\n").unwrap();
+        drop(finish(done).unwrap());
+        assert!(!temp.exists() && !dir.join("a.csv").exists());
+
+        let mut done = stage(&dir, "a.csv").unwrap();
+        done.write_all(b"whole\n").unwrap();
+        let staged = finish(done).unwrap();
+        assert_eq!(staged.listed().bytes, 6);
+        assert_eq!(
+            staged.listed().hash,
+            format!("{:032x}", xxhash_rust::xxh3::xxh3_128(b"whole\n"))
+        );
+        commit(vec![staged]).unwrap();
+        assert_eq!(std::fs::read(dir.join("a.csv")).unwrap(), b"whole\n");
+        assert!(!temp.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
