@@ -54,11 +54,11 @@ pub fn stage(dir: &Path, name: &str) -> Result<BufWriter<Staging>> {
 /// # Errors
 /// The file cannot be written.
 pub fn finish(writer: BufWriter<Staging>) -> Result<Staged> {
-    let name = writer.get_ref().name.clone();
+    let path = writer.get_ref().dir.join(&writer.get_ref().name);
     let staging = writer
         .into_inner()
         .map_err(|err| anyhow::Error::new(err.into_error()))
-        .with_context(|| format!("{name}: cannot write"))?;
+        .with_context(|| format!("{}: cannot write", path.display()))?;
     let mut staging = staging;
     staging.finished = true;
     Ok(Staged {
@@ -78,11 +78,12 @@ pub fn finish(writer: BufWriter<Staging>) -> Result<Staged> {
 /// # Errors
 /// The file cannot be written.
 pub fn finish_csv(writer: csv::Writer<BufWriter<Staging>>) -> Result<Staged> {
-    let name = writer.get_ref().get_ref().name.clone();
+    let staging = writer.get_ref().get_ref();
+    let path = staging.dir.join(&staging.name);
     let inner = writer
         .into_inner()
         .map_err(|err| anyhow::Error::new(err.into_error()))
-        .with_context(|| format!("{name}: cannot write"))?;
+        .with_context(|| format!("{}: cannot write", path.display()))?;
     finish(inner)
 }
 
