@@ -669,3 +669,32 @@ fn a_log_directory_never_yields_rgrade_outputs() {
         first_summary["inputs"]
     );
 }
+
+/// A JSON object that names a key twice: the first occurrence counts, in
+/// log records and labels alike (docs/guide.md, Input formats).
+#[test]
+fn the_first_of_a_key_named_twice_counts() {
+    let wd = Workdir::new("duplicate_keys");
+    wd.write(
+        "labels.jsonl",
+        "{\"query_id\": \"q1\", \"relevant\": [\"a\"], \"relevant\": [\"b\"]}\n",
+    );
+    wd.write(
+        "logs.jsonl",
+        "{\"query_id\": \"q1\", \"query_id\": \"q2\", \"results\": [\"a\"], \"results\": [\"b\"]}\n",
+    );
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "1",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ]);
+    run.expect_code(0);
+    let row = wd.read_csv("out/per_query.csv").row(&[("query_id", "q1")]);
+    assert_text(&row, "status", "ok");
+    assert_cell(&row, "recall@1", 1.0);
+}

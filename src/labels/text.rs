@@ -67,6 +67,15 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         .headers()
         .map_err(|err| (Some(1), anyhow!("cannot read the CSV header: {err}")))?
         .clone();
+    // A column named twice would leave which one counts to chance.
+    for (i, name) in headers.iter().enumerate() {
+        if headers.iter().take(i).any(|earlier| earlier == name) {
+            return Err((
+                Some(1),
+                anyhow!("the CSV header names column '{name}' twice"),
+            ));
+        }
+    }
     let column = |name: &str| headers.iter().position(|h| h == name);
     let (Some(query_col), Some(doc_col)) = (column("query_id"), column("doc_id")) else {
         let found = headers.iter().collect::<Vec<_>>().join(",");
