@@ -136,7 +136,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let mut rejects = gathered.rejects;
     rejects.append(&mut graded.rejects);
     let graded_per_query = graded.per_query.take();
-    rejects::finish(&inputs, &mut rejects)?;
+    rejects::finish(&inputs, &gathered.stats, &mut rejects)?;
 
     let counts = tally(
         &labels,

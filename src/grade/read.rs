@@ -649,20 +649,30 @@ fn skip_line(reader: &mut impl Read) -> io::Result<(Vec<u8>, u64)> {
     }
 }
 
+/// The lines read again from an input, and the hash of its raw bytes
+/// this time, to check it did not change since the first reading.
+pub struct Excerpts {
+    /// (1-based line, its first bytes).
+    pub lines: Vec<(u64, Vec<u8>)>,
+    /// xxh3-128 of the raw bytes, in hex, as [`InputStats::hash`].
+    pub hash: String,
+}
+
 /// Read an input again for the first `max_bytes` of the given lines
-/// (sorted, 1-based), without their line ends. Rejects that concern a whole
-/// capture are found only after every block was judged, when the record's
-/// bytes are gone; this recovers them. Only a regular file can be read a
-/// second time: for anything else (stdin, a pipe) this yields nothing.
+/// (sorted, 1-based), without their line ends, and to its end for its
+/// hash. Rejects that concern a whole capture are found only after every
+/// block was judged, when the record's bytes are gone; this recovers them.
+/// Only a regular file can be read a second time: for anything else
+/// (stdin, a pipe) this yields `None`.
 ///
 /// # Errors
 /// The input cannot be opened or read.
-pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Vec<(u64, Vec<u8>)>> {
+pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Option<Excerpts>> {
     let Input::File(path) = input else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     if !std::fs::metadata(path)?.is_file() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let mut source = Source::open(input)?;
     let mut found = Vec::with_capacity(lines.len());
@@ -682,7 +692,11 @@ pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Ve
             while wanted.next_if_eq(&number).is_some() {}
         }
     }
-    Ok(found)
+    io::copy(&mut source, &mut io::sink())?;
+    Ok(Some(Excerpts {
+        lines: found,
+        hash: source.digest().1,
+    }))
 }
 
 #[cfg(test)]

@@ -1,32 +1,34 @@
 //! The rejected records of a run, in input order, each with its first
 //! bytes: rejects decided after their block was gone (repeated captures,
-//! TREC rankings) get their excerpt from a second reading of the input.
+//! TREC rankings) get their excerpt from a second reading of the input,
+//! checked against the first by its content hash.
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::grade::capture::Reject;
 use crate::grade::parse::EXCERPT_BYTES;
-use crate::grade::read::{self, Input};
+use crate::grade::read::{self, Input, InputStats};
 
 /// Sort `rejects` into input order (then reason) and fill in the excerpts
-/// they lack.
+/// they lack; `stats` are the inputs' first readings.
 ///
 /// # Errors
-/// An input that must be read again cannot be.
-pub fn finish(inputs: &[Input], rejects: &mut [Reject]) -> Result<()> {
+/// An input that must be read again cannot be, or changed since it was
+/// first read.
+pub fn finish(inputs: &[Input], stats: &[InputStats], rejects: &mut [Reject]) -> Result<()> {
     rejects.sort_by(|a, b| {
         a.origin
             .cmp(&b.origin)
             .then_with(|| a.reason.cmp(&b.reason))
     });
-    recover_excerpts(inputs, rejects)
+    recover_excerpts(inputs, stats, rejects)
 }
 
 /// Fill in the record excerpt of rejects that were decided after their
 /// block was gone, by reading those inputs again.
-fn recover_excerpts(inputs: &[Input], rejects: &mut [Reject]) -> Result<()> {
+fn recover_excerpts(inputs: &[Input], stats: &[InputStats], rejects: &mut [Reject]) -> Result<()> {
     let mut wanted: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
     for reject in rejects.iter().filter(|r| r.excerpt.is_empty()) {
         wanted
@@ -38,10 +40,20 @@ fn recover_excerpts(inputs: &[Input], rejects: &mut [Reject]) -> Result<()> {
         lines.sort_unstable();
         lines.dedup();
         let source = &inputs[input as usize];
-        let found: BTreeMap<u64, Vec<u8>> = read::excerpts(source, &lines, EXCERPT_BYTES)
-            .with_context(|| format!("{}: cannot read again for rejected records", source.name()))?
-            .into_iter()
-            .collect();
+        let Some(again) = read::excerpts(source, &lines, EXCERPT_BYTES).with_context(|| {
+            format!("{}: cannot read again for rejected records", source.name())
+        })?
+        else {
+            continue;
+        };
+        // An excerpt from other bytes than those graded would mislead.
+        if again.hash != stats[input as usize].hash {
+            bail!(
+                "{}: changed while it was being graded; grade it again",
+                source.name()
+            );
+        }
+        let found: BTreeMap<u64, Vec<u8>> = again.lines.into_iter().collect();
         for reject in rejects
             .iter_mut()
             .filter(|r| r.origin.input == input && r.excerpt.is_empty())
@@ -52,4 +64,47 @@ fn recover_excerpts(inputs: &[Input], rejects: &mut [Reject]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::capture::Origin;
+    use crate::grade::parse::RejectReason;
+
+    #[test]
+    fn excerpts_come_from_the_bytes_that_were_graded() {
+        let dir = std::env::temp_dir().join(format!("rgrade-rejects-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log.jsonl");
+        std::fs::write(&path, "first\nsecond\n").unwrap();
+        let inputs = [Input::File(path.clone())];
+        let first = read::excerpts(&inputs[0], &[], 0).unwrap().unwrap();
+        let stats = [InputStats {
+            bytes: 13,
+            decoded_bytes: 13,
+            lines: 2,
+            hash: first.hash,
+        }];
+        let reject = || Reject {
+            origin: Origin { input: 0, line: 2 },
+            reason: RejectReason::RepeatedCapture,
+            detail: String::new(),
+            excerpt: Vec::new(),
+        };
+
+        let mut rejects = [reject()];
+        finish(&inputs, &stats, &mut rejects).unwrap();
+        assert_eq!(rejects[0].excerpt, b"second");
+
+        // The file changed after it was graded: no excerpt from new bytes.
+        std::fs::write(&path, "first\nchanged\n").unwrap();
+        let mut rejects = [reject()];
+        let err = finish(&inputs, &stats, &mut rejects).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("changed while it was being graded"),
+            "{err:#}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
