@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::grade::workers;
+use crate::output::schema::{COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE};
 use crate::output::staged;
 use crate::output::{remove_stale_output, OutputDir};
 use graded::Side;
@@ -152,7 +153,7 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
     if let Some(dir) = &plan.out {
         // An earlier comparison's files must not pass for this one's while
         // it runs, nor if it fails.
-        for name in [output::GATE, output::PER_QUERY_DELTA, output::COMPARISON] {
+        for name in [GATE_FILE, PER_QUERY_DELTA_FILE, COMPARISON_FILE] {
             remove_stale_output(dir, name)?;
         }
     }

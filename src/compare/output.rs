@@ -15,19 +15,15 @@ use crate::compare::stats::TIE_EPSILON;
 use crate::output::cells::number_text;
 use crate::output::first_few;
 use crate::output::plural;
+use crate::output::schema::{
+    per_query_delta_columns, COMPARISON, COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE,
+    PER_QUERY_DELTA_LEADING,
+};
 use crate::output::staged::{self, stage, Staged, Staging};
 use crate::slices::ANY;
 
 /// Queries listed per slice under "lost most" on stdout.
 const LOSERS_SHOWN: usize = 3;
-
-/// comparison.csv's name.
-pub const COMPARISON: &str = "comparison.csv";
-/// per_query_delta.csv's name.
-pub const PER_QUERY_DELTA: &str = "per_query_delta.csv";
-/// gate.json's name: written last, so a complete set is one that has it
-/// (with rules).
-pub const GATE: &str = "gate.json";
 
 fn create(dir: &Path, name: &str) -> Result<csv::Writer<BufWriter<Staging>>> {
     Ok(csv::Writer::from_writer(stage(dir, name)?))
@@ -42,24 +38,8 @@ pub fn write_comparison(
     paired: &Paired,
     comparisons: &[SliceComparison],
 ) -> Result<Staged> {
-    let mut wtr = create(dir, COMPARISON)?;
-    wtr.write_record([
-        "stage",
-        "task",
-        "language",
-        "metric",
-        "queries",
-        "baseline",
-        "candidate",
-        "delta",
-        "ci_low",
-        "ci_high",
-        "wins",
-        "ties",
-        "losses",
-        "p_value",
-        "p_holm",
-    ])?;
+    let mut wtr = create(dir, COMPARISON_FILE)?;
+    wtr.write_record(COMPARISON)?;
     let name = |slice: Option<u32>| slice.map_or(ANY, |s| paired.names.name(s));
     for slice in comparisons {
         for change in &slice.changes {
@@ -92,17 +72,10 @@ pub fn write_comparison(
 /// # Errors
 /// The file cannot be written.
 pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> Result<Staged> {
-    let mut wtr = create(dir, PER_QUERY_DELTA)?;
-    let mut header: Vec<String> = ["stage", "query_id", "task", "language", "required"]
-        .map(String::from)
-        .to_vec();
+    let mut wtr = create(dir, PER_QUERY_DELTA_FILE)?;
+    let mut header: Vec<String> = PER_QUERY_DELTA_LEADING.map(String::from).to_vec();
     for &m in metrics {
-        let name = &paired.metrics[m];
-        header.extend([
-            format!("{name}_baseline"),
-            format!("{name}_candidate"),
-            format!("{name}_delta"),
-        ]);
+        header.extend(per_query_delta_columns(&paired.metrics[m]));
     }
     wtr.write_record(&header)?;
 
@@ -157,7 +130,7 @@ pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> 
 /// # Errors
 /// The file cannot be written.
 pub fn write_gate(dir: &Path, gate: &Gate) -> Result<Staged> {
-    let mut out = stage(dir, GATE)?;
+    let mut out = stage(dir, GATE_FILE)?;
     serde_json::to_writer_pretty(&mut out, gate)?;
     writeln!(out)?;
     staged::finish(out)

@@ -27,6 +27,13 @@ pub const STAGE_LOSS_PER_QUERY_FILE: &str = "stage_loss_per_query.csv";
 /// labels_missing_from_corpus.txt: labeled ids a corpus snapshot lacks.
 pub const MISSING_FROM_CORPUS_FILE: &str = "labels_missing_from_corpus.txt";
 
+/// comparison.csv: one row per (stage, grouping set, metric) compared.
+pub const COMPARISON_FILE: &str = "comparison.csv";
+/// per_query_delta.csv: one row per (stage, query) compared.
+pub const PER_QUERY_DELTA_FILE: &str = "per_query_delta.csv";
+/// gate.json: the acceptance rules' verdicts, written last of a comparison.
+pub const GATE_FILE: &str = "gate.json";
+
 /// The lock a run holds on its output directory while it writes there.
 pub const LOCK_FILE: &str = ".rgrade.lock";
 
@@ -115,6 +122,38 @@ pub const STAGE_LOSS_PER_QUERY: [&str; 9] = [
     "lost",
     "lost_ids",
 ];
+
+/// comparison.csv's columns.
+pub const COMPARISON: [&str; 15] = [
+    STAGE,
+    TASK,
+    LANGUAGE,
+    "metric",
+    "queries",
+    "baseline",
+    "candidate",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "ties",
+    "losses",
+    "p_value",
+    "p_holm",
+];
+
+/// per_query_delta.csv's columns before the three of each metric
+/// ([`per_query_delta_columns`]).
+pub const PER_QUERY_DELTA_LEADING: [&str; 5] = [STAGE, QUERY_ID, TASK, LANGUAGE, REQUIRED];
+
+/// per_query_delta.csv's columns of one metric: both sides and the change.
+pub fn per_query_delta_columns(metric: &str) -> [String; 3] {
+    [
+        format!("{metric}_baseline"),
+        format!("{metric}_candidate"),
+        format!("{metric}_delta"),
+    ]
+}
 
 /// Metric column names, six per cutoff, cutoffs in the order given.
 pub fn metric_columns(ks: &[usize]) -> Vec<String> {
