@@ -119,6 +119,48 @@ fn bad_log_lines_are_rejected_and_the_rest_is_graded() {
     );
 }
 
+/// A number no 64-bit type holds (a 128-bit trace id, `1e400`) in a field
+/// rgrade ignores leaves the record graded, in logs and labels alike; in the
+/// query id it is `bad_query_id`, in latency `bad_field`.
+#[test]
+fn numbers_beyond_64_bits_reject_only_the_fields_rgrade_reads() {
+    let wd = Workdir::new("big_numbers");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"], "reviewer": 340282366920938463463374607431768211455}"#,
+            r#"{"query_id": "q2", "relevant": ["b"], "weight": 1e400}"#,
+        ]),
+    );
+    wd.write(
+        "logs.jsonl",
+        text(&[
+            r#"{"trace_id": 123456789012345678901234567890, "query_id": "q1", "results": ["a"]}"#,
+            r#"{"query_id": "q2", "results": ["x", "b"], "attributes": {"span.cost": -1e400}}"#,
+            r#"{"query_id": 123456789012345678901234567890, "results": ["a"]}"#,
+            r#"{"query_id": "q9", "results": ["b"], "latency_ms": 1e400}"#,
+        ]),
+    );
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "2",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ]);
+    run.expect_code(1).expect_stderr(&["2 rejected"]);
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    let want = in_file("logs.jsonl", &[(3, "bad_query_id"), (4, "bad_field")]);
+    assert_eq!(reject_keys(&rejects), want);
+    let per_query = wd.read_csv("out/per_query.csv");
+    assert_cell(&per_query.row(&[("query_id", "q1")]), "rr@2", 1.0);
+    assert_cell(&per_query.row(&[("query_id", "q2")]), "rr@2", 0.5);
+    assert_counts_add_up(&wd.read_json("out/summary.json"));
+}
+
 /// `--duplicate-docs reject` rejects a ranking that lists a doc twice and
 /// makes the query invalid; `dedupe` keeps the first occurrence and closes
 /// the gap, so later documents move up.

@@ -272,7 +272,10 @@ impl<'i> EventKey<'i> {
             Some(v) => id_text(v).ok_or_else(|| {
                 Invalid::new(
                     RejectReason::BadQueryId,
-                    format!("'{}' must be a string or an integer", fields.query),
+                    format!(
+                        "'{}' must be a string or an integer within 64 bits",
+                        fields.query
+                    ),
                 )
             })?,
         };
@@ -477,12 +480,29 @@ impl JsonParser {
         visit: impl FnOnce(Value<'_, '_>) -> R,
     ) -> Result<R, Invalid> {
         let len = line.len();
-        self.scratch.clear();
-        self.scratch.extend_from_slice(line);
-        self.scratch.resize(len + simd_json::INPUT_PADDING, 0);
         let mut tape = self.tape.take().unwrap_or_else(Tape::null).reset();
+        self.copy_padded(line);
         let parsed =
             simd_json::fill_tape_padded(&mut self.scratch, len, &mut self.buffers, &mut tape);
+        let (parsed, tape) = match parsed {
+            Err(err) if matches!(err.error(), ErrorType::InvalidNumber) => {
+                let mut retry = tape.reset();
+                // Parsing rewrote the scratch in place: start again from the line.
+                self.copy_padded(line);
+                if blank_out_of_range_numbers(&mut self.scratch[..len]) {
+                    let parsed = simd_json::fill_tape_padded(
+                        &mut self.scratch,
+                        len,
+                        &mut self.buffers,
+                        &mut retry,
+                    );
+                    (parsed, retry)
+                } else {
+                    (Err(err), retry)
+                }
+            }
+            parsed => (parsed, tape),
+        };
         let result = match parsed {
             Ok(()) => Ok(visit(tape.as_value())),
             Err(err) if matches!(err.error(), ErrorType::InvalidUtf8) => Err(Invalid::new(
@@ -497,6 +517,105 @@ impl JsonParser {
         self.tape = Some(tape.reset());
         result
     }
+
+    fn copy_padded(&mut self, line: &[u8]) {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(line);
+        self.scratch
+            .resize(line.len() + simd_json::INPUT_PADDING, 0);
+    }
+}
+
+/// Replace each number that no 64-bit type holds (an integer beyond
+/// i64/u64, a float beyond f64 such as `1e400`) by `[]` padded with
+/// spaces, and say whether any was found.
+///
+/// simd-json refuses such a line outright, yet the number is often in a
+/// field rgrade ignores (a 128-bit trace id). Blanked, the line parses; a
+/// field rgrade does read then holds `[]`, which no reader accepts, so the
+/// record is still rejected, under that field's own reason
+/// (`bad_query_id`, `bad_field`, `bad_result`).
+fn blank_out_of_range_numbers(line: &mut [u8]) -> bool {
+    let mut blanked = false;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < line.len() {
+        let byte = line[i];
+        if in_string {
+            match byte {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+        } else if byte == b'"' {
+            in_string = true;
+            i += 1;
+        } else if byte == b'-' || byte.is_ascii_digit() {
+            let start = i;
+            while i < line.len()
+                && matches!(line[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            let number = &mut line[start..i];
+            if out_of_range(number) {
+                number.fill(b' ');
+                number[..2].copy_from_slice(b"[]");
+                blanked = true;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    blanked
+}
+
+/// Whether a JSON number's text is well formed yet held by no i64, u64 or
+/// finite f64. Always at least two bytes long when true.
+fn out_of_range(number: &[u8]) -> bool {
+    if !is_json_number(number) {
+        return false;
+    }
+    // A JSON number is ASCII, so this never fails.
+    let text = std::str::from_utf8(number).unwrap_or_default();
+    if text.parse::<i64>().is_ok() || text.parse::<u64>().is_ok() {
+        return false;
+    }
+    let integer = !text.contains(['.', 'e', 'E']);
+    integer || text.parse::<f64>().is_ok_and(f64::is_infinite)
+}
+
+/// JSON's number grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn is_json_number(text: &[u8]) -> bool {
+    fn digits(text: &[u8]) -> usize {
+        text.iter().take_while(|b| b.is_ascii_digit()).count()
+    }
+    let mut rest = text.strip_prefix(b"-").unwrap_or(text);
+    let whole = digits(rest);
+    if whole == 0 || (whole > 1 && rest[0] == b'0') {
+        return false;
+    }
+    rest = &rest[whole..];
+    if let Some(after_point) = rest.strip_prefix(b".") {
+        let fraction = digits(after_point);
+        if fraction == 0 {
+            return false;
+        }
+        rest = &after_point[fraction..];
+    }
+    if let Some(after_e) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
+        let after_sign = after_e
+            .strip_prefix(b"+")
+            .or_else(|| after_e.strip_prefix(b"-"))
+            .unwrap_or(after_e);
+        let exponent = digits(after_sign);
+        if exponent == 0 {
+            return false;
+        }
+        rest = &after_sign[exponent..];
+    }
+    rest.is_empty()
 }
 
 /// One line of a TREC run: `query_id Q0 doc_id rank score tag`.
@@ -635,6 +754,56 @@ mod tests {
             ..LogFields::default()
         };
         assert_eq!(parse_event(nested, &fields).unwrap().docs, ["x", "7"]);
+    }
+
+    #[test]
+    fn numbers_beyond_64_bits() {
+        let fields = LogFields::default();
+        let reason = |line: &str| parse_event(line, &fields).map_err(|e| e.reason);
+        // Ignored fields: the record is graded.
+        for ignored in [
+            "123456789012345678901234567890",
+            "-99999999999999999999",
+            "1e400",
+            "-1E+400",
+            "[1e400, {\"deep\": 18446744073709551616}]",
+        ] {
+            let line = format!(r#"{{"trace_id": {ignored}, "query_id": "q", "results": ["a"]}}"#);
+            assert_eq!(reason(&line).unwrap().docs, ["a"], "{line}");
+        }
+        // Fields rgrade reads: rejected under the field's own reason.
+        let cases = [
+            (
+                r#"{"query_id": 123456789012345678901234567890, "results": []}"#,
+                RejectReason::BadQueryId,
+            ),
+            (
+                r#"{"query_id": "q", "latency_ms": 1e400, "results": []}"#,
+                RejectReason::BadField,
+            ),
+            (
+                r#"{"query_id": "q", "results": [18446744073709551616]}"#,
+                RejectReason::BadResult,
+            ),
+            // Not JSON numbers at all: still invalid JSON.
+            (
+                r#"{"query_id": "q", "x": 01e400, "results": []}"#,
+                RejectReason::InvalidJson,
+            ),
+            (
+                r#"{"query_id": "q", "x": 1.e400, "results": []}"#,
+                RejectReason::InvalidJson,
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(reason(line).unwrap_err(), want, "{line}");
+        }
+        // Digits inside strings are text, even after an escaped quote.
+        let quoted = r#"{"query_id": "q", "note": "\" 1e400", "results": ["a"]}"#;
+        assert_eq!(reason(quoted).unwrap().docs, ["a"]);
+        // In range: untouched, and an integer id keeps its digits.
+        let max = r#"{"query_id": 18446744073709551615, "x": 1e308, "results": []}"#;
+        assert_eq!(reason(max).unwrap().query_id, "18446744073709551615");
     }
 
     #[test]
