@@ -440,8 +440,7 @@ fn malformed_outputs_and_empty_statistics_are_refused() {
     let summary = wd.read_text("base/summary.json");
     let mut parsed: Value = serde_json::from_str(&summary).unwrap();
     parsed["settings"]["k"] = serde_json::json!([]);
-    fs::create_dir_all(wd.path("nok")).unwrap();
-    fs::copy(wd.path("base/per_query.csv"), wd.path("nok/per_query.csv")).unwrap();
+    copy_output(&wd, "base", "nok");
     wd.write("nok/summary.json", parsed.to_string());
     expect_refusal(&wd, &["nok", "cand"], &["nok/summary.json", "settings.k"]);
 
@@ -450,8 +449,7 @@ fn malformed_outputs_and_empty_statistics_are_refused() {
     let per_query = wd.read_text("base/per_query.csv");
     let first_row = per_query.lines().nth(1).unwrap().to_string();
     let doubled = format!("{per_query}{first_row}\n");
-    fs::create_dir_all(wd.path("dup")).unwrap();
-    fs::copy(wd.path("base/summary.json"), wd.path("dup/summary.json")).unwrap();
+    copy_output(&wd, "base", "dup");
     wd.write("dup/per_query.csv", &doubled);
     expect_refusal(
         &wd,
@@ -472,8 +470,7 @@ fn malformed_outputs_and_empty_statistics_are_refused() {
         let mut cells: Vec<&str> = first_row.split(',').collect();
         cells[recall] = bad;
         let edited = per_query.replacen(&first_row, &cells.join(","), 1);
-        fs::create_dir_all(wd.path("bad")).unwrap();
-        fs::copy(wd.path("base/summary.json"), wd.path("bad/summary.json")).unwrap();
+        copy_output(&wd, "base", "bad");
         relist(&wd, "bad", &edited);
         expect_refusal(
             &wd,
@@ -486,6 +483,47 @@ fn malformed_outputs_and_empty_statistics_are_refused() {
         compare(&wd, &["base", "cand", option, "0"])
             .expect_code(2)
             .expect_stderr(&[option, "at least 1"]);
+    }
+}
+
+/// Every file summary.json lists must be there as graded, not only
+/// per_query.csv: a changed or missing aggregates.csv or rejects.jsonl
+/// means the directory holds no complete result.
+#[test]
+fn a_directory_whose_listed_files_changed_is_refused() {
+    let wd = graded_cases("compare_incomplete");
+    compare(&wd, &["base", "cand"]).expect_code(0);
+    let listed: Value = serde_json::from_str(&wd.read_text("base/summary.json")).unwrap();
+    let names: Vec<&str> = listed["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|output| output["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"aggregates.csv"), "{names:?}");
+    for name in names {
+        copy_output(&wd, "base", "edited");
+        let path = format!("edited/{name}");
+        wd.write(&path, format!("{} ", wd.read_text(&path)));
+        expect_refusal(&wd, &["edited", "cand"], &[&path, "does not match"]);
+        fs::remove_file(wd.path(&path)).unwrap();
+        // Without its per_query.csv, a directory is no grade output at all.
+        let missing = if name == "per_query.csv" {
+            "not found"
+        } else {
+            "cannot open"
+        };
+        expect_refusal(&wd, &["edited", "cand"], &[&path, missing]);
+        fs::remove_dir_all(wd.path("edited")).unwrap();
+    }
+}
+
+/// Copy the grade output directory `from` to `to`.
+fn copy_output(wd: &Workdir, from: &str, to: &str) {
+    fs::create_dir_all(wd.path(to)).unwrap();
+    for entry in fs::read_dir(wd.path(from)).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), wd.path(to).join(entry.file_name())).unwrap();
     }
 }
 

@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
-use xxhash_rust::xxh3::Xxh3;
-
+use crate::output::complete;
 use crate::output::schema::{
-    metric_columns, OutputFile, Status, Summary, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS,
-    PER_QUERY_FILE, QUERY_ID, REQUIRED, RUN, STAGE, STATUS, SUMMARY_FILE, TASK,
+    metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID,
+    REQUIRED, RUN, STAGE, STATUS, SUMMARY_FILE, TASK,
 };
 
 /// The settings in summary.json that make two gradings comparable.
@@ -294,18 +293,20 @@ fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
 }
 
 /// The facts of summary.json that make two gradings comparable, once
-/// `per_query` is checked to be the file summary.json lists: a directory
-/// whose files do not match it holds no complete result.
+/// every file it lists (`per_query` among them) is checked to be there as
+/// graded: a directory whose files do not match it holds no complete result.
 fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
-    let file =
-        File::open(summary).with_context(|| format!("{}: cannot open", summary.display()))?;
-    let parsed: Summary = serde_json::from_reader(BufReader::new(file)).with_context(|| {
-        format!(
-            "{}: not a summary.json written by rgrade grade",
-            summary.display()
-        )
-    })?;
-    check_listed(per_query, &parsed.outputs, summary)?;
+    let parsed = complete::read_summary(summary)?;
+    let name = per_query.file_name().map(|n| n.to_string_lossy());
+    ensure!(
+        parsed
+            .outputs
+            .iter()
+            .any(|listed| Some(listed.name.as_str()) == name.as_deref()),
+        "{}: not listed in {}: not a complete grade output",
+        per_query.display(),
+        summary.display()
+    );
     let ks = &parsed.settings.k;
     if ks.is_empty() || ks.contains(&0) {
         bail!(
@@ -324,32 +325,4 @@ fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
         min_rel: parsed.settings.min_rel,
         missing_counts,
     })
-}
-
-/// Fail unless `file` is, byte for byte, the output `listed` names.
-fn check_listed(file: &Path, listed: &[OutputFile], summary: &Path) -> Result<()> {
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-    let entry = listed
-        .iter()
-        .find(|entry| Some(&entry.name) == name.as_ref())
-        .with_context(|| {
-            format!(
-                "{}: not listed in {}: not a complete grade output",
-                file.display(),
-                summary.display()
-            )
-        })?;
-    let mut reader =
-        File::open(file).with_context(|| format!("{}: cannot open", file.display()))?;
-    let mut hasher = Xxh3::new();
-    let bytes = std::io::copy(&mut reader, &mut hasher)
-        .with_context(|| format!("{}: cannot read", file.display()))?;
-    let hash = format!("{:032x}", hasher.digest128());
-    ensure!(
-        bytes == entry.bytes && hash == entry.hash,
-        "{}: does not match {} (changed or cut short since it was graded); grade again",
-        file.display(),
-        summary.display()
-    );
-    Ok(())
 }

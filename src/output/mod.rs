@@ -11,7 +11,8 @@
 //! - [`table`] prints the table on stdout;
 //! - [`cells`] writes numbers and rows the one way they all use;
 //! - [`staged`] writes every file under a temporary name and moves the
-//!   complete set into place, summary.json last.
+//!   complete set into place, summary.json last;
+//! - [`complete`] reads a result back only when the set is complete.
 
 use std::fs::{File, TryLockError};
 use std::io;
@@ -21,6 +22,7 @@ use anyhow::{bail, Context, Result};
 
 pub mod aggregates;
 pub mod cells;
+pub mod complete;
 pub mod corpus;
 pub mod per_query;
 pub mod rejects;
