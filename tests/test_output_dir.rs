@@ -2,10 +2,11 @@
 //! it at a time (docs/guide.md, Outputs).
 
 use std::fs::File;
+use std::process::{Command, Stdio};
 
 use rgrade::schema::LOCK_FILE;
 
-use crate::util::{run_command, seed, Workdir};
+use crate::util::{run_command, seed, Workdir, RGRADE};
 
 /// While another run holds DIR, grade and compare into it stop at once
 /// (exit 2, naming DIR) and write nothing; once it is let go, they run.
@@ -142,6 +143,58 @@ fn a_killed_run_leaves_the_previous_set_or_the_new_one() {
     wd.rgrade(&grade("5,10", "out")).expect_code(0);
     assert_eq!(wd.read("out/per_query.csv"), wd.read("new/per_query.csv"));
     wd.rgrade(&["compare", "out", "new"]).expect_code(0);
+}
+
+/// A write that fails (here over a file-size limit, as a full disk would)
+/// stops the run with exit 2, naming the output by its whole path; DIR then
+/// holds no summary.json, and every file under a final name is the
+/// previous run's, whole.
+#[test]
+fn a_failed_write_names_the_file_and_leaves_no_result() {
+    let wd = Workdir::new("failed_write");
+    wd.rgrade(&["gen", "--queries", "8000", "--seed", "3", "-o", "data"])
+        .expect_code(0);
+    let grade = |dir: &'static str| {
+        [
+            "grade",
+            "--labels",
+            "data/labels.jsonl",
+            "-q",
+            "-o",
+            dir,
+            "data/logs.jsonl",
+        ]
+    };
+    wd.rgrade(&grade("previous")).expect_code(0);
+    copy_dir(&wd, "previous", "out");
+    // Ignoring SIGXFSZ turns a write past the limit into an EFBIG error.
+    let limited = "trap '' XFSZ; ulimit -f 64; exec \"$0\" \"$@\"";
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(wd.root())
+        .args(["-c", limited, RGRADE])
+        .args(grade("out"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let run = run_command(&mut cmd);
+    run.expect_code(2)
+        .expect_stderr(&["out/per_query.csv: cannot write", "too large"]);
+    assert!(
+        !wd.exists("out/summary.json"),
+        "no result is marked complete"
+    );
+    for entry in std::fs::read_dir(wd.path("out")).expect("list out") {
+        let name = entry.expect("entry").file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
+            assert_eq!(name, LOCK_FILE, "a failed run removes its temporary files");
+        } else {
+            assert_eq!(
+                wd.read(&format!("out/{name}")),
+                wd.read(&format!("previous/{name}")),
+                "{name} is the previous run's, whole"
+            );
+        }
+    }
 }
 
 /// The outputs summary.json lists in `dir`, with their sizes.

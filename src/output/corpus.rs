@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::schema::MISSING_FROM_CORPUS_FILE;
 use super::staged::{self, stage};
@@ -16,7 +16,7 @@ use super::staged::{self, stage};
 pub fn write_missing(dir: &Path, ids: &[String]) -> Result<PathBuf> {
     let mut out = stage(dir, MISSING_FROM_CORPUS_FILE)?;
     for id in ids {
-        writeln!(out, "{id}").context("labels_missing_from_corpus.txt: cannot write")?;
+        writeln!(out, "{id}")?;
     }
     staged::commit(vec![staged::finish(out)?])?;
     Ok(dir.join(MISSING_FROM_CORPUS_FILE))

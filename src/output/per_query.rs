@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rayon::prelude::*;
 
 use super::cells::CsvRows;
@@ -52,9 +52,7 @@ impl<'a> PerQueryWriter<'a> {
             .map(|rows| self.format(run, stage, rows))
             .collect::<Result<_>>()?;
         for piece in pieces {
-            self.file
-                .write_all(&piece)
-                .context("per_query.csv: cannot write")?;
+            self.file.write_all(&piece)?;
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::schema::{RejectLine, REJECTS_FILE};
 use super::staged::{self, stage, Staged};
@@ -23,7 +23,7 @@ pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> 
             detail: reject.detail.clone(),
             record: String::from_utf8_lossy(&reject.excerpt).into_owned(),
         };
-        serde_json::to_writer(&mut out, &line).context("rejects.jsonl: cannot write")?;
+        serde_json::to_writer(&mut out, &line)?;
         out.write_all(b"\n")?;
     }
     staged::finish(out)

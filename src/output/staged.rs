@@ -54,12 +54,7 @@ pub fn stage(dir: &Path, name: &str) -> Result<BufWriter<Staging>> {
 /// # Errors
 /// The file cannot be written.
 pub fn finish(writer: BufWriter<Staging>) -> Result<Staged> {
-    let path = writer.get_ref().dir.join(&writer.get_ref().name);
-    let staging = writer
-        .into_inner()
-        .map_err(|err| anyhow::Error::new(err.into_error()))
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    let mut staging = staging;
+    let mut staging = writer.into_inner().map_err(|err| err.into_error())?;
     staging.finished = true;
     Ok(Staged {
         temp: temp_path(&staging.dir, &staging.name),
@@ -78,26 +73,32 @@ pub fn finish(writer: BufWriter<Staging>) -> Result<Staged> {
 /// # Errors
 /// The file cannot be written.
 pub fn finish_csv(writer: csv::Writer<BufWriter<Staging>>) -> Result<Staged> {
-    let staging = writer.get_ref().get_ref();
-    let path = staging.dir.join(&staging.name);
-    let inner = writer
-        .into_inner()
-        .map_err(|err| anyhow::Error::new(err.into_error()))
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    finish(inner)
+    finish(writer.into_inner().map_err(|err| err.into_error())?)
+}
+
+impl Staging {
+    /// `err` saying which output failed, by its whole final path: every
+    /// writer above (CSV, JSON, text) passes it on as it is.
+    fn failed(&self, err: io::Error) -> io::Error {
+        let path = self.dir.join(&self.name);
+        io::Error::new(
+            err.kind(),
+            format!("{}: cannot write: {err}", path.display()),
+        )
+    }
 }
 
 impl Write for Staging {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         abort_if_told(buf.len());
-        let n = self.file.write(buf)?;
+        let n = self.file.write(buf).map_err(|err| self.failed(err))?;
         self.hasher.update(&buf[..n]);
         self.bytes += n as u64;
         Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
+        self.file.flush().map_err(|err| self.failed(err))
     }
 }
 

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::staged::{self, stage, Staged};
 
@@ -17,7 +17,7 @@ use crate::grade::group::GradeSettings;
 /// The file cannot be created or written.
 pub fn write_summary(dir: &Path, summary: &Summary) -> Result<Staged> {
     let mut out = stage(dir, SUMMARY_FILE)?;
-    serde_json::to_writer_pretty(&mut out, summary).context("summary.json: cannot write")?;
+    serde_json::to_writer_pretty(&mut out, summary)?;
     out.write_all(b"\n")?;
     staged::finish(out)
 }
