@@ -70,6 +70,38 @@ fn trec_runs_are_ranked_like_trec_eval() {
     assert_eq!(count(&summary, "rejected"), 0);
 }
 
+/// trec_eval keeps a score as a 32-bit float: scores that differ only past
+/// the 7th digit (as dense retrievers write them) tie, and the tie breaks
+/// by doc id descending. Scores that differ in f32 still rank by score.
+#[test]
+fn scores_equal_as_32_bit_floats_tie_as_in_trec_eval() {
+    let wd = Workdir::new("trec_f32");
+    wd.write("qrels.txt", text(&["q1 0 d2 1", "q2 0 d2 1"]));
+    wd.write(
+        "run.trec",
+        text(&[
+            "q1 Q0 d1 1 0.06016738602340008 dense",
+            "q1 Q0 d2 2 0.06016738602340007 dense",
+            "q2 Q0 d1 1 0.0601674 dense",
+            "q2 Q0 d2 2 0.0601673 dense",
+        ]),
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "qrels.txt",
+        "-k",
+        "2",
+        "-o",
+        "out",
+        "run.trec",
+    ])
+    .expect_code(0);
+    let per_query = wd.read_csv("out/per_query.csv");
+    assert_cell(&per_query.row(&[("query_id", "q1")]), "rr@2", 1.0);
+    assert_cell(&per_query.row(&[("query_id", "q2")]), "rr@2", 0.5);
+}
+
 /// A TREC run line with fewer than six fields is `bad_trec_line`, one whose
 /// score is not a finite number is `bad_score`, a doc listed twice in a
 /// ranking rejects every line of it; the good lines are still graded.

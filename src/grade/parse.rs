@@ -625,8 +625,9 @@ pub struct TrecLine<'a> {
     pub query_id: &'a str,
     /// The retrieved document.
     pub doc_id: &'a str,
-    /// The score that ranks it (higher first).
-    pub score: f64,
+    /// The score that ranks it (higher first), as trec_eval keeps it: a
+    /// 32-bit float, so scores that differ only past the 7th digit tie.
+    pub score: f32,
     /// The run tag.
     pub run: &'a str,
 }
@@ -668,6 +669,8 @@ impl<'a> TrecLine<'a> {
                     format!("score '{score}' is not a finite number"),
                 )
             })?;
+        // Rounded through f64, as trec_eval's atof into a float does.
+        let score = score as f32;
         Ok(TrecLine {
             query_id,
             doc_id,

@@ -46,7 +46,8 @@ pub type RunKey = (u32, QueryIdx);
 /// One labeled line of a TREC run, reduced to what ranking it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunLine {
-    score: f64,
+    /// The score as trec_eval compares it (see [`TrecLine`]'s).
+    score: f32,
     /// 96 bits of the xxh3-128 of the doc id: two different ids of one
     /// ranking share them with odds of 1 in 2^96 (about 1e-29), so they
     /// stand for the text.
@@ -57,7 +58,7 @@ pub struct RunLine {
 
 impl RunLine {
     /// The line of `query` that ranks `doc_id` at `score`.
-    pub fn new(labels: &LabelIndex, query: QueryIdx, doc_id: &str, score: f64) -> Self {
+    pub fn new(labels: &LabelIndex, query: QueryIdx, doc_id: &str, score: f32) -> Self {
         let hash = xxhash_rust::xxh3::xxh3_128(doc_id.as_bytes());
         RunLine {
             score,
@@ -655,7 +656,7 @@ mod tests {
     fn block(
         labels: &LabelIndex,
         first_line: u64,
-        lines: &[(QueryIdx, &str, f64)],
+        lines: &[(QueryIdx, &str, f32)],
         rank_early: bool,
     ) -> BlockRuns {
         let mut scratch = BlockScratch::default();
