@@ -9,7 +9,7 @@ use rgrade::kernels::{
     bootstrap_mean_interval, id_hash, paired_randomization_p_value, score, Block, BlockWorker,
     Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, TrecLines,
 };
-use rgrade::{DuplicateDocs, LogsFormat};
+use rgrade::{Cutoff, DuplicateDocs, LogsFormat};
 
 const QUERIES: usize = 10_000;
 const RESULTS: usize = 30;
@@ -124,7 +124,13 @@ fn metrics_all_k(c: &mut Criterion) {
     c.bench_function("score_one_ranking_at_k_1_3_5_10_100", |b| {
         b.iter(|| {
             for k in [1, 3, 5, 10, 100] {
-                black_box(score(black_box(&hits).iter().copied(), &judgments, k));
+                let scores = score(
+                    black_box(&hits).iter().copied(),
+                    &judgments,
+                    Cutoff::At(k),
+                    100,
+                );
+                black_box(scores);
             }
         })
     });

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
-    DuplicateDocs, FieldNames, GenFormat, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
-    RepeatPolicy,
+    Cutoff, DuplicateDocs, FieldNames, GenFormat, LabelsFormat, LogsFormat, MissingPolicy,
+    ProgressWhen, RepeatPolicy,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -46,7 +46,7 @@ pub struct GradeArgs {
     #[arg(long, value_name = "FILE")]
     pub labels: PathBuf,
 
-    /// Grade at these cutoffs, comma separated, each at least 1.
+    /// Grade at these cutoffs, comma separated: each at least 1, or `all` for the whole ranking.
     #[arg(
         short = 'k',
         long = "k",
@@ -54,7 +54,7 @@ pub struct GradeArgs {
         value_delimiter = ',',
         default_value = "10"
     )]
-    pub k: Vec<NonZeroUsize>,
+    pub k: Vec<Cutoff>,
 
     /// Write per_query.csv, aggregates.csv, summary.json and rejects.jsonl into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
@@ -324,7 +324,7 @@ mod tests {
         let Command::Grade(args) = cli.command else {
             panic!("expected grade")
         };
-        assert_eq!(args.k.iter().map(|k| k.get()).collect::<Vec<_>>(), [3, 10]);
+        assert_eq!(args.k, [Cutoff::At(3), Cutoff::At(10)]);
         assert!(Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "0", "x"]).is_err());
     }
 

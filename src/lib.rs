@@ -44,6 +44,7 @@ pub use compare::{run as compare, Compared, Plan as ComparePlan};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::parse::FieldNames;
 pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
+pub use metrics::Cutoff;
 pub use options::{
     DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
 };

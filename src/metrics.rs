@@ -2,6 +2,88 @@
 //! against a naive reference. Everything upstream reduces a ranking to the
 //! positions of its judged documents; everything downstream only averages.
 
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Where the metrics stop reading a ranking: its top k results, or all of
+/// it (`all`, trec_eval's uncut measures). `all` sorts after every k.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "CutoffText", into = "CutoffText")]
+pub enum Cutoff {
+    /// The top k results.
+    At(usize),
+    /// The whole ranking.
+    All,
+}
+
+impl Cutoff {
+    /// The deepest 1-based rank read.
+    pub fn depth(self) -> usize {
+        match self {
+            Cutoff::At(k) => k,
+            Cutoff::All => usize::MAX,
+        }
+    }
+}
+
+impl fmt::Display for Cutoff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cutoff::At(k) => write!(f, "{k}"),
+            Cutoff::All => f.write_str("all"),
+        }
+    }
+}
+
+impl FromStr for Cutoff {
+    type Err = String;
+
+    /// `all`, or a whole number of at least 1.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text == "all" {
+            return Ok(Cutoff::All);
+        }
+        match text.parse::<usize>() {
+            Ok(0) => Err("a cutoff must be at least 1".to_string()),
+            Ok(k) => Ok(Cutoff::At(k)),
+            Err(_) => Err(format!(
+                "'{text}' is not a cutoff: a whole number of at least 1, or 'all'"
+            )),
+        }
+    }
+}
+
+/// A cutoff as summary.json writes it: a number, or the word `all`.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum CutoffText {
+    At(usize),
+    Word(String),
+}
+
+impl TryFrom<CutoffText> for Cutoff {
+    type Error = String;
+
+    fn try_from(text: CutoffText) -> Result<Self, Self::Error> {
+        match text {
+            CutoffText::At(k) => Ok(Cutoff::At(k)),
+            CutoffText::Word(word) if word == "all" => Ok(Cutoff::All),
+            CutoffText::Word(word) => Err(format!("'{word}' is not a cutoff")),
+        }
+    }
+}
+
+impl From<Cutoff> for CutoffText {
+    fn from(cutoff: Cutoff) -> Self {
+        match cutoff {
+            Cutoff::At(k) => CutoffText::At(k),
+            Cutoff::All => CutoffText::Word("all".to_string()),
+        }
+    }
+}
+
 /// A judged document found in a ranking: its 1-based rank and its grade.
 ///
 /// Only documents with a positive grade are ever recorded: unjudged and
@@ -23,11 +105,14 @@ pub enum Metric {
     Rr,
     /// 1 if any relevant document is within k, else 0.
     Hit,
-    /// |top_k ∩ R| / k, even when the ranking is shorter than k.
+    /// |top_k ∩ R| / k, even when the ranking is shorter than k; at `all`,
+    /// relevant retrieved over retrieved (trec_eval set_P).
     Precision,
-    /// DCG@k / IDCG@k with the raw grade as gain (trec_eval ndcg_cut).
+    /// DCG@k / IDCG@k with the raw grade as gain (trec_eval ndcg_cut; at
+    /// `all`, ndcg).
     Ndcg,
-    /// Sum of precision@i at relevant ranks i <= k, over |R| (trec_eval map_cut).
+    /// Sum of precision@i at relevant ranks i <= k, over |R| (trec_eval
+    /// map_cut; at `all`, map).
     Ap,
 }
 
@@ -69,17 +154,26 @@ pub struct Judgments<'a> {
 /// One value per metric, in [`Metric::ALL`] order.
 pub type Scores = [f64; 6];
 
-/// Score one ranking at cutoff `k`.
+/// Score one ranking of `retrieved` results at `cutoff`.
 ///
 /// `hits` must come in rank order. A query without relevant documents has
 /// no defined score; callers keep such no-answer queries out of the means,
 /// and this returns zeros for them rather than dividing by zero.
-pub fn score(hits: impl IntoIterator<Item = Hit>, judgments: &Judgments, k: usize) -> Scores {
+pub fn score(
+    hits: impl IntoIterator<Item = Hit>,
+    judgments: &Judgments,
+    cutoff: Cutoff,
+    retrieved: usize,
+) -> Scores {
+    let depth = cutoff.depth();
     let mut relevant_in_k = 0usize;
     let mut first_relevant = None;
     let mut dcg = 0.0;
     let mut precision_sum = 0.0;
-    for hit in hits.into_iter().take_while(|hit| hit.rank as usize <= k) {
+    for hit in hits
+        .into_iter()
+        .take_while(|hit| hit.rank as usize <= depth)
+    {
         dcg += hit.grade as f64 * discount(hit.rank as usize);
         if hit.grade >= judgments.min_rel {
             relevant_in_k += 1;
@@ -91,12 +185,20 @@ pub fn score(hits: impl IntoIterator<Item = Hit>, judgments: &Judgments, k: usiz
         return [0.0; 6];
     }
     let n_relevant = judgments.n_relevant as f64;
-    let ideal = ideal_dcg(judgments.ideal_grades, k);
+    let ideal = ideal_dcg(judgments.ideal_grades, depth);
+    let precision_over = match cutoff {
+        Cutoff::At(k) => k,
+        Cutoff::All => retrieved,
+    };
     [
         relevant_in_k as f64 / n_relevant,
         first_relevant.map_or(0.0, |rank| 1.0 / rank as f64),
         if relevant_in_k > 0 { 1.0 } else { 0.0 },
-        relevant_in_k as f64 / k as f64,
+        if precision_over > 0 {
+            relevant_in_k as f64 / precision_over as f64
+        } else {
+            0.0
+        },
         if ideal > 0.0 { dcg / ideal } else { 0.0 },
         precision_sum / n_relevant,
     ]
@@ -131,7 +233,20 @@ mod tests {
         (grades.iter().filter(|&&g| g >= min_rel).count(), ideal)
     }
 
+    /// The scores at `k` of a ranking whose judged documents are `hits`
+    /// and that is exactly as long as it needs to be to hold them.
     fn scores_of(hits: &[(u32, i64)], grades: &[i64], min_rel: i64, k: usize) -> Scores {
+        let retrieved = hits.iter().map(|&(rank, _)| rank as usize).max();
+        scores_at(hits, grades, min_rel, Cutoff::At(k), retrieved.unwrap_or(0))
+    }
+
+    fn scores_at(
+        hits: &[(u32, i64)],
+        grades: &[i64],
+        min_rel: i64,
+        cutoff: Cutoff,
+        retrieved: usize,
+    ) -> Scores {
         let hits: Vec<Hit> = hits
             .iter()
             .map(|&(rank, grade)| Hit { rank, grade })
@@ -144,7 +259,8 @@ mod tests {
                 ideal_grades: &ideal,
                 min_rel,
             },
-            k,
+            cutoff,
+            retrieved,
         )
     }
 
@@ -204,6 +320,44 @@ mod tests {
         );
     }
 
+    /// trec_eval's uncut measures, by hand: a ranking of 5 whose relevant
+    /// documents (grades 2 and 1, of 3 relevant with grades 2, 1, 1) sit at
+    /// ranks 2 and 5.
+    #[test]
+    fn the_whole_ranking_at_all() {
+        let got = scores_at(&[(2, 2), (5, 1)], &[2, 1, 1], 1, Cutoff::All, 5);
+        let l = |rank: f64| (rank + 1.0).log2();
+        let dcg = 2.0 / l(2.0) + 1.0 / l(5.0);
+        let idcg = 2.0 / l(1.0) + 1.0 / l(2.0) + 1.0 / l(3.0);
+        assert_close(
+            got,
+            [
+                2.0 / 3.0,
+                0.5,
+                1.0,
+                2.0 / 5.0,
+                dcg / idcg,
+                (1.0 / 2.0 + 2.0 / 5.0) / 3.0,
+            ],
+        );
+        // set_P of an empty ranking is 0, not a division by zero.
+        assert_close(scores_at(&[], &[1], 1, Cutoff::All, 0), [0.0; 6]);
+    }
+
+    #[test]
+    fn cutoffs_read_and_print_as_given() {
+        assert_eq!("all".parse(), Ok(Cutoff::All));
+        assert_eq!("10".parse(), Ok(Cutoff::At(10)));
+        assert!("0".parse::<Cutoff>().is_err());
+        assert!("ALL".parse::<Cutoff>().is_err());
+        assert!(Cutoff::At(usize::MAX) < Cutoff::All);
+        let cutoffs = [Cutoff::At(10), Cutoff::All];
+        let json = serde_json::to_string(&cutoffs).unwrap();
+        assert_eq!(json, r#"[10,"all"]"#);
+        assert_eq!(serde_json::from_str::<Vec<Cutoff>>(&json).unwrap(), cutoffs);
+        assert!(serde_json::from_str::<Cutoff>(r#""most""#).is_err());
+    }
+
     #[test]
     fn hits_beyond_k_do_not_count() {
         assert_close(scores_of(&[(4, 1)], &[1], 1, 3), [0.0; 6]);
@@ -216,9 +370,18 @@ mod tests {
 
     /// A deliberately naive model: walk the full ranking of doc ids and
     /// look each one up in the label map.
-    fn reference(ranking: &[u32], labels: &HashMap<u32, i64>, min_rel: i64, k: usize) -> Scores {
+    fn reference(
+        ranking: &[u32],
+        labels: &HashMap<u32, i64>,
+        min_rel: i64,
+        cutoff: Cutoff,
+    ) -> Scores {
         let relevant = |d: &u32| labels.get(d).is_some_and(|&g| g >= min_rel);
         let n_relevant = labels.values().filter(|&&g| g >= min_rel).count() as f64;
+        let (k, precision_over) = match cutoff {
+            Cutoff::At(k) => (k, k),
+            Cutoff::All => (ranking.len(), ranking.len()),
+        };
         let top: Vec<u32> = ranking.iter().take(k).copied().collect();
         let found = top.iter().filter(|d| relevant(d)).count() as f64;
         let rr = top
@@ -240,9 +403,14 @@ mod tests {
             .sum();
         let mut ideal: Vec<f64> = labels.values().map(|&g| g.max(0) as f64).collect();
         ideal.sort_by(|a, b| b.total_cmp(a));
+        let ideal_depth = if cutoff == Cutoff::All {
+            ideal.len()
+        } else {
+            k
+        };
         let idcg: f64 = ideal
             .iter()
-            .take(k)
+            .take(ideal_depth)
             .enumerate()
             .map(|(i, g)| g / ((i + 2) as f64).log2())
             .sum();
@@ -250,7 +418,11 @@ mod tests {
             found / n_relevant,
             rr,
             if found > 0.0 { 1.0 } else { 0.0 },
-            found / k as f64,
+            if precision_over > 0 {
+                found / precision_over as f64
+            } else {
+                0.0
+            },
             if idcg > 0.0 { dcg / idcg } else { 0.0 },
             ap / n_relevant,
         ]
@@ -265,7 +437,7 @@ mod tests {
             ranking_seed in proptest::collection::vec(0u32..1000, 0..30),
             label_seed in proptest::collection::vec((0u32..1000, -1i64..4), 1..12),
             min_rel in 1i64..3,
-            k in 1usize..40,
+            cutoff in prop_oneof![(1usize..40).prop_map(Cutoff::At), Just(Cutoff::All)],
         ) {
             let mut ranking: Vec<u32> = Vec::new();
             for d in ranking_seed.iter().map(|d| d % universe) {
@@ -281,8 +453,9 @@ mod tests {
                 .collect();
             let grades: Vec<i64> = labels.values().copied().collect();
             let (n_relevant, ideal) = judgments(&grades, min_rel);
-            let got = score(hits.iter().copied(), &Judgments { n_relevant, ideal_grades: &ideal, min_rel }, k);
-            let want = reference(&ranking, &labels, min_rel, k);
+            let judgments = Judgments { n_relevant, ideal_grades: &ideal, min_rel };
+            let got = score(hits.iter().copied(), &judgments, cutoff, ranking.len());
+            let want = reference(&ranking, &labels, min_rel, cutoff);
             for (g, w) in got.iter().zip(want.iter()) {
                 prop_assert!((g - w).abs() < EPS, "got {:?} want {:?}", got, want);
             }

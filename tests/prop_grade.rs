@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use rgrade::{
-    DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
-    RepeatPolicy,
+    Cutoff, DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy,
+    ProgressWhen, RepeatPolicy,
 };
 use serde_json::Value;
 
@@ -73,7 +73,7 @@ fn write_inputs(scenario: &Scenario, dir: &Path) -> Written {
 
 /// The command line for a scenario, writing into `out`.
 fn command_line(written: &Written, options: &Options, threads: usize, out: &Path) -> Vec<String> {
-    let ks: Vec<String> = options.ks.iter().map(usize::to_string).collect();
+    let ks: Vec<String> = options.ks.iter().map(Cutoff::to_string).collect();
     let mut args: Vec<String> = vec![
         "rgrade".into(),
         "grade".into(),

@@ -11,12 +11,14 @@ use proptest::sample::subsequence;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 
+use rgrade::Cutoff;
+
 use crate::util::{count, grade, metric_columns, Table, Workdir};
 
 const P_DOCS: &[&str] = &["d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"];
 const P_COLLECTIONS: &[&str] = &["pub", "hr", "fin"];
 const P_STAGES: &[&str] = &["final", "retrieve"];
-const P_KS: [usize; 3] = [1, 3, 5];
+const P_KS: [Cutoff; 3] = [Cutoff::At(1), Cutoff::At(3), Cutoff::At(5)];
 
 #[derive(Debug, Clone)]
 struct PResult {

@@ -390,7 +390,7 @@ fn incomparable_inputs_are_refused() {
     expect_refusal(
         &wd,
         &["base", "k35"],
-        &["different cutoffs", "[3]", "[3, 5]"],
+        &["different cutoffs", "-k 3 vs -k 3,5"],
     );
 
     expect_refusal(

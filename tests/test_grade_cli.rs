@@ -10,6 +10,8 @@
 
 use std::io::{BufRead, BufReader};
 
+use rgrade::Cutoff;
+
 use crate::util::{
     aggregates_header, assert_cell, assert_text, count, discount, gzip, in_file, metric_columns,
     per_query_header, reject_keys, seed, text, Run, Workdir, RUN_TIMEOUT,
@@ -42,7 +44,10 @@ fn worked_example_reproduces_the_spec() {
     assert_eq!(all["queries"], "3", "{run}");
 
     let per_query = wd.read_csv("out/per_query.csv");
-    assert_eq!(per_query.header, per_query_header(&[3], 3));
+    assert_eq!(
+        per_query.header,
+        per_query_header(&[Cutoff::At(3)], Cutoff::At(3))
+    );
     assert_eq!(
         per_query.column("query_id"),
         ["q_export", "q_reset", "q_sharing"]
@@ -105,7 +110,7 @@ fn worked_example_reproduces_the_spec() {
     }
 
     let aggregates = wd.read_csv("out/aggregates.csv");
-    assert_eq!(aggregates.header, aggregates_header(&[3]));
+    assert_eq!(aggregates.header, aggregates_header(&[Cutoff::At(3)]));
     let slices: Vec<(String, String)> = aggregates
         .column("task")
         .into_iter()
@@ -219,7 +224,7 @@ fn missing_fail_and_skip() {
     assert_cell(&missing, "captures", 0.0);
     assert_text(&missing, "n_results", "");
     assert_text(&missing, "first_rel_rank", "");
-    for metric in metric_columns(&[1]) {
+    for metric in metric_columns(&[Cutoff::At(1)]) {
         assert_cell(&missing, &metric, 0.0);
     }
     assert_text(&missing, "missing_at_1", "b");
@@ -229,7 +234,7 @@ fn missing_fail_and_skip() {
     let none = per_query.row(&[("query_id", "q_none")]);
     assert_text(&none, "status", "no_answer");
     assert_cell(&none, "n_relevant", 0.0);
-    for metric in metric_columns(&[1]) {
+    for metric in metric_columns(&[Cutoff::At(1)]) {
         assert_text(&none, &metric, "");
     }
     let overall = aggregates.row(&[("task", "*"), ("language", "*")]);
@@ -254,7 +259,7 @@ fn missing_fail_and_skip() {
     let (_, per_query, aggregates) = grade("skip");
     let missing = per_query.row(&[("query_id", "q_missing")]);
     assert_text(&missing, "status", "missing");
-    for metric in metric_columns(&[1]) {
+    for metric in metric_columns(&[Cutoff::At(1)]) {
         assert_text(&missing, &metric, "");
     }
     let overall = aggregates.row(&[("task", "*"), ("language", "*")]);

@@ -7,6 +7,8 @@ use std::io::Write as _;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
+use rgrade::Cutoff;
+
 use crate::util::{
     assert_cell, assert_counts_add_up, assert_text, count, per_query_header, seed, text, Table,
     Workdir,
@@ -30,7 +32,13 @@ fn metric_columns_follow_the_cutoff_order() {
     ])
     .expect_code(0);
     let per_query = wd.read_csv("out/per_query.csv");
-    assert_eq!(per_query.header, per_query_header(&[10, 1, 3], 10));
+    assert_eq!(
+        per_query.header,
+        per_query_header(
+            &[Cutoff::At(10), Cutoff::At(1), Cutoff::At(3)],
+            Cutoff::At(10)
+        )
+    );
     let row = per_query.row(&[("query_id", "q_reset")]);
     assert_cell(&row, "recall@1", 0.0);
     assert_cell(&row, "recall@3", 1.0);

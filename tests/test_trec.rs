@@ -102,6 +102,64 @@ fn scores_equal_as_32_bit_floats_tie_as_in_trec_eval() {
     assert_cell(&per_query.row(&[("query_id", "q2")]), "rr@2", 0.5);
 }
 
+/// `-k all` grades the whole ranking as trec_eval's uncut measures do:
+/// precision over what was retrieved (set_P), nDCG against every judged
+/// grade (ndcg), AP (map), rr (recip_rank); `missing_at_all` names what
+/// no depth found; an empty ranking has precision 0. compare reads it back.
+#[test]
+fn k_all_grades_the_whole_ranking() {
+    let wd = Workdir::new("k_all");
+    wd.write(
+        "qrels.txt",
+        text(&["q1 0 a 2", "q1 0 b 1", "q1 0 c 1", "q1 0 z 0", "q2 0 a 1"]),
+    );
+    let run: Vec<String> = ["x", "a", "z", "y", "b", "w"]
+        .iter()
+        .enumerate()
+        .map(|(i, doc)| format!("q1 Q0 {doc} {} {} run", i + 1, 10 - i))
+        .collect();
+    wd.write("run.trec", text(&run));
+    wd.write(
+        "empty.jsonl",
+        text(&[r#"{"query_id": "q2", "run": "run", "results": []}"#]),
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "qrels.txt",
+        "-k",
+        "2,all",
+        "-o",
+        "out",
+        "run.trec",
+        "empty.jsonl",
+    ])
+    .expect_code(0);
+    let per_query = wd.read_csv("out/per_query.csv");
+    let q1 = per_query.row(&[("query_id", "q1")]);
+    // Relevant a (grade 2) at rank 2 and b (grade 1) at rank 5 of 6; c never.
+    let dcg = 2.0 * discount(2) + discount(5);
+    let idcg = 2.0 * discount(1) + discount(2) + discount(3);
+    assert_cell(&q1, "recall@all", 2.0 / 3.0);
+    assert_cell(&q1, "rr@all", 0.5);
+    assert_cell(&q1, "hit@all", 1.0);
+    assert_cell(&q1, "precision@all", 2.0 / 6.0);
+    assert_cell(&q1, "ndcg@all", dcg / idcg);
+    assert_cell(&q1, "ap@all", (1.0 / 2.0 + 2.0 / 5.0) / 3.0);
+    assert_cell(&q1, "precision@2", 0.5);
+    assert_text(&q1, "missing_at_all", "c");
+    let q2 = per_query.row(&[("query_id", "q2")]);
+    assert_cell(&q2, "precision@all", 0.0);
+    assert_cell(&q2, "recall@all", 0.0);
+    assert_eq!(
+        wd.read_json("out/summary.json")["settings"]["k"],
+        serde_json::json!([2, "all"])
+    );
+    let compared = wd.rgrade(&["compare", "out", "out", "--metrics", "ap@all,ndcg@all"]);
+    compared.expect_code(0);
+    assert!(compared.stdout.contains("ap@all"), "{compared}");
+}
+
 /// A TREC run line with fewer than six fields is `bad_trec_line`, one whose
 /// score is not a finite number is `bad_score`, a doc listed twice in a
 /// ranking rejects every line of it; the good lines are still graded.

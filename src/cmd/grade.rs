@@ -21,7 +21,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         logs: args.logs.clone(),
         logs_format: args.logs_format,
         fields: args.fields.names(),
-        ks: args.k.iter().map(|k| k.get()).collect(),
+        ks: args.k.clone(),
         missing: args.missing,
         repeats: args.repeats,
         duplicate_docs: args.duplicate_docs,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
+use crate::metrics::Cutoff;
 use crate::output::complete;
 use crate::output::schema::{
     metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID,
@@ -21,7 +22,7 @@ pub struct GradingFacts {
     /// Content hash of the labels file.
     pub labels_hash: String,
     /// Cutoffs, in the order given.
-    pub ks: Vec<usize>,
+    pub ks: Vec<Cutoff>,
     /// `--min-rel`: which grades count as relevant.
     pub min_rel: i64,
     /// `--missing`: whether uncaptured queries count in the means.
@@ -308,7 +309,7 @@ fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
         summary.display()
     );
     let ks = &parsed.settings.k;
-    if ks.is_empty() || ks.contains(&0) {
+    if ks.is_empty() || ks.contains(&Cutoff::At(0)) {
         bail!(
             "{}: settings.k must list cutoffs of at least 1",
             summary.display()

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::graded::{GradedRun, Names};
 use crate::compare::stats::{self, WinsTiesLosses};
+use crate::metrics::Cutoff;
 use crate::output::schema::Status;
 use crate::slices::{slice_keys, slice_order};
 
@@ -322,9 +323,9 @@ fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
     );
     ensure!(
         b.ks == c.ks,
-        "{both} were graded at different cutoffs ({:?} vs {:?}): regrade one with the other's -k",
-        b.ks,
-        c.ks
+        "{both} were graded at different cutoffs (-k {} vs -k {}): regrade one with the other's -k",
+        cutoff_list(&b.ks),
+        cutoff_list(&c.ks)
     );
     ensure!(
         b.min_rel == c.min_rel,
@@ -434,6 +435,12 @@ fn pair_stage<'a>(
     })
 }
 
+/// Cutoffs as `-k` takes them: `3,5,all`.
+fn cutoff_list(ks: &[Cutoff]) -> String {
+    let ks: Vec<String> = ks.iter().map(Cutoff::to_string).collect();
+    ks.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,7 +469,7 @@ mod tests {
             run: name.into(),
             facts: GradingFacts {
                 labels_hash: "h".into(),
-                ks: vec![1],
+                ks: vec![Cutoff::At(1)],
                 min_rel: 1,
                 missing_counts,
             },
@@ -545,7 +552,7 @@ mod tests {
         assert!(err.to_string().contains("different labels"), "{err}");
 
         let mut other = run("cand", &rows, true);
-        other.facts.ks = vec![3];
+        other.facts.ks = vec![Cutoff::At(3)];
         let err = pair(run("base", &rows, true), other).unwrap_err();
         assert!(err.to_string().contains("different cutoffs"), "{err}");
 

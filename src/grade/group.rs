@@ -16,7 +16,7 @@ use crate::grade::judge::BlockOutcome;
 use crate::grade::parse::RejectReason;
 use crate::grade::trec::{SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
-use crate::metrics::{self, Hit, Metric};
+use crate::metrics::{self, Cutoff, Hit, Metric};
 use crate::numbers;
 use crate::options::{DuplicateDocs, MissingPolicy, RepeatPolicy};
 use crate::output::schema::Status;
@@ -25,7 +25,7 @@ use crate::output::schema::Status;
 #[derive(Debug, Clone)]
 pub struct GradeSettings {
     /// Cutoffs, in the order given.
-    pub ks: Vec<usize>,
+    pub ks: Vec<Cutoff>,
     /// What a missing query scores.
     pub missing: MissingPolicy,
     /// What several captures of one key mean.
@@ -513,7 +513,7 @@ fn grade_slot(
     } else {
         Status::Missing
     };
-    let kmax = settings.ks.iter().copied().max().unwrap_or(0);
+    let depth = settings.ks.iter().map(|k| k.depth()).max().unwrap_or(0);
     let scores = match status {
         Status::Ok => Some(mean_scores(labels, store, query, graded, settings)),
         Status::Invalid => Some(vec![0.0; settings.n_scores()].into_boxed_slice()),
@@ -525,7 +525,7 @@ fn grade_slot(
     let missed = if status == Status::NoAnswer {
         Vec::new()
     } else {
-        missed_docs(labels, store, query, graded, kmax)
+        missed_docs(labels, store, query, graded, depth)
     };
     let row = QueryRow {
         query,
@@ -608,7 +608,14 @@ fn mean_scores(
         settings
             .ks
             .iter()
-            .flat_map(|&k| metrics::score(hits(labels, found), &judgments, k))
+            .flat_map(|&k| {
+                metrics::score(
+                    hits(labels, found),
+                    &judgments,
+                    k,
+                    capture.n_results as usize,
+                )
+            })
             .collect()
     };
     if let [capture] = captures {
@@ -622,14 +629,14 @@ fn mean_scores(
         .collect()
 }
 
-/// Relevant documents that some graded capture did not rank within `kmax`
+/// Relevant documents that some graded capture did not rank within `depth`
 /// (all of them when nothing was graded), sorted by id.
 fn missed_docs(
     labels: &LabelIndex,
     store: &CaptureStore,
     query: QueryIdx,
     captures: &[&Capture],
-    kmax: usize,
+    depth: usize,
 ) -> Vec<u32> {
     let mut missed: Vec<u32> = labels
         .relevant_docs(query)
@@ -639,7 +646,7 @@ fn missed_docs(
                     !store
                         .found(c)
                         .iter()
-                        .any(|f| f.doc == doc && f.rank as usize <= kmax)
+                        .any(|f| f.doc == doc && f.rank as usize <= depth)
                 })
         })
         .collect();

@@ -56,6 +56,7 @@ use crate::grade::permissions::DocCollections;
 use crate::grade::read::Input;
 use crate::grade::trec::TrecLines;
 use crate::labels::LabelIndex;
+use crate::metrics::Cutoff;
 use crate::output::schema::{Counts, SUMMARY_FILE};
 use crate::output::{self, OutputDir};
 
@@ -250,13 +251,13 @@ fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
 }
 
 /// The cutoffs, checked: each at least 1, none twice.
-fn cutoffs(ks: &[usize]) -> Result<Vec<usize>> {
+fn cutoffs(ks: &[Cutoff]) -> Result<Vec<Cutoff>> {
     if ks.is_empty() {
         bail!("no cutoff given: -k needs at least one");
     }
     let mut seen = HashSet::new();
     for &k in ks {
-        if k == 0 {
+        if k == Cutoff::At(0) {
             bail!("cutoffs must be at least 1, got 0");
         }
         if !seen.insert(k) {

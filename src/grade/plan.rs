@@ -5,6 +5,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use crate::grade::parse::FieldNames;
+use crate::metrics::Cutoff;
 use crate::options::{
     DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
 };
@@ -26,7 +27,7 @@ pub struct Plan {
     /// Where a JSONL record keeps each field.
     pub fields: FieldNames,
     /// Cutoffs, in the order given: each at least 1, none twice.
-    pub ks: Vec<usize>,
+    pub ks: Vec<Cutoff>,
     /// What a labeled query without a capture scores.
     pub missing: MissingPolicy,
     /// What several captures of one (run, stage, query) become.

@@ -10,7 +10,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::metrics::Metric;
+use crate::metrics::{Cutoff, Metric};
 
 /// per_query.csv: one row per (run, stage, labeled query).
 pub const PER_QUERY_FILE: &str = "per_query.csv";
@@ -156,19 +156,23 @@ pub fn per_query_delta_columns(metric: &str) -> [String; 3] {
 }
 
 /// Metric column names, six per cutoff, cutoffs in the order given.
-pub fn metric_columns(ks: &[usize]) -> Vec<String> {
+pub fn metric_columns(ks: &[Cutoff]) -> Vec<String> {
     ks.iter()
         .flat_map(|k| Metric::ALL.iter().map(move |m| format!("{}@{k}", m.name())))
         .collect()
 }
 
-/// The name of the missing-evidence column: `missing_at_<largest k>`.
-pub fn missing_column(ks: &[usize]) -> String {
-    format!("missing_at_{}", ks.iter().max().copied().unwrap_or(0))
+/// The name of the missing-evidence column: `missing_at_<deepest cutoff>`
+/// (`missing_at_all` when `all` is among them).
+pub fn missing_column(ks: &[Cutoff]) -> String {
+    format!(
+        "missing_at_{}",
+        ks.iter().max().copied().unwrap_or(Cutoff::At(0))
+    )
 }
 
 /// per_query.csv's header for cutoffs `ks`.
-pub fn per_query_header(ks: &[usize]) -> Vec<String> {
+pub fn per_query_header(ks: &[Cutoff]) -> Vec<String> {
     header(
         &PER_QUERY_LEADING,
         ks,
@@ -177,7 +181,7 @@ pub fn per_query_header(ks: &[usize]) -> Vec<String> {
 }
 
 /// aggregates.csv's header for cutoffs `ks`.
-pub fn aggregates_header(ks: &[usize]) -> Vec<String> {
+pub fn aggregates_header(ks: &[Cutoff]) -> Vec<String> {
     header(
         &AGGREGATES_LEADING,
         ks,
@@ -188,7 +192,7 @@ pub fn aggregates_header(ks: &[usize]) -> Vec<String> {
 /// A CSV header: the leading columns, the metric columns, the trailing ones.
 fn header(
     leading: &[&str],
-    ks: &[usize],
+    ks: &[Cutoff],
     trailing: impl IntoIterator<Item = String>,
 ) -> Vec<String> {
     let mut header: Vec<String> = leading.iter().map(|s| s.to_string()).collect();
@@ -322,7 +326,7 @@ pub struct InputSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SettingsSummary {
     /// Cutoffs, in the order given.
-    pub k: Vec<usize>,
+    pub k: Vec<Cutoff>,
     /// `--missing`.
     pub missing: String,
     /// `--repeats`.

@@ -8,6 +8,7 @@ use proptest::collection::{btree_map, btree_set, vec};
 use proptest::option::weighted;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence, Index};
+use rgrade::Cutoff;
 use serde_json::{json, Map, Value};
 
 // ---------------------------------------------------------------------------
@@ -26,8 +27,15 @@ const DOCS: &[&str] = &["d0", "d1", "d2", "d3", "d10", "d#1", "D4", "7"];
 const TASKS: &[&str] = &["faq", "howto", "Zeta"];
 /// Languages; `de` sorts before `en`.
 const LANGUAGES: &[&str] = &["en", "de"];
-/// Cutoffs; 20 is beyond every generated ranking.
-const CUTOFFS: &[usize] = &[1, 2, 3, 5, 20];
+/// Cutoffs; 20 is beyond every generated ranking, `all` reads it whole.
+const CUTOFFS: &[Cutoff] = &[
+    Cutoff::At(1),
+    Cutoff::At(2),
+    Cutoff::At(3),
+    Cutoff::At(5),
+    Cutoff::At(20),
+    Cutoff::All,
+];
 /// TREC scores, few enough that ties are common.
 const SCORES: &[f64] = &[-1.0, 0.0, 0.5, 1.0, 1.5, 2.5];
 
@@ -123,7 +131,7 @@ pub(super) enum Logs {
 /// The grading options of one case.
 #[derive(Debug, Clone)]
 pub(super) struct Options {
-    pub(super) ks: Vec<usize>,
+    pub(super) ks: Vec<Cutoff>,
     pub(super) missing_skip: bool,
     pub(super) repeats: Repeats,
     pub(super) dedupe: bool,

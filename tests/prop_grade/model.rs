@@ -5,6 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rgrade::Cutoff;
+
 use super::inputs::{Label, Logs, Options, Repeats, TrecLine};
 use crate::util::{self, metric_columns, percentile};
 
@@ -149,7 +151,13 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
     ideal.sort_by(|a, b| b.total_cmp(a));
 
     let mut metrics = Vec::new();
-    for &k in &options.ks {
+    for &cutoff in &options.ks {
+        // At `all`: the whole ranking, precision over its length (set_P),
+        // and the ideal ranking of every positive grade.
+        let (k, precision_over, ideal_depth) = match cutoff {
+            Cutoff::At(k) => (k, k, k),
+            Cutoff::All => (ranking.len(), ranking.len(), ideal.len()),
+        };
         let top = &ranking[..k.min(ranking.len())];
         let found = top.iter().filter(|d| is_relevant(d)).count() as f64;
         let n_rel = relevant.len() as f64;
@@ -164,7 +172,7 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
             .sum();
         let idcg: f64 = ideal
             .iter()
-            .take(k)
+            .take(ideal_depth)
             .enumerate()
             .map(|(i, g)| g * discount(i))
             .sum();
@@ -180,12 +188,16 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
             found / n_rel,
             rr,
             if found > 0.0 { 1.0 } else { 0.0 },
-            found / k as f64,
+            if precision_over > 0 {
+                found / precision_over as f64
+            } else {
+                0.0
+            },
             dcg / idcg,
             ap / n_rel,
         ]);
     }
-    let deepest = options.ks.iter().copied().max().unwrap_or(1);
+    let deepest = options.ks.iter().map(|k| k.depth()).max().unwrap_or(1);
     let top = &ranking[..deepest.min(ranking.len())];
     Graded {
         metrics,
@@ -393,7 +405,7 @@ fn count(n: usize) -> Cell {
 /// per_query.csv's header, its missing-evidence column named for the
 /// deepest cutoff.
 pub(super) fn per_query_header(options: &Options) -> Vec<String> {
-    let deepest = options.ks.iter().max().copied().unwrap_or(1);
+    let deepest = options.ks.iter().max().copied().unwrap_or(Cutoff::At(1));
     util::per_query_header(&options.ks, deepest)
 }
 

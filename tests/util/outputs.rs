@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rgrade::schema;
+use rgrade::{schema, Cutoff};
 use serde_json::Value;
 
 /// The metric columns for these cutoffs, in the order given: six per
@@ -17,7 +17,7 @@ pub use rgrade::schema::metric_columns;
 /// per_query.csv's header for cutoffs `ks`, its missing-evidence column
 /// named `missing_at_{missing_at}` (the caller says which cutoff that is),
 /// then `unauthorized`.
-pub fn per_query_header(ks: &[usize], missing_at: usize) -> Vec<String> {
+pub fn per_query_header(ks: &[Cutoff], missing_at: Cutoff) -> Vec<String> {
     let mut header: Vec<String> = schema::PER_QUERY_LEADING.map(String::from).to_vec();
     header.extend(metric_columns(ks));
     header.push(format!("missing_at_{missing_at}"));
