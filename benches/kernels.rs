@@ -9,7 +9,7 @@ use rgrade::kernels::{
     bootstrap_mean_interval, id_hash, paired_randomization_p_value, score, Block, BlockWorker,
     Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, TrecLines,
 };
-use rgrade::{Cutoff, DuplicateDocs, LogsFormat};
+use rgrade::{Cutoff, DuplicateDocs, LogsFormat, RunName};
 
 const QUERIES: usize = 10_000;
 const RESULTS: usize = 30;
@@ -66,12 +66,15 @@ fn judge_block(c: &mut Criterion) {
         duplicates: DuplicateDocs::Reject,
         doc_collections: None,
         trec: TrecLines::RankEarly,
+        run_name: RunName::Tag,
+        file_runs: &[],
     };
     let chunk = Chunk::Lines(Block {
         input: 0,
         first_line: 1,
         bytes: log_block(),
         format: LogsFormat::Jsonl,
+        header_line: None,
     });
     let Chunk::Lines(block) = &chunk else {
         unreachable!("built as lines above")

@@ -34,7 +34,7 @@ fn main() -> anyhow::Result<()> {
             path => paths.push(PathBuf::from(path)),
         }
     }
-    let inputs = discover(&paths, None)?;
+    let inputs = discover(&paths, None)?.inputs;
     let inputs: Vec<(u32, &Input)> = (0..).zip(&inputs).collect();
     let fields = LogFields::default();
     let results = AtomicU64::new(0);

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
     Cutoff, DuplicateDocs, FieldNames, GenFormat, LabelsFormat, LogsFormat, MissingPolicy,
-    ProgressWhen, RepeatPolicy,
+    ProgressWhen, RepeatPolicy, RunName,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -71,6 +71,10 @@ pub struct GradeArgs {
     /// Handle a doc id that appears twice in one ranking.
     #[arg(long = "duplicate-docs", value_enum, value_name = "POLICY", default_value_t = DuplicateDocs::Reject)]
     pub duplicate_docs: DuplicateDocs,
+
+    /// Name each TREC run by its tag, or by its file's name (files all tagged alike stay apart).
+    #[arg(long = "run-name", value_enum, value_name = "FROM", default_value_t = RunName::Tag)]
+    pub run_name: RunName,
 
     /// Count grades of at least N as relevant, like trec_eval -l.
     #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]

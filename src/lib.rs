@@ -46,7 +46,7 @@ pub use grade::parse::FieldNames;
 pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
 pub use metrics::Cutoff;
 pub use options::{
-    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy, RunName,
 };
 pub use output::schema;
 

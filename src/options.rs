@@ -51,12 +51,23 @@ pub enum LabelsFormat {
 /// The format of a log file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogsFormat {
-    /// TREC run when the first line has a rank and a score where TREC puts them, else JSONL.
+    /// TREC or MS MARCO run when the first line (or the one after a header) has that shape, else JSONL.
     Auto,
     /// One JSON object per search event.
     Jsonl,
     /// TREC run: query_id Q0 doc_id rank score tag.
     Trec,
+    /// MS MARCO run: query_id doc_id rank, ranked by rank; the run is the file's name.
+    Msmarco,
+}
+
+/// What names the run of a TREC run line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunName {
+    /// The tag, its sixth field.
+    Tag,
+    /// The file's name without its extensions (`.trec`, `.txt`, `.gz`, ...).
+    File,
 }
 
 /// When to draw the progress bar.

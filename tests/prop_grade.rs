@@ -29,7 +29,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use rgrade::{
     Cutoff, DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy,
-    ProgressWhen, RepeatPolicy,
+    ProgressWhen, RepeatPolicy, RunName,
 };
 use serde_json::Value;
 
@@ -127,6 +127,7 @@ fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Gra
         } else {
             DuplicateDocs::Reject
         },
+        run_name: RunName::Tag,
         stages: Vec::new(),
         stage_order: Vec::new(),
         doc_collections: None,

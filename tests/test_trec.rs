@@ -6,8 +6,8 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_text, count, discount, in_file, reject_keys, text,
-    Workdir,
+    assert_cell, assert_counts_add_up, assert_text, count, discount, gzip, in_file, reject_keys,
+    text, Workdir,
 };
 
 /// A TREC run is grouped by query across the file, ranked by score
@@ -158,6 +158,92 @@ fn k_all_grades_the_whole_ranking() {
     let compared = wd.rgrade(&["compare", "out", "out", "--metrics", "ap@all,ndcg@all"]);
     compared.expect_code(0);
     assert!(compared.stdout.contains("ap@all"), "{compared}");
+}
+
+/// An MS MARCO run (`qid<TAB>docid<TAB>rank`, a header line allowed) is
+/// found by its shape, ranked by rank, and named after its file; a bad rank
+/// is `bad_rank`. The header line is counted, not rejected.
+#[test]
+fn msmarco_runs_are_ranked_by_rank_and_named_after_their_file() {
+    let wd = Workdir::new("msmarco_run");
+    wd.write("qrels.txt", text(&["1 0 7 1", "2 0 9 1"]));
+    wd.write(
+        "bm25.dev.tsv",
+        text(&[
+            "qid\tpid\trank",
+            "1\t5\t2",
+            "1\t7\t3",
+            "1\t6\t1",
+            "2\t9\t1",
+            "2\t8\tfirst",
+        ]),
+    );
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "qrels.txt",
+        "-k",
+        "3",
+        "-o",
+        "out",
+        "bm25.dev.tsv",
+    ]);
+    run.expect_code(1);
+    let per_query = wd.read_csv("out/per_query.csv");
+    let q1 = per_query.row(&[("query_id", "1")]);
+    assert_text(&q1, "run", "bm25.dev");
+    assert_cell(&q1, "rr@3", 1.0 / 3.0);
+    assert_eq!(
+        reject_keys(&wd.read_jsonl("out/rejects.jsonl")),
+        in_file("bm25.dev.tsv", &[(6, "bad_rank")])
+    );
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(count(&summary, "header_lines"), 1);
+    assert_eq!(count(&summary, "records"), 5);
+    assert_counts_add_up(&summary);
+}
+
+/// A directory yields `.txt` and `.tsv` runs, and skips, naming them, the
+/// ones that hold no run; `--run-name file` keeps runs that share a tag
+/// apart, and a first line that fits no format says what it looked like.
+#[test]
+fn text_runs_in_a_directory_and_runs_named_after_files() {
+    let wd = Workdir::new("txt_runs");
+    wd.write("qrels.txt", text(&["q1 0 a 1"]));
+    wd.write(
+        "runs/first.txt",
+        text(&["q1 Q0 a 1 2.0 rank", "q1 Q0 b 2 1.0 rank"]),
+    );
+    wd.write(
+        "runs/second.txt.gz",
+        gzip(text(&["q1 Q0 b 1 2.0 rank", "q1 Q0 a 2 1.0 rank"]).as_bytes()),
+    );
+    wd.write("runs/notes.txt", "Runs of the spring experiments.\n");
+    let grade = |extra: &[&'static str], out: &'static str| {
+        let mut args = vec!["grade", "--labels", "qrels.txt", "-k", "2", "-o", out];
+        args.extend_from_slice(extra);
+        args.push("runs");
+        wd.rgrade(&args)
+    };
+    let by_file = grade(&["--run-name", "file"], "by_file");
+    by_file
+        .expect_code(0)
+        .expect_stderr(&["skipped 1 file", "runs/notes.txt"]);
+    let per_query = wd.read_csv("by_file/per_query.csv");
+    assert_cell(&per_query.row(&[("run", "first")]), "rr@2", 1.0);
+    assert_cell(&per_query.row(&[("run", "second")]), "rr@2", 0.5);
+    // By tag, the two files fuse into one ranking with every doc twice.
+    grade(&[], "by_tag").expect_code(1);
+    assert_text(
+        &wd.read_csv("by_tag/per_query.csv").row(&[("run", "rank")]),
+        "status",
+        "invalid",
+    );
+
+    wd.write("scores.txt", text(&["q1 a 0.5", "q1 b 0.25"]));
+    wd.rgrade(&["grade", "--labels", "qrels.txt", "scores.txt"])
+        .expect_code(1)
+        .expect_stderr(&["scores.txt: read as JSONL", "the third not a whole number"]);
 }
 
 /// A TREC run line with fewer than six fields is `bad_trec_line`, one whose

@@ -25,6 +25,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         missing: args.missing,
         repeats: args.repeats,
         duplicate_docs: args.duplicate_docs,
+        run_name: args.run_name,
         stages: args.stages.clone(),
         stage_order: args.stage_order.clone(),
         doc_collections: args.doc_collections.clone(),

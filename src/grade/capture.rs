@@ -77,6 +77,8 @@ pub struct LineCounts {
     pub records: u64,
     /// Blank lines, skipped.
     pub blank: u64,
+    /// Header lines of runs, skipped.
+    pub header: u64,
     /// Records that parsed (search events, TREC lines), whatever came of
     /// them after: graded, unlabeled, another stage, or rejected later.
     pub events: u64,
@@ -97,6 +99,7 @@ impl std::ops::AddAssign for LineCounts {
     fn add_assign(&mut self, other: Self) {
         self.records += other.records;
         self.blank += other.blank;
+        self.header += other.header;
         self.events += other.events;
         self.unlabeled += other.unlabeled;
         self.other_stage += other.other_stage;

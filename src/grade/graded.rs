@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use crate::grade::aggregate::PairAggregates;
 use crate::grade::capture::{Origin, Reject};
@@ -12,7 +13,7 @@ use crate::grade::permissions::Leak;
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
 use crate::output::schema::{Counts, StaleLabels};
-use crate::output::table;
+use crate::output::{first_few, plural, table};
 
 /// What a grading found, for the caller to show and judge.
 pub struct Graded {
@@ -57,6 +58,15 @@ impl Graded {
 /// Something the user should look at, though grading went on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
+    /// `.txt` and `.tsv` files of a log directory that hold no run, skipped.
+    NotRuns(Vec<PathBuf>),
+    /// A log whose first line fit no format, or not the one asked for.
+    FormatDoubt {
+        /// The log's name.
+        input: String,
+        /// How it was read, and what its first line looked like.
+        doubt: String,
+    },
     /// Most labeled ids never appeared in any capture of their query.
     StaleLabels(StaleLabels),
     /// A stage of the stage order was never graded.
@@ -73,6 +83,13 @@ pub enum Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Warning::NotRuns(paths) => write!(
+                f,
+                "skipped {} that hold no TREC or MS MARCO run: {}",
+                plural(paths.len() as u64, "file", "files"),
+                first_few(paths.iter().map(|p| p.display().to_string()), 5)
+            ),
+            Warning::FormatDoubt { input, doubt } => write!(f, "{input}: {doubt}"),
             Warning::StaleLabels(stale) => write!(
                 f,
                 "{} of {} labeled doc ids ({:.0}%) never appeared in any capture of \

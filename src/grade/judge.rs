@@ -17,7 +17,7 @@ use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LI
 use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
 use crate::grade::trec::{BlockRuns, BlockScratch, RunLine, TrecLines};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
-use crate::options::{DuplicateDocs, LogsFormat};
+use crate::options::{DuplicateDocs, LogsFormat, RunName};
 
 /// Everything one block produced. Pair indices are local to the block.
 #[derive(Debug, Default)]
@@ -105,6 +105,10 @@ pub struct JudgeConfig<'a> {
     pub doc_collections: Option<&'a DocCollections>,
     /// What becomes of labeled TREC lines.
     pub trec: TrecLines<'a>,
+    /// What names a TREC run.
+    pub run_name: RunName,
+    /// Each input's name as a run: its file name without extensions.
+    pub file_runs: &'a [String],
 }
 
 impl JudgeConfig<'_> {
@@ -119,6 +123,15 @@ impl JudgeConfig<'_> {
             seen[i] = true;
         }
         named.is_some()
+    }
+
+    /// The run of a line from `input` in `format` tagged `tag`.
+    fn run_of<'t>(&'t self, tag: &'t str, format: LogsFormat, input: u32) -> &'t str {
+        if format == LogsFormat::Msmarco || self.run_name == RunName::File {
+            &self.file_runs[input as usize]
+        } else {
+            tag
+        }
     }
 }
 
@@ -303,11 +316,11 @@ impl<'a> BlockWorker<'a> {
             }
             Chunk::Lines(block) => {
                 out.input = block.input;
-                // A TREC block is checked as UTF-8 once, not line by line.
-                let text = match block.format {
-                    LogsFormat::Trec => std::str::from_utf8(&block.bytes).ok(),
-                    _ => None,
-                };
+                let run_file = matches!(block.format, LogsFormat::Trec | LogsFormat::Msmarco);
+                // A run file's block is checked as UTF-8 once, not line by line.
+                let text = run_file
+                    .then(|| std::str::from_utf8(&block.bytes).ok())
+                    .flatten();
                 for (offset, range) in line_ranges(&block.bytes).enumerate() {
                     let line = &block.bytes[range.clone()];
                     let origin = Origin {
@@ -318,15 +331,22 @@ impl<'a> BlockWorker<'a> {
                         out.counts.blank += 1;
                         continue;
                     }
+                    if block.header_line == Some(origin.line) {
+                        out.counts.header += 1;
+                        continue;
+                    }
                     out.counts.records += 1;
                     let judged = if line.len() > MAX_LINE {
                         Err(too_long())
-                    } else if block.format == LogsFormat::Trec {
-                        let parsed = match text.and_then(|text| text.get(range)) {
-                            Some(text) => TrecLine::parse_text(text),
-                            None => TrecLine::parse(line),
+                    } else if run_file {
+                        let text = text.and_then(|text| text.get(range));
+                        let parsed = match (block.format, text) {
+                            (LogsFormat::Msmarco, Some(text)) => TrecLine::parse_msmarco_text(text),
+                            (LogsFormat::Msmarco, None) => TrecLine::parse_msmarco(line),
+                            (_, Some(text)) => TrecLine::parse_text(text),
+                            (_, None) => TrecLine::parse(line),
                         };
-                        parsed.map(|parsed| self.trec_line(parsed, origin, &mut out))
+                        parsed.map(|parsed| self.trec_line(parsed, block.format, origin, &mut out))
                     } else {
                         self.json_line(line, origin, &mut out)
                     };
@@ -428,8 +448,14 @@ impl<'a> BlockWorker<'a> {
         }
     }
 
-    /// Count a parsed TREC line and hold it if its query is labeled.
-    fn trec_line(&mut self, parsed: TrecLine, origin: Origin, out: &mut BlockOutcome) {
+    /// Count a parsed run line and hold it if its query is labeled.
+    fn trec_line(
+        &mut self,
+        parsed: TrecLine,
+        format: LogsFormat,
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) {
         out.counts.events += 1;
         if !self.config.wants_stage(DEFAULT_STAGE, &mut out.stages_seen) {
             out.counts.other_stage += 1;
@@ -437,12 +463,13 @@ impl<'a> BlockWorker<'a> {
         }
         // A TREC run carries no permission data.
         out.counts.without_permissions += 1;
-        let pair = out.pair(parsed.run, DEFAULT_STAGE);
+        let run = self.config.run_of(parsed.run, format, origin.input);
+        let pair = out.pair(run, DEFAULT_STAGE);
         match self.last_query.find(self.config.labels, parsed.query_id) {
             None => out.counts.unlabeled += 1,
             Some(query) if !self.holds(query) => {}
             Some(query) => {
-                let line = RunLine::new(self.config.labels, query, parsed.doc_id, parsed.score);
+                let line = RunLine::new(self.config.labels, query, parsed.doc_id, parsed.key);
                 self.trec.push(pair, query, origin, line);
             }
         }
@@ -474,12 +501,15 @@ mod tests {
             duplicates: DuplicateDocs::Reject,
             doc_collections: None,
             trec: TrecLines::RankEarly,
+            run_name: RunName::Tag,
+            file_runs: &[],
         };
         let block = Block {
             input: 0,
             first_line: 1,
             bytes,
             format,
+            header_line: None,
         };
         BlockWorker::new(&config).process(&Chunk::Lines(block))
     }

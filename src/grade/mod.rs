@@ -94,7 +94,8 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         .transpose()?;
 
     // Stages 1 to 4: read, parse, judge and group every capture.
-    let inputs = read::discover(&plan.logs, plan.out.as_deref())?;
+    let read::Discovered { inputs, skipped } = read::discover(&plan.logs, plan.out.as_deref())?;
+    let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
     let fields = LogFields::new(&plan.fields);
     let config = JudgeConfig {
         labels: &labels,
@@ -109,6 +110,8 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         } else {
             TrecLines::HoldAll
         },
+        run_name: plan.run_name,
+        file_runs: &file_runs,
     };
     let reading = Reading {
         format: plan.logs_format,
@@ -170,6 +173,17 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         write::outputs(dir, &graded, &run, per_query)?;
     }
 
+    if !skipped.is_empty() {
+        warn(Warning::NotRuns(skipped));
+    }
+    for (input, stats) in inputs.iter().zip(&gathered.stats) {
+        if let Some(doubt) = &stats.format_doubt {
+            warn(Warning::FormatDoubt {
+                input: input.name(),
+                doubt: doubt.clone(),
+            });
+        }
+    }
     for stage in unseen_stages {
         warn(Warning::StageNotRead(stage));
     }
@@ -210,6 +224,7 @@ fn tally(
         graded: graded.ok_rows,
         records: lines.records,
         blank_lines: lines.blank,
+        header_lines: lines.header,
         events: lines.events,
         unlabeled_events: lines.unlabeled,
         other_stage_events: lines.other_stage,

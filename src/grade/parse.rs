@@ -42,10 +42,13 @@ pub enum RejectReason {
     DuplicateDoc,
     /// Another capture has the same (run, stage, query) under `--repeats error`.
     RepeatedCapture,
-    /// A TREC run line with fewer than six fields.
+    /// A TREC run line with fewer than six fields, or an MS MARCO run line
+    /// with fewer than three.
     BadTrecLine,
     /// A TREC run line whose score is not a finite number.
     BadScore,
+    /// An MS MARCO run line whose rank is not a whole number of at least 1.
+    BadRank,
 }
 
 impl RejectReason {
@@ -66,6 +69,7 @@ impl RejectReason {
             RejectReason::RepeatedCapture => "repeated_capture",
             RejectReason::BadTrecLine => "bad_trec_line",
             RejectReason::BadScore => "bad_score",
+            RejectReason::BadRank => "bad_rank",
         }
     }
 }
@@ -618,17 +622,46 @@ fn is_json_number(text: &[u8]) -> bool {
     rest.is_empty()
 }
 
-/// One line of a TREC run: `query_id Q0 doc_id rank score tag`.
+/// What ranks a run line, higher first: a TREC score as trec_eval keeps
+/// it (a 32-bit float, `-0` equal to `0`), or an MS MARCO rank turned
+/// around. Kept as an integer that orders as the score does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RankKey(u32);
+
+impl RankKey {
+    /// The key of a TREC score, rounded through f64 to f32 as trec_eval's
+    /// atof into a float does.
+    pub fn score(score: f64) -> Self {
+        let score = score as f32;
+        // trec_eval compares scores with < and >, so -0 ties with 0.
+        let score = if score == 0.0 { 0.0 } else { score };
+        let bits = score.to_bits();
+        // Negative floats order backwards as bits: flip them all; put the
+        // positive ones above them.
+        RankKey(if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 1 << 31
+        })
+    }
+
+    /// The key of an MS MARCO rank: rank 1 first.
+    pub fn rank(rank: u32) -> Self {
+        RankKey(u32::MAX - rank)
+    }
+}
+
+/// One line of a run file: a TREC run's `query_id Q0 doc_id rank score
+/// tag`, or an MS MARCO run's `query_id doc_id rank`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrecLine<'a> {
     /// The query id.
     pub query_id: &'a str,
     /// The retrieved document.
     pub doc_id: &'a str,
-    /// The score that ranks it (higher first), as trec_eval keeps it: a
-    /// 32-bit float, so scores that differ only past the 7th digit tie.
-    pub score: f32,
-    /// The run tag.
+    /// What ranks it (higher first).
+    pub key: RankKey,
+    /// The run tag; empty for an MS MARCO line, whose run is its file's.
     pub run: &'a str,
 }
 
@@ -639,9 +672,7 @@ impl<'a> TrecLine<'a> {
     /// # Errors
     /// `invalid_utf8`, `bad_trec_line` (fewer than six fields) or `bad_score`.
     pub fn parse(line: &'a [u8]) -> Result<Self, Invalid> {
-        let text = std::str::from_utf8(line)
-            .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))?;
-        Self::parse_text(text)
+        Self::parse_text(utf8(line)?)
     }
 
     /// [`TrecLine::parse`] for a line already known to be UTF-8.
@@ -669,15 +700,59 @@ impl<'a> TrecLine<'a> {
                     format!("score '{score}' is not a finite number"),
                 )
             })?;
-        // Rounded through f64, as trec_eval's atof into a float does.
-        let score = score as f32;
         Ok(TrecLine {
             query_id,
             doc_id,
-            score,
+            key: RankKey::score(score),
             run,
         })
     }
+
+    /// Split an MS MARCO run line on whitespace; fields after the third
+    /// are ignored, as in a TREC line.
+    ///
+    /// # Errors
+    /// `invalid_utf8`, `bad_trec_line` (fewer than three fields) or `bad_rank`.
+    pub fn parse_msmarco(line: &'a [u8]) -> Result<Self, Invalid> {
+        Self::parse_msmarco_text(utf8(line)?)
+    }
+
+    /// [`TrecLine::parse_msmarco`] for a line already known to be UTF-8.
+    ///
+    /// # Errors
+    /// `bad_trec_line` (fewer than three fields) or `bad_rank`.
+    pub fn parse_msmarco_text(text: &'a str) -> Result<Self, Invalid> {
+        let mut fields = text.split_ascii_whitespace();
+        let (Some(query_id), Some(doc_id), Some(rank)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            return Err(Invalid::new(
+                RejectReason::BadTrecLine,
+                "expected 3 fields 'query_id doc_id rank' (an MS MARCO run)",
+            ));
+        };
+        let rank = rank
+            .parse::<u32>()
+            .ok()
+            .filter(|&r| r >= 1)
+            .ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadRank,
+                    format!("rank '{rank}' is not a whole number of at least 1"),
+                )
+            })?;
+        Ok(TrecLine {
+            query_id,
+            doc_id,
+            key: RankKey::rank(rank),
+            run: "",
+        })
+    }
+}
+
+fn utf8(line: &[u8]) -> Result<&str, Invalid> {
+    std::str::from_utf8(line)
+        .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))
 }
 
 /// Whether a line holds nothing but whitespace (skipped, and counted).
@@ -868,7 +943,7 @@ mod tests {
             TrecLine {
                 query_id: "q1",
                 doc_id: "msmarco#12",
-                score: -35.0,
+                key: RankKey::score(-35.0),
                 run: "run-a"
             }
         );
@@ -884,5 +959,45 @@ mod tests {
             TrecLine::parse(b"q1 Q0 d 1 x r").unwrap_err().reason,
             RejectReason::BadScore
         );
+        let msmarco = TrecLine::parse_msmarco(b"1048585\t7187158\t3").unwrap();
+        assert_eq!((msmarco.query_id, msmarco.doc_id), ("1048585", "7187158"));
+        assert_eq!(msmarco.key, RankKey::rank(3));
+        for (line, reason) in [
+            (&b"q1\td1"[..], RejectReason::BadTrecLine),
+            (b"q1 d1 0", RejectReason::BadRank),
+            (b"q1 d1 1.5", RejectReason::BadRank),
+            (b"q1 d1 -2", RejectReason::BadRank),
+        ] {
+            assert_eq!(TrecLine::parse_msmarco(line).unwrap_err().reason, reason);
+        }
+    }
+
+    /// Keys order as trec_eval compares scores (as 32-bit floats, -0 equal
+    /// to 0) and MS MARCO ranks (1 first).
+    #[test]
+    fn rank_keys_order_as_scores_and_ranks() {
+        let scores = [
+            -1e39,
+            -3.5,
+            -1e-40,
+            0.0,
+            1e-40,
+            0.06016738602340007,
+            2.0,
+            1e39,
+        ];
+        for pair in scores.windows(2) {
+            assert!(
+                RankKey::score(pair[0]) < RankKey::score(pair[1]),
+                "{pair:?}"
+            );
+        }
+        assert_eq!(RankKey::score(-0.0), RankKey::score(0.0));
+        assert_eq!(
+            RankKey::score(0.06016738602340008),
+            RankKey::score(0.06016738602340007)
+        );
+        assert!(RankKey::rank(1) > RankKey::rank(2));
+        assert!(RankKey::rank(u32::MAX) < RankKey::rank(u32::MAX - 1));
     }
 }

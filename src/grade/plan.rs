@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::grade::parse::FieldNames;
 use crate::metrics::Cutoff;
 use crate::options::{
-    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy, RunName,
 };
 
 /// Everything one grading needs: what to read, how to grade, where to
@@ -34,6 +34,9 @@ pub struct Plan {
     pub repeats: RepeatPolicy,
     /// What a doc id listed twice in one ranking does.
     pub duplicate_docs: DuplicateDocs,
+    /// What names a TREC run: its tag, or its file (MS MARCO runs always
+    /// take their file's name).
+    pub run_name: RunName,
     /// The stages to grade; empty means all.
     pub stages: Vec<String>,
     /// Stages in pipeline order, to measure the evidence each drops;

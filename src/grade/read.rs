@@ -28,6 +28,17 @@ pub const BLOCK_SIZE: usize = 1 << 20;
 /// File name endings that a directory walk picks up.
 const LOG_SUFFIXES: [&str; 5] = [".jsonl", ".jsonl.gz", ".jsonl.zst", ".trec", ".run"];
 
+/// File name endings a directory walk picks up when the content is a TREC
+/// or MS MARCO run: published runs mostly end in `.txt`, MS MARCO's in `.tsv`.
+const RUN_TEXT_SUFFIXES: [&str; 6] = [".txt", ".txt.gz", ".txt.zst", ".tsv", ".tsv.gz", ".tsv.zst"];
+
+/// Extensions a file's run name leaves out: a compression, then a format.
+const COMPRESSION_EXTENSIONS: [&str; 2] = [".gz", ".zst"];
+const FORMAT_EXTENSIONS: [&str; 5] = [".jsonl", ".trec", ".run", ".txt", ".tsv"];
+
+/// How much of a `.txt` or `.tsv` file is read to tell whether it is a run.
+const SNIFF_BYTES: u64 = 64 << 10;
+
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
 /// The last three bytes of a zstd skippable frame's magic number, whose
@@ -67,6 +78,26 @@ impl Input {
         }
     }
 
+    /// The input's name as a run: its file name without the extensions
+    /// rgrade reads (`bm25.dl19.txt.gz` is `bm25.dl19`); `-` for
+    /// standard input.
+    pub fn run_name(&self) -> String {
+        let Input::File(path) = self else {
+            return "-".to_string();
+        };
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let strip = |name: &str, extensions: &[&str]| {
+            extensions
+                .iter()
+                .find_map(|ext| name.strip_suffix(ext).filter(|stem| !stem.is_empty()))
+                .map(str::to_string)
+                .unwrap_or_else(|| name.to_string())
+        };
+        strip(&strip(&name, &COMPRESSION_EXTENSIONS), &FORMAT_EXTENSIONS)
+    }
+
     /// The size on disk, when known up front.
     pub fn size(&self) -> Option<u64> {
         match self {
@@ -76,18 +107,30 @@ impl Input {
     }
 }
 
+/// The log inputs the LOGS arguments name.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Files as given, then each directory's logs, `-` for stdin.
+    pub inputs: Vec<Input>,
+    /// `.txt` and `.tsv` files of the directories that hold no run.
+    pub skipped: Vec<PathBuf>,
+}
+
 /// Expand the LOGS arguments into inputs: files as given, directories
 /// walked (sorted, for a stable order) for log file names, `-` for stdin.
 /// A walk never yields rgrade's own outputs: the rejects.jsonl of the
 /// output directory `out`, or of any directory an earlier grading wrote
-/// (it holds summary.json beside per_query.csv), is no log.
+/// (it holds summary.json beside per_query.csv), is no log. `.txt` and
+/// `.tsv` files are read when they hold a TREC or MS MARCO run, and
+/// otherwise listed as skipped.
 ///
 /// # Errors
 /// A path that does not exist, an empty file, a directory with no logs, or
 /// one file reached twice (by a second path or a hard link).
-pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Vec<Input>> {
+pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     let out = out.and_then(|dir| std::fs::canonicalize(dir).ok());
-    let mut inputs = Vec::new();
+    let mut found = Discovered::default();
+    let Discovered { inputs, skipped } = &mut found;
     for arg in args {
         if arg.as_os_str() == "-" {
             inputs.push(Input::Stdin);
@@ -97,20 +140,21 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Vec<Input>> {
             .with_context(|| format!("{}: cannot open log input", arg.display()))?;
         if meta.is_dir() {
             let before = inputs.len();
-            walk(arg, out.as_deref(), &mut inputs)?;
+            walk(arg, out.as_deref(), inputs, skipped)?;
             if inputs.len() == before {
                 bail!(
-                    "{}: directory holds no log files ({})",
+                    "{}: directory holds no log files ({}, or runs in {})",
                     arg.display(),
-                    LOG_SUFFIXES.join(", ")
+                    LOG_SUFFIXES.join(", "),
+                    RUN_TEXT_SUFFIXES.join(", ")
                 );
             }
         } else {
-            add_file(arg.clone(), &meta, &mut inputs)?;
+            add_file(arg.clone(), &meta, inputs)?;
         }
     }
     let mut seen = std::collections::HashSet::new();
-    for input in &inputs {
+    for input in inputs.iter() {
         let key = match input {
             Input::File(path) => file_key(path),
             Input::Stdin => FileKey::Stdin,
@@ -122,7 +166,7 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Vec<Input>> {
             );
         }
     }
-    Ok(inputs)
+    Ok(found)
 }
 
 /// What makes two inputs one: the same file, however it is reached.
@@ -161,7 +205,12 @@ fn is_output_dir(dir: &Path, out: Option<&Path>) -> bool {
 /// Walk a directory in sorted order, leaving out rgrade's own outputs.
 /// Symbolic links to directories are not followed (as ripgrep and fd do
 /// not), so a link cycle cannot read a log over and over.
-fn walk(dir: &Path, out: Option<&Path>, inputs: &mut Vec<Input>) -> Result<()> {
+fn walk(
+    dir: &Path,
+    out: Option<&Path>,
+    inputs: &mut Vec<Input>,
+    skipped: &mut Vec<PathBuf>,
+) -> Result<()> {
     let holds_outputs = is_output_dir(dir, out);
     let listing = || format!("{}: cannot list directory", dir.display());
     let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
@@ -173,13 +222,23 @@ fn walk(dir: &Path, out: Option<&Path>, inputs: &mut Vec<Input>) -> Result<()> {
         let path = entry.path();
         let kind = entry.file_type().with_context(listing)?;
         if kind.is_dir() {
-            walk(&path, out, inputs)?;
-        } else if holds_outputs && entry.file_name() == REJECTS_FILE {
+            walk(&path, out, inputs, skipped)?;
+        } else if holds_outputs && entry.file_name() == REJECTS_FILE
+            || kind.is_symlink() && path.is_dir()
+        {
             continue;
-        } else if is_log_name(&path) && !(kind.is_symlink() && path.is_dir()) {
+        } else if has_suffix(&path, &LOG_SUFFIXES) {
             let meta = std::fs::metadata(&path)
                 .with_context(|| format!("{}: cannot open log input", path.display()))?;
             add_file(path, &meta, inputs)?;
+        } else if has_suffix(&path, &RUN_TEXT_SUFFIXES) {
+            let meta = std::fs::metadata(&path)
+                .with_context(|| format!("{}: cannot open log input", path.display()))?;
+            if meta.len() > 0 && !holds_a_run(&path) {
+                skipped.push(path);
+            } else {
+                add_file(path, &meta, inputs)?;
+            }
         }
     }
     Ok(())
@@ -195,12 +254,27 @@ fn add_file(path: PathBuf, meta: &std::fs::Metadata, inputs: &mut Vec<Input>) ->
     Ok(())
 }
 
-fn is_log_name(path: &Path) -> bool {
+fn has_suffix(path: &Path, suffixes: &[&str]) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    LOG_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
+    suffixes.iter().any(|suffix| name.ends_with(suffix))
+}
+
+/// Whether the file at `path` opens as a TREC or MS MARCO run (a header
+/// line allowed). One that cannot be read is taken for a run, so that
+/// reading it reports the error.
+fn holds_a_run(path: &Path) -> bool {
+    let Ok(source) = Source::open(&Input::File(path.to_path_buf())) else {
+        return true;
+    };
+    let mut head = Vec::new();
+    if source.take(SNIFF_BYTES).read_to_end(&mut head).is_err() {
+        return true;
+    }
+    let format = detect(&head, LogsFormat::Auto, 1).format;
+    matches!(format, LogsFormat::Trec | LogsFormat::Msmarco)
 }
 
 /// A byte stream with its compression undone.
@@ -334,6 +408,8 @@ pub struct InputStats {
     pub lines: u64,
     /// xxh3-128 of the raw bytes, in hex.
     pub hash: String,
+    /// What format detection saw when it could not place the first line.
+    pub format_doubt: Option<String>,
 }
 
 /// A run of whole lines from one input.
@@ -347,6 +423,8 @@ pub struct Block {
     pub bytes: Vec<u8>,
     /// The input's format (never `Auto`): decided once per input.
     pub format: LogsFormat,
+    /// The line number of the run's header line, if it has one.
+    pub header_line: Option<u64>,
 }
 
 /// What the reader thread sends the workers.
@@ -436,7 +514,8 @@ pub fn read_inputs(
             sink: &mut *sink,
             next_line: 1,
             decoded_bytes: 0,
-            format,
+            given: format,
+            detected: None,
         };
         let lines = match cutter.run(&mut source, on_bytes) {
             Ok(Some(lines)) => lines,
@@ -455,6 +534,7 @@ pub fn read_inputs(
             decoded_bytes: cutter.decoded_bytes,
             lines,
             hash,
+            format_doubt: cutter.detected.and_then(|detected| detected.doubt),
         });
     }
     Ok(stats)
@@ -471,7 +551,8 @@ pub fn read_blocks(source: &mut Source, sink: &mut dyn ChunkSink) -> io::Result<
         sink,
         next_line: 1,
         decoded_bytes: 0,
-        format: LogsFormat::Jsonl,
+        given: LogsFormat::Jsonl,
+        detected: None,
     };
     Ok(cutter.run(source, &|_| {})?.is_some())
 }
@@ -482,7 +563,10 @@ struct BlockCutter<'a> {
     sink: &'a mut dyn ChunkSink,
     next_line: u64,
     decoded_bytes: u64,
-    format: LogsFormat,
+    /// The format asked for, perhaps `Auto`.
+    given: LogsFormat,
+    /// How the input reads, decided on its first block.
+    detected: Option<Detected>,
 }
 
 impl BlockCutter<'_> {
@@ -546,47 +630,144 @@ impl BlockCutter<'_> {
     }
 
     fn send_lines(&mut self, bytes: Vec<u8>) -> bool {
-        if self.format == LogsFormat::Auto {
-            self.format = detect_format(&bytes);
-        }
+        let detected = self
+            .detected
+            .get_or_insert_with(|| detect(&bytes, self.given, self.next_line));
         let lines =
             memchr::memchr_iter(b'\n', &bytes).count() as u64 + u64::from(!bytes.ends_with(b"\n"));
         let block = Block {
             input: self.input,
             first_line: self.next_line,
             bytes,
-            format: self.format,
+            format: detected.format,
+            header_line: detected.header_line,
         };
         self.next_line += lines;
         self.sink.send(Chunk::Lines(block))
     }
 }
 
-/// A log is a TREC run when its first non-blank line has the shape of one:
-/// at least six fields, an integer rank in the fourth and a number in the
-/// fifth. Anything else is read as JSONL, so a broken first JSON line is
-/// rejected as such rather than misread.
-fn detect_format(bytes: &[u8]) -> LogsFormat {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let rest = &bytes[start..];
-    let first_line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
-    let fields: Vec<&[u8]> = first_line
-        .split(u8::is_ascii_whitespace)
-        .filter(|f| !f.is_empty())
-        .collect();
-    let parses =
-        |field: &[u8], number: fn(&str) -> bool| std::str::from_utf8(field).is_ok_and(number);
-    let trec = fields.len() >= 6
-        && parses(fields[3], |f| f.parse::<i64>().is_ok())
-        && parses(fields[4], |f| f.parse::<f64>().is_ok());
-    if trec {
-        LogsFormat::Trec
-    } else {
-        LogsFormat::Jsonl
+/// How an input reads: its format, the header line of a run that has one,
+/// and, when the first line fit no format, what it looked like.
+#[derive(Debug, Clone, PartialEq)]
+struct Detected {
+    format: LogsFormat,
+    header_line: Option<u64>,
+    doubt: Option<String>,
+}
+
+/// Decide how the input whose first block is `bytes` (from line
+/// `first_line`) reads. A line of the given format (or, under `Auto`, a
+/// JSON object, a TREC run line or an MS MARCO run line) decides it; a
+/// first line that fits nothing is taken for a run's header when the line
+/// after it is a run line. Anything else is read as asked, JSONL under
+/// `Auto`, so a broken first JSON line is rejected as such, not misread.
+fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
+    let mut lines = line_ranges(bytes)
+        .zip(first_line..)
+        .map(|(range, number)| (&bytes[range], number))
+        .filter(|(line, _)| !crate::grade::parse::is_blank(line));
+    let first = lines.next();
+    let second = lines.next();
+    let shape = |line: Option<(&[u8], u64)>| line.and_then(|(line, _)| shape_of(line));
+    let fits = |format: Option<LogsFormat>| match given {
+        LogsFormat::Auto => format,
+        wanted => format.filter(|&format| format == wanted),
+    };
+    let read_as = |format, header_line| Detected {
+        format,
+        header_line,
+        doubt: None,
+    };
+    if let Some(format) = fits(shape(first)) {
+        return read_as(format, None);
     }
+    match (first, fits(shape(second))) {
+        (Some((header, number)), Some(format @ (LogsFormat::Trec | LogsFormat::Msmarco)))
+            if is_header(header, format) =>
+        {
+            read_as(format, Some(number))
+        }
+        _ => {
+            let format = if given == LogsFormat::Auto {
+                LogsFormat::Jsonl
+            } else {
+                given
+            };
+            Detected {
+                format,
+                header_line: None,
+                doubt: first.map(|(line, _)| doubt(line, format)),
+            }
+        }
+    }
+}
+
+/// The format a single line has the shape of: a JSON object; a TREC run
+/// line (at least six fields, a whole-number rank in the fourth, a number
+/// in the fifth); or an MS MARCO run line (three fields, a whole-number
+/// rank in the third).
+fn shape_of(line: &[u8]) -> Option<LogsFormat> {
+    let text = std::str::from_utf8(line).ok()?.trim();
+    if text.starts_with('{') {
+        return Some(LogsFormat::Jsonl);
+    }
+    let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+    let whole = |field: &str| field.parse::<i64>().is_ok();
+    match fields.len() {
+        3 if whole(fields[2]) => Some(LogsFormat::Msmarco),
+        n if n >= 6 && whole(fields[3]) && fields[4].parse::<f64>().is_ok() => {
+            Some(LogsFormat::Trec)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `line` can be the header of a run in `format`: its fields where
+/// the run line's are, with words where the numbers go. A run line with a
+/// defect (a field missing, a bad score) is no header: it is rejected.
+fn is_header(line: &[u8], format: LogsFormat) -> bool {
+    let text = String::from_utf8_lossy(line);
+    let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+    let number = |field: &str| field.parse::<f64>().is_ok();
+    match format {
+        LogsFormat::Trec => fields.len() >= 6 && !number(fields[3]) && !number(fields[4]),
+        LogsFormat::Msmarco => fields.len() == 3 && !number(fields[2]),
+        LogsFormat::Jsonl | LogsFormat::Auto => false,
+    }
+}
+
+/// What a first line that fits `format` looked like instead, and the
+/// format it may be.
+fn doubt(line: &[u8], format: LogsFormat) -> String {
+    let read_as = match format {
+        LogsFormat::Trec => "a TREC run",
+        LogsFormat::Msmarco => "an MS MARCO run",
+        LogsFormat::Jsonl | LogsFormat::Auto => "JSONL",
+    };
+    let text = String::from_utf8_lossy(line);
+    let fields = text.split_ascii_whitespace().count();
+    let saw = match shape_of(line) {
+        Some(LogsFormat::Msmarco) => {
+            "3 fields with a whole number third: an MS MARCO run? --logs-format msmarco".to_string()
+        }
+        Some(LogsFormat::Trec) => {
+            format!("{fields} fields shaped as a TREC run line? --logs-format trec")
+        }
+        Some(LogsFormat::Jsonl) => "a JSON object? --logs-format jsonl".to_string(),
+        _ if fields == 3 => "3 fields, the third not a whole number (an MS MARCO run line is \
+                             'query_id doc_id rank')"
+            .to_string(),
+        _ if fields >= 6 => format!(
+            "{fields} fields, without a whole-number rank 4th and a number 5th (a TREC run \
+             line is 'query_id Q0 doc_id rank score tag')"
+        ),
+        _ => format!(
+            "{fields} {} and no JSON object",
+            if fields == 1 { "field" } else { "fields" }
+        ),
+    };
+    format!("read as {read_as}, but its first line has {saw}")
 }
 
 /// Where the lines of a block are, without their line ends (`\n` or
@@ -810,13 +991,49 @@ mod tests {
 
     #[test]
     fn format_is_detected_from_the_first_line() {
-        assert_eq!(detect_format(b"\n{\"query_id\": 1}\n"), LogsFormat::Jsonl);
-        assert_eq!(detect_format(b"q1 Q0 d1 1 2.5 run\n{"), LogsFormat::Trec);
-        assert_eq!(detect_format(b"not json at all\n"), LogsFormat::Jsonl);
+        let format = |bytes: &[u8]| detect(bytes, LogsFormat::Auto, 1).format;
+        assert_eq!(format(b"\n{\"query_id\": 1}\n"), LogsFormat::Jsonl);
+        assert_eq!(format(b"q1 Q0 d1 1 2.5 run\n{"), LogsFormat::Trec);
+        assert_eq!(format(b"1048585\t7187158\t1\n"), LogsFormat::Msmarco);
+        assert_eq!(format(b"not json at all\n"), LogsFormat::Jsonl);
         // The tail of a line cut off by log rotation: six tokens, but no rank and score.
         let cut = br#"al", "results": ["a", "b"], "latency_ms": 41.2}"#;
-        assert_eq!(detect_format(cut), LogsFormat::Jsonl);
-        assert_eq!(detect_format(b""), LogsFormat::Jsonl);
+        assert_eq!(format(cut), LogsFormat::Jsonl);
+        assert_eq!(format(b""), LogsFormat::Jsonl);
+    }
+
+    /// A header line is looked past, and only a line shaped as the run's
+    /// header counts as one; a first line that fits nothing says what it
+    /// looked like.
+    #[test]
+    fn detection_looks_past_a_header_and_explains_itself() {
+        let auto = |bytes: &[u8]| detect(bytes, LogsFormat::Auto, 1);
+        let trec = auto(b"\nqid Q0 docno rank score tag\nq1 Q0 d1 1 2.5 run\n");
+        assert_eq!((trec.format, trec.header_line), (LogsFormat::Trec, Some(2)));
+        let msmarco = auto(b"qid\tpid\trank\n1\t7\t1\n");
+        assert_eq!(
+            (msmarco.format, msmarco.header_line),
+            (LogsFormat::Msmarco, Some(1))
+        );
+        // A run line with a defect is rejected later, not taken for a header.
+        let broken = auto(b"q1 Q0 d1 1 2.5\nq1 Q0 d2 2 2.0 run\n");
+        assert_eq!(
+            (broken.format, broken.header_line),
+            (LogsFormat::Jsonl, None)
+        );
+        assert!(broken
+            .doubt
+            .unwrap()
+            .contains("5 fields and no JSON object"));
+        let scores = auto(b"q1 d1 0.5\nq1 d2 0.25\n").doubt.unwrap();
+        assert!(scores.contains("the third not a whole number"), "{scores}");
+        // Asked for TREC, given an MS MARCO run: read as asked, and said.
+        let asked = detect(b"1\t7\t1\n", LogsFormat::Trec, 1);
+        assert_eq!(asked.format, LogsFormat::Trec);
+        assert!(asked.doubt.unwrap().contains("--logs-format msmarco"));
+        let header = detect(b"qid\tpid\trank\n1\t7\t1\n", LogsFormat::Msmarco, 1);
+        assert_eq!(header.header_line, Some(1));
+        assert_eq!(auto(b"{\"query_id\": 1}\n").doubt, None);
     }
 
     #[test]
@@ -826,14 +1043,22 @@ mod tests {
         std::fs::write(dir.join("sub/b.jsonl"), "x\n").unwrap();
         std::fs::write(dir.join("a.run"), "x\n").unwrap();
         std::fs::write(dir.join("notes.txt"), "x\n").unwrap();
+        std::fs::write(
+            dir.join("bm25.dl19.txt"),
+            "qid Q0 docno rank score tag\n1 Q0 d 1 2 r\n",
+        )
+        .unwrap();
         let found = discover(std::slice::from_ref(&dir), None).unwrap();
         assert_eq!(
-            found,
+            found.inputs,
             [
                 Input::File(dir.join("a.run")),
+                Input::File(dir.join("bm25.dl19.txt")),
                 Input::File(dir.join("sub/b.jsonl"))
             ]
         );
+        assert_eq!(found.skipped, [dir.join("notes.txt")]);
+        assert_eq!(found.inputs[1].run_name(), "bm25.dl19");
         std::fs::write(dir.join("empty.jsonl"), "").unwrap();
         let err = discover(&[dir.join("empty.jsonl")], None).unwrap_err();
         assert!(format!("{err:#}").contains("empty.jsonl: log file is empty"));

@@ -85,6 +85,7 @@ mod tests {
             decoded_bytes: 13,
             lines: 2,
             hash: first.hash,
+            format_doubt: None,
         }];
         let reject = || Reject {
             origin: Origin { input: 0, line: 2 },

@@ -24,7 +24,7 @@ use hashbrown::HashTable;
 use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, Found, Origin, Reject};
-use crate::grade::parse::RejectReason;
+use crate::grade::parse::{RankKey, RejectReason};
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
 use crate::options::DuplicateDocs;
 
@@ -46,8 +46,8 @@ pub type RunKey = (u32, QueryIdx);
 /// One labeled line of a TREC run, reduced to what ranking it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunLine {
-    /// The score as trec_eval compares it (see [`TrecLine`]'s).
-    score: f32,
+    /// What ranks it, higher first.
+    key: RankKey,
     /// 96 bits of the xxh3-128 of the doc id: two different ids of one
     /// ranking share them with odds of 1 in 2^96 (about 1e-29), so they
     /// stand for the text.
@@ -57,11 +57,11 @@ pub struct RunLine {
 }
 
 impl RunLine {
-    /// The line of `query` that ranks `doc_id` at `score`.
-    pub fn new(labels: &LabelIndex, query: QueryIdx, doc_id: &str, score: f32) -> Self {
+    /// The line of `query` that ranks `doc_id` by `key`.
+    pub fn new(labels: &LabelIndex, query: QueryIdx, doc_id: &str, key: RankKey) -> Self {
         let hash = xxhash_rust::xxh3::xxh3_128(doc_id.as_bytes());
         RunLine {
-            score,
+            key,
             id_hash: hash as u64,
             id_hash_more: (hash >> 64) as u32,
             place: labels.place_doc(query, doc_id.as_bytes()),
@@ -74,8 +74,8 @@ impl RunLine {
     /// changes no judged document's rank.
     fn ranks_before(&self, other: &Self) -> std::cmp::Ordering {
         other
-            .score
-            .total_cmp(&self.score)
+            .key
+            .cmp(&self.key)
             .then_with(|| other.place.cmp(&self.place))
     }
 
@@ -656,7 +656,7 @@ mod tests {
     fn block(
         labels: &LabelIndex,
         first_line: u64,
-        lines: &[(QueryIdx, &str, f32)],
+        lines: &[(QueryIdx, &str, f64)],
         rank_early: bool,
     ) -> BlockRuns {
         let mut scratch = BlockScratch::default();
@@ -665,7 +665,8 @@ mod tests {
                 input: 0,
                 line: first_line + offset,
             };
-            scratch.push(0, query, origin, RunLine::new(labels, query, doc, score));
+            let key = RankKey::score(score);
+            scratch.push(0, query, origin, RunLine::new(labels, query, doc, key));
         }
         scratch.finish(labels, DuplicateDocs::Reject, rank_early)
     }

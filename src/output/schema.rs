@@ -356,6 +356,8 @@ pub struct Counts {
     pub records: u64,
     /// Blank input lines, skipped.
     pub blank_lines: u64,
+    /// Header lines of TREC and MS MARCO runs, skipped.
+    pub header_lines: u64,
     /// Valid records (a TREC line, or a JSONL search event).
     pub events: u64,
     /// Valid records of queries without a label.
