@@ -68,6 +68,7 @@ fn judge_block(c: &mut Criterion) {
         trec: TrecLines::RankEarly,
         run_name: RunName::Tag,
         file_runs: &[],
+        input_names: &[],
     };
     let chunk = Chunk::Lines(Block {
         input: 0,

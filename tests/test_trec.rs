@@ -232,8 +232,23 @@ fn text_runs_in_a_directory_and_runs_named_after_files() {
     let per_query = wd.read_csv("by_file/per_query.csv");
     assert_cell(&per_query.row(&[("run", "first")]), "rr@2", 1.0);
     assert_cell(&per_query.row(&[("run", "second")]), "rr@2", 0.5);
-    // By tag, the two files fuse into one ranking with every doc twice.
+    // By tag, the two files fuse into one ranking with every doc twice:
+    // the reject names both places; dedupe keeps one copy, and says so.
     grade(&[], "by_tag").expect_code(1);
+    let rejects = wd.read_jsonl("by_tag/rejects.jsonl");
+    let detail = rejects[0]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("runs/second.txt.gz:1 and runs/first.txt:2")
+            && detail.contains("--run-name file"),
+        "{detail}"
+    );
+    grade(&["--duplicate-docs", "dedupe"], "deduped")
+        .expect_code(0)
+        .expect_stderr(&[
+            "run 'rank'",
+            "runs/first.txt, runs/second.txt.gz",
+            "--run-name file",
+        ]);
     assert_text(
         &wd.read_csv("by_tag/per_query.csv").row(&[("run", "rank")]),
         "status",

@@ -134,7 +134,7 @@ fn rank_trec_runs(
         stats: first_reading,
         ..
     } = gathered;
-    let split = pool.install(|| grouper.rank_trec_runs(labels, config.duplicates, rejects));
+    let split = pool.install(|| grouper.rank_trec_runs(labels, config.run_duplicates(), rejects));
     if split.keys.is_empty() {
         return Ok(());
     }
@@ -166,7 +166,7 @@ fn rank_trec_runs(
         }
     }
     // A second reading ranks nothing early, so nothing is left to read again.
-    let split = pool.install(|| grouper.rank_trec_runs(labels, config.duplicates, rejects));
+    let split = pool.install(|| grouper.rank_trec_runs(labels, config.run_duplicates(), rejects));
     ensure!(
         split.keys.is_empty(),
         "internal error: {} TREC rankings left unranked after a second reading",

@@ -60,6 +60,14 @@ impl Graded {
 pub enum Warning {
     /// `.txt` and `.tsv` files of a log directory that hold no run, skipped.
     NotRuns(Vec<PathBuf>),
+    /// A TREC run whose ranking dropped copies of documents found in other
+    /// files under `--duplicate-docs dedupe`: runs sharing a tag, fused.
+    FusedRun {
+        /// The run.
+        run: String,
+        /// The files whose copies met.
+        files: Vec<String>,
+    },
     /// A log whose first line fit no format, or not the one asked for.
     FormatDoubt {
         /// The log's name.
@@ -90,6 +98,14 @@ impl fmt::Display for Warning {
                 first_few(paths.iter().map(|p| p.display().to_string()), 5)
             ),
             Warning::FormatDoubt { input, doubt } => write!(f, "{input}: {doubt}"),
+            Warning::FusedRun { run, files } => write!(
+                f,
+                "run '{run}': --duplicate-docs dedupe dropped copies of documents that \
+                 {} also list ({}): do several runs share this tag? --run-name file keeps \
+                 them apart",
+                plural(files.len() as u64, "file", "files"),
+                first_few(files.iter().cloned(), 5)
+            ),
             Warning::StaleLabels(stale) => write!(
                 f,
                 "{} of {} labeled doc ids ({:.0}%) never appeared in any capture of \

@@ -6,6 +6,7 @@
 //! origins, never arrival order, and rows are produced in query order, so
 //! the output is the same whatever the thread count.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use hashbrown::HashMap;
@@ -14,11 +15,11 @@ use rayon::prelude::*;
 use crate::grade::capture::{Capture, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
 use crate::grade::parse::RejectReason;
-use crate::grade::trec::{SplitRuns, TrecRuns};
+use crate::grade::trec::{Duplicates, SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Cutoff, Hit, Metric};
 use crate::numbers;
-use crate::options::{DuplicateDocs, MissingPolicy, RepeatPolicy};
+use crate::options::{MissingPolicy, RepeatPolicy};
 use crate::output::schema::Status;
 
 /// How rows are graded.
@@ -264,6 +265,9 @@ pub struct Grouper {
     trec: TrecRuns,
     superseded_records: u64,
     seen_docs: Vec<bool>,
+    /// For each pair whose TREC ranking dropped copies found in another
+    /// input under `--duplicate-docs dedupe`, those inputs.
+    fused: BTreeMap<u32, BTreeSet<u32>>,
 }
 
 /// Everything gathered, ready to grade.
@@ -294,6 +298,7 @@ impl Grouper {
             trec: TrecRuns::default(),
             superseded_records: 0,
             seen_docs: vec![false; labels.n_judged_docs()],
+            fused: BTreeMap::new(),
         }
     }
 
@@ -407,7 +412,7 @@ impl Grouper {
     pub fn rank_trec_runs(
         &mut self,
         labels: &LabelIndex,
-        duplicates: DuplicateDocs,
+        duplicates: Duplicates<'_>,
         rejects: &mut Vec<Reject>,
     ) -> SplitRuns {
         let runs = std::mem::take(&mut self.trec);
@@ -422,9 +427,25 @@ impl Grouper {
                     &mut chunk.rejected_keys,
                 );
                 rejects.append(&mut chunk.rejects);
+                for (pair, first, copy) in chunk.fused {
+                    self.fused.entry(pair).or_default().extend([first, copy]);
+                }
             }
         }
         sorted.into_split()
+    }
+
+    /// The runs whose TREC rankings dropped copies of documents found in
+    /// another input, each with those inputs: runs of several files that
+    /// share a tag, fused into one by `--duplicate-docs dedupe`.
+    pub fn fused_runs(&self) -> Vec<(&str, Vec<u32>)> {
+        self.fused
+            .iter()
+            .map(|(&pair, inputs)| {
+                let (run, _) = &self.pairs[pair as usize];
+                (&run[..], inputs.iter().copied().collect())
+            })
+            .collect()
     }
 
     /// The reject detail of a TREC ranking of (pair, query) that repeats a

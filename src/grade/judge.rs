@@ -15,7 +15,7 @@ use crate::grade::parse::{
 };
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
-use crate::grade::trec::{BlockRuns, BlockScratch, RunLine, TrecLines};
+use crate::grade::trec::{BlockRuns, BlockScratch, Duplicates, RunLine, TrecLines};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::options::{DuplicateDocs, LogsFormat, RunName};
 
@@ -109,9 +109,19 @@ pub struct JudgeConfig<'a> {
     pub run_name: RunName,
     /// Each input's name as a run: its file name without extensions.
     pub file_runs: &'a [String],
+    /// Each input's name, for reject details that cite two places.
+    pub input_names: &'a [String],
 }
 
-impl JudgeConfig<'_> {
+impl<'a> JudgeConfig<'a> {
+    /// How TREC rankings treat a document listed twice.
+    pub fn run_duplicates(&self) -> Duplicates<'a> {
+        Duplicates {
+            policy: self.duplicates,
+            input_names: self.input_names,
+        }
+    }
+
     /// Whether records of `stage` are graded; a stage named by `--stage`
     /// is marked in `seen`.
     fn wants_stage(&self, stage: &str, seen: &mut [bool]) -> bool {
@@ -358,7 +368,7 @@ impl<'a> BlockWorker<'a> {
                 let rank_early = matches!(config.trec, TrecLines::RankEarly);
                 out.trec = self
                     .trec
-                    .finish(config.labels, config.duplicates, rank_early);
+                    .finish(config.labels, config.run_duplicates(), rank_early);
             }
         }
         out
@@ -503,6 +513,7 @@ mod tests {
             trec: TrecLines::RankEarly,
             run_name: RunName::Tag,
             file_runs: &[],
+            input_names: &[],
         };
         let block = Block {
             input: 0,

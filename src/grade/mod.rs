@@ -96,6 +96,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     // Stages 1 to 4: read, parse, judge and group every capture.
     let read::Discovered { inputs, skipped } = read::discover(&plan.logs, plan.out.as_deref())?;
     let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
+    let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
     let fields = LogFields::new(&plan.fields);
     let config = JudgeConfig {
         labels: &labels,
@@ -112,6 +113,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         },
         run_name: plan.run_name,
         file_runs: &file_runs,
+        input_names: &input_names,
     };
     let reading = Reading {
         format: plan.logs_format,
@@ -126,6 +128,15 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     )?;
     let unseen_stages = unseen_stages(plan, &gathered.stages_seen)?;
     let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
+    let fused_runs: Vec<Warning> = (gathered.grouper.fused_runs().into_iter())
+        .map(|(run, inputs)| Warning::FusedRun {
+            run: run.to_string(),
+            files: inputs
+                .iter()
+                .map(|&i| input_names[i as usize].clone())
+                .collect(),
+        })
+        .collect();
     let grouped = gathered.grouper.finish(default_stage);
 
     // The diagnostics, before grading consumes the groups.
@@ -150,7 +161,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         superseded_records,
     );
     let graded = Graded {
-        input_names: inputs.iter().map(Input::name).collect(),
+        input_names,
         labels,
         settings,
         pairs: graded.aggregates,
@@ -184,6 +195,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
             });
         }
     }
+    fused_runs.into_iter().for_each(&mut *warn);
     for stage in unseen_stages {
         warn(Warning::StageNotRead(stage));
     }

@@ -40,6 +40,16 @@ pub enum TrecLines<'a> {
     HoldOnly(&'a [bool]),
 }
 
+/// What a ranking does with a document listed twice, and the inputs'
+/// names its reject details cite.
+#[derive(Debug, Clone, Copy)]
+pub struct Duplicates<'a> {
+    /// Reject the ranking, or keep the first copy.
+    pub policy: DuplicateDocs,
+    /// Each input's name, by index.
+    pub input_names: &'a [String],
+}
+
 /// A (run, query) of one run: the run's pair index and the query.
 pub type RunKey = (u32, QueryIdx);
 
@@ -236,7 +246,7 @@ impl BlockScratch {
     pub fn finish(
         &mut self,
         labels: &LabelIndex,
-        duplicates: DuplicateDocs,
+        duplicates: Duplicates<'_>,
         rank_early: bool,
     ) -> BlockRuns {
         let spans = &self.spans;
@@ -430,7 +440,7 @@ impl RunBatch<'_> {
     pub fn rank(
         &self,
         labels: &LabelIndex,
-        duplicates: DuplicateDocs,
+        duplicates: Duplicates<'_>,
         repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
     ) -> Vec<RankedRuns> {
         let keys: Vec<&[Entry]> = self.0.chunk_by(same_key).filter(|e| !is_split(e)).collect();
@@ -457,6 +467,9 @@ pub struct RankedRuns {
     pub rejected_keys: Vec<RunKey>,
     /// One reject per line of a rejected ranking.
     pub rejects: Vec<Reject>,
+    /// Pairs whose ranking dropped a copy of a document found in another
+    /// input, with the two inputs.
+    pub fused: Vec<(u32, u32, u32)>,
 }
 
 impl RankedRuns {
@@ -513,6 +526,9 @@ struct Ranker {
     dropped: Vec<bool>,
     /// The judged documents of the key being ranked.
     found: Vec<Found>,
+    /// The inputs of a copy dropped under `DuplicateDocs::Dedupe` and of
+    /// the copy it repeats, when they differ: two runs fused into one.
+    fused: Option<(u32, u32)>,
 }
 
 impl Ranker {
@@ -530,7 +546,7 @@ impl Ranker {
         &mut self,
         labels: &LabelIndex,
         entries: &[Entry],
-        duplicates: DuplicateDocs,
+        duplicates: Duplicates<'_>,
         repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
         out: &mut RankedRuns,
     ) {
@@ -553,7 +569,11 @@ impl Ranker {
                     Entry::Held(block, held) => Some((held.span, held.lines(&block.lines))),
                     Entry::Ranked(..) => None,
                 }));
-                self.rank(labels, key.1, duplicates)
+                let ranked = self.rank(labels, key.1, duplicates);
+                if let Some((first, copy)) = self.fused {
+                    out.fused.push((key.0, first, copy));
+                }
+                ranked
                     .map(|n_results| (n_results, &self.found[..]))
                     .map_err(Cow::Owned)
             }
@@ -571,7 +591,7 @@ impl Ranker {
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
-        duplicates: DuplicateDocs,
+        duplicates: Duplicates<'_>,
     ) -> Result<u32, String> {
         // Stable: lines that tie keep input order.
         self.lines.sort_by(|(a, _), (b, _)| a.ranks_before(b));
@@ -594,10 +614,11 @@ impl Ranker {
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
-        duplicates: DuplicateDocs,
+        duplicates: Duplicates<'_>,
     ) -> Result<(), String> {
         self.dropped.clear();
         self.dropped.resize(self.lines.len(), false);
+        self.fused = None;
         self.seen.clear();
         let lines = &self.lines;
         let hash = |i: u32| lines[i as usize].0.id_hash;
@@ -608,8 +629,12 @@ impl Ranker {
                     .insert_unique(line.id_hash, later as u32, |&i| hash(i));
                 continue;
             };
-            if duplicates == DuplicateDocs::Dedupe {
+            let first = lines[earlier as usize].1;
+            if duplicates.policy == DuplicateDocs::Dedupe {
                 self.dropped[later] = true;
+                if first.input != origin.input {
+                    self.fused.get_or_insert((first.input, origin.input));
+                }
                 continue;
             }
             let doc = if line.place.judged() {
@@ -620,21 +645,25 @@ impl Ranker {
             } else {
                 "a doc id".to_string()
             };
-            let first = lines[earlier as usize].1;
             // Two runs written with the same tag (a tool's default) merge
             // into one ranking full of duplicates: say so.
             let hint = if lines.iter().any(|(_, o)| o.input != first.input) {
-                "; its lines come from several files: do two runs share a tag?"
+                "; its lines come from several files: do two runs share a tag? \
+                 --run-name file keeps them apart"
             } else {
                 ""
             };
+            let place = |origin: Origin| {
+                let name = duplicates.input_names.get(origin.input as usize);
+                format!("{}:{}", name.map_or("?", String::as_str), origin.line)
+            };
             return Err(format!(
-                "{doc} appears at positions {} and {} (lines {} and {}; the whole ranking of \
+                "{doc} appears at positions {} and {} ({} and {}; the whole ranking of \
                  this query and run is rejected{hint})",
                 earlier + 1,
                 later + 1,
-                first.line,
-                origin.line
+                place(first),
+                place(*origin)
             ));
         }
         Ok(())
@@ -644,6 +673,16 @@ impl Ranker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `policy` for the one input of these tests, `run.trec`.
+    fn policy(policy: DuplicateDocs) -> Duplicates<'static> {
+        static NAMES: std::sync::LazyLock<[String; 1]> =
+            std::sync::LazyLock::new(|| ["run.trec".to_string()]);
+        Duplicates {
+            policy,
+            input_names: &NAMES[..],
+        }
+    }
 
     /// Labels of queries `q0`, `q1` and `q2`, each judging `b` and `d`.
     fn labels() -> LabelIndex {
@@ -668,7 +707,7 @@ mod tests {
             let key = RankKey::score(score);
             scratch.push(0, query, origin, RunLine::new(labels, query, doc, key));
         }
-        scratch.finish(labels, DuplicateDocs::Reject, rank_early)
+        scratch.finish(labels, policy(DuplicateDocs::Reject), rank_early)
     }
 
     fn rank_blocks(labels: &LabelIndex, blocks: Vec<BlockRuns>) -> (RankedRuns, SplitRuns) {
@@ -679,7 +718,7 @@ mod tests {
         let sorted = runs.sort();
         let ranked = sorted
             .batches()
-            .flat_map(|batch| batch.rank(labels, DuplicateDocs::Reject, &|_, _| None));
+            .flat_map(|batch| batch.rank(labels, policy(DuplicateDocs::Reject), &|_, _| None));
         let mut all = RankedRuns::default();
         for chunk in ranked {
             for &(pair, query, ref c) in &chunk.captures {
@@ -730,7 +769,7 @@ mod tests {
         let sorted = runs.sort();
         let batch = sorted.batches().next().unwrap();
         let ranked = batch
-            .rank(&labels, DuplicateDocs::Dedupe, &|_, _| None)
+            .rank(&labels, policy(DuplicateDocs::Dedupe), &|_, _| None)
             .remove(0);
         // trec_eval's order: f, then e d c b a at 1.0; the lower c is dropped.
         let found: Vec<(u32, &str)> = ranked
@@ -749,7 +788,7 @@ mod tests {
         assert_eq!(ranked.rejects.len(), lines.len(), "every line is rejected");
         let detail = &ranked.rejects[0].detail;
         assert!(
-            detail.contains("a doc id appears at positions 4 and 7 (lines 1 and 6;"),
+            detail.contains("a doc id appears at positions 4 and 7 (run.trec:1 and run.trec:6;"),
             "{detail}"
         );
     }
