@@ -57,7 +57,7 @@ impl Graded {
 /// Something the user should look at, though grading went on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
-    /// Most labeled ids never appeared in any capture of their query.
+    /// Most captured queries returned no document their labels judge.
     StaleLabels(StaleLabels),
     /// A stage of the stage order was never graded.
     StageNotGraded(String),
@@ -73,22 +73,23 @@ pub enum Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Warning::StaleLabels(stale) => write!(
-                f,
-                "{} of {} labeled doc ids ({:.0}%) never appeared in any capture of \
-                 their query (e.g. {}); do the labels and the collection use the same doc ids? \
-                 --corpus FILE checks the labels against a snapshot",
-                stale.unseen,
-                stale.labeled,
-                100.0 * stale.fraction,
-                stale
-                    .sample
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Warning::StaleLabels(stale) => {
+                write!(
+                    f,
+                    "{} of {} captured queries returned no judged document at any depth",
+                    stale.queries_without_judged_results, stale.queries_captured,
+                )?;
+                if !stale.sample.is_empty() {
+                    let examples: Vec<&str> =
+                        stale.sample.iter().take(3).map(String::as_str).collect();
+                    write!(f, " (labeled ids never returned: {})", examples.join(", "))?;
+                }
+                write!(
+                    f,
+                    ": were the labels made for another chunking or collection version? \
+                     --corpus FILE checks the labels against a snapshot"
+                )
+            }
             Warning::StageNotGraded(stage) => write!(
                 f,
                 "stage {stage} of --stage-order was never graded; \

@@ -264,6 +264,7 @@ pub struct Grouper {
     trec: TrecRuns,
     superseded_records: u64,
     seen_docs: Vec<bool>,
+    returned_judged: Vec<bool>,
 }
 
 /// Everything gathered, ready to grade.
@@ -279,6 +280,9 @@ pub struct Grouped {
     /// its query returned it (superseded, repeated or withheld from the
     /// user as unauthorized, it was still returned).
     pub seen_docs: Vec<bool>,
+    /// For each labeled query, whether a valid capture of it returned any
+    /// document its labels judge, of any grade (counted as `seen_docs`).
+    pub returned_judged: Vec<bool>,
 }
 
 impl Grouper {
@@ -294,6 +298,7 @@ impl Grouper {
             trec: TrecRuns::default(),
             superseded_records: 0,
             seen_docs: vec![false; labels.n_judged_docs()],
+            returned_judged: vec![false; labels.queries().len()],
         }
     }
 
@@ -361,6 +366,7 @@ impl Grouper {
         for f in found {
             self.seen_docs[f.doc as usize] = true;
         }
+        self.returned_judged[query as usize] |= capture.returned_judged;
         let slot = &mut self.slots[pair as usize][query as usize];
         let kept = self.store.list(slot.head).next();
         let replace = match (self.policy, kept) {
@@ -458,6 +464,7 @@ impl Grouper {
             store: self.store,
             superseded_records: self.superseded_records,
             seen_docs: self.seen_docs,
+            returned_judged: self.returned_judged,
         }
     }
 }
