@@ -40,13 +40,14 @@ impl Graded {
         &self.input_names[origin.input as usize]
     }
 
-    /// Write the stdout table: means per (run, stage) and slice, the
-    /// evidence lost between stages, and a note of rejects and leaks.
+    /// Write the stdout table: means per (run, stage) and slice, turned
+    /// when wider than `width` characters, the evidence lost between
+    /// stages, and a note of rejects and leaks.
     ///
     /// # Errors
     /// Writing to `out` fails (a closed pipe among others).
-    pub fn print_table(&self, out: &mut impl Write) -> io::Result<()> {
-        table::print_table(out, &self.labels, &self.settings, &self.pairs)?;
+    pub fn print_table(&self, out: &mut impl Write, width: usize) -> io::Result<()> {
+        table::print_table(out, &self.labels, &self.settings, &self.pairs, width)?;
         if let Some(loss) = &self.stage_loss {
             table::print_stage_loss(out, &self.labels, loss)?;
         }
