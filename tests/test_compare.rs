@@ -14,7 +14,7 @@ use crate::util::compare::{
     assert_sorted_worst_first, cases_labels, compare, expect_refusal, grade, graded_cases,
 };
 use crate::util::{
-    assert_cell, assert_same_lines, assert_text, crate_path, percentile, Run, Table, Workdir,
+    assert_cell, assert_same_lines, assert_text, crate_path, percentile, text, Run, Table, Workdir,
     RUN_TIMEOUT,
 };
 
@@ -540,4 +540,63 @@ fn relist(wd: &Workdir, dir: &str, per_query: &str) {
         }
     }
     wd.write(&path, summary.to_string());
+}
+
+// ---------------------------------------------------------------------
+// stdout
+// ---------------------------------------------------------------------
+
+/// The "lost most" lines of compare's stdout for labels `labels` (one
+/// line per query) where the candidate loses q1 and q2's only relevant
+/// document.
+fn lost_most_lines(wd: &Workdir, labels: &[&str]) -> Vec<String> {
+    wd.write("labels.jsonl", text(labels));
+    let logs = |lost: &[&str]| {
+        let records: Vec<String> = ["q1", "q2", "q3"]
+            .iter()
+            .map(|q| {
+                let found = if lost.contains(q) { "x" } else { "d" };
+                json!({"query_id": q, "results": [format!("{found}_{q}")]}).to_string()
+            })
+            .collect();
+        text(&records)
+    };
+    wd.write("base.jsonl", logs(&[]));
+    wd.write("cand.jsonl", logs(&["q1", "q2"]));
+    for side in ["base", "cand"] {
+        grade(wd, "3", &format!("out/{side}"), &format!("{side}.jsonl"));
+    }
+    let run = compare(wd, &["out/base", "out/cand", "--metrics", "recall@3"]);
+    run.expect_code(0);
+    let lines = run.stdout.lines().skip_while(|l| !l.contains("lost most"));
+    lines
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// A `(none)` task or language that every query has lists the overall
+/// set's losers once: as `all` when neither tasks nor languages are
+/// labeled, under the tasks alone when only they are.
+#[test]
+fn lost_most_leaves_out_none_slices_that_repeat_the_overall_set() {
+    let wd = Workdir::new("compare_lost_most_none");
+    let losses = "q1 1.000 -> 0.000, q2 1.000 -> 0.000";
+    let plain = [
+        r#"{"query_id": "q1", "relevant": ["d_q1"]}"#,
+        r#"{"query_id": "q2", "relevant": ["d_q2"]}"#,
+        r#"{"query_id": "q3", "relevant": ["d_q3"]}"#,
+    ];
+    assert_eq!(lost_most_lines(&wd, &plain), [format!("all: {losses}")]);
+    let with_tasks = [
+        r#"{"query_id": "q1", "relevant": ["d_q1"], "task": "a"}"#,
+        r#"{"query_id": "q2", "relevant": ["d_q2"], "task": "b"}"#,
+        r#"{"query_id": "q3", "relevant": ["d_q3"]}"#,
+    ];
+    // Some queries have no task: task=(none) is a slice of its own.
+    assert_eq!(
+        lost_most_lines(&wd, &with_tasks),
+        ["task=a: q1 1.000 -> 0.000", "task=b: q2 1.000 -> 0.000"]
+    );
 }

@@ -427,7 +427,9 @@ fn sample_numbers_follow_from_the_inputs() {
     assert_cell(&row(&per_query, "final", "q_2fa"), "recall@3", 1.0);
 
     // Stale labels: the positive-grade documents of the captured queries,
-    // unseen when no capture of their own query returned them.
+    // unseen when no capture of their own query returned them; and the
+    // captured queries judging a document (any grade), without judged
+    // results when none of those came back.
     let mut returned: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (_, record) in &logs {
         let query = record["query_id"].as_str().expect("query_id").to_string();
@@ -437,22 +439,31 @@ fn sample_numbers_follow_from_the_inputs() {
             .or_default()
             .extend(docs.iter().map(|doc| doc_id(doc, record)));
     }
-    let mut sets: BTreeMap<(u8, String, String), (u64, u64)> = BTreeMap::new();
+    let mut sets: BTreeMap<(u8, String, String), [u64; 4]> = BTreeMap::new();
     let (mut labeled, mut unseen, mut sample) = (0u64, 0u64, Vec::<String>::new());
     for (_, label) in &labels {
         let query = label["query_id"].as_str().expect("id");
         let Some(seen) = returned.get(query) else {
             continue;
         };
-        let positive: Vec<String> = match &label["relevant"] {
-            Value::Array(ids) => ids.iter().map(|i| i.as_str().expect("id").into()).collect(),
+        let graded: Vec<(String, i64)> = match &label["relevant"] {
+            Value::Array(ids) => ids
+                .iter()
+                .map(|i| (i.as_str().expect("id").into(), 1))
+                .collect(),
             Value::Object(grades) => grades
                 .iter()
-                .filter(|(_, g)| g.as_i64().expect("grade") > 0)
-                .map(|(d, _)| d.clone())
+                .map(|(d, g)| (d.clone(), g.as_i64().expect("grade")))
                 .collect(),
             other => panic!("relevant {other}"),
         };
+        let positive: Vec<String> = graded
+            .iter()
+            .filter(|(_, g)| *g > 0)
+            .map(|(d, _)| d.clone())
+            .collect();
+        let judges_any = !graded.is_empty();
+        let without_judged = judges_any && !graded.iter().any(|(d, _)| seen.contains(d));
         let mut missing: Vec<String> = positive
             .iter()
             .filter(|d| !seen.contains(*d))
@@ -468,8 +479,10 @@ fn sample_numbers_follow_from_the_inputs() {
             (2, task.clone(), language.clone()),
         ] {
             let entry = sets.entry(key).or_default();
-            entry.0 += positive.len() as u64;
-            entry.1 += missing.len() as u64;
+            entry[0] += positive.len() as u64;
+            entry[1] += missing.len() as u64;
+            entry[2] += u64::from(judges_any);
+            entry[3] += u64::from(without_judged);
         }
         for id in missing {
             if !sample.contains(&id) {
@@ -486,14 +499,27 @@ fn sample_numbers_follow_from_the_inputs() {
     assert_eq!(sample, ["KB-0042"]);
     let by_slice: Vec<Value> = sets
         .into_iter()
-        .map(|((_, task, language), (labeled, unseen))| {
-            json!({"task": task, "language": language, "labeled": labeled, "unseen": unseen})
-        })
+        .map(
+            |((_, task, language), [labeled, unseen, captured, without])| {
+                json!({
+                    "task": task, "language": language, "labeled": labeled, "unseen": unseen,
+                    "queries_captured": captured, "queries_without_judged_results": without,
+                })
+            },
+        )
         .collect();
     assert_eq!(stale["by_slice"], Value::Array(by_slice), "{stale:#}");
+    assert_eq!(
+        (
+            &stale["queries_captured"],
+            &stale["queries_without_judged_results"]
+        ),
+        (&json!(9), &json!(0)),
+        "{stale:#}"
+    );
     assert!(
         !run.stderr.contains("warning"),
-        "1 of 14 unseen is no reason to warn\n{run}"
+        "every captured query returned a judged document: no reason to warn\n{run}"
     );
 
     // Evidence lost between stages, as the README tells it.

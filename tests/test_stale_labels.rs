@@ -68,15 +68,22 @@ fn grade_stale(wd: &Workdir, repeats: &str, extra: &[&str]) -> Run {
     grade(wd, &args)
 }
 
-fn slice(task: &str, language: &str, labeled: u64, unseen: u64) -> Value {
-    json!({"task": task, "language": language, "labeled": labeled, "unseen": unseen})
+/// A `by_slice` row: labeled and unseen documents, then captured queries
+/// and those of them that returned no judged document.
+fn slice(task: &str, language: &str, docs: (u64, u64), queries: (u64, u64)) -> Value {
+    json!({
+        "task": task, "language": language, "labeled": docs.0, "unseen": docs.1,
+        "queries_captured": queries.0, "queries_without_judged_results": queries.1,
+    })
 }
 
 /// The hand case: only captured queries count (q3 never captured, q4
 /// only rejected); positive grades only (g is judged 0); a document is
 /// seen when any capture of its own query returned it at any depth, at
 /// any stage, superseded captures included, and not when only another
-/// query's capture did. 3 of 6 unseen is exactly one half: no warning.
+/// query's capture did. Each of the three captured queries returned a
+/// judged document (q2 at another stage, q5 in a superseded capture), so
+/// half the labeled documents unseen is no warning.
 #[test]
 fn stale_labels_hand_case() {
     let wd = Workdir::new("stale_hand");
@@ -92,14 +99,16 @@ fn stale_labels_hand_case() {
             "fraction": 0.5,
             "sample": ["b", "c", "i"],
             "by_slice": [
-                slice("t1", "*", 4, 2),
-                slice("t2", "*", 2, 1),
-                slice("*", "de", 2, 1),
-                slice("*", "en", 4, 2),
-                slice("t1", "de", 2, 1),
-                slice("t1", "en", 2, 1),
-                slice("t2", "en", 2, 1),
+                slice("t1", "*", (4, 2), (2, 0)),
+                slice("t2", "*", (2, 1), (1, 0)),
+                slice("*", "de", (2, 1), (1, 0)),
+                slice("*", "en", (4, 2), (2, 0)),
+                slice("t1", "de", (2, 1), (1, 0)),
+                slice("t1", "en", (2, 1), (1, 0)),
+                slice("t2", "en", (2, 1), (1, 0)),
             ],
+            "queries_captured": 3,
+            "queries_without_judged_results": 0,
         }),
         "{:#}",
         summary["stale_labels"]
@@ -110,21 +119,21 @@ fn stale_labels_hand_case() {
     assert_eq!(count(&summary, "superseded_records"), 1);
 }
 
-/// Above one half, stderr warns, naming the counts and examples; stages
-/// left out by `--stage` are not looked at, so d becomes unseen (4 of 6).
+/// Stages left out by `--stage` are not looked at, so d becomes unseen (4
+/// of 6) and q2 a query that returned no judged document; one query of
+/// three is no warning, however many labeled documents went unseen.
 #[test]
-fn stale_labels_warn_above_one_half() {
+fn stale_labels_count_the_queries_without_judged_results() {
     let wd = Workdir::new("stale_warn");
     let run = grade_stale(&wd, "last", &["--stage", "final"]);
-    run.expect_code(0).expect_stderr(&[
-        "rgrade: warning: 4 of 6 labeled doc ids (67%) never appeared in any capture of their \
-         query (e.g. b, c, d); do the labels and the collection use the same doc ids? \
-         --corpus FILE checks the labels against a snapshot",
-    ]);
+    run.expect_code(0);
+    assert!(!run.stderr.contains("warning"), "{run}");
     let stale = &wd.read_json("out/summary.json")["stale_labels"];
     assert_eq!(stale["unseen"].as_u64(), Some(4));
     assert_eq!(stale["sample"], json!(["b", "c", "d", "i"]));
-    // Nothing labeled is captured: no fraction to warn about, and every
+    assert_eq!(stale["queries_captured"].as_u64(), Some(3));
+    assert_eq!(stale["queries_without_judged_results"].as_u64(), Some(1));
+    // Nothing labeled is captured: no query to warn about, and every
     // grouping set of the labels still has its (empty) row.
     wd.write(
         "unlabeled.jsonl",
@@ -142,16 +151,124 @@ fn stale_labels_warn_above_one_half() {
         ],
     );
     run.expect_code(0);
-    assert!(!run.stderr.contains("labeled doc ids"), "{run}");
+    assert!(!run.stderr.contains("captured queries"), "{run}");
     let stale = &wd.read_json("out/summary.json")["stale_labels"];
-    let empty = |task: &str, language: &str| json!({"task": task, "language": language, "labeled": 0, "unseen": 0});
+    let empty = |task: &str, language: &str| slice(task, language, (0, 0), (0, 0));
     assert_eq!(
         stale,
         &json!({"labeled": 0, "unseen": 0, "fraction": 0.0, "sample": [], "by_slice": [
             empty("t1", "*"), empty("t2", "*"), empty("*", "de"), empty("*", "en"),
             empty("t1", "de"), empty("t1", "en"), empty("t2", "en"),
-        ]})
+        ], "queries_captured": 0, "queries_without_judged_results": 0})
     );
+}
+
+/// Pooled qrels, as TREC writes them: each query judges a few documents,
+/// several of them 0 or below, and a run retrieves few of them. Every query
+/// below returns a judged document all the same: q1 a relevant one, q2 one
+/// judged 0 only, q3 one judged -1 only, q4 one judged 0 at rank 30.
+const POOLED_QRELS: &str = "\
+q1 0 d11 1\nq1 0 d12 1\nq1 0 d13 2\nq1 0 d14 0
+q2 0 d21 1\nq2 0 d22 1\nq2 0 d23 0\nq2 0 d24 0
+q3 0 d31 2\nq3 0 d32 1\nq3 0 d33 -1
+q4 0 d41 1\nq4 0 d42 1\nq4 0 d43 1\nq4 0 d44 0
+";
+
+/// Each query's ranking, best first, under the ids `rename` gives.
+fn pooled_rankings(rename: impl Fn(&str) -> String) -> Vec<(&'static str, Vec<String>)> {
+    let unjudged = |n: usize, q: &'static str| (0..n).map(move |i| format!("{q}_x{i}"));
+    let mut q4: Vec<String> = unjudged(29, "q4").collect();
+    q4.push(rename("d44"));
+    vec![
+        ("q1", vec!["q1_x0".into(), rename("d11"), "q1_x1".into()]),
+        ("q2", vec![rename("d23"), "q2_x0".into()]),
+        ("q3", unjudged(2, "q3").chain([rename("d33")]).collect()),
+        ("q4", q4),
+    ]
+}
+
+/// Grade the pooled rankings under `rename`, as a TREC run and as JSONL
+/// logs; each run's output goes to `out/trec` or `out/jsonl`.
+fn grade_pooled(wd: &Workdir, rename: impl Fn(&str) -> String) -> [(Run, Value); 2] {
+    let rankings = pooled_rankings(rename);
+    let mut trec = String::new();
+    let mut jsonl = String::new();
+    for (query, docs) in &rankings {
+        for (rank, doc) in docs.iter().enumerate() {
+            let score = 100 - rank;
+            trec.push_str(&format!("{query} Q0 {doc} {} {score} pooled\n", rank + 1));
+        }
+        let record = json!({"query_id": query, "run": "pooled", "results": docs});
+        jsonl.push_str(&format!("{record}\n"));
+    }
+    wd.write("qrels.txt", POOLED_QRELS);
+    wd.write("run.trec", trec);
+    wd.write("logs.jsonl", jsonl);
+    [("trec", "run.trec"), ("jsonl", "logs.jsonl")].map(|(format, log)| {
+        let out = format!("out/{format}");
+        let args = ["--labels", "qrels.txt", "-q", "-o", &out, log];
+        let run = grade(wd, &args);
+        let stale = wd.read_json(&format!("{out}/summary.json"))["stale_labels"].clone();
+        (run, stale)
+    })
+}
+
+/// Pooled labels are no stale labels: 9 of the 10 relevant documents were
+/// never returned, yet every query returned a judged one (a grade of 0 or
+/// below counts), so nothing warns, from a TREC run or JSONL logs alike.
+#[test]
+fn stale_pooled_labels_do_not_warn() {
+    let wd = Workdir::new("stale_pooled");
+    for (run, stale) in grade_pooled(&wd, str::to_string) {
+        run.expect_code(0);
+        assert_eq!(run.stderr, "", "{run}");
+        assert_eq!(
+            (
+                &stale["labeled"],
+                &stale["unseen"],
+                &stale["queries_captured"],
+                &stale["queries_without_judged_results"]
+            ),
+            (&json!(10), &json!(9), &json!(4), &json!(0)),
+            "{stale:#}"
+        );
+    }
+}
+
+/// A changed chunk-id scheme: the same rankings under new ids return no
+/// judged document for any query, and stderr says so.
+#[test]
+fn stale_changed_id_scheme_warns() {
+    let wd = Workdir::new("stale_changed_ids");
+    for (run, stale) in grade_pooled(&wd, |id| format!("{}#chunk0", id.to_uppercase())) {
+        run.expect_code(0).expect_stderr(&[
+            "rgrade: warning: 4 of 4 captured queries returned no judged document at any depth \
+             (labeled ids never returned: d11, d12, d13): were the labels made for another \
+             chunking or collection version? --corpus FILE checks the labels against a snapshot",
+        ]);
+        assert_eq!(
+            (
+                &stale["unseen"],
+                &stale["queries_captured"],
+                &stale["queries_without_judged_results"]
+            ),
+            (&json!(10), &json!(4), &json!(4)),
+            "{stale:#}"
+        );
+        let all = |captured: u64, without: u64| json!({"queries_captured": captured, "queries_without_judged_results": without});
+        let by_slice: Vec<Value> = stale["by_slice"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                all(
+                    s["queries_captured"].as_u64().unwrap(),
+                    s["queries_without_judged_results"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(by_slice, [all(4, 4), all(4, 4), all(4, 4)], "{stale:#}");
+    }
 }
 
 /// The sample lists at most 20 ids, distinct, in query order (an id
@@ -182,8 +299,10 @@ fn stale_sample_is_capped_and_distinct() {
         &wd,
         &["--labels", "labels.jsonl", "-q", "-o", "out", "logs.jsonl"],
     );
-    run.expect_code(0)
-        .expect_stderr(&["36 of 36 labeled doc ids (100%)"]);
+    run.expect_code(0).expect_stderr(&[
+        "12 of 12 captured queries returned no judged document at any depth \
+         (labeled ids never returned: own00_a, own00_b, shared0)",
+    ]);
     let stale = &wd.read_json("out/summary.json")["stale_labels"];
     let want: Vec<String> = [
         "own00_a", "own00_b", "shared0", "own01_a", "own01_b", "shared1", "own02_a", "own02_b",

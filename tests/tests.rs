@@ -22,6 +22,7 @@ mod test_stage_loss;
 mod test_stage_loss_generated;
 mod test_stage_order;
 mod test_stale_labels;
+mod test_stdout_table;
 mod test_streams;
 mod test_trec;
 mod util;

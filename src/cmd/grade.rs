@@ -4,7 +4,7 @@
 use anyhow::Result;
 use rgrade::GradePlan;
 
-use super::{print_stdout, tell, Exit};
+use super::{print_stdout, stdout_width, tell, Exit};
 use crate::cli::GradeArgs;
 
 /// Grade the logs named in `args`; `command` is the command line as typed,
@@ -39,7 +39,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
     let mut warnings = Vec::new();
     let graded = rgrade::grade(&plan, &mut |warning| warnings.push(warning))?;
     if !args.quiet {
-        print_stdout(|out| graded.print_table(out));
+        print_stdout(|out| graded.print_table(out, stdout_width()));
     }
     for warning in &warnings {
         tell(format_args!("rgrade: warning: {warning}"));

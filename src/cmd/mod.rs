@@ -43,6 +43,25 @@ pub fn print_stdout(print: impl FnOnce(&mut io::BufWriter<io::StdoutLock>) -> io
     }
 }
 
+/// The width stdout's tables fit in when stdout is no terminal (a file, a
+/// pipe, a CI log): wide enough for a table of a few cutoffs.
+const PIPE_WIDTH: usize = 100;
+
+/// The columns stdout's tables may use: `COLUMNS` when it holds a number
+/// (the shell convention, which also lets a caller choose), else the
+/// terminal's width, else [`PIPE_WIDTH`] when stdout is no terminal.
+pub fn stdout_width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    let columns = columns.and_then(|c| c.trim().parse::<usize>().ok());
+    columns
+        .filter(|&c| c > 0)
+        .or_else(|| {
+            let size = console::Term::stdout().size_checked();
+            size.map(|(_rows, columns)| usize::from(columns))
+        })
+        .unwrap_or(PIPE_WIDTH)
+}
+
 /// Write a line to stderr. A closed or full stderr loses the line, never
 /// the run: the exit status still says how it ended.
 pub fn tell(line: fmt::Arguments) {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::paired::{Origin, Paired, StagePairs};
+use super::paired::{Origin, Paired, PairedQuery, StagePairs};
 use super::rules::Gate;
 use super::slices::SliceComparison;
 use crate::compare::stats::TIE_EPSILON;
@@ -20,7 +20,7 @@ use crate::output::schema::{
     PER_QUERY_DELTA_LEADING,
 };
 use crate::output::staged::{self, stage, Staged, Staging};
-use crate::slices::ANY;
+use crate::slices::{ANY, NO_SLICE};
 
 /// Queries listed per slice under "lost most" on stdout.
 const LOSERS_SHOWN: usize = 3;
@@ -300,7 +300,10 @@ fn print_side_figures(out: &mut impl Write, pairs: &StagePairs) -> io::Result<()
 }
 
 /// Per task and per language, the queries whose first metric dropped most:
-/// an average can hide a few large losses.
+/// an average can hide a few large losses. A `(none)` task or language
+/// that every query of the stage has (labels without tasks, say) would
+/// list the overall set's losers again: it is left out, and when that
+/// leaves no slice, the overall set is listed once, as `all`.
 fn print_losers(
     out: &mut impl Write,
     paired: &Paired,
@@ -314,12 +317,20 @@ fn print_losers(
     let (base, cand) = (pairs.baseline(metric), pairs.candidate(metric));
     let delta = |i: usize| cand[i] - base[i];
     let metric_name = &paired.metrics[metric];
+    let of_stage = || comparisons.iter().filter(|c| c.stage == stage);
+    let mut slices: Vec<&SliceComparison> = of_stage()
+        .filter(|c| c.task.is_some() != c.language.is_some())
+        .filter(|c| !repeats_overall(paired, pairs, c))
+        .collect();
+    if slices.is_empty() {
+        slices.extend(of_stage().filter(|c| c.task.is_none() && c.language.is_none()));
+    }
     let mut any = false;
-    for slice in comparisons.iter().filter(|c| c.stage == stage) {
+    for slice in slices {
         let label = match (slice.task, slice.language) {
-            (Some(t), None) => format!("task={}", paired.names.name(t)),
+            (Some(t), _) => format!("task={}", paired.names.name(t)),
             (None, Some(l)) => format!("language={}", paired.names.name(l)),
-            _ => continue,
+            (None, None) => "all".to_string(),
         };
         let mut losers: Vec<usize> = (0..pairs.queries.len())
             .filter(|&i| {
@@ -352,4 +363,15 @@ fn print_losers(
         writeln!(out, "  no query lost on {metric_name}")?;
     }
     Ok(())
+}
+
+/// Whether `slice` is the `(none)` task or language of every query of the
+/// stage, and so the overall set under another name.
+fn repeats_overall(paired: &Paired, pairs: &StagePairs, slice: &SliceComparison) -> bool {
+    let (value, of): (u32, fn(&PairedQuery) -> u32) = match (slice.task, slice.language) {
+        (Some(task), None) => (task, |q| q.task),
+        (None, Some(language)) => (language, |q| q.language),
+        _ => return false,
+    };
+    paired.names.name(value) == NO_SLICE && pairs.queries.iter().all(|q| of(q) == value)
 }

@@ -43,6 +43,10 @@ pub struct Capture {
     /// The judged documents in the ranking, by rank: a range of the found
     /// list of whoever holds the capture (a block outcome, the grouper).
     pub found: Range<u32>,
+    /// Whether the ranking returned any document the labels judge for its
+    /// query, whatever its grade and whether withheld as unauthorized: a
+    /// query whose results never are is a sign of stale labels.
+    pub returned_judged: bool,
 }
 
 /// A rejected record, ready for rejects.jsonl.

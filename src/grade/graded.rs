@@ -41,13 +41,14 @@ impl Graded {
         &self.input_names[origin.input as usize]
     }
 
-    /// Write the stdout table: means per (run, stage) and slice, the
-    /// evidence lost between stages, and a note of rejects and leaks.
+    /// Write the stdout table: means per (run, stage) and slice, turned
+    /// when wider than `width` characters, the evidence lost between
+    /// stages, and a note of rejects and leaks.
     ///
     /// # Errors
     /// Writing to `out` fails (a closed pipe among others).
-    pub fn print_table(&self, out: &mut impl Write) -> io::Result<()> {
-        table::print_table(out, &self.labels, &self.settings, &self.pairs)?;
+    pub fn print_table(&self, out: &mut impl Write, width: usize) -> io::Result<()> {
+        table::print_table(out, &self.labels, &self.settings, &self.pairs, width)?;
         if let Some(loss) = &self.stage_loss {
             table::print_stage_loss(out, &self.labels, loss)?;
         }
@@ -75,7 +76,7 @@ pub enum Warning {
         /// How it was read, and what its first line looked like.
         doubt: String,
     },
-    /// Most labeled ids never appeared in any capture of their query.
+    /// Most captured queries returned no document their labels judge.
     StaleLabels(StaleLabels),
     /// A stage of the stage order was never graded.
     StageNotGraded(String),
@@ -106,22 +107,23 @@ impl fmt::Display for Warning {
                 plural(files.len() as u64, "file", "files"),
                 first_few(files.iter().cloned(), 5)
             ),
-            Warning::StaleLabels(stale) => write!(
-                f,
-                "{} of {} labeled doc ids ({:.0}%) never appeared in any capture of \
-                 their query (e.g. {}); do the labels and the collection use the same doc ids? \
-                 --corpus FILE checks the labels against a snapshot",
-                stale.unseen,
-                stale.labeled,
-                100.0 * stale.fraction,
-                stale
-                    .sample
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Warning::StaleLabels(stale) => {
+                write!(
+                    f,
+                    "{} of {} captured queries returned no judged document at any depth",
+                    stale.queries_without_judged_results, stale.queries_captured,
+                )?;
+                if !stale.sample.is_empty() {
+                    let examples: Vec<&str> =
+                        stale.sample.iter().take(3).map(String::as_str).collect();
+                    write!(f, " (labeled ids never returned: {})", examples.join(", "))?;
+                }
+                write!(
+                    f,
+                    ": were the labels made for another chunking or collection version? \
+                     --corpus FILE checks the labels against a snapshot"
+                )
+            }
             Warning::StageNotGraded(stage) => write!(
                 f,
                 "stage {stage} of --stage-order was never graded; \

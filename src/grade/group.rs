@@ -268,6 +268,7 @@ pub struct Grouper {
     /// For each pair whose TREC ranking dropped copies found in another
     /// input under `--duplicate-docs dedupe`, those inputs.
     fused: BTreeMap<u32, BTreeSet<u32>>,
+    returned_judged: Vec<bool>,
 }
 
 /// Everything gathered, ready to grade.
@@ -283,6 +284,9 @@ pub struct Grouped {
     /// its query returned it (superseded, repeated or withheld from the
     /// user as unauthorized, it was still returned).
     pub seen_docs: Vec<bool>,
+    /// For each labeled query, whether a valid capture of it returned any
+    /// document its labels judge, of any grade (counted as `seen_docs`).
+    pub returned_judged: Vec<bool>,
 }
 
 impl Grouper {
@@ -299,6 +303,7 @@ impl Grouper {
             superseded_records: 0,
             seen_docs: vec![false; labels.n_judged_docs()],
             fused: BTreeMap::new(),
+            returned_judged: vec![false; labels.queries().len()],
         }
     }
 
@@ -366,6 +371,7 @@ impl Grouper {
         for f in found {
             self.seen_docs[f.doc as usize] = true;
         }
+        self.returned_judged[query as usize] |= capture.returned_judged;
         let slot = &mut self.slots[pair as usize][query as usize];
         let kept = self.store.list(slot.head).next();
         let replace = match (self.policy, kept) {
@@ -479,6 +485,7 @@ impl Grouper {
             store: self.store,
             superseded_records: self.superseded_records,
             seen_docs: self.seen_docs,
+            returned_judged: self.returned_judged,
         }
     }
 }

@@ -154,6 +154,8 @@ pub struct Judged {
     pub unauthorized: u32,
     /// Where its judged documents are in the found list.
     pub found: Range<u32>,
+    /// Whether it returned any judged document, of any grade.
+    pub returned_judged: bool,
 }
 
 /// Checks a ranking for duplicates and finds its judged documents.
@@ -203,6 +205,7 @@ impl RankingJudge {
         let start = found.len() as u32;
         let mut rank = 0u32;
         let mut unauthorized = 0u32;
+        let mut returned_judged = false;
         let mut outside = outside.iter().map(|o| o.position).peekable();
         for (i, doc) in docs.iter().enumerate() {
             let is_outside = outside.next_if_eq(&i).is_some();
@@ -211,18 +214,25 @@ impl RankingJudge {
             }
             rank += 1;
             unauthorized += u32::from(is_outside);
-            if let Some(doc) = labels.find_doc(query, doc.as_ref().as_bytes(), self.hashes[i]) {
+            let (doc, hash) = (doc.as_ref().as_bytes(), self.hashes[i]);
+            if let Some(doc) = labels.find_doc(query, doc, hash) {
+                returned_judged = true;
                 if is_outside {
                     withheld.push(doc);
                 } else {
                     found.push(Found { rank, doc });
                 }
+            } else if !returned_judged {
+                // Looked up only until the ranking shows a judged document:
+                // a healthy ranking pays for one lookup or two.
+                returned_judged = labels.judged_nonpositive(query, doc, hash);
             }
         }
         Ok(Judged {
             n_results: rank,
             unauthorized,
             found: start..found.len() as u32,
+            returned_judged,
         })
     }
 
@@ -443,6 +453,7 @@ impl<'a> BlockWorker<'a> {
                     context_tokens: event.context_tokens,
                     unauthorized: judged.unauthorized,
                     found: judged.found,
+                    returned_judged: judged.returned_judged,
                 },
             ));
             Ok(())

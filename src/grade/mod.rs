@@ -199,7 +199,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     for stage in unseen_stages {
         warn(Warning::StageNotRead(stage));
     }
-    if stale_labels.fraction > stale::WARN_FRACTION {
+    if stale::looks_stale(&stale_labels) {
         warn(Warning::StaleLabels(stale_labels));
     }
     for stage in graded.stage_loss.iter().flat_map(|l| &l.unseen_stages) {

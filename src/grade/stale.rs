@@ -3,14 +3,19 @@
 //! every labeled id stops appearing in results and recall drops for no
 //! fault of the retriever.
 //!
-//! Two checks. Always: the labeled documents of captured queries that no
-//! valid capture of their query returned at any depth, from the judged
-//! documents the pipeline finds anyway (so it costs nothing per result). With
+//! Two checks. Always: the captured queries whose results hold no judged
+//! document at any depth, which is what a changed id scheme does to every
+//! query, while pooled labels, which judge only part of what a run
+//! returns, leave many labeled documents unreturned but no query without
+//! a judged one; and, for information, the labeled documents that no valid
+//! capture of their query returned. Both come from judging, which looks
+//! every result up in the labels anyway. With
 //! `--corpus FILE`: labeled ids missing from the collection snapshot,
 //! streamed against a table of the labeled ids, so memory follows the
 //! labels, not the corpus.
 
 use std::io::BufRead;
+use std::ops::AddAssign;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -27,79 +32,114 @@ use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// Unseen ids listed in summary.json.
 const SAMPLE: usize = 20;
-/// Above this unseen fraction, stderr warns.
-pub const WARN_FRACTION: f64 = 0.5;
 
-/// Count the labeled documents that no valid capture of their query
-/// returned. A query no run captured is left out: its labels say nothing
-/// about the collection, only about the logs' coverage.
+/// Whether the labels look made for other ids: more than half of the
+/// captured queries returned no judged document at all.
+pub fn looks_stale(stale: &StaleLabels) -> bool {
+    stale.queries_without_judged_results * 2 > stale.queries_captured
+}
+
+/// The stale-label counts of one query, or summed over a grouping set.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    /// Labeled documents (positive grades) of captured queries.
+    labeled: u64,
+    /// Of those, the ones no valid capture of their query returned.
+    unseen: u64,
+    /// Queries with a valid capture and a judged document.
+    captured: u64,
+    /// Of those, the ones whose valid captures returned no judged document.
+    without_judged: u64,
+}
+
+impl AddAssign for Tally {
+    fn add_assign(&mut self, other: Self) {
+        self.labeled += other.labeled;
+        self.unseen += other.unseen;
+        self.captured += other.captured;
+        self.without_judged += other.without_judged;
+    }
+}
+
+/// Count the captured queries that returned no judged document, and the
+/// labeled documents that no valid capture of their query returned. A
+/// query no run captured is left out: its labels say nothing about the
+/// collection, only about the logs' coverage; so is a query whose labels
+/// judge no document, from the query counts.
 pub fn measure(grouped: &Grouped, labels: &LabelIndex) -> StaleLabels {
     let seen = &grouped.seen_docs;
     let captured = |query: QueryIdx| grouped.pairs.iter().any(|pair| pair.captured(query));
-    // (labeled, unseen) per query, on the workers: this runs on every
-    // grade, so it must not add a serial pass over a million queries.
-    let per_query: Vec<(u64, u64)> = (0..labels.queries().len() as QueryIdx)
+    // Per query, on the workers: this runs on every grade, so it must not
+    // add a serial pass over a million queries.
+    let per_query: Vec<Tally> = (0..labels.queries().len() as QueryIdx)
         .into_par_iter()
         .map(|query| {
             if !captured(query) {
-                return (0, 0);
+                return Tally::default();
             }
             let docs = labels.judged_docs(query);
             let unseen = docs.clone().filter(|&doc| !seen[doc as usize]).count();
-            (docs.len() as u64, unseen as u64)
+            // A query whose labels judge nothing can return nothing judged.
+            let judges_any = labels.judges_any(query);
+            Tally {
+                labeled: docs.len() as u64,
+                unseen: unseen as u64,
+                captured: u64::from(judges_any),
+                without_judged: u64::from(judges_any && !grouped.returned_judged[query as usize]),
+            }
         })
         .collect();
     // Summed per (task, language) cell, then per grouping set: every
     // grouping set of the labels gets a row, as in aggregates.csv.
-    let mut cells: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
-    for (q, &(labeled, unseen)) in labels.queries().iter().zip(&per_query) {
-        let cell = cells.entry((q.task, q.language)).or_default();
-        cell.0 += labeled;
-        cell.1 += unseen;
+    let mut cells: HashMap<(u32, u32), Tally> = HashMap::new();
+    for (q, &tally) in labels.queries().iter().zip(&per_query) {
+        *cells.entry((q.task, q.language)).or_default() += tally;
     }
-    let mut sets: HashMap<SliceKey, (u64, u64)> = HashMap::new();
-    for ((task, language), (labeled, unseen)) in cells {
+    let mut sets: HashMap<SliceKey, Tally> = HashMap::new();
+    for ((task, language), tally) in cells {
         for key in slice_keys(task, language) {
-            let set = sets.entry(key).or_default();
-            set.0 += labeled;
-            set.1 += unseen;
+            *sets.entry(key).or_default() += tally;
         }
     }
     let sample = first_unseen(labels, seen, &per_query);
-    let (labeled, unseen) = sets.get(&(None, None)).copied().unwrap_or_default();
+    let all = sets.get(&(None, None)).copied().unwrap_or_default();
     let name = |slice: u32| labels.slice_name(slice);
-    let mut slices: Vec<(SliceKey, (u64, u64))> = sets
+    let mut slices: Vec<(SliceKey, Tally)> = sets
         .into_iter()
         .filter(|((task, language), _)| task.is_some() || language.is_some())
         .collect();
     slices.sort_by(|a, b| slice_order(a.0, name).cmp(&slice_order(b.0, name)));
     let slice_name = |slice: Option<u32>| slice.map_or(ANY, name).to_string();
     StaleLabels {
-        labeled,
-        unseen,
-        fraction: if labeled == 0 {
+        labeled: all.labeled,
+        unseen: all.unseen,
+        fraction: if all.labeled == 0 {
             0.0
         } else {
-            unseen as f64 / labeled as f64
+            all.unseen as f64 / all.labeled as f64
         },
         sample,
         by_slice: slices
             .into_iter()
-            .map(|((task, language), (labeled, unseen))| SliceStale {
+            .map(|((task, language), tally)| SliceStale {
                 task: slice_name(task),
                 language: slice_name(language),
-                labeled,
-                unseen,
+                labeled: tally.labeled,
+                unseen: tally.unseen,
+                queries_captured: tally.captured,
+                queries_without_judged_results: tally.without_judged,
             })
             .collect(),
+        queries_captured: all.captured,
+        queries_without_judged_results: all.without_judged,
     }
 }
 
 /// The first [`SAMPLE`] distinct unseen ids, in query order (by id within
 /// a query).
-fn first_unseen(labels: &LabelIndex, seen: &[bool], per_query: &[(u64, u64)]) -> Vec<String> {
+fn first_unseen(labels: &LabelIndex, seen: &[bool], per_query: &[Tally]) -> Vec<String> {
     let mut sample: Vec<String> = Vec::new();
-    let with_unseen = per_query.iter().enumerate().filter(|(_, c)| c.1 > 0);
+    let with_unseen = per_query.iter().enumerate().filter(|(_, t)| t.unseen > 0);
     for (query, _) in with_unseen {
         let mut ids: Vec<&str> = labels
             .judged_docs(query as QueryIdx)

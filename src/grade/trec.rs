@@ -150,11 +150,20 @@ struct RankedSpan {
     ranking: Result<Ranking, Box<str>>,
 }
 
-/// A ranking's results (after any dedupe) and where its judged documents
-/// are in the block's found list.
+/// What a ranking shows besides its judged documents by rank.
+#[derive(Debug, Clone, Copy)]
+struct Ranked {
+    /// Results after any dedupe.
+    n_results: u32,
+    /// Whether any result is judged, of any grade.
+    returned_judged: bool,
+}
+
+/// A ranked (run, query), and where its judged documents are in the
+/// block's found list.
 #[derive(Debug, Clone)]
 struct Ranking {
-    n_results: u32,
+    ranked: Ranked,
     found: Range<u32>,
 }
 
@@ -269,11 +278,11 @@ impl BlockScratch {
                 let found = &mut self.done.found;
                 let ranking = ranker
                     .rank(labels, only.span.query, duplicates)
-                    .map(|n_results| {
+                    .map(|ranked| {
                         let start = found.len() as u32;
                         found.extend_from_slice(&ranker.found);
                         Ranking {
-                            n_results,
+                            ranked,
                             found: start..found.len() as u32,
                         }
                     });
@@ -480,19 +489,20 @@ impl RankedRuns {
         (pair, query): RunKey,
         origin: Origin,
         records: u32,
-        n_results: u32,
+        ranked: Ranked,
         found: &[Found],
     ) {
         let start = self.found.len() as u32;
         self.found.extend_from_slice(found);
         let capture = Capture {
             origin,
-            n_results,
+            n_results: ranked.n_results,
             records,
             latency_ms: None,
             context_tokens: None,
             unauthorized: 0,
             found: start..self.found.len() as u32,
+            returned_judged: ranked.returned_judged,
         };
         self.captures.push((pair, query, capture));
     }
@@ -558,9 +568,9 @@ impl Ranker {
             out.reject(key, origins(), RejectReason::RepeatedCapture, &detail);
             return;
         }
-        let ranking: Result<(u32, &[Found]), Cow<str>> = match entries {
+        let ranking: Result<(Ranked, &[Found]), Cow<str>> = match entries {
             [Entry::Ranked(block, ranked)] => match &ranked.ranking {
-                Ok(r) => Ok((r.n_results, block.found_of(r))),
+                Ok(r) => Ok((r.ranked, block.found_of(r))),
                 Err(detail) => Err(Cow::Borrowed(detail)),
             },
             _ => {
@@ -574,38 +584,46 @@ impl Ranker {
                     out.fused.push((key.0, first, copy));
                 }
                 ranked
-                    .map(|n_results| (n_results, &self.found[..]))
+                    .map(|ranked| (ranked, &self.found[..]))
                     .map_err(Cow::Owned)
             }
         };
         match ranking {
-            Ok((n_results, found)) => out.capture(key, first.origin, records, n_results, found),
+            Ok((ranked, found)) => out.capture(key, first.origin, records, ranked, found),
             Err(detail) => out.reject(key, origins(), RejectReason::DuplicateDoc, &detail),
         }
     }
 
-    /// Rank the gathered lines of `query`, leaving its judged documents in
-    /// `found`; returns the number of results, or the detail of the reject
-    /// when a document repeats under `DuplicateDocs::Reject`.
+    /// Rank the gathered lines of `query`, leaving its judged documents
+    /// with a positive grade in `found`; returns what else the ranking
+    /// shows, or the detail of the reject when a document repeats under
+    /// `DuplicateDocs::Reject`.
     fn rank(
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
         duplicates: Duplicates<'_>,
-    ) -> Result<u32, String> {
+    ) -> Result<Ranked, String> {
         // Stable: lines that tie keep input order.
         self.lines.sort_by(|(a, _), (b, _)| a.ranks_before(b));
         self.mark_duplicates(labels, query, duplicates)?;
         self.found.clear();
-        let mut rank = 0;
+        let mut ranked = Ranked {
+            n_results: 0,
+            returned_judged: false,
+        };
         for ((line, _), _) in self.lines.iter().zip(&self.dropped).filter(|(_, &d)| !d) {
-            rank += 1;
+            ranked.n_results += 1;
             if line.place.judged() {
+                ranked.returned_judged = true;
                 let doc = labels.judged_at(query, line.place);
-                self.found.push(Found { rank, doc });
+                if labels.has_positive_grade(doc) {
+                    let rank = ranked.n_results;
+                    self.found.push(Found { rank, doc });
+                }
             }
         }
-        Ok(rank)
+        Ok(ranked)
     }
 
     /// Mark every later copy of a document as dropped, or fail with the
@@ -723,7 +741,11 @@ mod tests {
         for chunk in ranked {
             for &(pair, query, ref c) in &chunk.captures {
                 let found = &chunk.found[c.found.start as usize..c.found.end as usize];
-                all.capture((pair, query), c.origin, c.records, c.n_results, found);
+                let ranked = Ranked {
+                    n_results: c.n_results,
+                    returned_judged: c.returned_judged,
+                };
+                all.capture((pair, query), c.origin, c.records, ranked, found);
             }
             all.rejected_keys.extend(chunk.rejected_keys);
             all.rejects.extend(chunk.rejects);

@@ -169,7 +169,7 @@ impl Builder {
     }
 
     /// Index the labels: queries in byte order of their ids, each query's
-    /// judged documents sorted by hash.
+    /// judged documents sorted by hash, those with a positive grade first.
     ///
     /// # Errors
     /// A query on two JSONL lines, or a (query, doc) pair judged twice, at
@@ -209,7 +209,7 @@ impl Builder {
         let mut docs = Vec::with_capacity(self.docs.len());
         let mut ideal_grades = Vec::with_capacity(self.docs.len());
         let mut by_text = Vec::with_capacity(self.docs.len());
-        let mut ranges = vec![0..0; self.queries.len()];
+        let mut ranges = vec![(0..0, 0); self.queries.len()];
         for run in self.docs.chunk_by_mut(|a, b| a.query == b.query) {
             run.sort_by(|a, b| text.get(a.id).cmp(text.get(b.id)).then(a.line.cmp(&b.line)));
             if let Some(pair) = run
@@ -224,25 +224,39 @@ impl Builder {
                 );
                 return Err((Some(pair[1].line), message));
             }
+            // The documents with a positive grade first, as the metrics see
+            // them; then those judged 0 or less, kept only to tell a judged
+            // document from an unjudged one.
             let start = docs.len();
-            docs.extend(run.iter().filter(|d| d.grade > 0).map(|d| JudgedDoc {
-                hash: id_hash(text.get(d.id).as_bytes()),
-                grade: d.grade,
-                id: d.id,
-            }));
-            let judged = &mut docs[start..];
-            judged.sort_unstable_by(|a, b| {
-                a.hash
-                    .cmp(&b.hash)
-                    .then_with(|| text.get(a.id).cmp(text.get(b.id)))
-            });
-            let mut grades: Vec<i64> = judged.iter().map(|d| d.grade).collect();
-            grades.sort_unstable_by(|a, b| b.cmp(a));
-            ideal_grades.extend(grades);
+            let mut positive_end = start;
+            for positive in [true, false] {
+                let part = docs.len();
+                docs.extend(
+                    run.iter()
+                        .filter(|d| (d.grade > 0) == positive)
+                        .map(|d| JudgedDoc {
+                            hash: id_hash(text.get(d.id).as_bytes()),
+                            grade: d.grade,
+                            id: d.id,
+                        }),
+                );
+                let judged = &mut docs[part..];
+                judged.sort_unstable_by(|a, b| {
+                    a.hash
+                        .cmp(&b.hash)
+                        .then_with(|| text.get(a.id).cmp(text.get(b.id)))
+                });
+                let mut grades: Vec<i64> = judged.iter().map(|d| d.grade).collect();
+                grades.sort_unstable_by(|a, b| b.cmp(a));
+                ideal_grades.extend(grades);
+                if positive {
+                    positive_end = docs.len();
+                }
+            }
             let first = by_text.len();
             by_text.extend(start as u32..docs.len() as u32);
             by_text[first..].sort_unstable_by_key(|&d| text.get(docs[d as usize].id));
-            ranges[run[0].query as usize] = start as u32..docs.len() as u32;
+            ranges[run[0].query as usize] = (start as u32..positive_end as u32, docs.len() as u32);
         }
         drop(self.docs);
 
@@ -250,7 +264,7 @@ impl Builder {
         let mut by_id = HashTable::with_capacity(order.len());
         for old in order {
             let raw = &self.queries[old as usize];
-            let range = ranges[old as usize].clone();
+            let (range, judged_end) = ranges[old as usize].clone();
             let grades = &ideal_grades[range.start as usize..range.end as usize];
             let (task, language, _) = raw.slices.unwrap_or((none, none, raw.line));
             let index = queries.len() as QueryIdx;
@@ -261,6 +275,7 @@ impl Builder {
                 required: raw.required,
                 n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
                 docs: range,
+                judged_end,
             });
             let hash = id_hash(text.get(raw.id).as_bytes());
             by_id.insert_unique(hash, index, |&q: &QueryIdx| {

@@ -30,13 +30,18 @@ pub struct LabeledQuery {
     pub language: u32,
     /// A regression case that a change must not lose.
     pub required: bool,
-    /// This query's judged documents (grade > 0) in [`LabelIndex`]'s arrays.
+    /// This query's judged documents with a positive grade in
+    /// [`LabelIndex`]'s arrays.
     pub(super) docs: Range<u32>,
+    /// Where its documents judged 0 or less end: they follow `docs`, up to
+    /// here. No metric sees them; they tell a judged document from an
+    /// unjudged one (stale labels, TREC tie-breaks).
+    pub(super) judged_end: u32,
     /// |R|: judged documents with grade >= min-rel.
     pub n_relevant: u32,
 }
 
-/// A judged document with a positive grade.
+/// A judged document, with any grade.
 #[derive(Debug, Clone)]
 pub(super) struct JudgedDoc {
     pub(super) hash: u64,
@@ -62,9 +67,11 @@ pub struct LabelsSource {
 pub struct LabelIndex {
     pub(super) queries: Vec<LabeledQuery>,
     pub(super) by_id: HashTable<QueryIdx>,
-    /// Judged docs of all queries, each query's run sorted by hash.
+    /// Judged docs of all queries: per query those with a positive grade,
+    /// then the others, each part sorted by hash.
     pub(super) docs: Vec<JudgedDoc>,
-    /// Grades of each query's run, highest first (the ideal ranking).
+    /// Grades of each part of each query's run, highest first (those of
+    /// the positive part are the ideal ranking).
     pub(super) ideal_grades: Vec<i64>,
     /// Each query's judged docs again, in byte order of their ids: places
     /// a TREC run's documents among them for trec_eval's tie-break.
@@ -100,7 +107,20 @@ impl LabelIndex {
     /// The global index of `doc` among `query`'s judged documents, if judged
     /// with a positive grade. `hash` must be `id_hash(doc)`.
     pub fn find_doc(&self, query: QueryIdx, doc: &[u8], hash: u64) -> Option<u32> {
-        let range = self.queries[query as usize].docs.clone();
+        self.find_in(self.queries[query as usize].docs.clone(), doc, hash)
+    }
+
+    /// Whether `query`'s labels judge `doc` with a grade of 0 or less: it
+    /// changes no metric, but shows that the labels and the results use the
+    /// same ids. `hash` must be `id_hash(doc)`.
+    pub fn judged_nonpositive(&self, query: QueryIdx, doc: &[u8], hash: u64) -> bool {
+        let q = &self.queries[query as usize];
+        self.find_in(q.docs.end..q.judged_end, doc, hash).is_some()
+    }
+
+    /// The global index of `doc` in `range`, a part of a query's judged
+    /// documents sorted by hash.
+    fn find_in(&self, range: Range<u32>, doc: &[u8], hash: u64) -> Option<u32> {
         let run = &self.docs[range.start as usize..range.end as usize];
         let start = run.partition_point(|d| d.hash < hash);
         run[start..]
@@ -110,8 +130,8 @@ impl LabelIndex {
             .map(|offset| range.start + (start + offset) as u32)
     }
 
-    /// Where `doc` falls among `query`'s judged documents in byte order of
-    /// their ids, compared on the text.
+    /// Where `doc` falls among `query`'s judged documents (any grade) in
+    /// byte order of their ids, compared on the text.
     pub fn place_doc(&self, query: QueryIdx, doc: &[u8]) -> DocPlace {
         let by_text = self.by_text_of(query);
         let below = by_text.partition_point(|&d| self.doc_id(d).as_bytes() < doc);
@@ -121,14 +141,21 @@ impl LabelIndex {
         DocPlace::new(below as u32, judged)
     }
 
-    /// The judged document of `query` at `place` (whose `judged` is true).
+    /// The judged document of `query` at `place` (whose `judged` is true),
+    /// of any grade: see [`Self::has_positive_grade`].
     pub fn judged_at(&self, query: QueryIdx, place: DocPlace) -> u32 {
         self.by_text_of(query)[place.below() as usize]
     }
 
     fn by_text_of(&self, query: QueryIdx) -> &[u32] {
-        let range = self.queries[query as usize].docs.clone();
-        &self.by_text[range.start as usize..range.end as usize]
+        let q = &self.queries[query as usize];
+        &self.by_text[q.docs.start as usize..q.judged_end as usize]
+    }
+
+    /// Whether a judged document has a positive grade, the only documents
+    /// the metrics see.
+    pub fn has_positive_grade(&self, doc: u32) -> bool {
+        self.docs[doc as usize].grade > 0
     }
 
     /// The grade of a judged document returned by [`Self::find_doc`].
@@ -146,7 +173,14 @@ impl LabelIndex {
         self.queries[query as usize].docs.clone()
     }
 
-    /// Judged documents over all queries: one past the largest global index.
+    /// Whether `query`'s labels judge any document, whatever its grade.
+    pub fn judges_any(&self, query: QueryIdx) -> bool {
+        let q = &self.queries[query as usize];
+        q.docs.start < q.judged_end
+    }
+
+    /// Judged documents over all queries, of any grade: one past the
+    /// largest global index.
     pub fn n_judged_docs(&self) -> usize {
         self.docs.len()
     }
@@ -178,7 +212,7 @@ impl LabelIndex {
     }
 }
 
-/// Where a doc id falls among a query's judged documents (positive grade)
+/// Where a doc id falls among a query's judged documents (any grade)
 /// in byte order of their ids: enough to rank it against each of them as
 /// trec_eval breaks score ties (doc id descending), without its text.
 ///

@@ -200,10 +200,10 @@ mod tests {
         let seven = &index.queries()[index.find_query(b"7").unwrap() as usize];
         assert!(seven.required);
         assert_eq!(index.slice_name(seven.task), NO_SLICE);
-        assert_eq!(
-            index.queries()[index.find_query(b"q1").unwrap() as usize].n_relevant,
-            0
-        );
+        let q1 = index.find_query(b"q1").unwrap();
+        assert_eq!(index.queries()[q1 as usize].n_relevant, 0);
+        assert!(!index.judges_any(q1), "a no-answer query judges nothing");
+        assert!(index.judges_any(q2), "c is judged, with grade 0");
         assert!(index.find_query(b"q3").is_none());
     }
 
@@ -213,6 +213,32 @@ mod tests {
         let q = index.find_query(b"q").unwrap();
         // The right hash with the wrong text must not match.
         assert!(index.find_doc(q, b"b", id_hash(b"a")).is_none());
+    }
+
+    /// Documents judged 0 or below stay out of the metrics' reach, yet are
+    /// known as judged: by hash lookup, and by place among the judged ids.
+    #[test]
+    fn documents_judged_zero_or_below_are_judged_but_never_found() {
+        let index = load_text("q 0 b 0\nq 0 a 1\nq 0 d -1\nq 0 c 3\n", LabelsFormat::Trec).unwrap();
+        let q = index.find_query(b"q").unwrap();
+        let judged_nonpositive =
+            |doc: &str| index.judged_nonpositive(q, doc.as_bytes(), id_hash(doc.as_bytes()));
+        assert!(judged_nonpositive("b") && judged_nonpositive("d"));
+        assert!(!judged_nonpositive("a") && !judged_nonpositive("x"));
+        for doc in ["b", "d"] {
+            assert!(index
+                .find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes()))
+                .is_none());
+        }
+        let positive: Vec<&str> = index.judged_docs(q).map(|d| index.doc_id(d)).collect();
+        assert_eq!(positive.len(), 2);
+        assert_eq!(index.judgments(q).ideal_grades, [3, 1]);
+        // Every judged id has its place: d is the fourth in byte order.
+        let place = index.place_doc(q, b"d");
+        assert!(place.judged());
+        assert_eq!(place.below(), 3);
+        let d = index.judged_at(q, place);
+        assert_eq!((index.doc_id(d), index.has_positive_grade(d)), ("d", false));
     }
 
     #[test]

@@ -408,7 +408,7 @@ pub struct Throughput {
     pub records_per_second: f64,
 }
 
-/// Labeled and unseen documents of one grouping set.
+/// The stale-label counts of one grouping set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SliceStale {
     /// The task, or `*`.
@@ -419,6 +419,11 @@ pub struct SliceStale {
     pub labeled: u64,
     /// Of those, the ones no capture of their query returned.
     pub unseen: u64,
+    /// Queries of the set with at least one valid capture and a judged
+    /// document.
+    pub queries_captured: u64,
+    /// Of those, the ones whose valid captures returned no judged document.
+    pub queries_without_judged_results: u64,
 }
 
 /// `stale_labels` in summary.json.
@@ -435,6 +440,15 @@ pub struct StaleLabels {
     pub sample: Vec<String>,
     /// Per task, per language and per task × language, as in aggregates.csv.
     pub by_slice: Vec<SliceStale>,
+    /// Labeled queries with at least one valid capture, in any run and
+    /// stage, whose labels judge a document (any grade): a query that
+    /// judges none could return none.
+    pub queries_captured: u64,
+    /// Of those, the ones of which no valid capture returned a document
+    /// their labels judge, whatever its grade (0 and negative included) and
+    /// depth: what a changed id scheme does to every query, and pooled
+    /// labels to none.
+    pub queries_without_judged_results: u64,
 }
 
 /// One leak as summary.json lists it.

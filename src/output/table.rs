@@ -1,5 +1,11 @@
 //! The table on stdout: means per (run, stage) and slice, rounded to 3
 //! decimals, and the evidence lost between stages.
+//!
+//! A terminal wraps a line wider than itself, which scatters a table's
+//! columns over several screen lines. So the means table is laid out for a
+//! width: slices as rows when every column fits, else turned, metrics as
+//! rows and slices as columns, in as many column groups as the width
+//! needs.
 
 use std::io::{self, Write};
 
@@ -9,9 +15,18 @@ use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::group::GradeSettings;
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
+use crate::metrics::Metric;
+
+/// The status count columns, after the slice.
+const COUNT_COLUMNS: [&str; 5] = ["queries", "ok", "missing", "invalid", "no_answer"];
+/// The narrowest a count column is, so counts up to millions line up.
+const COUNT_WIDTH: usize = 7;
+/// The narrowest a metric column is: a mean, `0.000`.
+const MEAN_WIDTH: usize = 5;
 
 /// Print the table of means per (run, stage), overall then per task and
-/// per language, rounded to 3 decimals.
+/// per language, rounded to 3 decimals, in lines of at most `width`
+/// characters where the names allow.
 ///
 /// # Errors
 /// Writing to `out` fails (a closed pipe among others).
@@ -20,6 +35,7 @@ pub fn print_table(
     labels: &LabelIndex,
     settings: &GradeSettings,
     pairs: &[PairAggregates],
+    width: usize,
 ) -> io::Result<()> {
     let metrics = metric_columns(&settings.ks);
     for PairAggregates {
@@ -30,9 +46,37 @@ pub fn print_table(
     {
         let run = if run.is_empty() { "(unnamed)" } else { run };
         writeln!(out, "run {run}  stage {stage}")?;
+        let table = SliceTable::new(labels, &metrics, aggregates);
+        if table.width() <= width {
+            table.print(out)?;
+        } else {
+            table.print_turned(out, settings.ks.len(), width)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// One (run, stage)'s means as text, slices as rows.
+struct SliceTable {
+    /// "slice", the count columns, then the metric columns.
+    header: Vec<String>,
+    /// Per slice: its name, its counts, then its means (`-` where none).
+    rows: Vec<Vec<String>>,
+    /// Each column's width: its widest cell, and no less than its minimum.
+    widths: Vec<usize>,
+}
+
+impl SliceTable {
+    fn new(labels: &LabelIndex, metrics: &[String], aggregates: &[Aggregate]) -> Self {
+        let header: Vec<String> = std::iter::once("slice")
+            .chain(COUNT_COLUMNS)
+            .map(String::from)
+            .chain(metrics.iter().cloned())
+            .collect();
         // Task × language rows stay in aggregates.csv: on a terminal they
         // would bury the overall, per-task and per-language rows.
-        let (slices, shown): (Vec<String>, Vec<&Aggregate>) = aggregates
+        let rows: Vec<Vec<String>> = aggregates
             .iter()
             .filter_map(|agg| {
                 let name = match (agg.task, agg.language) {
@@ -41,47 +85,105 @@ pub fn print_table(
                     (None, Some(l)) => format!("language={}", labels.slice_name(l)),
                     (Some(_), Some(_)) => return None,
                 };
-                Some((name, agg))
+                let counts = [
+                    Status::Ok,
+                    Status::Missing,
+                    Status::Invalid,
+                    Status::NoAnswer,
+                ]
+                .map(|status| agg.status_count(status));
+                let means = agg.means();
+                let means = (0..metrics.len()).map(|i| match &means {
+                    Some(m) => format!("{:.3}", m[i]),
+                    None => "-".to_string(),
+                });
+                let mut row = vec![name, agg.queries.to_string()];
+                row.extend(counts.iter().map(u64::to_string));
+                row.extend(means);
+                Some(row)
             })
-            .unzip();
-        let width = slices.iter().map(String::len).max().unwrap_or(0).max(5);
-        write!(
-            out,
-            "  {:<width$} {:>7} {:>7} {:>7} {:>7} {:>9}",
-            "slice", "queries", "ok", "missing", "invalid", "no_answer"
-        )?;
-        for name in &metrics {
-            write!(
-                out,
-                " {:>name_width$}",
-                name,
-                name_width = name.len().max(5)
-            )?;
+            .collect();
+        let minimum = |column: usize| match column {
+            0 => 0,
+            1..=5 => COUNT_WIDTH,
+            _ => MEAN_WIDTH,
+        };
+        let widths = (0..header.len())
+            .map(|column| {
+                let cells = rows.iter().map(|row| row[column].len());
+                cells
+                    .chain([header[column].len(), minimum(column)])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        SliceTable {
+            header,
+            rows,
+            widths,
         }
-        writeln!(out)?;
-        for (slice, agg) in slices.iter().zip(shown) {
-            write!(
-                out,
-                "  {slice:<width$} {:>7} {:>7} {:>7} {:>7} {:>9}",
-                agg.queries,
-                agg.status_count(Status::Ok),
-                agg.status_count(Status::Missing),
-                agg.status_count(Status::Invalid),
-                agg.status_count(Status::NoAnswer)
-            )?;
-            let means = agg.means();
-            for (i, name) in metrics.iter().enumerate() {
-                let w = name.len().max(5);
-                match &means {
-                    Some(m) => write!(out, " {:>w$.3}", m[i])?,
-                    None => write!(out, " {:>w$}", "-")?,
-                }
+    }
+
+    /// The length of a line, slices as rows.
+    fn width(&self) -> usize {
+        2 + self.widths[0] + self.widths[1..].iter().map(|w| 1 + w).sum::<usize>()
+    }
+
+    /// Slices as rows: the slice name left-aligned, every number
+    /// right-aligned under its column's name.
+    fn print(&self, out: &mut impl Write) -> io::Result<()> {
+        for line in std::iter::once(&self.header).chain(&self.rows) {
+            write!(out, "  {:<w$}", line[0], w = self.widths[0])?;
+            for (cell, w) in line[1..].iter().zip(&self.widths[1..]) {
+                write!(out, " {cell:>w$}")?;
             }
             writeln!(out)?;
         }
-        writeln!(out)?;
+        Ok(())
     }
-    Ok(())
+
+    /// Turned: a row per count and metric (each metric at every cutoff in
+    /// turn, so its rise with k reads down the column) and a column per
+    /// slice, the slices in as many groups as `width` needs, each group
+    /// under its own header.
+    fn print_turned(&self, out: &mut impl Write, n_ks: usize, width: usize) -> io::Result<()> {
+        let per_k = Metric::ALL.len();
+        let first_metric = 1 + COUNT_COLUMNS.len();
+        let metrics = (0..per_k).flat_map(|m| (0..n_ks).map(move |k| first_metric + k * per_k + m));
+        // Each line shows one column of the slices-as-rows table: the
+        // slice names first, as the header.
+        let lines: Vec<usize> = (0..first_metric).chain(metrics).collect();
+        let label_width = lines.iter().map(|&c| self.header[c].len()).max();
+        let label_width = label_width.unwrap_or(0);
+        let slice_width = |row: &Vec<String>| lines.iter().map(|&c| row[c].len()).max();
+        let widths: Vec<usize> = self
+            .rows
+            .iter()
+            .map(|row| slice_width(row).unwrap_or(0))
+            .collect();
+        let mut first = 0;
+        while first < self.rows.len() {
+            // As many slices as fit, and always one.
+            let mut end = first + 1;
+            let mut used = 2 + label_width + 1 + widths[first];
+            while end < self.rows.len() && used + 1 + widths[end] <= width {
+                used += 1 + widths[end];
+                end += 1;
+            }
+            if first > 0 {
+                writeln!(out)?;
+            }
+            for &column in &lines {
+                write!(out, "  {:<label_width$}", self.header[column])?;
+                for (row, w) in self.rows[first..end].iter().zip(&widths[first..end]) {
+                    write!(out, " {:>w$}", row[column])?;
+                }
+                writeln!(out)?;
+            }
+            first = end;
+        }
+        Ok(())
+    }
 }
 
 /// The "evidence lost between stages" table: per run and transition, the

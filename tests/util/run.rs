@@ -141,10 +141,12 @@ impl Drop for Workdir {
 }
 
 /// `rgrade` with `args`, run in `cwd`, stdin closed, stdout and stderr
-/// captured.
+/// captured. `COLUMNS` is unset, so stdout's tables take the width of a
+/// pipe whatever the shell running the tests exports.
 fn command_in(cwd: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(RGRADE);
     cmd.args(args)
+        .env_remove("COLUMNS")
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -317,8 +319,11 @@ pub type StdoutTable = HashMap<(String, String), HashMap<String, HashMap<String,
 
 impl Run {
     /// Read the stdout table back into cells: per (run, stage) a
-    /// `run R  stage S` title, a header line, one line per slice and a blank
-    /// line; a closing `note:` line.
+    /// `run R  stage S` title, then one or more blocks, each a header line
+    /// and its rows, ended by a blank line; a closing `note:` line. A block
+    /// is laid out either way the table is (docs/guide.md, Outputs): slices
+    /// as rows under `slice queries ok ...`, or turned, under `slice all
+    /// task=...`, a row per count and metric.
     #[track_caller]
     pub fn stdout_table(&self) -> StdoutTable {
         let mut table = StdoutTable::new();
@@ -331,7 +336,9 @@ impl Run {
                     .unwrap_or_else(|| panic!("bad table title {line:?}\n{self}"));
                 current = Some((name.to_string(), stage.to_string()));
                 header.clear();
-            } else if line.trim().is_empty() || line.starts_with("note:") {
+            } else if line.trim().is_empty() {
+                header.clear();
+            } else if line.starts_with("note:") {
                 continue;
             } else {
                 let key = current
@@ -343,11 +350,17 @@ impl Run {
                     continue;
                 }
                 assert_eq!(cells.len(), header.len(), "ragged row {line:?}\n{self}");
-                let row = header[1..].iter().cloned().zip(cells[1..].iter().cloned());
-                table
-                    .entry(key)
-                    .or_default()
-                    .insert(cells[0].clone(), row.collect());
+                let slices = table.entry(key).or_default();
+                if header[1] == "queries" {
+                    let row = header[1..].iter().cloned().zip(cells[1..].iter().cloned());
+                    slices.insert(cells[0].clone(), row.collect());
+                } else {
+                    // Turned: the header names the slices, the row a column.
+                    for (slice, cell) in header[1..].iter().zip(&cells[1..]) {
+                        let row = slices.entry(slice.clone()).or_default();
+                        row.insert(cells[0].clone(), cell.clone());
+                    }
+                }
             }
         }
         table

@@ -1,0 +1,122 @@
+//! The stdout table fits its width (docs/guide.md, Outputs): 100 columns
+//! when stdout is a pipe, `COLUMNS` when set; a table too wide for it turns,
+//! metrics as rows, and keeps every value.
+
+use crate::util::{crate_path, run_command, Run, StdoutTable, Table, Workdir};
+
+/// Seven cutoffs: 42 metric columns, far wider than any terminal.
+const MANY_CUTOFFS: &str = "1,3,5,10,20,50,100";
+
+/// Grade the realistic sample (two stages, five tasks, four languages) at
+/// `MANY_CUTOFFS` into `out`, with `COLUMNS` set to `columns` if given.
+fn grade_realistic(wd: &Workdir, columns: Option<&str>) -> Run {
+    let labels = crate_path("data-samples/realistic/labels.jsonl");
+    let logs = crate_path("data-samples/realistic/logs");
+    let (labels, logs) = (labels.display().to_string(), logs.display().to_string());
+    let args = [
+        "grade",
+        "--labels",
+        &labels,
+        "-k",
+        MANY_CUTOFFS,
+        "--repeats",
+        "last",
+        "--max-rejects",
+        "10",
+        "-o",
+        "out",
+        &logs,
+    ];
+    let mut cmd = wd.command(&args);
+    if let Some(columns) = columns {
+        cmd.env("COLUMNS", columns);
+    }
+    let run = run_command(&mut cmd);
+    run.expect_code(0);
+    run
+}
+
+/// Panic unless every line of stdout is at most `width` characters.
+#[track_caller]
+fn assert_fits(run: &Run, width: usize) {
+    for line in run.stdout.lines() {
+        assert!(
+            line.chars().count() <= width,
+            "a line wider than {width}: {line:?}\n{run}"
+        );
+    }
+}
+
+/// Whether some block of the table has slices as rows (its header names
+/// the count columns).
+fn has_slices_as_rows(run: &Run) -> bool {
+    let header = |line: &str| {
+        let cells: Vec<&str> = line.split_whitespace().take(2).collect();
+        cells == ["slice", "queries"]
+    };
+    run.stdout.lines().any(header)
+}
+
+/// Every count and metric mean of aggregates.csv's overall, per-task and
+/// per-language rows is in the stdout table, rounded to 3 decimals.
+#[track_caller]
+fn assert_all_values_shown(table: &StdoutTable, aggregates: &Table) {
+    let at = |name: &str| aggregates.header.iter().position(|h| h == name).unwrap();
+    let (task, language) = (at("task"), at("language"));
+    let shown_columns = at("queries")..at("latency_p50_ms");
+    let mut checked = 0;
+    for row in &aggregates.rows {
+        let slice = match (row[task].as_str(), row[language].as_str()) {
+            ("*", "*") => "all".to_string(),
+            (task, "*") => format!("task={task}"),
+            ("*", language) => format!("language={language}"),
+            _ => continue,
+        };
+        let key = (row[at("run")].clone(), row[at("stage")].clone());
+        let cells = &table[&key][&slice];
+        for column in shown_columns.clone() {
+            let name = &aggregates.header[column];
+            let want = match row[column].as_str() {
+                "" => "-".to_string(),
+                value if name.contains('@') => format!("{:.3}", value.parse::<f64>().unwrap()),
+                count => count.to_string(),
+            };
+            assert_eq!(cells[name], want, "{key:?} {slice} {name}");
+            checked += 1;
+        }
+    }
+    // Two stages, 1 + 5 tasks + 4 languages, 5 counts and 42 means.
+    assert_eq!(checked, 2 * 10 * 47);
+}
+
+/// With seven cutoffs and stdout a pipe, the table turns to fit 100
+/// columns, and every value is still there.
+#[test]
+fn a_wide_table_turns_to_fit_a_pipe() {
+    let wd = Workdir::new("table_pipe");
+    let run = grade_realistic(&wd, None);
+    assert_fits(&run, 100);
+    assert!(!has_slices_as_rows(&run), "{run}");
+    assert_all_values_shown(&run.stdout_table(), &wd.read_csv("out/aggregates.csv"));
+}
+
+/// `COLUMNS` sets the width: at 60 the slices spread over more column
+/// groups, at 1000 the slices are rows again; the values are the same.
+#[test]
+fn columns_sets_the_table_width() {
+    let wd = Workdir::new("table_columns");
+    let narrow = grade_realistic(&wd, Some("60"));
+    assert_fits(&narrow, 60);
+    let pipe = grade_realistic(&wd, None);
+    let groups = |run: &Run| {
+        run.stdout
+            .lines()
+            .filter(|l| l.starts_with("  slice "))
+            .count()
+    };
+    assert!(groups(&narrow) > groups(&pipe), "{narrow}\n{pipe}");
+    let wide = grade_realistic(&wd, Some("1000"));
+    assert!(has_slices_as_rows(&wide), "{wide}");
+    assert_eq!(narrow.stdout_table(), wide.stdout_table());
+    assert_all_values_shown(&wide.stdout_table(), &wd.read_csv("out/aggregates.csv"));
+}
