@@ -50,8 +50,8 @@ pub use options::{
 };
 pub use output::schema;
 
-/// The pipeline's hot kernels, public for the benchmarks in `benches/`:
-/// not a stable API.
+/// The pipeline's hot kernels, public for the benchmarks in `benches/` and
+/// the fuzz targets in `fuzz/`: not a stable API.
 #[doc(hidden)]
 pub mod kernels {
     pub use crate::compare::stats::{bootstrap_mean_interval, paired_randomization_p_value};
@@ -62,4 +62,13 @@ pub mod kernels {
     pub use crate::grade::workers::{for_each_block, pool};
     pub use crate::labels::{id_hash, LabelIndex};
     pub use crate::metrics::{score, Hit, Judgments};
+}
+
+/// The compare readers fuzz/ drives one by one (`rgrade compare` only
+/// reaches them together): not a stable API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::compare::graded::{load as load_graded, Side};
+    pub use crate::compare::paired::{pair, Paired, StatSettings};
+    pub use crate::compare::rules::{load as load_rules, RuleContext};
 }

@@ -1,0 +1,45 @@
+//! JSONL search logs: the input is one block of log lines, judged as a
+//! grading worker judges it (parse, key, ranking, doc ids, collections),
+//! once with the default field names and once mapped by JSON pointers.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use rgrade::kernels::{LogFields, TrecLines};
+use rgrade::{DuplicateDocs, FieldNames, LogsFormat};
+use rgrade_fuzz::judge;
+
+/// Fields nested the way a gateway's logs nest them.
+fn pointer_fields() -> &'static LogFields {
+    static FIELDS: OnceLock<LogFields> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        LogFields::new(&FieldNames {
+            query: "/request/query_id".into(),
+            results: "/response/hits".into(),
+            doc: Some("/doc/0".into()),
+            stage: "/meta/stage".into(),
+            run: "/meta/run".into(),
+            latency: "/timing/ms".into(),
+            ..FieldNames::default()
+        })
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let defaults = LogFields::default();
+    judge(
+        data,
+        LogsFormat::Jsonl,
+        &defaults,
+        DuplicateDocs::Reject,
+        TrecLines::RankEarly,
+    );
+    judge(
+        data,
+        LogsFormat::Jsonl,
+        pointer_fields(),
+        DuplicateDocs::Dedupe,
+        TrecLines::RankEarly,
+    );
+});

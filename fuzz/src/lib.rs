@@ -1,0 +1,123 @@
+//! What rgrade's fuzz targets share: a scratch directory per process for
+//! the readers that take a path, and grade outputs of the shipped samples
+//! for the compare targets to read back.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rgrade::kernels::{
+    pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, TrecLines,
+};
+use rgrade::{
+    DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
+    RepeatPolicy,
+};
+
+/// This process's scratch directory, under `$TMPDIR` (fuzz/run.sh points
+/// it at a directory in /dev/shm that it removes afterwards).
+pub fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("rgrade-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("cannot create the fuzz scratch directory");
+        dir
+    })
+}
+
+/// Write `data` to `name` in the scratch directory, the same path every
+/// iteration, and return that path.
+pub fn write_input(name: &str, data: &[u8]) -> PathBuf {
+    let path = scratch().join(name);
+    std::fs::write(&path, data).expect("cannot write the fuzz input");
+    path
+}
+
+/// A file or directory of the repository's data-samples/.
+pub fn sample(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data-samples")
+        .join(path)
+}
+
+/// Grade sample logs against sample labels into `out` in the scratch
+/// directory, as `rgrade grade --labels LABELS -k KS --repeats last -o OUT
+/// LOGS` does, and return `out`'s path.
+pub fn grade_sample(labels: &str, logs: &[&str], ks: &[usize], out: &str) -> PathBuf {
+    let out = scratch().join(out);
+    let plan = GradePlan {
+        labels: sample(labels),
+        labels_format: LabelsFormat::Auto,
+        min_rel: 1,
+        logs: logs.iter().map(|logs| sample(logs)).collect(),
+        logs_format: LogsFormat::Auto,
+        fields: FieldNames::default(),
+        ks: ks.to_vec(),
+        missing: MissingPolicy::Fail,
+        repeats: RepeatPolicy::Last,
+        duplicate_docs: DuplicateDocs::Reject,
+        stages: Vec::new(),
+        stage_order: Vec::new(),
+        doc_collections: None,
+        corpus: None,
+        out: Some(out.clone()),
+        meta: Vec::new(),
+        threads: NonZeroUsize::new(1),
+        progress: ProgressWhen::Never,
+        command: Vec::new(),
+    };
+    rgrade::grade(&plan, &mut |_| {}).expect("the shipped samples grade");
+    out
+}
+
+/// The answer key the log targets judge against: a few queries whose ids
+/// (and their documents') fuzz/logs.dict holds, so that inputs reach the
+/// paths of labeled captures.
+pub fn small_labels() -> &'static LabelIndex {
+    static LABELS: OnceLock<LabelIndex> = OnceLock::new();
+    LABELS.get_or_init(|| {
+        let queries = [
+            ("q1", vec![("d1", 1), ("d2", 2), ("d3", 0)]),
+            ("q2", vec![("d2", 1)]),
+            ("7", vec![("d1", 3), ("8", 1)]),
+        ];
+        let queries = queries
+            .into_iter()
+            .map(|(query, docs)| (query, Some("howto"), Some("en"), docs));
+        LabelIndex::from_queries(queries, 1).expect("the fuzz labels are valid")
+    })
+}
+
+/// Judge `bytes` as one block of `format` lines, as a grading worker does.
+pub fn judge(
+    bytes: &[u8],
+    format: LogsFormat,
+    fields: &LogFields,
+    duplicates: DuplicateDocs,
+    trec: TrecLines,
+) {
+    let config = JudgeConfig {
+        labels: small_labels(),
+        fields,
+        stages: &[],
+        duplicates,
+        doc_collections: None,
+        trec,
+    };
+    let chunk = Chunk::Lines(Block {
+        input: 0,
+        first_line: 1,
+        bytes: bytes.to_vec(),
+        format,
+    });
+    BlockWorker::new(&config).process(&chunk);
+}
+
+/// Load `data` as a labels file of `format`, as `rgrade grade --labels`
+/// does (on a pool of one thread, made once).
+pub fn load_labels(data: &[u8], format: LabelsFormat) {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
+    let path = write_input("labels", data);
+    let _ = LabelIndex::load(&path, format, 1, pool);
+}
