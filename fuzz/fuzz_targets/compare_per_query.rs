@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use rgrade::fuzzing::{load_graded, Side};
 use rgrade::schema::{OutputFile, Summary, PER_QUERY_FILE, SUMMARY_FILE};
+use rgrade::Cutoff;
 use rgrade_fuzz::{grade_sample, scratch};
 
 /// The diagnostics sample's summary.json, graded with the cutoffs of its
@@ -21,7 +22,7 @@ fn sample_summary() -> &'static Summary {
         let graded = grade_sample(
             "diagnostics/labels.jsonl",
             &["diagnostics/logs.jsonl"],
-            &[1, 3],
+            &[Cutoff::At(1), Cutoff::At(3)],
             "diagnostics",
         );
         let text = std::fs::read(graded.join(SUMMARY_FILE)).expect("the sample was graded");

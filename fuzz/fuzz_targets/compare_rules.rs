@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use rgrade::fuzzing::{load_graded, load_rules, pair, RuleContext, Side, StatSettings};
+use rgrade::Cutoff;
 use rgrade_fuzz::{grade_sample, write_input};
 
 /// The compare sample, graded and paired as its README does.
@@ -20,7 +21,7 @@ fn compared() -> &'static Compared {
     static COMPARED: OnceLock<Compared> = OnceLock::new();
     COMPARED.get_or_init(|| {
         let labels = "realistic/labels.jsonl";
-        let ks = [1, 5, 10];
+        let ks = [Cutoff::At(1), Cutoff::At(5), Cutoff::At(10), Cutoff::All];
         let baseline = grade_sample(labels, &["realistic/logs"], &ks, "baseline");
         let candidate = grade_sample(labels, &["compare/candidate"], &ks, "candidate");
         let load = |dir, side| load_graded(dir, None, side).expect("the sample reads back");

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use rgrade::kernels::{LogFields, TrecLines};
-use rgrade::{DuplicateDocs, FieldNames, LogsFormat};
+use rgrade::{DuplicateDocs, FieldNames, LogsFormat, RunName};
 use rgrade_fuzz::judge;
 
 /// Fields nested the way a gateway's logs nest them.
@@ -34,6 +34,7 @@ fuzz_target!(|data: &[u8]| {
         &defaults,
         DuplicateDocs::Reject,
         TrecLines::RankEarly,
+        RunName::Tag,
     );
     judge(
         data,
@@ -41,5 +42,6 @@ fuzz_target!(|data: &[u8]| {
         pointer_fields(),
         DuplicateDocs::Dedupe,
         TrecLines::RankEarly,
+        RunName::Tag,
     );
 });

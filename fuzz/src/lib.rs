@@ -10,8 +10,8 @@ use rgrade::kernels::{
     pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, TrecLines,
 };
 use rgrade::{
-    DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
-    RepeatPolicy,
+    Cutoff, DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy,
+    ProgressWhen, RepeatPolicy, RunName,
 };
 
 /// This process's scratch directory, under `$TMPDIR` (fuzz/run.sh points
@@ -43,7 +43,7 @@ pub fn sample(path: &str) -> PathBuf {
 /// Grade sample logs against sample labels into `out` in the scratch
 /// directory, as `rgrade grade --labels LABELS -k KS --repeats last -o OUT
 /// LOGS` does, and return `out`'s path.
-pub fn grade_sample(labels: &str, logs: &[&str], ks: &[usize], out: &str) -> PathBuf {
+pub fn grade_sample(labels: &str, logs: &[&str], ks: &[Cutoff], out: &str) -> PathBuf {
     let out = scratch().join(out);
     let plan = GradePlan {
         labels: sample(labels),
@@ -56,6 +56,7 @@ pub fn grade_sample(labels: &str, logs: &[&str], ks: &[usize], out: &str) -> Pat
         missing: MissingPolicy::Fail,
         repeats: RepeatPolicy::Last,
         duplicate_docs: DuplicateDocs::Reject,
+        run_name: RunName::Tag,
         stages: Vec::new(),
         stage_order: Vec::new(),
         doc_collections: None,
@@ -88,14 +89,19 @@ pub fn small_labels() -> &'static LabelIndex {
     })
 }
 
-/// Judge `bytes` as one block of `format` lines, as a grading worker does.
+/// Judge `bytes` as one block of `format` lines of the input `run.txt`, as
+/// a grading worker does; runs are named as `run_name` says.
 pub fn judge(
     bytes: &[u8],
     format: LogsFormat,
     fields: &LogFields,
     duplicates: DuplicateDocs,
     trec: TrecLines,
+    run_name: RunName,
 ) {
+    static NAMES: OnceLock<([String; 1], [String; 1])> = OnceLock::new();
+    let (file_runs, input_names) =
+        NAMES.get_or_init(|| (["run".to_string()], ["run.txt".to_string()]));
     let config = JudgeConfig {
         labels: small_labels(),
         fields,
@@ -103,12 +109,17 @@ pub fn judge(
         duplicates,
         doc_collections: None,
         trec,
+        run_name,
+        file_runs,
+        input_names,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,
         first_line: 1,
         bytes: bytes.to_vec(),
         format,
+        // A run's first line may be its header.
+        header_line: (format != LogsFormat::Jsonl).then_some(1),
     });
     BlockWorker::new(&config).process(&chunk);
 }
