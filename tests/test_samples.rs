@@ -334,3 +334,47 @@ fn realistic_expected_numbers_follow_from_the_inputs() {
         assert_text(&row, "missing_at_10", &missing10.join("|"));
     }
 }
+
+/// OpenSearch UBI's `ubi_queries` records grade through field mapping
+/// alone: the query text is the key of the answer key, the hit ids are the
+/// ranking, the application is the run; a search that found nothing
+/// (`query_response_hit_ids: null`) is an empty ranking, not a reject.
+#[test]
+fn ubi_queries_grade_through_field_mapping() {
+    let wd = Workdir::new("ubi_sample");
+    let sample = |rel: &str| {
+        crate_path(&format!("data-samples/ubi/{rel}"))
+            .display()
+            .to_string()
+    };
+    let (labels, logs) = (sample("labels.jsonl"), sample("ubi_queries.jsonl"));
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "--query-field",
+        "user_query",
+        "--results-field",
+        "query_response_hit_ids",
+        "--run-field",
+        "application",
+        "-k",
+        "3",
+        "-o",
+        "out",
+        &logs,
+    ])
+    .expect_code(0);
+    let per_query = wd.read_csv("out/per_query.csv");
+    let row = |query: &str| per_query.row(&[("run", "chorus"), ("query_id", query)]);
+    assert_cell(&row("laptop sleeve"), "rr@3", 0.5);
+    assert_cell(&row("usb c charger"), "recall@3", 0.5);
+    let nothing = row("wireless mouse");
+    assert_text(&nothing, "status", "ok");
+    assert_cell(&nothing, "n_results", 0.0);
+    assert_cell(&nothing, "recall@3", 0.0);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(count(&summary, "rejected"), 0);
+    assert_eq!(count(&summary, "unlabeled_events"), 1);
+    assert_counts_add_up(&summary);
+}

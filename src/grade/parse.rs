@@ -300,7 +300,8 @@ pub struct Event<'t, 'i> {
     pub context_tokens: Option<f64>,
     /// The collections the user may see, if the record says.
     pub allowed: Option<Vec<&'i str>>,
-    results: Array<'t, 'i>,
+    /// The ranking; `None` for a null one, which found nothing.
+    results: Option<Array<'t, 'i>>,
 }
 
 impl<'t, 'i> Event<'t, 'i> {
@@ -308,7 +309,9 @@ impl<'t, 'i> Event<'t, 'i> {
     ///
     /// # Errors
     /// `missing_results`, `bad_results`, or `bad_field` for a latency or
-    /// context size that is not a number.
+    /// context size that is not a number. Null results are an empty
+    /// ranking: OpenSearch UBI, for one, records a search that found
+    /// nothing that way.
     pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
         let results = match fields.results.find(root) {
             None => {
@@ -317,12 +320,13 @@ impl<'t, 'i> Event<'t, 'i> {
                     format!("no '{}' field", fields.results),
                 ))
             }
-            Some(v) => v.as_array().ok_or_else(|| {
+            Some(v) if v.is_null() => None,
+            Some(v) => Some(v.as_array().ok_or_else(|| {
                 Invalid::new(
                     RejectReason::BadResults,
-                    format!("'{}' must be an array", fields.results),
+                    format!("'{}' must be an array or null", fields.results),
                 )
-            })?,
+            })?),
         };
         Ok(Event {
             latency_ms: optional_number(root, &fields.latency)?,
@@ -340,21 +344,25 @@ impl<'t, 'i> Event<'t, 'i> {
         &'e self,
         fields: &'e LogFields,
     ) -> impl Iterator<Item = Result<Option<&'i str>, Invalid>> + 'e {
-        self.results.iter().enumerate().map(move |(i, result)| {
-            if !result.is_object() {
-                return Ok(None);
-            }
-            match fields.collection.find(result) {
-                None => Ok(None),
-                Some(v) if v.is_null() => Ok(None),
-                Some(v) => v.into_string().map(Some).ok_or_else(|| {
-                    Invalid::new(
-                        RejectReason::BadField,
-                        format!("result {}: '{}' must be a string", i + 1, fields.collection),
-                    )
-                }),
-            }
-        })
+        self.results
+            .iter()
+            .flat_map(Array::iter)
+            .enumerate()
+            .map(move |(i, result)| {
+                if !result.is_object() {
+                    return Ok(None);
+                }
+                match fields.collection.find(result) {
+                    None => Ok(None),
+                    Some(v) if v.is_null() => Ok(None),
+                    Some(v) => v.into_string().map(Some).ok_or_else(|| {
+                        Invalid::new(
+                            RejectReason::BadField,
+                            format!("result {}: '{}' must be a string", i + 1, fields.collection),
+                        )
+                    }),
+                }
+            })
     }
 
     /// The doc ids in ranking order.
@@ -362,21 +370,25 @@ impl<'t, 'i> Event<'t, 'i> {
         &'e self,
         fields: &'e LogFields,
     ) -> impl Iterator<Item = Result<Cow<'i, str>, Invalid>> + 'e {
-        self.results.iter().enumerate().map(move |(i, result)| {
-            doc_id(result, fields.doc.as_ref()).ok_or_else(|| {
-                let wanted = fields
-                    .doc
-                    .as_ref()
-                    .map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
-                Invalid::new(
-                    RejectReason::BadResult,
-                    format!(
-                        "result {} is neither a doc id nor an object with {wanted}",
-                        i + 1
-                    ),
-                )
+        self.results
+            .iter()
+            .flat_map(Array::iter)
+            .enumerate()
+            .map(move |(i, result)| {
+                doc_id(result, fields.doc.as_ref()).ok_or_else(|| {
+                    let wanted = fields
+                        .doc
+                        .as_ref()
+                        .map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
+                    Invalid::new(
+                        RejectReason::BadResult,
+                        format!(
+                            "result {} is neither a doc id nor an object with {wanted}",
+                            i + 1
+                        ),
+                    )
+                })
             })
-        })
     }
 }
 
