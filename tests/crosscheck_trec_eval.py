@@ -47,6 +47,26 @@ def load_run(path):
     return run
 
 
+def compare(per_query_csv, expected, pairs):
+    """Compare every graded row's (rgrade column, trec_eval measure) pairs,
+    printing the first differences; returns the values compared, the
+    differences and the graded query ids."""
+    compared = differences = 0
+    graded = []
+    for row in csv.DictReader(open(per_query_csv)):
+        if row["status"] != "ok":
+            continue
+        graded.append(row["query_id"])
+        trec = expected[row["query_id"]]
+        for ours, theirs in pairs:
+            compared += 1
+            if abs(float(row[ours]) - trec[theirs]) > TOLERANCE:
+                differences += 1
+                if differences <= 10:
+                    print(f"{row['query_id']} {ours}: rgrade {row[ours]}, trec_eval {trec[theirs]}")
+    return compared, differences, graded
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", type=int, default=2000)
@@ -78,17 +98,7 @@ def main():
              for name, measure in (("recall", "recall"), ("precision", "P"),
                                    ("ndcg", "ndcg_cut"), ("ap", "map_cut"))]
     pairs.append((f"rr@{max(CUTOFFS)}", "recip_rank"))
-    compared = differences = 0
-    for row in csv.DictReader(open(work / "out/per_query.csv")):
-        if row["status"] != "ok":
-            continue
-        trec = expected[row["query_id"]]
-        for ours, theirs in pairs:
-            compared += 1
-            if abs(float(row[ours]) - trec[theirs]) > TOLERANCE:
-                differences += 1
-                if differences <= 10:
-                    print(f"{row['query_id']} {ours}: rgrade {row[ours]}, trec_eval {trec[theirs]}")
+    compared, differences, _ = compare(work / "out/per_query.csv", expected, pairs)
     print(f"{compared} values compared over {len(expected)} queries, {differences} differences")
     sys.exit(1 if differences or not compared else 0)
 

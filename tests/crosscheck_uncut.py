@@ -18,7 +18,6 @@ recall@all = set_recall, and the cutoff 10 with P_10, ndcg_cut_10, map_cut_10.
 Exits 1 on any difference.
 """
 import argparse
-import csv
 import random
 import struct
 import subprocess
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import pytrec_eval
 
-from crosscheck_trec_eval import TOLERANCE, load_qrels, load_run
+from crosscheck_trec_eval import compare, load_qrels, load_run
 
 PAIRS = [
     ("ap@all", "map"),
@@ -82,19 +81,11 @@ def main():
     run = load_run(run_path)
     measures = {"map", "ndcg", "recip_rank", "set_P", "set_recall", "P.10", "ndcg_cut.10", "map_cut.10"}
     expected = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
-    compared = differences = near = 0
-    for row in csv.DictReader(open(work / "out/per_query.csv")):
-        if row["status"] != "ok":
-            continue
-        trec = expected[row["query_id"]]
-        scores = list(run[row["query_id"]].values())
+    compared, differences, graded = compare(work / "out/per_query.csv", expected, PAIRS)
+    near = 0
+    for query in graded:
+        scores = list(run[query].values())
         near += len(set(scores)) - len({as_f32(s) for s in scores})
-        for ours, theirs in PAIRS:
-            compared += 1
-            if abs(float(row[ours]) - trec[theirs]) > TOLERANCE:
-                differences += 1
-                if differences <= 10:
-                    print(f"{row['query_id']} {ours}: rgrade {row[ours]}, trec_eval {trec[theirs]}")
     print(f"{compared} values compared over {len(expected)} queries "
           f"({near} scores tie another only as 32-bit floats), {differences} differences")
     sys.exit(1 if differences or not compared else 0)

@@ -360,11 +360,9 @@ impl<'a> BlockWorker<'a> {
                         Err(too_long())
                     } else if run_file {
                         let text = text.and_then(|text| text.get(range));
-                        let parsed = match (block.format, text) {
-                            (LogsFormat::Msmarco, Some(text)) => TrecLine::parse_msmarco_text(text),
-                            (LogsFormat::Msmarco, None) => TrecLine::parse_msmarco(line),
-                            (_, Some(text)) => TrecLine::parse_text(text),
-                            (_, None) => TrecLine::parse(line),
+                        let parsed = match text {
+                            Some(text) => TrecLine::parse_text(text, block.format),
+                            None => TrecLine::parse(line, block.format),
                         };
                         parsed.map(|parsed| self.trec_line(parsed, block.format, origin, &mut out))
                     } else {

@@ -12,6 +12,8 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 use simd_json::{Buffers, ErrorType, Tape};
 
+use crate::options::LogsFormat;
+
 /// How much of a rejected record rejects.jsonl keeps.
 pub const EXCERPT_BYTES: usize = 200;
 
@@ -678,20 +680,31 @@ pub struct TrecLine<'a> {
 }
 
 impl<'a> TrecLine<'a> {
-    /// Split a TREC run line on whitespace; fields after the sixth are
-    /// ignored and the rank column is not used, as trec_eval does.
+    /// Split a run line of `format` (TREC, else MS MARCO) on whitespace.
     ///
     /// # Errors
-    /// `invalid_utf8`, `bad_trec_line` (fewer than six fields) or `bad_score`.
-    pub fn parse(line: &'a [u8]) -> Result<Self, Invalid> {
-        Self::parse_text(utf8(line)?)
+    /// `invalid_utf8`, or as [`TrecLine::parse_text`].
+    pub fn parse(line: &'a [u8], format: LogsFormat) -> Result<Self, Invalid> {
+        let text = std::str::from_utf8(line)
+            .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))?;
+        Self::parse_text(text, format)
     }
 
     /// [`TrecLine::parse`] for a line already known to be UTF-8.
     ///
     /// # Errors
-    /// `bad_trec_line` (fewer than six fields) or `bad_score`.
-    pub fn parse_text(text: &'a str) -> Result<Self, Invalid> {
+    /// `bad_trec_line` (too few fields), `bad_score` (TREC) or `bad_rank`
+    /// (MS MARCO).
+    pub fn parse_text(text: &'a str, format: LogsFormat) -> Result<Self, Invalid> {
+        match format {
+            LogsFormat::Msmarco => Self::msmarco(text),
+            _ => Self::trec(text),
+        }
+    }
+
+    /// `query_id Q0 doc_id rank score tag`: fields after the sixth are
+    /// ignored and the rank column is not used, as trec_eval does.
+    fn trec(text: &'a str) -> Result<Self, Invalid> {
         let mut fields = text.split_ascii_whitespace();
         let mut next = || fields.next();
         let (Some(query_id), Some(_q0), Some(doc_id), Some(_rank), Some(score), Some(run)) =
@@ -720,20 +733,9 @@ impl<'a> TrecLine<'a> {
         })
     }
 
-    /// Split an MS MARCO run line on whitespace; fields after the third
-    /// are ignored, as in a TREC line.
-    ///
-    /// # Errors
-    /// `invalid_utf8`, `bad_trec_line` (fewer than three fields) or `bad_rank`.
-    pub fn parse_msmarco(line: &'a [u8]) -> Result<Self, Invalid> {
-        Self::parse_msmarco_text(utf8(line)?)
-    }
-
-    /// [`TrecLine::parse_msmarco`] for a line already known to be UTF-8.
-    ///
-    /// # Errors
-    /// `bad_trec_line` (fewer than three fields) or `bad_rank`.
-    pub fn parse_msmarco_text(text: &'a str) -> Result<Self, Invalid> {
+    /// `query_id doc_id rank`: fields after the third are ignored, as in a
+    /// TREC line.
+    fn msmarco(text: &'a str) -> Result<Self, Invalid> {
         let mut fields = text.split_ascii_whitespace();
         let (Some(query_id), Some(doc_id), Some(rank)) =
             (fields.next(), fields.next(), fields.next())
@@ -760,11 +762,6 @@ impl<'a> TrecLine<'a> {
             run: "",
         })
     }
-}
-
-fn utf8(line: &[u8]) -> Result<&str, Invalid> {
-    std::str::from_utf8(line)
-        .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))
 }
 
 /// Whether a line holds nothing but whitespace (skipped, and counted).
@@ -949,7 +946,8 @@ mod tests {
 
     #[test]
     fn trec_lines() {
-        let line = TrecLine::parse(b"q1\tQ0  msmarco#12 1 -3.5e1 run-a extra").unwrap();
+        let line =
+            TrecLine::parse(b"q1\tQ0  msmarco#12 1 -3.5e1 run-a extra", LogsFormat::Trec).unwrap();
         assert_eq!(
             line,
             TrecLine {
@@ -960,18 +958,24 @@ mod tests {
             }
         );
         assert_eq!(
-            TrecLine::parse(b"q1 Q0 d 1 2").unwrap_err().reason,
+            TrecLine::parse(b"q1 Q0 d 1 2", LogsFormat::Trec)
+                .unwrap_err()
+                .reason,
             RejectReason::BadTrecLine
         );
         assert_eq!(
-            TrecLine::parse(b"q1 Q0 d 1 nan r").unwrap_err().reason,
+            TrecLine::parse(b"q1 Q0 d 1 nan r", LogsFormat::Trec)
+                .unwrap_err()
+                .reason,
             RejectReason::BadScore
         );
         assert_eq!(
-            TrecLine::parse(b"q1 Q0 d 1 x r").unwrap_err().reason,
+            TrecLine::parse(b"q1 Q0 d 1 x r", LogsFormat::Trec)
+                .unwrap_err()
+                .reason,
             RejectReason::BadScore
         );
-        let msmarco = TrecLine::parse_msmarco(b"1048585\t7187158\t3").unwrap();
+        let msmarco = TrecLine::parse(b"1048585\t7187158\t3", LogsFormat::Msmarco).unwrap();
         assert_eq!((msmarco.query_id, msmarco.doc_id), ("1048585", "7187158"));
         assert_eq!(msmarco.key, RankKey::rank(3));
         for (line, reason) in [
@@ -980,7 +984,12 @@ mod tests {
             (b"q1 d1 1.5", RejectReason::BadRank),
             (b"q1 d1 -2", RejectReason::BadRank),
         ] {
-            assert_eq!(TrecLine::parse_msmarco(line).unwrap_err().reason, reason);
+            assert_eq!(
+                TrecLine::parse(line, LogsFormat::Msmarco)
+                    .unwrap_err()
+                    .reason,
+                reason
+            );
         }
     }
 
