@@ -94,7 +94,7 @@ impl fmt::Display for Warning {
         match self {
             Warning::NotRuns(paths) => write!(
                 f,
-                "skipped {} that hold no TREC or MS MARCO run: {}",
+                "skipped {} with no TREC or MS MARCO run: {}",
                 plural(paths.len() as u64, "file", "files"),
                 first_few(paths.iter().map(|p| p.display().to_string()), 5)
             ),
