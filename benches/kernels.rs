@@ -7,7 +7,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rgrade::kernels::{
     bootstrap_mean_interval, id_hash, paired_randomization_p_value, score, Block, BlockWorker,
-    Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, TrecLines,
+    Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, SpanFields, TrecLines,
 };
 use rgrade::{Cutoff, DuplicateDocs, LogsFormat, RunName};
 
@@ -69,6 +69,7 @@ fn judge_block(c: &mut Criterion) {
         run_name: RunName::Tag,
         file_runs: &[],
         input_names: &[],
+        spans: &SpanFields::default(),
     };
     let chunk = Chunk::Lines(Block {
         input: 0,

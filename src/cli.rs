@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
-    Cutoff, DuplicateDocs, FieldNames, GenFormat, LabelsFormat, LogsFormat, MissingPolicy,
-    ProgressWhen, RepeatPolicy, RunName,
+    Cutoff, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat, MissingPolicy,
+    ProgressWhen, RepeatPolicy, RunName, SpanKind,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -113,9 +113,17 @@ pub struct GradeArgs {
     #[arg(long = "logs-format", value_enum, value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
     pub logs_format: LogsFormat,
 
-    /// Where a JSONL record keeps each field.
+    /// Where a log record keeps each field.
     #[command(flatten)]
     pub fields: FieldArgs,
+
+    /// Match captures to labels by query id, or by the question text against each label's `query`.
+    #[arg(long, value_enum, value_name = "BY", default_value_t = JoinBy::Id)]
+    pub join: JoinBy,
+
+    /// Give the captures of spans of KIND (RETRIEVER, RERANKER, retrieval) the stage NAME; repeatable.
+    #[arg(long = "span-stage", value_name = "KIND=NAME", value_parser = parse_span_stage)]
+    pub span_stages: Vec<(SpanKind, String)>,
 
     /// Copy KEY=VALUE into summary.json (collection snapshot, retriever config, ...); repeatable.
     #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta)]
@@ -194,53 +202,37 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
-/// Where a JSONL log record keeps each thing: a top-level key or a JSON
-/// pointer such as `/request/qid`.
+/// Where a log record keeps each thing: in JSONL a top-level key or a JSON
+/// pointer such as `/request/qid`; in spans an attribute (docs/guide.md).
 #[derive(Debug, Args, Clone)]
 pub struct FieldArgs {
-    /// Read the query id from this key or JSON pointer.
-    #[arg(long = "query-field", value_name = "KEY", default_value = FieldNames::QUERY)]
-    pub query: String,
-    /// Read the ranked results from this key or JSON pointer.
-    #[arg(long = "results-field", value_name = "KEY", default_value = FieldNames::RESULTS)]
-    pub results: String,
-    /// Read a result object's doc id from this key or JSON pointer [default: doc_id, else id].
+    /// Read the query id from this key or JSON pointer [default: query_id; spans: query_id in the metadata attribute, else a query_id attribute].
+    #[arg(long = "query-field", value_name = "KEY")]
+    pub query: Option<String>,
+    /// Read the ranked results from this key or JSON pointer [default: results].
+    #[arg(long = "results-field", value_name = "KEY")]
+    pub results: Option<String>,
+    /// Read a result object's doc id from this key or JSON pointer [default: doc_id, else id; spans: document.id, or a pointer into document.metadata].
     #[arg(long = "doc-field", value_name = "KEY")]
     pub doc: Option<String>,
-    /// Read the stage from this key or JSON pointer (absent means "final").
-    #[arg(long = "stage-field", value_name = "KEY", default_value = FieldNames::STAGE)]
-    pub stage: String,
-    /// Read the run name from this key or JSON pointer (absent means empty).
-    #[arg(long = "run-field", value_name = "KEY", default_value = FieldNames::RUN)]
-    pub run: String,
-    /// Read the latency in milliseconds from this key or JSON pointer.
-    #[arg(
-        long = "latency-field",
-        value_name = "KEY",
-        default_value = FieldNames::LATENCY
-    )]
-    pub latency: String,
-    /// Read the context size in tokens from this key or JSON pointer.
-    #[arg(
-        long = "context-field",
-        value_name = "KEY",
-        default_value = FieldNames::CONTEXT
-    )]
-    pub context: String,
-    /// Read the collections the user may see (an array of names) from this key or JSON pointer.
-    #[arg(
-        long = "allowed-field",
-        value_name = "KEY",
-        default_value = FieldNames::ALLOWED
-    )]
-    pub allowed: String,
-    /// Read a result object's collection from this key or JSON pointer inside it.
-    #[arg(
-        long = "collection-field",
-        value_name = "KEY",
-        default_value = FieldNames::COLLECTION
-    )]
-    pub collection: String,
+    /// Read the stage from this key or JSON pointer (absent means "final") [default: stage].
+    #[arg(long = "stage-field", value_name = "KEY")]
+    pub stage: Option<String>,
+    /// Read the run name from this key or JSON pointer (absent means empty) [default: run; spans: the resource's service.name].
+    #[arg(long = "run-field", value_name = "KEY")]
+    pub run: Option<String>,
+    /// Read the latency in milliseconds from this key or JSON pointer [default: latency_ms; spans: end minus start].
+    #[arg(long = "latency-field", value_name = "KEY")]
+    pub latency: Option<String>,
+    /// Read the context size in tokens from this key or JSON pointer [default: context_tokens].
+    #[arg(long = "context-field", value_name = "KEY")]
+    pub context: Option<String>,
+    /// Read the collections the user may see (an array of names) from this key or JSON pointer [default: allowed_collections].
+    #[arg(long = "allowed-field", value_name = "KEY")]
+    pub allowed: Option<String>,
+    /// Read a result object's collection from this key or JSON pointer inside it [default: collection].
+    #[arg(long = "collection-field", value_name = "KEY")]
+    pub collection: Option<String>,
 }
 
 impl FieldArgs {
@@ -292,6 +284,19 @@ fn parse_meta(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
         _ => Err(format!("expected KEY=VALUE, got '{text}'")),
+    }
+}
+
+fn parse_span_stage(text: &str) -> Result<(SpanKind, String), String> {
+    let kinds = || SpanKind::ALL.map(SpanKind::name).join(", ");
+    match text.split_once('=') {
+        Some((kind, stage)) if !stage.is_empty() => SpanKind::from_name(kind)
+            .map(|kind| (kind, stage.to_string()))
+            .ok_or_else(|| format!("unknown span kind '{kind}': expected one of {}", kinds())),
+        _ => Err(format!(
+            "expected KIND=NAME (KIND one of {}), got '{text}'",
+            kinds()
+        )),
     }
 }
 

@@ -46,7 +46,8 @@ pub use grade::parse::FieldNames;
 pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
 pub use metrics::Cutoff;
 pub use options::{
-    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy, RunName,
+    DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+    RunName, SpanKind,
 };
 pub use output::schema;
 
@@ -58,6 +59,7 @@ pub mod kernels {
     pub use crate::grade::judge::{BlockWorker, JudgeConfig};
     pub use crate::grade::parse::{Event, EventKey, JsonParser, LogFields};
     pub use crate::grade::read::{discover, lines, read_inputs, Block, Chunk, Input};
+    pub use crate::grade::spans::SpanFields;
     pub use crate::grade::trec::TrecLines;
     pub use crate::grade::workers::{for_each_block, pool};
     pub use crate::labels::{id_hash, LabelIndex};

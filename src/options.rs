@@ -59,6 +59,60 @@ pub enum LogsFormat {
     Trec,
     /// MS MARCO run: query_id doc_id rank, ranked by rank; the run is the file's name.
     Msmarco,
+    /// OpenTelemetry traces as OTLP/JSON lines: retrieval and rerank spans are the captures.
+    Otlp,
+}
+
+/// What `--join` matches a capture to its label by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum JoinBy {
+    /// The query id.
+    Id,
+    /// The question text, trimmed, against each label's `query`.
+    Text,
+}
+
+/// The kinds of span that are captures, as `--span-stage` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SpanKind {
+    /// An OpenInference RETRIEVER span.
+    Retriever,
+    /// An OpenInference RERANKER span.
+    Reranker,
+    /// An OpenTelemetry GenAI span whose operation is `retrieval`.
+    GenAiRetrieval,
+}
+
+impl SpanKind {
+    /// Every kind, in the order the docs list them.
+    pub const ALL: [SpanKind; 3] = [
+        SpanKind::Retriever,
+        SpanKind::Reranker,
+        SpanKind::GenAiRetrieval,
+    ];
+
+    /// The name `--span-stage` takes: the OpenInference span kind, or the
+    /// GenAI operation name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanKind::Retriever => "RETRIEVER",
+            SpanKind::Reranker => "RERANKER",
+            SpanKind::GenAiRetrieval => "retrieval",
+        }
+    }
+
+    /// The stage its captures have unless `--span-stage` renames it.
+    pub fn default_stage(self) -> &'static str {
+        match self {
+            SpanKind::Retriever | SpanKind::GenAiRetrieval => "retrieve",
+            SpanKind::Reranker => "rerank",
+        }
+    }
+
+    /// The kind `--span-stage` names, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
 }
 
 /// What names the run of a TREC run line.

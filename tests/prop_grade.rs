@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use rgrade::{
-    Cutoff, DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy,
+    Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogsFormat, MissingPolicy,
     ProgressWhen, RepeatPolicy, RunName,
 };
 use serde_json::Value;
@@ -110,6 +110,8 @@ fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Gra
         logs: written.logs.clone(),
         logs_format: LogsFormat::Auto,
         fields: FieldNames::default(),
+        join: JoinBy::Id,
+        span_stages: Vec::new(),
         ks: options.ks.clone(),
         missing: if options.missing_skip {
             MissingPolicy::Skip

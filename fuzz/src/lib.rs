@@ -10,7 +10,7 @@ use rgrade::kernels::{
     pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, TrecLines,
 };
 use rgrade::{
-    Cutoff, DuplicateDocs, FieldNames, GradePlan, LabelsFormat, LogsFormat, MissingPolicy,
+    Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogsFormat, MissingPolicy,
     ProgressWhen, RepeatPolicy, RunName,
 };
 
@@ -52,6 +52,8 @@ pub fn grade_sample(labels: &str, logs: &[&str], ks: &[Cutoff], out: &str) -> Pa
         logs: logs.iter().map(|logs| sample(logs)).collect(),
         logs_format: LogsFormat::Auto,
         fields: FieldNames::default(),
+        join: JoinBy::Id,
+        span_stages: Vec::new(),
         ks: ks.to_vec(),
         missing: MissingPolicy::Fail,
         repeats: RepeatPolicy::Last,
@@ -130,5 +132,5 @@ pub fn load_labels(data: &[u8], format: LabelsFormat) {
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
     let path = write_input("labels", data);
-    let _ = LabelIndex::load(&path, format, 1, pool);
+    let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, pool);
 }

@@ -21,6 +21,8 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         logs: args.logs.clone(),
         logs_format: args.logs_format,
         fields: args.fields.names(),
+        join: args.join,
+        span_stages: args.span_stages.clone(),
         ks: args.k.clone(),
         missing: args.missing,
         repeats: args.repeats,

@@ -6,14 +6,29 @@ use std::ops::Range;
 
 use crate::grade::parse::{Invalid, RejectReason, EXCERPT_BYTES};
 
-/// Where a record came from: the input's index and the 1-based line.
-/// Ordered as the input is: files in the order given, then line number.
+/// Where a record came from: the input's index, the 1-based line, and
+/// for a span its place in the line. Ordered as the input is: files in
+/// the order given, then line number, then span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Origin {
     /// Index of the input in the order given.
     pub input: u32,
     /// 1-based line number within the input.
     pub line: u64,
+    /// 0 for a record that is a whole line; a span's 1-based number
+    /// among the spans of its OTLP line.
+    pub item: u32,
+}
+
+impl Origin {
+    /// The record that is line `line` of input `input`.
+    pub fn line(input: u32, line: u64) -> Self {
+        Origin {
+            input,
+            line,
+            item: 0,
+        }
+    }
 }
 
 /// A judged document found in a ranking.
@@ -77,7 +92,7 @@ impl Reject {
 /// Line counts of one block, summed into summary.json.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LineCounts {
-    /// Non-blank lines.
+    /// Records: non-blank lines, but each span of an OTLP line.
     pub records: u64,
     /// Blank lines, skipped.
     pub blank: u64,
@@ -90,6 +105,9 @@ pub struct LineCounts {
     pub unlabeled: u64,
     /// Valid records of stages left out by `--stage`.
     pub other_stage: u64,
+    /// Valid records that carry no search event: spans of other kinds,
+    /// OTLP lines holding no span.
+    pub other_records: u64,
     /// Records rejected while parsing or judging.
     pub rejected: u64,
     /// Valid records of graded stages that named no allowed collections.
@@ -107,6 +125,7 @@ impl std::ops::AddAssign for LineCounts {
         self.events += other.events;
         self.unlabeled += other.unlabeled;
         self.other_stage += other.other_stage;
+        self.other_records += other.other_records;
         self.rejected += other.rejected;
         self.without_permissions += other.without_permissions;
         self.leaked_results += other.leaked_results;

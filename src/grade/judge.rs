@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use hashbrown::HashTable;
+use simd_json::prelude::Writable;
 
 use crate::grade::capture::{Capture, Found, LineCounts, Origin, Reject, RunStage};
 use crate::grade::parse::{
@@ -15,6 +16,7 @@ use crate::grade::parse::{
 };
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
+use crate::grade::spans::{for_each_span, SpanFields, SpanRecord};
 use crate::grade::trec::{BlockRuns, BlockScratch, Duplicates, RunLine, TrecLines};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::options::{DuplicateDocs, LogsFormat, RunName};
@@ -68,25 +70,19 @@ impl BlockOutcome {
 
     /// Count a valid record's permission data and keep its first leaks
     /// (a record rejected while judging showed the user nothing).
-    fn count_permissions(
-        &mut self,
-        event: &Event,
-        docs: &[Cow<str>],
-        outside: &[Outside],
-        query_id: &str,
-        origin: Origin,
-    ) {
-        if event.allowed.is_none() {
+    fn count_permissions(&mut self, event: &EventBody, query_id: &str, origin: Origin) {
+        if !event.with_permissions {
             self.counts.without_permissions += 1;
         }
-        self.counts.leaked_results += outside.len() as u64;
+        self.counts.leaked_results += event.outside.len() as u64;
         let room = LEAKS_LISTED.saturating_sub(self.leaks.len());
-        self.leaks.extend(outside.iter().take(room).map(|o| Leak {
-            origin,
-            query_id: query_id.to_string(),
-            doc_id: docs[o.position].to_string(),
-            collection: o.collection.clone(),
-        }));
+        self.leaks
+            .extend(event.outside.iter().take(room).map(|o| Leak {
+                origin,
+                query_id: query_id.to_string(),
+                doc_id: event.docs[o.position].to_string(),
+                collection: o.collection.clone(),
+            }));
     }
 }
 
@@ -111,6 +107,8 @@ pub struct JudgeConfig<'a> {
     pub file_runs: &'a [String],
     /// Each input's name, for reject details that cite two places.
     pub input_names: &'a [String],
+    /// Where spans keep what a capture needs.
+    pub spans: &'a SpanFields,
 }
 
 impl<'a> JudgeConfig<'a> {
@@ -270,6 +268,76 @@ impl RankingJudge {
     }
 }
 
+/// What a valid search event carries besides its key, whatever format
+/// it came in.
+struct EventBody<'i> {
+    /// The doc ids in ranking order.
+    docs: Vec<Cow<'i, str>>,
+    latency_ms: Option<f64>,
+    context_tokens: Option<f64>,
+    /// Whether the record named the user's allowed collections.
+    with_permissions: bool,
+    /// The results outside them.
+    outside: Vec<Outside>,
+}
+
+/// Judge one search event of `key`, whose `body` is read only once its
+/// key is known: a body that cannot be read still counts as a capture of
+/// a labeled query, so a query whose every capture is rejected is
+/// invalid, not missing.
+fn take_event<'i>(
+    config: &JudgeConfig,
+    judge: &mut RankingJudge,
+    out: &mut BlockOutcome,
+    origin: Origin,
+    key: &EventKey<'i>,
+    body: impl FnOnce() -> Result<EventBody<'i>, Invalid>,
+) -> Result<(), Invalid> {
+    if !config.wants_stage(key.stage, &mut out.stages_seen) {
+        // Left out by --stage, so its results are not read: the chain and
+        // LLM runs of a tracing export hold none.
+        out.counts.events += 1;
+        out.counts.other_stage += 1;
+        return Ok(());
+    }
+    let pair = out.pair(key.run, key.stage);
+    let labeled = (config.labels)
+        .find_captured(&key.query_id)
+        .map(|query| (pair, query));
+    let event = body().inspect_err(|_| out.rejected_keys.extend(labeled))?;
+    out.counts.events += 1;
+    let Some((pair, query)) = labeled else {
+        out.counts.unlabeled += 1;
+        out.count_permissions(&event, &key.query_id, origin);
+        return Ok(());
+    };
+    let judged = judge.judge(
+        config.labels,
+        query,
+        &event.docs,
+        &event.outside,
+        &mut out.found,
+        &mut out.withheld,
+    );
+    let judged = judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
+    out.count_permissions(&event, &key.query_id, origin);
+    out.captures.push((
+        pair,
+        query,
+        Capture {
+            origin,
+            n_results: judged.n_results,
+            records: 1,
+            latency_ms: event.latency_ms,
+            context_tokens: event.context_tokens,
+            unauthorized: judged.unauthorized,
+            found: judged.found,
+            returned_judged: judged.returned_judged,
+        },
+    ));
+    Ok(())
+}
+
 fn too_long() -> Invalid {
     Invalid {
         reason: RejectReason::LineTooLong,
@@ -300,7 +368,7 @@ impl LastQuery {
         if self.id != id.as_bytes() {
             self.id.clear();
             self.id.extend_from_slice(id.as_bytes());
-            self.query = labels.find_query(id.as_bytes());
+            self.query = labels.find_captured(id);
         }
         self.query
     }
@@ -332,7 +400,7 @@ impl<'a> BlockWorker<'a> {
             } => {
                 out.input = input;
                 out.counts.records += 1;
-                out.reject(Origin { input, line }, too_long(), head);
+                out.reject(Origin::line(input, line), too_long(), head);
             }
             Chunk::Lines(block) => {
                 out.input = block.input;
@@ -343,10 +411,7 @@ impl<'a> BlockWorker<'a> {
                     .flatten();
                 for (offset, range) in line_ranges(&block.bytes).enumerate() {
                     let line = &block.bytes[range.clone()];
-                    let origin = Origin {
-                        input: block.input,
-                        line: block.first_line + offset as u64,
-                    };
+                    let origin = Origin::line(block.input, block.first_line + offset as u64);
                     if is_blank(line) {
                         out.counts.blank += 1;
                         continue;
@@ -355,9 +420,16 @@ impl<'a> BlockWorker<'a> {
                         out.counts.header += 1;
                         continue;
                     }
-                    out.counts.records += 1;
                     let judged = if line.len() > MAX_LINE {
                         Err(too_long())
+                    } else if block.format == LogsFormat::Otlp {
+                        match self.otlp_line(line, origin, &mut out) {
+                            Ok(records) => {
+                                out.counts.records += records;
+                                continue;
+                            }
+                            Err(invalid) => Err(invalid),
+                        }
                     } else if run_file {
                         let text = text.and_then(|text| text.get(range));
                         let parsed = match text {
@@ -368,6 +440,7 @@ impl<'a> BlockWorker<'a> {
                     } else {
                         self.json_line(line, origin, &mut out)
                     };
+                    out.counts.records += 1;
                     if let Err(invalid) = judged {
                         out.reject(origin, invalid, line);
                     }
@@ -392,20 +465,8 @@ impl<'a> BlockWorker<'a> {
         let judge = &mut self.judge;
         self.parser.parse(line, |root| {
             let key = EventKey::from_value(root, config.fields)?;
-            let wanted = config.wants_stage(key.stage, &mut out.stages_seen);
-            let labeled = if wanted {
-                let pair = out.pair(key.run, key.stage);
-                config
-                    .labels
-                    .find_query(key.query_id.as_bytes())
-                    .map(|query| (pair, query))
-            } else {
-                None
-            };
-            // From here a rejected record of a labeled query still counts
-            // as a capture of it, so a query whose every capture is rejected
-            // is invalid, not missing.
-            let parsed = Event::from_value(root, config.fields).and_then(|event| {
+            take_event(config, judge, out, origin, &key, || {
+                let event = Event::from_value(root, config.fields)?;
                 let docs: Vec<Cow<str>> = event.doc_ids(config.fields).collect::<Result<_, _>>()?;
                 let outside = match &event.allowed {
                     Some(allowed) => outside(
@@ -416,45 +477,62 @@ impl<'a> BlockWorker<'a> {
                     )?,
                     None => Vec::new(),
                 };
-                Ok((event, docs, outside))
-            });
-            let (event, docs, outside) =
-                parsed.inspect_err(|_| out.rejected_keys.extend(labeled))?;
-            out.counts.events += 1;
-            let Some((pair, query)) = labeled else {
-                if wanted {
-                    out.counts.unlabeled += 1;
-                    out.count_permissions(&event, &docs, &outside, &key.query_id, origin);
-                } else {
-                    out.counts.other_stage += 1;
-                }
-                return Ok(());
-            };
-            let judged = judge.judge(
-                config.labels,
-                query,
-                &docs,
-                &outside,
-                &mut out.found,
-                &mut out.withheld,
-            );
-            let judged = judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
-            out.count_permissions(&event, &docs, &outside, &key.query_id, origin);
-            out.captures.push((
-                pair,
-                query,
-                Capture {
-                    origin,
-                    n_results: judged.n_results,
-                    records: 1,
+                Ok(EventBody {
+                    docs,
                     latency_ms: event.latency_ms,
                     context_tokens: event.context_tokens,
-                    unauthorized: judged.unauthorized,
-                    found: judged.found,
-                    returned_judged: judged.returned_judged,
-                },
-            ));
-            Ok(())
+                    with_permissions: event.allowed.is_some(),
+                    outside,
+                })
+            })
+        })?
+    }
+
+    /// Judge each span of an OTLP export line; returns how many records
+    /// the line counts for: its spans, or itself when it holds none.
+    ///
+    /// # Errors
+    /// The line is no trace export: it is rejected whole.
+    fn otlp_line(
+        &mut self,
+        line: &[u8],
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) -> Result<u64, Invalid> {
+        let config = self.config;
+        let judge = &mut self.judge;
+        self.parser.parse(line, |root| {
+            let mut item = 0;
+            let spans = for_each_span(root, config.spans, |span, record| {
+                item += 1;
+                let origin = Origin { item, ..origin };
+                let taken = match record {
+                    SpanRecord::Other => {
+                        out.counts.other_records += 1;
+                        Ok(())
+                    }
+                    SpanRecord::Invalid(invalid) => Err(invalid),
+                    SpanRecord::Capture(key, ranking) => {
+                        take_event(config, judge, out, origin, &key, || {
+                            ranking.map(|ranking| EventBody {
+                                docs: ranking.docs,
+                                latency_ms: ranking.latency_ms,
+                                context_tokens: None,
+                                with_permissions: false,
+                                outside: Vec::new(),
+                            })
+                        })
+                    }
+                };
+                if let Err(invalid) = taken {
+                    out.reject(origin, invalid, span.encode().as_bytes());
+                }
+            })?;
+            if spans == 0 {
+                // An export of no span is a record that carries no event.
+                out.counts.other_records += 1;
+            }
+            Ok(spans.max(1))
         })?
     }
 
@@ -523,6 +601,7 @@ mod tests {
             run_name: RunName::Tag,
             file_runs: &[],
             input_names: &[],
+            spans: &SpanFields::default(),
         };
         let block = Block {
             input: 0,

@@ -33,6 +33,7 @@ pub mod permissions;
 pub mod plan;
 pub mod read;
 pub mod rejects;
+pub mod spans;
 pub mod stage_loss;
 pub mod stale;
 pub mod trec;
@@ -51,9 +52,10 @@ use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Reading};
 use crate::grade::group::{GradeSettings, Grouper};
 use crate::grade::judge::JudgeConfig;
-use crate::grade::parse::{LogFields, DEFAULT_STAGE};
+use crate::grade::parse::{FieldNames, LogFields, DEFAULT_STAGE};
 use crate::grade::permissions::DocCollections;
 use crate::grade::read::Input;
+use crate::grade::spans::SpanFields;
 use crate::grade::trec::TrecLines;
 use crate::labels::LabelIndex;
 use crate::metrics::Cutoff;
@@ -75,7 +77,13 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     };
     let stage_order = stage_order(&plan.stage_order)?;
     let pool = workers::pool(plan.threads)?;
-    let labels = LabelIndex::load(&plan.labels, plan.labels_format, plan.min_rel, &pool)?;
+    let labels = LabelIndex::load(
+        &plan.labels,
+        plan.labels_format,
+        plan.min_rel,
+        plan.join,
+        &pool,
+    )?;
     // Before the logs are read: a typo in -o, or a run already writing
     // there, should not cost a whole run.
     let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
@@ -98,6 +106,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
     let fields = LogFields::new(&plan.fields);
+    let spans = SpanFields::new(&plan.fields, &plan.span_stages, plan.join);
     let config = JudgeConfig {
         labels: &labels,
         fields: &fields,
@@ -114,6 +123,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         run_name: plan.run_name,
         file_runs: &file_runs,
         input_names: &input_names,
+        spans: &spans,
     };
     let reading = Reading {
         format: plan.logs_format,
@@ -240,6 +250,7 @@ fn tally(
         events: lines.events,
         unlabeled_events: lines.unlabeled,
         other_stage_events: lines.other_stage,
+        other_records: lines.other_records,
         rejected: rejected as u64,
         repeats: graded.repeats,
         graded_records: graded.graded_records,
@@ -269,9 +280,10 @@ fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
     if !plan.stages.is_empty() && read.is_empty() {
         bail!(
             "no record of stage {} was read, so nothing was graded; check the name \
-             (records name their stage in the '{}' field; TREC runs are stage {DEFAULT_STAGE})",
+             (records name their stage in the '{}' field; TREC runs are stage {DEFAULT_STAGE}; \
+             spans are stage retrieve or rerank unless --span-stage renames them)",
             unseen.join(", "),
-            plan.fields.stage
+            plan.fields.stage.as_deref().unwrap_or(FieldNames::STAGE)
         );
     }
     Ok(unseen)

@@ -51,6 +51,11 @@ pub enum RejectReason {
     BadScore,
     /// An MS MARCO run line whose rank is not a whole number of at least 1.
     BadRank,
+    /// An OTLP line that is no trace export (no `resourceSpans` of scopes
+    /// of spans).
+    NotATrace,
+    /// A span that is not an object, or whose attributes are malformed.
+    BadSpan,
 }
 
 impl RejectReason {
@@ -72,6 +77,8 @@ impl RejectReason {
             RejectReason::BadTrecLine => "bad_trec_line",
             RejectReason::BadScore => "bad_score",
             RejectReason::BadRank => "bad_rank",
+            RejectReason::NotATrace => "not_a_trace",
+            RejectReason::BadSpan => "bad_span",
         }
     }
 }
@@ -92,7 +99,7 @@ pub struct Invalid {
 }
 
 impl Invalid {
-    fn new(reason: RejectReason, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(reason: RejectReason, detail: impl Into<String>) -> Self {
         Invalid {
             reason,
             detail: detail.into(),
@@ -158,18 +165,21 @@ pub struct LogFields {
 }
 
 impl LogFields {
-    /// The mapping `names` gives.
+    /// The mapping `names` gives, the JSONL defaults where it names none.
     pub fn new(names: &FieldNames) -> Self {
+        let path = |name: &Option<String>, default: &str| {
+            FieldPath::parse(name.as_deref().unwrap_or(default))
+        };
         LogFields {
-            query: FieldPath::parse(&names.query),
-            results: FieldPath::parse(&names.results),
+            query: path(&names.query, FieldNames::QUERY),
+            results: path(&names.results, FieldNames::RESULTS),
             doc: names.doc.as_deref().map(FieldPath::parse),
-            stage: FieldPath::parse(&names.stage),
-            run: FieldPath::parse(&names.run),
-            latency: FieldPath::parse(&names.latency),
-            context: FieldPath::parse(&names.context),
-            allowed: FieldPath::parse(&names.allowed),
-            collection: FieldPath::parse(&names.collection),
+            stage: path(&names.stage, FieldNames::STAGE),
+            run: path(&names.run, FieldNames::RUN),
+            latency: path(&names.latency, FieldNames::LATENCY),
+            context: path(&names.context, FieldNames::CONTEXT),
+            allowed: path(&names.allowed, FieldNames::ALLOWED),
+            collection: path(&names.collection, FieldNames::COLLECTION),
         }
     }
 }
@@ -180,63 +190,50 @@ impl Default for LogFields {
     }
 }
 
-/// Where a JSONL log record keeps each thing, as the user names it: a
-/// top-level key, or a JSON pointer such as `/request/qid`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a log record keeps each thing, as the user names it; `None`
+/// leaves it where the format keeps it. In JSONL, a name is a top-level
+/// key or a JSON pointer such as `/request/qid`, and the defaults are the
+/// constants below; spans read theirs from attributes (docs/guide.md,
+/// "Traces").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldNames {
     /// The query id.
-    pub query: String,
+    pub query: Option<String>,
     /// The ranked results.
-    pub results: String,
-    /// A result object's doc id; `None` reads `doc_id`, else `id`.
+    pub results: Option<String>,
+    /// A result object's doc id; JSONL reads `doc_id`, else `id`.
     pub doc: Option<String>,
     /// The stage (absent means `final`).
-    pub stage: String,
+    pub stage: Option<String>,
     /// The run name (absent means empty).
-    pub run: String,
+    pub run: Option<String>,
     /// The latency in milliseconds.
-    pub latency: String,
+    pub latency: Option<String>,
     /// The context size in tokens.
-    pub context: String,
+    pub context: Option<String>,
     /// The collections the user may see, an array of names.
-    pub allowed: String,
+    pub allowed: Option<String>,
     /// A result object's collection, inside the result.
-    pub collection: String,
+    pub collection: Option<String>,
 }
 
 impl FieldNames {
-    /// Where the query id is unless the user says otherwise.
+    /// Where a JSONL record keeps the query id unless the user says otherwise.
     pub const QUERY: &'static str = "query_id";
-    /// Where the results are unless the user says otherwise.
+    /// Where a JSONL record keeps the results unless the user says otherwise.
     pub const RESULTS: &'static str = "results";
-    /// Where the stage is unless the user says otherwise.
+    /// Where a JSONL record keeps the stage unless the user says otherwise.
     pub const STAGE: &'static str = "stage";
-    /// Where the run is unless the user says otherwise.
+    /// Where a JSONL record keeps the run unless the user says otherwise.
     pub const RUN: &'static str = "run";
-    /// Where the latency is unless the user says otherwise.
+    /// Where a JSONL record keeps the latency unless the user says otherwise.
     pub const LATENCY: &'static str = "latency_ms";
-    /// Where the context size is unless the user says otherwise.
+    /// Where a JSONL record keeps the context size unless the user says otherwise.
     pub const CONTEXT: &'static str = "context_tokens";
-    /// Where the allowed collections are unless the user says otherwise.
+    /// Where a JSONL record keeps the allowed collections unless the user says otherwise.
     pub const ALLOWED: &'static str = "allowed_collections";
-    /// Where a result's collection is unless the user says otherwise.
+    /// Where a result keeps its collection unless the user says otherwise.
     pub const COLLECTION: &'static str = "collection";
-}
-
-impl Default for FieldNames {
-    fn default() -> Self {
-        FieldNames {
-            query: Self::QUERY.into(),
-            results: Self::RESULTS.into(),
-            doc: None,
-            stage: Self::STAGE.into(),
-            run: Self::RUN.into(),
-            latency: Self::LATENCY.into(),
-            context: Self::CONTEXT.into(),
-            allowed: Self::ALLOWED.into(),
-            collection: Self::COLLECTION.into(),
-        }
-    }
 }
 
 /// The stage of a record that names none.

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use crate::grade::parse::FieldNames;
 use crate::metrics::Cutoff;
 use crate::options::{
-    DuplicateDocs, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy, RunName,
+    DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
+    RunName, SpanKind,
 };
 
 /// Everything one grading needs: what to read, how to grade, where to
@@ -24,8 +25,13 @@ pub struct Plan {
     pub logs: Vec<PathBuf>,
     /// The logs' format, or `Auto` to decide per input.
     pub logs_format: LogsFormat,
-    /// Where a JSONL record keeps each field.
+    /// Where a log record keeps each field.
     pub fields: FieldNames,
+    /// Whether captures meet their labels by query id or by question text.
+    pub join: JoinBy,
+    /// Stage names for the captures of these span kinds, instead of the
+    /// defaults (`retrieve`, `rerank`).
+    pub span_stages: Vec<(SpanKind, String)>,
     /// Cutoffs, in the order given: each at least 1, none twice.
     pub ks: Vec<Cutoff>,
     /// What a labeled query without a capture scores.

@@ -703,13 +703,17 @@ fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
     }
 }
 
-/// The format a single line has the shape of: a JSON object; a TREC run
-/// line (at least six fields, a whole-number rank in the fourth, a number
-/// in the fifth); or an MS MARCO run line (three fields, a whole-number
-/// rank in the third).
+/// The format a single line has the shape of: an OTLP trace export (a
+/// JSON object whose first key is `resourceSpans`, as exporters write
+/// it); another JSON object; a TREC run line (at least six fields, a
+/// whole-number rank in the fourth, a number in the fifth); or an MS MARCO
+/// run line (three fields, a whole-number rank in the third).
 fn shape_of(line: &[u8]) -> Option<LogsFormat> {
     let text = std::str::from_utf8(line).ok()?.trim();
-    if text.starts_with('{') {
+    if let Some(object) = text.strip_prefix('{') {
+        if object.trim_start().starts_with("\"resourceSpans\"") {
+            return Some(LogsFormat::Otlp);
+        }
         return Some(LogsFormat::Jsonl);
     }
     let fields: Vec<&str> = text.split_ascii_whitespace().collect();
@@ -733,7 +737,7 @@ fn is_header(line: &[u8], format: LogsFormat) -> bool {
     match format {
         LogsFormat::Trec => fields.len() >= 6 && !number(fields[3]) && !number(fields[4]),
         LogsFormat::Msmarco => fields.len() == 3 && !number(fields[2]),
-        LogsFormat::Jsonl | LogsFormat::Auto => false,
+        LogsFormat::Jsonl | LogsFormat::Otlp | LogsFormat::Auto => false,
     }
 }
 
@@ -743,6 +747,7 @@ fn doubt(line: &[u8], format: LogsFormat) -> String {
     let read_as = match format {
         LogsFormat::Trec => "a TREC run",
         LogsFormat::Msmarco => "an MS MARCO run",
+        LogsFormat::Otlp => "OTLP traces",
         LogsFormat::Jsonl | LogsFormat::Auto => "JSONL",
     };
     let text = String::from_utf8_lossy(line);
@@ -755,6 +760,9 @@ fn doubt(line: &[u8], format: LogsFormat) -> String {
             format!("{fields} fields shaped as a TREC run line? --logs-format trec")
         }
         Some(LogsFormat::Jsonl) => "a JSON object? --logs-format jsonl".to_string(),
+        Some(LogsFormat::Otlp) => {
+            "an OTLP trace export (resourceSpans)? --logs-format otlp".to_string()
+        }
         _ if fields == 3 => "3 fields, the third not a whole number (an MS MARCO run line is \
                              'query_id doc_id rank')"
             .to_string(),

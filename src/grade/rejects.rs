@@ -88,7 +88,7 @@ mod tests {
             format_doubt: None,
         }];
         let reject = || Reject {
-            origin: Origin { input: 0, line: 2 },
+            origin: Origin::line(0, 2),
             reason: RejectReason::RepeatedCapture,
             detail: String::new(),
             excerpt: Vec::new(),

@@ -114,18 +114,12 @@ impl Span {
 
     /// Where the line after the span is.
     fn next_origin(&self) -> Origin {
-        Origin {
-            input: self.origin.input,
-            line: self.origin.line + u64::from(self.len),
-        }
+        Origin::line(self.origin.input, self.origin.line + u64::from(self.len))
     }
 
     fn origins(&self) -> impl Iterator<Item = Origin> {
         let first = self.origin;
-        (0..u64::from(self.len)).map(move |offset| Origin {
-            input: first.input,
-            line: first.line + offset,
-        })
+        (0..u64::from(self.len)).map(move |offset| Origin::line(first.input, first.line + offset))
     }
 }
 
@@ -718,10 +712,7 @@ mod tests {
     ) -> BlockRuns {
         let mut scratch = BlockScratch::default();
         for (offset, &(query, doc, score)) in (0..).zip(lines) {
-            let origin = Origin {
-                input: 0,
-                line: first_line + offset,
-            };
+            let origin = Origin::line(0, first_line + offset);
             let key = RankKey::score(score);
             scratch.push(0, query, origin, RunLine::new(labels, query, doc, key));
         }

@@ -5,7 +5,9 @@ use anyhow::{anyhow, bail, Result};
 use hashbrown::{HashMap, HashTable};
 
 use super::ids::{IdRef, IdText};
-use super::index::{id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
+use super::index::{
+    id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx, QueryTexts,
+};
 use crate::slices::NO_SLICE;
 
 /// A labels error and the 1-based line it is about, if any.
@@ -15,6 +17,9 @@ pub(super) type LineError = (Option<usize>, anyhow::Error);
 /// that reading a large key costs no allocation per query or document.
 #[derive(Default)]
 pub struct Builder {
+    /// Whether each query's question text is read and indexed, for
+    /// captures matched to their labels by text.
+    pub(super) keep_query_texts: bool,
     text: IdText,
     pub(super) queries: Vec<RawQuery>,
     /// Finds a query again by its id: qrels and CSV repeat it on each line.
@@ -26,6 +31,8 @@ pub struct Builder {
 
 pub(super) struct RawQuery {
     id: IdRef,
+    /// The question text, trimmed, when kept.
+    query_text: Option<IdRef>,
     line: usize,
     slices: Option<(u32, u32, usize)>,
     required: bool,
@@ -39,6 +46,15 @@ struct RawDoc {
 }
 
 impl Builder {
+    /// An empty builder for a part of the labels, read on its own and
+    /// appended later.
+    pub(super) fn part(keep_query_texts: bool) -> Self {
+        Builder {
+            keep_query_texts,
+            ..Builder::default()
+        }
+    }
+
     /// The line of the first query read into this builder, if any.
     pub(super) fn first_line(&self) -> Option<usize> {
         self.queries.first().map(|q| q.line)
@@ -57,6 +73,7 @@ impl Builder {
         self.queries
             .extend(part.queries.drain(..).map(|q| RawQuery {
                 id: q.id.shifted(text_start),
+                query_text: q.query_text.map(|t| t.shifted(text_start)),
                 slices: q.slices.map(|(task, language, line)| {
                     (slices[task as usize], slices[language as usize], line)
                 }),
@@ -97,6 +114,7 @@ impl Builder {
         let id = self.text.push(id)?;
         self.queries.push(RawQuery {
             id,
+            query_text: None,
             line,
             slices: None,
             required: false,
@@ -154,6 +172,31 @@ impl Builder {
             ),
             Some(_) => {}
         }
+        Ok(())
+    }
+
+    /// Record a query's question text, trimmed; a later line must agree.
+    /// Only kept when the labels are to be joined by text.
+    pub(super) fn set_query_text(&mut self, query: usize, text: &str) -> Result<()> {
+        if !self.keep_query_texts {
+            return Ok(());
+        }
+        let text = text.trim();
+        if text.is_empty() {
+            bail!("an empty query text: --join text matches captures by it");
+        }
+        if let Some(earlier) = self.queries[query].query_text {
+            if self.text.get(earlier) != text {
+                bail!(
+                    "query_id '{}' has query text '{text}' here but '{}' on line {}",
+                    self.text.get(self.queries[query].id),
+                    self.text.get(earlier),
+                    self.queries[query].line
+                );
+            }
+            return Ok(());
+        }
+        self.queries[query].query_text = Some(self.text.push(text)?);
         Ok(())
     }
 
@@ -260,6 +303,11 @@ impl Builder {
         }
         drop(self.docs);
 
+        let query_texts = if self.keep_query_texts {
+            Some(index_query_texts(&self.queries, &order, &text)?)
+        } else {
+            None
+        };
         let mut queries = Vec::with_capacity(order.len());
         let mut by_id = HashTable::with_capacity(order.len());
         for old in order {
@@ -288,10 +336,59 @@ impl Builder {
             docs,
             ideal_grades,
             by_text,
+            query_texts,
             text,
             slice_names: self.slice_names,
             min_rel,
             source,
         })
     }
+}
+
+/// The question texts of the queries, found by their text: each query
+/// must have one, and no two the same. `order` lists the raw queries in
+/// their final order.
+fn index_query_texts(
+    raw: &[RawQuery],
+    order: &[u32],
+    text: &IdText,
+) -> Result<QueryTexts, LineError> {
+    let mut texts = Vec::with_capacity(order.len());
+    let mut table: HashTable<QueryIdx> = HashTable::with_capacity(order.len());
+    for &old in order {
+        let query = &raw[old as usize];
+        let Some(query_text) = query.query_text else {
+            let message = anyhow!(
+                "query_id '{}' has no query text: --join text matches captures by a \
+                 label's 'query'",
+                text.get(query.id)
+            );
+            return Err((Some(query.line), message));
+        };
+        let wanted = text.get(query_text);
+        let hash = id_hash(wanted.as_bytes());
+        let same = |&q: &QueryIdx| text.get(texts[q as usize]) == wanted;
+        if let Some(&earlier) = table.find(hash, same) {
+            let earlier = &raw[order[earlier as usize] as usize];
+            let (first, second) = if earlier.line < query.line {
+                (earlier, query)
+            } else {
+                (query, earlier)
+            };
+            let message = anyhow!(
+                "query_id '{}' has the query text of query_id '{}' (line {}): '{wanted}'; \
+                 --join text needs each text once",
+                text.get(second.id),
+                text.get(first.id),
+                first.line
+            );
+            return Err((Some(second.line), message));
+        }
+        let index = texts.len() as QueryIdx;
+        texts.push(query_text);
+        table.insert_unique(hash, index, |&q| {
+            id_hash(text.get(texts[q as usize]).as_bytes())
+        });
+    }
+    Ok(QueryTexts { texts, table })
 }

@@ -62,6 +62,16 @@ pub struct LabelsSource {
     pub format: &'static str,
 }
 
+/// The labels' question texts, for captures that name their query by
+/// its text (`--join text`).
+#[derive(Debug)]
+pub(super) struct QueryTexts {
+    /// Each query's text, trimmed, by query index.
+    pub(super) texts: Vec<IdRef>,
+    /// Finds a query by its text.
+    pub(super) table: HashTable<QueryIdx>,
+}
+
 /// The answer key, ready for lookups from many threads.
 #[derive(Debug)]
 pub struct LabelIndex {
@@ -76,6 +86,8 @@ pub struct LabelIndex {
     /// Each query's judged docs again, in byte order of their ids: places
     /// a TREC run's documents among them for trec_eval's tie-break.
     pub(super) by_text: Vec<u32>,
+    /// Each query's question text, when captures are joined by it.
+    pub(super) query_texts: Option<QueryTexts>,
     pub(super) text: IdText,
     pub(super) slice_names: Vec<Box<str>>,
     pub(super) min_rel: i64,
@@ -102,6 +114,17 @@ impl LabelIndex {
                 self.text.get(self.queries[q as usize].id).as_bytes() == id
             })
             .copied()
+    }
+
+    /// The query a capture names: by its id, or by its question text,
+    /// trimmed, when the labels were loaded to be joined by text.
+    pub fn find_captured(&self, named: &str) -> Option<QueryIdx> {
+        let Some(texts) = &self.query_texts else {
+            return self.find_query(named.as_bytes());
+        };
+        let named = named.trim();
+        let same = |&q: &QueryIdx| self.text.get(texts.texts[q as usize]) == named;
+        texts.table.find(id_hash(named.as_bytes()), same).copied()
     }
 
     /// The global index of `doc` among `query`'s judged documents, if judged

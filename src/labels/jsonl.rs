@@ -25,6 +25,7 @@ pub fn read_jsonl(
     // Parts keep their memory from block to block: fresh pages cost more
     // than parsing into them.
     let spare_parts: Mutex<Vec<Builder>> = Mutex::new(Vec::new());
+    let keep_query_texts = builder.keep_query_texts;
     let mut waiting: BTreeMap<u64, Result<Builder, LineError>> = BTreeMap::new();
     let mut next = 0;
     let mut failed = None;
@@ -36,7 +37,7 @@ pub fn read_jsonl(
             let mut part = spare_parts
                 .lock()
                 .map_or_else(|_| None, |mut spare| spare.pop())
-                .unwrap_or_default();
+                .unwrap_or_else(|| Builder::part(keep_query_texts));
             match chunk {
                 Chunk::Lines(block) => parse_block(parser, block, &mut part).map(|()| part),
                 Chunk::Oversized { line, .. } => Err((Some(*line as usize), too_long())),
@@ -150,5 +151,11 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
         }
     };
     let (task, language) = (optional_text("task")?, optional_text("language")?);
+    if builder.keep_query_texts {
+        let text = optional_text("query")?.ok_or_else(|| {
+            anyhow!("no 'query' text: --join text matches captures by a label's 'query'")
+        })?;
+        builder.set_query_text(query, text)?;
+    }
     builder.set_slices(query, task, language, required, line)
 }

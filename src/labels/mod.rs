@@ -23,20 +23,24 @@ use hashbrown::HashTable;
 pub use index::{id_hash, DocPlace, LabelIndex, LabelsSource, QueryIdx};
 
 use crate::grade::read::{Input, Source};
-use crate::options::LabelsFormat;
+use crate::options::{JoinBy, LabelsFormat};
 use build::Builder;
 
 impl LabelIndex {
     /// Read and index the labels file (plain, gzip or zstd), parsing JSONL
-    /// labels on `pool`.
+    /// labels on `pool`. Joined by text, each label's `query` text is
+    /// indexed too.
     ///
     /// # Errors
     /// An unreadable file, a malformed line (named as `path:line`), the same
-    /// query twice in JSONL or the same (query, doc) twice, or no query at all.
+    /// query twice in JSONL or the same (query, doc) twice, or no query at
+    /// all; joined by text, qrels (which hold no text), a label without a
+    /// text, or two labels with the same text.
     pub fn load(
         path: &Path,
         format: LabelsFormat,
         min_rel: i64,
+        join: JoinBy,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
         let name = path.display();
@@ -55,6 +59,13 @@ impl LabelIndex {
         let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
         let mut builder = Builder::default();
         builder.reserve(size);
+        builder.keep_query_texts = join == JoinBy::Text;
+        if builder.keep_query_texts && matches!(format, LabelsFormat::Trec | LabelsFormat::Auto) {
+            bail!(
+                "{name}: TREC qrels hold no query text; --join text needs JSONL labels with \
+                 a 'query' field or CSV labels with a 'query' column"
+            );
+        }
         if format != LabelsFormat::Jsonl {
             // Qrels and CSV repeat a query's id on each of its lines: a
             // table finds the query again.
@@ -165,7 +176,7 @@ mod tests {
         std::fs::write(&path, text)?;
         // Two workers: blocks are parsed out of order and joined in order.
         let pool = crate::grade::workers::pool(std::num::NonZeroUsize::new(2))?;
-        let index = LabelIndex::load(&path, format, 1, &pool);
+        let index = LabelIndex::load(&path, format, 1, JoinBy::Id, &pool);
         std::fs::remove_dir_all(&dir)?;
         index
     }

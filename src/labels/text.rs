@@ -90,6 +90,13 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         column("language"),
         column("required"),
     );
+    let query_text_col = column("query");
+    if builder.keep_query_texts && query_text_col.is_none() {
+        return Err((
+            Some(1),
+            anyhow!("no 'query' column: --join text matches captures by a label's query text"),
+        ));
+    }
     for record in reader.records() {
         let record = record.map_err(|err| {
             let line = err.position().map(|p| p.line() as usize);
@@ -112,6 +119,9 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         builder
             .set_slices(q, field(task_col), field(language_col), required, line)
             .map_err(fail)?;
+        if let Some(text) = field(query_text_col) {
+            builder.set_query_text(q, text).map_err(fail)?;
+        }
         // A row without a doc id declares the query only: a no-answer query.
         if let Some(doc) = field(Some(doc_col)) {
             let grade = match field(grade_col) {

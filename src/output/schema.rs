@@ -343,7 +343,7 @@ pub struct SettingsSummary {
 
 /// Counts in summary.json. For every log,
 /// `records = graded_records + superseded_records + unlabeled_events +
-/// other_stage_events + rejected`.
+/// other_stage_events + other_records + rejected`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Labeled queries.
@@ -352,7 +352,7 @@ pub struct Counts {
     pub no_answer: u64,
     /// (run, stage, query) rows with status ok.
     pub graded: u64,
-    /// Non-blank input lines.
+    /// Records: non-blank input lines, but each span of an OTLP line.
     pub records: u64,
     /// Blank input lines, skipped.
     pub blank_lines: u64,
@@ -364,6 +364,9 @@ pub struct Counts {
     pub unlabeled_events: u64,
     /// Valid records of stages left out by `--stage`.
     pub other_stage_events: u64,
+    /// Valid records that carry no search event: spans of other kinds than
+    /// retrieval and rerank, OTLP lines holding no span.
+    pub other_records: u64,
     /// Records in rejects.jsonl.
     pub rejected: u64,
     /// Captures beyond the first of a (run, stage, query).

@@ -1,0 +1,534 @@
+//! Stage 2, parse, for traces: an OTLP/JSON line (one
+//! ExportTraceServiceRequest, as the OpenTelemetry file exporter writes
+//! it) holds many spans; the retrieval and rerank spans among them are
+//! captures (docs/guide.md, "Traces").
+//!
+//! - OpenInference (Arize Phoenix and its instrumentations): a RETRIEVER
+//!   span ranks `retrieval.documents.{i}.document.id`, a RERANKER span
+//!   `reranker.output_documents.{i}.document.id`, in `i` order.
+//! - OpenTelemetry GenAI: a span whose `gen_ai.operation.name` is
+//!   `retrieval` ranks the `id` of each of its `gen_ai.retrieval.documents`
+//!   (structured, or a JSON string holding them).
+//!
+//! Every other span is counted, never rejected.
+
+use std::borrow::Cow;
+
+use simd_json::prelude::*;
+use simd_json::tape::Value;
+
+use crate::grade::parse::{id_text, EventKey, FieldNames, Invalid, RejectReason};
+use crate::options::{JoinBy, SpanKind};
+
+/// Where spans keep what a capture needs, as the user mapped it.
+#[derive(Debug, Clone)]
+pub struct SpanFields {
+    /// The stage of each kind's captures, by [`SpanKind`] order.
+    stages: [String; 3],
+    /// The attribute naming the query (its id, or its text when joined
+    /// by text); `None` for the defaults.
+    query: Option<String>,
+    /// The attribute naming the run; `None` for the resource's `service.name`.
+    run: Option<String>,
+    /// Where a document keeps its id.
+    doc: DocField,
+    /// Whether the query is named by its question text.
+    join: JoinBy,
+}
+
+/// Where a retrieved document keeps its id.
+#[derive(Debug, Clone)]
+enum DocField {
+    /// The default: OpenInference `document.id`, GenAI `id`.
+    Id,
+    /// Another key: an OpenInference document attribute (`document.content`)
+    /// or a GenAI document's key.
+    Key(String),
+    /// A JSON pointer into the OpenInference `document.metadata` JSON.
+    Metadata(String),
+}
+
+impl SpanFields {
+    /// The mapping of `names`, with the stages `span_stages` renames.
+    pub fn new(names: &FieldNames, span_stages: &[(SpanKind, String)], join: JoinBy) -> Self {
+        let stages = SpanKind::ALL.map(|kind| {
+            let renamed = span_stages.iter().rev().find(|(k, _)| *k == kind);
+            renamed.map_or_else(|| kind.default_stage().to_string(), |(_, s)| s.clone())
+        });
+        let doc = match names.doc.as_deref() {
+            None => DocField::Id,
+            Some(pointer) if pointer.starts_with('/') => DocField::Metadata(pointer.to_string()),
+            Some(key) => DocField::Key(key.to_string()),
+        };
+        SpanFields {
+            stages,
+            query: names.query.clone(),
+            run: names.run.clone(),
+            doc,
+            join,
+        }
+    }
+
+    fn stage(&self, kind: SpanKind) -> &str {
+        &self.stages[kind as usize]
+    }
+}
+
+impl Default for SpanFields {
+    fn default() -> Self {
+        SpanFields::new(&FieldNames::default(), &[], JoinBy::Id)
+    }
+}
+
+/// One span of an export, as judging sees it.
+pub enum SpanRecord<'i> {
+    /// A span of no kind rgrade grades (LLM, CHAIN, HTTP, ...).
+    Other,
+    /// A retrieval or rerank span whose query, stage and run were read;
+    /// its ranking may still be invalid.
+    Capture(EventKey<'i>, Result<SpanRanking<'i>, Invalid>),
+    /// A retrieval or rerank span whose key cannot be read.
+    Invalid(Invalid),
+}
+
+/// The ranking and latency of a capture span.
+pub struct SpanRanking<'i> {
+    /// The doc ids in ranking order.
+    pub docs: Vec<Cow<'i, str>>,
+    /// End minus start, in milliseconds.
+    pub latency_ms: Option<f64>,
+}
+
+/// A span of an export line: its attributes and what resource it ran in.
+struct Span<'t, 'i> {
+    value: Value<'t, 'i>,
+    /// (key, AnyValue object) pairs, in the order given.
+    attributes: Vec<(&'i str, Value<'t, 'i>)>,
+    service: Option<&'i str>,
+}
+
+/// Hand each span of the export `root` to `visit` in the order the line
+/// lists them, with its value (for a reject's excerpt) and what it is.
+/// Returns how many spans there were.
+///
+/// # Errors
+/// `not_a_trace` when the line is no ExportTraceServiceRequest: not an
+/// object with a `resourceSpans` array of resources, each with a
+/// `scopeSpans` array of scopes holding `spans` arrays.
+pub fn for_each_span<'t, 'i>(
+    root: Value<'t, 'i>,
+    fields: &'i SpanFields,
+    mut visit: impl FnMut(Value<'t, 'i>, SpanRecord<'i>),
+) -> Result<u64, Invalid> {
+    let not_a_trace = |detail: &str| {
+        Invalid::new(
+            RejectReason::NotATrace,
+            format!("not an OTLP trace export: {detail}"),
+        )
+    };
+    let resources = root
+        .get("resourceSpans")
+        .and_then(|v| v.as_array())
+        .ok_or_else(|| not_a_trace("no 'resourceSpans' array"))?;
+    // The whole line is checked before any span is visited, so that a
+    // line rejected as a whole has no span counted.
+    let mut spans = Vec::new();
+    for resource in resources.iter() {
+        let scopes = resource
+            .get("scopeSpans")
+            .and_then(|v| v.as_array())
+            .ok_or_else(|| not_a_trace("a resource without a 'scopeSpans' array"))?;
+        let service = resource
+            .get("resource")
+            .and_then(|r| r.get("attributes"))
+            .and_then(|a| a.as_array())
+            .and_then(|attributes| {
+                attributes
+                    .iter()
+                    .find(|a| a.get("key").and_then(|k| k.into_string()) == Some("service.name"))
+            })
+            .and_then(|a| a.get("value"))
+            .and_then(|v| v.get("stringValue"))
+            .and_then(|v| v.into_string());
+        for scope in scopes.iter() {
+            let scope_spans = match scope.get("spans") {
+                // A scope with no span may leave the array out.
+                None => continue,
+                Some(v) => v
+                    .as_array()
+                    .ok_or_else(|| not_a_trace("a scope whose 'spans' is not an array"))?,
+            };
+            spans.extend(scope_spans.iter().map(|span| (span, service)));
+        }
+    }
+    let count = spans.len() as u64;
+    for (value, service) in spans {
+        let record = match Span::new(value, service) {
+            Ok(span) => span.record(fields),
+            Err(invalid) => SpanRecord::Invalid(invalid),
+        };
+        visit(value, record);
+    }
+    Ok(count)
+}
+
+fn bad_span(detail: impl Into<String>) -> Invalid {
+    Invalid::new(RejectReason::BadSpan, detail)
+}
+
+impl<'t, 'i> Span<'t, 'i> {
+    fn new(value: Value<'t, 'i>, service: Option<&'i str>) -> Result<Self, Invalid> {
+        if !value.is_object() {
+            return Err(bad_span("a span must be a JSON object"));
+        }
+        let attributes = match value.get("attributes") {
+            None => Vec::new(),
+            Some(list) => {
+                let list = list
+                    .as_array()
+                    .ok_or_else(|| bad_span("'attributes' must be an array"))?;
+                list.iter()
+                    .map(|a| {
+                        let key = a.get("key").and_then(|k| k.into_string());
+                        let value = a.get("value").filter(|v| v.is_object());
+                        key.zip(value).ok_or_else(|| {
+                            bad_span(
+                                "an attribute must be an object with a 'key' and a 'value' object",
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        Ok(Span {
+            value,
+            attributes,
+            service,
+        })
+    }
+
+    /// The AnyValue of the attribute `key`; the first, if given twice.
+    fn attribute(&self, key: &str) -> Option<Value<'t, 'i>> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, value)| value)
+    }
+
+    fn string(&self, key: &str) -> Option<&'i str> {
+        self.attribute(key)
+            .and_then(|v| v.get("stringValue"))
+            .and_then(|v| v.into_string())
+    }
+
+    fn kind(&self) -> Option<SpanKind> {
+        let openinference = self.string("openinference.span.kind");
+        match openinference {
+            Some(kind) if kind.eq_ignore_ascii_case("RETRIEVER") => Some(SpanKind::Retriever),
+            Some(kind) if kind.eq_ignore_ascii_case("RERANKER") => Some(SpanKind::Reranker),
+            _ if self.string("gen_ai.operation.name") == Some("retrieval") => {
+                Some(SpanKind::GenAiRetrieval)
+            }
+            _ => None,
+        }
+    }
+
+    fn record(&self, fields: &'i SpanFields) -> SpanRecord<'i> {
+        let Some(kind) = self.kind() else {
+            return SpanRecord::Other;
+        };
+        let key = self.key(kind, fields).map(|(query_id, run)| EventKey {
+            query_id,
+            stage: fields.stage(kind),
+            run,
+        });
+        let name = self
+            .value
+            .get("name")
+            .and_then(|n| n.into_string())
+            .unwrap_or("");
+        let about = |invalid: Invalid| Invalid {
+            detail: format!("{} span '{name}': {}", kind.name(), invalid.detail),
+            ..invalid
+        };
+        match key {
+            Err(invalid) => SpanRecord::Invalid(about(invalid)),
+            Ok(key) => {
+                let ranking = self.ranking(kind, &fields.doc).map_err(about);
+                SpanRecord::Capture(key, ranking)
+            }
+        }
+    }
+
+    /// The query (its id, or its text when joined by text) and the run.
+    fn key(&self, kind: SpanKind, fields: &SpanFields) -> Result<(Cow<'i, str>, &'i str), Invalid> {
+        let query = match (&fields.query, fields.join) {
+            (Some(key), _) => self.id_attribute(key)?.ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::MissingQueryId,
+                    format!("no '{key}' attribute"),
+                )
+            })?,
+            (None, JoinBy::Text) => {
+                let key = match kind {
+                    SpanKind::Retriever => "input.value",
+                    SpanKind::Reranker => "reranker.query",
+                    SpanKind::GenAiRetrieval => "gen_ai.retrieval.query.text",
+                };
+                Cow::Borrowed(self.string(key).ok_or_else(|| {
+                    Invalid::new(
+                        RejectReason::MissingQueryId,
+                        format!("no '{key}' text to join the labels by"),
+                    )
+                })?)
+            }
+            (None, JoinBy::Id) => match self.metadata_query_id()? {
+                Some(id) => id,
+                None => self.id_attribute("query_id")?.ok_or_else(|| {
+                    Invalid::new(
+                        RejectReason::MissingQueryId,
+                        "no query_id in its 'metadata' nor a 'query_id' attribute \
+                         (--join text matches its question text instead)",
+                    )
+                })?,
+            },
+        };
+        let run = match &fields.run {
+            None => self.service.unwrap_or(""),
+            Some(key) => match self.attribute(key) {
+                None => "",
+                Some(value) => value
+                    .get("stringValue")
+                    .and_then(|v| v.into_string())
+                    .ok_or_else(|| {
+                        Invalid::new(RejectReason::BadField, format!("'{key}' must be a string"))
+                    })?,
+            },
+        };
+        Ok((query, run))
+    }
+
+    /// An id attribute: a string, or an integer as its decimal text.
+    fn id_attribute(&self, key: &str) -> Result<Option<Cow<'i, str>>, Invalid> {
+        match self.attribute(key) {
+            None => Ok(None),
+            Some(value) => any_id(value).map(Some).ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadQueryId,
+                    format!("'{key}' must be a string or an integer within 64 bits"),
+                )
+            }),
+        }
+    }
+
+    /// `query_id` inside the span's `metadata` attribute, a JSON string.
+    fn metadata_query_id(&self) -> Result<Option<Cow<'i, str>>, Invalid> {
+        let Some(metadata) = self.string("metadata") else {
+            return Ok(None);
+        };
+        let bad = |detail: &str| Invalid::new(RejectReason::BadQueryId, detail.to_string());
+        let metadata: serde_json::Value =
+            serde_json::from_str(metadata).map_err(|_| bad("'metadata' is not a JSON string"))?;
+        match metadata.get("query_id") {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(id)) => Ok(Some(Cow::Owned(id.clone()))),
+            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {
+                Ok(Some(Cow::Owned(n.to_string())))
+            }
+            Some(_) => Err(bad(
+                "'query_id' in 'metadata' must be a string or an integer",
+            )),
+        }
+    }
+
+    fn ranking(&self, kind: SpanKind, doc: &DocField) -> Result<SpanRanking<'i>, Invalid> {
+        let docs = match kind {
+            SpanKind::Retriever => self.flattened_documents("retrieval.documents.", doc)?,
+            SpanKind::Reranker => self.flattened_documents("reranker.output_documents.", doc)?,
+            SpanKind::GenAiRetrieval => self.genai_documents(doc)?,
+        };
+        Ok(SpanRanking {
+            docs,
+            latency_ms: self.latency_ms()?,
+        })
+    }
+
+    /// OpenInference's documents, flattened into attributes
+    /// `{prefix}{i}.document.id`: ranked by `i`.
+    fn flattened_documents(
+        &self,
+        prefix: &str,
+        doc: &DocField,
+    ) -> Result<Vec<Cow<'i, str>>, Invalid> {
+        let wanted = match doc {
+            DocField::Id => "document.id",
+            DocField::Key(key) => key.as_str(),
+            DocField::Metadata(_) => "document.metadata",
+        };
+        // (i, the document's id if its attribute was seen)
+        let mut documents: Vec<(u64, Option<Cow<'i, str>>)> = Vec::new();
+        for &(key, value) in &self.attributes {
+            let Some(rest) = key.strip_prefix(prefix) else {
+                continue;
+            };
+            let (index, field) = rest.split_once('.').unwrap_or((rest, ""));
+            let index: u64 = index.parse().map_err(|_| {
+                Invalid::new(
+                    RejectReason::BadResult,
+                    format!("'{key}' has no document number"),
+                )
+            })?;
+            let id = if field == wanted {
+                Some(document_id(value, doc).ok_or_else(|| {
+                    Invalid::new(
+                        RejectReason::BadResult,
+                        format!("document {index}: '{key}' holds no doc id"),
+                    )
+                })?)
+            } else {
+                None
+            };
+            documents.push((index, id));
+        }
+        documents.sort_by_key(|(index, _)| *index);
+        let mut ranked = Vec::new();
+        for same in documents.chunk_by(|a, b| a.0 == b.0) {
+            let index = same[0].0;
+            let mut ids = same.iter().filter_map(|(_, id)| id.as_ref());
+            let id = ids.next().ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadResult,
+                    format!("document {index} has no '{prefix}{index}.{wanted}'"),
+                )
+            })?;
+            ranked.push(id.clone());
+        }
+        Ok(ranked)
+    }
+
+    /// The GenAI documents: an array of objects (structured: an OTLP
+    /// array of key-value lists), or a JSON string holding one.
+    fn genai_documents(&self, doc: &DocField) -> Result<Vec<Cow<'i, str>>, Invalid> {
+        const KEY: &str = "gen_ai.retrieval.documents";
+        let id_key = match doc {
+            DocField::Key(key) => key.as_str(),
+            DocField::Id | DocField::Metadata(_) => "id",
+        };
+        let bad = |detail: String| Invalid::new(RejectReason::BadResults, detail);
+        let Some(value) = self.attribute(KEY) else {
+            return Ok(Vec::new());
+        };
+        if let Some(json) = value.get("stringValue").and_then(|v| v.into_string()) {
+            let documents: Vec<serde_json::Value> = serde_json::from_str(json)
+                .map_err(|_| bad(format!("'{KEY}' is not a JSON array")))?;
+            return documents
+                .iter()
+                .enumerate()
+                .map(|(i, document)| match document.get(id_key) {
+                    Some(serde_json::Value::String(id)) => Ok(Cow::Owned(id.clone())),
+                    Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {
+                        Ok(Cow::Owned(n.to_string()))
+                    }
+                    _ => Err(no_document_id(i, id_key)),
+                })
+                .collect();
+        }
+        let documents = value
+            .get("arrayValue")
+            .map(|array| array.get("values"))
+            .ok_or_else(|| bad(format!("'{KEY}' must be an array or a JSON string")))?;
+        let Some(documents) = documents else {
+            // An empty OTLP array may leave out its values.
+            return Ok(Vec::new());
+        };
+        let documents = documents
+            .as_array()
+            .ok_or_else(|| bad(format!("'{KEY}' must be an array or a JSON string")))?;
+        documents
+            .iter()
+            .enumerate()
+            .map(|(i, document)| {
+                let entries = document
+                    .get("kvlistValue")
+                    .and_then(|list| list.get("values"))
+                    .and_then(|values| values.as_array());
+                entries
+                    .and_then(|entries| {
+                        entries
+                            .iter()
+                            .find(|e| e.get("key").and_then(|k| k.into_string()) == Some(id_key))
+                    })
+                    .and_then(|entry| entry.get("value"))
+                    .and_then(any_id)
+                    .ok_or_else(|| no_document_id(i, id_key))
+            })
+            .collect()
+    }
+
+    /// End minus start, in milliseconds, when the span has both times.
+    fn latency_ms(&self) -> Result<Option<f64>, Invalid> {
+        let time = |key: &str| -> Result<Option<u64>, Invalid> {
+            let Some(value) = self.value.get(key) else {
+                return Ok(None);
+            };
+            let parsed = match value.as_str() {
+                Some(text) => text.parse().ok(),
+                None => value.as_u64(),
+            };
+            parsed.map(Some).ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadField,
+                    format!("'{key}' must be nanoseconds, an unsigned 64-bit integer"),
+                )
+            })
+        };
+        match (time("startTimeUnixNano")?, time("endTimeUnixNano")?) {
+            (Some(start), Some(end)) => {
+                let nanos = end.checked_sub(start).ok_or_else(|| {
+                    Invalid::new(RejectReason::BadField, "the span ends before it starts")
+                })?;
+                Ok(Some(nanos as f64 / 1e6))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+fn no_document_id(i: usize, key: &str) -> Invalid {
+    Invalid::new(
+        RejectReason::BadResult,
+        format!("document {i} has no '{key}' string"),
+    )
+}
+
+/// An AnyValue holding an id: a string, or an integer (OTLP/JSON writes
+/// 64-bit integers as strings) as its decimal text.
+fn any_id<'i>(value: Value<'_, 'i>) -> Option<Cow<'i, str>> {
+    if let Some(text) = value.get("stringValue").and_then(|v| v.into_string()) {
+        return Some(Cow::Borrowed(text));
+    }
+    let int = value.get("intValue")?;
+    match int.into_string() {
+        Some(text) => text.parse::<i64>().ok().map(|_| Cow::Borrowed(text)),
+        None => id_text(int),
+    }
+}
+
+/// A flattened document's id: the attribute itself, or what `pointer`
+/// finds in its `document.metadata` JSON.
+fn document_id<'i>(value: Value<'_, 'i>, doc: &DocField) -> Option<Cow<'i, str>> {
+    match doc {
+        DocField::Id | DocField::Key(_) => any_id(value),
+        DocField::Metadata(pointer) => {
+            let json = value.get("stringValue").and_then(|v| v.into_string())?;
+            let metadata: serde_json::Value = serde_json::from_str(json).ok()?;
+            match metadata.pointer(pointer)? {
+                serde_json::Value::String(id) => Some(Cow::Owned(id.clone())),
+                serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => {
+                    Some(Cow::Owned(n.to_string()))
+                }
+                _ => None,
+            }
+        }
+    }
+}
