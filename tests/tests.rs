@@ -24,5 +24,6 @@ mod test_stage_order;
 mod test_stale_labels;
 mod test_stdout_table;
 mod test_streams;
+mod test_traces;
 mod test_trec;
 mod util;

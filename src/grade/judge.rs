@@ -525,6 +525,10 @@ impl<'a> BlockWorker<'a> {
                     }
                 };
                 if let Err(invalid) = taken {
+                    let invalid = Invalid {
+                        detail: format!("span {item}, {}", invalid.detail),
+                        ..invalid
+                    };
                     out.reject(origin, invalid, span.encode().as_bytes());
                 }
             })?;
@@ -613,12 +617,16 @@ mod tests {
         BlockWorker::new(&config).process(&Chunk::Lines(block))
     }
 
-    /// Every non-blank line ends up in exactly one place.
-    fn assert_accounted(out: &BlockOutcome, lines: usize) {
+    /// Every record ends up in exactly one place: each non-blank line, or
+    /// each span of an OTLP line (whose record count is its spans').
+    fn assert_accounted(out: &BlockOutcome, lines: usize, format: LogsFormat) {
         let c = out.counts;
-        assert_eq!(c.records + c.blank, lines as u64, "{c:?}");
+        if format != LogsFormat::Otlp {
+            assert_eq!(c.records + c.blank, lines as u64, "{c:?}");
+        }
         let placed = c.unlabeled
             + c.other_stage
+            + c.other_records
             + out.captures.len() as u64
             + out.trec.n_lines()
             + c.rejected;
@@ -638,6 +646,20 @@ mod tests {
             ":",
             "\"query_id\"",
             "\"results\"",
+            "\"resourceSpans\"",
+            "\"scopeSpans\"",
+            "\"spans\"",
+            "\"attributes\"",
+            "\"key\"",
+            "\"value\"",
+            "\"stringValue\"",
+            "\"intValue\"",
+            "\"openinference.span.kind\"",
+            "\"RETRIEVER\"",
+            "\"retrieval.documents.0.document.id\"",
+            "\"metadata\"",
+            "\"{\\\"query_id\\\": \\\"q1\\\"}\"",
+            "\"startTimeUnixNano\"",
             "\"stage\"",
             "\"run\"",
             "\"doc_id\"",
@@ -671,18 +693,28 @@ mod tests {
             Just(br#"{"query_id":"q1","results":["a","c","b"]}"#.to_vec()),
             Just(br#"{"query_id":"q1","results":["a","a"]}"#.to_vec()),
             Just(b"q1 Q0 a 1 2.5 run".to_vec()),
+            Just(
+                concat!(
+                    r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":["#,
+                    r#"{"key":"openinference.span.kind","value":{"stringValue":"RETRIEVER"}},"#,
+                    r#"{"key":"query_id","value":{"stringValue":"q1"}},"#,
+                    r#"{"key":"retrieval.documents.0.document.id","value":{"stringValue":"a"}}"#,
+                    r#"]},{"name":"llm"}]}]}]}"#
+                )
+                .as_bytes()
+                .to_vec()
+            ),
         ]
     }
 
     proptest! {
         /// No input panics the parser, and every line is graded, counted or rejected.
         #[test]
-        fn any_bytes_are_accounted_for(raw_lines in prop::collection::vec(any_line(), 0..30), trec in any::<bool>(), filter in any::<bool>()) {
+        fn any_bytes_are_accounted_for(raw_lines in prop::collection::vec(any_line(), 0..30), format in prop::sample::select(vec![LogsFormat::Jsonl, LogsFormat::Trec, LogsFormat::Otlp]), filter in any::<bool>()) {
             let bytes = raw_lines.join(&b'\n');
-            let format = if trec { LogsFormat::Trec } else { LogsFormat::Jsonl };
             let stages = if filter { vec!["final".to_string()] } else { Vec::new() };
             let out = process(bytes.clone(), format, &stages);
-            assert_accounted(&out, lines(&bytes).count());
+            assert_accounted(&out, lines(&bytes).count(), format);
             for reject in &out.rejects {
                 prop_assert!(reject.excerpt.len() <= EXCERPT_BYTES);
             }
@@ -702,7 +734,7 @@ mod tests {
         let valid = String::from_utf8_lossy(&bytes).replace('\u{fffd}', "x");
         let out = process(valid.into_bytes(), LogsFormat::Trec, &[]);
         assert_eq!((out.trec.n_lines(), out.rejects.len()), (4, 0));
-        assert_accounted(&out, 4);
+        assert_accounted(&out, 4, LogsFormat::Trec);
     }
 
     #[test]
@@ -713,7 +745,7 @@ mod tests {
             LogsFormat::Jsonl,
             &[],
         );
-        assert_accounted(&out, 1);
+        assert_accounted(&out, 1, LogsFormat::Jsonl);
         let (_, _, capture) = &out.captures[0];
         let labels = labels();
         let found: Vec<(u32, &str)> = out.found
@@ -735,7 +767,7 @@ mod tests {
             r#"{"query_id":"unlabeled","results":"a"}"#,
         );
         let out = process(lines.as_bytes().to_vec(), LogsFormat::Jsonl, &[]);
-        assert_accounted(&out, 3);
+        assert_accounted(&out, 3, LogsFormat::Jsonl);
         let keys: Vec<(&str, u32)> = out
             .rejected_keys
             .iter()

@@ -248,7 +248,7 @@ impl<'t, 'i> Span<'t, 'i> {
             .and_then(|n| n.into_string())
             .unwrap_or("");
         let about = |invalid: Invalid| Invalid {
-            detail: format!("{} span '{name}': {}", kind.name(), invalid.detail),
+            detail: format!("{} '{name}': {}", kind.name(), invalid.detail),
             ..invalid
         };
         match key {
@@ -530,5 +530,219 @@ fn document_id<'i>(value: Value<'_, 'i>, doc: &DocField) -> Option<Cow<'i, str>>
                 _ => None,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::parse::JsonParser;
+    use serde_json::{json, Value as Json};
+
+    fn string(key: &str, value: &str) -> Json {
+        json!({"key": key, "value": {"stringValue": value}})
+    }
+
+    /// An export line of one resource named `service` holding `spans`.
+    fn export(service: &str, spans: Vec<Json>) -> String {
+        json!({"resourceSpans": [{
+            "resource": {"attributes": [string("service.name", service)]},
+            "scopeSpans": [{"scope": {"name": "test"}, "spans": spans}],
+        }]})
+        .to_string()
+    }
+
+    fn span(attributes: Vec<Json>) -> Json {
+        json!({
+            "name": "search",
+            "startTimeUnixNano": "1000000",
+            "endTimeUnixNano": "3500000",
+            "attributes": attributes,
+        })
+    }
+
+    /// What each span of `line` became: its key and doc ids, "other", or
+    /// the reject code and detail.
+    fn records(line: &str, fields: &SpanFields) -> Result<Vec<String>, Invalid> {
+        let mut parser = JsonParser::default();
+        parser.parse(line.as_bytes(), |root| {
+            let mut seen = Vec::new();
+            for_each_span(root, fields, |_, record| {
+                seen.push(match record {
+                    SpanRecord::Other => "other".to_string(),
+                    SpanRecord::Invalid(invalid) => {
+                        format!("{}: {}", invalid.reason, invalid.detail)
+                    }
+                    SpanRecord::Capture(key, Ok(ranking)) => format!(
+                        "{}/{}/{} {:?} {:?}",
+                        key.run, key.stage, key.query_id, ranking.docs, ranking.latency_ms
+                    ),
+                    SpanRecord::Capture(key, Err(invalid)) => {
+                        format!("{} {}: {}", key.query_id, invalid.reason, invalid.detail)
+                    }
+                });
+            })
+            .map(|_| seen)
+        })?
+    }
+
+    fn retriever(query_id: &str, docs: &[&str]) -> Json {
+        let mut attributes = vec![
+            string("openinference.span.kind", "RETRIEVER"),
+            string("input.value", &format!("  question of {query_id} ")),
+            string("metadata", &json!({"query_id": query_id}).to_string()),
+        ];
+        for (i, doc) in docs.iter().enumerate() {
+            attributes.push(string(&format!("retrieval.documents.{i}.document.id"), doc));
+            attributes.push(json!({"key": format!("retrieval.documents.{i}.document.score"), "value": {"doubleValue": 1.5}}));
+        }
+        span(attributes)
+    }
+
+    #[test]
+    fn openinference_spans_rank_their_documents_by_number() {
+        // Twelve documents: "10" and "11" rank after "9", not after "1".
+        let docs: Vec<String> = (0..12).map(|i| format!("d{i}")).collect();
+        let docs: Vec<&str> = docs.iter().map(String::as_str).collect();
+        let mut shuffled = retriever("q1", &docs);
+        shuffled["attributes"].as_array_mut().unwrap().reverse();
+        let reranker = span(vec![
+            string("openinference.span.kind", "RERANKER"),
+            json!({"key": "query_id", "value": {"intValue": "42"}}),
+            string("reranker.input_documents.0.document.id", "d9"),
+            string("reranker.output_documents.1.document.id", "d2"),
+            json!({"key": "reranker.output_documents.0.document.id", "value": {"intValue": "7"}}),
+        ]);
+        let llm = span(vec![string("openinference.span.kind", "LLM")]);
+        let line = export(
+            "bm25",
+            vec![shuffled, reranker, llm, json!({"name": "plain"})],
+        );
+        let seen = records(&line, &SpanFields::default()).unwrap();
+        let ids: Vec<String> = docs.iter().map(|d| format!("{d:?}")).collect();
+        assert_eq!(
+            seen,
+            [
+                format!("bm25/retrieve/q1 [{}] Some(2.5)", ids.join(", ")),
+                r#"bm25/rerank/42 ["7", "d2"] Some(2.5)"#.to_string(),
+                "other".to_string(),
+                "other".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn genai_documents_read_structured_or_as_a_json_string() {
+        let kv = |id: &str| {
+            json!({"kvlistValue": {"values": [
+                {"key": "score", "value": {"doubleValue": 0.5}},
+                {"key": "id", "value": {"stringValue": id}},
+            ]}})
+        };
+        let structured = span(vec![
+            string("gen_ai.operation.name", "retrieval"),
+            string("gen_ai.retrieval.query.text", "How do I export?"),
+            json!({"key": "gen_ai.retrieval.documents", "value": {"arrayValue": {"values": [kv("a"), kv("b")]}}}),
+        ]);
+        let as_string = span(vec![
+            string("gen_ai.operation.name", "retrieval"),
+            string("gen_ai.retrieval.query.text", "Reset steps?"),
+            string(
+                "gen_ai.retrieval.documents",
+                r#"[{"id": "c", "score": 1}, {"id": 5}]"#,
+            ),
+        ]);
+        let line = export("svc", vec![structured, as_string]);
+        let by_text = SpanFields::new(&FieldNames::default(), &[], JoinBy::Text);
+        assert_eq!(
+            records(&line, &by_text).unwrap(),
+            [
+                r#"svc/retrieve/How do I export? ["a", "b"] Some(2.5)"#,
+                r#"svc/retrieve/Reset steps? ["c", "5"] Some(2.5)"#,
+            ]
+        );
+        // Without a query id, joined by id, each span is rejected, saying why.
+        let by_id = records(&line, &SpanFields::default()).unwrap();
+        assert!(
+            by_id[0].starts_with("missing_query_id: retrieval 'search': no query_id"),
+            "{by_id:?}"
+        );
+    }
+
+    #[test]
+    fn the_field_flags_and_span_stages_remap_what_a_span_names() {
+        let mut with_run = retriever("q1", &["a"]);
+        with_run["attributes"].as_array_mut().unwrap().extend([
+            string(
+                "retrieval.documents.0.document.metadata",
+                r#"{"chunk": {"id": "kb/1"}}"#,
+            ),
+            string("deployment", "canary"),
+            string("session.query", "q9"),
+        ]);
+        let names = FieldNames {
+            doc: Some("/chunk/id".into()),
+            run: Some("deployment".into()),
+            query: Some("session.query".into()),
+            ..FieldNames::default()
+        };
+        let stages = [(SpanKind::Retriever, "first-stage".to_string())];
+        let fields = SpanFields::new(&names, &stages, JoinBy::Id);
+        let line = export("bm25", vec![with_run]);
+        assert_eq!(
+            records(&line, &fields).unwrap(),
+            [r#"canary/first-stage/q9 ["kb/1"] Some(2.5)"#]
+        );
+    }
+
+    #[test]
+    fn malformed_spans_are_rejected_alone_and_malformed_exports_whole() {
+        let mut gap = retriever("q1", &["a", "b"]);
+        gap["attributes"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|a| a["key"] != "retrieval.documents.0.document.id");
+        let mut backwards = retriever("q2", &["a"]);
+        backwards["endTimeUnixNano"] = json!("10");
+        let mut bad_id = retriever("q3", &["a"]);
+        bad_id["attributes"][3] =
+            json!({"key": "retrieval.documents.0.document.id", "value": {"doubleValue": 1.5}});
+        let line = export(
+            "s",
+            vec![
+                gap,
+                backwards,
+                bad_id,
+                json!(["not", "a", "span"]),
+                json!({"attributes": {"k": 1}}),
+            ],
+        );
+        let seen = records(&line, &SpanFields::default()).unwrap();
+        assert_eq!(
+            seen,
+            [
+                "q1 bad_result: RETRIEVER 'search': document 0 has no \
+                 'retrieval.documents.0.document.id'",
+                "q2 bad_field: RETRIEVER 'search': the span ends before it starts",
+                "q3 bad_result: RETRIEVER 'search': document 0: \
+                 'retrieval.documents.0.document.id' holds no doc id",
+                "bad_span: a span must be a JSON object",
+                "bad_span: 'attributes' must be an array",
+            ]
+        );
+        for line in [
+            r#"{"resourceSpans": {}}"#,
+            r#"{"resourceSpans": [{"resource": {}}]}"#,
+            r#"{"resourceSpans": [{"scopeSpans": [{"spans": 3}]}]}"#,
+        ] {
+            let err = records(line, &SpanFields::default()).unwrap_err();
+            assert_eq!(err.reason, RejectReason::NotATrace, "{line}");
+        }
+        // A scope without spans, and an export of none, are no error.
+        let empty = r#"{"resourceSpans": [{"scopeSpans": [{"scope": {}}]}]}"#;
+        assert_eq!(
+            records(empty, &SpanFields::default()).unwrap(),
+            Vec::<String>::new()
+        );
     }
 }

@@ -37,7 +37,8 @@ pub fn count(summary: &Value, name: &str) -> u64 {
 }
 
 /// summary.json's counts add up (docs/guide.md, Outputs): every record is
-/// graded, superseded by a repeat, unlabeled, of another stage, or rejected.
+/// graded, superseded by a repeat, unlabeled, of another stage, carries no
+/// search event, or is rejected.
 #[track_caller]
 pub fn assert_counts_add_up(summary: &Value) {
     let parts = [
@@ -45,6 +46,7 @@ pub fn assert_counts_add_up(summary: &Value) {
         "superseded_records",
         "unlabeled_events",
         "other_stage_events",
+        "other_records",
         "rejected",
     ];
     let sum: u64 = parts.iter().map(|p| count(summary, p)).sum();

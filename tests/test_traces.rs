@@ -1,0 +1,323 @@
+//! Traces (docs/guide.md, "Traces"): OTLP/JSON spans written by the
+//! OpenTelemetry SDK grade exactly as the same captures written as rgrade
+//! JSONL; bad spans are rejected one by one, and every span is counted.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::util::{assert_counts_add_up, assert_same_lines, count, rgrade_in, Workdir, CRATE_ROOT};
+
+const TRACES: &str = "data-samples/traces";
+
+/// `rgrade grade` of the traces sample's labels at k = 1,5,10 with
+/// `options`, writing into `wd`'s `out/`, from the crate root.
+fn grade_traces(wd: &Workdir, options: &[&str]) -> crate::util::Run {
+    let out = wd.path("out").display().to_string();
+    let labels = format!("{TRACES}/labels.jsonl");
+    let mut args = vec![
+        "grade", "--labels", &labels, "-k", "1,5,10", "-q", "-o", &out,
+    ];
+    args.extend_from_slice(options);
+    rgrade_in(Path::new(CRATE_ROOT), &args)
+}
+
+/// The expected file `name`, keeping only the header and the rows whose
+/// second column (stage) is one of `stages`.
+fn expected(name: &str, stages: &[&str]) -> Vec<u8> {
+    let path = Path::new(CRATE_ROOT)
+        .join(TRACES)
+        .join("expected")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let kept: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, line)| *i == 0 || stages.iter().any(|s| line.split(',').nth(1) == Some(s)))
+        .map(|(_, line)| line)
+        .collect();
+    format!("{}\n", kept.join("\n")).into_bytes()
+}
+
+#[track_caller]
+fn assert_outputs_expected(wd: &Workdir, what: &str, stages: &[&str]) {
+    for name in ["per_query.csv", "aggregates.csv"] {
+        let got = wd.read(&format!("out/{name}"));
+        assert_same_lines(&format!("{what}: {name}"), &got, &expected(name, stages));
+    }
+}
+
+#[test]
+fn openinference_spans_grade_as_the_same_captures_in_jsonl() {
+    let both = ["rerank", "retrieve"];
+    let wd = Workdir::new("traces_jsonl");
+    grade_traces(&wd, &[&format!("{TRACES}/captures.jsonl")]).expect_code(0);
+    assert_outputs_expected(&wd, "captures.jsonl", &both);
+
+    let wd = Workdir::new("traces_openinference");
+    grade_traces(&wd, &[&format!("{TRACES}/otlp/openinference.jsonl")]).expect_code(0);
+    assert_outputs_expected(&wd, "openinference.jsonl", &both);
+    let summary = wd.read_json("out/summary.json");
+    assert_counts_add_up(&summary);
+    // Per question: a CHAIN, a RETRIEVER, a RERANKER and an LLM span.
+    assert_eq!(
+        ["records", "graded_records", "other_records", "rejected"].map(|c| count(&summary, c)),
+        [80, 40, 40, 0]
+    );
+
+    // Joined by the question text (three of them padded with whitespace
+    // in the spans), the same grades.
+    let wd = Workdir::new("traces_openinference_text");
+    grade_traces(
+        &wd,
+        &[
+            "--join",
+            "text",
+            &format!("{TRACES}/otlp/openinference.jsonl"),
+        ],
+    )
+    .expect_code(0);
+    assert_outputs_expected(&wd, "openinference.jsonl --join text", &both);
+}
+
+#[test]
+fn genai_retrieval_spans_join_their_labels_by_text() {
+    let wd = Workdir::new("traces_genai");
+    let genai = format!("{TRACES}/otlp/genai.jsonl");
+    grade_traces(&wd, &["--join", "text", &genai]).expect_code(0);
+    assert_outputs_expected(&wd, "genai.jsonl", &["retrieve"]);
+    // They name no query id: joined by id, every one is rejected, saying
+    // that the text could join them.
+    let wd = Workdir::new("traces_genai_by_id");
+    grade_traces(&wd, &[&genai]).expect_code(1).expect_stderr(&[
+        "20 rejected records exceed --max-rejects 0",
+        "missing_query_id: span 1, retrieval 'retrieval': no query_id",
+        "--join text",
+    ]);
+}
+
+#[test]
+fn span_stages_rename_what_the_reranker_dropped() {
+    let wd = Workdir::new("traces_stage_loss_jsonl");
+    let order = ["--stage-order", "retrieve,rerank"];
+    grade_traces(
+        &wd,
+        &[order[0], order[1], &format!("{TRACES}/captures.jsonl")],
+    )
+    .expect_code(0);
+    let from_jsonl = wd.read_text("out/stage_loss.csv");
+    assert!(from_jsonl.lines().count() > 1, "{from_jsonl}");
+
+    let wd = Workdir::new("traces_stage_loss_spans");
+    let otlp = format!("{TRACES}/otlp/openinference.jsonl");
+    let args = [
+        "--span-stage",
+        "RERANKER=final",
+        "--stage-order",
+        "retrieve,final",
+        &otlp,
+    ];
+    grade_traces(&wd, &args).expect_code(0);
+    let got = wd.read("out/stage_loss.csv");
+    let want = from_jsonl.replace(",rerank,", ",final,");
+    assert_same_lines("stage_loss.csv", &got, want.as_bytes());
+}
+
+/// An attribute holding a string.
+fn string(key: &str, value: &str) -> Value {
+    json!({"key": key, "value": {"stringValue": value}})
+}
+
+/// A RETRIEVER span of `query_id` ranking `docs`, lasting `millis`.
+fn retriever(query_id: &str, docs: &[&str], millis: u64) -> Value {
+    let mut attributes = vec![
+        string("openinference.span.kind", "RETRIEVER"),
+        string("metadata", &json!({"query_id": query_id}).to_string()),
+    ];
+    for (i, doc) in docs.iter().enumerate() {
+        attributes.push(string(&format!("retrieval.documents.{i}.document.id"), doc));
+    }
+    json!({
+        "name": "retrieve",
+        "startTimeUnixNano": "1000000000",
+        "endTimeUnixNano": (1_000_000_000 + millis * 1_000_000).to_string(),
+        "attributes": attributes,
+    })
+}
+
+/// One OTLP/JSON line: an export of `spans` from service `run`.
+fn export(run: &str, spans: &[Value]) -> String {
+    json!({"resourceSpans": [{
+        "resource": {"attributes": [string("service.name", run)]},
+        "scopeSpans": [{"spans": spans}],
+    }]})
+    .to_string()
+}
+
+fn seed_labels(wd: &Workdir) {
+    wd.write(
+        "labels.jsonl",
+        concat!(
+            r#"{"query_id": "q_export", "relevant": ["export_csv"], "query": "How do I export a CSV?"}"#,
+            "\n",
+            r#"{"query_id": "q_reset", "relevant": ["reset_steps", "reset_limits"], "query": "How do I reset my password?"}"#,
+            "\n",
+        ),
+    );
+}
+
+#[test]
+fn a_bad_span_is_rejected_alone_and_every_span_is_counted() {
+    let wd = Workdir::new("traces_rejects");
+    seed_labels(&wd);
+    let mut no_doc_id = retriever("q_reset", &["billing", "reset_steps"], 5);
+    no_doc_id["attributes"][2] = string("retrieval.documents.0.document.content", "Billing");
+    let lines = [
+        export(
+            "bm25",
+            &[
+                retriever("q_export", &["export_csv", "billing"], 12),
+                json!({"name": "llm", "attributes": [string("openinference.span.kind", "LLM")]}),
+                no_doc_id,
+                json!("not a span"),
+            ],
+        ),
+        r#"{"resourceSpans": [{"resource": {}}]}"#.to_string(),
+        r#"{"resourceSpans": []}"#.to_string(),
+        "{not json".to_string(),
+    ];
+    wd.write("traces.jsonl", format!("{}\n", lines.join("\n")));
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "--max-rejects",
+        "10",
+        "-o",
+        "out",
+        "traces.jsonl",
+    ]);
+    run.expect_code(0);
+    let summary = wd.read_json("out/summary.json");
+    assert_counts_add_up(&summary);
+    assert_eq!(
+        ["records", "graded_records", "other_records", "rejected"].map(|c| count(&summary, c)),
+        [7, 1, 2, 4],
+        "4 spans, then a line rejected whole, an export of no span, a line that is no JSON"
+    );
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    let got: Vec<(u64, &str)> = rejects
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, "bad_result"),
+            (1, "bad_span"),
+            (2, "not_a_trace"),
+            (4, "invalid_json")
+        ]
+    );
+    assert!(
+        rejects[0]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("span 3, RETRIEVER 'retrieve': document 0"),
+        "{}",
+        rejects[0]
+    );
+    // A span's excerpt is the span itself, not the start of its line.
+    let excerpt = rejects[0]["record"].as_str().unwrap();
+    assert!(
+        excerpt.starts_with(r#"{"attributes":"#) || excerpt.starts_with(r#"{"name":"#),
+        "{excerpt}"
+    );
+    assert_eq!(rejects[1]["record"], json!("\"not a span\""));
+    // The rejected span made its query invalid, not missing; the
+    // latency is the span's duration.
+    let per_query = wd.read_csv("out/per_query.csv");
+    let reset = per_query.row(&[("query_id", "q_reset")]);
+    assert_eq!(reset["status"], "invalid");
+    let export_row = per_query.row(&[("query_id", "q_export")]);
+    assert_eq!(
+        (
+            export_row["status"].as_str(),
+            export_row["latency_ms"].as_str()
+        ),
+        ("ok", "12")
+    );
+}
+
+#[test]
+fn repeats_follow_the_order_of_spans_within_a_line() {
+    let wd = Workdir::new("traces_repeats");
+    seed_labels(&wd);
+    let line = export(
+        "bm25",
+        &[
+            retriever("q_export", &["billing", "export_csv"], 10),
+            retriever("q_export", &["export_csv"], 20),
+        ],
+    );
+    wd.write("traces.jsonl", format!("{line}\n"));
+    for (policy, latency) in [("first", "10"), ("last", "20")] {
+        let out = format!("out-{policy}");
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "3",
+            "--repeats",
+            policy,
+            "-o",
+            &out,
+            "traces.jsonl",
+        ])
+        .expect_code(0);
+        let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
+        let row = per_query.row(&[("query_id", "q_export")]);
+        assert_eq!(row["latency_ms"], latency, "--repeats {policy}");
+    }
+}
+
+#[test]
+fn joining_by_text_needs_one_text_per_label() {
+    let wd = Workdir::new("traces_join_labels");
+    wd.write(
+        "run.jsonl",
+        format!("{}\n", export("bm25", &[retriever("q", &["a"], 1)])),
+    );
+    let grade =
+        |labels: &str| wd.rgrade(&["grade", "--labels", labels, "--join", "text", "run.jsonl"]);
+    wd.write("qrels.txt", "q 0 a 1\n");
+    grade("qrels.txt")
+        .expect_code(2)
+        .expect_stderr(&["qrels.txt", "TREC qrels hold no query text"]);
+    wd.write(
+        "same.jsonl",
+        concat!(
+            r#"{"query_id": "q1", "relevant": ["a"], "query": "Reset?"}"#,
+            "\n",
+            r#"{"query_id": "q2", "relevant": ["b"], "query": " Reset? "}"#,
+            "\n",
+        ),
+    );
+    grade("same.jsonl").expect_code(2).expect_stderr(&[
+        "same.jsonl:2: query_id 'q2' has the query text of query_id 'q1' (line 1): 'Reset?'",
+    ]);
+    wd.write("none.jsonl", r#"{"query_id": "q1", "relevant": ["a"]}"#);
+    grade("none.jsonl")
+        .expect_code(2)
+        .expect_stderr(&["none.jsonl:1: no 'query' text"]);
+    wd.write(
+        "texts.csv",
+        "query_id,doc_id,query\nq1,a,Reset?\nq1,b,Other?\n",
+    );
+    grade("texts.csv")
+        .expect_code(2)
+        .expect_stderr(&["texts.csv:3: query_id 'q1' has query text 'Other?' here but 'Reset?'"]);
+}
