@@ -41,6 +41,10 @@ seed() {
         cp "$samples/diagnostics/logs.jsonl" "$corpus/diagnostics-logs.jsonl"
         head -n 5 "$samples/realistic/logs/part-000.jsonl" >"$corpus/realistic-logs.jsonl"
         ;;
+    otlp_spans)
+        head -n 1 "$samples/traces/otlp/openinference.jsonl" >"$corpus/openinference.jsonl"
+        head -n 1 "$samples/traces/otlp/genai.jsonl" >"$corpus/genai.jsonl"
+        ;;
     trec_lines)
         printf 'q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n7 Q0 8 1 -3e1 dense extra\n' \
             >"$corpus/run.txt"
@@ -72,7 +76,7 @@ seed() {
 # The dictionary of tokens target $1 is fuzzed with, if any.
 dictionary() {
     case $1 in
-    jsonl_records | labels_jsonl) echo "$fuzz/json.dict" ;;
+    jsonl_records | labels_jsonl | otlp_spans) echo "$fuzz/json.dict" ;;
     compare_rules) echo "$fuzz/toml.dict" ;;
     compare_per_query) echo "$fuzz/per_query.dict" ;;
     esac

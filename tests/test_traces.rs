@@ -321,3 +321,68 @@ fn joining_by_text_needs_one_text_per_label() {
         .expect_code(2)
         .expect_stderr(&["texts.csv:3: query_id 'q1' has query text 'Other?' here but 'Reset?'"]);
 }
+
+/// `rgrade gen --format otlp` writes the JSONL log's captures as spans:
+/// with the reranker's stage named `final`, every grade is the same; only
+/// the latency of `final` (the span's own duration, not the request's) and
+/// the context size (no span attribute holds it) differ.
+#[test]
+fn generated_traces_grade_as_the_generated_jsonl_log() {
+    let wd = Workdir::new("traces_gen");
+    for (format, dir) in [("jsonl", "jsonl"), ("otlp", "otlp")] {
+        wd.rgrade(&[
+            "gen",
+            "--queries",
+            "300",
+            "--results",
+            "20",
+            "--unlabeled",
+            "30",
+            "--seed",
+            "5",
+            "--format",
+            format,
+            "-o",
+            dir,
+        ])
+        .expect_code(0);
+    }
+    let grade = |logs: &str, out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "grade",
+            "--labels",
+            "jsonl/labels.jsonl",
+            "-k",
+            "1,5,10",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-o", out, logs]);
+        wd.rgrade(&args).expect_code(0);
+        wd.read_csv(&format!("{out}/per_query.csv"))
+    };
+    let jsonl = grade("jsonl/logs.jsonl", "out-jsonl", &[]);
+    let spans = grade(
+        "otlp/traces.jsonl",
+        "out-otlp",
+        &["--span-stage", "RERANKER=final"],
+    );
+    let (jsonl, spans) = (jsonl.records(), spans.records());
+    assert_eq!(jsonl.len(), spans.len());
+    for (want, got) in jsonl.iter().zip(&spans) {
+        for (column, value) in want {
+            let differs =
+                column == "context_tokens" || (column == "latency_ms" && want["stage"] == "final");
+            if !differs {
+                assert_eq!(&got[column], value, "{column} of {want:?}");
+            }
+        }
+    }
+    let summary = wd.read_json("out-otlp/summary.json");
+    assert_counts_add_up(&summary);
+    assert_eq!(
+        count(&summary, "other_records"),
+        330,
+        "one LLM span per query"
+    );
+}

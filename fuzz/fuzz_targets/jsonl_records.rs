@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use rgrade::kernels::{LogFields, TrecLines};
+use rgrade::kernels::{LogFields, SpanFields, TrecLines};
 use rgrade::{DuplicateDocs, FieldNames, LogsFormat, RunName};
 use rgrade_fuzz::judge;
 
@@ -15,12 +15,12 @@ fn pointer_fields() -> &'static LogFields {
     static FIELDS: OnceLock<LogFields> = OnceLock::new();
     FIELDS.get_or_init(|| {
         LogFields::new(&FieldNames {
-            query: "/request/query_id".into(),
-            results: "/response/hits".into(),
+            query: Some("/request/query_id".into()),
+            results: Some("/response/hits".into()),
             doc: Some("/doc/0".into()),
-            stage: "/meta/stage".into(),
-            run: "/meta/run".into(),
-            latency: "/timing/ms".into(),
+            stage: Some("/meta/stage".into()),
+            run: Some("/meta/run".into()),
+            latency: Some("/timing/ms".into()),
             ..FieldNames::default()
         })
     })
@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
         data,
         LogsFormat::Jsonl,
         &defaults,
+        &SpanFields::default(),
         DuplicateDocs::Reject,
         TrecLines::RankEarly,
         RunName::Tag,
@@ -40,6 +41,7 @@ fuzz_target!(|data: &[u8]| {
         data,
         LogsFormat::Jsonl,
         pointer_fields(),
+        &SpanFields::default(),
         DuplicateDocs::Dedupe,
         TrecLines::RankEarly,
         RunName::Tag,

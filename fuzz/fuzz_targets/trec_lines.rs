@@ -5,17 +5,19 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rgrade::kernels::{LogFields, TrecLines};
+use rgrade::kernels::{LogFields, SpanFields, TrecLines};
 use rgrade::{DuplicateDocs, LogsFormat, RunName};
 use rgrade_fuzz::judge;
 
 fuzz_target!(|data: &[u8]| {
     let fields = LogFields::default();
+    let spans = SpanFields::default();
     for format in [LogsFormat::Trec, LogsFormat::Msmarco] {
         judge(
             data,
             format,
             &fields,
+            &spans,
             DuplicateDocs::Reject,
             TrecLines::RankEarly,
             RunName::Tag,
@@ -24,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
             data,
             format,
             &fields,
+            &spans,
             DuplicateDocs::Dedupe,
             TrecLines::HoldAll,
             RunName::File,

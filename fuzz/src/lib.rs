@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rgrade::kernels::{
-    pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, TrecLines,
+    pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, SpanFields, TrecLines,
 };
 use rgrade::{
     Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogsFormat, MissingPolicy,
@@ -97,6 +97,7 @@ pub fn judge(
     bytes: &[u8],
     format: LogsFormat,
     fields: &LogFields,
+    spans: &SpanFields,
     duplicates: DuplicateDocs,
     trec: TrecLines,
     run_name: RunName,
@@ -114,6 +115,7 @@ pub fn judge(
         run_name,
         file_runs,
         input_names,
+        spans,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,
@@ -121,7 +123,7 @@ pub fn judge(
         bytes: bytes.to_vec(),
         format,
         // A run's first line may be its header.
-        header_line: (format != LogsFormat::Jsonl).then_some(1),
+        header_line: matches!(format, LogsFormat::Trec | LogsFormat::Msmarco).then_some(1),
     });
     BlockWorker::new(&config).process(&chunk);
 }

@@ -36,6 +36,8 @@ pub enum GenFormat {
     Jsonl,
     /// run.trec, a TREC run file.
     Trec,
+    /// traces.jsonl, OTLP/JSON exports: a RETRIEVER, a RERANKER and an LLM span per query.
+    Otlp,
 }
 
 impl GenConfig {
