@@ -328,7 +328,7 @@ impl<'t, 'i> Span<'t, 'i> {
         };
         let bad = |detail: &str| Invalid::new(RejectReason::BadQueryId, detail.to_string());
         let metadata: serde_json::Value =
-            serde_json::from_str(metadata).map_err(|_| bad("'metadata' is not a JSON string"))?;
+            serde_json::from_str(metadata).map_err(|_| bad("'metadata' is not valid JSON"))?;
         match metadata.get("query_id") {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(serde_json::Value::String(id)) => Ok(Some(Cow::Owned(id.clone()))),
