@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rgrade::kernels::{
-    discover, for_each_block, lines, pool, read_inputs, Chunk, Event, EventKey, Input, JsonParser,
-    LogFields,
+    discover, for_each_block, lines, pool, read_inputs, Chunk, ColumnNames, Event, EventKey,
+    FieldNames, Input, JsonParser, LogFields, SpanFields,
 };
 use rgrade::LogsFormat;
 
@@ -58,10 +58,15 @@ fn main() -> anyhow::Result<()> {
     // threads parse on the pool while a reader thread cuts blocks.
     let pool = pool(threads)?;
     let threads = pool.current_num_threads();
+    let (names, spans) = (FieldNames::default(), SpanFields::default());
+    let columns = ColumnNames {
+        fields: &names,
+        spans: &spans,
+    };
     let started = Instant::now();
     let stats = for_each_block(
         &pool,
-        |sink| read_inputs(&inputs, LogsFormat::Jsonl, sink, &|_| {}),
+        |sink| read_inputs(&inputs, LogsFormat::Jsonl, columns, sink, &|_| {}),
         JsonParser::default,
         parse,
         |_, ()| true,

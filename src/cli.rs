@@ -141,7 +141,7 @@ pub struct GradeArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
-    /// Log files or directories (walked for *.jsonl, *.jsonl.gz, *.jsonl.zst, *.trec, *.run); - for stdin.
+    /// Log files or directories (walked for *.jsonl, *.jsonl.gz, *.jsonl.zst, *.trec, *.run, *.parquet); - for stdin.
     #[arg(value_name = "LOGS", required = true)]
     pub logs: Vec<PathBuf>,
 }
@@ -233,6 +233,9 @@ pub struct FieldArgs {
     /// Read a result object's collection from this key or JSON pointer inside it [default: collection].
     #[arg(long = "collection-field", value_name = "KEY")]
     pub collection: Option<String>,
+    /// Read a result's rank from this column, in Parquet logs of one row per result [default: rank].
+    #[arg(long = "rank-field", value_name = "KEY")]
+    pub rank: Option<String>,
 }
 
 impl FieldArgs {
@@ -248,6 +251,7 @@ impl FieldArgs {
             context: self.context.clone(),
             allowed: self.allowed.clone(),
             collection: self.collection.clone(),
+            rank: self.rank.clone(),
         }
     }
 }

@@ -57,7 +57,8 @@ pub use output::schema;
 pub mod kernels {
     pub use crate::compare::stats::{bootstrap_mean_interval, paired_randomization_p_value};
     pub use crate::grade::judge::{BlockWorker, JudgeConfig};
-    pub use crate::grade::parse::{Event, EventKey, JsonParser, LogFields};
+    pub use crate::grade::parquet::ColumnNames;
+    pub use crate::grade::parse::{Event, EventKey, FieldNames, JsonParser, LogFields};
     pub use crate::grade::read::{discover, lines, read_inputs, Block, Chunk, Input};
     pub use crate::grade::spans::SpanFields;
     pub use crate::grade::trec::TrecLines;

@@ -38,7 +38,7 @@ pub enum DuplicateDocs {
 /// The format of the labels file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LabelsFormat {
-    /// JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
+    /// Parquet by its PAR1 magic, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
     Auto,
     /// One JSON object per labeled query.
     Jsonl,
@@ -46,12 +46,14 @@ pub enum LabelsFormat {
     Trec,
     /// CSV with a header holding query_id and doc_id.
     Csv,
+    /// Parquet with the CSV labels' columns (a file opening with PAR1).
+    Parquet,
 }
 
 /// The format of a log file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogsFormat {
-    /// TREC or MS MARCO run when the first line (or the one after a header) has that shape, else JSONL.
+    /// Parquet by its PAR1 magic; TREC or MS MARCO run when the first line (or the one after a header) has that shape; else JSONL.
     Auto,
     /// One JSON object per search event.
     Jsonl,
@@ -61,6 +63,8 @@ pub enum LogsFormat {
     Msmarco,
     /// OpenTelemetry traces as OTLP/JSON lines: retrieval and rerank spans are the captures.
     Otlp,
+    /// Parquet: a row per search event, a row per (event, result) with a rank, or Phoenix spans.
+    Parquet,
 }
 
 /// What `--join` matches a capture to its label by.

@@ -14,6 +14,7 @@ mod test_inputs;
 mod test_labels;
 mod test_output_dir;
 mod test_outputs;
+mod test_parquet;
 mod test_permissions;
 mod test_rejects;
 mod test_repeats;

@@ -8,6 +8,7 @@ use anyhow::{bail, ensure, Context, Result};
 use crate::grade::capture::{LineCounts, Reject};
 use crate::grade::group::Grouper;
 use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
+use crate::grade::parquet::ColumnNames;
 use crate::grade::permissions::{Leak, LEAKS_LISTED};
 use crate::grade::read::{self, Input, InputStats};
 use crate::grade::trec::TrecLines;
@@ -103,17 +104,37 @@ fn judge_inputs(
 ) -> Result<Vec<InputStats>> {
     let progress = progress_bar(reading.progress, inputs.iter().map(|&(_, input)| input));
     let on_bytes = |n| progress.inc(n);
+    let columns = ColumnNames {
+        fields: config.field_names,
+        spans: config.spans,
+    };
+    // A row group that cannot be decoded stops the run: its input is corrupt.
+    let mut failed = None;
     let stats = for_each_block(
         pool,
-        |sink| read::read_inputs(inputs, reading.format, sink, &on_bytes),
+        |sink| read::read_inputs(inputs, reading.format, columns, sink, &on_bytes),
         || BlockWorker::new(config),
         BlockWorker::process,
-        |_, outcome| {
+        |_, mut outcome| {
+            if let Some(err) = outcome.failed.take() {
+                failed = Some((outcome.input, err));
+                return false;
+            }
             take(outcome);
             true
         },
     );
     progress.finish_and_clear();
+    if let Some((input, err)) = failed {
+        let name = inputs
+            .iter()
+            .find(|(i, _)| *i == input)
+            .map(|(_, input)| input.name());
+        bail!(
+            "{}: cannot read (truncated or corrupt Parquet?): {err}",
+            name.unwrap_or_default()
+        );
+    }
     stats
 }
 

@@ -10,9 +10,11 @@ use hashbrown::HashTable;
 use simd_json::prelude::Writable;
 
 use crate::grade::capture::{Capture, Found, LineCounts, Origin, Reject, RunStage};
+use crate::grade::parquet::rows::{for_each_batch, RowRecord};
+use crate::grade::parquet::RowGroup;
 use crate::grade::parse::{
-    is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RejectReason, TrecLine,
-    DEFAULT_STAGE,
+    is_blank, Event, EventKey, FieldNames, Invalid, JsonParser, LogFields, RankKey, RejectReason,
+    TrecLine, DEFAULT_STAGE,
 };
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
@@ -49,6 +51,9 @@ pub struct BlockOutcome {
     /// For each stage `--stage` names, whether a record of the block had
     /// it (empty when no stage is named).
     pub stages_seen: Vec<bool>,
+    /// Why the chunk could not be read at all (a Parquet row group that
+    /// does not decode): the whole input is then in error.
+    pub failed: Option<String>,
 }
 
 impl BlockOutcome {
@@ -93,6 +98,8 @@ pub struct JudgeConfig<'a> {
     pub labels: &'a LabelIndex,
     /// Where JSONL records keep their fields.
     pub fields: &'a LogFields,
+    /// The field flags as given: the columns of Parquet logs.
+    pub field_names: &'a FieldNames,
     /// Stages to grade; empty means all.
     pub stages: &'a [String],
     /// What to do with a doc id listed twice.
@@ -445,14 +452,65 @@ impl<'a> BlockWorker<'a> {
                         out.reject(origin, invalid, line);
                     }
                 }
-                let config = self.config;
-                let rank_early = matches!(config.trec, TrecLines::RankEarly);
-                out.trec = self
-                    .trec
-                    .finish(config.labels, config.run_duplicates(), rank_early);
+                self.finish_runs(&mut out);
+            }
+            Chunk::RowGroup(group) => {
+                out.input = group.input;
+                if let Err(err) = self.row_group(group, &mut out) {
+                    out.failed = Some(err);
+                }
+                self.finish_runs(&mut out);
             }
         }
         out
+    }
+
+    /// Rank or hold the run lines of the chunk just read.
+    fn finish_runs(&mut self, out: &mut BlockOutcome) {
+        let config = self.config;
+        let rank_early = matches!(config.trec, TrecLines::RankEarly);
+        out.trec = self
+            .trec
+            .finish(config.labels, config.run_duplicates(), rank_early);
+    }
+
+    /// Judge every row of a Parquet row group: a search event as a JSONL
+    /// line is, a result row as a run line is.
+    ///
+    /// # Errors
+    /// The row group cannot be decoded.
+    fn row_group(&mut self, group: &RowGroup, out: &mut BlockOutcome) -> Result<(), String> {
+        let config = self.config;
+        for_each_batch(group, config.spans, |batch| {
+            for row in 0..batch.len() {
+                let origin = batch.origin(row);
+                out.counts.records += 1;
+                let taken = batch.read(row).and_then(|record| match record {
+                    RowRecord::Event(key) => {
+                        take_event(config, &mut self.judge, out, origin, &key, || {
+                            batch.ranking(row).map(|ranking| EventBody {
+                                docs: ranking.docs,
+                                latency_ms: ranking.latency_ms,
+                                context_tokens: ranking.context_tokens,
+                                with_permissions: false,
+                                outside: Vec::new(),
+                            })
+                        })
+                    }
+                    RowRecord::Result { key, doc_id, rank } => {
+                        self.run_line(&key, &doc_id, rank, origin, out);
+                        Ok(())
+                    }
+                    RowRecord::Other => {
+                        out.counts.other_records += 1;
+                        Ok(())
+                    }
+                });
+                if let Err(invalid) = taken {
+                    out.reject(origin, batch.locate(row, invalid), &batch.excerpt(row));
+                }
+            }
+        })
     }
 
     fn json_line(
@@ -557,20 +615,37 @@ impl<'a> BlockWorker<'a> {
         origin: Origin,
         out: &mut BlockOutcome,
     ) {
+        let key = EventKey {
+            query_id: Cow::Borrowed(parsed.query_id),
+            stage: DEFAULT_STAGE,
+            run: self.config.run_of(parsed.run, format, origin.input),
+        };
+        self.run_line(&key, parsed.doc_id, parsed.key, origin, out);
+    }
+
+    /// Count one result of a ranking spread over records (a run line, a
+    /// Parquet row of one result) and hold it if its query is labeled.
+    fn run_line(
+        &mut self,
+        key: &EventKey,
+        doc_id: &str,
+        rank: RankKey,
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) {
         out.counts.events += 1;
-        if !self.config.wants_stage(DEFAULT_STAGE, &mut out.stages_seen) {
+        if !self.config.wants_stage(key.stage, &mut out.stages_seen) {
             out.counts.other_stage += 1;
             return;
         }
-        // A TREC run carries no permission data.
+        // A ranking spread over records carries no permission data.
         out.counts.without_permissions += 1;
-        let run = self.config.run_of(parsed.run, format, origin.input);
-        let pair = out.pair(run, DEFAULT_STAGE);
-        match self.last_query.find(self.config.labels, parsed.query_id) {
+        let pair = out.pair(key.run, key.stage);
+        match self.last_query.find(self.config.labels, &key.query_id) {
             None => out.counts.unlabeled += 1,
             Some(query) if !self.holds(query) => {}
             Some(query) => {
-                let line = RunLine::new(self.config.labels, query, parsed.doc_id, parsed.key);
+                let line = RunLine::new(self.config.labels, query, doc_id, rank);
                 self.trec.push(pair, query, origin, line);
             }
         }
@@ -598,6 +673,7 @@ mod tests {
         let config = JudgeConfig {
             labels: &labels,
             fields: &fields,
+            field_names: &FieldNames::default(),
             stages,
             duplicates: DuplicateDocs::Reject,
             doc_collections: None,

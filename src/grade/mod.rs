@@ -28,6 +28,7 @@ pub mod gather;
 pub mod graded;
 pub mod group;
 pub mod judge;
+pub mod parquet;
 pub mod parse;
 pub mod permissions;
 pub mod plan;
@@ -110,6 +111,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let config = JudgeConfig {
         labels: &labels,
         fields: &fields,
+        field_names: &plan.fields,
         stages: &plan.stages,
         duplicates: plan.duplicate_docs,
         doc_collections: doc_collections.as_ref(),

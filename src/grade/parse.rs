@@ -131,6 +131,11 @@ impl FieldPath {
         }
     }
 
+    /// The keys it goes through: one for a top-level key.
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
     fn find<'t, 'i>(&self, root: Value<'t, 'i>) -> Option<Value<'t, 'i>> {
         let mut value = root;
         for segment in &self.segments {
@@ -215,6 +220,8 @@ pub struct FieldNames {
     pub allowed: Option<String>,
     /// A result object's collection, inside the result.
     pub collection: Option<String>,
+    /// The rank of a result in a log of one row per result (Parquet).
+    pub rank: Option<String>,
 }
 
 impl FieldNames {
@@ -234,6 +241,8 @@ impl FieldNames {
     pub const ALLOWED: &'static str = "allowed_collections";
     /// Where a result keeps its collection unless the user says otherwise.
     pub const COLLECTION: &'static str = "collection";
+    /// Where a Parquet row of one result keeps its rank unless the user says otherwise.
+    pub const RANK: &'static str = "rank";
 }
 
 /// The stage of a record that names none.

@@ -11,11 +11,13 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::grade::parquet::{self, ColumnNames, RowGroup};
 use crate::options::LogsFormat;
 use crate::output::schema::{PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
 
@@ -26,7 +28,14 @@ pub const MAX_LINE: usize = 64 << 20;
 pub const BLOCK_SIZE: usize = 1 << 20;
 
 /// File name endings that a directory walk picks up.
-const LOG_SUFFIXES: [&str; 5] = [".jsonl", ".jsonl.gz", ".jsonl.zst", ".trec", ".run"];
+const LOG_SUFFIXES: [&str; 6] = [
+    ".jsonl",
+    ".jsonl.gz",
+    ".jsonl.zst",
+    ".trec",
+    ".run",
+    ".parquet",
+];
 
 /// File name endings a directory walk picks up when the content is a TREC
 /// or MS MARCO run: published runs mostly end in `.txt`, MS MARCO's in `.tsv`.
@@ -34,7 +43,7 @@ const RUN_TEXT_SUFFIXES: [&str; 6] = [".txt", ".txt.gz", ".txt.zst", ".tsv", ".t
 
 /// Extensions a file's run name leaves out: a compression, then a format.
 const COMPRESSION_EXTENSIONS: [&str; 2] = [".gz", ".zst"];
-const FORMAT_EXTENSIONS: [&str; 5] = [".jsonl", ".trec", ".run", ".txt", ".tsv"];
+const FORMAT_EXTENSIONS: [&str; 6] = [".jsonl", ".trec", ".run", ".txt", ".tsv", ".parquet"];
 
 /// How much of a `.txt` or `.tsv` file is read to tell whether it is a run.
 const SNIFF_BYTES: u64 = 64 << 10;
@@ -360,6 +369,16 @@ impl Source {
         Ok(Source { reader })
     }
 
+    /// Whether its (decoded) bytes open as Parquet.
+    fn holds_parquet(&self) -> bool {
+        self.reader.buffer().starts_with(parquet::MAGIC)
+    }
+
+    /// Whether it was gzip or zstd.
+    fn is_compressed(&self) -> bool {
+        !matches!(self.reader.get_ref(), Decoded::Plain(_))
+    }
+
     fn tally(&self) -> &RawTally {
         match self.reader.get_ref() {
             Decoded::Plain(r) => r.get_ref(),
@@ -410,6 +429,9 @@ pub struct InputStats {
     pub hash: String,
     /// What format detection saw when it could not place the first line.
     pub format_doubt: Option<String>,
+    /// Whether it is Parquet: its lines are rows, which cannot be read
+    /// back as text for an excerpt.
+    pub parquet: bool,
 }
 
 /// A run of whole lines from one input.
@@ -441,6 +463,8 @@ pub enum Chunk {
         /// The line's first bytes.
         head: Vec<u8>,
     },
+    /// A row group of a Parquet file, which the worker decodes itself.
+    RowGroup(RowGroup),
 }
 
 impl Chunk {
@@ -449,6 +473,7 @@ impl Chunk {
         match self {
             Chunk::Lines(block) => block.bytes,
             Chunk::Oversized { head, .. } => head,
+            Chunk::RowGroup(_) => Vec::new(),
         }
     }
 }
@@ -494,14 +519,17 @@ impl<F: FnMut(&Chunk) -> bool> ChunkSink for InlineSink<F> {
 /// Read every input in order (in `format`, or each by its first bytes when
 /// `Auto`), sending chunks to `sink`; `on_bytes` hears of raw bytes as
 /// they go. Each input comes with its index among all the inputs, which
-/// its chunks carry.
+/// its chunks carry. A Parquet file is sent as its row groups, whose
+/// columns `columns` names.
 ///
 /// # Errors
 /// An input that cannot be opened or read, or a corrupt compressed stream,
-/// named by its path. Sending stops early (without error) if the workers hang up.
+/// named by its path; Parquet that is not a file, or whose columns do not
+/// fit. Sending stops early (without error) if the workers hang up.
 pub fn read_inputs(
     inputs: &[(u32, &Input)],
     format: LogsFormat,
+    columns: ColumnNames<'_>,
     sink: &mut dyn ChunkSink,
     on_bytes: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<InputStats>> {
@@ -509,6 +537,17 @@ pub fn read_inputs(
     for &(index, input) in inputs {
         let name = input.name();
         let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
+        if format == LogsFormat::Parquet || format == LogsFormat::Auto && source.holds_parquet() {
+            let path = parquet_file(input, &source)?;
+            drop(source);
+            match read_row_groups(index, path, columns, sink, on_bytes)
+                .with_context(|| name.clone())?
+            {
+                Some(read) => stats.push(read),
+                None => break,
+            }
+            continue;
+        }
         let mut cutter = BlockCutter {
             input: index,
             sink: &mut *sink,
@@ -535,9 +574,108 @@ pub fn read_inputs(
             lines,
             hash,
             format_doubt: cutter.detected.and_then(|detected| detected.doubt),
+            parquet: false,
         });
     }
     Ok(stats)
+}
+
+/// Read the Parquet file at `path`, input `index` of the run: send a chunk
+/// per row group to `sink`, and hash the file's bytes on this thread as
+/// the workers decode. Returns `None` if the sink stopped taking chunks.
+///
+/// # Errors
+/// As [`parquet::open`]; the file cannot be read; it holds no row.
+fn read_row_groups(
+    index: u32,
+    path: &Path,
+    columns: ColumnNames<'_>,
+    sink: &mut dyn ChunkSink,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> Result<Option<InputStats>> {
+    let (file, places) = parquet::open(path, columns)?;
+    let mut hashing = Hashing {
+        file: File::open(path).context("cannot open")?,
+        hasher: Xxh3::new(),
+        read: 0,
+        buffer: vec![0; 1 << 20],
+    };
+    let (mut rows, mut decoded_bytes) = (0u64, 0u64);
+    for (i, place) in places.iter().enumerate() {
+        // Hashed up to the row group's end before it is sent: its bytes
+        // are then in the page cache when a worker decodes them.
+        hashing.up_to(place.end, on_bytes).context("cannot read")?;
+        let chunk = Chunk::RowGroup(RowGroup {
+            input: index,
+            file: Arc::clone(&file),
+            index: i,
+            first_row: rows + 1,
+        });
+        if !sink.send(chunk) {
+            return Ok(None);
+        }
+        rows += place.rows;
+        decoded_bytes += place.decoded_bytes;
+    }
+    hashing.up_to(u64::MAX, on_bytes).context("cannot read")?;
+    if rows == 0 {
+        bail!("Parquet file holds no rows");
+    }
+    Ok(Some(InputStats {
+        bytes: hashing.read,
+        decoded_bytes,
+        lines: rows,
+        hash: format!("{:032x}", hashing.hasher.digest128()),
+        format_doubt: None,
+        parquet: true,
+    }))
+}
+
+/// Reads a file front to back for its content hash.
+struct Hashing {
+    file: File,
+    hasher: Xxh3,
+    read: u64,
+    buffer: Vec<u8>,
+}
+
+impl Hashing {
+    /// Hash up to byte `end`, or to the end of the file.
+    fn up_to(&mut self, end: u64, on_bytes: &(dyn Fn(u64) + Sync)) -> io::Result<()> {
+        while self.read < end {
+            let want = (end - self.read).min(self.buffer.len() as u64) as usize;
+            let n = match self.file.read(&mut self.buffer[..want]) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            self.hasher.update(&self.buffer[..n]);
+            self.read += n as u64;
+            on_bytes(n as u64);
+        }
+        Ok(())
+    }
+}
+
+/// The file a Parquet input is: Parquet is read by seeking to its footer,
+/// so it must be a regular file, not compressed.
+///
+/// # Errors
+/// The input does not open with Parquet's magic bytes, or is standard
+/// input, a pipe or a compressed stream.
+fn parquet_file<'i>(input: &'i Input, source: &Source) -> Result<&'i Path> {
+    let name = input.name();
+    if source.is_compressed() && source.holds_parquet() {
+        bail!("{name}: Parquet inside a compressed stream cannot be read: Parquet needs a seekable file (its columns are compressed already); decompress it to a file");
+    }
+    if !source.holds_parquet() {
+        bail!("{name}: not a Parquet file (it does not open with PAR1)");
+    }
+    match input {
+        Input::File(path) if input.can_read_again() => Ok(path),
+        _ => bail!("{name}: Parquet needs a seekable file, not standard input or a pipe; save it to a file and grade that"),
+    }
 }
 
 /// Cut one open source into blocks of whole lines for `sink`, as if it
@@ -737,7 +875,7 @@ fn is_header(line: &[u8], format: LogsFormat) -> bool {
     match format {
         LogsFormat::Trec => fields.len() >= 6 && !number(fields[3]) && !number(fields[4]),
         LogsFormat::Msmarco => fields.len() == 3 && !number(fields[2]),
-        LogsFormat::Jsonl | LogsFormat::Otlp | LogsFormat::Auto => false,
+        LogsFormat::Jsonl | LogsFormat::Otlp | LogsFormat::Parquet | LogsFormat::Auto => false,
     }
 }
 
@@ -748,6 +886,7 @@ fn doubt(line: &[u8], format: LogsFormat) -> String {
         LogsFormat::Trec => "a TREC run",
         LogsFormat::Msmarco => "an MS MARCO run",
         LogsFormat::Otlp => "OTLP traces",
+        LogsFormat::Parquet => "Parquet",
         LogsFormat::Jsonl | LogsFormat::Auto => "JSONL",
     };
     let text = String::from_utf8_lossy(line);
@@ -910,11 +1049,23 @@ mod tests {
             blocks.push(match chunk {
                 Chunk::Lines(block) => (block.first_line, block.bytes.clone()),
                 Chunk::Oversized { line, .. } => (*line, b"<oversized>".to_vec()),
+                Chunk::RowGroup(group) => (group.first_row, b"<row group>".to_vec()),
             });
             true
         });
         let input = Input::File(path);
-        let stats = read_inputs(&[(0, &input)], LogsFormat::Auto, &mut sink, &|_| {});
+        let (fields, spans) = Default::default();
+        let columns = ColumnNames {
+            fields: &fields,
+            spans: &spans,
+        };
+        let stats = read_inputs(
+            &[(0, &input)],
+            LogsFormat::Auto,
+            columns,
+            &mut sink,
+            &|_| {},
+        );
         std::fs::remove_dir_all(&dir)?;
         Ok((blocks, stats?))
     }

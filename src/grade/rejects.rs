@@ -30,7 +30,10 @@ pub fn finish(inputs: &[Input], stats: &[InputStats], rejects: &mut [Reject]) ->
 /// block was gone, by reading those inputs again.
 fn recover_excerpts(inputs: &[Input], stats: &[InputStats], rejects: &mut [Reject]) -> Result<()> {
     let mut wanted: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
-    for reject in rejects.iter().filter(|r| r.excerpt.is_empty()) {
+    // A Parquet row cannot be read back as a line: its rejects that have
+    // no excerpt keep none.
+    let readable = |input: u32| !stats[input as usize].parquet;
+    for reject in (rejects.iter()).filter(|r| r.excerpt.is_empty() && readable(r.origin.input)) {
         wanted
             .entry(reject.origin.input)
             .or_default()
@@ -86,6 +89,7 @@ mod tests {
             lines: 2,
             hash: first.hash,
             format_doubt: None,
+            parquet: false,
         }];
         let reject = || Reject {
             origin: Origin::line(0, 2),

@@ -38,7 +38,7 @@ pub struct SpanFields {
 
 /// Where a retrieved document keeps its id.
 #[derive(Debug, Clone)]
-enum DocField {
+pub enum DocField {
     /// The default: OpenInference `document.id`, GenAI `id`.
     Id,
     /// Another key: an OpenInference document attribute (`document.content`)
@@ -69,9 +69,85 @@ impl SpanFields {
         }
     }
 
-    fn stage(&self, kind: SpanKind) -> &str {
+    /// The stage of a kind's captures.
+    pub fn stage(&self, kind: SpanKind) -> &str {
         &self.stages[kind as usize]
     }
+
+    /// Where a capture span of `kind` names its query.
+    pub fn query_source(&self, kind: SpanKind) -> QuerySource<'_> {
+        match (&self.query, self.join) {
+            (Some(key), _) => QuerySource::Named(key),
+            (None, JoinBy::Text) => QuerySource::Text(match kind {
+                SpanKind::Retriever => "input.value",
+                SpanKind::Reranker => "reranker.query",
+                SpanKind::GenAiRetrieval => "gen_ai.retrieval.query.text",
+            }),
+            (None, JoinBy::Id) => QuerySource::Default,
+        }
+    }
+
+    /// The attribute naming the run, if the user named one.
+    pub fn run(&self) -> Option<&str> {
+        self.run.as_deref()
+    }
+
+    /// Where a retrieved document keeps its id.
+    pub fn doc(&self) -> &DocField {
+        &self.doc
+    }
+}
+
+/// Where a capture span names its query: the same rule for OTLP spans and
+/// for Phoenix's span exports, whose attributes are columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuerySource<'f> {
+    /// The attribute `--query-field` names.
+    Named(&'f str),
+    /// Joined by text: the attribute holding the kind's question text.
+    Text(&'static str),
+    /// `query_id` in the span's `metadata`, else a `query_id` attribute.
+    Default,
+}
+
+impl QuerySource<'_> {
+    /// The reject of a span that has no query where this says.
+    pub fn missing(self) -> Invalid {
+        let detail = match self {
+            QuerySource::Named(key) => format!("no '{key}' attribute"),
+            QuerySource::Text(key) => format!("no '{key}' text to join the labels by"),
+            QuerySource::Default => "no query_id in its 'metadata' nor a 'query_id' attribute \
+                                     (--join text matches its question text instead)"
+                .to_string(),
+        };
+        Invalid::new(RejectReason::MissingQueryId, detail)
+    }
+}
+
+/// The capture kind of an OpenInference span kind (`openinference.span.kind`,
+/// Phoenix's `span_kind`), if it is one.
+pub fn openinference_kind(kind: &str) -> Option<SpanKind> {
+    if kind.eq_ignore_ascii_case("RETRIEVER") {
+        Some(SpanKind::Retriever)
+    } else if kind.eq_ignore_ascii_case("RERANKER") {
+        Some(SpanKind::Reranker)
+    } else {
+        None
+    }
+}
+
+/// A span's latency from its start and end in nanoseconds.
+///
+/// # Errors
+/// `bad_field` when it ends before it starts.
+pub fn latency_ms(start: i128, end: i128) -> Result<f64, Invalid> {
+    if end < start {
+        return Err(Invalid::new(
+            RejectReason::BadField,
+            "the span ends before it starts",
+        ));
+    }
+    Ok((end - start) as f64 / 1e6)
 }
 
 impl Default for SpanFields {
@@ -223,13 +299,12 @@ impl<'t, 'i> Span<'t, 'i> {
 
     fn kind(&self) -> Option<SpanKind> {
         let openinference = self.string("openinference.span.kind");
-        match openinference {
-            Some(kind) if kind.eq_ignore_ascii_case("RETRIEVER") => Some(SpanKind::Retriever),
-            Some(kind) if kind.eq_ignore_ascii_case("RERANKER") => Some(SpanKind::Reranker),
-            _ if self.string("gen_ai.operation.name") == Some("retrieval") => {
+        match openinference.and_then(openinference_kind) {
+            Some(kind) => Some(kind),
+            None if self.string("gen_ai.operation.name") == Some("retrieval") => {
                 Some(SpanKind::GenAiRetrieval)
             }
-            _ => None,
+            None => None,
         }
     }
 
@@ -262,37 +337,16 @@ impl<'t, 'i> Span<'t, 'i> {
 
     /// The query (its id, or its text when joined by text) and the run.
     fn key(&self, kind: SpanKind, fields: &SpanFields) -> Result<(Cow<'i, str>, &'i str), Invalid> {
-        let query = match (&fields.query, fields.join) {
-            (Some(key), _) => self.id_attribute(key)?.ok_or_else(|| {
-                Invalid::new(
-                    RejectReason::MissingQueryId,
-                    format!("no '{key}' attribute"),
-                )
-            })?,
-            (None, JoinBy::Text) => {
-                let key = match kind {
-                    SpanKind::Retriever => "input.value",
-                    SpanKind::Reranker => "reranker.query",
-                    SpanKind::GenAiRetrieval => "gen_ai.retrieval.query.text",
-                };
-                Cow::Borrowed(self.string(key).ok_or_else(|| {
-                    Invalid::new(
-                        RejectReason::MissingQueryId,
-                        format!("no '{key}' text to join the labels by"),
-                    )
-                })?)
-            }
-            (None, JoinBy::Id) => match self.metadata_query_id()? {
-                Some(id) => id,
-                None => self.id_attribute("query_id")?.ok_or_else(|| {
-                    Invalid::new(
-                        RejectReason::MissingQueryId,
-                        "no query_id in its 'metadata' nor a 'query_id' attribute \
-                         (--join text matches its question text instead)",
-                    )
-                })?,
+        let source = fields.query_source(kind);
+        let query = match source {
+            QuerySource::Named(key) => self.id_attribute(key)?,
+            QuerySource::Text(key) => self.string(key).map(Cow::Borrowed),
+            QuerySource::Default => match self.metadata_query_id()? {
+                Some(id) => Some(id),
+                None => self.id_attribute("query_id")?,
             },
         };
+        let query = query.ok_or_else(|| source.missing())?;
         let run = match &fields.run {
             None => self.service.unwrap_or(""),
             Some(key) => match self.attribute(key) {
@@ -323,21 +377,9 @@ impl<'t, 'i> Span<'t, 'i> {
 
     /// `query_id` inside the span's `metadata` attribute, a JSON string.
     fn metadata_query_id(&self) -> Result<Option<Cow<'i, str>>, Invalid> {
-        let Some(metadata) = self.string("metadata") else {
-            return Ok(None);
-        };
-        let bad = |detail: &str| Invalid::new(RejectReason::BadQueryId, detail.to_string());
-        let metadata: serde_json::Value =
-            serde_json::from_str(metadata).map_err(|_| bad("'metadata' is not valid JSON"))?;
-        match metadata.get("query_id") {
-            None | Some(serde_json::Value::Null) => Ok(None),
-            Some(serde_json::Value::String(id)) => Ok(Some(Cow::Owned(id.clone()))),
-            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {
-                Ok(Some(Cow::Owned(n.to_string())))
-            }
-            Some(_) => Err(bad(
-                "'query_id' in 'metadata' must be a string or an integer",
-            )),
+        match self.string("metadata") {
+            None => Ok(None),
+            Some(metadata) => metadata_query_id(metadata),
         }
     }
 
@@ -483,14 +525,30 @@ impl<'t, 'i> Span<'t, 'i> {
             })
         };
         match (time("startTimeUnixNano")?, time("endTimeUnixNano")?) {
-            (Some(start), Some(end)) => {
-                let nanos = end.checked_sub(start).ok_or_else(|| {
-                    Invalid::new(RejectReason::BadField, "the span ends before it starts")
-                })?;
-                Ok(Some(nanos as f64 / 1e6))
-            }
+            (Some(start), Some(end)) => latency_ms(start.into(), end.into()).map(Some),
             _ => Ok(None),
         }
+    }
+}
+
+/// `query_id` inside a span's `metadata`, a JSON object as text.
+///
+/// # Errors
+/// `bad_query_id`: the text is no JSON, or its `query_id` is neither a
+/// string nor an integer.
+pub fn metadata_query_id<'i>(metadata: &str) -> Result<Option<Cow<'i, str>>, Invalid> {
+    let bad = |detail: &str| Invalid::new(RejectReason::BadQueryId, detail.to_string());
+    let metadata: serde_json::Value =
+        serde_json::from_str(metadata).map_err(|_| bad("'metadata' is not valid JSON"))?;
+    match metadata.get("query_id") {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(id)) => Ok(Some(Cow::Owned(id.clone()))),
+        Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {
+            Ok(Some(Cow::Owned(n.to_string())))
+        }
+        Some(_) => Err(bad(
+            "'query_id' in 'metadata' must be a string or an integer",
+        )),
     }
 }
 

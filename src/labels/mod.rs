@@ -12,6 +12,7 @@ mod build;
 mod ids;
 mod index;
 mod jsonl;
+mod parquet;
 mod text;
 
 use std::io::BufRead;
@@ -74,6 +75,7 @@ impl LabelIndex {
         let read = match format {
             LabelsFormat::Jsonl => jsonl::read_jsonl(&mut source, &mut builder, pool),
             LabelsFormat::Csv => text::read_csv(&mut source, &mut builder),
+            LabelsFormat::Parquet => parquet::read_parquet(path, &mut builder),
             LabelsFormat::Trec | LabelsFormat::Auto => text::read_qrels(&mut source, &mut builder),
         };
         if read.is_ok() && builder.queries.is_empty() {
@@ -133,9 +135,12 @@ impl LabelIndex {
     }
 }
 
-/// JSONL when the first non-blank byte is `{`, CSV when the first line
-/// holds a comma, TREC qrels otherwise.
+/// Parquet when it opens with PAR1, JSONL when the first non-blank byte
+/// is `{`, CSV when the first line holds a comma, TREC qrels otherwise.
 fn detect_format(head: &[u8]) -> LabelsFormat {
+    if head.starts_with(crate::grade::parquet::MAGIC) {
+        return LabelsFormat::Parquet;
+    }
     let start = head
         .iter()
         .position(|b| !b.is_ascii_whitespace())
@@ -154,6 +159,7 @@ fn format_name(format: LabelsFormat) -> &'static str {
     match format {
         LabelsFormat::Jsonl => "jsonl",
         LabelsFormat::Csv => "csv",
+        LabelsFormat::Parquet => "parquet",
         LabelsFormat::Trec | LabelsFormat::Auto => "trec",
     }
 }

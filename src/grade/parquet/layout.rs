@@ -1,0 +1,516 @@
+//! How a Parquet file's rows read, decided once per file from its schema:
+//! one row per search event (wide), one row per (event, result) with a
+//! rank (long), or Phoenix's span dataframe (spans). The columns each
+//! layout needs are found and their types checked here, so that a column
+//! of the wrong type stops the input with one error, not a reject per row;
+//! the workers then decode those columns alone.
+//!
+//! A flag names a column; a JSON pointer (`/a/b`) names field `b` of the
+//! struct column `a`. Phoenix's columns have dots in their names
+//! (`attributes.input.value`), so dots never split a name.
+
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ProjectionMask;
+use parquet::schema::types::SchemaDescriptor;
+
+use crate::grade::parse::{FieldNames, FieldPath};
+use crate::grade::spans::{DocField, QuerySource, SpanFields};
+use crate::options::SpanKind;
+
+/// A column, or a field inside struct columns: the names from the top.
+pub type ColumnPath = Vec<String>;
+
+/// How the rows of a file read.
+#[derive(Debug, Clone)]
+pub enum Layout {
+    /// One row per search event, its results in a list column.
+    Wide(WideColumns),
+    /// One row per (event, result): grouped by (run, stage, query) and
+    /// ranked by the rank column.
+    Long(LongColumns),
+    /// Phoenix's span dataframe: retriever and reranker rows are captures.
+    Spans(SpanColumns),
+}
+
+/// The columns of an event's key; an absent stage or run column gives
+/// every row the default.
+#[derive(Debug, Clone)]
+pub struct KeyColumns {
+    pub query: ColumnPath,
+    pub stage: Option<ColumnPath>,
+    pub run: Option<ColumnPath>,
+}
+
+/// The wide layout's columns.
+#[derive(Debug, Clone)]
+pub struct WideColumns {
+    pub key: KeyColumns,
+    pub results: Results,
+    pub latency: Option<ColumnPath>,
+    pub context: Option<ColumnPath>,
+}
+
+/// A list column of results, and where in an element the doc id is:
+/// empty for a list of ids, the struct fields leading to it otherwise.
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub list: ColumnPath,
+    pub doc: Vec<String>,
+}
+
+/// The long layout's columns.
+#[derive(Debug, Clone)]
+pub struct LongColumns {
+    pub key: KeyColumns,
+    pub doc: ColumnPath,
+    pub rank: ColumnPath,
+}
+
+/// Where a Phoenix row keeps its query id or text: tried in order.
+#[derive(Debug, Clone)]
+pub enum QueryColumn {
+    /// A column of ids (or of question texts, joined by text).
+    Id(ColumnPath),
+    /// A string column holding a JSON object with `query_id` (a
+    /// `metadata` attribute left as text).
+    JsonQueryId(ColumnPath),
+}
+
+/// Phoenix's span columns; the attribute `x` of a span is the column
+/// `attributes.x`.
+#[derive(Debug, Clone)]
+pub struct SpanColumns {
+    pub kind: ColumnPath,
+    pub name: Option<ColumnPath>,
+    /// Per capture kind (retriever, reranker): where its query is.
+    pub query: [Vec<QueryColumn>; 2],
+    /// Per capture kind: its documents.
+    pub documents: [Option<Results>; 2],
+    pub run: Option<ColumnPath>,
+    pub start: Option<ColumnPath>,
+    pub end: Option<ColumnPath>,
+}
+
+/// What a column must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Strings.
+    Text,
+    /// Strings, or integers read as their decimal text.
+    Id,
+    /// Numbers.
+    Number,
+    /// Whole numbers.
+    Integer,
+    /// Timestamps, or integer nanoseconds.
+    Time,
+    /// Booleans.
+    Bool,
+}
+
+impl Want {
+    fn fits(self, data_type: &DataType) -> bool {
+        use DataType::*;
+        let integer = matches!(data_type, Int32 | Int64 | UInt32 | UInt64);
+        match self {
+            Want::Text => matches!(data_type, Utf8),
+            Want::Id => integer || matches!(data_type, Utf8),
+            Want::Number => integer || matches!(data_type, Float32 | Float64),
+            Want::Integer => integer,
+            Want::Time => matches!(data_type, Timestamp(..) | Int64),
+            Want::Bool => matches!(data_type, Boolean),
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            Want::Text => "a string",
+            Want::Id => "a string or a 32/64-bit integer",
+            Want::Number => "a number",
+            Want::Integer => "a 32/64-bit integer",
+            Want::Time => "a timestamp",
+            Want::Bool => "a boolean",
+        }
+    }
+}
+
+/// The Phoenix span kind columns, by preference.
+const SPAN_KIND_COLUMNS: [&str; 2] = ["span_kind", "attributes.openinference.span.kind"];
+/// The Phoenix document columns of a retriever and of a reranker span.
+const DOCUMENT_COLUMNS: [&str; 2] = [
+    "attributes.retrieval.documents",
+    "attributes.reranker.output_documents",
+];
+/// The capture kinds of Phoenix rows, in the order of the arrays above.
+pub const SPAN_KINDS: [SpanKind; 2] = [SpanKind::Retriever, SpanKind::Reranker];
+
+/// A layout with the columns to decode.
+pub struct Planned {
+    pub layout: Layout,
+    pub mask: ProjectionMask,
+}
+
+/// Decide how the rows of a file with `schema` read.
+///
+/// # Errors
+/// A column a layout needs is missing or of the wrong type; the message
+/// names the column, the type found and the type expected.
+pub fn plan(
+    schema: &Schema,
+    parquet: &SchemaDescriptor,
+    names: &FieldNames,
+    spans: &SpanFields,
+) -> Result<Planned, String> {
+    let mut columns = Columns {
+        schema,
+        wanted: Vec::new(),
+    };
+    let layout = if SPAN_KIND_COLUMNS.iter().any(|c| columns.has(c))
+        && DOCUMENT_COLUMNS.iter().any(|c| columns.has(c))
+    {
+        Layout::Spans(columns.spans(spans)?)
+    } else {
+        let results = path(names.results.as_deref(), FieldNames::RESULTS);
+        let rank = path(names.rank.as_deref(), FieldNames::RANK);
+        let key = KeyColumns {
+            query: columns.require(
+                path(names.query.as_deref(), FieldNames::QUERY),
+                Want::Id,
+                "the query id; --query-field names another",
+            )?,
+            stage: columns.optional(path(names.stage.as_deref(), FieldNames::STAGE), Want::Text)?,
+            run: columns.optional(path(names.run.as_deref(), FieldNames::RUN), Want::Text)?,
+        };
+        if columns.find(&results).is_none() && columns.find(&rank).is_some() {
+            let doc = path(names.doc.as_deref(), "doc_id");
+            Layout::Long(LongColumns {
+                key,
+                doc: columns.require(
+                    doc,
+                    Want::Id,
+                    "a result's doc id; --doc-field names another",
+                )?,
+                rank: columns.require(rank, Want::Integer, "")?,
+            })
+        } else {
+            let doc = names
+                .doc
+                .as_deref()
+                .map(|d| FieldPath::parse(d).segments().to_vec());
+            Layout::Wide(WideColumns {
+                key,
+                results: columns.results(results, doc.as_deref(), &["doc_id", "id"])?,
+                latency: columns.optional(
+                    path(names.latency.as_deref(), FieldNames::LATENCY),
+                    Want::Number,
+                )?,
+                context: columns.optional(
+                    path(names.context.as_deref(), FieldNames::CONTEXT),
+                    Want::Number,
+                )?,
+            })
+        }
+    };
+    let mask = columns.mask(parquet);
+    Ok(Planned { layout, mask })
+}
+
+/// The column path a flag names, or the default.
+fn path(named: Option<&str>, default: &str) -> ColumnPath {
+    FieldPath::parse(named.unwrap_or(default))
+        .segments()
+        .to_vec()
+}
+
+/// Finds columns in a schema and remembers which are wanted.
+struct Columns<'s> {
+    schema: &'s Schema,
+    wanted: Vec<ColumnPath>,
+}
+
+impl Columns<'_> {
+    fn has(&self, name: &str) -> bool {
+        self.schema.field_with_name(name).is_ok()
+    }
+
+    /// The field at `path`, through struct columns.
+    fn find(&self, path: &[String]) -> Option<&Field> {
+        let (top, inner) = path.split_first()?;
+        let mut field = self.schema.field_with_name(top).ok()?;
+        for name in inner {
+            field = child(field, name)?;
+        }
+        Some(field)
+    }
+
+    /// The column at `path`, which must hold `want` if present.
+    fn optional(&mut self, path: ColumnPath, want: Want) -> Result<Option<ColumnPath>, String> {
+        let Some(field) = self.find(&path) else {
+            return Ok(None);
+        };
+        if !want.fits(field.data_type()) {
+            return Err(wrong_type(&path, field.data_type(), want.expected()));
+        }
+        self.wanted.push(path.clone());
+        Ok(Some(path))
+    }
+
+    /// The column at `path`, which must be there and hold `want`.
+    fn require(&mut self, path: ColumnPath, want: Want, what: &str) -> Result<ColumnPath, String> {
+        match self.optional(path.clone(), want)? {
+            Some(path) => Ok(path),
+            None if what.is_empty() => Err(format!("no column '{}'", show(&path))),
+            None => Err(format!("no column '{}' ({what})", show(&path))),
+        }
+    }
+
+    /// A list column of results: a list of ids, or of structs holding
+    /// the id at `doc` (else at the first of `defaults` it has).
+    fn results(
+        &mut self,
+        list: ColumnPath,
+        doc: Option<&[String]>,
+        defaults: &[&str],
+    ) -> Result<Results, String> {
+        let expected = "a list of doc ids or of structs holding one";
+        let field = self.find(&list).ok_or_else(|| {
+            format!(
+                "no column '{}' (the results; --results-field names another; a log of one \
+                 row per result needs a '{}' column, or --rank-field)",
+                show(&list),
+                FieldNames::RANK
+            )
+        })?;
+        let DataType::List(element) = field.data_type() else {
+            return Err(wrong_type(&list, field.data_type(), expected));
+        };
+        let doc: Vec<String> = match element.data_type() {
+            DataType::Struct(fields) => match doc {
+                Some(doc) => doc.to_vec(),
+                None => {
+                    let default = defaults
+                        .iter()
+                        .find(|d| fields.iter().any(|f| f.name() == *d));
+                    vec![default.unwrap_or(&defaults[0]).to_string()]
+                }
+            },
+            data_type if Want::Id.fits(data_type) => Vec::new(),
+            data_type => {
+                return Err(
+                    wrong_type(&list, &DataType::List(element.clone()), expected)
+                        + &format!(" (its elements are {data_type})"),
+                )
+            }
+        };
+        let mut id = element.as_ref();
+        for name in &doc {
+            id = child(id, name).ok_or_else(|| {
+                format!(
+                    "the results in column '{}' have no field '{}' (--doc-field names the doc id)",
+                    show(&list),
+                    doc.join("/")
+                )
+            })?;
+        }
+        if !Want::Id.fits(id.data_type()) {
+            let mut at = list.clone();
+            at.extend(doc.iter().cloned());
+            return Err(wrong_type(&at, id.data_type(), Want::Id.expected()));
+        }
+        let mut wanted = list.clone();
+        wanted.extend(doc.iter().cloned());
+        self.wanted.push(wanted);
+        Ok(Results { list, doc })
+    }
+
+    fn spans(&mut self, spans: &SpanFields) -> Result<SpanColumns, String> {
+        let attribute = |name: &str| vec![format!("attributes.{name}")];
+        let kind = SPAN_KIND_COLUMNS
+            .iter()
+            .map(|c| vec![c.to_string()])
+            .find(|c| self.find(c).is_some())
+            .unwrap_or_default();
+        let kind = self.require(kind, Want::Text, "")?;
+        let name = self.optional(vec!["name".to_string()], Want::Text)?;
+        let doc: Vec<String> = match spans.doc() {
+            DocField::Id => vec!["document.id".to_string()],
+            DocField::Key(key) => vec![key.clone()],
+            DocField::Metadata(pointer) => {
+                let mut path = vec!["document.metadata".to_string()];
+                path.extend(FieldPath::parse(pointer).segments().iter().cloned());
+                path
+            }
+        };
+        let mut query = [Vec::new(), Vec::new()];
+        let mut documents = [None, None];
+        for (i, kind) in SPAN_KINDS.into_iter().enumerate() {
+            query[i] = match spans.query_source(kind) {
+                QuerySource::Named(key) => self
+                    .optional(FieldPath::parse(key).segments().to_vec(), Want::Id)?
+                    .map(QueryColumn::Id)
+                    .into_iter()
+                    .collect(),
+                QuerySource::Text(key) => self
+                    .optional(attribute(key), Want::Text)?
+                    .map(QueryColumn::Id)
+                    .into_iter()
+                    .collect(),
+                QuerySource::Default => {
+                    let metadata = attribute("metadata");
+                    let mut found = Vec::new();
+                    match self.find(&metadata).map(|f| f.data_type()) {
+                        Some(DataType::Utf8) => {
+                            self.wanted.push(metadata.clone());
+                            found.push(QueryColumn::JsonQueryId(metadata));
+                        }
+                        Some(DataType::Struct(_)) => {
+                            let mut id = metadata;
+                            id.push("query_id".to_string());
+                            found.extend(self.optional(id, Want::Id)?.map(QueryColumn::Id));
+                        }
+                        _ => {}
+                    }
+                    found.extend(
+                        self.optional(attribute("query_id"), Want::Id)?
+                            .map(QueryColumn::Id),
+                    );
+                    found
+                }
+            };
+            let list = vec![DOCUMENT_COLUMNS[i].to_string()];
+            if self.find(&list).is_some() {
+                documents[i] = Some(self.results(list, Some(&doc), &[])?);
+            }
+        }
+        let run = match spans.run() {
+            Some(run) => self.optional(FieldPath::parse(run).segments().to_vec(), Want::Text)?,
+            None => None,
+        };
+        Ok(SpanColumns {
+            kind,
+            name,
+            query,
+            documents,
+            run,
+            start: self.optional(vec!["start_time".to_string()], Want::Time)?,
+            end: self.optional(vec!["end_time".to_string()], Want::Time)?,
+        })
+    }
+
+    /// The leaf columns under the wanted paths: all that is decoded.
+    fn mask(&self, parquet: &SchemaDescriptor) -> ProjectionMask {
+        let mut leaves = Vec::new();
+        for field in self.schema.fields() {
+            leaf_paths(field, &mut vec![field.name().clone()], &mut leaves);
+        }
+        if leaves.len() != parquet.num_columns() {
+            // Not a schema whose leaves are known one for one: decode the
+            // wanted columns whole.
+            let roots = (self.schema.fields().iter().enumerate())
+                .filter(|(_, f)| self.wanted.iter().any(|w| &w[0] == f.name()))
+                .map(|(i, _)| i);
+            return ProjectionMask::roots(parquet, roots);
+        }
+        let wanted = (leaves.iter().enumerate())
+            .filter(|(_, leaf)| self.wanted.iter().any(|w| leaf.starts_with(w)))
+            .map(|(i, _)| i);
+        ProjectionMask::leaves(parquet, wanted)
+    }
+}
+
+/// The index of the top-level column `name`, if the schema has it.
+///
+/// # Errors
+/// It holds something else than `want`.
+pub fn top_column(schema: &Schema, name: &str, want: Want) -> Result<Option<usize>, String> {
+    let Ok(index) = schema.index_of(name) else {
+        return Ok(None);
+    };
+    let data_type = schema.field(index).data_type();
+    if !want.fits(data_type) {
+        return Err(wrong_type(&[name.to_string()], data_type, want.expected()));
+    }
+    Ok(Some(index))
+}
+
+/// The field `name` of a struct field.
+fn child<'f>(field: &'f Field, name: &str) -> Option<&'f Field> {
+    match field.data_type() {
+        DataType::Struct(fields) => fields.iter().find(|f| f.name() == name).map(|f| f.as_ref()),
+        _ => None,
+    }
+}
+
+/// The path of struct field names to each leaf under `field`, lists
+/// looked through: Parquet's leaf columns, in order.
+fn leaf_paths(field: &Field, path: &mut Vec<String>, leaves: &mut Vec<ColumnPath>) {
+    match field.data_type() {
+        DataType::Struct(fields) => {
+            for child in fields {
+                path.push(child.name().clone());
+                leaf_paths(child, path, leaves);
+                path.pop();
+            }
+        }
+        DataType::List(item) | DataType::LargeList(item) | DataType::FixedSizeList(item, _) => {
+            leaf_paths(item, path, leaves)
+        }
+        DataType::Map(entries, _) => leaf_paths(entries, path, leaves),
+        _ => leaves.push(path.clone()),
+    }
+}
+
+/// A column path as the user would name it.
+pub fn show(path: &[String]) -> String {
+    match path {
+        [column] => column.clone(),
+        _ => format!("/{}", path.join("/")),
+    }
+}
+
+fn wrong_type(path: &[String], found: &DataType, expected: &str) -> String {
+    format!("column '{}' is {found}, expected {expected}", show(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::Fields;
+    use std::sync::Arc;
+
+    #[test]
+    fn leaves_are_found_through_lists_and_structs() {
+        let result = Fields::from(vec![
+            Field::new("doc_id", DataType::Utf8, true),
+            Field::new("score", DataType::Float64, true),
+        ]);
+        let list = DataType::List(Arc::new(Field::new(
+            "element",
+            DataType::Struct(result),
+            true,
+        )));
+        let field = Field::new("results", list, true);
+        let mut leaves = Vec::new();
+        leaf_paths(&field, &mut vec!["results".to_string()], &mut leaves);
+        assert_eq!(leaves, [["results", "doc_id"], ["results", "score"]]);
+    }
+
+    #[test]
+    fn a_column_of_the_wrong_type_names_what_it_found() {
+        let schema = Schema::new(vec![
+            Field::new("query_id", DataType::Utf8, true),
+            Field::new("results", DataType::Int64, true),
+        ]);
+        let mut columns = Columns {
+            schema: &schema,
+            wanted: Vec::new(),
+        };
+        let err = columns
+            .results(vec!["results".to_string()], None, &["doc_id"])
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "column 'results' is Int64, expected a list of doc ids or of structs holding one"
+        );
+    }
+}

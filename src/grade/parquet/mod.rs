@@ -1,0 +1,147 @@
+//! Parquet logs (docs/guide.md, "Parquet"). Stage 1 for a Parquet file is
+//! its footer: the reader thread [`open`]s it, decides the file's
+//! [`layout`] from the schema, and sends one chunk per row group (hashing
+//! the file's bytes as it goes, in [`crate::grade::read`]). Each worker
+//! then decodes its own row group from the file ([`rows`]), so row groups
+//! decode in parallel and memory stays a batch of rows per worker.
+//!
+//! Parquet needs a seekable file: standard input or a compressed stream
+//! holding Parquet is an error naming the input.
+
+pub mod layout;
+pub mod rows;
+
+use std::fmt;
+use std::fs::File;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context, Result};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::ProjectionMask;
+
+use crate::grade::parse::FieldNames;
+use crate::grade::spans::SpanFields;
+use layout::Layout;
+
+/// The magic bytes a Parquet file opens (and ends) with.
+pub const MAGIC: &[u8] = b"PAR1";
+
+/// How the columns of Parquet logs are named: the field flags, and the
+/// span mapping for Phoenix's exports.
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnNames<'a> {
+    /// `--query-field` and the others; a name is a column.
+    pub fields: &'a FieldNames,
+    /// The span mapping, as for OTLP traces.
+    pub spans: &'a SpanFields,
+}
+
+/// A Parquet log file as its reader found it; its row groups share it.
+pub struct ParquetFile {
+    /// Where the workers open it again.
+    pub path: PathBuf,
+    metadata: ArrowReaderMetadata,
+    layout: Layout,
+    mask: ProjectionMask,
+}
+
+impl fmt::Debug for ParquetFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ParquetFile")
+            .field("path", &self.path)
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One row group for a worker to decode.
+#[derive(Debug, Clone)]
+pub struct RowGroup {
+    /// Index of the input in the order given.
+    pub input: u32,
+    /// The file and its layout.
+    pub file: Arc<ParquetFile>,
+    /// The row group's index in the file, from 0.
+    pub index: usize,
+    /// 1-based number of its first row in the file.
+    pub first_row: u64,
+}
+
+/// The footer of a Parquet file: its metadata, with the schema read from
+/// the Parquet types alone (strings, large strings and dictionaries all
+/// decode as strings; large lists as lists).
+///
+/// # Errors
+/// The file is no readable Parquet file; the decoder's panics included.
+pub fn footer(file: &File) -> Result<ArrowReaderMetadata> {
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let loaded = catch_unwind(AssertUnwindSafe(|| {
+        ArrowReaderMetadata::load(file, options)
+    }));
+    match loaded {
+        Ok(Ok(metadata)) => Ok(metadata),
+        Ok(Err(err)) => Err(anyhow!(
+            "not a readable Parquet file (truncated or corrupt?): {err}"
+        )),
+        Err(_) => Err(anyhow!(
+            "not a readable Parquet file (truncated or corrupt?)"
+        )),
+    }
+}
+
+/// A row group's place in its file, for the reader.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupPlace {
+    /// Its rows.
+    pub rows: u64,
+    /// Its columns' uncompressed size.
+    pub decoded_bytes: u64,
+    /// The end of its last column chunk in the file.
+    pub end: u64,
+}
+
+/// Open the Parquet file at `path` for reading by row groups: its footer,
+/// and its layout given the column names.
+///
+/// # Errors
+/// The file cannot be read or is no Parquet file, or lacks a column its
+/// layout needs (or has one of the wrong type).
+pub fn open(path: &Path, columns: ColumnNames<'_>) -> Result<(Arc<ParquetFile>, Vec<GroupPlace>)> {
+    let file = File::open(path).context("cannot open")?;
+    let metadata = footer(&file)?;
+    let planned = layout::plan(
+        metadata.schema(),
+        metadata.parquet_schema(),
+        columns.fields,
+        columns.spans,
+    )
+    .map_err(|err| anyhow!("{err}"))?;
+    let mut places = Vec::with_capacity(metadata.metadata().num_row_groups());
+    for (i, group) in metadata.metadata().row_groups().iter().enumerate() {
+        let (Ok(rows), Ok(decoded_bytes)) = (
+            u64::try_from(group.num_rows()),
+            u64::try_from(group.total_byte_size()),
+        ) else {
+            bail!("row group {i}: a negative size in the footer (corrupt file?)");
+        };
+        let end = (group.columns().iter())
+            .map(|c| c.byte_range())
+            .map(|(start, len)| start.saturating_add(len))
+            .max()
+            .unwrap_or(0);
+        places.push(GroupPlace {
+            rows,
+            decoded_bytes,
+            end,
+        });
+    }
+    let file = ParquetFile {
+        path: path.to_path_buf(),
+        metadata,
+        layout: planned.layout,
+        mask: planned.mask,
+    };
+    Ok((Arc::new(file), places))
+}

@@ -1,0 +1,646 @@
+//! Stage 2, parse, for Parquet: a worker decodes the row group it was
+//! handed, only the columns its layout needs and a batch of rows at a
+//! time, and reads each row as a record: a search event, one result of a
+//! ranking, or a span of a kind rgrade does not grade.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float32Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, TimeUnit};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::{Map, Value};
+
+use super::layout::{ColumnPath, KeyColumns, Layout, QueryColumn, Results, SPAN_KINDS};
+use super::RowGroup;
+use crate::grade::capture::Origin;
+use crate::grade::parse::{EventKey, Invalid, RankKey, RejectReason, DEFAULT_STAGE};
+use crate::grade::spans::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
+
+/// Rows decoded at a time: a few MiB of columns for a row of 100
+/// results, whatever the size of the row group.
+const BATCH_ROWS: usize = 1024;
+
+/// Results shown in a reject's excerpt (it is cut at 200 bytes anyway).
+const EXCERPT_RESULTS: usize = 10;
+
+/// Decode `group` and hand `visit` each batch of its rows.
+///
+/// # Errors
+/// The row group cannot be read or decoded (a corrupt or truncated file),
+/// or the decoder panicked on it: the message says which.
+pub fn for_each_batch(
+    group: &RowGroup,
+    spans: &SpanFields,
+    mut visit: impl FnMut(&Batch<'_>),
+) -> Result<(), String> {
+    let file = &group.file;
+    // The decoder may panic on a malformed file: that is an error of the
+    // input, not of rgrade.
+    let decoded = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        let reader = File::open(&file.path).map_err(|err| format!("cannot open: {err}"))?;
+        let batches =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(reader, file.metadata.clone())
+                .with_row_groups(vec![group.index])
+                .with_projection(file.mask.clone())
+                .with_batch_size(BATCH_ROWS)
+                .build()
+                .map_err(|err| err.to_string())?;
+        let mut row = 0;
+        for batch in batches {
+            let batch = batch.map_err(|err| err.to_string())?;
+            let view = Batch::new(&batch, &file.layout, spans, group, row)?;
+            visit(&view);
+            row += batch.num_rows() as u64;
+        }
+        Ok(())
+    }));
+    let read = decoded.unwrap_or_else(|_| Err("the Parquet decoder failed on it".to_string()));
+    read.map_err(|err| format!("row group {}: {err}", group.index))
+}
+
+/// What a row is.
+pub enum RowRecord<'a> {
+    /// A search event; its ranking is read by [`Batch::ranking`].
+    Event(EventKey<'a>),
+    /// One result of a ranking spread over rows.
+    Result {
+        key: EventKey<'a>,
+        doc_id: Cow<'a, str>,
+        rank: RankKey,
+    },
+    /// A row that carries no search event: a span of another kind.
+    Other,
+}
+
+/// A search event's ranking and measurements.
+pub struct Ranking<'a> {
+    pub docs: Vec<Cow<'a, str>>,
+    pub latency_ms: Option<f64>,
+    pub context_tokens: Option<f64>,
+}
+
+/// A batch of decoded rows, with its columns typed for the layout.
+pub struct Batch<'a> {
+    origin: Origin,
+    group: usize,
+    /// The row of the batch's first row within its row group, from 0.
+    group_row: u64,
+    rows: usize,
+    key: KeyCells<'a>,
+    view: View<'a>,
+    spans: &'a SpanFields,
+}
+
+/// The key columns: query id, stage, run.
+struct KeyCells<'a> {
+    query: Named<'a>,
+    stage: Named<'a>,
+    run: Named<'a>,
+}
+
+/// The columns of a layout. One is made per batch of rows, so the size of
+/// its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum View<'a> {
+    Wide {
+        results: ResultCells<'a>,
+        latency: Named<'a>,
+        context: Named<'a>,
+    },
+    Long {
+        doc: Named<'a>,
+        rank: Named<'a>,
+    },
+    Spans {
+        kind: Named<'a>,
+        name: Named<'a>,
+        query: [Vec<(Named<'a>, bool)>; 2],
+        documents: [Option<ResultCells<'a>>; 2],
+        start: Named<'a>,
+        end: Named<'a>,
+    },
+}
+
+impl<'a> Batch<'a> {
+    fn new(
+        batch: &'a RecordBatch,
+        layout: &'a Layout,
+        spans: &'a SpanFields,
+        group: &RowGroup,
+        group_row: u64,
+    ) -> Result<Self, String> {
+        let named = |path: &Option<ColumnPath>| match path {
+            Some(path) => Named::of(batch, path),
+            None => Ok(Named::absent()),
+        };
+        let results = |results: &Results| ResultCells::of(batch, results);
+        let key = |key: &KeyColumns| -> Result<KeyCells<'a>, String> {
+            Ok(KeyCells {
+                query: Named::of(batch, &key.query)?,
+                stage: named(&key.stage)?,
+                run: named(&key.run)?,
+            })
+        };
+        let (key, view) = match layout {
+            Layout::Wide(wide) => (
+                key(&wide.key)?,
+                View::Wide {
+                    results: results(&wide.results)?,
+                    latency: named(&wide.latency)?,
+                    context: named(&wide.context)?,
+                },
+            ),
+            Layout::Long(long) => (
+                key(&long.key)?,
+                View::Long {
+                    doc: Named::of(batch, &long.doc)?,
+                    rank: Named::of(batch, &long.rank)?,
+                },
+            ),
+            Layout::Spans(columns) => {
+                let query = |columns: &[QueryColumn]| -> Result<Vec<(Named<'a>, bool)>, String> {
+                    columns
+                        .iter()
+                        .map(|column| match column {
+                            QueryColumn::Id(path) => Ok((Named::of(batch, path)?, false)),
+                            QueryColumn::JsonQueryId(path) => Ok((Named::of(batch, path)?, true)),
+                        })
+                        .collect()
+                };
+                let documents = |i: usize| columns.documents[i].as_ref().map(results).transpose();
+                // A span's query and stage follow from its kind.
+                let key = KeyCells {
+                    query: Named::absent(),
+                    stage: Named::absent(),
+                    run: named(&columns.run)?,
+                };
+                let view = View::Spans {
+                    kind: Named::of(batch, &columns.kind)?,
+                    name: named(&columns.name)?,
+                    query: [query(&columns.query[0])?, query(&columns.query[1])?],
+                    documents: [documents(0)?, documents(1)?],
+                    start: named(&columns.start)?,
+                    end: named(&columns.end)?,
+                };
+                (key, view)
+            }
+        };
+        Ok(Batch {
+            origin: Origin::line(group.input, group.first_row + group_row),
+            group: group.index,
+            group_row,
+            rows: batch.num_rows(),
+            key,
+            view,
+            spans,
+        })
+    }
+
+    /// How many rows it holds.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Where row `row` of the batch is: its 1-based number in the file.
+    pub fn origin(&self, row: usize) -> Origin {
+        Origin::line(self.origin.input, self.origin.line + row as u64)
+    }
+
+    /// What row `row` is.
+    ///
+    /// # Errors
+    /// `missing_query_id` (a null id), `bad_result` (a null doc id),
+    /// `bad_rank`, or `bad_query_id` (a span's metadata that is no JSON).
+    pub fn read(&self, row: usize) -> Result<RowRecord<'a>, Invalid> {
+        match &self.view {
+            View::Wide { .. } => self.key(row).map(RowRecord::Event),
+            View::Long { doc, rank } => {
+                let key = self.key(row)?;
+                let doc_id = doc.cells.id(row).ok_or_else(|| {
+                    Invalid::new(RejectReason::BadResult, format!("'{}' is null", doc.name))
+                })?;
+                let rank = rank
+                    .cells
+                    .integer(row)
+                    .and_then(|r| u32::try_from(r).ok())
+                    .filter(|&r| r >= 1)
+                    .ok_or_else(|| {
+                        Invalid::new(
+                            RejectReason::BadRank,
+                            format!("'{}' is not a whole number of at least 1", rank.name),
+                        )
+                    })?;
+                Ok(RowRecord::Result {
+                    key,
+                    doc_id,
+                    rank: RankKey::rank(rank),
+                })
+            }
+            View::Spans { kind, query, .. } => {
+                let Some(kind) = kind.cells.text(row).and_then(openinference_kind) else {
+                    return Ok(RowRecord::Other);
+                };
+                let i = SPAN_KINDS.iter().position(|k| *k == kind).unwrap_or(0);
+                let mut id = None;
+                for (column, json) in &query[i] {
+                    id = match (column.cells.text(row), json) {
+                        (Some(text), true) => metadata_query_id(text)?,
+                        _ => column.cells.id(row),
+                    };
+                    if id.is_some() {
+                        break;
+                    }
+                }
+                let query_id = id.ok_or_else(|| self.spans.query_source(kind).missing())?;
+                Ok(RowRecord::Event(EventKey {
+                    query_id,
+                    stage: self.spans.stage(kind),
+                    run: self.key.run.cells.text(row).unwrap_or(""),
+                }))
+            }
+        }
+    }
+
+    /// The key of a wide or long row.
+    fn key(&self, row: usize) -> Result<EventKey<'a>, Invalid> {
+        let query = &self.key.query;
+        let query_id = query.cells.id(row).ok_or_else(|| {
+            Invalid::new(
+                RejectReason::MissingQueryId,
+                format!("'{}' is null", query.name),
+            )
+        })?;
+        Ok(EventKey {
+            query_id,
+            stage: self.key.stage.cells.text(row).unwrap_or(DEFAULT_STAGE),
+            run: self.key.run.cells.text(row).unwrap_or(""),
+        })
+    }
+
+    /// The ranking of an event row: a null list is an empty ranking.
+    ///
+    /// # Errors
+    /// `bad_result` for a null doc id, `bad_field` for a span that ends
+    /// before it starts.
+    pub fn ranking(&self, row: usize) -> Result<Ranking<'a>, Invalid> {
+        match &self.view {
+            View::Wide {
+                results,
+                latency,
+                context,
+            } => Ok(Ranking {
+                docs: results.docs(row)?,
+                latency_ms: latency.cells.number(row),
+                context_tokens: context.cells.number(row),
+            }),
+            View::Spans {
+                kind,
+                documents,
+                start,
+                end,
+                ..
+            } => {
+                let kind = kind.cells.text(row).and_then(openinference_kind);
+                let i = SPAN_KINDS.iter().position(|k| Some(*k) == kind);
+                let docs = match i.and_then(|i| documents[i].as_ref()) {
+                    Some(results) => results.docs(row)?,
+                    None => Vec::new(),
+                };
+                let latency_ms = match (start.cells.nanos(row), end.cells.nanos(row)) {
+                    (Some(start), Some(end)) => Some(latency_ms(start, end)?),
+                    _ => None,
+                };
+                Ok(Ranking {
+                    docs,
+                    latency_ms,
+                    context_tokens: None,
+                })
+            }
+            View::Long { .. } => Ok(Ranking {
+                docs: Vec::new(),
+                latency_ms: None,
+                context_tokens: None,
+            }),
+        }
+    }
+
+    /// `invalid` located in the file: its row group and row (both from 0,
+    /// as Parquet tools number them), and for a span its kind and name.
+    pub fn locate(&self, row: usize, invalid: Invalid) -> Invalid {
+        let span = match &self.view {
+            View::Spans { kind, name, .. } => {
+                let kind = kind.cells.text(row).and_then(openinference_kind);
+                kind.map(|kind| {
+                    let name = name.cells.text(row).unwrap_or("");
+                    format!("{} span '{name}': ", kind.name())
+                })
+            }
+            _ => None,
+        };
+        Invalid {
+            detail: format!(
+                "row group {}, row {}: {}{}",
+                self.group,
+                self.group_row + row as u64,
+                span.unwrap_or_default(),
+                invalid.detail
+            ),
+            ..invalid
+        }
+    }
+
+    /// A short JSON rendering of the cells of row `row` that rgrade reads,
+    /// for a reject's excerpt.
+    pub fn excerpt(&self, row: usize) -> Vec<u8> {
+        let mut object = Map::new();
+        let mut put = |named: &Named, value: Value| {
+            if named.cells.is_present() {
+                object.insert(named.name.clone(), value);
+            }
+        };
+        let text = |named: &Named| named.cells.id(row).map_or(Value::Null, |t| t.into());
+        let number = |named: &Named| named.cells.number(row).map_or(Value::Null, Value::from);
+        match &self.view {
+            View::Spans {
+                kind, name, query, ..
+            } => {
+                put(name, text(name));
+                put(kind, text(kind));
+                for (column, _) in query.iter().flatten() {
+                    put(column, text(column));
+                }
+            }
+            _ => {
+                put(&self.key.query, text(&self.key.query));
+                put(&self.key.stage, text(&self.key.stage));
+                put(&self.key.run, text(&self.key.run));
+            }
+        }
+        match &self.view {
+            View::Wide { results, .. } => {
+                let docs = results.excerpt(row);
+                object.insert(results.name.clone(), docs);
+            }
+            View::Long { doc, rank } => {
+                put(doc, text(doc));
+                put(rank, number(rank));
+            }
+            View::Spans { .. } => {}
+        }
+        serde_json::to_vec(&object).unwrap_or_default()
+    }
+}
+
+/// A column's cells with the name that messages use.
+struct Named<'a> {
+    name: String,
+    cells: Cells<'a>,
+}
+
+impl<'a> Named<'a> {
+    fn of(batch: &'a RecordBatch, path: &[String]) -> Result<Self, String> {
+        let array = column(batch, path)
+            .ok_or_else(|| format!("column '{}' was not decoded", super::layout::show(path)))?;
+        Ok(Named {
+            name: super::layout::show(path),
+            cells: Cells::of(array)?,
+        })
+    }
+
+    fn absent() -> Self {
+        Named {
+            name: String::new(),
+            cells: Cells {
+                nulls: None,
+                values: Values::Absent,
+            },
+        }
+    }
+}
+
+/// The array at `path`: a column, or a field of struct columns.
+fn column<'a>(batch: &'a RecordBatch, path: &[String]) -> Option<&'a ArrayRef> {
+    let (top, inner) = path.split_first()?;
+    let mut array = batch.column_by_name(top)?;
+    for name in inner {
+        array = array.as_struct_opt()?.column_by_name(name)?;
+    }
+    Some(array)
+}
+
+/// One column's values, typed, with its nulls.
+pub struct Cells<'a> {
+    nulls: Option<&'a NullBuffer>,
+    values: Values<'a>,
+}
+
+enum Values<'a> {
+    /// The column is not in the file: every cell is null.
+    Absent,
+    Text(&'a StringArray),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    /// Times, as counts of this many nanoseconds.
+    Time(&'a [i64], i128),
+    Bool(&'a BooleanArray),
+}
+
+impl<'a> Cells<'a> {
+    /// The cells of `array`, whose type the layout checked.
+    ///
+    /// # Errors
+    /// A type rgrade does not read, for the caller to report.
+    pub fn of(array: &'a ArrayRef) -> Result<Self, String> {
+        let values = match array.data_type() {
+            DataType::Utf8 => array.as_string_opt::<i32>().map(Values::Text),
+            DataType::Int32 => array
+                .as_primitive_opt::<Int32Type>()
+                .map(|a| Values::I32(a.values())),
+            DataType::Int64 => array
+                .as_primitive_opt::<Int64Type>()
+                .map(|a| Values::I64(a.values())),
+            DataType::UInt32 => array
+                .as_primitive_opt::<UInt32Type>()
+                .map(|a| Values::U32(a.values())),
+            DataType::UInt64 => array
+                .as_primitive_opt::<UInt64Type>()
+                .map(|a| Values::U64(a.values())),
+            DataType::Float32 => array
+                .as_primitive_opt::<Float32Type>()
+                .map(|a| Values::F32(a.values())),
+            DataType::Float64 => array
+                .as_primitive_opt::<Float64Type>()
+                .map(|a| Values::F64(a.values())),
+            DataType::Timestamp(TimeUnit::Second, _) => array
+                .as_primitive_opt::<TimestampSecondType>()
+                .map(|a| Values::Time(a.values(), 1_000_000_000)),
+            DataType::Timestamp(TimeUnit::Millisecond, _) => array
+                .as_primitive_opt::<TimestampMillisecondType>()
+                .map(|a| Values::Time(a.values(), 1_000_000)),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => array
+                .as_primitive_opt::<TimestampMicrosecondType>()
+                .map(|a| Values::Time(a.values(), 1_000)),
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => array
+                .as_primitive_opt::<TimestampNanosecondType>()
+                .map(|a| Values::Time(a.values(), 1)),
+            DataType::Boolean => array.as_boolean_opt().map(Values::Bool),
+            _ => None,
+        };
+        let values = values.ok_or_else(|| format!("unexpected type {}", array.data_type()))?;
+        Ok(Cells {
+            nulls: array.nulls(),
+            values,
+        })
+    }
+
+    fn is_present(&self) -> bool {
+        !matches!(self.values, Values::Absent)
+    }
+
+    fn is_null(&self, row: usize) -> bool {
+        matches!(self.values, Values::Absent) || self.nulls.is_some_and(|n| n.is_null(row))
+    }
+
+    /// A string; `None` when null.
+    pub fn text(&self, row: usize) -> Option<&'a str> {
+        match self.values {
+            Values::Text(array) if !self.is_null(row) => Some(array.value(row)),
+            _ => None,
+        }
+    }
+
+    /// A string, or an integer as its decimal text; `None` when null.
+    pub fn id(&self, row: usize) -> Option<Cow<'a, str>> {
+        if self.is_null(row) {
+            return None;
+        }
+        match self.values {
+            Values::Text(array) => Some(Cow::Borrowed(array.value(row))),
+            _ => self.integer(row).map(|n| Cow::Owned(n.to_string())),
+        }
+    }
+
+    /// An integer; `None` when null.
+    pub fn integer(&self, row: usize) -> Option<i128> {
+        if self.is_null(row) {
+            return None;
+        }
+        match self.values {
+            Values::I32(v) => Some(v[row].into()),
+            Values::I64(v) => Some(v[row].into()),
+            Values::U32(v) => Some(v[row].into()),
+            Values::U64(v) => Some(v[row].into()),
+            _ => None,
+        }
+    }
+
+    fn number(&self, row: usize) -> Option<f64> {
+        if self.is_null(row) {
+            return None;
+        }
+        let number = match self.values {
+            Values::F32(v) => f64::from(v[row]),
+            Values::F64(v) => v[row],
+            _ => self.integer(row)? as f64,
+        };
+        number.is_finite().then_some(number)
+    }
+
+    /// A boolean; `None` when null.
+    pub fn boolean(&self, row: usize) -> Option<bool> {
+        match self.values {
+            Values::Bool(array) if !self.is_null(row) => Some(array.value(row)),
+            _ => None,
+        }
+    }
+
+    fn nanos(&self, row: usize) -> Option<i128> {
+        match self.values {
+            Values::Time(v, unit) if !self.is_null(row) => Some(i128::from(v[row]) * unit),
+            _ => None,
+        }
+    }
+}
+
+/// A list column of results, and the ids of its elements.
+struct ResultCells<'a> {
+    name: String,
+    list: &'a ListArray,
+    ids: Cells<'a>,
+    /// Where an element keeps its id, for messages: empty for a list of ids.
+    doc: String,
+}
+
+impl<'a> ResultCells<'a> {
+    fn of(batch: &'a RecordBatch, results: &Results) -> Result<Self, String> {
+        let name = super::layout::show(&results.list);
+        let list = column(batch, &results.list)
+            .and_then(|a| a.as_list_opt::<i32>())
+            .ok_or_else(|| format!("column '{name}' was not decoded as a list"))?;
+        let mut ids = list.values();
+        for field in &results.doc {
+            ids = ids
+                .as_struct_opt()
+                .and_then(|s| s.column_by_name(field))
+                .ok_or_else(|| format!("column '{name}' has no field '{field}'"))?;
+        }
+        Ok(ResultCells {
+            name,
+            list,
+            ids: Cells::of(ids)?,
+            doc: results.doc.join("/"),
+        })
+    }
+
+    fn range(&self, row: usize) -> std::ops::Range<usize> {
+        if self.list.is_null(row) {
+            return 0..0;
+        }
+        let offsets = self.list.value_offsets();
+        offsets[row] as usize..offsets[row + 1] as usize
+    }
+
+    /// The doc ids of row `row` in ranking order.
+    fn docs(&self, row: usize) -> Result<Vec<Cow<'a, str>>, Invalid> {
+        let range = self.range(row);
+        let start = range.start;
+        range
+            .map(|i| {
+                self.ids.id(i).ok_or_else(|| {
+                    let what = if self.doc.is_empty() {
+                        "a null doc id".to_string()
+                    } else {
+                        format!("no '{}'", self.doc)
+                    };
+                    Invalid::new(
+                        RejectReason::BadResult,
+                        format!("result {} in '{}' has {what}", i - start, self.name),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    fn excerpt(&self, row: usize) -> Value {
+        if self.list.is_null(row) {
+            return Value::Null;
+        }
+        let ids = self.range(row).take(EXCERPT_RESULTS);
+        Value::Array(
+            ids.map(|i| self.ids.id(i).map_or(Value::Null, |id| id.into()))
+                .collect(),
+        )
+    }
+}

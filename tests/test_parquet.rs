@@ -1,0 +1,347 @@
+//! Parquet logs and labels (docs/guide.md, "Parquet"): every shape in
+//! data-samples/traces/parquet grades as captures.jsonl does; bad rows are
+//! rejected with their row group and row; a column of the wrong type, a
+//! truncated file and Parquet on standard input stop the run (exit 2).
+//! The bad files are written here with the parquet crate itself.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+use serde_json::Value;
+
+use crate::util::{assert_same_lines, count, crate_path, Workdir};
+
+/// The trace samples, as absolute paths.
+fn traces(rel: &str) -> String {
+    crate_path("data-samples/traces")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Grade `logs` against `labels` with `extra` flags into `wd`'s `out`,
+/// expecting exit 0; returns per_query.csv and aggregates.csv.
+fn grade_into(wd: &Workdir, out: &str, labels: &str, logs: &str, extra: &[&str]) -> Outputs {
+    let dir = wd.path(out).display().to_string();
+    let mut args = vec![
+        "grade", "--labels", labels, "-k", "1,5,10", "-q", "-o", &dir,
+    ];
+    args.extend_from_slice(extra);
+    args.push(logs);
+    wd.rgrade(&args).expect_code(0);
+    summary_adds_up(&wd.read_json(&format!("{out}/summary.json")));
+    ["per_query.csv", "aggregates.csv"].map(|file| wd.read(&format!("{out}/{file}")))
+}
+
+/// Every record is graded, superseded, unlabeled, of another stage, of no
+/// search event (other spans) or rejected.
+#[track_caller]
+fn summary_adds_up(summary: &Value) {
+    let parts = [
+        "graded_records",
+        "superseded_records",
+        "unlabeled_events",
+        "other_stage_events",
+        "other_records",
+        "rejected",
+    ];
+    let sum: u64 = parts.iter().map(|p| count(summary, p)).sum();
+    assert_eq!(count(summary, "records"), sum, "{:#}", summary["counts"]);
+}
+
+/// per_query.csv and aggregates.csv of one grading.
+type Outputs = [Vec<u8>; 2];
+
+#[track_caller]
+fn assert_same_outputs(what: &str, got: &Outputs, want: &Outputs) {
+    assert_same_lines(&format!("{what}: per_query.csv"), &got[0], &want[0]);
+    assert_same_lines(&format!("{what}: aggregates.csv"), &got[1], &want[1]);
+}
+
+/// Each Parquet shape holds the captures of captures.jsonl: the same
+/// bytes out, at one thread and two. The long layout has no latency and
+/// Phoenix's spans no run, so captures.jsonl is graded without them.
+#[test]
+fn every_parquet_sample_grades_as_the_jsonl_captures() {
+    let wd = Workdir::new("parquet_samples");
+    let labels = traces("labels.jsonl");
+    let jsonl =
+        |out: &str, extra: &[&str]| grade_into(&wd, out, &labels, &traces("captures.jsonl"), extra);
+    let want = jsonl("jsonl", &[]);
+    let without_latency = jsonl("jsonl-no-latency", &["--latency-field", "absent"]);
+    let without_run = jsonl("jsonl-no-run", &["--run-field", "absent"]);
+    let cases: [(&str, &[&str], &Outputs); 6] = [
+        ("events", &[], &want),
+        ("events_structs", &[], &want),
+        ("results_long", &[], &without_latency),
+        ("phoenix_spans", &[], &without_run),
+        ("phoenix_spans", &["--join", "text"], &without_run),
+        ("events", &["--logs-format", "parquet"], &want),
+    ];
+    for (i, (file, extra, want)) in cases.into_iter().enumerate() {
+        let logs = traces(&format!("parquet/{file}.parquet"));
+        for threads in ["1", "2"] {
+            let mut flags = extra.to_vec();
+            flags.extend(["-j", threads]);
+            let got = grade_into(
+                &wd,
+                &format!("{file}-{i}-j{threads}"),
+                &labels,
+                &logs,
+                &flags,
+            );
+            assert_same_outputs(&format!("{file} {flags:?}"), &got, want);
+        }
+    }
+}
+
+#[test]
+fn parquet_labels_grade_as_the_jsonl_labels() {
+    let wd = Workdir::new("parquet_labels");
+    let logs = traces("captures.jsonl");
+    let want = grade_into(&wd, "jsonl", &traces("labels.jsonl"), &logs, &[]);
+    let got = grade_into(
+        &wd,
+        "parquet",
+        &traces("parquet/labels.parquet"),
+        &logs,
+        &[],
+    );
+    assert_same_outputs("labels.parquet", &got, &want);
+}
+
+/// Phoenix's LLM and CHAIN rows are counted, never rejected; summary.json
+/// counts a row as a line and a record, and the file's own size and hash.
+#[test]
+fn phoenix_rows_of_other_kinds_are_other_records() {
+    let wd = Workdir::new("parquet_phoenix_counts");
+    let logs = traces("parquet/phoenix_spans.parquet");
+    grade_into(&wd, "out", &traces("labels.jsonl"), &logs, &[]);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(count(&summary, "graded_records"), 40);
+    assert_eq!(count(&summary, "rejected"), 0);
+    let other = count(&summary, "other_records");
+    assert!(other > 0, "{:#}", summary["counts"]);
+    let input = &summary["inputs"][0];
+    let bytes = std::fs::read(&logs).unwrap();
+    assert_eq!(input["bytes"].as_u64(), Some(bytes.len() as u64));
+    assert_eq!(input["lines"].as_u64(), Some(40 + other));
+    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+    assert_eq!(input["hash"].as_str(), Some(hash.as_str()));
+}
+
+/// Write `columns` as a Parquet file of row groups of `group_rows` rows.
+fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>, group_rows: usize) {
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(group_rows))
+        .build();
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+}
+
+/// A list column of doc ids; `None` is a null list, `Some(None)` a null id.
+fn results(rows: &[Option<Vec<Option<&str>>>]) -> ArrayRef {
+    let mut builder = ListBuilder::new(StringBuilder::new());
+    for row in rows {
+        match row {
+            Some(ids) => {
+                for id in ids {
+                    builder.values().append_option(*id);
+                }
+                builder.append(true);
+            }
+            None => builder.append(false),
+        }
+    }
+    Arc::new(builder.finish())
+}
+
+const LABELS: &str = concat!(
+    r#"{"query_id": "q1", "relevant": ["a"]}"#,
+    "\n",
+    r#"{"query_id": "q2", "relevant": ["b"]}"#,
+    "\n",
+);
+
+/// A null query id is `missing_query_id`, a null doc id `bad_result`; a
+/// null results list is an empty ranking. Each reject names the row's
+/// number in the file, its row group and row there, and shows its cells.
+#[test]
+fn bad_rows_are_rejected_with_their_row_group_and_row() {
+    let wd = Workdir::new("parquet_bad_rows");
+    wd.write("labels.jsonl", LABELS);
+    let query: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("q1"),
+        None,
+        Some("q2"),
+        Some("q9"),
+        Some("q2"),
+    ]));
+    let ranked = results(&[
+        Some(vec![Some("x"), Some("a")]),
+        Some(vec![Some("a")]),
+        Some(vec![Some("b"), None]),
+        None,
+        None,
+    ]);
+    let stage: ArrayRef = Arc::new(StringArray::from(vec![
+        None,
+        None,
+        None,
+        None,
+        Some("rerank"),
+    ]));
+    let columns = vec![("query_id", query), ("results", ranked), ("stage", stage)];
+    write_parquet(&wd.path("log.parquet"), columns, 2);
+    let args = ["--labels", "labels.jsonl", "-o", "out", "-q", "log.parquet"];
+    let mut all = vec!["grade"];
+    all.extend(args);
+    wd.rgrade(&all).expect_code(1);
+    let summary = wd.read_json("out/summary.json");
+    summary_adds_up(&summary);
+    assert_eq!(count(&summary, "records"), 5);
+    assert_eq!(
+        count(&summary, "unlabeled_events"),
+        1,
+        "q9, its null list empty"
+    );
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    let got: Vec<(u64, &str, &str)> = rejects
+        .iter()
+        .map(|r| {
+            let line = r["line"].as_u64().unwrap();
+            (
+                line,
+                r["reason"].as_str().unwrap(),
+                r["detail"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                2,
+                "missing_query_id",
+                "row group 0, row 1: 'query_id' is null"
+            ),
+            (
+                3,
+                "bad_result",
+                "row group 1, row 0: result 1 in 'results' has a null doc id"
+            ),
+        ]
+    );
+    assert_eq!(rejects[1]["file"].as_str(), Some("log.parquet"));
+    assert_eq!(
+        rejects[1]["record"].as_str(),
+        Some(r#"{"query_id":"q2","results":["b",null],"stage":null}"#)
+    );
+}
+
+/// A column of the wrong type stops the input at once, naming the file,
+/// the column, and the type found against the one expected.
+#[test]
+fn a_column_of_the_wrong_type_is_an_error_for_the_input() {
+    let wd = Workdir::new("parquet_wrong_type");
+    wd.write("labels.jsonl", LABELS);
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("query_id", Arc::new(StringArray::from(vec!["q1"]))),
+        ("results", Arc::new(Int64Array::from(vec![7]))),
+    ];
+    write_parquet(&wd.path("log.parquet"), columns, 10);
+    let run = wd.rgrade(&["grade", "--labels", "labels.jsonl", "log.parquet"]);
+    run.expect_code(2).expect_stderr(&[
+        "log.parquet",
+        "column 'results' is Int64, expected a list of doc ids",
+    ]);
+}
+
+/// One row per result: ranked by the rank column, ties by doc id
+/// descending (as trec_eval breaks score ties); a rank below 1 is `bad_rank`.
+#[test]
+fn a_log_of_one_row_per_result_is_ranked_by_its_rank_column() {
+    let wd = Workdir::new("parquet_long");
+    wd.write("labels.jsonl", LABELS);
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        (
+            "query_id",
+            Arc::new(StringArray::from(vec!["q1", "q2", "q1", "q1", "q2"])),
+        ),
+        (
+            "doc_id",
+            Arc::new(StringArray::from(vec!["a", "b", "z", "y", "c"])),
+        ),
+        ("rank", Arc::new(Int32Array::from(vec![2, 0, 1, 2, 1]))),
+    ];
+    write_parquet(&wd.path("long.parquet"), columns, 2);
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "-o",
+        "out",
+        "-q",
+        "long.parquet",
+    ]);
+    run.expect_code(1);
+    let per_query = wd.read_csv("out/per_query.csv");
+    let q1 = per_query.row(&[("query_id", "q1")]);
+    // z at 1, then y and a tie at 2: y before a (doc id descending).
+    assert_eq!(q1["first_rel_rank"], "3");
+    let q2 = per_query.row(&[("query_id", "q2")]);
+    assert_eq!(q2["first_rel_rank"], "", "b's row was rejected");
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    assert_eq!(rejects.len(), 1);
+    assert_eq!(rejects[0]["reason"].as_str(), Some("bad_rank"));
+    assert_eq!(rejects[0]["line"].as_u64(), Some(2));
+}
+
+#[test]
+fn a_truncated_file_is_an_error_naming_it() {
+    let wd = Workdir::new("parquet_truncated");
+    let bytes = std::fs::read(traces("parquet/events.parquet")).unwrap();
+    for cut in [bytes.len() / 2, bytes.len() - 3] {
+        wd.write("cut.parquet", &bytes[..cut]);
+        let labels = traces("labels.jsonl");
+        let run = wd.rgrade(&["grade", "--labels", &labels, "cut.parquet"]);
+        run.expect_code(2).expect_stderr(&["cut.parquet"]);
+    }
+}
+
+#[test]
+fn parquet_on_standard_input_is_an_error() {
+    let wd = Workdir::new("parquet_stdin");
+    let bytes = std::fs::read(traces("parquet/events.parquet")).unwrap();
+    let labels = traces("labels.jsonl");
+    let run = wd.rgrade_stdin(&["grade", "--labels", &labels, "-"], &bytes);
+    run.expect_code(2)
+        .expect_stderr(&["-: Parquet needs a seekable file"]);
+}
+
+/// A labels row without a query id is an error naming the file and row.
+#[test]
+fn a_parquet_labels_row_without_a_query_id_is_named() {
+    let wd = Workdir::new("parquet_labels_bad");
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        (
+            "query_id",
+            Arc::new(StringArray::from(vec![Some("q1"), None])),
+        ),
+        ("doc_id", Arc::new(StringArray::from(vec!["a", "b"]))),
+    ];
+    write_parquet(&wd.path("labels.parquet"), columns, 10);
+    let logs = traces("captures.jsonl");
+    let run = wd.rgrade(&["grade", "--labels", "labels.parquet", &logs]);
+    run.expect_code(2)
+        .expect_stderr(&["labels.parquet:2: null query_id"]);
+}
