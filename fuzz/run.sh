@@ -45,6 +45,12 @@ seed() {
         head -n 1 "$samples/traces/otlp/openinference.jsonl" >"$corpus/openinference.jsonl"
         head -n 1 "$samples/traces/otlp/genai.jsonl" >"$corpus/genai.jsonl"
         ;;
+    parquet_logs)
+        cp "$samples"/traces/parquet/{events,events_structs,results_long,phoenix_spans}.parquet "$corpus/"
+        ;;
+    labels_parquet)
+        cp "$samples/traces/parquet/labels.parquet" "$corpus/labels.parquet"
+        ;;
     trec_lines)
         printf 'q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n7 Q0 8 1 -3e1 dense extra\n' \
             >"$corpus/run.txt"

@@ -11,9 +11,8 @@ use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
-use serde_json::Value;
 
-use crate::util::{assert_same_lines, count, crate_path, Workdir};
+use crate::util::{assert_counts_add_up, assert_same_lines, count, crate_path, Workdir};
 
 /// The trace samples, as absolute paths.
 fn traces(rel: &str) -> String {
@@ -33,24 +32,8 @@ fn grade_into(wd: &Workdir, out: &str, labels: &str, logs: &str, extra: &[&str])
     args.extend_from_slice(extra);
     args.push(logs);
     wd.rgrade(&args).expect_code(0);
-    summary_adds_up(&wd.read_json(&format!("{out}/summary.json")));
+    assert_counts_add_up(&wd.read_json(&format!("{out}/summary.json")));
     ["per_query.csv", "aggregates.csv"].map(|file| wd.read(&format!("{out}/{file}")))
-}
-
-/// Every record is graded, superseded, unlabeled, of another stage, of no
-/// search event (other spans) or rejected.
-#[track_caller]
-fn summary_adds_up(summary: &Value) {
-    let parts = [
-        "graded_records",
-        "superseded_records",
-        "unlabeled_events",
-        "other_stage_events",
-        "other_records",
-        "rejected",
-    ];
-    let sum: u64 = parts.iter().map(|p| count(summary, p)).sum();
-    assert_eq!(count(summary, "records"), sum, "{:#}", summary["counts"]);
 }
 
 /// per_query.csv and aggregates.csv of one grading.
@@ -205,7 +188,7 @@ fn bad_rows_are_rejected_with_their_row_group_and_row() {
     all.extend(args);
     wd.rgrade(&all).expect_code(1);
     let summary = wd.read_json("out/summary.json");
-    summary_adds_up(&summary);
+    assert_counts_add_up(&summary);
     assert_eq!(count(&summary, "records"), 5);
     assert_eq!(
         count(&summary, "unlabeled_events"),

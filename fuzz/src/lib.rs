@@ -108,6 +108,7 @@ pub fn judge(
     let config = JudgeConfig {
         labels: small_labels(),
         fields,
+        field_names: &FieldNames::default(),
         stages: &[],
         duplicates,
         doc_collections: None,
@@ -135,4 +136,37 @@ pub fn load_labels(data: &[u8], format: LabelsFormat) {
     let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
     let path = write_input("labels", data);
     let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, pool);
+}
+
+/// Grade `data` as a Parquet log against the traces sample's labels, as
+/// `rgrade grade --logs-format parquet` does with one thread; `join`
+/// says how its rows name their queries.
+pub fn grade_parquet(data: &[u8], join: JoinBy) {
+    let plan = GradePlan {
+        labels: sample("traces/labels.jsonl"),
+        labels_format: LabelsFormat::Auto,
+        min_rel: 1,
+        logs: vec![write_input("logs.parquet", data)],
+        logs_format: LogsFormat::Parquet,
+        fields: FieldNames::default(),
+        join,
+        span_stages: Vec::new(),
+        ks: vec![Cutoff::At(3)],
+        missing: MissingPolicy::Fail,
+        repeats: RepeatPolicy::Last,
+        duplicate_docs: DuplicateDocs::Dedupe,
+        run_name: RunName::Tag,
+        stages: Vec::new(),
+        stage_order: vec!["retrieve".into(), "rerank".into()],
+        doc_collections: None,
+        corpus: None,
+        out: None,
+        meta: Vec::new(),
+        threads: NonZeroUsize::new(1),
+        progress: ProgressWhen::Never,
+        command: Vec::new(),
+    };
+    // A file that is no Parquet, or a column of the wrong type, is an
+    // error: all that matters is that it is not a panic.
+    let _ = rgrade::grade(&plan, &mut |_| {});
 }
