@@ -4,7 +4,7 @@
 #   benches/e2e.sh [--quick] [--python] [--sizes "S M"] [--runs N] [--data DIR]
 #
 # Generates S (100,000 queries x 100 results) and M (1,000,000 x 10) as
-# JSONL, gzip, zstd, OTLP traces and TREC (also with its lines shuffled, and with each
+# JSONL, gzip, zstd, OTLP traces, Parquet and TREC (also with its lines shuffled, and with each
 # query's lines dealt over two files), then times, each the median of N runs (3 by
 # default) with /usr/bin/time: rgrade at 1 and 2 threads writing all its
 # outputs (-o, as a nightly job does), the parse-only
@@ -39,8 +39,9 @@ scale=$(( quick ? 10 : 1 ))
 mkdir -p "$data"
 
 # make NAME QUERIES RESULTS: JSONL (+ .gz, .zst, + doubled by unlabeled
-# traffic), TREC, and OTLP traces (the JSONL log's two captures per query
-# as RETRIEVER and RERANKER spans, beside an LLM span).
+# traffic), TREC, OTLP traces (the JSONL log's two captures per query as
+# RETRIEVER and RERANKER spans, beside an LLM span) and Parquet (the JSONL
+# log's events as rows).
 make() {
   local name=$1 queries=$(( $2 / scale )) results=$3 dir="$data/$1"
   [ -f "$dir/done" ] && return
@@ -49,6 +50,7 @@ make() {
   "$rgrade" gen --queries "$queries" --results "$results" --seed 1 --unlabeled "$queries" -o "$dir/doubled" 2>/dev/null
   "$rgrade" gen --queries "$queries" --results "$results" --seed 1 --format trec -o "$dir/trec" 2>/dev/null
   "$rgrade" gen --queries "$queries" --results "$results" --seed 1 --format otlp -o "$dir/otlp" 2>/dev/null
+  "$rgrade" gen --queries "$queries" --results "$results" --seed 1 --format parquet -o "$dir/parquet" 2>/dev/null
   gzip -1 -k "$dir/jsonl/logs.jsonl"
   zstd -q -3 -k "$dir/jsonl/logs.jsonl"
   touch "$dir/done"
@@ -112,7 +114,7 @@ targets() {
         doubled) cells+="${RSS_MB["$s rgrade JSONL -j2"]} → ${RSS_MB["$s rgrade JSONL + unlabeled (2x log) -j2"]} MB | " ;;
         trec) cells+="$(ratio "$s pytrec_eval TREC" "$s rgrade TREC -j2"), $(ratio "$s ranx TREC" "$s rgrade TREC -j2") | " ;;
         compressed) cells+="$(ratio "$s rgrade .jsonl.gz -j2" "$s decompress only .gz"), $(ratio "$s rgrade .jsonl.zst -j2" "$s decompress only .zst") | " ;;
-        formats) cells+="$(ratio "$s rgrade OTLP -j2" "$s rgrade JSONL -j2") | " ;;
+        formats) cells+="$(ratio "$s rgrade OTLP -j2" "$s rgrade JSONL -j2"), $(ratio "$s rgrade Parquet -j2" "$s rgrade JSONL -j2") | " ;;
       esac
     done
     cells=${cells% }
@@ -123,7 +125,7 @@ targets() {
       doubled) echo "| JSONL RSS when unlabeled traffic doubles the log (within 10%) | $cells" ;;
       trec) echo "| TREC faster than pytrec_eval, ranx (25x, 100x; --python) | $cells" ;;
       compressed) echo "| .gz, .zst over decompressing alone (at most 1.4x) | $cells" ;;
-      formats) echo "| OTLP over JSONL, the same captures, -j2 (no target) | $cells" ;;
+      formats) echo "| OTLP, Parquet over JSONL, the same captures, -j2 (Parquet at most 1x) | $cells" ;;
     esac
   done
 }
@@ -149,6 +151,11 @@ for size in $sizes; do
   otlp_bytes=$(stat -c %s "$d/otlp/traces.jsonl")
   for j in 1 2; do
     measure "$size rgrade OTLP -j$j" "$otlp_bytes" "$rgrade" grade -q -o "$out" --labels "$labels" -k 10 -j "$j" "$d/otlp/traces.jsonl"
+  done
+  # MB/s of Parquet counts its bytes on disk: zstd-compressed columns.
+  parquet_bytes=$(stat -c %s "$d/parquet/logs.parquet")
+  for j in 1 2; do
+    measure "$size rgrade Parquet -j$j" "$parquet_bytes" "$rgrade" grade -q -o "$out" --labels "$labels" -k 10 -j "$j" "$d/parquet/logs.parquet"
   done
   trec_bytes=$(stat -c %s "$d/trec/run.trec")
   for j in 1 2; do

@@ -328,3 +328,50 @@ fn a_parquet_labels_row_without_a_query_id_is_named() {
     run.expect_code(2)
         .expect_stderr(&["labels.parquet:2: null query_id"]);
 }
+
+/// `rgrade gen --format parquet` writes the events of logs.jsonl as rows:
+/// they grade to the same bytes.
+#[test]
+fn generated_parquet_grades_as_the_generated_jsonl_log() {
+    let wd = Workdir::new("parquet_gen");
+    for (format, dir) in [("jsonl", "jsonl"), ("parquet", "parquet")] {
+        wd.rgrade(&[
+            "gen",
+            "--queries",
+            "9000",
+            "--results",
+            "12",
+            "--unlabeled",
+            "50",
+            "--seed",
+            "4",
+            "--format",
+            format,
+            "-o",
+            dir,
+        ])
+        .expect_code(0);
+    }
+    let grade = |logs: &str, out: &str| {
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            "jsonl/labels.jsonl",
+            "-k",
+            "1,5,10",
+            "-q",
+            "-o",
+            out,
+            logs,
+        ])
+        .expect_code(0);
+        ["per_query.csv", "aggregates.csv"].map(|file| wd.read(&format!("{out}/{file}")))
+    };
+    let jsonl = grade("jsonl/logs.jsonl", "out-jsonl");
+    let parquet = grade("parquet/logs.parquet", "out-parquet");
+    assert_same_outputs("gen --format parquet", &parquet, &jsonl);
+    let summary = wd.read_json("out-parquet/summary.json");
+    assert_counts_add_up(&summary);
+    // 9,050 queries, two events each: more than one row group of 8,192.
+    assert_eq!(count(&summary, "records"), 18_100);
+}

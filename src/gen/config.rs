@@ -38,6 +38,8 @@ pub enum GenFormat {
     Trec,
     /// traces.jsonl, OTLP/JSON exports: a RETRIEVER, a RERANKER and an LLM span per query.
     Otlp,
+    /// logs.parquet, the events of logs.jsonl as Parquet rows.
+    Parquet,
 }
 
 impl GenConfig {

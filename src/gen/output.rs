@@ -24,7 +24,8 @@ pub struct Written {
 pub struct WrittenFile {
     /// Where it is.
     pub path: PathBuf,
-    /// Its lines: labeled queries, search events or TREC result lines.
+    /// Its lines: labeled queries, search events or TREC result lines (a
+    /// Parquet log's rows).
     pub lines: u64,
     /// Its size.
     pub bytes: u64,
@@ -67,6 +68,15 @@ impl Output {
         self.writer.write_all(&self.line)?;
         self.lines += 1;
         self.bytes += self.line.len() as u64;
+        Ok(())
+    }
+
+    /// Write `bytes` of a binary file as they are, and count `rows` more
+    /// records in it: a Parquet file's rows are its lines.
+    pub(super) fn write_binary(&mut self, bytes: &[u8], rows: u64) -> io::Result<()> {
+        self.writer.write_all(bytes)?;
+        self.lines += rows;
+        self.bytes += bytes.len() as u64;
         Ok(())
     }
 
