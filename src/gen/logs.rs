@@ -12,12 +12,10 @@ use rand::seq::SliceRandom;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 
-use super::config::{GenConfig, GenFormat};
+use super::config::GenConfig;
 use super::corpus::Corpus;
 use super::encode::{push_fixed, push_json_string, push_list, push_uint};
-use super::otlp::OtlpTraces;
 use super::output::{write_file, Output, WrittenFile};
-use super::parquet::ParquetLog;
 use super::queries::{QueryName, QuerySpec, QueryStreams};
 use super::ranking::{Hit, RankingModel, FINAL_DEPTH, RERANK_CANDIDATES};
 
@@ -29,27 +27,16 @@ const IN_FLIGHT: usize = 4;
 /// Latencies are capped at a minute, as a gateway would time out.
 const LATENCY_CAP_TENTHS: u32 = 600_000;
 
-/// Write the log, labeled and unlabeled queries shuffled together, in the
-/// format asked for. `rng` carries on the data set's stream: it shuffles the
-/// queries and picks when each held-back `final` event is logged.
-pub(super) fn write_logs(
-    config: &GenConfig,
-    corpus: &Corpus,
-    streams: &QueryStreams,
-    mut rng: Pcg64,
-) -> anyhow::Result<WrittenFile> {
+/// The order production traffic logs the queries in: labeled and
+/// unlabeled shuffled together by `rng`, the data set's stream.
+pub(super) fn traffic_order(config: &GenConfig, rng: &mut Pcg64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..config.labeled + config.unlabeled).collect();
-    order.shuffle(&mut rng);
-    match config.format {
-        GenFormat::Jsonl => write_events(config, corpus, streams, &order, JsonlLog::new(rng)),
-        GenFormat::Trec => write_events(config, corpus, streams, &order, TrecRun),
-        GenFormat::Otlp => write_events(config, corpus, streams, &order, OtlpTraces::default()),
-        GenFormat::Parquet => write_events(config, corpus, streams, &order, ParquetLog::new()),
-    }
+    order.shuffle(rng);
+    order
 }
 
 /// Draw each query of `order` from its own stream and let `format` write it.
-fn write_events<F: LogFormat>(
+pub(super) fn write_events<F: LogFormat>(
     config: &GenConfig,
     corpus: &Corpus,
     streams: &QueryStreams,
@@ -90,14 +77,15 @@ pub(super) trait LogFormat {
 
 /// logs.jsonl: a `retrieve` event per query, and a `final` event that is
 /// held back while a few other queries are logged.
-struct JsonlLog {
+pub(super) struct JsonlLog {
     in_flight: Vec<FinalEvent>,
     /// Picks which held-back event is logged next.
     rng: Pcg64,
 }
 
 impl JsonlLog {
-    fn new(rng: Pcg64) -> Self {
+    /// `rng` picks when each held-back `final` event is logged.
+    pub(super) fn new(rng: Pcg64) -> Self {
         JsonlLog {
             in_flight: Vec::with_capacity(IN_FLIGHT),
             rng,
@@ -187,7 +175,7 @@ impl FinalEvent {
 }
 
 /// run.trec: the retriever's ranking of each query, one line per result.
-struct TrecRun;
+pub(super) struct TrecRun;
 
 impl LogFormat for TrecRun {
     const FILE_NAME: &'static str = "run.trec";

@@ -10,7 +10,8 @@
 //! 3. labels.jsonl (labels.rs): the answer key, in query id order;
 //! 4. the log (logs.rs): labeled and unlabeled queries shuffled together as
 //!    production traffic, each query's rankings drawn from the ranking model
-//!    (ranking.rs), written as logs.jsonl or as run.trec.
+//!    (ranking.rs), written as logs.jsonl or run.trec, as OTLP traces
+//!    (otlp.rs) or as Parquet rows (parquet.rs).
 //!
 //! Every query draws from its own random stream, seeded from the seed and
 //! its index, so labels and logs are written in separate passes without
@@ -19,8 +20,9 @@
 //! square roots touch the random numbers, so every platform writes the same
 //! bytes.
 //!
-//! Imports run one way, from the writers down to what they draw: logs.rs
-//! uses the ranking model, the queries and the corpus; labels.rs the
+//! Imports run one way, from the writers down to what they draw: otlp.rs
+//! and parquet.rs use logs.rs's event model; logs.rs uses the ranking
+//! model, the queries and the corpus; labels.rs the
 //! queries and the corpus; ranking.rs the queries and the corpus; queries.rs
 //! the corpus. The configuration (config.rs), the counted output files with
 //! the account of what was written (output.rs), the line encoders
@@ -53,7 +55,9 @@ pub use output::{Written, WrittenFile};
 
 use corpus::Corpus;
 use labels::write_labels;
-use logs::write_logs;
+use logs::{traffic_order, write_events, JsonlLog, TrecRun};
+use otlp::OtlpTraces;
+use parquet::ParquetLog;
 use queries::QueryStreams;
 
 /// Write the answer key and the log (or TREC run) that `config` describes
@@ -72,6 +76,24 @@ pub fn write_dataset(config: &GenConfig) -> anyhow::Result<Written> {
         unlabeled: config.unlabeled,
         files: vec![labels, logs],
     })
+}
+
+/// Write the log in the format asked for. `rng` carries on the data set's
+/// stream: it shuffles the queries and, for JSONL, picks when each
+/// held-back `final` event is logged.
+fn write_logs(
+    config: &GenConfig,
+    corpus: &Corpus,
+    streams: &QueryStreams,
+    mut rng: Pcg64,
+) -> anyhow::Result<WrittenFile> {
+    let order = traffic_order(config, &mut rng);
+    match config.format {
+        GenFormat::Jsonl => write_events(config, corpus, streams, &order, JsonlLog::new(rng)),
+        GenFormat::Trec => write_events(config, corpus, streams, &order, TrecRun),
+        GenFormat::Otlp => write_events(config, corpus, streams, &order, OtlpTraces::default()),
+        GenFormat::Parquet => write_events(config, corpus, streams, &order, ParquetLog::new()),
+    }
 }
 
 #[cfg(test)]
