@@ -33,6 +33,7 @@
 mod compare;
 mod gen;
 mod grade;
+mod guarded;
 mod labels;
 mod metrics;
 mod numbers;
@@ -44,6 +45,7 @@ pub use compare::{run as compare, Compared, Plan as ComparePlan};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::parse::FieldNames;
 pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
+pub use guarded::quiet_decoder_panics;
 pub use metrics::Cutoff;
 pub use options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,

@@ -18,6 +18,9 @@ mod cmd;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // A decoder's panic on a corrupt input is reported as that input's
+    // error, not printed as a crash.
+    rgrade::quiet_decoder_panics();
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Command::Grade(args) => {

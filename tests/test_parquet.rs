@@ -375,3 +375,33 @@ fn generated_parquet_grades_as_the_generated_jsonl_log() {
     // 9,050 queries, two events each: more than one row group of 8,192.
     assert_eq!(count(&summary, "records"), 18_100);
 }
+
+/// Files the fuzz targets found: the Parquet crate panics on them (a
+/// negative column offset in the footer; a page whose bit-packed values
+/// run past its end). rgrade reports each as a corrupt input, exit 2,
+/// naming it, and prints no panic.
+#[test]
+fn files_the_decoder_panics_on_are_errors_of_the_input() {
+    let wd = Workdir::new("parquet_fuzz_regressions");
+    let regression = |name: &str| {
+        crate_path("tests/fuzz_regressions")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let logs = regression("logs_negative_column_offset.parquet");
+    let labels = traces("labels.jsonl");
+    let run = wd.rgrade(&["grade", "--labels", &labels, &logs]);
+    run.expect_code(2).expect_stderr(&[
+        "logs_negative_column_offset.parquet: row group 0: a negative column offset",
+    ]);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+
+    let labels = regression("labels_page_out_of_bounds.parquet");
+    let logs = traces("captures.jsonl");
+    let run = wd.rgrade(&["grade", "--labels", &labels, &logs]);
+    run.expect_code(2).expect_stderr(&[
+        "labels_page_out_of_bounds.parquet: cannot read labels: the Parquet decoder failed on it",
+    ]);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}

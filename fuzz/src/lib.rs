@@ -132,6 +132,7 @@ pub fn judge(
 /// Load `data` as a labels file of `format`, as `rgrade grade --labels`
 /// does (on a pool of one thread, made once).
 pub fn load_labels(data: &[u8], format: LabelsFormat) {
+    quiet_decoder_panics_once();
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
     let path = write_input("labels", data);
@@ -142,6 +143,7 @@ pub fn load_labels(data: &[u8], format: LabelsFormat) {
 /// `rgrade grade --logs-format parquet` does with one thread; `join`
 /// says how its rows name their queries.
 pub fn grade_parquet(data: &[u8], join: JoinBy) {
+    quiet_decoder_panics_once();
     let plan = GradePlan {
         labels: sample("traces/labels.jsonl"),
         labels_format: LabelsFormat::Auto,
@@ -169,4 +171,12 @@ pub fn grade_parquet(data: &[u8], join: JoinBy) {
     // A file that is no Parquet, or a column of the wrong type, is an
     // error: all that matters is that it is not a panic.
     let _ = rgrade::grade(&plan, &mut |_| {});
+}
+
+/// As the binary does: a panic of the Parquet decoder that rgrade catches
+/// and reports as a corrupt input is no crash; any other panic still
+/// reaches libFuzzer's hook.
+fn quiet_decoder_panics_once() {
+    static QUIET: OnceLock<()> = OnceLock::new();
+    QUIET.get_or_init(rgrade::quiet_decoder_panics);
 }

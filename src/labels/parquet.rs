@@ -3,7 +3,6 @@
 //! (a no-answer query). Rows are numbered from 1, as lines are.
 
 use std::fs::File;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use anyhow::anyhow;
@@ -14,6 +13,7 @@ use super::build::{Builder, LineError};
 use crate::grade::parquet::footer;
 use crate::grade::parquet::layout::{top_column, Want};
 use crate::grade::parquet::rows::Cells;
+use crate::guarded;
 
 /// The columns read, with what each must hold.
 const COLUMNS: [(&str, Want); 7] = [
@@ -48,7 +48,7 @@ pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), Lin
     }
     let mask = ProjectionMask::roots(metadata.parquet_schema(), indices.iter().flatten().copied());
     // The decoder may panic on a malformed file: an error of the file.
-    let read = catch_unwind(AssertUnwindSafe(|| -> Result<(), LineError> {
+    let read = guarded::decode(|| -> Result<(), LineError> {
         let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
             .with_projection(mask)
             .build()
@@ -83,8 +83,8 @@ pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), Lin
             first_row += batch.num_rows();
         }
         Ok(())
-    }));
-    read.unwrap_or_else(|_| {
+    });
+    read.unwrap_or_else(|| {
         Err(whole(anyhow!(
             "cannot read labels: the Parquet decoder failed on it (corrupt file?)"
         )))

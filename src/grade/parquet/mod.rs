@@ -13,7 +13,6 @@ pub mod rows;
 
 use std::fmt;
 use std::fs::File;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,6 +22,7 @@ use parquet::arrow::ProjectionMask;
 
 use crate::grade::parse::FieldNames;
 use crate::grade::spans::SpanFields;
+use crate::guarded;
 use layout::Layout;
 
 /// The magic bytes a Parquet file opens (and ends) with.
@@ -77,15 +77,12 @@ pub struct RowGroup {
 /// The file is no readable Parquet file; the decoder's panics included.
 pub fn footer(file: &File) -> Result<ArrowReaderMetadata> {
     let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-    let loaded = catch_unwind(AssertUnwindSafe(|| {
-        ArrowReaderMetadata::load(file, options)
-    }));
-    match loaded {
-        Ok(Ok(metadata)) => Ok(metadata),
-        Ok(Err(err)) => Err(anyhow!(
+    match guarded::decode(|| ArrowReaderMetadata::load(file, options)) {
+        Some(Ok(metadata)) => Ok(metadata),
+        Some(Err(err)) => Err(anyhow!(
             "not a readable Parquet file (truncated or corrupt?): {err}"
         )),
-        Err(_) => Err(anyhow!(
+        None => Err(anyhow!(
             "not a readable Parquet file (truncated or corrupt?)"
         )),
     }
@@ -126,11 +123,23 @@ pub fn open(path: &Path, columns: ColumnNames<'_>) -> Result<(Arc<ParquetFile>, 
         ) else {
             bail!("row group {i}: a negative size in the footer (corrupt file?)");
         };
-        let end = (group.columns().iter())
-            .map(|c| c.byte_range())
-            .map(|(start, len)| start.saturating_add(len))
-            .max()
-            .unwrap_or(0);
+        let mut end = 0u64;
+        for column in group.columns() {
+            // As the crate's byte_range computes it, which panics on a
+            // negative offset or size instead of failing.
+            let start = column
+                .dictionary_page_offset()
+                .unwrap_or_else(|| column.data_page_offset());
+            let (Ok(start), Ok(len)) = (
+                u64::try_from(start),
+                u64::try_from(column.compressed_size()),
+            ) else {
+                bail!(
+                    "row group {i}: a negative column offset or size in the footer (corrupt file?)"
+                );
+            };
+            end = end.max(start.saturating_add(len));
+        }
         places.push(GroupPlace {
             rows,
             decoded_bytes,

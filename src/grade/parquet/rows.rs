@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -23,6 +22,7 @@ use super::RowGroup;
 use crate::grade::capture::Origin;
 use crate::grade::parse::{EventKey, Invalid, RankKey, RejectReason, DEFAULT_STAGE};
 use crate::grade::spans::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
+use crate::guarded;
 
 /// Rows decoded at a time: a few MiB of columns for a row of 100
 /// results, whatever the size of the row group.
@@ -44,7 +44,7 @@ pub fn for_each_batch(
     let file = &group.file;
     // The decoder may panic on a malformed file: that is an error of the
     // input, not of rgrade.
-    let decoded = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+    let decoded = guarded::decode(|| -> Result<(), String> {
         let reader = File::open(&file.path).map_err(|err| format!("cannot open: {err}"))?;
         let batches =
             ParquetRecordBatchReaderBuilder::new_with_metadata(reader, file.metadata.clone())
@@ -61,8 +61,8 @@ pub fn for_each_batch(
             row += batch.num_rows() as u64;
         }
         Ok(())
-    }));
-    let read = decoded.unwrap_or_else(|_| Err("the Parquet decoder failed on it".to_string()));
+    });
+    let read = decoded.unwrap_or_else(|| Err("the Parquet decoder failed on it".to_string()));
     read.map_err(|err| format!("row group {}: {err}", group.index))
 }
 
