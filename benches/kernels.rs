@@ -7,7 +7,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rgrade::kernels::{
     bootstrap_mean_interval, id_hash, paired_randomization_p_value, score, Block, BlockWorker,
-    Chunk, FieldNames, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, SpanFields, TrecLines,
+    Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, SpanFields, TrecLines,
 };
 use rgrade::{Cutoff, DuplicateDocs, LogsFormat, RunName};
 
@@ -62,7 +62,6 @@ fn judge_block(c: &mut Criterion) {
     let config = JudgeConfig {
         labels: &labels,
         fields: &fields,
-        field_names: &FieldNames::default(),
         stages: &[],
         duplicates: DuplicateDocs::Reject,
         doc_collections: None,

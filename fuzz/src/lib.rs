@@ -108,7 +108,6 @@ pub fn judge(
     let config = JudgeConfig {
         labels: small_labels(),
         fields,
-        field_names: &FieldNames::default(),
         stages: &[],
         duplicates,
         doc_collections: None,

@@ -9,6 +9,7 @@ use crate::grade::capture::{LineCounts, Reject};
 use crate::grade::group::Grouper;
 use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
 use crate::grade::parquet::ColumnNames;
+use crate::grade::parse::FieldNames;
 use crate::grade::permissions::{Leak, LEAKS_LISTED};
 use crate::grade::read::{self, Input, InputStats};
 use crate::grade::trec::TrecLines;
@@ -17,11 +18,13 @@ use crate::options::{LogsFormat, ProgressWhen};
 
 /// How the inputs are read.
 #[derive(Debug, Clone, Copy)]
-pub struct Reading {
+pub struct Reading<'a> {
     /// The logs' format, or `Auto` to decide per input.
     pub format: LogsFormat,
     /// When to draw the progress bar.
     pub progress: ProgressWhen,
+    /// The field flags as given: the columns of Parquet logs.
+    pub fields: &'a FieldNames,
 }
 
 /// What gathering the logs leaves behind.
@@ -70,7 +73,7 @@ impl Gathered {
 /// An input cannot be read, or a TREC run changed before its second reading.
 pub fn gather(
     inputs: &[Input],
-    reading: Reading,
+    reading: Reading<'_>,
     config: &JudgeConfig,
     grouper: Grouper,
     pool: &rayon::ThreadPool,
@@ -97,7 +100,7 @@ pub fn gather(
 /// thread, with a progress bar over their bytes.
 fn judge_inputs(
     inputs: &[(u32, &Input)],
-    reading: Reading,
+    reading: Reading<'_>,
     config: &JudgeConfig,
     pool: &rayon::ThreadPool,
     mut take: impl FnMut(BlockOutcome),
@@ -105,7 +108,7 @@ fn judge_inputs(
     let progress = progress_bar(reading.progress, inputs.iter().map(|&(_, input)| input));
     let on_bytes = |n| progress.inc(n);
     let columns = ColumnNames {
-        fields: config.field_names,
+        fields: reading.fields,
         spans: config.spans,
     };
     // A row group that cannot be decoded stops the run: its input is corrupt.
@@ -143,7 +146,7 @@ fn judge_inputs(
 /// second reading of its files, for its lines alone.
 fn rank_trec_runs(
     inputs: &[Input],
-    reading: Reading,
+    reading: Reading<'_>,
     config: &JudgeConfig,
     pool: &rayon::ThreadPool,
     gathered: &mut Gathered,

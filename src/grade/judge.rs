@@ -13,8 +13,8 @@ use crate::grade::capture::{Capture, Found, LineCounts, Origin, Reject, RunStage
 use crate::grade::parquet::rows::{for_each_batch, RowRecord};
 use crate::grade::parquet::RowGroup;
 use crate::grade::parse::{
-    is_blank, Event, EventKey, FieldNames, Invalid, JsonParser, LogFields, RankKey, RejectReason,
-    TrecLine, DEFAULT_STAGE,
+    is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RankKey, RejectReason, TrecLine,
+    DEFAULT_STAGE,
 };
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
@@ -98,8 +98,6 @@ pub struct JudgeConfig<'a> {
     pub labels: &'a LabelIndex,
     /// Where JSONL records keep their fields.
     pub fields: &'a LogFields,
-    /// The field flags as given: the columns of Parquet logs.
-    pub field_names: &'a FieldNames,
     /// Stages to grade; empty means all.
     pub stages: &'a [String],
     /// What to do with a doc id listed twice.
@@ -673,7 +671,6 @@ mod tests {
         let config = JudgeConfig {
             labels: &labels,
             fields: &fields,
-            field_names: &FieldNames::default(),
             stages,
             duplicates: DuplicateDocs::Reject,
             doc_collections: None,

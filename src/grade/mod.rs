@@ -111,7 +111,6 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let config = JudgeConfig {
         labels: &labels,
         fields: &fields,
-        field_names: &plan.fields,
         stages: &plan.stages,
         duplicates: plan.duplicate_docs,
         doc_collections: doc_collections.as_ref(),
@@ -130,6 +129,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let reading = Reading {
         format: plan.logs_format,
         progress: plan.progress,
+        fields: &plan.fields,
     };
     let gathered = gather(
         &inputs,
