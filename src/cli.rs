@@ -35,8 +35,25 @@ pub enum Command {
     /// Both must have been graded with the same labels and cutoffs. Exit
     /// status 1 when an acceptance rule fails.
     Compare(CompareArgs),
+    /// Draw the report page of a grade output directory again.
+    ///
+    /// `grade -o DIR` writes DIR/report.html itself; this draws it again,
+    /// from the complete set of files DIR holds (say, after an upgrade).
+    Report(ReportArgs),
     /// Write deterministic synthetic labels and logs (for demos and benchmarks).
     Gen(GenArgs),
+}
+
+/// Options of `rgrade report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A complete `grade --out` directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Write the page to FILE [default: DIR/report.html].
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `rgrade grade`.

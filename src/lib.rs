@@ -24,6 +24,8 @@
 //!   output over one [`schema`].
 //! - [`compare()`] takes a [`ComparePlan`]: two grade outputs read back,
 //!   paired per query, tested with paired statistics and held to rules.
+//! - [`draw_report`] draws the report page of a grade output again;
+//!   `src/report/` draws it (grading draws it too, as it writes).
 //! - [`write_dataset`] takes a [`GenConfig`]: synthetic labels and logs.
 //!
 //! The binary (`src/main.rs`, `src/cli.rs`, `src/cmd/`) turns the command
@@ -39,6 +41,7 @@ mod metrics;
 mod numbers;
 mod options;
 mod output;
+mod report;
 mod slices;
 
 pub use compare::{run as compare, Compared, Plan as ComparePlan};
@@ -52,6 +55,7 @@ pub use options::{
     RunName, SpanKind,
 };
 pub use output::schema;
+pub use report::draw_again as draw_report;
 
 /// The pipeline's hot kernels, public for the benchmarks in `benches/` and
 /// the fuzz targets in `fuzz/`: not a stable API.

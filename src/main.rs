@@ -31,6 +31,7 @@ fn main() -> ExitCode {
             cmd::grade::run(args, command)
         }
         Command::Compare(args) => cmd::compare::run(args),
+        Command::Report(args) => cmd::report::run(args),
         Command::Gen(args) => cmd::gen::run(args),
     };
     match outcome {

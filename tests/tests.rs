@@ -18,6 +18,7 @@ mod test_parquet;
 mod test_permissions;
 mod test_rejects;
 mod test_repeats;
+mod test_report;
 mod test_samples;
 mod test_stage_loss;
 mod test_stage_loss_generated;

@@ -78,6 +78,9 @@ pub struct GradedQuery {
     pub latency_ms: Option<f64>,
     /// Mean context size of its graded captures.
     pub context_tokens: Option<f64>,
+    /// Where its row starts in per_query.csv: the few rows whose evidence
+    /// is shown are read again from there.
+    pub offset: u64,
 }
 
 /// The rows of one run of a grade output.
@@ -179,7 +182,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
         .read_record(&mut record)
         .with_context(|| at(reader.position().line()))?
     {
-        let line = record.position().map_or(0, |p| p.line());
+        let (line, offset) = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
         let this_run = &record[run_col];
         if !picked {
             graded.run = this_run.to_string();
@@ -244,6 +247,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
             status,
             latency_ms: number(latency_col)?,
             context_tokens: number(context_col)?,
+            offset,
         };
         graded.queries.push(query);
     }

@@ -1,8 +1,11 @@
 //! `rgrade compare` (docs/compare.md): one change at a time. Two grade outputs are
 //! [`graded`] (read back), [`paired`] by (stage, query_id), compared per
 //! grouping set and metric with paired statistics, checked against the
-//! user's acceptance [`rules`], and written by [`output`].
+//! user's acceptance [`rules`], and written by [`output`]; [`evidence`]
+//! finds what the biggest losses lost, and the report page is drawn by
+//! [`crate::report::compare`].
 
+pub mod evidence;
 pub mod graded;
 pub mod output;
 pub mod paired;
@@ -17,9 +20,13 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::grade::workers;
-use crate::output::schema::{COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE};
+use crate::output::schema::{
+    CompareSettings, ComparedRun, ComparisonSummary, COMPARISON_FILE, COMPARISON_SUMMARY_FILE,
+    GATE_FILE, PER_QUERY_DELTA_FILE, REPORT_FILE, SUMMARY_FILE,
+};
 use crate::output::staged;
-use crate::output::{remove_stale_output, OutputDir};
+use crate::output::{refuse_other_result, remove_stale_output, OutputDir};
+use crate::report::{self, Sources};
 use graded::Side;
 use paired::{Paired, StatSettings};
 use rules::{Gate, RuleContext};
@@ -151,9 +158,16 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
     // this one's work.
     let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
     if let Some(dir) = &plan.out {
+        refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
         // An earlier comparison's files must not pass for this one's while
         // it runs, nor if it fails.
-        for name in [GATE_FILE, PER_QUERY_DELTA_FILE, COMPARISON_FILE] {
+        for name in [
+            COMPARISON_SUMMARY_FILE,
+            REPORT_FILE,
+            GATE_FILE,
+            PER_QUERY_DELTA_FILE,
+            COMPARISON_FILE,
+        ] {
             remove_stale_output(dir, name)?;
         }
     }
@@ -174,7 +188,6 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
     };
 
     if let Some(dir) = &plan.out {
-        // The complete set moves into place at once, gate.json last.
         let mut files = vec![
             output::write_comparison(dir, &paired, &comparisons)?,
             output::write_per_query_delta(dir, &paired, &metrics)?,
@@ -182,6 +195,11 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
         if let Some(gate) = &gate {
             files.push(output::write_gate(dir, gate)?);
         }
+        let summary = summarize(plan, &paired, &metrics, &settings, &files)?;
+        let page = report::compare::page(&summary, &Sources::staged(&files))?;
+        files.push(report::stage_page(dir, REPORT_FILE, &page)?);
+        // The complete set moves into place at once, comparison.json last.
+        files.push(output::write_comparison_summary(dir, &summary)?);
         staged::commit(files)?;
     }
     Ok(Compared {
@@ -189,6 +207,43 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
         comparisons,
         gate,
         alpha: plan.alpha,
+    })
+}
+
+/// comparison.json's contents: what was compared, how, the figures of
+/// both sides, the biggest losses with their evidence, and `files`.
+///
+/// # Errors
+/// A per_query.csv cannot be read again for the evidence.
+fn summarize(
+    plan: &Plan,
+    paired: &Paired,
+    metrics: &[usize],
+    settings: &StatSettings,
+    files: &[staged::Staged],
+) -> Result<ComparisonSummary> {
+    let side = |origin: &paired::Origin| ComparedRun {
+        path: origin.path.display().to_string(),
+        run: origin.run.clone(),
+    };
+    Ok(ComparisonSummary {
+        tool: "rgrade".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        baseline: side(&paired.baseline),
+        candidate: side(&paired.candidate),
+        labels_hash: paired.labels_hash.clone(),
+        settings: CompareSettings {
+            metrics: metrics.iter().map(|&m| paired.metrics[m].clone()).collect(),
+            permutations: settings.permutations,
+            bootstrap: settings.bootstrap,
+            seed: settings.seed,
+            alpha: plan.alpha,
+            confidence: settings.confidence,
+        },
+        stages: paired.stages.iter().map(evidence::stage_sides).collect(),
+        evidence_cutoff: paired.deepest.to_string(),
+        biggest_losses: evidence::biggest_losses(paired, metrics[0])?,
+        outputs: files.iter().map(|f| f.listed().clone()).collect(),
     })
 }
 

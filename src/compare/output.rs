@@ -1,5 +1,5 @@
-//! What `compare` writes: comparison.csv, per_query_delta.csv, gate.json
-//! and the stdout report. Nothing here computes a statistic; it lays out
+//! What `compare` writes: comparison.csv, per_query_delta.csv, gate.json,
+//! comparison.json and the stdout report. Nothing here computes a statistic; it lays out
 //! what [`super::slices::compare_slices`] and the rules produced.
 
 use std::cmp::Ordering;
@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::evidence::stage_sides;
 use super::paired::{Origin, Paired, PairedQuery, StagePairs};
 use super::rules::Gate;
 use super::slices::SliceComparison;
@@ -16,8 +17,8 @@ use crate::output::cells::number_text;
 use crate::output::first_few;
 use crate::output::plural;
 use crate::output::schema::{
-    per_query_delta_columns, COMPARISON, COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE,
-    PER_QUERY_DELTA_LEADING,
+    per_query_delta_columns, ComparisonSummary, COMPARISON, COMPARISON_FILE,
+    COMPARISON_SUMMARY_FILE, GATE_FILE, PER_QUERY_DELTA_FILE, PER_QUERY_DELTA_LEADING,
 };
 use crate::output::staged::{self, stage, Staged, Staging};
 use crate::slices::{ANY, NO_SLICE};
@@ -136,6 +137,17 @@ pub fn write_gate(dir: &Path, gate: &Gate) -> Result<Staged> {
     staged::finish(out)
 }
 
+/// comparison.json: what was compared and every other file written.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_comparison_summary(dir: &Path, summary: &ComparisonSummary) -> Result<Staged> {
+    let mut out = stage(dir, COMPARISON_SUMMARY_FILE)?;
+    serde_json::to_writer_pretty(&mut out, summary)?;
+    writeln!(out)?;
+    staged::finish(out)
+}
+
 /// Print, per stage, the overall table with significant changes marked,
 /// the latency and context figures, and per task and language the queries
 /// that lost most on the first metric; then the rules' verdicts.
@@ -247,53 +259,21 @@ fn print_changes(
 /// Latency percentiles and context size of both runs over every query of
 /// the stage, as aggregates.csv computes them.
 fn print_side_figures(out: &mut impl Write, pairs: &StagePairs) -> io::Result<()> {
-    use crate::grade::aggregate::percentile;
-    let sorted = |values: Vec<f64>| {
-        let mut values = values;
-        values.sort_by(f64::total_cmp);
-        values
-    };
-    let base = sorted(
-        pairs
-            .queries
-            .iter()
-            .filter_map(|q| q.baseline.latency_ms)
-            .collect(),
-    );
-    let cand = sorted(
-        pairs
-            .queries
-            .iter()
-            .filter_map(|q| q.candidate.latency_ms)
-            .collect(),
-    );
-    let mut figures = Vec::new();
-    for p in [50.0, 95.0, 99.0] {
-        if let (Some(b), Some(c)) = (percentile(&base, p), percentile(&cand, p)) {
-            figures.push(format!("p{p} {b:.1} -> {c:.1}"));
-        }
-    }
+    let sides = stage_sides(pairs);
+    let (base, cand) = (&sides.baseline, &sides.candidate);
+    let percentiles = [
+        ("p50", base.latency_p50_ms, cand.latency_p50_ms),
+        ("p95", base.latency_p95_ms, cand.latency_p95_ms),
+        ("p99", base.latency_p99_ms, cand.latency_p99_ms),
+    ];
+    let figures: Vec<String> = percentiles
+        .iter()
+        .filter_map(|&(name, b, c)| Some(format!("{name} {:.1} -> {:.1}", b?, c?)))
+        .collect();
     if !figures.is_empty() {
         writeln!(out, "  latency ms: {}", figures.join(", "))?;
     }
-    let mean = |values: Vec<f64>| {
-        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-    };
-    let base = mean(
-        pairs
-            .queries
-            .iter()
-            .filter_map(|q| q.baseline.context_tokens)
-            .collect(),
-    );
-    let cand = mean(
-        pairs
-            .queries
-            .iter()
-            .filter_map(|q| q.candidate.context_tokens)
-            .collect(),
-    );
-    if let (Some(b), Some(c)) = (base, cand) {
+    if let (Some(b), Some(c)) = (base.context_tokens_mean, cand.context_tokens_mean) {
         writeln!(out, "  context tokens (mean): {b:.1} -> {c:.1}")?;
     }
     Ok(())

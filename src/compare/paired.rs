@@ -24,6 +24,8 @@ pub struct SideFacts {
     pub latency_ms: Option<f64>,
     /// Mean context size of its graded captures.
     pub context_tokens: Option<f64>,
+    /// Where its row starts in its per_query.csv.
+    pub offset: u64,
 }
 
 /// A labeled query of one stage, graded by both runs.
@@ -218,6 +220,10 @@ pub struct Origin {
 /// Both runs' queries, paired per stage.
 #[derive(Debug)]
 pub struct Paired {
+    /// xxh3-128 of the labels both runs were graded with.
+    pub labels_hash: String,
+    /// The deepest cutoff both were graded at.
+    pub deepest: Cutoff,
     /// The baseline run.
     pub baseline: Origin,
     /// The candidate run.
@@ -288,6 +294,14 @@ pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
         path: run.path.clone(),
     };
     Ok(Paired {
+        labels_hash: baseline.facts.labels_hash.clone(),
+        deepest: baseline
+            .facts
+            .ks
+            .iter()
+            .max()
+            .copied()
+            .unwrap_or(Cutoff::At(0)),
         baseline: origin(&baseline),
         candidate: origin(&candidate),
         metrics: baseline.metrics,
@@ -404,6 +418,7 @@ fn pair_stage<'a>(
         status: q.status,
         latency_ms: q.latency_ms,
         context_tokens: q.context_tokens,
+        offset: q.offset,
     };
     let queries = rows
         .iter()
@@ -462,6 +477,7 @@ mod tests {
                 status,
                 latency_ms: None,
                 context_tokens: None,
+                offset: 0,
             })
             .collect();
         GradedRun {

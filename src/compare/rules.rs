@@ -81,7 +81,7 @@ pub struct Rule {
 }
 
 /// A rule's verdict, as gate.json holds it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RuleOutcome {
     /// The rule's name.
     pub name: String,
@@ -101,7 +101,7 @@ pub struct RuleOutcome {
 }
 
 /// gate.json: every rule's verdict, and whether all passed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Gate {
     /// All rules passed.
     pub passed: bool,

@@ -13,9 +13,10 @@ use crate::grade::capture::Reject;
 use crate::grade::group::{GradeSettings, Grouped, QueryRow};
 use crate::labels::LabelIndex;
 use crate::numbers::{self, FiniteSum};
-use crate::output::per_query::PerQueryWriter;
+use crate::output::per_query::{join_missed, PerQueryWriter};
 use crate::output::schema::Status;
 use crate::output::staged::Staged;
+use crate::report::collect::{Collector, PairFigures, PerQueryRow};
 use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// The means and counts of one grouping set.
@@ -190,6 +191,9 @@ pub struct GradedPairs {
     /// per_query.csv, complete under its temporary name (with an output
     /// directory).
     pub per_query: Option<Staged>,
+    /// What the report draws of per_query.csv's rows (with an output
+    /// directory).
+    pub figures: Option<Vec<PairFigures>>,
 }
 
 /// Grade each (run, stage) a range of queries at a time, writing its rows
@@ -208,6 +212,7 @@ pub fn grade_pairs(
     let mut per_query = out
         .map(|dir| PerQueryWriter::create(dir, labels, settings))
         .transpose()?;
+    let mut figures = out.map(|_| Collector::new(&settings.ks));
     let mut graded = GradedPairs {
         aggregates: Vec::new(),
         rejects: Vec::new(),
@@ -215,9 +220,13 @@ pub fn grade_pairs(
         repeats: 0,
         graded_records: 0,
         per_query: None,
+        figures: None,
     };
     for pair in grouped.pairs {
         let mut aggregator = Aggregator::new(labels, settings);
+        if let Some(figures) = &mut figures {
+            figures.begin_pair(&pair.run, &pair.stage, pair.n_queries());
+        }
         let n = pair.n_queries();
         for start in (0..n).step_by(QUERIES_AT_A_TIME) {
             let range = start..n.min(start + QUERIES_AT_A_TIME);
@@ -232,6 +241,9 @@ pub fn grade_pairs(
                 || {
                     for row in &chunk.rows {
                         aggregator.add(row);
+                        if let Some(figures) = &mut figures {
+                            figures.add(&RowView { row, labels });
+                        }
                         graded.ok_rows += u64::from(row.status == Status::Ok);
                         graded.repeats += u64::from(row.captures.saturating_sub(1));
                     }
@@ -248,7 +260,55 @@ pub fn grade_pairs(
         });
     }
     graded.per_query = per_query.map(PerQueryWriter::finish).transpose()?;
+    graded.figures = figures.map(Collector::finish);
     Ok(graded)
+}
+
+/// A graded row as the report reads it: what per_query.csv says of it.
+struct RowView<'a> {
+    row: &'a QueryRow,
+    labels: &'a LabelIndex,
+}
+
+impl PerQueryRow for RowView<'_> {
+    fn query_id(&self) -> &str {
+        self.labels.query_id(self.row.query)
+    }
+    fn task(&self) -> &str {
+        self.labels.slice_name(self.label().task)
+    }
+    fn language(&self) -> &str {
+        self.labels.slice_name(self.label().language)
+    }
+    fn status(&self) -> Status {
+        self.row.status
+    }
+    fn n_relevant(&self) -> u32 {
+        self.label().n_relevant
+    }
+    fn first_rel_rank(&self) -> Option<u32> {
+        self.row.first_rel_rank
+    }
+    fn latency_ms(&self) -> Option<f64> {
+        self.row.latency_ms
+    }
+    fn context_tokens(&self) -> Option<f64> {
+        self.row.context_tokens
+    }
+    fn scores(&self) -> Option<&[f64]> {
+        self.row.scores.as_deref()
+    }
+    fn missed(&self) -> String {
+        let mut cell = String::new();
+        join_missed(&mut cell, self.row, self.labels);
+        cell
+    }
+}
+
+impl RowView<'_> {
+    fn label(&self) -> &crate::labels::LabeledQuery {
+        &self.labels.queries()[self.row.query as usize]
+    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ use crate::grade::spans::SpanFields;
 use crate::grade::trec::TrecLines;
 use crate::labels::LabelIndex;
 use crate::metrics::Cutoff;
-use crate::output::schema::{Counts, SUMMARY_FILE};
+use crate::output::schema::{Counts, COMPARISON_SUMMARY_FILE, REPORT_FILE, SUMMARY_FILE};
 use crate::output::{self, OutputDir};
 
 /// Grade the logs `plan` names, writing its outputs if it names a
@@ -90,8 +90,10 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
     if let Some(dir) = &plan.out {
         // From here until the new set is complete, the directory holds no
-        // result a reader could take for this run's.
+        // result a reader could take for this run's, nor a page of one.
+        output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
         output::remove_stale_output(dir, SUMMARY_FILE)?;
+        output::remove_stale_output(dir, REPORT_FILE)?;
     }
     if let Some(corpus) = &plan.corpus {
         stale::require_corpus(&labels, corpus, plan.out.as_deref())?;
@@ -163,6 +165,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let mut rejects = gathered.rejects;
     rejects.append(&mut graded.rejects);
     let graded_per_query = graded.per_query.take();
+    let figures = graded.figures.take().unwrap_or_default();
     rejects::finish(&inputs, &gathered.stats, &mut rejects)?;
 
     let counts = tally(
@@ -193,7 +196,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
             per_input: &gathered.per_input,
             stale_labels: &stale_labels,
         };
-        write::outputs(dir, &graded, &run, per_query)?;
+        write::outputs(dir, &graded, &run, per_query, &figures)?;
     }
 
     if !skipped.is_empty() {

@@ -13,10 +13,13 @@ use crate::grade::plan::Plan;
 use crate::grade::read::InputStats;
 use crate::output::schema::{
     InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels,
-    Summary, Throughput, MISSING_FROM_CORPUS_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
+    Summary, Throughput, MISSING_FROM_CORPUS_FILE, REPORT_FILE, STAGE_LOSS_FILE,
+    STAGE_LOSS_PER_QUERY_FILE,
 };
 use crate::output::staged::{self, Staged};
 use crate::output::{self, aggregates, rejects, stage_loss, summary};
+use crate::report::collect::PairFigures;
+use crate::report::{self, Sources};
 
 /// Facts about the run itself, for summary.json.
 pub struct RunFacts<'a> {
@@ -36,12 +39,20 @@ pub struct RunFacts<'a> {
 
 /// Write aggregates.csv, rejects.jsonl and the stage-loss files into
 /// `dir` beside per_query.csv (staged while rows were graded), remove the
-/// outputs of an earlier run that this one does not write, then move the
-/// complete set into place, summary.json last, listing every other file.
+/// outputs of an earlier run that this one does not write, draw
+/// report.html from them and the `figures` of per_query.csv's rows, then
+/// move the complete set into place, summary.json last, listing every
+/// other file but the report.
 ///
 /// # Errors
 /// A file cannot be written, moved or removed.
-pub fn outputs(dir: &Path, graded: &Graded, run: &RunFacts, per_query: Staged) -> Result<()> {
+pub fn outputs(
+    dir: &Path,
+    graded: &Graded,
+    run: &RunFacts,
+    per_query: Staged,
+    figures: &[PairFigures],
+) -> Result<()> {
     let mut files = vec![
         per_query,
         aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?,
@@ -56,10 +67,12 @@ pub fn outputs(dir: &Path, graded: &Graded, run: &RunFacts, per_query: Staged) -
     }
     output::remove_stale_output(dir, MISSING_FROM_CORPUS_FILE)?;
     let listed = files.iter().map(|file| file.listed().clone()).collect();
-    files.push(summary::write_summary(
-        dir,
-        &summarize(graded, run, listed),
-    )?);
+    let mut summary = summarize(graded, run, listed);
+    let page = report::grade::page(&summary, figures, &Sources::staged(&files))?;
+    files.push(report::stage_page(dir, REPORT_FILE, &page)?);
+    // The clock stops at the last output drawn.
+    (summary.elapsed_seconds, summary.throughput) = timing(graded, run);
+    files.push(summary::write_summary(dir, &summary)?);
     staged::commit(files)
 }
 
@@ -90,8 +103,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             hash: s.hash.clone(),
         })
         .collect();
-    let elapsed = run.started.elapsed().as_secs_f64();
-    let decoded: u64 = inputs.iter().map(|i| i.decoded_bytes).sum();
+    let (elapsed_seconds, throughput) = timing(graded, run);
     Summary {
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -137,10 +149,19 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             })
             .collect(),
         outputs,
-        elapsed_seconds: elapsed,
-        throughput: Throughput {
-            mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),
-            records_per_second: (counts.records + counts.blank_lines) as f64 / elapsed.max(1e-9),
-        },
+        elapsed_seconds,
+        throughput,
     }
+}
+
+/// Seconds since the run started, and the speed they give.
+fn timing(graded: &Graded, run: &RunFacts) -> (f64, Throughput) {
+    let elapsed = run.started.elapsed().as_secs_f64();
+    let decoded: u64 = run.stats.iter().map(|s| s.decoded_bytes).sum();
+    let records = graded.counts.records + graded.counts.blank_lines;
+    let throughput = Throughput {
+        mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),
+        records_per_second: records as f64 / elapsed.max(1e-9),
+    };
+    (elapsed, throughput)
 }

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use hashbrown::HashTable;
 
-pub use index::{id_hash, DocPlace, LabelIndex, LabelsSource, QueryIdx};
+pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 
 use crate::grade::read::{Input, Source};
 use crate::options::{JoinBy, LabelsFormat};

@@ -1,7 +1,8 @@
-//! Reading a grade output back: a directory holds a complete result only
-//! when its summary.json is there and every file it lists is too, byte for
-//! byte. Readers of a result (`compare`) go through here, so a directory
-//! left by a killed run, or changed since, is refused rather than read.
+//! Reading an output back: a directory holds a complete result only when
+//! its summary.json (or a comparison's comparison.json) is there and every
+//! file it lists is too, byte for byte. Readers of a result (`compare`,
+//! `report`) go through here, so a directory left by a killed run, or
+//! changed since, is refused rather than read.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -10,7 +11,7 @@ use std::path::Path;
 use anyhow::{ensure, Context, Result};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::schema::{OutputFile, Summary};
+use super::schema::{ComparisonSummary, OutputFile, Summary};
 
 /// Read the summary.json at `summary` and check every output it lists in
 /// its directory.
@@ -30,6 +31,28 @@ pub fn read_summary(summary: &Path) -> Result<Summary> {
     let dir = summary.parent().unwrap_or(Path::new("."));
     for listed in &parsed.outputs {
         check_file(dir, listed, summary)?;
+    }
+    Ok(parsed)
+}
+
+/// Read the comparison.json at `path` and check every output it lists in
+/// its directory.
+///
+/// # Errors
+/// comparison.json unreadable or not rgrade's, or a listed file missing,
+/// unreadable or changed: each message names the file.
+pub fn read_comparison(path: &Path) -> Result<ComparisonSummary> {
+    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let parsed: ComparisonSummary =
+        serde_json::from_reader(BufReader::new(file)).with_context(|| {
+            format!(
+                "{}: not a comparison.json written by rgrade",
+                path.display()
+            )
+        })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for listed in &parsed.outputs {
+        check_file(dir, listed, path)?;
     }
     Ok(parsed)
 }

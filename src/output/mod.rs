@@ -67,6 +67,22 @@ pub fn remove_stale_output(dir: &Path, name: &str) -> Result<()> {
     }
 }
 
+/// Fail if `dir` holds another kind of result, marked by its `marker`
+/// file (a grade's summary.json, a comparison's comparison.json): the two
+/// kinds both write report.html, and their files must not mix.
+///
+/// # Errors
+/// `dir` holds `marker`.
+pub fn refuse_other_result(dir: &Path, marker: &str, kind: &str) -> Result<()> {
+    if dir.join(marker).exists() {
+        bail!(
+            "{}: holds {kind} ({marker}); write into another directory",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// An output directory one run holds: created if missing, and locked, so
 /// that a second run into it stops at once instead of mixing its files in.
 /// The lock lasts as long as this value (or the process) does.

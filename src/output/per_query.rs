@@ -80,13 +80,7 @@ impl<'a> PerQueryWriter<'a> {
             for i in 0..self.n_scores {
                 csv.number(row.scores.as_ref().map(|s| s[i]));
             }
-            missed.clear();
-            for (n, &doc) in row.missed.iter().enumerate() {
-                if n > 0 {
-                    missed.push('|');
-                }
-                missed.push_str(labels.doc_id(doc));
-            }
+            join_missed(&mut missed, row, labels);
             csv.text(&missed)?;
             csv.number(row.unauthorized);
             csv.end_row();
@@ -100,5 +94,16 @@ impl<'a> PerQueryWriter<'a> {
     /// The file cannot be written.
     pub fn finish(self) -> Result<Staged> {
         staged::finish(self.file)
+    }
+}
+
+/// Put the missing-evidence cell of `row` in `cell`: its missed ids, `|`-joined.
+pub fn join_missed(cell: &mut String, row: &QueryRow, labels: &LabelIndex) {
+    cell.clear();
+    for (n, &doc) in row.missed.iter().enumerate() {
+        if n > 0 {
+            cell.push('|');
+        }
+        cell.push_str(labels.doc_id(doc));
     }
 }

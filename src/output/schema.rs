@@ -24,6 +24,9 @@ pub const SUMMARY_FILE: &str = "summary.json";
 pub const STAGE_LOSS_FILE: &str = "stage_loss.csv";
 /// stage_loss_per_query.csv: the ids each query lost between stages.
 pub const STAGE_LOSS_PER_QUERY_FILE: &str = "stage_loss_per_query.csv";
+/// report.html: the page drawn from the other outputs (not listed in
+/// summary.json, which it is drawn from).
+pub const REPORT_FILE: &str = "report.html";
 /// labels_missing_from_corpus.txt: labeled ids a corpus snapshot lacks.
 pub const MISSING_FROM_CORPUS_FILE: &str = "labels_missing_from_corpus.txt";
 
@@ -31,8 +34,11 @@ pub const MISSING_FROM_CORPUS_FILE: &str = "labels_missing_from_corpus.txt";
 pub const COMPARISON_FILE: &str = "comparison.csv";
 /// per_query_delta.csv: one row per (stage, query) compared.
 pub const PER_QUERY_DELTA_FILE: &str = "per_query_delta.csv";
-/// gate.json: the acceptance rules' verdicts, written last of a comparison.
+/// gate.json: the acceptance rules' verdicts.
 pub const GATE_FILE: &str = "gate.json";
+/// comparison.json: what a comparison compared, and every file it wrote;
+/// written last, so a directory without it holds no complete comparison.
+pub const COMPARISON_SUMMARY_FILE: &str = "comparison.json";
 
 /// The lock a run holds on its output directory while it writes there.
 pub const LOCK_FILE: &str = ".rgrade.lock";
@@ -467,6 +473,113 @@ pub struct LeakSummary {
     pub file: String,
     /// Its 1-based line.
     pub line: u64,
+}
+
+/// comparison.json: what was compared, how, the figures of both sides
+/// that comparison.csv has no room for, and every other output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonSummary {
+    /// Always "rgrade".
+    pub tool: String,
+    /// rgrade's version.
+    pub version: String,
+    /// The current system.
+    pub baseline: ComparedRun,
+    /// The proposed change.
+    pub candidate: ComparedRun,
+    /// xxh3-128 of the labels both were graded with.
+    pub labels_hash: String,
+    /// How the comparison was made.
+    pub settings: CompareSettings,
+    /// Per stage, both sides' latency and context size.
+    pub stages: Vec<StageSides>,
+    /// The cutoff the evidence of the losses is read at: the gradings'
+    /// deepest (their `missing_at_` column).
+    pub evidence_cutoff: String,
+    /// Per stage, the queries that lost most on the first metric, with the
+    /// evidence each lost.
+    pub biggest_losses: Vec<QueryLoss>,
+    /// Every other output of the comparison, as written.
+    pub outputs: Vec<OutputFile>,
+}
+
+/// One side of a comparison in comparison.json.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComparedRun {
+    /// Its per_query.csv, as found from the path given.
+    pub path: String,
+    /// The run compared.
+    pub run: String,
+}
+
+/// The settings of a comparison in comparison.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareSettings {
+    /// The metric columns compared, the first one ordering the losses.
+    pub metrics: Vec<String>,
+    /// Sign-flip permutations of the randomization test.
+    pub permutations: usize,
+    /// Resamples of the bootstrap interval.
+    pub bootstrap: usize,
+    /// Seed of both.
+    pub seed: u64,
+    /// Significance level of the marks.
+    pub alpha: f64,
+    /// Coverage of the intervals.
+    pub confidence: f64,
+}
+
+/// Both sides' latency and context size over one stage's paired queries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageSides {
+    /// The stage.
+    pub stage: String,
+    /// Paired queries.
+    pub queries: u64,
+    /// Queries counted in the means.
+    pub counted: u64,
+    /// The baseline's figures.
+    pub baseline: SideFigures,
+    /// The candidate's figures.
+    pub candidate: SideFigures,
+}
+
+/// One side's latency percentiles and mean context size, as
+/// aggregates.csv computes them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SideFigures {
+    /// Median latency.
+    pub latency_p50_ms: Option<f64>,
+    /// 95th percentile latency.
+    pub latency_p95_ms: Option<f64>,
+    /// 99th percentile latency.
+    pub latency_p99_ms: Option<f64>,
+    /// Mean context size.
+    pub context_tokens_mean: Option<f64>,
+}
+
+/// A query that lost on the first metric, and the evidence it lost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryLoss {
+    /// The stage.
+    pub stage: String,
+    /// The query.
+    pub query_id: String,
+    /// Its task.
+    pub task: String,
+    /// Its language.
+    pub language: String,
+    /// The first metric compared.
+    pub metric: String,
+    /// Its baseline value.
+    pub baseline: f64,
+    /// Its candidate value.
+    pub candidate: f64,
+    /// Relevant ids the baseline had in its deepest cutoff's top k and
+    /// the candidate has not.
+    pub lost: Vec<String>,
+    /// Relevant ids the candidate has there and the baseline had not.
+    pub gained: Vec<String>,
 }
 
 /// One output file as summary.json lists it.

@@ -124,6 +124,11 @@ impl Staged {
     pub fn listed(&self) -> &OutputFile {
         &self.listed
     }
+
+    /// Where the complete file is until it is committed.
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
 }
 
 impl Drop for Staged {

@@ -1,0 +1,135 @@
+//! The evidence a change lost, and the figures of both sides that
+//! comparison.csv has no room for: what comparison.json holds besides the
+//! list of outputs.
+//!
+//! For the queries that lost most on the first metric, the relevant ids
+//! the baseline had in its deepest cutoff's top k and the candidate has
+//! not. Only those few rows are read again from each side's
+//! per_query.csv, at the offsets kept when it was first read, so that a
+//! comparison of a million queries holds no lists of ids.
+
+use std::fs::File;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::paired::{Paired, SideFacts, StagePairs};
+use super::stats::TIE_EPSILON;
+use crate::grade::aggregate::percentile;
+use crate::output::schema::{missing_column, QueryLoss, SideFigures, StageSides};
+
+/// Queries listed per stage among the biggest losses.
+pub const LOSSES_LISTED: usize = 10;
+
+/// Per stage, the [`LOSSES_LISTED`] queries whose `metric` dropped most,
+/// worst first (ties by query_id), with the evidence each lost and gained.
+///
+/// # Errors
+/// A per_query.csv cannot be read again, or has changed since.
+pub fn biggest_losses(paired: &Paired, metric: usize) -> Result<Vec<QueryLoss>> {
+    let mut losses = Vec::new();
+    for pairs in &paired.stages {
+        let (base, cand) = (pairs.baseline(metric), pairs.candidate(metric));
+        let delta = |i: usize| cand[i] - base[i];
+        let mut losers: Vec<usize> = (0..pairs.queries.len())
+            .filter(|&i| pairs.queries[i].counted && delta(i) < -TIE_EPSILON)
+            .collect();
+        losers.sort_by(|&a, &b| {
+            delta(a)
+                .total_cmp(&delta(b))
+                .then_with(|| pairs.queries[a].query_id.cmp(&pairs.queries[b].query_id))
+        });
+        losers.truncate(LOSSES_LISTED);
+        let offsets = |side: fn(&super::paired::PairedQuery) -> &SideFacts| -> Vec<u64> {
+            losers
+                .iter()
+                .map(|&i| side(&pairs.queries[i]).offset)
+                .collect()
+        };
+        let column = missing_column(&[paired.deepest]);
+        let base_missed = missed_cells(&paired.baseline.path, &column, &offsets(|q| &q.baseline))?;
+        let cand_missed =
+            missed_cells(&paired.candidate.path, &column, &offsets(|q| &q.candidate))?;
+        for ((&i, base_missed), cand_missed) in losers.iter().zip(base_missed).zip(cand_missed) {
+            let q = &pairs.queries[i];
+            losses.push(QueryLoss {
+                stage: pairs.stage.clone(),
+                query_id: q.query_id.to_string(),
+                task: paired.names.name(q.task).to_string(),
+                language: paired.names.name(q.language).to_string(),
+                metric: paired.metrics[metric].clone(),
+                baseline: base[i],
+                candidate: cand[i],
+                lost: except(&cand_missed, &base_missed),
+                gained: except(&base_missed, &cand_missed),
+            });
+        }
+    }
+    Ok(losses)
+}
+
+/// The ids of `ids` that `other` lacks, in their order.
+fn except(ids: &[String], other: &[String]) -> Vec<String> {
+    ids.iter()
+        .filter(|id| !other.contains(id))
+        .cloned()
+        .collect()
+}
+
+/// The cells of the missing-evidence `column` of the rows of `path`
+/// starting at `offsets`, each split into its ids.
+fn missed_cells(path: &Path, column: &str, offsets: &[u64]) -> Result<Vec<Vec<String>>> {
+    if offsets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let mut reader = csv::Reader::from_reader(file);
+    let column = reader
+        .headers()
+        .with_context(|| format!("{}: cannot read", path.display()))?
+        .iter()
+        .position(|h| h == column)
+        .with_context(|| format!("{}: no {column} column", path.display()))?;
+    let mut record = csv::StringRecord::new();
+    offsets
+        .iter()
+        .map(|&offset| {
+            let mut at = csv::Position::new();
+            at.set_byte(offset);
+            reader.seek(at)?;
+            let read = reader.read_record(&mut record)?;
+            let cell = record
+                .get(column)
+                .filter(|_| read)
+                .with_context(|| format!("{}: changed since it was read", path.display()))?;
+            Ok(match cell {
+                "" => Vec::new(),
+                ids => ids.split('|').map(str::to_string).collect(),
+            })
+        })
+        .collect()
+}
+
+/// Both sides' latency percentiles and mean context size over every paired
+/// query of a stage, as aggregates.csv computes them.
+pub fn stage_sides(pairs: &StagePairs) -> StageSides {
+    StageSides {
+        stage: pairs.stage.clone(),
+        queries: pairs.queries.len() as u64,
+        counted: pairs.queries.iter().filter(|q| q.counted).count() as u64,
+        baseline: side_figures(pairs.queries.iter().map(|q| &q.baseline)),
+        candidate: side_figures(pairs.queries.iter().map(|q| &q.candidate)),
+    }
+}
+
+fn side_figures<'a>(sides: impl Iterator<Item = &'a SideFacts> + Clone) -> SideFigures {
+    let mut latencies: Vec<f64> = sides.clone().filter_map(|s| s.latency_ms).collect();
+    latencies.sort_by(f64::total_cmp);
+    let contexts: Vec<f64> = sides.filter_map(|s| s.context_tokens).collect();
+    SideFigures {
+        latency_p50_ms: percentile(&latencies, 50.0),
+        latency_p95_ms: percentile(&latencies, 95.0),
+        latency_p99_ms: percentile(&latencies, 99.0),
+        context_tokens_mean: crate::numbers::mean(contexts),
+    }
+}

@@ -1,0 +1,768 @@
+//! The grade page: for every (run, stage) its headline means with their
+//! intervals, the slices, the cutoffs, the first relevant ranks, latency
+//! and context size and the worst queries; then the diagnostics (stage
+//! loss, stale labels, leaks, rejects) and what the grading was made from.
+//!
+//! Everything but per_query.csv's rows (see [`super::collect`]) is read
+//! from the other output files and summary.json, so a page drawn while
+//! grading and one drawn again by `rgrade report` are the same bytes.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use maud::{html, Markup};
+
+use super::charts::{self, BarRow, Mark, Series};
+use super::collect::{PairFigures, SliceList, DECADES, RANK_BINS, SLICES_SHOWN};
+use super::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
+use super::page::{self, cell, count, ids};
+use super::sources::Sources;
+use crate::grade::stale::looks_stale;
+use crate::metrics::{Cutoff, Metric};
+use crate::output::schema::{
+    RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, LANGUAGE,
+    REJECTS_FILE, RUN, STAGE_LOSS, STAGE_LOSS_FILE, TASK,
+};
+use crate::slices::ANY;
+
+/// (run, stage) pairs drawn in full; the rest are in the overview only.
+const PAIRS_DRAWN: usize = 12;
+/// Rows of the overview table and chart.
+const OVERVIEW_ROWS: usize = 40;
+/// Missed ids listed per worst query.
+const MISSED_SHOWN: usize = 5;
+/// Inputs listed under "Made from".
+const INPUTS_SHOWN: usize = 30;
+
+/// The grade page for `summary`'s grading, from its per-query `figures`
+/// and the other output files in `sources`.
+///
+/// # Errors
+/// An output file cannot be read or is not as rgrade writes it.
+pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Result<String> {
+    let facts = Facts::read(summary, sources)?;
+    let ks = &summary.settings.k;
+    let deepest = ks.iter().max().copied().unwrap_or(Cutoff::At(10));
+    let lede = html! {
+        "Labels " code { (summary.labels.path) } " (" (count(summary.labels.queries as u64))
+        " labeled queries), " (summary.inputs.len()) " log input"
+        @if summary.inputs.len() != 1 { "s" }
+        ", cutoffs k = " (ks.iter().map(Cutoff::to_string).collect::<Vec<_>>().join(", "))
+        ". Means are macro averages over the queries that count; intervals are 95%."
+    };
+    let body = html! {
+        (overview(summary, figures, &facts, deepest)?)
+        @for (i, pair) in figures.iter().take(PAIRS_DRAWN).enumerate() {
+            (pair_section(i, pair, &facts, ks, deepest)?)
+        }
+        @if figures.len() > PAIRS_DRAWN {
+            p.note { (figures.len() - PAIRS_DRAWN) " more (run, stage) pairs are in the overview "
+                "above and in per_query.csv and aggregates.csv; grade one run to see it drawn in full." }
+        }
+        (stage_loss(&facts)?)
+        (stale_labels(summary))
+        (leaks(summary, &facts))
+        (rejects(summary, &facts))
+        (made_from(summary))
+    };
+    Ok(page::document("rgrade grade report", lede, body))
+}
+
+/// What the page reads from the output files beside per_query.csv.
+struct Facts {
+    /// aggregates.csv's rows by (run, stage, task, language).
+    aggregates: BTreeMap<(String, String, String, String), AggregateRow>,
+    /// stage_loss.csv's overall rows, when there is one.
+    stage_loss: Vec<StageLossRow>,
+    /// rejects.jsonl by reason: how many, and the first.
+    rejects: Vec<(String, u64, RejectLine)>,
+}
+
+/// What the page shows of one row of aggregates.csv.
+#[derive(Debug, Default)]
+struct AggregateRow {
+    queries: u64,
+    statuses: [u64; 4],
+    latency: [Option<f64>; 3],
+    context_mean: Option<f64>,
+    leaks: u64,
+}
+
+/// One overall row of stage_loss.csv.
+struct StageLossRow {
+    run: String,
+    from: String,
+    to: String,
+    found: u64,
+    lost: u64,
+}
+
+impl Facts {
+    fn read(summary: &Summary, sources: &Sources) -> Result<Self> {
+        let stage_loss = match sources.path(STAGE_LOSS_FILE) {
+            Some(path) => read_stage_loss(path)?,
+            None => Vec::new(),
+        };
+        let rejects = match summary.counts.rejected {
+            0 => Vec::new(),
+            _ => read_rejects(sources.require(REJECTS_FILE)?)?,
+        };
+        Ok(Facts {
+            aggregates: read_aggregates(sources.require(AGGREGATES_FILE)?)?,
+            stage_loss,
+            rejects,
+        })
+    }
+
+    /// The overall aggregate of a (run, stage).
+    fn overall(&self, run: &str, stage: &str) -> Option<&AggregateRow> {
+        let key = (run.into(), stage.into(), ANY.into(), ANY.into());
+        self.aggregates.get(&key)
+    }
+}
+
+/// A CSV file's rows as text, with the position of each named column.
+fn read_csv(path: &Path, columns: &[&str]) -> Result<Vec<Vec<String>>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let header = reader.headers()?.clone();
+    let at: Vec<usize> = columns
+        .iter()
+        .map(|c| {
+            header.iter().position(|h| h == *c).with_context(|| {
+                format!(
+                    "{}: no column {c}: not written by this rgrade",
+                    path.display()
+                )
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.with_context(|| format!("{}: cannot read", path.display()))?;
+        rows.push(at.iter().map(|&i| record[i].to_string()).collect());
+    }
+    Ok(rows)
+}
+
+/// An integer cell.
+fn whole(text: &str, path: &Path) -> Result<u64> {
+    text.parse()
+        .with_context(|| format!("{}: '{text}' is not a count", path.display()))
+}
+
+/// A number cell, empty for none.
+fn number(text: &str, path: &Path) -> Result<Option<f64>> {
+    match text {
+        "" => Ok(None),
+        _ => text
+            .parse()
+            .map(Some)
+            .with_context(|| format!("{}: '{text}' is not a number", path.display())),
+    }
+}
+
+fn read_aggregates(
+    path: &Path,
+) -> Result<BTreeMap<(String, String, String, String), AggregateRow>> {
+    let columns: Vec<&str> = AGGREGATES_LEADING
+        .iter()
+        .chain(&AGGREGATES_TRAILING)
+        .copied()
+        .collect();
+    let mut rows = BTreeMap::new();
+    for r in read_csv(path, &columns)? {
+        let row = AggregateRow {
+            queries: whole(&r[4], path)?,
+            statuses: [
+                whole(&r[5], path)?,
+                whole(&r[6], path)?,
+                whole(&r[7], path)?,
+                whole(&r[8], path)?,
+            ],
+            latency: [
+                number(&r[9], path)?,
+                number(&r[10], path)?,
+                number(&r[11], path)?,
+            ],
+            context_mean: number(&r[12], path)?,
+            leaks: whole(&r[13], path)?,
+        };
+        let [run, stage, task, language, ..] = <[String; 14]>::try_from(r)
+            .map_err(|_| anyhow::anyhow!("{}: a row is cut short", path.display()))?;
+        rows.insert((run, stage, task, language), row);
+    }
+    Ok(rows)
+}
+
+fn read_stage_loss(path: &Path) -> Result<Vec<StageLossRow>> {
+    let columns = [
+        RUN,
+        TASK,
+        LANGUAGE,
+        STAGE_LOSS[3],
+        STAGE_LOSS[4],
+        STAGE_LOSS[5],
+        STAGE_LOSS[6],
+    ];
+    let mut rows = Vec::new();
+    for r in read_csv(path, &columns)? {
+        if r[1] == ANY && r[2] == ANY {
+            rows.push(StageLossRow {
+                run: r[0].clone(),
+                from: r[3].clone(),
+                to: r[4].clone(),
+                found: whole(&r[5], path)?,
+                lost: whole(&r[6], path)?,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Rejects by reason, most frequent first: the count and the first one.
+fn read_rejects(path: &Path) -> Result<Vec<(String, u64, RejectLine)>> {
+    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let mut reasons: BTreeMap<String, (u64, RejectLine)> = BTreeMap::new();
+    for (n, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("{}: cannot read", path.display()))?;
+        let reject: RejectLine = serde_json::from_str(&line)
+            .with_context(|| format!("{}:{}: not a reject line", path.display(), n + 1))?;
+        reasons
+            .entry(reject.reason.clone())
+            .and_modify(|(count, _)| *count += 1)
+            .or_insert((1, reject));
+    }
+    let mut reasons: Vec<(String, u64, RejectLine)> = reasons
+        .into_iter()
+        .map(|(reason, (n, first))| (reason, n, first))
+        .collect();
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(reasons)
+}
+
+/// "1 record was", "5 records were": `n` of `noun`, and the verb.
+fn were(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun} was"),
+        n => format!("{} {noun}s were", count(n)),
+    }
+}
+
+/// A (run, stage) as the page names it.
+fn pair_name(run: &str, stage: &str) -> String {
+    match run {
+        "" => format!("stage {stage}"),
+        _ => format!("{run} · {stage}"),
+    }
+}
+
+/// The deepest cutoff's six metric names.
+fn metric_names(deepest: Cutoff) -> Vec<String> {
+    Metric::ALL
+        .iter()
+        .map(|m| format!("{}@{deepest}", m.name()))
+        .collect()
+}
+
+/// The deepest cutoff's six intervals of an overall row.
+fn deepest_of(pair: &PairFigures, ks: &[Cutoff], deepest: Cutoff) -> Vec<Option<MeanInterval>> {
+    let at = ks.iter().position(|&k| k == deepest).unwrap_or(0) * Metric::ALL.len();
+    pair.overall[at..at + Metric::ALL.len()].to_vec()
+}
+
+fn overview(
+    summary: &Summary,
+    figures: &[PairFigures],
+    facts: &Facts,
+    deepest: Cutoff,
+) -> Result<Markup> {
+    let ks = &summary.settings.k;
+    let names = metric_names(deepest);
+    let counts = &summary.counts;
+    let chart = if figures.len() > 1 {
+        let rows: Vec<BarRow> = figures
+            .iter()
+            .take(OVERVIEW_ROWS)
+            .map(|p| BarRow {
+                label: pair_name(&p.run, &p.stage),
+                values: deepest_of(p, ks, deepest),
+            })
+            .collect();
+        Some(charts::slice_bars(&rows, &names)?)
+    } else {
+        None
+    };
+    Ok(html! {
+        section {
+            h2 { "Overview" }
+            @if figures.len() > 1 {
+                nav { ul { @for (i, p) in figures.iter().take(PAIRS_DRAWN).enumerate() {
+                    li { a href=(format!("#pair-{i}")) { (pair_name(&p.run, &p.stage)) } }
+                } } }
+            }
+            table {
+                tr { th { "run" } th { "stage" } th.n { "queries" } th.n { "ok" } th.n { "missing" }
+                     th.n { "invalid" } th.n { "no answer" }
+                     @for name in &names { th.n { (name) } } }
+                @for p in figures.iter().take(OVERVIEW_ROWS) {
+                    @let agg = facts.overall(&p.run, &p.stage);
+                    tr {
+                        td.id { (p.run) } td { (p.stage) }
+                        td.n { (count(agg.map_or(0, |a| a.queries))) }
+                        @for status in 0..4 { td.n { (count(agg.map_or(0, |a| a.statuses[status]))) } }
+                        @for value in deepest_of(p, ks, deepest) { (cell(value.map(|v| v.mean))) }
+                    }
+                }
+            }
+            @if figures.len() > OVERVIEW_ROWS {
+                p.note { (figures.len() - OVERVIEW_ROWS) " more (run, stage) pairs are in aggregates.csv." }
+            }
+            @if let Some(svg) = chart {
+                (charts::figure(svg, "Each (run, stage) at the deepest cutoff: mean over its queries, \
+                    with the 95% interval as a whisker."))
+            }
+            h3 { "Records" }
+            table {
+                tr { th { "records read" } td.n { (count(counts.records)) } }
+                tr { th { "search events" } td.n { (count(counts.events)) } }
+                tr { th { "graded (run, stage, query) rows" } td.n { (count(counts.graded)) } }
+                tr { th { "events of unlabeled queries" } td.n { (count(counts.unlabeled_events)) } }
+                @if counts.other_stage_events > 0 {
+                    tr { th { "events of stages not graded" } td.n { (count(counts.other_stage_events)) } }
+                }
+                @if counts.other_records > 0 {
+                    tr { th { "records without a search event" } td.n { (count(counts.other_records)) } }
+                }
+                tr { th { "repeated captures" } td.n { (count(counts.repeats)) } }
+                tr { th { "rejected records" } td.n { (count(counts.rejected)) } }
+            }
+            @if counts.rejected > 0 {
+                p.warn { (were(counts.rejected, "record")) " rejected; see " a href="#rejects" { "Rejects" } "." }
+            }
+            @if counts.leaked_results > 0 {
+                p.warn { (were(counts.leaked_results, "result")) " outside their user's allowed \
+                    collections; see " a href="#leaks" { "Leaks" } "." }
+            }
+            @if looks_stale(&summary.stale_labels) {
+                p.warn { "Most captured queries returned no document their labels judge: the labels \
+                    may be stale; see " a href="#stale" { "Stale labels" } "." }
+            }
+        }
+    })
+}
+
+fn pair_section(
+    i: usize,
+    pair: &PairFigures,
+    facts: &Facts,
+    ks: &[Cutoff],
+    deepest: Cutoff,
+) -> Result<Markup> {
+    let names = metric_names(deepest);
+    let headline = deepest_of(pair, ks, deepest);
+    let agg = facts.overall(&pair.run, &pair.stage);
+    Ok(html! {
+        section id=(format!("pair-{i}")) {
+            h2 { (pair_name(&pair.run, &pair.stage)) }
+            @if let Some(agg) = agg {
+                p { (count(agg.queries)) " labeled queries: " (count(agg.statuses[0])) " ok, "
+                    (count(agg.statuses[1])) " missing, " (count(agg.statuses[2])) " invalid, "
+                    (count(agg.statuses[3])) " no answer." }
+            }
+            div.headline {
+                @for (name, value) in names.iter().zip(&headline) {
+                    div {
+                        span { (name) }
+                        @match value {
+                            Some(v) => { b { (charts::three(v.mean)) }
+                                span { "[" (charts::three(v.low)) ", " (charts::three(v.high)) "] · "
+                                    (count(v.n as u64)) " queries" } }
+                            None => { b { "–" } span { "no query counts" } }
+                        }
+                    }
+                }
+            }
+            (interval_note(&headline))
+            (slices(pair, &names)?)
+            (cutoffs(pair, ks)?)
+            (first_ranks(pair)?)
+            (latency_and_context(pair, agg)?)
+            (worst(pair, deepest))
+        }
+    })
+}
+
+/// Which way the headline intervals were found.
+fn interval_note(headline: &[Option<MeanInterval>]) -> Markup {
+    let method = headline.iter().flatten().map(|v| v.method).next();
+    html! {
+        p.note {
+            @match method {
+                Some(Method::Bootstrap) => { "Intervals: percentile bootstrap, 1,000 resamples." }
+                Some(Method::Normal) => { "Intervals: normal approximation (over "
+                    (count(BOOTSTRAP_UP_TO as u64)) " queries the bootstrap gives the same)." }
+                None => {}
+            }
+        }
+    }
+}
+
+fn slices(pair: &PairFigures, names: &[String]) -> Result<Markup> {
+    let kinds = ["task", "language", "task × language"];
+    let mut figures = Vec::new();
+    for (list, kind) in pair.slices.iter().zip(kinds) {
+        if list.shown.len() < 2 {
+            continue;
+        }
+        figures.push((
+            kind,
+            charts::slice_bars(&slice_rows(list), names)?,
+            list.hidden,
+        ));
+    }
+    Ok(html! {
+        @if !figures.is_empty() {
+            h3 { "By slice" }
+            @for (kind, svg, hidden) in figures {
+                (charts::figure(svg, &format!(
+                    "By {kind}: the mean at the deepest cutoff with its 95% interval; \
+                     slices with no counted query say none.{}",
+                    if hidden > 0 {
+                        format!(" The {SLICES_SHOWN} largest shown; {hidden} more in aggregates.csv.")
+                    } else {
+                        String::new()
+                    })))
+            }
+        }
+    })
+}
+
+fn slice_rows(list: &SliceList) -> Vec<BarRow> {
+    list.shown
+        .iter()
+        .map(|s| {
+            let label = match (&s.task, &s.language) {
+                (Some(task), Some(language)) => format!("{task} × {language}"),
+                (Some(name), None) | (None, Some(name)) => name.clone(),
+                (None, None) => ANY.to_string(),
+            };
+            BarRow {
+                label: format!("{label} ({})", s.counted),
+                values: s.intervals.clone(),
+            }
+        })
+        .collect()
+}
+
+fn cutoffs(pair: &PairFigures, ks: &[Cutoff]) -> Result<Markup> {
+    if ks.len() < 2 {
+        return Ok(html! {});
+    }
+    // In cutoff order, as a curve reads.
+    let mut order: Vec<usize> = (0..ks.len()).collect();
+    order.sort_by_key(|&i| ks[i]);
+    let labels: Vec<String> = order.iter().map(|&i| ks[i].to_string()).collect();
+    let series: Vec<Series> = Metric::ALL
+        .iter()
+        .enumerate()
+        .map(|(m, metric)| Series {
+            name: metric.name().to_string(),
+            values: order
+                .iter()
+                .map(|&i| pair.overall[i * Metric::ALL.len() + m])
+                .collect(),
+        })
+        .collect();
+    let svg = charts::cutoff_lines(&labels, &series)?;
+    Ok(html! {
+        h3 { "Across cutoffs" }
+        (charts::figure(svg, "Each metric's mean at every cutoff graded, with its 95% interval."))
+    })
+}
+
+fn first_ranks(pair: &PairFigures) -> Result<Markup> {
+    let total: u64 = pair.first_ranks.iter().sum();
+    if total == 0 {
+        return Ok(html! {});
+    }
+    // Ranks past the deepest one seen say nothing; "none" always shows.
+    let last = pair.first_ranks[..RANK_BINS.len()]
+        .iter()
+        .rposition(|&n| n > 0)
+        .map_or(0, |i| i + 1);
+    let mut labels: Vec<String> = RANK_BINS[..last]
+        .iter()
+        .map(|&(first, last)| match (first, last) {
+            (a, b) if a == b => a.to_string(),
+            (a, u32::MAX) => format!(">{}", a - 1),
+            (a, b) => format!("{a}–{b}"),
+        })
+        .collect();
+    labels.push("none".to_string());
+    let shares: Vec<f64> = pair.first_ranks[..last]
+        .iter()
+        .chain(&pair.first_ranks[RANK_BINS.len()..])
+        .map(|&n| n as f64 / total as f64)
+        .collect();
+    let svg = charts::share_bars(&labels, &shares, last)?;
+    Ok(html! {
+        h3 { "First relevant rank" }
+        (charts::figure(svg, &format!(
+            "Of the {} queries graded ok, the share whose first relevant result is at each rank \
+             (any depth); the line adds them up: the hit rate by depth. \"none\": no relevant \
+             result in any capture.", count(total))))
+    })
+}
+
+fn latency_and_context(pair: &PairFigures, agg: Option<&AggregateRow>) -> Result<Markup> {
+    let mut parts = Vec::new();
+    if !pair.latency.bars.is_empty() {
+        let marks: Vec<Mark> = ["p50", "p95", "p99"]
+            .iter()
+            .zip(agg.map_or([None; 3], |a| a.latency))
+            .filter_map(|(name, value)| {
+                value.map(|value| Mark {
+                    name: name.to_string(),
+                    value,
+                })
+            })
+            .collect();
+        let svg = charts::log_histogram(
+            &pair.latency.edges,
+            &pair.latency.bars,
+            "latency (ms, log scale)",
+            &marks,
+        )?;
+        parts.push(charts::figure(
+            svg,
+            &below_note(
+                "Latency of each query's graded captures",
+                pair.latency.below,
+            ),
+        ));
+    }
+    if !pair.context.bars.is_empty() {
+        let marks: Vec<Mark> = agg
+            .and_then(|a| a.context_mean)
+            .map(|value| Mark {
+                name: "mean".to_string(),
+                value,
+            })
+            .into_iter()
+            .collect();
+        let svg = charts::log_histogram(
+            &pair.context.edges,
+            &pair.context.bars,
+            "context size (tokens, log scale)",
+            &marks,
+        )?;
+        parts.push(charts::figure(
+            svg,
+            &below_note(
+                "Context size of each query's graded captures",
+                pair.context.below,
+            ),
+        ));
+    }
+    Ok(html! {
+        @if !parts.is_empty() {
+            h3 { "Latency and context" }
+            @for part in parts { (part) }
+        }
+    })
+}
+
+/// A caption that also counts the values a log scale cannot show.
+fn below_note(caption: &str, below: u64) -> String {
+    match below {
+        0 => format!("{caption}."),
+        n => format!(
+            "{caption}; {} at 0 or below, or more than {DECADES} decades below the largest, \
+             are not drawn.",
+            count(n)
+        ),
+    }
+}
+
+fn worst(pair: &PairFigures, deepest: Cutoff) -> Markup {
+    html! {
+        @if !pair.worst.is_empty() {
+            h3 { "Worst queries" }
+            p.note { "Graded queries with the lowest recall@" (deepest) ", then rr@" (deepest)
+                ", and the relevant documents their captures missed in the top " (deepest) "." }
+            table {
+                tr { th { "query" } th { "task" } th { "language" } th.n { "relevant" }
+                     th.n { "first rank" } th.n { (format!("recall@{deepest}")) } th.n { (format!("rr@{deepest}")) }
+                     th { "missed evidence" } }
+                @for q in &pair.worst {
+                    tr {
+                        td.id { (q.query_id) } td { (q.task) } td { (q.language) }
+                        td.n { (q.n_relevant) }
+                        td.n { @if let Some(rank) = q.first_rel_rank { (rank) } @else { "none" } }
+                        (cell(Some(q.recall))) (cell(Some(q.rr)))
+                        td { (ids(&q.missed, MISSED_SHOWN)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn stage_loss(facts: &Facts) -> Result<Markup> {
+    if facts.stage_loss.is_empty() {
+        return Ok(html! {});
+    }
+    let mut runs: Vec<(&str, Vec<&StageLossRow>)> = Vec::new();
+    for row in &facts.stage_loss {
+        match runs.last_mut() {
+            Some((run, rows)) if *run == row.run => rows.push(row),
+            _ => runs.push((&row.run, vec![row])),
+        }
+    }
+    let mut drawn = Vec::new();
+    for (run, rows) in runs {
+        let bars: Vec<(String, u64)> = rows
+            .iter()
+            .flat_map(|r| {
+                [
+                    (format!("found in {}", r.from), r.found),
+                    (format!("still in {}", r.to), r.found - r.lost.min(r.found)),
+                ]
+            })
+            .collect();
+        drawn.push((run, rows, charts::count_bars(&bars, charts::BLUE)?));
+    }
+    Ok(html! {
+        section {
+            h2 { "Stage loss" }
+            p { "Relevant documents one stage found and the next dropped, over the queries \
+                 captured at both (stage_loss.csv; stage_loss_per_query.csv names them)." }
+            @for (run, rows, svg) in drawn {
+                h3 { @if run.is_empty() { "(no run name)" } @else { (run) } }
+                (charts::figure(svg, "Relevant documents found in each stage, and how many the next stage kept."))
+                table {
+                    tr { th { "from" } th { "to" } th.n { "found" } th.n { "lost" } th.n { "lost rate" } }
+                    @for r in rows {
+                        tr { td { (r.from) } td { (r.to) } td.n { (count(r.found)) } td.n { (count(r.lost)) }
+                             (cell((r.found > 0).then(|| r.lost as f64 / r.found as f64))) }
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn stale_labels(summary: &Summary) -> Markup {
+    let stale = &summary.stale_labels;
+    html! {
+        section id="stale" {
+            h2 { "Stale labels" }
+            @if looks_stale(stale) {
+                p.warn { (count(stale.queries_without_judged_results)) " of " (count(stale.queries_captured))
+                    " captured queries returned no document their labels judge, at any depth and grade: \
+                     a changed id scheme does this, pooled labels do not." }
+            }
+            table {
+                tr { th { "labeled documents of captured queries" } td.n { (count(stale.labeled)) } }
+                tr { th { "never returned by any capture" } td.n { (count(stale.unseen)) }
+                     (cell(Some(stale.fraction))) }
+                tr { th { "captured queries with judged documents" } td.n { (count(stale.queries_captured)) } }
+                tr { th { "of those, returning none of them" } td.n { (count(stale.queries_without_judged_results)) } }
+            }
+            @if !stale.sample.is_empty() {
+                p { "First unseen ids: " (ids(&stale.sample, 10)) }
+            }
+        }
+    }
+}
+
+fn leaks(summary: &Summary, facts: &Facts) -> Markup {
+    if summary.counts.leaked_results == 0 {
+        return html! {};
+    }
+    html! {
+        section id="leaks" {
+            h2 { "Leaks" }
+            p.warn { (were(summary.counts.leaked_results, "result")) " outside their user's allowed \
+                collections; they keep their rank and never count as relevant." }
+            table {
+                tr { th { "run" } th { "stage" } th.n { "queries with a leak" } }
+                @for ((run, stage, task, language), row) in &facts.aggregates {
+                    @if task == ANY && language == ANY && row.leaks > 0 {
+                        tr { td.id { (run) } td { (stage) } td.n { (count(row.leaks)) } }
+                    }
+                }
+            }
+            h3 { "First leaks" }
+            table {
+                tr { th { "query" } th { "document" } th { "collection" } th { "where" } }
+                @for leak in &summary.leaks {
+                    tr { td.id { (leak.query_id) } td.id { (leak.doc_id) } td.id { (leak.collection) }
+                         td.id { (leak.file) ":" (leak.line) } }
+                }
+            }
+        }
+    }
+}
+
+fn rejects(summary: &Summary, facts: &Facts) -> Markup {
+    if summary.counts.rejected == 0 {
+        return html! {};
+    }
+    html! {
+        section id="rejects" {
+            h2 { "Rejects" }
+            p { (were(summary.counts.rejected, "record")) " rejected (rejects.jsonl holds each, \
+                 with its file, line and reason). By reason, with the first of each:" }
+            table {
+                tr { th { "reason" } th.n { "records" } th { "first" } }
+                @for (reason, n, first) in &facts.rejects {
+                    tr {
+                        td { code { (reason) } }
+                        td.n { (count(*n)) }
+                        td { span.id { (first.file) ":" (first.line) } ": " (first.detail) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn made_from(summary: &Summary) -> Markup {
+    let s = &summary.settings;
+    let labels = &summary.labels;
+    html! {
+        section {
+            h2 { "Made from" }
+            table {
+                tr { th { "rgrade" } td { (summary.version) } }
+                tr { th { "labels" } td { code { (labels.path) } " (" (labels.format) ", "
+                     (count(labels.bytes)) " bytes, xxh3 " code { (labels.hash) } ")" } }
+                tr { th { "cutoffs" } td { (s.k.iter().map(Cutoff::to_string).collect::<Vec<_>>().join(", ")) } }
+                tr { th { "missing queries" } td { (s.missing) } }
+                tr { th { "repeated captures" } td { (s.repeats) } }
+                tr { th { "duplicate documents" } td { (s.duplicate_docs) } }
+                tr { th { "lowest relevant grade" } td { (s.min_rel) } }
+                tr { th { "stages" } td { @if s.stages.is_empty() { "all" } @else { (s.stages.join(", ")) } } }
+                @for (key, value) in &summary.meta.0 {
+                    tr { th { (key) } td { (value) } }
+                }
+            }
+            h3 { "Inputs" }
+            table {
+                tr { th { "path" } th.n { "bytes" } th.n { "records" } th.n { "rejected" } th { "xxh3-128" } }
+                @for input in summary.inputs.iter().take(INPUTS_SHOWN) {
+                    tr { td.id { (input.path) } td.n { (count(input.bytes)) } td.n { (count(input.records)) }
+                         td.n { (count(input.rejected)) } td { code { (input.hash) } } }
+                }
+            }
+            @if summary.inputs.len() > INPUTS_SHOWN {
+                p.note { (summary.inputs.len() - INPUTS_SHOWN) " more inputs are listed in summary.json." }
+            }
+        }
+    }
+}

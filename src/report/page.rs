@@ -1,0 +1,106 @@
+//! The frame every report shares: one HTML document with its stylesheet
+//! inline and a strict Content-Security-Policy, so the page opens from a
+//! file, loads nothing from anywhere and runs no script even if a doc id
+//! smuggled one in (maud escapes every value it is given as well).
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+/// The stylesheet, inlined into every page.
+const STYLE: &str = include_str!("style.css");
+
+/// Nothing may load: no script, no font, no image, no connection; the
+/// inline stylesheet and SVG are all the page needs.
+const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
+
+/// The whole page: `title` in the tab and as the heading, `lede` under
+/// it, then `body`.
+pub fn document(title: &str, lede: Markup, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta http-equiv="Content-Security-Policy" content=(POLICY);
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="generator" content=(concat!("rgrade ", env!("CARGO_PKG_VERSION")));
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                header {
+                    h1 { (title) }
+                    div.lede { (lede) }
+                }
+                main { (body) }
+                footer.note {
+                    p { "Made by rgrade " (env!("CARGO_PKG_VERSION")) " from the files beside it; "
+                        code { "rgrade report DIR" } " makes it again." }
+                }
+            }
+        }
+    }
+    .into_string()
+}
+
+/// A number of the tables: three decimals, or an empty cell.
+pub fn cell(value: Option<f64>) -> Markup {
+    html! {
+        td.n { @if let Some(v) = value { (format!("{v:.3}")) } }
+    }
+}
+
+/// A count with thousands separated by thin spaces: 1 234 567.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('\u{2009}');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A list of ids as code, the first `shown` of them, then how many more.
+pub fn ids(ids: &[String], shown: usize) -> Markup {
+    html! {
+        @for (i, id) in ids.iter().take(shown).enumerate() {
+            @if i > 0 { ", " }
+            code { (id) }
+        }
+        @if ids.len() > shown {
+            " " span.note { "(+" (ids.len() - shown) " more)" }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_escapes_what_it_is_given_and_loads_nothing() {
+        let page = document(
+            "a <b>",
+            html! { "x" },
+            html! { (ids(&["<script>alert(1)</script>".to_string()], 3)) },
+        );
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("a &lt;b&gt;"));
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!page.contains("<script"));
+        assert!(page.contains("default-src 'none'"));
+        for fetch in ["src=", "href=", "url(", "@import"] {
+            assert!(!page.contains(fetch), "{fetch}");
+        }
+    }
+
+    #[test]
+    fn counts_are_grouped_and_lists_cut() {
+        assert_eq!(count(7), "7");
+        assert_eq!(count(1_234_567), "1\u{2009}234\u{2009}567");
+        let many: Vec<String> = (0..5).map(|i| i.to_string()).collect();
+        assert!(ids(&many, 2).into_string().contains("(+3 more)"));
+    }
+}

@@ -1,0 +1,530 @@
+//! report.html: drawn for every shipped sample, the same bytes however it
+//! is drawn, escaped, and opened in a real browser (headless Chromium),
+//! which must log nothing to its console and request nothing from the
+//! network. Screenshots are kept under `target/tmp/report-screenshots/`
+//! for a person to look at.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// A shipped sample graded as its README grades it, into `out`.
+struct Sample {
+    name: &'static str,
+    args: &'static [&'static str],
+}
+
+/// Every sample with a grade command, and the hostile ids.
+const SAMPLES: &[Sample] = &[
+    Sample {
+        name: "seed",
+        args: &[
+            "--labels",
+            "data-samples/seed/labels.jsonl",
+            "-k",
+            "3",
+            "data-samples/seed/logs.jsonl",
+        ],
+    },
+    Sample {
+        name: "realistic",
+        args: &[
+            "--labels",
+            "data-samples/realistic/labels.jsonl",
+            "-k",
+            "1,5,10",
+            "--repeats",
+            "last",
+            "--max-rejects",
+            "10",
+            "data-samples/realistic/logs",
+        ],
+    },
+    Sample {
+        name: "diagnostics",
+        args: &[
+            "--labels",
+            "data-samples/diagnostics/labels.jsonl",
+            "-k",
+            "1,3",
+            "--stage-order",
+            "retrieve,rerank,final",
+            "--doc-collections",
+            "data-samples/diagnostics/doc_collections.csv",
+            "--max-leaks",
+            "1",
+            "data-samples/diagnostics/logs.jsonl",
+        ],
+    },
+    Sample {
+        name: "traces",
+        args: &[
+            "--labels",
+            "data-samples/traces/labels.jsonl",
+            "-k",
+            "1,5,10",
+            "data-samples/traces/otlp/openinference.jsonl",
+        ],
+    },
+    Sample {
+        name: "ubi",
+        args: &[
+            "--labels",
+            "data-samples/ubi/labels.jsonl",
+            "-k",
+            "1,3",
+            "--query-field",
+            "user_query",
+            "--results-field",
+            "query_response_hit_ids",
+            "--run-field",
+            "application",
+            "data-samples/ubi/ubi_queries.jsonl",
+        ],
+    },
+    Sample {
+        name: "hostile",
+        args: &[
+            "--labels",
+            "data-samples/hostile/labels.jsonl",
+            "--max-rejects",
+            "1",
+            "data-samples/hostile/logs.jsonl",
+        ],
+    },
+];
+
+/// Grade with a sample's `sample_args` in `wd` into `out` (relative to
+/// `wd`) with `extra` options.
+fn grade_sample(wd: &Workdir, sample_args: &[&str], out: &str, extra: &[&str]) -> PathBuf {
+    let out_dir = wd.path(out);
+    let out_arg = out_dir.display().to_string();
+    let mut args: Vec<String> = vec!["grade".into(), "-q".into(), "-o".into(), out_arg];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.extend(
+        sample_args
+            .iter()
+            .map(|a| match a.starts_with("data-samples/") {
+                true => crate_path(a).display().to_string(),
+                false => a.to_string(),
+            }),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    wd.rgrade(&args).expect_code(0);
+    out_dir
+}
+
+/// The compare sample's two sides, graded as its README grades them into
+/// `wd`'s `baseline` and `candidate`.
+fn compare_sides(wd: &Workdir) -> (PathBuf, PathBuf) {
+    let realistic = SAMPLES.iter().find(|s| s.name == "realistic").unwrap();
+    let baseline = grade_sample(wd, realistic.args, "baseline", &[]);
+    let mut args = realistic.args.to_vec();
+    *args.last_mut().unwrap() = "data-samples/compare/candidate";
+    (baseline, grade_sample(wd, &args, "candidate", &[]))
+}
+
+/// The compare sample's sides compared as its README does, at `threads`,
+/// into `wd`'s `out`; returns `out`.
+fn compare_into(
+    wd: &Workdir,
+    (baseline, candidate): &(PathBuf, PathBuf),
+    out: &str,
+    threads: &str,
+) -> PathBuf {
+    let out_dir = wd.path(out);
+    wd.rgrade(&[
+        "compare",
+        baseline.to_str().unwrap(),
+        candidate.to_str().unwrap(),
+        "--rules",
+        crate_path("data-samples/compare/rules.toml")
+            .to_str()
+            .unwrap(),
+        "--metrics",
+        "recall@5,recall@10,rr@10,ndcg@10",
+        "-j",
+        threads,
+        "-q",
+        "-o",
+        out_dir.to_str().unwrap(),
+    ])
+    .expect_code(1);
+    out_dir
+}
+
+#[test]
+fn the_compare_sample_draws_the_same_page_however_it_is_drawn() {
+    let wd = Workdir::new("report_compare_same");
+    let sides = compare_sides(&wd);
+    let one = compare_into(&wd, &sides, "one", "1");
+    let two = compare_into(&wd, &sides, "two", "2");
+    let page = std::fs::read(one.join("report.html")).unwrap();
+    assert!(page == std::fs::read(two.join("report.html")).unwrap());
+    let again = wd.path("again.html");
+    wd.rgrade(&[
+        "report",
+        one.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    assert!(std::fs::read(&again).unwrap() == page);
+    let text = String::from_utf8(page).unwrap();
+    // The verdict comes first, before any stage.
+    let verdict = text.find("FAIL: 2 of 5 acceptance rules failed").unwrap();
+    assert!(verdict < text.find("stage final").unwrap());
+    // comparison.json vouches for every other file, the page apart.
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(one.join("comparison.json")).unwrap()).unwrap();
+    let listed: Vec<&str> = summary["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        ["comparison.csv", "per_query_delta.csv", "gate.json"]
+    );
+    // The biggest loss on recall@5 is the required case the rules name.
+    assert_eq!(summary["biggest_losses"][0]["query_id"], "q000025");
+
+    // A changed file makes the directory no complete comparison.
+    std::fs::write(one.join("gate.json"), "{}").unwrap();
+    wd.rgrade(&["report", one.to_str().unwrap()])
+        .expect_code(2)
+        .expect_stderr(&["gate.json"]);
+}
+
+#[test]
+fn a_grade_and_a_comparison_never_share_a_directory() {
+    let wd = Workdir::new("report_kinds");
+    let sides = compare_sides(&wd);
+    let compared = compare_into(&wd, &sides, "cmp", "2");
+    let grade_dir = &sides.0;
+    wd.rgrade(&[
+        "compare",
+        grade_dir.to_str().unwrap(),
+        sides.1.to_str().unwrap(),
+        "-q",
+        "-o",
+        grade_dir.to_str().unwrap(),
+    ])
+    .expect_code(2)
+    .expect_stderr(&["holds a grade output"]);
+    let mut args = vec!["grade", "-o", compared.to_str().unwrap()];
+    let seed_labels = seed("labels.jsonl");
+    let seed_logs = seed("logs.jsonl");
+    args.extend(["--labels", &seed_labels, &seed_logs]);
+    wd.rgrade(&args)
+        .expect_code(2)
+        .expect_stderr(&["holds a comparison"]);
+}
+
+#[test]
+fn every_sample_draws_the_same_page_however_it_is_drawn() {
+    let wd = Workdir::new("report_same");
+    for sample in SAMPLES {
+        let one = grade_sample(
+            &wd,
+            sample.args,
+            &format!("{}-j1", sample.name),
+            &["-j", "1"],
+        );
+        let two = grade_sample(
+            &wd,
+            sample.args,
+            &format!("{}-j2", sample.name),
+            &["-j", "2"],
+        );
+        let page = std::fs::read(one.join("report.html")).unwrap();
+        assert_eq!(
+            page,
+            std::fs::read(two.join("report.html")).unwrap(),
+            "{}: the page depends on the thread count",
+            sample.name
+        );
+        // Drawn again from the files, the page is the same bytes.
+        let again = wd.path(&format!("{}-again.html", sample.name));
+        let again_arg = again.display().to_string();
+        wd.rgrade(&["report", one.to_str().unwrap(), "-o", &again_arg])
+            .expect_code(0);
+        assert!(
+            std::fs::read(&again).unwrap() == page,
+            "{}: rgrade report draws another page than grade did",
+            sample.name
+        );
+        let text = String::from_utf8(page).unwrap();
+        assert!(
+            text.len() < 3_000_000,
+            "{}: {} bytes",
+            sample.name,
+            text.len()
+        );
+        // The page is not among the outputs summary.json vouches for.
+        let summary: Value =
+            serde_json::from_slice(&std::fs::read(one.join("summary.json")).unwrap()).unwrap();
+        assert!(summary["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["name"] != "report.html"));
+    }
+}
+
+#[test]
+fn hostile_ids_stay_text() {
+    let wd = Workdir::new("report_hostile");
+    let hostile = SAMPLES.iter().find(|s| s.name == "hostile").unwrap();
+    let out = grade_sample(&wd, hostile.args, "out", &[]);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for raw in [
+        "<script",
+        "<img",
+        "<iframe",
+        "<b>run",
+        "<h1>task",
+        "<svg onload",
+        "<a href=\"http",
+        "</style><h1>",
+        "]]><!--",
+    ] {
+        assert!(!page.contains(raw), "the page holds {raw} unescaped");
+    }
+    // Each is there, as text.
+    for escaped in [
+        "&lt;script&gt;console.error('pwned')&lt;/script&gt;",
+        "&lt;/style&gt;&lt;h1&gt;task&lt;/h1&gt;",
+        "&lt;b&gt;run&lt;/b&gt;",
+        "&lt;a href=&quot;http://example.invalid/&quot;&gt;link&lt;/a&gt;",
+    ] {
+        assert!(page.contains(escaped), "the page lacks {escaped}");
+    }
+}
+
+#[test]
+fn report_refuses_a_directory_without_a_complete_result() {
+    let wd = Workdir::new("report_incomplete");
+    let seed = &SAMPLES[0];
+    let out = grade_sample(&wd, seed.args, "out", &[]);
+    let dir = out.display().to_string();
+
+    // Drawn again in place, it is the same page.
+    let before = std::fs::read(out.join("report.html")).unwrap();
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    let run = wd.rgrade(&["report", &dir]);
+    run.expect_code(0);
+    assert!(run.stderr.contains("report.html"), "{run}");
+    assert_eq!(std::fs::read(out.join("report.html")).unwrap(), before);
+
+    // A file changed since it was graded.
+    let aggregates = out.join("aggregates.csv");
+    let mut text = std::fs::read_to_string(&aggregates).unwrap();
+    text.push_str("x\n");
+    std::fs::write(&aggregates, text).unwrap();
+    wd.rgrade(&["report", &dir])
+        .expect_code(2)
+        .expect_stderr(&["aggregates.csv"]);
+
+    // No summary.json: a run that never finished.
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    wd.rgrade(&["report", &dir])
+        .expect_code(2)
+        .expect_stderr(&["no summary.json"]);
+}
+
+#[test]
+fn a_failed_grade_leaves_no_page_of_an_earlier_run() {
+    let wd = Workdir::new("report_stale");
+    let out = grade_sample(&wd, SAMPLES[0].args, "out", &[]);
+    assert!(out.join("report.html").exists());
+    // Graded again into the same directory, from a log that is not there:
+    // the run fails once it has begun to replace the old result, and the
+    // old page must go with it, or it would pass for this run's.
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &seed("labels.jsonl"),
+        "-o",
+        out.to_str().unwrap(),
+        &wd.path("no-such-log.jsonl").display().to_string(),
+    ])
+    .expect_code(2);
+    assert!(!out.join("summary.json").exists());
+    assert!(!out.join("report.html").exists());
+}
+
+/// Where screenshots are kept after the tests end.
+fn screenshots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The Chromium to drive: `RGRADE_CHROMIUM`, else `chromium` or
+/// `chromium-browser` on PATH. Absent, the browser tests fail in CI (which
+/// installs it) and say loudly that they were skipped elsewhere.
+fn chromium() -> Option<PathBuf> {
+    let named = std::env::var_os("RGRADE_CHROMIUM").map(PathBuf::from);
+    let found = named.or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+            .find(|candidate| candidate.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the browser tests: install Chromium (apt-get install -y chromium)"
+        );
+        eprintln!(
+            "\n************************************************************\n\
+             SKIPPED: no Chromium on PATH, so report.html was not checked\n\
+             in a browser. Install it (apt-get install -y chromium) or\n\
+             set RGRADE_CHROMIUM to run these tests.\n\
+             ************************************************************\n"
+        );
+    }
+    found
+}
+
+/// What the browser saw of one page.
+#[derive(Debug, Default)]
+struct Visit {
+    /// Messages logged to the console (the page has no script, so any
+    /// message is an error: a blocked request, a refused inline script).
+    console: Vec<String>,
+    /// URLs the page requested.
+    requests: Vec<String>,
+}
+
+/// Open `page` in headless Chromium, screenshot it into `shot`, and
+/// report its console messages and network requests.
+fn visit(chromium: &Path, page: &Path, shot: &Path, scratch: &Path) -> Visit {
+    let profile = scratch.join("profile");
+    let netlog = scratch.join("netlog.json");
+    std::fs::create_dir_all(&profile).unwrap();
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--net-log-capture-mode=Default",
+            "--window-size=1100,5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish {} in 120 s", page.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = reader.join().unwrap();
+    assert!(
+        shot.is_file(),
+        "no screenshot of {}:\n{log}",
+        page.display()
+    );
+    Visit {
+        console: log
+            .lines()
+            .filter(|line| line.contains(":CONSOLE"))
+            .map(str::to_string)
+            .collect(),
+        requests: page_requests(&netlog),
+    }
+}
+
+/// The URLs a page requested, from Chromium's net log. The browser's own
+/// requests (its clock, its spelling dictionary) have no origin; a page's
+/// have the page's (`null` for a file) and its file:// isolation key.
+fn page_requests(netlog: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(netlog).expect("chromium wrote its net log");
+    let log: Value = serde_json::from_str(&text).expect("a complete net log");
+    let start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].clone();
+    log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|event| event["type"] == start)
+        .filter_map(|event| {
+            let params = &event["params"];
+            let url = params["url"].as_str()?;
+            let browsers_own = params["initiator"] == "not an origin"
+                && !params["network_isolation_key"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("file://");
+            (!browsers_own).then(|| url.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_sample_report_opens_in_a_browser_quietly_and_offline() {
+    let Some(chromium) = chromium() else { return };
+    let wd = Workdir::new("report_browser");
+    let shots = screenshots();
+
+    // The checks can fail: a page that logs and fetches is caught.
+    wd.write(
+        "control.html",
+        "<!DOCTYPE html><html><body><p>control</p>\
+         <img src=\"http://example.invalid/x.png\">\
+         <script>console.error('control')</script></body></html>",
+    );
+    let control = visit(
+        &chromium,
+        &wd.path("control.html"),
+        &wd.path("control.png"),
+        &wd.path("control"),
+    );
+    assert!(
+        control.console.iter().any(|l| l.contains("control")),
+        "{control:?}"
+    );
+    assert_eq!(control.requests, ["http://example.invalid/x.png"]);
+
+    let mut pages: Vec<(String, PathBuf)> = SAMPLES
+        .iter()
+        .map(|sample| {
+            let out = grade_sample(&wd, sample.args, sample.name, &[]);
+            (format!("grade-{}", sample.name), out.join("report.html"))
+        })
+        .collect();
+    let compared = compare_into(&wd, &compare_sides(&wd), "compare", "2");
+    pages.push(("compare".to_string(), compared.join("report.html")));
+    for (name, page) in pages {
+        let shot = shots.join(format!("{name}.png"));
+        let seen = visit(
+            &chromium,
+            &page,
+            &shot,
+            &wd.path(&format!("{name}-browser")),
+        );
+        assert!(seen.console.is_empty(), "{name}: {:?}", seen.console);
+        assert!(seen.requests.is_empty(), "{name}: {:?}", seen.requests);
+        eprintln!("{name}: screenshot {}", shot.display());
+    }
+}
