@@ -70,6 +70,58 @@ fn draw(
     Ok(svg)
 }
 
+/// A chart of rows, one segment each, the first on top.
+type RowChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>;
+
+/// One panel of a trellis: `rows` rows over `x`, captioned `name`, laid
+/// out the same in every panel so that rows line up across them.
+fn panel<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    name: &str,
+    x: std::ops::Range<f64>,
+    rows: usize,
+) -> Result<RowChart<'a, 'b>> {
+    ChartBuilder::on(area)
+        .margin_right(10)
+        .margin_top(6)
+        .x_label_area_size(0)
+        .caption(name, font(13))
+        .build_cartesian_2d(x, segments(rows))
+        .map_err(plot_error)
+}
+
+/// A chart of one row per name, from 0 to `x_max`, each named on its left.
+fn named_rows<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    names: &[&str],
+    x_max: f64,
+) -> Result<RowChart<'a, 'b>> {
+    let n = names.len() as i32;
+    let mut chart = ChartBuilder::on(root)
+        .margin(12)
+        .x_label_area_size(0)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0f64..x_max, segments(names.len()))
+        .map_err(plot_error)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => names
+                .get((n - 1 - *i) as usize)
+                .map(|name| short(name))
+                .unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style(font(12))
+        .axis_style(GRID)
+        .draw()
+        .map_err(plot_error)?;
+    Ok(chart)
+}
+
 /// `n` categories, one segment each (at least one, so an empty figure
 /// still has an axis).
 fn segments(n: usize) -> SegmentedCoord<RangedCoordi32> {
@@ -119,13 +171,7 @@ pub fn slice_bars(rows: &[BarRow], panels: &[String]) -> Result<String> {
         let areas = plots.split_evenly((1, panels.len().max(1)));
         let n = rows.len() as i32;
         for (p, (area, name)) in areas.iter().zip(panels).enumerate() {
-            let mut chart = ChartBuilder::on(area)
-                .margin_right(10)
-                .margin_top(6)
-                .x_label_area_size(0)
-                .caption(name, font(13))
-                .build_cartesian_2d(0f64..1f64, segments(rows.len()))
-                .map_err(plot_error)?;
+            let mut chart = panel(area, name, 0.0..1.0, rows.len())?;
             let y = |i: usize| n - 1 - i as i32;
             for (i, row) in rows.iter().enumerate() {
                 let Some(value) = row.values.get(p).copied().flatten() else {
@@ -472,27 +518,8 @@ pub fn count_bars(rows: &[(String, u64)], colour: RGBColor) -> Result<String> {
     draw(height, |root| {
         let n = rows.len() as i32;
         let top = rows.iter().map(|r| r.1).max().unwrap_or(0).max(1) as f64;
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(0)
-            .y_label_area_size(190)
-            .build_cartesian_2d(0f64..top * 1.2, segments(rows.len()))
-            .map_err(plot_error)?;
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .disable_x_axis()
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => rows
-                    .get((n - 1 - *i) as usize)
-                    .map(|r| short(&r.0))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
-            .label_style(font(12))
-            .axis_style(GRID)
-            .draw()
-            .map_err(plot_error)?;
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        let mut chart = named_rows(root, &names, top * 1.2)?;
         for (i, (_, count)) in rows.iter().enumerate() {
             let y = n - 1 - i as i32;
             let mut bar = Rectangle::new(
@@ -559,13 +586,7 @@ pub fn forest(rows: &[ForestRow], panels: &[String]) -> Result<String> {
         let n = rows.len() as i32;
         let y = |i: usize| n - 1 - i as i32;
         for (p, (area, name)) in areas.iter().zip(panels).enumerate() {
-            let mut chart = ChartBuilder::on(area)
-                .margin_right(10)
-                .margin_top(6)
-                .x_label_area_size(0)
-                .caption(name, font(13))
-                .build_cartesian_2d(-reach..reach, segments(rows.len()))
-                .map_err(plot_error)?;
+            let mut chart = panel(area, name, -reach..reach, rows.len())?;
             chart
                 .draw_series([PathElement::new(
                     vec![(0.0, SegmentValue::Exact(0)), (0.0, SegmentValue::Exact(n))],
@@ -630,12 +651,7 @@ fn draw_row_names<'a>(
     names: impl Iterator<Item = &'a str>,
     n: i32,
 ) -> Result<()> {
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(6)
-        .x_label_area_size(0)
-        .caption(" ", font(13))
-        .build_cartesian_2d(0f64..1f64, segments(n as usize))
-        .map_err(plot_error)?;
+    let mut chart = panel(area, " ", 0.0..1.0, n as usize)?;
     chart
         .draw_series(names.enumerate().map(|(i, name)| {
             Text::new(
@@ -712,27 +728,8 @@ pub fn wins_ties_losses(rows: &[(String, [u64; 3])]) -> Result<String> {
     let height = 30 + ROW * rows.len() as u32;
     draw(height, |root| {
         let n = rows.len() as i32;
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(0)
-            .y_label_area_size(190)
-            .build_cartesian_2d(0f64..1f64, segments(rows.len()))
-            .map_err(plot_error)?;
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .disable_x_axis()
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => rows
-                    .get((n - 1 - *i) as usize)
-                    .map(|r| short(&r.0))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
-            .label_style(font(12))
-            .axis_style(GRID)
-            .draw()
-            .map_err(plot_error)?;
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        let mut chart = named_rows(root, &names, 1.0)?;
         let parts = [("won", BLUE), ("tied", GRID), ("lost", VERMILLION)];
         for (i, (_, counts)) in rows.iter().enumerate() {
             let total = counts.iter().sum::<u64>().max(1) as f64;
