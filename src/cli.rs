@@ -118,6 +118,10 @@ pub struct GradeArgs {
     #[arg(long, value_name = "FILE")]
     pub corpus: Option<PathBuf>,
 
+    /// Refuse labels reviewed against another collection version than V (their collection_version); exit 2.
+    #[arg(long = "collection-version", value_name = "V")]
+    pub collection_version: Option<String>,
+
     /// Tolerate up to N rejected records before exiting with status 1.
     #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
     pub max_rejects: u64,
@@ -244,6 +248,10 @@ pub struct FieldArgs {
     /// Read the context size in tokens from this key or JSON pointer [default: context_tokens].
     #[arg(long = "context-field", value_name = "KEY")]
     pub context: Option<String>,
+
+    /// Read whether the answer was acceptable (a boolean) from this key or JSON pointer [default: answer_ok].
+    #[arg(long = "outcome-field", value_name = "KEY")]
+    pub outcome: Option<String>,
     /// Read the collections the user may see (an array of names) from this key or JSON pointer [default: allowed_collections].
     #[arg(long = "allowed-field", value_name = "KEY")]
     pub allowed: Option<String>,
@@ -266,6 +274,7 @@ impl FieldArgs {
             run: self.run.clone(),
             latency: self.latency.clone(),
             context: self.context.clone(),
+            outcome: self.outcome.clone(),
             allowed: self.allowed.clone(),
             collection: self.collection.clone(),
             rank: self.rank.clone(),

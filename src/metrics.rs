@@ -204,6 +204,32 @@ pub fn score(
     ]
 }
 
+/// `judged@k`, the share of the top k results the labels judge (any
+/// grade): |top_k ∩ judged| / k, even when the ranking is shorter than k
+/// (ir_measures' Judged@k, a precision whose relevant set is every judged
+/// document); at `all`, judged over retrieved, 0 for an empty ranking.
+/// `judged_ranks` are the 1-based ranks of the judged results, in order.
+pub fn judged(
+    judged_ranks: impl IntoIterator<Item = u32>,
+    cutoff: Cutoff,
+    retrieved: usize,
+) -> f64 {
+    let depth = cutoff.depth();
+    let in_k = judged_ranks
+        .into_iter()
+        .take_while(|&rank| rank as usize <= depth)
+        .count();
+    let over = match cutoff {
+        Cutoff::At(k) => k,
+        Cutoff::All => retrieved,
+    };
+    if over == 0 {
+        0.0
+    } else {
+        in_k as f64 / over as f64
+    }
+}
+
 /// The DCG of the best possible ranking, cut at k.
 fn ideal_dcg(ideal_grades: &[i64], k: usize) -> f64 {
     ideal_grades
@@ -358,6 +384,17 @@ mod tests {
         assert!(serde_json::from_str::<Cutoff>(r#""most""#).is_err());
     }
 
+    /// judged@k by hand: a ranking of 4 whose ranks 1 and 3 are judged.
+    #[test]
+    fn judged_counts_judged_results_over_k() {
+        assert_eq!(judged([1, 3], Cutoff::At(1), 4), 1.0);
+        assert_eq!(judged([1, 3], Cutoff::At(2), 4), 0.5);
+        assert_eq!(judged([1, 3], Cutoff::At(10), 4), 0.2);
+        assert_eq!(judged([1, 3], Cutoff::All, 4), 0.5);
+        assert_eq!(judged([], Cutoff::All, 0), 0.0);
+        assert_eq!(judged([], Cutoff::At(5), 0), 0.0);
+    }
+
     #[test]
     fn hits_beyond_k_do_not_count() {
         assert_close(scores_of(&[(4, 1)], &[1], 1, 3), [0.0; 6]);
@@ -456,6 +493,14 @@ mod tests {
             let judgments = Judgments { n_relevant, ideal_grades: &ideal, min_rel };
             let got = score(hits.iter().copied(), &judgments, cutoff, ranking.len());
             let want = reference(&ranking, &labels, min_rel, cutoff);
+            // judged@k is precision with every judged document relevant.
+            let judged_ranks = ranking.iter().enumerate()
+                .filter(|(_, d)| labels.contains_key(d))
+                .map(|(i, _)| i as u32 + 1);
+            let lowest = labels.values().min().copied().unwrap_or(0);
+            let judged_want = reference(&ranking, &labels, lowest, cutoff)[3];
+            let judged_got = judged(judged_ranks, cutoff, ranking.len());
+            prop_assert!((judged_got - judged_want).abs() < EPS, "judged {judged_got} want {judged_want}");
             for (g, w) in got.iter().zip(want.iter()) {
                 prop_assert!((g - w).abs() < EPS, "got {:?} want {:?}", got, want);
             }

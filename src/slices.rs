@@ -1,6 +1,8 @@
 //! Grouping sets: every graded query counts in four of them (overall, its
 //! task, its language, its task × language), and every output lists them in
-//! one order. Shared by grading, the diagnostics and compare.
+//! one order. When the labels name held-out splits, each of the four is
+//! also kept per split: a query then counts in eight. Shared by grading,
+//! the diagnostics and compare.
 
 /// The name of a grouping set's "any" task or language.
 pub const ANY: &str = "*";
@@ -20,6 +22,35 @@ pub fn slice_keys(task: u32, language: u32) -> [SliceKey; 4] {
         (None, Some(language)),
         (Some(task), Some(language)),
     ]
+}
+
+/// A grouping set within a split: the split, `None` meaning any (`*`),
+/// and the task and language.
+pub type SplitSliceKey = (Option<u32>, SliceKey);
+
+/// The grouping sets a query of `task`, `language` and `split` belongs to:
+/// the four of [`slice_keys`] over every split, then, when it has a
+/// split, the four within it.
+pub fn split_slice_keys(
+    task: u32,
+    language: u32,
+    split: Option<u32>,
+) -> impl Iterator<Item = SplitSliceKey> {
+    let within = split.map(|split| slice_keys(task, language).map(|key| (Some(split), key)));
+    slice_keys(task, language)
+        .map(|key| (None, key))
+        .into_iter()
+        .chain(within.into_iter().flatten())
+}
+
+/// A sort key that puts grouping sets within splits in the order of
+/// aggregates.csv: every split (`*`) first, then each split by name, and
+/// within each the order of [`slice_order`].
+pub fn split_slice_order<'a>(
+    (split, key): SplitSliceKey,
+    name: impl Fn(u32) -> &'a str + Copy,
+) -> (Option<&'a str>, (u8, Option<&'a str>, Option<&'a str>)) {
+    (split.map(name), slice_order(key, name))
 }
 
 /// A sort key that puts grouping sets in the order of aggregates.csv:

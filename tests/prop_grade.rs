@@ -134,6 +134,7 @@ fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Gra
         stage_order: Vec::new(),
         doc_collections: None,
         corpus: None,
+        collection_version: None,
         out: Some(out.to_path_buf()),
         meta: Vec::new(),
         threads: NonZeroUsize::new(threads),

@@ -32,6 +32,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         stage_order: args.stage_order.clone(),
         doc_collections: args.doc_collections.clone(),
         corpus: args.corpus.clone(),
+        collection_version: args.collection_version.clone(),
         out: args.out.clone(),
         meta: args.meta.clone(),
         threads: args.threads,

@@ -13,8 +13,9 @@ use crate::metrics::Cutoff;
 use crate::output::complete;
 use crate::output::schema::{
     metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID,
-    REQUIRED, RUN, STAGE, STATUS, SUMMARY_FILE, TASK,
+    REQUIRED, RUN, SPLIT, STAGE, STATUS, SUMMARY_FILE, TASK,
 };
+use crate::slices::NO_SLICE;
 
 /// The settings in summary.json that make two gradings comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +30,7 @@ pub struct GradingFacts {
     pub missing_counts: bool,
 }
 
-/// Small repeated strings (stages, tasks, languages) stored once.
+/// Small repeated strings (stages, tasks, languages, splits) stored once.
 #[derive(Debug, Default)]
 pub struct Names {
     names: Vec<Box<str>>,
@@ -70,6 +71,8 @@ pub struct GradedQuery {
     pub task: u32,
     /// The language, in [`GradedRun::names`].
     pub language: u32,
+    /// The held-out split, in [`GradedRun::names`].
+    pub split: u32,
     /// A regression case a change must not lose.
     pub required: bool,
     /// How the query was graded.
@@ -99,7 +102,7 @@ pub struct GradedRun {
     /// Row-major scores, `metrics.len()` per row; an empty cell (a query
     /// with no score, such as `no_answer`) reads as 0.
     pub scores: Vec<f64>,
-    /// Stage, task and language names.
+    /// Stage, task, language and split names.
     pub names: Names,
 }
 
@@ -159,6 +162,8 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
     let status_col = column(STATUS)?;
     let latency_col = column(LATENCY_MS)?;
     let context_col = column(CONTEXT_TOKENS)?;
+    // Older gradings have no split column: their labels named none.
+    let split_col = header.iter().position(|h| h == SPLIT);
     let metrics = metric_columns(&facts.ks);
     let metric_cols = metrics
         .iter()
@@ -243,6 +248,9 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
             query_id: record[query_col].into(),
             task: graded.names.intern(&record[task_col]),
             language: graded.names.intern(&record[language_col]),
+            split: graded
+                .names
+                .intern(split_col.map_or(NO_SLICE, |col| &record[col])),
             required,
             status,
             latency_ms: number(latency_col)?,

@@ -18,7 +18,7 @@ use crate::output::first_few;
 use crate::output::plural;
 use crate::output::schema::{
     per_query_delta_columns, ComparisonSummary, COMPARISON, COMPARISON_FILE,
-    COMPARISON_SUMMARY_FILE, GATE_FILE, PER_QUERY_DELTA_FILE, PER_QUERY_DELTA_LEADING,
+    COMPARISON_SUMMARY_FILE, GATE_FILE, PER_QUERY_DELTA_FILE, PER_QUERY_DELTA_LEADING, SPLIT,
 };
 use crate::output::staged::{self, stage, Staged, Staging};
 use crate::slices::{ANY, NO_SLICE};
@@ -60,6 +60,7 @@ pub fn write_comparison(
                 &change.counts.losses.to_string(),
                 &number_text(Some(change.p_value)),
                 &number_text(Some(change.p_holm)),
+                name(slice.split),
             ])?;
         }
     }
@@ -78,6 +79,7 @@ pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> 
     for &m in metrics {
         header.extend(per_query_delta_columns(&paired.metrics[m]));
     }
+    header.push(SPLIT.to_string());
     wtr.write_record(&header)?;
 
     let mut rows: Vec<(&StagePairs, usize)> = paired
@@ -121,6 +123,7 @@ pub fn write_per_query_delta(dir: &Path, paired: &Paired, metrics: &[usize]) -> 
             let counted = |v: f64| number_text(q.counted.then_some(v));
             record.extend([counted(base), counted(cand), counted(cand - base)]);
         }
+        record.push(paired.names.name(q.split).to_string());
         wtr.write_record(&record)?;
     }
     staged::finish_csv(wtr)
@@ -175,7 +178,7 @@ pub fn print_report(
         writeln!(out)?;
         let Some(overall) = comparisons
             .iter()
-            .find(|c| c.stage == stage && c.task.is_none() && c.language.is_none())
+            .find(|c| c.stage == stage && c.is_overall())
         else {
             writeln!(
                 out,
@@ -279,7 +282,7 @@ fn print_side_figures(out: &mut impl Write, pairs: &StagePairs) -> io::Result<()
     Ok(())
 }
 
-/// Per task and per language, the queries whose first metric dropped most:
+/// Per task, per language and per split, the queries whose first metric dropped most:
 /// an average can hide a few large losses. A `(none)` task or language
 /// that every query of the stage has (labels without tasks, say) would
 /// list the overall set's losers again: it is left out, and when that
@@ -299,23 +302,28 @@ fn print_losers(
     let metric_name = &paired.metrics[metric];
     let of_stage = || comparisons.iter().filter(|c| c.stage == stage);
     let mut slices: Vec<&SliceComparison> = of_stage()
-        .filter(|c| c.task.is_some() != c.language.is_some())
+        .filter(|c| c.split.is_none() && c.task.is_some() != c.language.is_some())
         .filter(|c| !repeats_overall(paired, pairs, c))
         .collect();
+    slices.extend(
+        of_stage().filter(|c| c.split.is_some() && c.task.is_none() && c.language.is_none()),
+    );
     if slices.is_empty() {
-        slices.extend(of_stage().filter(|c| c.task.is_none() && c.language.is_none()));
+        slices.extend(of_stage().filter(|c| c.is_overall()));
     }
     let mut any = false;
     for slice in slices {
-        let label = match (slice.task, slice.language) {
-            (Some(t), _) => format!("task={}", paired.names.name(t)),
-            (None, Some(l)) => format!("language={}", paired.names.name(l)),
-            (None, None) => "all".to_string(),
+        let label = match (slice.split, slice.task, slice.language) {
+            (Some(s), None, None) => format!("split={}", paired.names.name(s)),
+            (_, Some(t), _) => format!("task={}", paired.names.name(t)),
+            (_, None, Some(l)) => format!("language={}", paired.names.name(l)),
+            (_, None, None) => "all".to_string(),
         };
         let mut losers: Vec<usize> = (0..pairs.queries.len())
             .filter(|&i| {
                 let q = &pairs.queries[i];
                 q.counted
+                    && slice.split.is_none_or(|s| q.split == s)
                     && slice.task.is_none_or(|t| q.task == t)
                     && slice.language.is_none_or(|l| q.language == l)
                     && delta(i) < -TIE_EPSILON

@@ -13,7 +13,7 @@ use super::graded::{GradedRun, Names};
 use crate::compare::stats::{self, WinsTiesLosses};
 use crate::metrics::Cutoff;
 use crate::output::schema::Status;
-use crate::slices::{slice_keys, slice_order};
+use crate::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
 
 /// One side's view of a paired query, besides its scores.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +37,8 @@ pub struct PairedQuery {
     pub task: u32,
     /// The language, in [`Paired::names`].
     pub language: u32,
+    /// The held-out split, in [`Paired::names`].
+    pub split: u32,
     /// A regression case a change must not lose.
     pub required: bool,
     /// Whether the query counts in the means: it has a relevant document,
@@ -85,29 +87,32 @@ impl StagePairs {
 
     /// The grouping sets over the counted queries: overall, each task,
     /// each language, each task × language, each group sorted by name;
-    /// sets without a counted query are left out.
+    /// then the same within each split when the labels name splits. Sets
+    /// without a counted query are left out.
     pub fn grouping_sets(&self, names: &Names) -> Vec<GroupingSet> {
-        let mut sets: HashMap<(Option<u32>, Option<u32>), Vec<u32>> = HashMap::new();
+        let none = names.get(NO_SLICE);
+        let has_splits = self.queries.iter().any(|q| Some(q.split) != none);
+        let mut sets: HashMap<SplitSliceKey, Vec<u32>> = HashMap::new();
         for (i, q) in self.queries.iter().enumerate() {
             if !q.counted {
                 continue;
             }
-            for key in slice_keys(q.task, q.language) {
+            let split = has_splits.then_some(q.split);
+            for key in split_slice_keys(q.task, q.language, split) {
                 sets.entry(key).or_default().push(i as u32);
             }
         }
         let mut sets: Vec<GroupingSet> = sets
             .into_iter()
-            .map(|((task, language), members)| GroupingSet {
+            .map(|((split, (task, language)), members)| GroupingSet {
+                split,
                 task,
                 language,
                 members,
             })
             .collect();
         let name = |slice: u32| names.name(slice);
-        sets.sort_by(|a, b| {
-            slice_order((a.task, a.language), name).cmp(&slice_order((b.task, b.language), name))
-        });
+        sets.sort_by_cached_key(|set| split_slice_order(set.key(), name));
         sets
     }
 
@@ -160,9 +165,11 @@ impl StagePairs {
     }
 }
 
-/// A grouping set of one stage: `None` means any task or language.
+/// A grouping set of one stage: `None` means any split, task or language.
 #[derive(Debug, Clone)]
 pub struct GroupingSet {
+    /// The split, or any.
+    pub split: Option<u32>,
     /// The task, or any.
     pub task: Option<u32>,
     /// The language, or any.
@@ -170,6 +177,13 @@ pub struct GroupingSet {
     /// The counted queries in the set, as indices into
     /// [`StagePairs::queries`], ascending.
     pub members: Vec<u32>,
+}
+
+impl GroupingSet {
+    /// The set's split, task and language.
+    pub fn key(&self) -> SplitSliceKey {
+        (self.split, (self.task, self.language))
+    }
 }
 
 /// How the statistics are computed.
@@ -392,8 +406,9 @@ fn pair_stage<'a>(
         ensure!(
             baseline.names.name(bq.task) == cand_names.name(cq.task)
                 && baseline.names.name(bq.language) == cand_names.name(cq.language)
+                && baseline.names.name(bq.split) == cand_names.name(cq.split)
                 && bq.required == cq.required,
-            "stage {stage}: query {} has a different task, language or required flag in {} and {}",
+            "stage {stage}: query {} has a different task, language, split or required flag in {} and {}",
             bq.query_id,
             baseline.path.display(),
             candidate.path.display()
@@ -429,6 +444,7 @@ fn pair_stage<'a>(
                 query_id: bq.query_id.clone(),
                 task: bq.task,
                 language: bq.language,
+                split: bq.split,
                 required: bq.required,
                 counted: bq.status != Status::NoAnswer
                     && (baseline.facts.missing_counts || captured_by_both),
@@ -473,6 +489,7 @@ mod tests {
                 query_id: id.into(),
                 task: names.intern(task),
                 language,
+                split: names.intern(NO_SLICE),
                 required: false,
                 status,
                 latency_ms: None,
@@ -534,7 +551,7 @@ mod tests {
         let sets = stage.grouping_sets(&paired.names);
         let described: Vec<(Option<&str>, Vec<u32>)> = sets
             .iter()
-            .filter(|s| s.language.is_none())
+            .filter(|s| s.split.is_none() && s.language.is_none())
             .map(|s| (s.task.map(|t| paired.names.name(t)), s.members.clone()))
             .collect();
         assert_eq!(

@@ -35,6 +35,7 @@ struct RuleSpec {
     query: Option<String>,
     task: Option<String>,
     language: Option<String>,
+    split: Option<String>,
     required: Option<bool>,
     min: Option<f64>,
     max: Option<f64>,
@@ -151,7 +152,7 @@ const AGGREGATE_MEASURES: [(&str, Measure); 4] = [
 ///
 /// # Errors
 /// The file cannot be read or is not valid TOML for rules, or a rule names
-/// an unknown metric, stage, query, task or language, selects no query, or
+/// an unknown metric, stage, query, task, language or split, selects no query, or
 /// does not say exactly one check.
 pub fn load(path: &Path, paired: &Paired, context: &RuleContext) -> Result<Vec<Rule>> {
     let text = std::fs::read_to_string(path)
@@ -311,6 +312,7 @@ fn select(spec: &RuleSpec, pairs: &StagePairs, paired: &Paired) -> Result<(Strin
         };
     let task = slice_id(&spec.task, "task", |q| q.task)?;
     let language = slice_id(&spec.language, "language", |q| q.language)?;
+    let split = slice_id(&spec.split, "split", |q| q.split)?;
     match spec.required {
         Some(true) => parts.push("required queries".into()),
         Some(false) => parts.push("queries not required".into()),
@@ -324,6 +326,7 @@ fn select(spec: &RuleSpec, pairs: &StagePairs, paired: &Paired) -> Result<(Strin
             spec.query.as_deref().is_none_or(|id| *q.query_id == *id)
                 && task.is_none_or(|t| q.task == t)
                 && language.is_none_or(|l| q.language == l)
+                && split.is_none_or(|s| q.split == s)
                 && spec.required.is_none_or(|r| q.required == r)
         })
         .map(|(i, _)| i as u32)

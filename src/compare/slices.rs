@@ -1,5 +1,6 @@
 //! Every grouping set of every stage compared: overall, each task, each
-//! language, each task × language, metric by metric.
+//! language, each task × language (and each of those within each split),
+//! metric by metric.
 
 use rayon::prelude::*;
 
@@ -10,12 +11,21 @@ use super::paired::{self, MetricChange, Paired, StatSettings};
 pub struct SliceComparison {
     /// The stage, as an index into [`Paired::stages`].
     pub stage: usize,
+    /// The split, or `None` for any.
+    pub split: Option<u32>,
     /// The task, or `None` for any.
     pub task: Option<u32>,
     /// The language, or `None` for any.
     pub language: Option<u32>,
     /// One change per metric compared, in the order asked.
     pub changes: Vec<MetricChange>,
+}
+
+impl SliceComparison {
+    /// Whether this is the set of every query of its stage.
+    pub fn is_overall(&self) -> bool {
+        self.split.is_none() && self.task.is_none() && self.language.is_none()
+    }
 }
 
 /// Compare `metrics` on every grouping set of every stage: overall, each
@@ -40,6 +50,7 @@ pub fn compare_slices(
     jobs.into_par_iter()
         .map(|(stage, set)| SliceComparison {
             stage,
+            split: set.split,
             task: set.task,
             language: set.language,
             changes: paired.stages[stage].changes(&set.members, metrics, settings),

@@ -17,11 +17,13 @@ use crate::output::per_query::{join_missed, PerQueryWriter};
 use crate::output::schema::Status;
 use crate::output::staged::Staged;
 use crate::report::collect::{Collector, PairFigures, PerQueryRow};
-use crate::slices::{slice_keys, slice_order, SliceKey};
+use crate::slices::{split_slice_keys, split_slice_order, SplitSliceKey};
 
 /// The means and counts of one grouping set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Aggregate {
+    /// The split, or `None` for all.
+    pub split: Option<u32>,
     /// The task, or `None` for all.
     pub task: Option<u32>,
     /// The language, or `None` for all.
@@ -34,21 +36,27 @@ pub struct Aggregate {
     pub counted: u64,
     /// Queries shown a result outside the user's allowed collections.
     pub leaks: u64,
+    /// How the set's answers split by their evidence.
+    pub attribution: Attribution,
     metric_sums: Vec<f64>,
+    judged_sums: Vec<f64>,
     latencies: Vec<f64>,
     context: FiniteSum,
 }
 
 impl Aggregate {
-    fn new((task, language): SliceKey, n_scores: usize) -> Self {
+    fn new((split, (task, language)): SplitSliceKey, settings: &GradeSettings) -> Self {
         Aggregate {
+            split,
             task,
             language,
             queries: 0,
             statuses: [0; 4],
             counted: 0,
             leaks: 0,
-            metric_sums: vec![0.0; n_scores],
+            attribution: Attribution::default(),
+            metric_sums: vec![0.0; settings.n_scores()],
+            judged_sums: vec![0.0; settings.ks.len()],
             latencies: Vec::new(),
             context: FiniteSum::default(),
         }
@@ -62,6 +70,13 @@ impl Aggregate {
             for (sum, value) in self.metric_sums.iter_mut().zip(scores.iter()) {
                 *sum += value;
             }
+            for (sum, value) in self.judged_sums.iter_mut().zip(row.judged.iter().flatten()) {
+                *sum += value;
+            }
+        }
+        if let (Status::Ok, Some(ok), Some(scores)) = (row.status, row.answer_ok, &row.scores) {
+            let all_evidence = scores[settings.deepest_recall()] >= 1.0;
+            self.attribution.add(ok, all_evidence);
         }
         self.leaks += u64::from(row.unauthorized.is_some_and(|n| n > 0.0));
         self.latencies.extend(row.latency_ms);
@@ -72,12 +87,16 @@ impl Aggregate {
 
     /// The mean of every metric column, or `None` when no query counts.
     pub fn means(&self) -> Option<Vec<f64>> {
-        (self.counted > 0).then(|| {
-            self.metric_sums
-                .iter()
-                .map(|sum| sum / self.counted as f64)
-                .collect()
-        })
+        self.means_of(&self.metric_sums)
+    }
+
+    /// The mean `judged@k` at every cutoff, or `None` when no query counts.
+    pub fn judged_means(&self) -> Option<Vec<f64>> {
+        self.means_of(&self.judged_sums)
+    }
+
+    fn means_of(&self, sums: &[f64]) -> Option<Vec<f64>> {
+        (self.counted > 0).then(|| sums.iter().map(|sum| sum / self.counted as f64).collect())
     }
 
     /// The p-th percentile (0–100) of the latencies, linearly interpolated
@@ -91,9 +110,41 @@ impl Aggregate {
         self.context.mean()
     }
 
+    /// The grouping set: split, task and language.
+    pub fn key(&self) -> SplitSliceKey {
+        (self.split, (self.task, self.language))
+    }
+
     /// The count for one status.
     pub fn status_count(&self, status: Status) -> u64 {
         self.statuses[status_index(status)]
+    }
+}
+
+/// How a grouping set's answered queries split by their evidence: was a
+/// wrong answer a retrieval failure (evidence missing from the top k of
+/// the deepest cutoff) or a generation failure (all of it there)?
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Attribution {
+    /// Graded queries whose captures say whether the answer was acceptable.
+    pub answered: u64,
+    /// Of those, the acceptable answers.
+    pub answer_ok: u64,
+    /// Wrong answers whose evidence was not all retrieved (recall < 1).
+    pub wrong_missing_evidence: u64,
+    /// Wrong answers though all their evidence was retrieved (recall = 1).
+    pub wrong_with_evidence: u64,
+    /// Acceptable answers without all their evidence.
+    pub ok_missing_evidence: u64,
+}
+
+impl Attribution {
+    fn add(&mut self, ok: bool, all_evidence: bool) {
+        self.answered += 1;
+        self.answer_ok += u64::from(ok);
+        self.wrong_missing_evidence += u64::from(!ok && !all_evidence);
+        self.wrong_with_evidence += u64::from(!ok && all_evidence);
+        self.ok_missing_evidence += u64::from(ok && !all_evidence);
     }
 }
 
@@ -122,7 +173,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
 pub struct Aggregator<'a> {
     labels: &'a LabelIndex,
     settings: &'a GradeSettings,
-    sets: HashMap<SliceKey, Aggregate>,
+    sets: HashMap<SplitSliceKey, Aggregate>,
 }
 
 impl<'a> Aggregator<'a> {
@@ -135,27 +186,26 @@ impl<'a> Aggregator<'a> {
         }
     }
 
-    /// Count one row in the four grouping sets it belongs to.
+    /// Count one row in the grouping sets it belongs to.
     pub fn add(&mut self, row: &QueryRow) {
         let q = &self.labels.queries()[row.query as usize];
-        for key in slice_keys(q.task, q.language) {
-            let n_scores = self.settings.n_scores();
+        let split = self.labels.split_of(row.query);
+        for key in split_slice_keys(q.task, q.language, split) {
             self.sets
                 .entry(key)
-                .or_insert_with(|| Aggregate::new(key, n_scores))
+                .or_insert_with(|| Aggregate::new(key, self.settings))
                 .add(row, self.settings);
         }
     }
 
     /// The aggregates: overall first, then each task, each language and
-    /// each task × language, each group sorted by name.
+    /// each task × language, each group sorted by name; then the same
+    /// within each split, splits by name.
     pub fn finish(self) -> Vec<Aggregate> {
         let labels = self.labels;
         let mut aggregates: Vec<Aggregate> = self.sets.into_values().collect();
         let name = |slice: u32| labels.slice_name(slice);
-        aggregates.sort_by(|a, b| {
-            slice_order((a.task, a.language), name).cmp(&slice_order((b.task, b.language), name))
-        });
+        aggregates.sort_by_cached_key(|a| split_slice_order(a.key(), name));
         // Values equal under total_cmp are the same bits, so an unstable
         // sort gives the same order as a stable one, without its scratch;
         // the overall set alone holds a latency per captured query.

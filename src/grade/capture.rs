@@ -55,7 +55,10 @@ pub struct Capture {
     pub context_tokens: Option<f64>,
     /// Results outside the user's allowed collections (after any dedupe).
     pub unauthorized: u32,
-    /// The judged documents in the ranking, by rank: a range of the found
+    /// Whether the answer built on this capture was acceptable, if the
+    /// record says (`answer_ok`).
+    pub answer_ok: Option<bool>,
+    /// The judged documents (any grade) in the ranking, by rank: a range of the found
     /// list of whoever holds the capture (a block outcome, the grouper).
     pub found: Range<u32>,
     /// Whether the ranking returned any document the labels judge for its

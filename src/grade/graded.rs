@@ -41,9 +41,19 @@ impl Graded {
         &self.input_names[origin.input as usize]
     }
 
+    /// Whether any graded capture said whether its answer was acceptable.
+    pub fn has_answers(&self) -> bool {
+        (self.pairs.iter()).any(|pair| {
+            pair.aggregates
+                .first()
+                .is_some_and(|all| all.attribution.answered > 0)
+        })
+    }
+
     /// Write the stdout table: means per (run, stage) and slice, turned
     /// when wider than `width` characters, the evidence lost between
-    /// stages, and a note of rejects and leaks.
+    /// stages, how wrong answers split by their evidence, and a note of
+    /// rejects and leaks.
     ///
     /// # Errors
     /// Writing to `out` fails (a closed pipe among others).
@@ -51,6 +61,9 @@ impl Graded {
         table::print_table(out, &self.labels, &self.settings, &self.pairs, width)?;
         if let Some(loss) = &self.stage_loss {
             table::print_stage_loss(out, &self.labels, loss)?;
+        }
+        if self.has_answers() {
+            table::print_attribution(out, &self.pairs)?;
         }
         table::print_notes(out, &self.counts)
     }

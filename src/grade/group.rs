@@ -47,6 +47,13 @@ impl GradeSettings {
     pub fn n_scores(&self) -> usize {
         self.ks.len() * Metric::ALL.len()
     }
+
+    /// Where a row's scores hold recall at the deepest cutoff: the
+    /// evidence the answer could draw on.
+    pub fn deepest_recall(&self) -> usize {
+        let deepest = (0..self.ks.len()).max_by_key(|&i| self.ks[i]).unwrap_or(0);
+        deepest * Metric::ALL.len()
+    }
 }
 
 /// One labeled query in one (run, stage): a row of per_query.csv.
@@ -72,6 +79,12 @@ pub struct QueryRow {
     /// Six metrics per cutoff, cutoffs in the order given; `None` where no
     /// value exists (no-answer, or missing under `--missing skip`).
     pub scores: Option<Box<[f64]>>,
+    /// `judged@k` per cutoff, in the order given; `None` where `scores` is.
+    pub judged: Option<Box<[f64]>>,
+    /// Whether the answer built on the graded captures was acceptable, when
+    /// they say: under `--repeats mean`, ok only if every capture that says
+    /// was ok.
+    pub answer_ok: Option<bool>,
     /// Relevant documents not in the top k of the largest cutoff (in any
     /// graded capture), as label doc indices sorted by id.
     pub missed: Vec<u32>,
@@ -542,13 +555,17 @@ fn grade_slot(
         Status::Missing
     };
     let depth = settings.ks.iter().map(|k| k.depth()).max().unwrap_or(0);
-    let scores = match status {
-        Status::Ok => Some(mean_scores(labels, store, query, graded, settings)),
-        Status::Invalid => Some(vec![0.0; settings.n_scores()].into_boxed_slice()),
+    let zeros = |n: usize| Some(vec![0.0; n].into_boxed_slice());
+    let (scores, judged) = match status {
+        Status::Ok => (
+            Some(mean_scores(labels, store, query, graded, settings)),
+            Some(mean_judged(store, graded, settings)),
+        ),
+        Status::Invalid => (zeros(settings.n_scores()), zeros(settings.ks.len())),
         Status::Missing if settings.counts_in_means(status) => {
-            Some(vec![0.0; settings.n_scores()].into_boxed_slice())
+            (zeros(settings.n_scores()), zeros(settings.ks.len()))
         }
-        Status::Missing | Status::NoAnswer => None,
+        Status::Missing | Status::NoAnswer => (None, None),
     };
     let missed = if status == Status::NoAnswer {
         Vec::new()
@@ -568,6 +585,11 @@ fn grade_slot(
         context_tokens: mean_of(graded.iter().map(|c| c.context_tokens)),
         unauthorized: mean_of(graded.iter().map(|c| Some(f64::from(c.unauthorized)))),
         scores,
+        judged,
+        answer_ok: graded
+            .iter()
+            .filter_map(|c| c.answer_ok)
+            .reduce(|all_ok, ok| all_ok && ok),
         missed,
     };
     let graded_records = graded.iter().map(|c| u64::from(c.records)).sum();
@@ -606,19 +628,54 @@ fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     numbers::mean(values.flatten())
 }
 
-/// The judged documents of a capture with their grades, for the metrics.
+/// The judged documents of a capture with a positive grade, the only ones
+/// the metrics see, with their grades.
 fn hits<'a>(labels: &'a LabelIndex, found: &'a [Found]) -> impl Iterator<Item = Hit> + 'a {
-    found.iter().map(|f| Hit {
-        rank: f.rank,
-        grade: labels.grade(f.doc),
-    })
+    found
+        .iter()
+        .map(|f| Hit {
+            rank: f.rank,
+            grade: labels.grade(f.doc),
+        })
+        .filter(|hit| hit.grade > 0)
 }
 
 fn first_relevant(labels: &LabelIndex, found: &[Found]) -> Option<u32> {
     found
         .iter()
-        .find(|f| labels.grade(f.doc) >= labels.min_rel())
+        .find(|f| labels.is_relevant(f.doc))
         .map(|f| f.rank)
+}
+
+/// `judged@k` at every cutoff, averaged over the graded captures.
+fn mean_judged(
+    store: &CaptureStore,
+    captures: &[&Capture],
+    settings: &GradeSettings,
+) -> Box<[f64]> {
+    let judged_of = |capture: &Capture| -> Vec<f64> {
+        let ranks = || store.found(capture).iter().map(|f| f.rank);
+        (settings.ks.iter())
+            .map(|&k| metrics::judged(ranks(), k, capture.n_results as usize))
+            .collect()
+    };
+    mean_per_column(captures, settings.ks.len(), judged_of)
+}
+
+/// The mean of each column of the values `of` gives each capture; each
+/// column sums its values in one order, whatever order the captures came in.
+fn mean_per_column(
+    captures: &[&Capture],
+    columns: usize,
+    of: impl Fn(&Capture) -> Vec<f64>,
+) -> Box<[f64]> {
+    if let [capture] = captures {
+        return of(capture).into_boxed_slice();
+    }
+    let all: Vec<Vec<f64>> = captures.iter().map(|c| of(c)).collect();
+    (0..columns)
+        .map(|i| numbers::mean(all.iter().map(|values| values[i])).unwrap_or(0.0))
+        .collect()
 }
 
 /// Every metric at every cutoff, averaged over the graded captures (one,
@@ -646,15 +703,7 @@ fn mean_scores(
             })
             .collect()
     };
-    if let [capture] = captures {
-        return scores_of(capture).into_boxed_slice();
-    }
-    // Each metric's mean sums its values in one order, whatever order the
-    // captures came in.
-    let all: Vec<Vec<f64>> = captures.iter().map(|c| scores_of(c)).collect();
-    (0..settings.n_scores())
-        .map(|i| numbers::mean(all.iter().map(|scores| scores[i])).unwrap_or(0.0))
-        .collect()
+    mean_per_column(captures, settings.n_scores(), scores_of)
 }
 
 /// Relevant documents that some graded capture did not rank within `depth`

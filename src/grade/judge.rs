@@ -221,14 +221,11 @@ impl RankingJudge {
             if let Some(doc) = labels.find_doc(query, doc, hash) {
                 returned_judged = true;
                 if is_outside {
+                    // Seen, but never graded: neither relevant nor judged.
                     withheld.push(doc);
                 } else {
                     found.push(Found { rank, doc });
                 }
-            } else if !returned_judged {
-                // Looked up only until the ranking shows a judged document:
-                // a healthy ranking pays for one lookup or two.
-                returned_judged = labels.judged_nonpositive(query, doc, hash);
             }
         }
         Ok(Judged {
@@ -280,6 +277,7 @@ struct EventBody<'i> {
     docs: Vec<Cow<'i, str>>,
     latency_ms: Option<f64>,
     context_tokens: Option<f64>,
+    answer_ok: Option<bool>,
     /// Whether the record named the user's allowed collections.
     with_permissions: bool,
     /// The results outside them.
@@ -336,6 +334,7 @@ fn take_event<'i>(
             latency_ms: event.latency_ms,
             context_tokens: event.context_tokens,
             unauthorized: judged.unauthorized,
+            answer_ok: event.answer_ok,
             found: judged.found,
             returned_judged: judged.returned_judged,
         },
@@ -490,6 +489,7 @@ impl<'a> BlockWorker<'a> {
                                 docs: ranking.docs,
                                 latency_ms: ranking.latency_ms,
                                 context_tokens: ranking.context_tokens,
+                                answer_ok: None,
                                 with_permissions: false,
                                 outside: Vec::new(),
                             })
@@ -537,6 +537,7 @@ impl<'a> BlockWorker<'a> {
                     docs,
                     latency_ms: event.latency_ms,
                     context_tokens: event.context_tokens,
+                    answer_ok: event.answer_ok,
                     with_permissions: event.allowed.is_some(),
                     outside,
                 })
@@ -574,6 +575,7 @@ impl<'a> BlockWorker<'a> {
                                 docs: ranking.docs,
                                 latency_ms: ranking.latency_ms,
                                 context_tokens: None,
+                                answer_ok: None,
                                 with_permissions: false,
                                 outside: Vec::new(),
                             })

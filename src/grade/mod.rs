@@ -95,6 +95,9 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         output::remove_stale_output(dir, SUMMARY_FILE)?;
         output::remove_stale_output(dir, REPORT_FILE)?;
     }
+    if let Some(version) = &plan.collection_version {
+        stale::require_collection_version(&labels, version)?;
+    }
     if let Some(corpus) = &plan.corpus {
         stale::require_corpus(&labels, corpus, plan.out.as_deref())?;
     }

@@ -165,6 +165,7 @@ pub struct LogFields {
     run: FieldPath,
     latency: FieldPath,
     context: FieldPath,
+    outcome: FieldPath,
     allowed: FieldPath,
     collection: FieldPath,
 }
@@ -183,6 +184,7 @@ impl LogFields {
             run: path(&names.run, FieldNames::RUN),
             latency: path(&names.latency, FieldNames::LATENCY),
             context: path(&names.context, FieldNames::CONTEXT),
+            outcome: path(&names.outcome, FieldNames::OUTCOME),
             allowed: path(&names.allowed, FieldNames::ALLOWED),
             collection: path(&names.collection, FieldNames::COLLECTION),
         }
@@ -216,6 +218,8 @@ pub struct FieldNames {
     pub latency: Option<String>,
     /// The context size in tokens.
     pub context: Option<String>,
+    /// Whether the answer was acceptable, a boolean.
+    pub outcome: Option<String>,
     /// The collections the user may see, an array of names.
     pub allowed: Option<String>,
     /// A result object's collection, inside the result.
@@ -237,6 +241,8 @@ impl FieldNames {
     pub const LATENCY: &'static str = "latency_ms";
     /// Where a JSONL record keeps the context size unless the user says otherwise.
     pub const CONTEXT: &'static str = "context_tokens";
+    /// Where a JSONL record keeps the answer's outcome unless the user says otherwise.
+    pub const OUTCOME: &'static str = "answer_ok";
     /// Where a JSONL record keeps the allowed collections unless the user says otherwise.
     pub const ALLOWED: &'static str = "allowed_collections";
     /// Where a result keeps its collection unless the user says otherwise.
@@ -306,6 +312,8 @@ pub struct Event<'t, 'i> {
     pub latency_ms: Option<f64>,
     /// Context size in tokens, if recorded.
     pub context_tokens: Option<f64>,
+    /// Whether the answer was acceptable, if recorded.
+    pub answer_ok: Option<bool>,
     /// The collections the user may see, if the record says.
     pub allowed: Option<Vec<&'i str>>,
     /// The ranking; `None` for a null one, which found nothing.
@@ -317,7 +325,7 @@ impl<'t, 'i> Event<'t, 'i> {
     ///
     /// # Errors
     /// `missing_results`, `bad_results`, or `bad_field` for a latency or
-    /// context size that is not a number. Null results are an empty
+    /// context size that is not a number, or an outcome not a boolean. Null results are an empty
     /// ranking: OpenSearch UBI, for one, records a search that found
     /// nothing that way.
     pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
@@ -339,6 +347,7 @@ impl<'t, 'i> Event<'t, 'i> {
         Ok(Event {
             latency_ms: optional_number(root, &fields.latency)?,
             context_tokens: optional_number(root, &fields.context)?,
+            answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
             results,
         })
@@ -472,6 +481,19 @@ fn optional_number(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>,
             .ok_or_else(|| {
                 Invalid::new(RejectReason::BadField, format!("'{path}' must be a number"))
             }),
+    }
+}
+
+fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, Invalid> {
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v.as_bool().map(Some).ok_or_else(|| {
+            Invalid::new(
+                RejectReason::BadField,
+                format!("'{path}' must be true or false"),
+            )
+        }),
     }
 }
 

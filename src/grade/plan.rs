@@ -52,6 +52,8 @@ pub struct Plan {
     pub doc_collections: Option<PathBuf>,
     /// A collection snapshot (one doc id a line) every labeled id must be in.
     pub corpus: Option<PathBuf>,
+    /// The collection version every label must have been reviewed against.
+    pub collection_version: Option<String>,
     /// The output directory; `None` writes nothing.
     pub out: Option<PathBuf>,
     /// Free facts copied into summary.json, in order.

@@ -142,7 +142,7 @@ fn query_losses(
             found.extend(
                 capture
                     .iter()
-                    .filter(|f| labels.grade(f.doc) >= labels.min_rel())
+                    .filter(|f| labels.is_relevant(f.doc))
                     .map(|f| f.doc),
             );
         }

@@ -222,6 +222,40 @@ pub fn check_corpus(labels: &LabelIndex, corpus: &Input) -> Result<MissingFromCo
     })
 }
 
+/// Fail, before any log is read, when labels were reviewed against
+/// another collection version than `version`: their judgments may name
+/// chunks that changed since. A label that names no version is another
+/// version too: the check is that every label was reviewed against this one.
+///
+/// # Errors
+/// Labels of another version or of none, counted, with a few named.
+pub fn require_collection_version(labels: &LabelIndex, version: &str) -> Result<()> {
+    const EXAMPLES: usize = 5;
+    let other: Vec<String> = (0..labels.queries().len() as QueryIdx)
+        .filter_map(|query| {
+            let named = labels.collection_version(query);
+            (named != Some(version)).then(|| {
+                format!(
+                    "{} ({})",
+                    labels.query_id(query),
+                    named.unwrap_or("no collection_version")
+                )
+            })
+        })
+        .collect();
+    if other.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "{}: {} of {} labeled queries were not reviewed against collection version '{version}' \
+         (--collection-version): {}; review them against it, or grade the version they name",
+        labels.source.path.display(),
+        other.len(),
+        labels.queries().len(),
+        output::first_few(other.into_iter(), EXAMPLES)
+    )
+}
+
 /// Fail, before any log is read, when labeled doc ids are missing from the
 /// collection snapshot `corpus`: a changed id scheme would grade every
 /// query 0. With an output directory, all of them are listed there in

@@ -495,6 +495,7 @@ impl RankedRuns {
             latency_ms: None,
             context_tokens: None,
             unauthorized: 0,
+            answer_ok: None,
             found: start..self.found.len() as u32,
             returned_judged: ranked.returned_judged,
         };
@@ -589,7 +590,7 @@ impl Ranker {
     }
 
     /// Rank the gathered lines of `query`, leaving its judged documents
-    /// with a positive grade in `found`; returns what else the ranking
+    /// (any grade) in `found`; returns what else the ranking
     /// shows, or the detail of the reject when a document repeats under
     /// `DuplicateDocs::Reject`.
     fn rank(
@@ -611,10 +612,8 @@ impl Ranker {
             if line.place.judged() {
                 ranked.returned_judged = true;
                 let doc = labels.judged_at(query, line.place);
-                if labels.has_positive_grade(doc) {
-                    let rank = ranked.n_results;
-                    self.found.push(Found { rank, doc });
-                }
+                let rank = ranked.n_results;
+                self.found.push(Found { rank, doc });
             }
         }
         Ok(ranked)

@@ -12,12 +12,12 @@ use crate::grade::graded::Graded;
 use crate::grade::plan::Plan;
 use crate::grade::read::InputStats;
 use crate::output::schema::{
-    InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels,
-    Summary, Throughput, MISSING_FROM_CORPUS_FILE, REPORT_FILE, STAGE_LOSS_FILE,
-    STAGE_LOSS_PER_QUERY_FILE,
+    CollectionVersion, InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile,
+    SettingsSummary, StaleLabels, Summary, Throughput, ATTRIBUTION_FILE, MISSING_FROM_CORPUS_FILE,
+    REPORT_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
 };
 use crate::output::staged::{self, Staged};
-use crate::output::{self, aggregates, rejects, stage_loss, summary};
+use crate::output::{self, aggregates, attribution, rejects, stage_loss, summary};
 use crate::report::collect::PairFigures;
 use crate::report::{self, Sources};
 
@@ -37,7 +37,7 @@ pub struct RunFacts<'a> {
     pub stale_labels: &'a StaleLabels,
 }
 
-/// Write aggregates.csv, rejects.jsonl and the stage-loss files into
+/// Write aggregates.csv, rejects.jsonl, attribution.csv and the stage-loss files into
 /// `dir` beside per_query.csv (staged while rows were graded), remove the
 /// outputs of an earlier run that this one does not write, draw
 /// report.html from them and the `figures` of per_query.csv's rows, then
@@ -58,6 +58,15 @@ pub fn outputs(
         aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?,
         rejects::write_rejects(dir, &graded.rejects, &graded.input_names)?,
     ];
+    if graded.has_answers() {
+        files.push(attribution::write_attribution(
+            dir,
+            &graded.labels,
+            &graded.pairs,
+        )?);
+    } else {
+        output::remove_stale_output(dir, ATTRIBUTION_FILE)?;
+    }
     match &graded.stage_loss {
         Some(loss) => files.extend(stage_loss::write_stage_loss(dir, &graded.labels, loss)?),
         None => {
@@ -114,6 +123,14 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             hash: labels.source.hash.clone(),
             format: labels.source.format.to_string(),
             queries: labels.queries().len(),
+            collection_versions: labels
+                .collection_versions()
+                .into_iter()
+                .map(|(version, queries)| CollectionVersion {
+                    version: version.to_string(),
+                    queries,
+                })
+                .collect(),
         },
         inputs,
         settings: SettingsSummary {
@@ -124,6 +141,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             min_rel: plan.min_rel,
             stages: plan.stages.clone(),
             threads: run.threads,
+            collection_version: plan.collection_version.clone(),
         },
         meta: OrderedMap(plan.meta.clone()),
         counts,

@@ -34,9 +34,34 @@ pub(super) struct RawQuery {
     /// The question text, trimmed, when kept.
     query_text: Option<IdRef>,
     line: usize,
-    slices: Option<(u32, u32, usize)>,
+    /// The attributes' interned names and the line that first gave them.
+    attributes: Option<(Interned, usize)>,
     required: bool,
 }
+
+/// A query's task, language, split and collection version, as indices
+/// into the builder's names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Interned([u32; 4]);
+
+/// What a label says about its query besides its judgments; `None` where
+/// it says nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Attributes<'a> {
+    /// The task slice.
+    pub task: Option<&'a str>,
+    /// The language slice.
+    pub language: Option<&'a str>,
+    /// The held-out split (`dev`, `test`, ...).
+    pub split: Option<&'a str>,
+    /// The collection version the reviewer judged against.
+    pub collection_version: Option<&'a str>,
+    /// A regression case a change must not lose.
+    pub required: bool,
+}
+
+/// The attribute names, in [`Interned`] order, for messages.
+const ATTRIBUTE_NAMES: [&str; 4] = ["task", "language", "split", "collection_version"];
 
 struct RawDoc {
     query: u32,
@@ -70,15 +95,16 @@ impl Builder {
             .iter()
             .map(|name| self.intern(Some(name)))
             .collect();
-        self.queries
-            .extend(part.queries.drain(..).map(|q| RawQuery {
+        self.queries.extend(part.queries.drain(..).map(|q| {
+            RawQuery {
                 id: q.id.shifted(text_start),
                 query_text: q.query_text.map(|t| t.shifted(text_start)),
-                slices: q.slices.map(|(task, language, line)| {
-                    (slices[task as usize], slices[language as usize], line)
-                }),
+                attributes: q
+                    .attributes
+                    .map(|(names, line)| (Interned(names.0.map(|n| slices[n as usize])), line)),
                 ..q
-            }));
+            }
+        }));
         self.docs.extend(part.docs.drain(..).map(|d| RawDoc {
             query: first_query + d.query,
             id: d.id.shifted(text_start),
@@ -116,7 +142,7 @@ impl Builder {
             id,
             query_text: None,
             line,
-            slices: None,
+            attributes: None,
             required: false,
         });
         Ok(index)
@@ -148,28 +174,35 @@ impl Builder {
         id
     }
 
-    /// Record a query's task and language; a later line must agree.
-    pub(super) fn set_slices(
+    /// Record a query's attributes; a later line must agree.
+    pub(super) fn set_attributes(
         &mut self,
         query: usize,
-        task: Option<&str>,
-        language: Option<&str>,
-        required: bool,
+        attributes: &Attributes<'_>,
         line: usize,
     ) -> Result<()> {
-        let slices = (self.intern(task), self.intern(language));
+        let names = Interned([
+            self.intern(attributes.task),
+            self.intern(attributes.language),
+            self.intern(attributes.split),
+            self.intern(attributes.collection_version),
+        ]);
         let q = &mut self.queries[query];
-        q.required |= required;
-        match q.slices {
-            None => q.slices = Some((slices.0, slices.1, line)),
-            Some((t, l, first)) if (t, l) != slices => bail!(
-                "query_id '{}' has task/language {}/{} here but {}/{} on line {first}",
-                self.text.get(q.id),
-                self.slice_names[slices.0 as usize],
-                self.slice_names[slices.1 as usize],
-                self.slice_names[t as usize],
-                self.slice_names[l as usize],
-            ),
+        q.required |= attributes.required;
+        match q.attributes {
+            None => q.attributes = Some((names, line)),
+            Some((earlier, first)) if earlier != names => {
+                let (what, now, then) = (0..4)
+                    .find(|&i| earlier.0[i] != names.0[i])
+                    .map(|i| (ATTRIBUTE_NAMES[i], names.0[i], earlier.0[i]))
+                    .expect("two different sets of names differ in one");
+                bail!(
+                    "query_id '{}' has {what} '{}' here but '{}' on line {first}",
+                    self.text.get(q.id),
+                    self.slice_names[now as usize],
+                    self.slice_names[then as usize],
+                )
+            }
             Some(_) => {}
         }
         Ok(())
@@ -314,12 +347,16 @@ impl Builder {
             let raw = &self.queries[old as usize];
             let (range, judged_end) = ranges[old as usize].clone();
             let grades = &ideal_grades[range.start as usize..range.end as usize];
-            let (task, language, _) = raw.slices.unwrap_or((none, none, raw.line));
+            let Interned([task, language, split, collection_version]) = raw
+                .attributes
+                .map_or(Interned([none; 4]), |(names, _)| names);
             let index = queries.len() as QueryIdx;
             queries.push(LabeledQuery {
                 id: raw.id,
                 task,
                 language,
+                split,
+                collection_version,
                 required: raw.required,
                 n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
                 docs: range,
@@ -330,8 +367,10 @@ impl Builder {
                 id_hash(text.get(queries[q as usize].id).as_bytes())
             });
         }
+        let has_splits = queries.iter().any(|q| q.split != none);
         Ok(LabelIndex {
             queries,
+            has_splits,
             by_id,
             docs,
             ideal_grades,

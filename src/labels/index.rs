@@ -10,6 +10,7 @@ use hashbrown::HashTable;
 
 use super::ids::{IdRef, IdText};
 use crate::metrics::Judgments;
+use crate::slices::NO_SLICE;
 
 /// The hash used for query and doc ids everywhere in rgrade.
 pub fn id_hash(id: &[u8]) -> u64 {
@@ -28,6 +29,11 @@ pub struct LabeledQuery {
     pub task: u32,
     /// Index into the slice names ([`LabelIndex::slice_name`]).
     pub language: u32,
+    /// The held-out split: an index into the slice names.
+    pub split: u32,
+    /// The collection version the labels were reviewed against: an index
+    /// into the slice names, `(none)` when the label names none.
+    pub collection_version: u32,
     /// A regression case that a change must not lose.
     pub required: bool,
     /// This query's judged documents with a positive grade in
@@ -90,6 +96,8 @@ pub struct LabelIndex {
     pub(super) query_texts: Option<QueryTexts>,
     pub(super) text: IdText,
     pub(super) slice_names: Vec<Box<str>>,
+    /// Whether any label names a split.
+    pub(super) has_splits: bool,
     pub(super) min_rel: i64,
     /// Where the labels came from.
     pub source: LabelsSource,
@@ -127,18 +135,12 @@ impl LabelIndex {
         texts.table.find(id_hash(named.as_bytes()), same).copied()
     }
 
-    /// The global index of `doc` among `query`'s judged documents, if judged
-    /// with a positive grade. `hash` must be `id_hash(doc)`.
+    /// The global index of `doc` among `query`'s judged documents, if
+    /// judged, whatever its grade. `hash` must be `id_hash(doc)`.
     pub fn find_doc(&self, query: QueryIdx, doc: &[u8], hash: u64) -> Option<u32> {
-        self.find_in(self.queries[query as usize].docs.clone(), doc, hash)
-    }
-
-    /// Whether `query`'s labels judge `doc` with a grade of 0 or less: it
-    /// changes no metric, but shows that the labels and the results use the
-    /// same ids. `hash` must be `id_hash(doc)`.
-    pub fn judged_nonpositive(&self, query: QueryIdx, doc: &[u8], hash: u64) -> bool {
         let q = &self.queries[query as usize];
-        self.find_in(q.docs.end..q.judged_end, doc, hash).is_some()
+        self.find_in(q.docs.clone(), doc, hash)
+            .or_else(|| self.find_in(q.docs.end..q.judged_end, doc, hash))
     }
 
     /// The global index of `doc` in `range`, a part of a query's judged
@@ -165,7 +167,7 @@ impl LabelIndex {
     }
 
     /// The judged document of `query` at `place` (whose `judged` is true),
-    /// of any grade: see [`Self::has_positive_grade`].
+    /// of any grade: see [`Self::is_relevant`].
     pub fn judged_at(&self, query: QueryIdx, place: DocPlace) -> u32 {
         self.by_text_of(query)[place.below() as usize]
     }
@@ -175,10 +177,11 @@ impl LabelIndex {
         &self.by_text[q.docs.start as usize..q.judged_end as usize]
     }
 
-    /// Whether a judged document has a positive grade, the only documents
-    /// the metrics see.
-    pub fn has_positive_grade(&self, doc: u32) -> bool {
-        self.docs[doc as usize].grade > 0
+    /// Whether a judged document counts as relevant: a positive grade of
+    /// at least min-rel (the documents `n_relevant` counts).
+    pub fn is_relevant(&self, doc: u32) -> bool {
+        let grade = self.docs[doc as usize].grade;
+        grade > 0 && grade >= self.min_rel
     }
 
     /// The grade of a judged document returned by [`Self::find_doc`].
@@ -224,9 +227,38 @@ impl LabelIndex {
         }
     }
 
-    /// The name of a task or language index.
+    /// The name of a task, language, split or collection version index.
     pub fn slice_name(&self, slice: u32) -> &str {
         &self.slice_names[slice as usize]
+    }
+
+    /// The split `query` is sliced by: `None` when no label names a split,
+    /// so that labels without splits keep one grouping set per slice.
+    pub fn split_of(&self, query: QueryIdx) -> Option<u32> {
+        self.has_splits.then(|| self.queries[query as usize].split)
+    }
+
+    /// The collection version `query`'s label was reviewed against, if it names one.
+    pub fn collection_version(&self, query: QueryIdx) -> Option<&str> {
+        let version = self.slice_name(self.queries[query as usize].collection_version);
+        (version != NO_SLICE).then_some(version)
+    }
+
+    /// The collection versions the labels name, each with its number of
+    /// labeled queries, in byte order of the names.
+    pub fn collection_versions(&self) -> Vec<(&str, u64)> {
+        let mut counts: std::collections::BTreeMap<&str, u64> = Default::default();
+        for query in 0..self.queries.len() as QueryIdx {
+            if let Some(version) = self.collection_version(query) {
+                *counts.entry(version).or_default() += 1;
+            }
+        }
+        counts.into_iter().collect()
+    }
+
+    /// Whether any label names a split.
+    pub fn has_splits(&self) -> bool {
+        self.has_splits
     }
 
     /// The lowest grade that counts as relevant.

@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Result};
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
-use super::build::{Builder, LineError};
+use super::build::{Attributes, Builder, LineError};
 use crate::grade::parse::{id_text, JsonParser};
 use crate::grade::read::{lines, read_blocks, Block, Chunk, Source, MAX_LINE};
 use crate::grade::workers::for_each_block;
@@ -152,12 +152,18 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
                 .ok_or_else(|| anyhow!("{key} must be a string")),
         }
     };
-    let (task, language) = (optional_text("task")?, optional_text("language")?);
+    let attributes = Attributes {
+        task: optional_text("task")?,
+        language: optional_text("language")?,
+        split: optional_text("split")?,
+        collection_version: optional_text("collection_version")?,
+        required,
+    };
     if builder.keep_query_texts {
         let text = optional_text("query")?.ok_or_else(|| {
             anyhow!("no 'query' text: --join text matches captures by a label's 'query'")
         })?;
         builder.set_query_text(query, text)?;
     }
-    builder.set_slices(query, task, language, required, line)
+    builder.set_attributes(query, &attributes, line)
 }

@@ -116,8 +116,13 @@ impl LabelIndex {
             let line = line + 1;
             let at_line = |err: anyhow::Error| anyhow!("{line}: {err:#}");
             let query = builder.push_query(id, line).map_err(at_line)?;
+            let attributes = build::Attributes {
+                task,
+                language,
+                ..Default::default()
+            };
             builder
-                .set_slices(query, task, language, false, line)
+                .set_attributes(query, &attributes, line)
                 .map_err(at_line)?;
             for (doc, grade) in docs {
                 builder.judge(query, doc, grade, line).map_err(at_line)?;
@@ -232,21 +237,20 @@ mod tests {
         assert!(index.find_doc(q, b"b", id_hash(b"a")).is_none());
     }
 
-    /// Documents judged 0 or below stay out of the metrics' reach, yet are
-    /// known as judged: by hash lookup, and by place among the judged ids.
+    /// Documents judged 0 or below are judged, found by hash lookup and by
+    /// place among the judged ids, but never relevant and never in the
+    /// ideal ranking.
     #[test]
-    fn documents_judged_zero_or_below_are_judged_but_never_found() {
+    fn documents_judged_zero_or_below_are_judged_but_never_relevant() {
         let index = load_text("q 0 b 0\nq 0 a 1\nq 0 d -1\nq 0 c 3\n", LabelsFormat::Trec).unwrap();
         let q = index.find_query(b"q").unwrap();
-        let judged_nonpositive =
-            |doc: &str| index.judged_nonpositive(q, doc.as_bytes(), id_hash(doc.as_bytes()));
-        assert!(judged_nonpositive("b") && judged_nonpositive("d"));
-        assert!(!judged_nonpositive("a") && !judged_nonpositive("x"));
-        for doc in ["b", "d"] {
-            assert!(index
-                .find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes()))
-                .is_none());
+        let find = |doc: &str| index.find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes()));
+        for doc in ["a", "b", "c", "d"] {
+            let found = find(doc).unwrap_or_else(|| panic!("{doc} is judged"));
+            assert_eq!(index.doc_id(found), doc);
+            assert_eq!(index.is_relevant(found), ["a", "c"].contains(&doc), "{doc}");
         }
+        assert!(find("x").is_none());
         let positive: Vec<&str> = index.judged_docs(q).map(|d| index.doc_id(d)).collect();
         assert_eq!(positive.len(), 2);
         assert_eq!(index.judgments(q).ideal_grades, [3, 1]);
@@ -255,7 +259,7 @@ mod tests {
         assert!(place.judged());
         assert_eq!(place.below(), 3);
         let d = index.judged_at(q, place);
-        assert_eq!((index.doc_id(d), index.has_positive_grade(d)), ("d", false));
+        assert_eq!((index.doc_id(d), index.is_relevant(d)), ("d", false));
     }
 
     #[test]
@@ -287,7 +291,7 @@ mod tests {
             ("q1 0 a 1\nq1 0 a 2\n", ":2: doc_id 'a' is judged twice for query_id 'q1' (first on line 1)"),
             ("query,doc\nq,a\n", ":1: the CSV header needs query_id and doc_id"),
             ("query_id,doc_id,doc_id\nq,a,b\n", ":1: the CSV header names column 'doc_id' twice"),
-            ("query_id,doc_id,task\nq,a,x\nq,b,y\n", ":3: query_id 'q' has task/language y/(none) here but x/(none) on line 2"),
+            ("query_id,doc_id,task\nq,a,x\nq,b,y\n", ":3: query_id 'q' has task 'y' here but 'x' on line 2"),
         ];
         for (text, want) in cases {
             let err = format!("{:#}", load_text(text, LabelsFormat::Auto).unwrap_err());

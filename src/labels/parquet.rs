@@ -9,14 +9,14 @@ use anyhow::anyhow;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::build::{Builder, LineError};
+use super::build::{Attributes, Builder, LineError};
 use crate::grade::parquet::footer;
 use crate::grade::parquet::layout::{top_column, Want};
 use crate::grade::parquet::rows::Cells;
 use crate::guarded;
 
 /// The columns read, with what each must hold.
-const COLUMNS: [(&str, Want); 7] = [
+const COLUMNS: [(&str, Want); 9] = [
     ("query_id", Want::Id),
     ("doc_id", Want::Id),
     ("grade", Want::Integer),
@@ -24,6 +24,8 @@ const COLUMNS: [(&str, Want); 7] = [
     ("language", Want::Text),
     ("required", Want::Bool),
     ("query", Want::Text),
+    ("split", Want::Text),
+    ("collection_version", Want::Text),
 ];
 
 /// Read the Parquet labels at `path` into `builder`.
@@ -73,6 +75,8 @@ pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), Lin
                 language: cells(4)?,
                 required: cells(5)?,
                 text: cells(6)?,
+                split: cells(7)?,
+                collection_version: cells(8)?,
             };
             for row in 0..batch.num_rows() {
                 let line = first_row + row;
@@ -100,6 +104,8 @@ struct LabelColumns<'a> {
     language: Option<Cells<'a>>,
     required: Option<Cells<'a>>,
     text: Option<Cells<'a>>,
+    split: Option<Cells<'a>>,
+    collection_version: Option<Cells<'a>>,
 }
 
 impl<'a> LabelColumns<'a> {
@@ -109,13 +115,14 @@ impl<'a> LabelColumns<'a> {
         let query = id(&self.query).ok_or_else(|| anyhow!("null query_id"))?;
         let q = builder.declare(&query, line)?;
         let required = self.required.as_ref().and_then(|c| c.boolean(row));
-        builder.set_slices(
-            q,
-            text(&self.task),
-            text(&self.language),
-            required.unwrap_or(false),
-            line,
-        )?;
+        let attributes = Attributes {
+            task: text(&self.task),
+            language: text(&self.language),
+            split: text(&self.split),
+            collection_version: text(&self.collection_version),
+            required: required.unwrap_or(false),
+        };
+        builder.set_attributes(q, &attributes, line)?;
         if let Some(query_text) = text(&self.text) {
             builder.set_query_text(q, query_text)?;
         }

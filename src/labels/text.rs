@@ -4,7 +4,7 @@ use std::io::BufRead;
 
 use anyhow::anyhow;
 
-use super::build::{Builder, LineError};
+use super::build::{Attributes, Builder, LineError};
 
 /// Feed `visit` each line of a labels stream with its 1-based number,
 /// without its line end.
@@ -84,12 +84,8 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
             anyhow!("the CSV header needs query_id and doc_id columns, found: {found}"),
         ));
     };
-    let (grade_col, task_col, language_col, required_col) = (
-        column("grade"),
-        column("task"),
-        column("language"),
-        column("required"),
-    );
+    let (grade_col, required_col) = (column("grade"), column("required"));
+    let attribute_cols = ["task", "language", "split", "collection_version"].map(column);
     let query_text_col = column("query");
     if builder.keep_query_texts && query_text_col.is_none() {
         return Err((
@@ -116,9 +112,15 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
                 )))
             }
         };
-        builder
-            .set_slices(q, field(task_col), field(language_col), required, line)
-            .map_err(fail)?;
+        let [task, language, split, collection_version] = attribute_cols.map(field);
+        let attributes = Attributes {
+            task,
+            language,
+            split,
+            collection_version,
+            required,
+        };
+        builder.set_attributes(q, &attributes, line).map_err(fail)?;
         if let Some(text) = field(query_text_col) {
             builder.set_query_text(q, text).map_err(fail)?;
         }

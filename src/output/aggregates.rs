@@ -55,6 +55,11 @@ pub fn write_aggregates(
             }
             wtr.write_field(cell.text(agg.context_tokens_mean()))?;
             wtr.write_field(cell.text(Some(agg.leaks as f64)))?;
+            wtr.write_field(agg.split.map_or(ANY, |s| labels.slice_name(s)))?;
+            let judged = agg.judged_means();
+            for i in 0..settings.ks.len() {
+                wtr.write_field(cell.text(judged.as_ref().map(|j| j[i])))?;
+            }
             wtr.write_record(None::<&[u8]>)?;
         }
     }

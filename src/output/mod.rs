@@ -21,6 +21,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 pub mod aggregates;
+pub mod attribution;
 pub mod cells;
 pub mod complete;
 pub mod corpus;

@@ -19,6 +19,7 @@ pub struct PerQueryWriter<'a> {
     file: BufWriter<Staging>,
     labels: &'a LabelIndex,
     n_scores: usize,
+    n_ks: usize,
 }
 
 impl<'a> PerQueryWriter<'a> {
@@ -38,6 +39,7 @@ impl<'a> PerQueryWriter<'a> {
             file,
             labels,
             n_scores: settings.n_scores(),
+            n_ks: settings.ks.len(),
         })
     }
 
@@ -83,6 +85,14 @@ impl<'a> PerQueryWriter<'a> {
             join_missed(&mut missed, row, labels);
             csv.text(&missed)?;
             csv.number(row.unauthorized);
+            csv.text(labels.slice_name(q.split))?;
+            csv.text(
+                row.answer_ok
+                    .map_or("", |ok| if ok { "true" } else { "false" }),
+            )?;
+            for i in 0..self.n_ks {
+                csv.number(row.judged.as_ref().map(|j| j[i]));
+            }
             csv.end_row();
         }
         Ok(csv.bytes)

@@ -24,6 +24,12 @@ pub const SUMMARY_FILE: &str = "summary.json";
 pub const STAGE_LOSS_FILE: &str = "stage_loss.csv";
 /// stage_loss_per_query.csv: the ids each query lost between stages.
 pub const STAGE_LOSS_PER_QUERY_FILE: &str = "stage_loss_per_query.csv";
+/// attribution.csv: answers split by their evidence, per grouping set;
+/// written when the captures say whether answers were acceptable.
+pub const ATTRIBUTION_FILE: &str = "attribution.csv";
+/// review_queue.csv: unjudged documents the graded runs ranked high, per
+/// query, for the next round of judging (`--review-queue`).
+pub const REVIEW_QUEUE_FILE: &str = "review_queue.csv";
 /// report.html: the page drawn from the other outputs (not listed in
 /// summary.json, which it is drawn from).
 pub const REPORT_FILE: &str = "report.html";
@@ -53,6 +59,9 @@ pub const QUERY_ID: &str = "query_id";
 pub const TASK: &str = "task";
 /// per_query.csv's `language` column.
 pub const LANGUAGE: &str = "language";
+/// per_query.csv's `split` column (also in aggregates.csv and compare's
+/// files): the held-out split, after the columns that came before it.
+pub const SPLIT: &str = "split";
 /// per_query.csv's `required` column: `true` or `false`.
 pub const REQUIRED: &str = "required";
 /// per_query.csv's `status` column: a [`Status`] name.
@@ -93,12 +102,13 @@ pub const AGGREGATES_LEADING: [&str; 9] = [
 ];
 
 /// aggregates.csv's columns after the metric means, in order.
-pub const AGGREGATES_TRAILING: [&str; 5] = [
+pub const AGGREGATES_TRAILING: [&str; 6] = [
     "latency_p50_ms",
     "latency_p95_ms",
     "latency_p99_ms",
     "context_tokens_mean",
     "leaks",
+    SPLIT,
 ];
 
 /// The latency percentiles of aggregates.csv, in column order.
@@ -116,6 +126,20 @@ pub const STAGE_LOSS: [&str; 8] = [
     "lost_rate",
 ];
 
+/// attribution.csv's columns.
+pub const ATTRIBUTION: [&str; 10] = [
+    RUN,
+    STAGE,
+    TASK,
+    LANGUAGE,
+    SPLIT,
+    "answered",
+    ANSWER_OK,
+    "wrong_missing_evidence",
+    "wrong_with_evidence",
+    "ok_missing_evidence",
+];
+
 /// stage_loss_per_query.csv's columns.
 pub const STAGE_LOSS_PER_QUERY: [&str; 9] = [
     RUN,
@@ -130,7 +154,7 @@ pub const STAGE_LOSS_PER_QUERY: [&str; 9] = [
 ];
 
 /// comparison.csv's columns.
-pub const COMPARISON: [&str; 15] = [
+pub const COMPARISON: [&str; 16] = [
     STAGE,
     TASK,
     LANGUAGE,
@@ -146,10 +170,11 @@ pub const COMPARISON: [&str; 15] = [
     "losses",
     "p_value",
     "p_holm",
+    SPLIT,
 ];
 
 /// per_query_delta.csv's columns before the three of each metric
-/// ([`per_query_delta_columns`]).
+/// ([`per_query_delta_columns`]); `split` follows those.
 pub const PER_QUERY_DELTA_LEADING: [&str; 5] = [STAGE, QUERY_ID, TASK, LANGUAGE, REQUIRED];
 
 /// per_query_delta.csv's columns of one metric: both sides and the change.
@@ -177,21 +202,38 @@ pub fn missing_column(ks: &[Cutoff]) -> String {
     )
 }
 
+/// per_query.csv's `answer_ok` column: `true`, `false`, or empty when the
+/// captures do not say.
+pub const ANSWER_OK: &str = "answer_ok";
+
+/// The label-coverage columns, one per cutoff in the order given:
+/// `judged@k` (per query in per_query.csv, means in aggregates.csv).
+pub fn judged_columns(ks: &[Cutoff]) -> Vec<String> {
+    ks.iter().map(|k| format!("judged@{k}")).collect()
+}
+
 /// per_query.csv's header for cutoffs `ks`.
 pub fn per_query_header(ks: &[Cutoff]) -> Vec<String> {
+    let trailing = [
+        missing_column(ks),
+        "unauthorized".to_string(),
+        SPLIT.to_string(),
+        ANSWER_OK.to_string(),
+    ];
     header(
         &PER_QUERY_LEADING,
         ks,
-        [missing_column(ks), "unauthorized".to_string()],
+        trailing.into_iter().chain(judged_columns(ks)),
     )
 }
 
 /// aggregates.csv's header for cutoffs `ks`.
 pub fn aggregates_header(ks: &[Cutoff]) -> Vec<String> {
+    let trailing = AGGREGATES_TRAILING.map(String::from);
     header(
         &AGGREGATES_LEADING,
         ks,
-        AGGREGATES_TRAILING.map(String::from),
+        trailing.into_iter().chain(judged_columns(ks)),
     )
 }
 
@@ -306,6 +348,20 @@ pub struct LabelsSummary {
     pub format: String,
     /// Labeled queries.
     pub queries: usize,
+    /// The collection versions the labels were reviewed against
+    /// (`collection_version`), each with its labeled queries, by name;
+    /// queries whose label names none are not listed.
+    #[serde(default)]
+    pub collection_versions: Vec<CollectionVersion>,
+}
+
+/// A collection version the labels name, in summary.json.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectionVersion {
+    /// The version, as the labels write it.
+    pub version: String,
+    /// Labeled queries reviewed against it.
+    pub queries: u64,
 }
 
 /// One log input in summary.json.
@@ -345,6 +401,9 @@ pub struct SettingsSummary {
     pub stages: Vec<String>,
     /// Worker threads used.
     pub threads: usize,
+    /// `--collection-version`: the version every label was checked to name.
+    #[serde(default)]
+    pub collection_version: Option<String>,
 }
 
 /// Counts in summary.json. For every log,

@@ -13,6 +13,7 @@ use super::plural;
 use super::schema::{metric_columns, Counts, Status};
 use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::group::GradeSettings;
+use crate::grade::parse::DEFAULT_STAGE;
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
 use crate::metrics::Metric;
@@ -24,8 +25,8 @@ const COUNT_WIDTH: usize = 7;
 /// The narrowest a metric column is: a mean, `0.000`.
 const MEAN_WIDTH: usize = 5;
 
-/// Print the table of means per (run, stage), overall then per task and
-/// per language, rounded to 3 decimals, in lines of at most `width`
+/// Print the table of means per (run, stage), overall then per task, per
+/// language and per split, rounded to 3 decimals, in lines of at most `width`
 /// characters where the names allow.
 ///
 /// # Errors
@@ -74,16 +75,18 @@ impl SliceTable {
             .map(String::from)
             .chain(metrics.iter().cloned())
             .collect();
-        // Task × language rows stay in aggregates.csv: on a terminal they
-        // would bury the overall, per-task and per-language rows.
+        // Task × language rows, and the slices within each split, stay in
+        // aggregates.csv: on a terminal they would bury the overall,
+        // per-task, per-language and per-split rows.
         let rows: Vec<Vec<String>> = aggregates
             .iter()
             .filter_map(|agg| {
-                let name = match (agg.task, agg.language) {
-                    (None, None) => "all".to_string(),
-                    (Some(t), None) => format!("task={}", labels.slice_name(t)),
-                    (None, Some(l)) => format!("language={}", labels.slice_name(l)),
-                    (Some(_), Some(_)) => return None,
+                let name = match (agg.split, agg.task, agg.language) {
+                    (None, None, None) => "all".to_string(),
+                    (None, Some(t), None) => format!("task={}", labels.slice_name(t)),
+                    (None, None, Some(l)) => format!("language={}", labels.slice_name(l)),
+                    (Some(s), None, None) => format!("split={}", labels.slice_name(s)),
+                    _ => return None,
                 };
                 let counts = [
                     Status::Ok,
@@ -184,6 +187,75 @@ impl SliceTable {
         }
         Ok(())
     }
+}
+
+/// The answers of the final stage (or of every stage when none is named
+/// `final`) split by their evidence: of the wrong answers, how many lacked
+/// evidence (retrieval failures) and how many had it all (generation
+/// failures), and the right answers that lacked some.
+///
+/// # Errors
+/// Writing to `out` fails (a closed pipe among others).
+pub fn print_attribution(out: &mut impl Write, pairs: &[PairAggregates]) -> io::Result<()> {
+    let answered = |pair: &&PairAggregates| {
+        pair.aggregates
+            .first()
+            .filter(|all| all.attribution.answered > 0)
+            .is_some()
+    };
+    let finals: Vec<&PairAggregates> = pairs
+        .iter()
+        .filter(answered)
+        .filter(|pair| &*pair.stage == DEFAULT_STAGE)
+        .collect();
+    let shown = if finals.is_empty() {
+        pairs.iter().filter(answered).collect()
+    } else {
+        finals
+    };
+    writeln!(
+        out,
+        "wrong answers by their evidence (at the deepest cutoff)"
+    )?;
+    for pair in shown {
+        let a = pair.aggregates[0].attribution;
+        let wrong = a.answered - a.answer_ok;
+        let share = |n: u64, of: u64| {
+            if of == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.0}%", 100.0 * n as f64 / of as f64)
+            }
+        };
+        let run = if pair.run.is_empty() {
+            "(unnamed)"
+        } else {
+            &pair.run
+        };
+        writeln!(
+            out,
+            "  run {run}  stage {}: {} answered, {} ok, {wrong} wrong",
+            pair.stage, a.answered, a.answer_ok
+        )?;
+        writeln!(
+            out,
+            "    retrieval: {} wrong without all their evidence ({} of wrong)",
+            a.wrong_missing_evidence,
+            share(a.wrong_missing_evidence, wrong)
+        )?;
+        writeln!(
+            out,
+            "    generation: {} wrong with all their evidence ({} of wrong)",
+            a.wrong_with_evidence,
+            share(a.wrong_with_evidence, wrong)
+        )?;
+        writeln!(
+            out,
+            "    {} ok without all their evidence",
+            a.ok_missing_evidence
+        )?;
+    }
+    writeln!(out)
 }
 
 /// The "evidence lost between stages" table: per run and transition, the

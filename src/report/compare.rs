@@ -84,6 +84,7 @@ struct ComparisonRow {
     stage: String,
     task: String,
     language: String,
+    split: String,
     metric: String,
     queries: u64,
     baseline: f64,
@@ -121,6 +122,7 @@ fn read_comparison(path: &Path) -> Result<Vec<ComparisonRow>> {
             stage: record[0].to_string(),
             task: record[1].to_string(),
             language: record[2].to_string(),
+            split: record[15].to_string(),
             metric: record[3].to_string(),
             queries: whole(4)?,
             baseline: number(5)?,
@@ -212,11 +214,22 @@ fn verdict(gate: Option<&Gate>) -> Markup {
 
 /// A slice of comparison.csv as the page names it.
 fn slice_name(row: &ComparisonRow) -> String {
-    match (row.task.as_str(), row.language.as_str()) {
+    let within = match (row.task.as_str(), row.language.as_str()) {
         (ANY, ANY) => "all".to_string(),
         (task, ANY) => task.to_string(),
         (ANY, language) => language.to_string(),
         (task, language) => format!("{task} × {language}"),
+    };
+    match row.split.as_str() {
+        ANY => within,
+        split => format!("split {split}: {within}"),
+    }
+}
+
+impl ComparisonRow {
+    /// The grouping set: split, task and language.
+    fn slice(&self) -> (&str, &str, &str) {
+        (&self.split, &self.task, &self.language)
     }
 }
 
@@ -236,24 +249,30 @@ fn stage_section(
         .collect();
     let overall: Vec<&&ComparisonRow> = rows
         .iter()
-        .filter(|r| r.task == ANY && r.language == ANY)
+        .filter(|r| r.slice() == (ANY, ANY, ANY))
         .collect();
-    // Slices in file order (overall, tasks, languages, task × language).
-    let mut slices: Vec<(String, String)> = Vec::new();
-    for row in rows {
-        let key = (row.task.clone(), row.language.clone());
-        if !slices.contains(&key) {
-            slices.push(key);
+    // Overall, then each split whole, then the other slices in file order
+    // (tasks, languages, task × language, and those within each split).
+    let mut slices: Vec<(&str, &str, &str)> = Vec::new();
+    let split_whole = |r: &&&ComparisonRow| r.task == ANY && r.language == ANY;
+    let other = |r: &&&ComparisonRow| !(r.task == ANY && r.language == ANY);
+    for row in rows
+        .iter()
+        .filter(split_whole)
+        .chain(rows.iter().filter(other))
+    {
+        if !slices.contains(&row.slice()) {
+            slices.push(row.slice());
         }
     }
     let hidden = slices.len().saturating_sub(FOREST_ROWS);
     slices.truncate(FOREST_ROWS);
     let forest_rows: Vec<ForestRow> = slices
         .iter()
-        .map(|(task, language)| {
+        .map(|&slice| {
             let of_slice = |metric: &String| {
                 rows.iter()
-                    .find(|r| &r.task == task && &r.language == language && &r.metric == metric)
+                    .find(|r| r.slice() == slice && &r.metric == metric)
             };
             let label = of_slice(metrics[0]).map_or_else(String::new, |r| {
                 format!("{} ({})", slice_name(r), r.queries)

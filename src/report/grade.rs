@@ -73,7 +73,7 @@ pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Re
 
 /// What the page reads from the output files beside per_query.csv.
 struct Facts {
-    /// aggregates.csv's rows by (run, stage, task, language).
+    /// aggregates.csv's rows over every split, by (run, stage, task, language).
     aggregates: BTreeMap<(String, String, String, String), AggregateRow>,
     /// stage_loss.csv's overall rows, when there is one.
     stage_loss: Vec<StageLossRow>,
@@ -191,9 +191,12 @@ fn read_aggregates(
             context_mean: number(&r[12], path)?,
             leaks: whole(&r[13], path)?,
         };
-        let [run, stage, task, language, ..] = <[String; 14]>::try_from(r)
+        let [run, stage, task, language, .., split] = <[String; 15]>::try_from(r)
             .map_err(|_| anyhow::anyhow!("{}: a row is cut short", path.display()))?;
-        rows.insert((run, stage, task, language), row);
+        // The sets within a split are drawn from per_query.csv's rows.
+        if split == ANY {
+            rows.insert((run, stage, task, language), row);
+        }
     }
     Ok(rows)
 }

@@ -27,6 +27,8 @@ const DOCS: &[&str] = &["d0", "d1", "d2", "d3", "d10", "d#1", "D4", "7"];
 const TASKS: &[&str] = &["faq", "howto", "Zeta"];
 /// Languages; `de` sorts before `en`.
 const LANGUAGES: &[&str] = &["en", "de"];
+/// Held-out splits, when a key uses them.
+const SPLITS: &[&str] = &["test", "dev"];
 /// Cutoffs; 20 is beyond every generated ranking, `all` reads it whole.
 const CUTOFFS: &[Cutoff] = &[
     Cutoff::At(1),
@@ -53,6 +55,7 @@ pub(super) struct Label {
     pub(super) as_array: bool,
     pub(super) task: Option<String>,
     pub(super) language: Option<String>,
+    pub(super) split: Option<String>,
     pub(super) required: Option<bool>,
 }
 
@@ -79,6 +82,10 @@ impl Label {
 
     pub(super) fn language_name(&self) -> &str {
         self.language.as_deref().unwrap_or("(none)")
+    }
+
+    pub(super) fn split_name(&self) -> &str {
+        self.split.as_deref().unwrap_or("(none)")
     }
 }
 
@@ -200,22 +207,26 @@ fn labels() -> impl Strategy<Value = Vec<Label>> {
         judgments(),
         slice_value(TASKS),
         slice_value(LANGUAGES),
+        slice_value(SPLITS),
         weighted(0.6, any::<bool>()),
     );
     (
         subsequence(LABELABLE_QUERIES.to_vec(), 1..=LABELABLE_QUERIES.len()).prop_shuffle(),
         vec(body, LABELABLE_QUERIES.len()),
+        // Half the keys name no split at all.
+        any::<bool>(),
     )
-        .prop_map(|(ids, bodies)| {
+        .prop_map(|(ids, bodies, with_splits)| {
             ids.into_iter()
                 .zip(bodies)
                 .map(
-                    |(id, ((grades, as_array), task, language, required))| Label {
+                    |(id, ((grades, as_array), task, language, split, required))| Label {
                         query_id: id.to_string(),
                         grades,
                         as_array,
                         task,
                         language,
+                        split: split.filter(|_| with_splits),
                         required,
                     },
                 )
@@ -371,7 +382,11 @@ fn label_line(label: &Label) -> String {
     };
     object.insert("relevant".into(), relevant);
     // An absent slice is sometimes written as null (the same thing).
-    for (key, value) in [("task", &label.task), ("language", &label.language)] {
+    for (key, value) in [
+        ("task", &label.task),
+        ("language", &label.language),
+        ("split", &label.split),
+    ] {
         let value = match value {
             Some(v) => Value::from(v.as_str()),
             None if label.as_array => Value::Null,

@@ -436,6 +436,7 @@ pub(super) fn per_query_table(rows: &[QueryRow]) -> Vec<Vec<Cell>> {
             // No generated record carries permission data: every graded
             // ranking has 0 unauthorized results.
             cells.push(Cell::Number(row.n_results.map(|_| 0.0)));
+            cells.push(text(row.label.split_name()));
             cells
         })
         .collect()
@@ -444,7 +445,7 @@ pub(super) fn per_query_table(rows: &[QueryRow]) -> Vec<Vec<Cell>> {
 /// One aggregates.csv row: the rows of a (run, stage) in one slice.
 fn aggregate_row(
     (run, stage): (&str, &str),
-    (task, language): (&str, &str),
+    (split, task, language): (&str, &str, &str),
     rows: &[&QueryRow],
     options: &Options,
 ) -> Vec<Cell> {
@@ -479,11 +480,13 @@ fn aggregate_row(
         rows.iter().filter_map(|r| r.context_tokens),
     )));
     cells.push(count(0));
+    cells.push(text(split));
     cells
 }
 
 /// Per (run, stage): the overall row, then per task, per language and per
-/// task × language, each sorted by name in byte order.
+/// task × language, each sorted by name in byte order; then the same
+/// within each split, when the key names splits.
 pub(super) fn aggregates_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<Cell>> {
     let pairs: BTreeSet<(&str, &str)> = rows
         .iter()
@@ -495,24 +498,44 @@ pub(super) fn aggregates_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<
             .iter()
             .filter(|r| (r.run.as_str(), r.stage.as_str()) == pair)
             .collect();
-        let tasks: BTreeSet<&str> = of_pair.iter().map(|r| r.label.task_name()).collect();
-        let languages: BTreeSet<&str> = of_pair.iter().map(|r| r.label.language_name()).collect();
-        let both: BTreeSet<(&str, &str)> = of_pair
-            .iter()
-            .map(|r| (r.label.task_name(), r.label.language_name()))
-            .collect();
-        let mut slices = vec![("*", "*")];
-        slices.extend(tasks.into_iter().map(|t| (t, "*")));
-        slices.extend(languages.into_iter().map(|l| ("*", l)));
-        slices.extend(both);
-        for (task, language) in slices {
-            let members: Vec<&QueryRow> = of_pair
+        // Every split (`*`), then each split by name: only when the key
+        // names a split at all.
+        let mut splits = vec!["*"];
+        if of_pair.iter().any(|r| r.label.split.is_some()) {
+            let named: BTreeSet<&str> = of_pair.iter().map(|r| r.label.split_name()).collect();
+            splits.extend(named);
+        }
+        for split in splits {
+            let in_split: Vec<&QueryRow> = of_pair
                 .iter()
                 .copied()
-                .filter(|r| task == "*" || r.label.task_name() == task)
-                .filter(|r| language == "*" || r.label.language_name() == language)
+                .filter(|r| split == "*" || r.label.split_name() == split)
                 .collect();
-            table.push(aggregate_row(pair, (task, language), &members, options));
+            let tasks: BTreeSet<&str> = in_split.iter().map(|r| r.label.task_name()).collect();
+            let languages: BTreeSet<&str> =
+                in_split.iter().map(|r| r.label.language_name()).collect();
+            let both: BTreeSet<(&str, &str)> = in_split
+                .iter()
+                .map(|r| (r.label.task_name(), r.label.language_name()))
+                .collect();
+            let mut slices = vec![("*", "*")];
+            slices.extend(tasks.into_iter().map(|t| (t, "*")));
+            slices.extend(languages.into_iter().map(|l| ("*", l)));
+            slices.extend(both);
+            for (task, language) in slices {
+                let members: Vec<&QueryRow> = in_split
+                    .iter()
+                    .copied()
+                    .filter(|r| task == "*" || r.label.task_name() == task)
+                    .filter(|r| language == "*" || r.label.language_name() == language)
+                    .collect();
+                table.push(aggregate_row(
+                    pair,
+                    (split, task, language),
+                    &members,
+                    options,
+                ));
+            }
         }
     }
     table
