@@ -70,6 +70,7 @@ fn judge_block(c: &mut Criterion) {
         file_runs: &[],
         input_names: &[],
         spans: &SpanFields::default(),
+        pool_depth: None,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,

@@ -77,6 +77,14 @@ pub struct GradeArgs {
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 
+    /// Also write review_queue.csv: per labeled query, the unjudged documents the graded captures ranked within --pool-depth, for the next round of judging.
+    #[arg(long = "review-queue", requires = "out")]
+    pub review_queue: bool,
+
+    /// Pool the documents ranked within the top N for the review queue [default: the deepest cutoff].
+    #[arg(long = "pool-depth", value_name = "N", requires = "review_queue")]
+    pub pool_depth: Option<NonZeroUsize>,
+
     /// Score a labeled query with no capture 0 (fail) or leave it out of the means (skip).
     #[arg(long, value_enum, value_name = "POLICY", default_value_t = MissingPolicy::Fail)]
     pub missing: MissingPolicy,

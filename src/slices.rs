@@ -43,23 +43,24 @@ pub fn split_slice_keys(
         .chain(within.into_iter().flatten())
 }
 
+/// Where a grouping set sorts among the others of its split: its level
+/// (overall, task, language, task × language), then its names.
+pub type SliceRank<'a> = (u8, Option<&'a str>, Option<&'a str>);
+
 /// A sort key that puts grouping sets within splits in the order of
 /// aggregates.csv: every split (`*`) first, then each split by name, and
 /// within each the order of [`slice_order`].
 pub fn split_slice_order<'a>(
     (split, key): SplitSliceKey,
     name: impl Fn(u32) -> &'a str + Copy,
-) -> (Option<&'a str>, (u8, Option<&'a str>, Option<&'a str>)) {
+) -> (Option<&'a str>, SliceRank<'a>) {
     (split.map(name), slice_order(key, name))
 }
 
 /// A sort key that puts grouping sets in the order of aggregates.csv:
 /// overall first, then each task, each language and each task × language,
 /// each group by name (`name` turns a slice index into its name).
-pub fn slice_order<'a>(
-    (task, language): SliceKey,
-    name: impl Fn(u32) -> &'a str,
-) -> (u8, Option<&'a str>, Option<&'a str>) {
+pub fn slice_order<'a>((task, language): SliceKey, name: impl Fn(u32) -> &'a str) -> SliceRank<'a> {
     let level = match (task.is_some(), language.is_some()) {
         (false, false) => 0,
         (true, false) => 1,

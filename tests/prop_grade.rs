@@ -36,7 +36,8 @@ use serde_json::Value;
 use crate::util::{aggregates_header, Workdir};
 use inputs::{jsonl_logs, render, scenario, trec_logs, Options, Repeats, Scenario};
 use model::{
-    aggregates_table, captures, per_query_header, per_query_table, reference, Cell, Origin,
+    aggregates_table, attribution_table, captures, per_query_header, per_query_table, reference,
+    Cell, Origin,
 };
 
 // ---------------------------------------------------------------------------
@@ -136,6 +137,8 @@ fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Gra
         corpus: None,
         collection_version: None,
         out: Some(out.to_path_buf()),
+        review_queue: false,
+        pool_depth: None,
         meta: Vec::new(),
         threads: NonZeroUsize::new(threads),
         progress: ProgressWhen::Never,
@@ -295,6 +298,27 @@ fn check_against_reference(scenario: &Scenario) -> Result<(), String> {
         &read_csv(&out.join("aggregates.csv"))?,
         4,
     ));
+    // attribution.csv is written when some graded capture said whether
+    // its answer was acceptable.
+    let attribution = attribution_table(&expected.rows, options);
+    let answered = attribution
+        .iter()
+        .any(|row| row[5] != Cell::Number(Some(0.0)));
+    let attribution_path = out.join("attribution.csv");
+    if answered {
+        differences.extend(table_differences(
+            "attribution.csv",
+            &rgrade::schema::ATTRIBUTION.map(String::from),
+            &attribution,
+            &read_csv(&attribution_path)?,
+            5,
+        ));
+    } else if attribution_path.exists() {
+        differences.push(
+            "attribution.csv was written, yet no graded capture said whether its answer was ok"
+                .to_string(),
+        );
+    }
     let rejected = read_rejects(&out.join("rejects.jsonl"), &written.logs)?;
     if rejected != expected.rejected {
         differences.push(format!(

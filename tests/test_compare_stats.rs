@@ -50,7 +50,8 @@ fn hand_computed_case() {
             "ties",
             "losses",
             "p_value",
-            "p_holm"
+            "p_holm",
+            "split"
         ]
     );
     let row = |task: &str, language: &str, metric: &str| {

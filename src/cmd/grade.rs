@@ -34,6 +34,8 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         corpus: args.corpus.clone(),
         collection_version: args.collection_version.clone(),
         out: args.out.clone(),
+        review_queue: args.review_queue,
+        pool_depth: args.pool_depth,
         meta: args.meta.clone(),
         threads: args.threads,
         progress: args.progress,

@@ -58,6 +58,10 @@ pub struct Capture {
     /// Whether the answer built on this capture was acceptable, if the
     /// record says (`answer_ok`).
     pub answer_ok: Option<bool>,
+    /// The unjudged documents ranked within the pool depth (with
+    /// `--review-queue`): a range of the pooled documents of whoever holds
+    /// the capture, as `found` is of its found list.
+    pub pooled: Range<u32>,
     /// The judged documents (any grade) in the ranking, by rank: a range of the found
     /// list of whoever holds the capture (a block outcome, the grouper).
     pub found: Range<u32>,

@@ -95,6 +95,9 @@ pub enum Warning {
     StageNotGraded(String),
     /// A stage `--stage` names that no record had.
     StageNotRead(String),
+    /// `--review-queue` with captures ranked from run lines, whose
+    /// unjudged ids are not kept.
+    RunsNotPooled,
     /// No event matched a labeled query.
     NoLabeledEvents {
         /// Valid events read.
@@ -145,6 +148,12 @@ impl fmt::Display for Warning {
             Warning::StageNotRead(stage) => {
                 write!(f, "no record of --stage {stage} was read; check the name")
             }
+            Warning::RunsNotPooled => write!(
+                f,
+                "review_queue.csv leaves out the TREC, MS MARCO and one-result-a-row Parquet \
+                 runs: their rankings keep no unjudged doc id; grade search events (JSONL, spans, \
+                 Parquet events) to pool them"
+            ),
             Warning::NoLabeledEvents { events } => write!(
                 f,
                 "none of the {events} events matched a labeled query_id; check --query-field \

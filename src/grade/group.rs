@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use crate::grade::capture::{Capture, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
 use crate::grade::parse::RejectReason;
+use crate::grade::pool::Pooled;
 use crate::grade::trec::{Duplicates, SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Cutoff, Hit, Metric};
@@ -134,13 +135,32 @@ impl PairSlots {
         store: &'a CaptureStore,
         settings: &GradeSettings,
     ) -> impl Iterator<Item = &'a [Found]> + 'a {
+        store
+            .list(self.graded_head(query, settings))
+            .map(|capture| store.found(capture))
+    }
+
+    /// The documents each graded capture of `query` pooled for judging
+    /// (none when the query is missing or invalid), as (rank, id).
+    pub fn graded_pooled<'a>(
+        &self,
+        query: QueryIdx,
+        store: &'a CaptureStore,
+        settings: &GradeSettings,
+    ) -> impl Iterator<Item = (u32, &'a str)> + 'a {
+        store
+            .list(self.graded_head(query, settings))
+            .flat_map(|capture| store.pooled(capture))
+    }
+
+    /// The first graded capture of `query`'s list, if any is graded.
+    fn graded_head(&self, query: QueryIdx, settings: &GradeSettings) -> u32 {
         let slot = &self.slots[query as usize];
-        let head = if slot.grades_kept(settings) {
+        if slot.grades_kept(settings) {
             slot.head
         } else {
             NO_CAPTURE
-        };
-        store.list(head).map(|capture| store.found(capture))
+        }
     }
 
     /// Grade the queries in `range`, in parallel.
@@ -182,13 +202,16 @@ pub struct CaptureStore {
     captures: Vec<Capture>,
     next: Vec<u32>,
     found: Vec<Found>,
+    pooled: Pooled,
 }
 
 impl CaptureStore {
-    /// Keep `capture` (whose documents are `found`) ahead of list `next`;
-    /// returns its index, the new head of the list.
-    fn push(&mut self, mut capture: Capture, found: &[Found], next: u32) -> u32 {
+    /// Keep `capture` (whose documents are `found`, and whose pooled
+    /// documents are in `pooled`) ahead of list `next`; returns its index,
+    /// the new head of the list.
+    fn push(&mut self, mut capture: Capture, found: &[Found], pooled: &Pooled, next: u32) -> u32 {
         capture.found = self.keep_found(found);
+        capture.pooled = self.pooled.copy_from(pooled, capture.pooled);
         self.captures.push(capture);
         self.next.push(next);
         (self.captures.len() - 1) as u32
@@ -196,8 +219,15 @@ impl CaptureStore {
 
     /// Put `capture` in the place of capture `index`. The documents of the
     /// replaced capture stay behind, unused: replacing is rare.
-    fn replace(&mut self, index: u32, mut capture: Capture, found: &[Found]) -> Capture {
+    fn replace(
+        &mut self,
+        index: u32,
+        mut capture: Capture,
+        found: &[Found],
+        pooled: &Pooled,
+    ) -> Capture {
         capture.found = self.keep_found(found);
+        capture.pooled = self.pooled.copy_from(pooled, capture.pooled);
         std::mem::replace(&mut self.captures[index as usize], capture)
     }
 
@@ -218,6 +248,11 @@ impl CaptureStore {
     /// The judged documents a kept capture found, by rank.
     fn found(&self, capture: &Capture) -> &[Found] {
         &self.found[capture.found.start as usize..capture.found.end as usize]
+    }
+
+    /// The unjudged documents a kept capture pooled, as (rank, id).
+    fn pooled(&self, capture: &Capture) -> impl Iterator<Item = (u32, &str)> {
+        self.pooled.get(capture.pooled.clone())
     }
 
     /// The captures of the list starting at `head`.
@@ -282,6 +317,7 @@ pub struct Grouper {
     /// input under `--duplicate-docs dedupe`, those inputs.
     fused: BTreeMap<u32, BTreeSet<u32>>,
     returned_judged: Vec<bool>,
+    ranked_runs: bool,
 }
 
 /// Everything gathered, ready to grade.
@@ -300,6 +336,9 @@ pub struct Grouped {
     /// For each labeled query, whether a valid capture of it returned any
     /// document its labels judge, of any grade (counted as `seen_docs`).
     pub returned_judged: Vec<bool>,
+    /// Whether any capture was ranked from run lines (TREC, MS MARCO,
+    /// Parquet rows of one result): those keep no unjudged id to pool.
+    pub ranked_runs: bool,
 }
 
 impl Grouper {
@@ -317,6 +356,7 @@ impl Grouper {
             seen_docs: vec![false; labels.n_judged_docs()],
             fused: BTreeMap::new(),
             returned_judged: vec![false; labels.queries().len()],
+            ranked_runs: false,
         }
     }
 
@@ -331,7 +371,7 @@ impl Grouper {
         self.take_judged(
             to_global,
             &mut outcome.captures,
-            &outcome.found,
+            (&outcome.found, &outcome.pooled),
             &mut outcome.rejected_keys,
         );
         for &doc in &outcome.withheld {
@@ -340,18 +380,19 @@ impl Grouper {
         self.trec.add(std::mem::take(&mut outcome.trec), to_global);
     }
 
-    /// Take in judged captures, whose documents are in `found`, and keys
-    /// whose capture was rejected; `global` maps their pairs to ours.
+    /// Take in judged captures, whose documents are in `found` and
+    /// `pooled`, and keys whose capture was rejected; `global` maps their
+    /// pairs to ours.
     fn take_judged(
         &mut self,
         global: impl Fn(u32) -> u32,
         captures: &mut Vec<(u32, QueryIdx, Capture)>,
-        found: &[Found],
+        (found, pooled): (&[Found], &Pooled),
         rejected_keys: &mut Vec<(u32, QueryIdx)>,
     ) {
         for (pair, query, capture) in captures.drain(..) {
             let found = &found[capture.found.start as usize..capture.found.end as usize];
-            self.add(global(pair), query, capture, found);
+            self.add(global(pair), query, capture, found, pooled);
         }
         for (pair, query) in rejected_keys.drain(..) {
             self.slot(global(pair), query).rejected += 1;
@@ -380,7 +421,14 @@ impl Grouper {
         &mut self.slots[pair as usize][query as usize]
     }
 
-    fn add(&mut self, pair: u32, query: QueryIdx, capture: Capture, found: &[Found]) {
+    fn add(
+        &mut self,
+        pair: u32,
+        query: QueryIdx,
+        capture: Capture,
+        found: &[Found],
+        pooled: &Pooled,
+    ) {
         for f in found {
             self.seen_docs[f.doc as usize] = true;
         }
@@ -394,12 +442,12 @@ impl Grouper {
         };
         match replace {
             None => {
-                slot.head = self.store.push(capture, found, slot.head);
+                slot.head = self.store.push(capture, found, pooled, slot.head);
                 slot.kept += 1;
             }
             Some(replace) => {
                 let set_aside = if replace {
-                    self.store.replace(slot.head, capture, found)
+                    self.store.replace(slot.head, capture, found, pooled)
                 } else {
                     capture
                 };
@@ -439,10 +487,11 @@ impl Grouper {
         for batch in sorted.batches() {
             let repeated = |pair, query| self.repeat_of(labels, pair, query);
             for mut chunk in batch.rank(labels, duplicates, &repeated) {
+                self.ranked_runs |= !chunk.captures.is_empty();
                 self.take_judged(
                     |pair| pair,
                     &mut chunk.captures,
-                    &chunk.found,
+                    (&chunk.found, &Pooled::default()),
                     &mut chunk.rejected_keys,
                 );
                 rejects.append(&mut chunk.rejects);
@@ -499,6 +548,7 @@ impl Grouper {
             superseded_records: self.superseded_records,
             seen_docs: self.seen_docs,
             returned_judged: self.returned_judged,
+            ranked_runs: self.ranked_runs,
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::grade::parse::{
     DEFAULT_STAGE,
 };
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
+use crate::grade::pool::Pooled;
 use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
 use crate::grade::spans::{for_each_span, SpanFields, SpanRecord};
 use crate::grade::trec::{BlockRuns, BlockScratch, Duplicates, RunLine, TrecLines};
@@ -46,6 +47,9 @@ pub struct BlockOutcome {
     /// Judged documents returned outside the user's allowed collections:
     /// never graded, but returned (for the stale-label check).
     pub withheld: Vec<u32>,
+    /// The unjudged documents the captures ranked within the pool depth
+    /// (`--review-queue`), back to back.
+    pub pooled: Pooled,
     /// Line counts.
     pub counts: LineCounts,
     /// For each stage `--stage` names, whether a record of the block had
@@ -114,6 +118,9 @@ pub struct JudgeConfig<'a> {
     pub input_names: &'a [String],
     /// Where spans keep what a capture needs.
     pub spans: &'a SpanFields,
+    /// With `--review-queue`, the depth within which a capture's unjudged
+    /// documents are pooled for judging.
+    pub pool_depth: Option<usize>,
 }
 
 impl<'a> JudgeConfig<'a> {
@@ -236,6 +243,43 @@ impl RankingJudge {
         })
     }
 
+    /// Pool the documents of the ranking `docs` last judged (for `query`)
+    /// that rank within `depth` and that no label line of the query judges;
+    /// returns where they are in `pooled`. Results `outside` the user's
+    /// allowed collections are never graded, so never pooled either.
+    pub fn pool<S: AsRef<str>>(
+        &self,
+        labels: &LabelIndex,
+        query: QueryIdx,
+        docs: &[S],
+        outside: &[Outside],
+        depth: usize,
+        pooled: &mut Pooled,
+    ) -> Range<u32> {
+        let start = pooled.len();
+        let mut outside = outside.iter().map(|o| o.position).peekable();
+        let mut rank = 0u32;
+        for (i, doc) in docs.iter().enumerate() {
+            let is_outside = outside.next_if_eq(&i).is_some();
+            if self.dropped[i] {
+                continue;
+            }
+            rank += 1;
+            if rank as usize > depth {
+                break;
+            }
+            let id = doc.as_ref();
+            if !is_outside
+                && labels
+                    .find_doc(query, id.as_bytes(), self.hashes[i])
+                    .is_none()
+            {
+                pooled.push(rank, id);
+            }
+        }
+        start..pooled.len()
+    }
+
     /// Mark every repeat of an earlier doc id as dropped, or fail. Equal
     /// hashes are confirmed on the text, so a collision drops nothing.
     fn mark_duplicates<S: AsRef<str>>(&mut self, docs: &[S]) -> Result<(), Invalid> {
@@ -323,6 +367,17 @@ fn take_event<'i>(
         &mut out.withheld,
     );
     let judged = judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
+    let pooled = match config.pool_depth {
+        Some(depth) => judge.pool(
+            config.labels,
+            query,
+            &event.docs,
+            &event.outside,
+            depth,
+            &mut out.pooled,
+        ),
+        None => 0..0,
+    };
     out.count_permissions(&event, &key.query_id, origin);
     out.captures.push((
         pair,
@@ -336,6 +391,7 @@ fn take_event<'i>(
             unauthorized: judged.unauthorized,
             answer_ok: event.answer_ok,
             found: judged.found,
+            pooled,
             returned_judged: judged.returned_judged,
         },
     ));
@@ -681,6 +737,7 @@ mod tests {
             file_runs: &[],
             input_names: &[],
             spans: &SpanFields::default(),
+            pool_depth: None,
         };
         let block = Block {
             input: 0,
@@ -911,5 +968,34 @@ mod tests {
         // a was returned, though withheld from grading.
         let a = labels.find_doc(q1, b"a", id_hash(b"a")).unwrap();
         assert_eq!(withheld, [a]);
+    }
+
+    #[test]
+    fn the_pool_holds_unjudged_documents_within_its_depth() {
+        let labels = labels();
+        let q1 = labels.find_query(b"q1").unwrap();
+        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe);
+        // a and b are judged for q1; the second x is dropped, y is outside.
+        let docs = ["x", "a", "x", "y", "z", "b", "w"];
+        let outside = [Outside {
+            position: 3,
+            collection: "hr".into(),
+        }];
+        judge
+            .judge(
+                &labels,
+                q1,
+                &docs,
+                &outside,
+                &mut Vec::new(),
+                &mut Vec::new(),
+            )
+            .unwrap();
+        let mut pooled = Pooled::default();
+        pooled.push(9, "earlier");
+        let range = judge.pool(&labels, q1, &docs, &outside, 5, &mut pooled);
+        let held: Vec<(u32, &str)> = pooled.get(range).collect();
+        assert_eq!(held, [(1, "x"), (4, "z")], "w ranks 6th, past the depth");
+        assert_eq!(pooled.get(0..1).collect::<Vec<_>>(), [(9, "earlier")]);
     }
 }

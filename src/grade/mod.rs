@@ -17,7 +17,8 @@
 //!
 //! Beside the pipeline, the diagnostics: [`stage_loss`] (evidence dropped
 //! between stages) and [`stale`] (labels that no longer match the
-//! collection); [`rejects`] puts rejected records in input order.
+//! collection); [`pool`] gathers unjudged documents for the next round of
+//! judging; [`rejects`] puts rejected records in input order.
 //!
 //! [`run`] takes a [`Plan`] and returns what it [`Graded`].
 
@@ -32,6 +33,7 @@ pub mod parquet;
 pub mod parse;
 pub mod permissions;
 pub mod plan;
+pub mod pool;
 pub mod read;
 pub mod rejects;
 pub mod spans;
@@ -42,6 +44,7 @@ pub mod workers;
 pub mod write;
 
 use std::collections::HashSet;
+use std::num::NonZeroUsize;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -130,6 +133,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         file_runs: &file_runs,
         input_names: &input_names,
         spans: &spans,
+        pool_depth: pool_depth(plan, &settings.ks),
     };
     let reading = Reading {
         format: plan.logs_format,
@@ -156,8 +160,20 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         .collect();
     let grouped = gathered.grouper.finish(default_stage);
 
-    // The diagnostics, before grading consumes the groups.
+    // The diagnostics and the review queue, before grading consumes the groups.
     let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
+    let review_queue = match (&plan.out, config.pool_depth) {
+        (Some(dir), Some(_)) => {
+            if grouped.ranked_runs {
+                warn(Warning::RunsNotPooled);
+            }
+            let rows = pool.install(|| pool::queue(&grouped, &labels, &settings));
+            Some(output::review_queue::write_review_queue(
+                dir, &labels, &rows,
+            )?)
+        }
+        _ => None,
+    };
     let stage_loss = (!stage_order.is_empty())
         .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, &stage_order)));
 
@@ -199,7 +215,11 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
             per_input: &gathered.per_input,
             stale_labels: &stale_labels,
         };
-        write::outputs(dir, &graded, &run, per_query, &figures)?;
+        let staged = write::Written {
+            per_query,
+            review_queue,
+        };
+        write::outputs(dir, &graded, &run, staged, &figures)?;
     }
 
     if !skipped.is_empty() {
@@ -295,6 +315,14 @@ fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
         );
     }
     Ok(unseen)
+}
+
+/// The depth of the review queue's pool, when one is asked for: the
+/// depth given, else the deepest cutoff (the whole ranking at `all`).
+fn pool_depth(plan: &Plan, ks: &[Cutoff]) -> Option<usize> {
+    let deepest = ks.iter().map(|k| k.depth()).max().unwrap_or(0);
+    (plan.review_queue && plan.out.is_some())
+        .then(|| plan.pool_depth.map_or(deepest, NonZeroUsize::get))
 }
 
 /// The cutoffs, checked: each at least 1, none twice.

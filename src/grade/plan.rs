@@ -56,6 +56,11 @@ pub struct Plan {
     pub collection_version: Option<String>,
     /// The output directory; `None` writes nothing.
     pub out: Option<PathBuf>,
+    /// With an output directory, write review_queue.csv: the unjudged
+    /// documents graded captures ranked within `pool_depth`.
+    pub review_queue: bool,
+    /// The depth of the review queue's pool; `None` is the deepest cutoff.
+    pub pool_depth: Option<NonZeroUsize>,
     /// Free facts copied into summary.json, in order.
     pub meta: Vec<(String, String)>,
     /// Worker threads; `None` means all cores.

@@ -496,6 +496,7 @@ impl RankedRuns {
             context_tokens: None,
             unauthorized: 0,
             answer_ok: None,
+            pooled: 0..0,
             found: start..self.found.len() as u32,
             returned_judged: ranked.returned_judged,
         };

@@ -14,12 +14,20 @@ use crate::grade::read::InputStats;
 use crate::output::schema::{
     CollectionVersion, InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile,
     SettingsSummary, StaleLabels, Summary, Throughput, ATTRIBUTION_FILE, MISSING_FROM_CORPUS_FILE,
-    REPORT_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
+    REPORT_FILE, REVIEW_QUEUE_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
 };
 use crate::output::staged::{self, Staged};
 use crate::output::{self, aggregates, attribution, rejects, stage_loss, summary};
 use crate::report::collect::PairFigures;
 use crate::report::{self, Sources};
+
+/// Outputs staged before the others, while the groups were at hand.
+pub struct Written {
+    /// per_query.csv, written as rows were graded.
+    pub per_query: Staged,
+    /// review_queue.csv, with `--review-queue`.
+    pub review_queue: Option<Staged>,
+}
 
 /// Facts about the run itself, for summary.json.
 pub struct RunFacts<'a> {
@@ -38,7 +46,7 @@ pub struct RunFacts<'a> {
 }
 
 /// Write aggregates.csv, rejects.jsonl, attribution.csv and the stage-loss files into
-/// `dir` beside per_query.csv (staged while rows were graded), remove the
+/// `dir` beside per_query.csv and review_queue.csv (staged before), remove the
 /// outputs of an earlier run that this one does not write, draw
 /// report.html from them and the `figures` of per_query.csv's rows, then
 /// move the complete set into place, summary.json last, listing every
@@ -50,11 +58,11 @@ pub fn outputs(
     dir: &Path,
     graded: &Graded,
     run: &RunFacts,
-    per_query: Staged,
+    written: Written,
     figures: &[PairFigures],
 ) -> Result<()> {
     let mut files = vec![
-        per_query,
+        written.per_query,
         aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?,
         rejects::write_rejects(dir, &graded.rejects, &graded.input_names)?,
     ];
@@ -66,6 +74,10 @@ pub fn outputs(
         )?);
     } else {
         output::remove_stale_output(dir, ATTRIBUTION_FILE)?;
+    }
+    match written.review_queue {
+        Some(queue) => files.push(queue),
+        None => output::remove_stale_output(dir, REVIEW_QUEUE_FILE)?,
     }
     match &graded.stage_loss {
         Some(loss) => files.extend(stage_loss::write_stage_loss(dir, &graded.labels, loss)?),

@@ -215,7 +215,8 @@ mod tests {
             "grade 0 is not relevant"
         );
         assert_eq!(index.slice_name(index.queries()[q2 as usize].task), "howto");
-        assert!(index.find_doc(q2, b"c", id_hash(b"c")).is_none());
+        let c = index.find_doc(q2, b"c", id_hash(b"c")).unwrap();
+        assert!(!index.is_relevant(c), "judged, with grade 0");
         let a = index.find_doc(q2, b"a", id_hash(b"a")).unwrap();
         assert_eq!((index.grade(a), index.doc_id(a)), (2, "a"));
         assert_eq!(index.judgments(q2).ideal_grades, [2, 1]);

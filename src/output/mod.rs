@@ -27,6 +27,7 @@ pub mod complete;
 pub mod corpus;
 pub mod per_query;
 pub mod rejects;
+pub mod review_queue;
 pub mod schema;
 pub mod stage_loss;
 pub mod staged;

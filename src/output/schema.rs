@@ -140,6 +140,17 @@ pub const ATTRIBUTION: [&str; 10] = [
     "ok_missing_evidence",
 ];
 
+/// review_queue.csv's columns.
+pub const REVIEW_QUEUE: [&str; 7] = [
+    QUERY_ID,
+    TASK,
+    LANGUAGE,
+    "doc_id",
+    "best_rank",
+    "runs",
+    "captures",
+];
+
 /// stage_loss_per_query.csv's columns.
 pub const STAGE_LOSS_PER_QUERY: [&str; 9] = [
     RUN,

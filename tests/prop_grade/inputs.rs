@@ -113,6 +113,8 @@ pub(super) struct JsonEvent {
     pub(super) results: Vec<(String, ResultForm)>,
     pub(super) latency_ms: Option<f64>,
     pub(super) context_tokens: Option<u32>,
+    /// Whether the answer was acceptable; `None` leaves the key out.
+    pub(super) answer_ok: Option<bool>,
 }
 
 /// One line of a TREC run: `query_id Q0 doc_id rank score tag`.
@@ -279,15 +281,19 @@ fn json_event() -> impl Strategy<Value = JsonEvent> {
         }),
         weighted(0.8, (0u32..2000).prop_map(|q| f64::from(q) / 4.0)),
         weighted(0.5, 0u32..5000),
+        weighted(0.5, any::<bool>()),
     )
         .prop_map(
-            |(query_id, run, stage, (docs, forms), latency_ms, context_tokens)| JsonEvent {
-                query_id,
-                run,
-                stage,
-                results: docs.into_iter().zip(forms).collect(),
-                latency_ms,
-                context_tokens,
+            |(query_id, run, stage, (docs, forms), latency_ms, context_tokens, answer_ok)| {
+                JsonEvent {
+                    query_id,
+                    run,
+                    stage,
+                    results: docs.into_iter().zip(forms).collect(),
+                    latency_ms,
+                    context_tokens,
+                    answer_ok,
+                }
             },
         )
 }
@@ -432,6 +438,9 @@ fn json_event_line(event: &JsonEvent, ordinal: usize) -> String {
     }
     if let Some(tokens) = event.context_tokens {
         object.insert("context_tokens".into(), Value::from(tokens));
+    }
+    if let Some(ok) = event.answer_ok {
+        object.insert("answer_ok".into(), Value::from(ok));
     }
     Value::Object(object).to_string()
 }

@@ -27,6 +27,7 @@ pub(super) struct Capture {
     ranking: Vec<String>,
     latency_ms: Option<f64>,
     context_tokens: Option<f64>,
+    answer_ok: Option<bool>,
     /// The log lines it was read from (one for JSONL, a group for TREC).
     origins: Vec<Origin>,
 }
@@ -46,6 +47,7 @@ pub(super) fn captures(logs: &Logs) -> Vec<Capture> {
                     ranking: e.results.iter().map(|(doc, _)| doc.clone()).collect(),
                     latency_ms: e.latency_ms,
                     context_tokens: e.context_tokens.map(f64::from),
+                    answer_ok: e.answer_ok,
                     origins: vec![(f, i + 1)],
                 })
             })
@@ -83,6 +85,7 @@ fn trec_captures(files: &[Vec<TrecLine>]) -> Vec<Capture> {
                 ranking: lines.iter().map(|(l, _)| l.doc_id.clone()).collect(),
                 latency_ms: None,
                 context_tokens: None,
+                answer_ok: None,
                 origins: lines.iter().map(|&(_, origin)| origin).collect(),
             }
         })
@@ -126,12 +129,17 @@ pub(super) struct QueryRow<'a> {
     /// columns ([`metric_columns`]).
     metrics: Vec<Option<f64>>,
     missing_at: String,
+    /// judged@k per cutoff, in the order of `-k`.
+    judged: Vec<Option<f64>>,
+    answer_ok: Option<bool>,
 }
 
 /// What one graded ranking scores.
 struct Graded {
     /// Six values per cutoff, as in [`QueryRow::metrics`].
     metrics: Vec<f64>,
+    /// judged@k per cutoff: the share of the top k any label line judges.
+    judged: Vec<f64>,
     first_rel_rank: Option<usize>,
     /// Relevant ids not in the top k for the largest k.
     missed: BTreeSet<String>,
@@ -151,6 +159,7 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
     ideal.sort_by(|a, b| b.total_cmp(a));
 
     let mut metrics = Vec::new();
+    let mut judged = Vec::new();
     for &cutoff in &options.ks {
         // At `all`: the whole ranking, precision over its length (set_P),
         // and the ideal ranking of every positive grade.
@@ -159,6 +168,12 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
             Cutoff::All => (ranking.len(), ranking.len(), ideal.len()),
         };
         let top = &ranking[..k.min(ranking.len())];
+        let judged_in_k = top.iter().filter(|d| label.grades.contains_key(*d)).count();
+        judged.push(if precision_over > 0 {
+            judged_in_k as f64 / precision_over as f64
+        } else {
+            0.0
+        });
         let found = top.iter().filter(|d| is_relevant(d)).count() as f64;
         let n_rel = relevant.len() as f64;
         let rr = top
@@ -201,6 +216,7 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
     let top = &ranking[..deepest.min(ranking.len())];
     Graded {
         metrics,
+        judged,
         first_rel_rank: ranking.iter().position(is_relevant).map(|i| i + 1),
         missed: relevant
             .iter()
@@ -284,6 +300,8 @@ fn query_row<'a>(
         context_tokens: None,
         metrics: vec![None; metric_columns(&options.ks).len()],
         missing_at: String::new(),
+        judged: vec![None; options.ks.len()],
+        answer_ok: None,
     };
     // Facts of the graded capture(s), averaged under --repeats mean over those
     // that have a value (docs/guide.md, Decisions where tools differ), for ok
@@ -291,6 +309,9 @@ fn query_row<'a>(
     row.n_results = mean(chosen.iter().map(|(_, r)| r.len() as f64));
     row.latency_ms = mean(chosen.iter().filter_map(|(c, _)| c.latency_ms));
     row.context_tokens = mean(chosen.iter().filter_map(|(c, _)| c.context_tokens));
+    // Ok only if every graded capture that says was ok.
+    let said: Vec<bool> = chosen.iter().filter_map(|(c, _)| c.answer_ok).collect();
+    row.answer_ok = (!said.is_empty()).then(|| said.iter().all(|&ok| ok));
     match status {
         Status::NoAnswer => {}
         Status::Ok => {
@@ -301,6 +322,10 @@ fn query_row<'a>(
             row.metrics = (0..row.metrics.len())
                 .map(|m| mean(graded.iter().map(|g| g.metrics[m])))
                 .collect();
+            row.judged = (0..row.judged.len())
+                .map(|k| mean(graded.iter().map(|g| g.judged[k])))
+                .collect();
+
             // docs/guide.md, Decisions where tools differ: the best rank any
             // capture reached; the relevant ids that at least one capture
             // missed.
@@ -316,10 +341,12 @@ fn query_row<'a>(
             row.n_results = None;
             row.latency_ms = None;
             row.context_tokens = None;
+            row.answer_ok = None;
             // Scores 0 where it counts in the means; under --missing skip a
             // missing query has no score at all.
             let scored = status == Status::Invalid || !options.missing_skip;
             row.metrics = vec![scored.then_some(0.0); row.metrics.len()];
+            row.judged = vec![scored.then_some(0.0); row.judged.len()];
             row.missing_at = join_ids(relevant.iter().copied());
         }
     }
@@ -437,6 +464,12 @@ pub(super) fn per_query_table(rows: &[QueryRow]) -> Vec<Vec<Cell>> {
             // ranking has 0 unauthorized results.
             cells.push(Cell::Number(row.n_results.map(|_| 0.0)));
             cells.push(text(row.label.split_name()));
+            cells.push(text(match row.answer_ok {
+                Some(true) => "true",
+                Some(false) => "false",
+                None => "",
+            }));
+            cells.extend(row.judged.iter().map(|&j| Cell::Number(j)));
             cells
         })
         .collect()
@@ -481,18 +514,31 @@ fn aggregate_row(
     )));
     cells.push(count(0));
     cells.push(text(split));
+    for k in 0..options.ks.len() {
+        cells.push(Cell::Number(mean(
+            scored.iter().map(|r| r.judged[k].unwrap_or(0.0)),
+        )));
+    }
     cells
 }
 
-/// Per (run, stage): the overall row, then per task, per language and per
+/// A (run, stage), a grouping set in it as (split, task, language), and
+/// the rows of its queries.
+type GroupingSet<'r, 'a> = (
+    (&'r str, &'r str),
+    (&'r str, &'r str, &'r str),
+    Vec<&'r QueryRow<'a>>,
+);
+
+/// Per (run, stage): the overall set, then per task, per language and per
 /// task × language, each sorted by name in byte order; then the same
 /// within each split, when the key names splits.
-pub(super) fn aggregates_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<Cell>> {
+fn grouping_sets<'r, 'a>(rows: &'r [QueryRow<'a>]) -> Vec<GroupingSet<'r, 'a>> {
     let pairs: BTreeSet<(&str, &str)> = rows
         .iter()
         .map(|r| (r.run.as_str(), r.stage.as_str()))
         .collect();
-    let mut table = Vec::new();
+    let mut sets = Vec::new();
     for pair in pairs {
         let of_pair: Vec<&QueryRow> = rows
             .iter()
@@ -529,14 +575,54 @@ pub(super) fn aggregates_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<
                     .filter(|r| task == "*" || r.label.task_name() == task)
                     .filter(|r| language == "*" || r.label.language_name() == language)
                     .collect();
-                table.push(aggregate_row(
-                    pair,
-                    (split, task, language),
-                    &members,
-                    options,
-                ));
+                sets.push((pair, (split, task, language), members));
             }
         }
     }
-    table
+    sets
+}
+
+/// aggregates.csv: one row per grouping set.
+pub(super) fn aggregates_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<Cell>> {
+    grouping_sets(rows)
+        .into_iter()
+        .map(|(pair, set, members)| aggregate_row(pair, set, &members, options))
+        .collect()
+}
+
+/// attribution.csv: per grouping set, the answered queries (ok, with an
+/// outcome) split by whether recall at the deepest cutoff is 1.
+pub(super) fn attribution_table(rows: &[QueryRow], options: &Options) -> Vec<Vec<Cell>> {
+    let deepest = (0..options.ks.len())
+        .max_by_key(|&i| options.ks[i])
+        .unwrap_or(0);
+    let recall_column = deepest * 6;
+    grouping_sets(rows)
+        .into_iter()
+        .map(|((run, stage), (split, task, language), members)| {
+            let answered: Vec<(bool, bool)> = members
+                .iter()
+                .filter(|r| r.status == Status::Ok)
+                .filter_map(|r| {
+                    let all_evidence = r.metrics[recall_column].is_some_and(|v| v >= 1.0);
+                    r.answer_ok.map(|ok| (ok, all_evidence))
+                })
+                .collect();
+            let with = |want: fn(&(bool, bool)) -> bool| {
+                count(answered.iter().filter(|a| want(a)).count())
+            };
+            vec![
+                text(run),
+                text(stage),
+                text(task),
+                text(language),
+                text(split),
+                count(answered.len()),
+                with(|&(ok, _)| ok),
+                with(|&(ok, all)| !ok && !all),
+                with(|&(ok, all)| !ok && all),
+                with(|&(ok, all)| ok && !all),
+            ]
+        })
+        .collect()
 }

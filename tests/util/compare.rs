@@ -246,13 +246,19 @@ pub fn assert_sorted_worst_first(table: &Table, metric: &str) {
             ids[i]
         );
     }
-    let first_metric = table
-        .header
-        .iter()
-        .position(|h| h.ends_with("_baseline"))
-        .expect("metric columns");
+    let metric_cells: Vec<usize> = (0..table.header.len())
+        .filter(|&i| {
+            let h = &table.header[i];
+            h.ends_with("_baseline") || h.ends_with("_candidate") || h.ends_with("_delta")
+        })
+        .collect();
+    assert!(
+        !metric_cells.is_empty(),
+        "{}: no metric columns",
+        table.name
+    );
     for row in &table.rows[counted..] {
-        assert!(row[first_metric..].iter().all(String::is_empty), "{row:?}");
+        assert!(metric_cells.iter().all(|&i| row[i].is_empty()), "{row:?}");
     }
 }
 

@@ -16,13 +16,13 @@ pub use rgrade::schema::metric_columns;
 
 /// per_query.csv's header for cutoffs `ks`, its missing-evidence column
 /// named `missing_at_{missing_at}` (the caller says which cutoff that is),
-/// then `unauthorized` and `split`.
+/// then `unauthorized`, `split`, `answer_ok` and `judged@k` per cutoff.
 pub fn per_query_header(ks: &[Cutoff], missing_at: Cutoff) -> Vec<String> {
     let mut header: Vec<String> = schema::PER_QUERY_LEADING.map(String::from).to_vec();
     header.extend(metric_columns(ks));
     header.push(format!("missing_at_{missing_at}"));
-    header.push("unauthorized".to_string());
-    header.push("split".to_string());
+    header.extend(["unauthorized", "split", "answer_ok"].map(String::from));
+    header.extend(ks.iter().map(|k| format!("judged@{k}")));
     header
 }
 

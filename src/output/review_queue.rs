@@ -1,0 +1,34 @@
+//! review_queue.csv: per labeled query, the unjudged documents the graded
+//! captures ranked within the pool depth, best rank first: what to judge
+//! next.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::schema::{REVIEW_QUEUE, REVIEW_QUEUE_FILE};
+use super::staged::{self, stage, Staged};
+use crate::grade::pool::QueueRow;
+use crate::labels::LabelIndex;
+
+/// Write review_queue.csv, rows in the order given.
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn write_review_queue(dir: &Path, labels: &LabelIndex, rows: &[QueueRow]) -> Result<Staged> {
+    let mut wtr = csv::Writer::from_writer(stage(dir, REVIEW_QUEUE_FILE)?);
+    wtr.write_record(REVIEW_QUEUE)?;
+    for row in rows {
+        let q = &labels.queries()[row.query as usize];
+        wtr.write_record([
+            labels.query_id(row.query),
+            labels.slice_name(q.task),
+            labels.slice_name(q.language),
+            &row.doc_id,
+            &row.best_rank.to_string(),
+            &row.runs.to_string(),
+            &row.captures.to_string(),
+        ])?;
+    }
+    staged::finish_csv(wtr)
+}
