@@ -37,7 +37,7 @@ fn arg(path: &Path) -> String {
 /// same relative output directories (`out/baseline`, `out/candidate`), so
 /// that compare's stdout names the same files as `expected/stdout.txt`.
 fn grade_sample(wd: &Workdir) {
-    let labels = arg(&crate_path("data-samples/realistic/labels.jsonl"));
+    let labels = arg(&crate_path("data-samples/compare/labels.jsonl"));
     for (out, logs) in [
         ("out/baseline", "data-samples/realistic/logs"),
         ("out/candidate", "data-samples/compare/candidate"),
@@ -135,6 +135,10 @@ fn sample_story_matches_expected_outputs() {
             ("latency within budget", true),
             ("no significant drop for German", true),
             ("no significant drop for Japanese", false),
+            (
+                "held-out test split: recall@10 does not drop significantly",
+                true
+            ),
         ],
         "{gate:#}"
     );
@@ -148,7 +152,7 @@ fn sample_story_matches_expected_outputs() {
     assert!((ja_delta - -0.3724).abs() < 5e-5, "{gate:#}");
     assert_eq!(rule(4)["limit"].as_f64(), Some(0.0), "{gate:#}");
     assert!(
-        run.stdout.contains("gate: FAIL (2 of 5 rules failed)"),
+        run.stdout.contains("gate: FAIL (2 of 6 rules failed)"),
         "{run}"
     );
 
@@ -221,6 +225,7 @@ fn sample_comparison_rows_follow_from_both_per_query_files() {
         }
         let row = comparison.row(&[
             ("stage", stage),
+            ("split", "*"),
             ("task", "*"),
             ("language", language.unwrap_or("*")),
             ("metric", metric),
@@ -242,6 +247,7 @@ fn sample_comparison_rows_follow_from_both_per_query_files() {
     // The Japanese slice lost significantly; overall recall@5 gained.
     let ja = comparison.row(&[
         ("stage", "final"),
+        ("split", "*"),
         ("task", "*"),
         ("language", "ja"),
         ("metric", "rr@10"),

@@ -147,14 +147,15 @@ fn hand_computed_case() {
             "rr@3_delta",
             "recall@3_baseline",
             "recall@3_candidate",
-            "recall@3_delta"
+            "recall@3_delta",
+            "split"
         ]
     );
     assert_eq!(
         delta.column("query_id"),
         ["q4", "q1", "q2", "q5", "q3", "q6"]
     );
-    assert_eq!(delta.rows[5][5..], ["", "", "", "", "", ""]);
+    assert_eq!(delta.rows[5][5..], ["", "", "", "", "", "", "(none)"]);
     let q4 = delta.row(&[("query_id", "q4")]);
     assert_text(&q4, "required", "true");
     assert_cell(&q4, "rr@3_delta", -1.0);

@@ -343,7 +343,7 @@ fn link_targets(text: &str) -> Vec<(usize, String)> {
 fn doc_links_resolve() {
     let mut pages = vec!["README.md".to_string()];
     pages.extend(docs_pages());
-    for sample in ["", "compare/", "diagnostics/"] {
+    for sample in ["", "compare/", "diagnostics/", "questions/"] {
         pages.push(format!("data-samples/{sample}README.md"));
     }
     let root = Path::new(CRATE_ROOT);

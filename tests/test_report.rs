@@ -87,6 +87,19 @@ const SAMPLES: &[Sample] = &[
         ],
     },
     Sample {
+        name: "questions",
+        args: &[
+            "--labels",
+            "data-samples/questions/labels.jsonl",
+            "-k",
+            "1,5,10",
+            "--review-queue",
+            "--pool-depth",
+            "5",
+            "data-samples/questions/logs.jsonl",
+        ],
+    },
+    Sample {
         name: "hostile",
         args: &[
             "--labels",
@@ -122,8 +135,10 @@ fn grade_sample(wd: &Workdir, sample_args: &[&str], out: &str, extra: &[&str]) -
 /// `wd`'s `baseline` and `candidate`.
 fn compare_sides(wd: &Workdir) -> (PathBuf, PathBuf) {
     let realistic = SAMPLES.iter().find(|s| s.name == "realistic").unwrap();
-    let baseline = grade_sample(wd, realistic.args, "baseline", &[]);
+    // The realistic grading, with the answer key that names the splits.
     let mut args = realistic.args.to_vec();
+    args[1] = "data-samples/compare/labels.jsonl";
+    let baseline = grade_sample(wd, &args, "baseline", &[]);
     *args.last_mut().unwrap() = "data-samples/compare/candidate";
     (baseline, grade_sample(wd, &args, "candidate", &[]))
 }
@@ -176,7 +191,7 @@ fn the_compare_sample_draws_the_same_page_however_it_is_drawn() {
     assert!(std::fs::read(&again).unwrap() == page);
     let text = String::from_utf8(page).unwrap();
     // The verdict comes first, before any stage.
-    let verdict = text.find("FAIL: 2 of 5 acceptance rules failed").unwrap();
+    let verdict = text.find("FAIL: 2 of 6 acceptance rules failed").unwrap();
     assert!(verdict < text.find("stage final").unwrap());
     // comparison.json vouches for every other file, the page apart.
     let summary: Value =

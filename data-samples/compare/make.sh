@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Rebuilds this sample: the candidate run `hybrid-v2`, derived
-# deterministically from the realistic sample's `bm25-v3` logs, then
-# `expected/` (the outputs of README.md's commands) and the stdout pasted
-# in README.md.
+# Rebuilds this sample: the answer key with its held-out split, the
+# candidate run `hybrid-v2`, derived deterministically from the realistic
+# sample's `bm25-v3` logs, then `expected/` (the outputs of README.md's
+# commands) and the stdout pasted in README.md.
 # Usage: data-samples/compare/make.sh [path/to/rgrade]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -108,12 +108,27 @@ PY
 rm -rf "$here/candidate" && mkdir -p "$here/candidate"
 gzip -9n < "$tmp/hybrid-v2.jsonl" > "$here/candidate/hybrid-v2.jsonl.gz"
 
-# 2. README.md's commands, run in a scratch directory with the same relative
+# 2. The answer key: the realistic labels, each query put in the `dev` split
+#    (tuned on) or, for 30% of them by a hash of the query id, the held-out
+#    `test` split (gated on).
+python3 - "$realistic/labels.jsonl" "$here/labels.jsonl" <<'PY'
+import hashlib, json, sys
+
+source, out = sys.argv[1], sys.argv[2]
+with open(source, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as w:
+    for line in f:
+        label = json.loads(line)
+        bucket = int(hashlib.md5(str(label["query_id"]).encode()).hexdigest()[:8], 16) % 10
+        label["split"] = "test" if bucket < 3 else "dev"
+        w.write(json.dumps(label, separators=(",", ":"), ensure_ascii=False) + "\n")
+PY
+
+# 3. README.md's commands, run in a scratch directory with the same relative
 #    output paths (out/...), so stdout names the same files.
 mkdir -p "$tmp/run"
 cd "$tmp/run"
 for side in baseline:"$realistic/logs" candidate:"$here/candidate"; do
-  "$rgrade" grade --labels "$realistic/labels.jsonl" -k 1,5,10 --repeats last \
+  "$rgrade" grade --labels "$here/labels.jsonl" -k 1,5,10 --repeats last \
     --max-rejects 10 -q -o "out/${side%%:*}" "${side#*:}"
 done
 status=0
@@ -127,7 +142,7 @@ rm -rf "$here/expected" && mkdir -p "$here/expected"
 cp out/compare/comparison.csv out/compare/per_query_delta.csv out/compare/gate.json \
   stdout.txt "$here/expected/"
 
-# 3. Paste the stdout into README.md, between its stdout markers.
+# 4. Paste the stdout into README.md, between its stdout markers.
 python3 - "$here/README.md" stdout.txt <<'PY'
 import sys
 

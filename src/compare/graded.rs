@@ -12,8 +12,8 @@ use hashbrown::HashMap;
 use crate::metrics::Cutoff;
 use crate::output::complete;
 use crate::output::schema::{
-    metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID,
-    REQUIRED, RUN, SPLIT, STAGE, STATUS, SUMMARY_FILE, TASK,
+    judged_columns, metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE,
+    QUERY_ID, REQUIRED, RUN, SPLIT, STAGE, STATUS, SUMMARY_FILE, TASK,
 };
 use crate::slices::NO_SLICE;
 
@@ -164,12 +164,21 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
     let context_col = column(CONTEXT_TOKENS)?;
     // Older gradings have no split column: their labels named none.
     let split_col = header.iter().position(|h| h == SPLIT);
-    let metrics = metric_columns(&facts.ks);
-    let metric_cols = metrics
+    let mut metrics = metric_columns(&facts.ks);
+    let mut metric_cols = metrics
         .iter()
         .map(|name| column(name))
         .collect::<Result<Vec<_>>>()
         .context("per_query.csv does not have the metric columns of summary.json's cutoffs")?;
+    // judged@k, which gradings by an older rgrade lack.
+    let judged = judged_columns(&facts.ks);
+    let judged_cols: Option<Vec<usize>> = (judged.iter())
+        .map(|name| header.iter().position(|h| h == name))
+        .collect();
+    if let Some(cols) = judged_cols {
+        metrics.extend(judged);
+        metric_cols.extend(cols);
+    }
 
     let mut graded = GradedRun {
         path: per_query.clone(),

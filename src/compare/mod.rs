@@ -248,10 +248,11 @@ fn summarize(
 }
 
 /// The metric columns to compare: those named (each once, in the order
-/// first named), else all.
+/// first named), else every quality metric. judged@k is compared only
+/// when named: it measures the labels' coverage, not the retriever.
 fn chosen_metrics(paired: &Paired, names: &[String]) -> Result<Vec<usize>> {
     if names.is_empty() {
-        return Ok((0..paired.metrics.len()).collect());
+        return Ok((0..paired.quality_metrics).collect());
     }
     let mut chosen = Vec::new();
     for name in names {

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::graded::{GradedRun, Names};
 use crate::compare::stats::{self, WinsTiesLosses};
 use crate::metrics::Cutoff;
-use crate::output::schema::Status;
+use crate::output::schema::{metric_columns, Status};
 use crate::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
 
 /// One side's view of a paired query, besides its scores.
@@ -242,8 +242,11 @@ pub struct Paired {
     pub baseline: Origin,
     /// The candidate run.
     pub candidate: Origin,
-    /// Every metric column both sides hold, in per_query.csv order.
+    /// Every metric column both sides hold, in per_query.csv order: the
+    /// quality metrics, then judged@k.
     pub metrics: Vec<String>,
+    /// How many of `metrics` are quality metrics (the six per cutoff).
+    pub quality_metrics: usize,
     /// The stages both runs graded, sorted by name.
     pub stages: Vec<StagePairs>,
     /// Stages graded by one run only, with the run that has them: they
@@ -260,13 +263,22 @@ impl Paired {
     }
 }
 
-/// Pair the queries of the two runs by (stage, query_id).
+/// Pair the queries of the two runs by (stage, query_id), over the metric
+/// columns both hold.
 ///
 /// # Errors
 /// The two were graded with different labels, cutoffs, `--min-rel` or
 /// `--missing`, share no stage, or a stage's queries differ.
 pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
     check_comparable(&baseline, &candidate)?;
+    // Both sides hold the quality metrics of their (equal) cutoffs; a
+    // grading by an older rgrade lacks judged@k, which is then left out.
+    let quality_metrics = metric_columns(&baseline.facts.ks).len();
+    let n_metrics = if baseline.metrics == candidate.metrics {
+        baseline.metrics.len()
+    } else {
+        quality_metrics
+    };
     let base_stages = stage_rows(&baseline);
     let mut cand_stages = stage_rows(&candidate);
     let mut stage_names: Vec<(String, u32)> = base_stages
@@ -288,7 +300,7 @@ pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
         };
         let base_rows = &base_stages[&base_id];
         stages.push(pair_stage(
-            &name, &baseline, base_rows, &candidate, &cand_rows,
+            &name, &baseline, base_rows, &candidate, &cand_rows, n_metrics,
         )?);
     }
     let mut candidate_only: Vec<String> = cand_stages
@@ -318,7 +330,8 @@ pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
             .unwrap_or(Cutoff::At(0)),
         baseline: origin(&baseline),
         candidate: origin(&candidate),
-        metrics: baseline.metrics,
+        quality_metrics,
+        metrics: baseline.metrics[..n_metrics].to_vec(),
         stages,
         unpaired_stages,
         names: baseline.names,
@@ -374,6 +387,7 @@ fn pair_stage<'a>(
     base_rows: &[usize],
     candidate: &'a GradedRun,
     cand_rows: &[usize],
+    n_metrics: usize,
 ) -> Result<StagePairs> {
     let by_id = |run: &'a GradedRun, rows: &[usize]| -> Result<HashMap<&'a str, usize>> {
         let mut by_id = HashMap::with_capacity(rows.len());
@@ -454,7 +468,7 @@ fn pair_stage<'a>(
         })
         .collect();
     let columns = |run: &GradedRun, pick: fn(&(usize, usize)) -> usize| {
-        (0..run.metrics.len())
+        (0..n_metrics)
             .flat_map(|metric| rows.iter().map(move |r| run.score(pick(r), metric)))
             .collect()
     };

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::grade::capture::{Capture, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
 use crate::grade::parse::RejectReason;
-use crate::grade::pool::Pooled;
+use crate::grade::pool::{PoolStore, Pooled};
 use crate::grade::trec::{Duplicates, SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Cutoff, Hit, Metric};
@@ -202,7 +202,7 @@ pub struct CaptureStore {
     captures: Vec<Capture>,
     next: Vec<u32>,
     found: Vec<Found>,
-    pooled: Pooled,
+    pooled: PoolStore,
 }
 
 impl CaptureStore {
@@ -211,7 +211,7 @@ impl CaptureStore {
     /// the new head of the list.
     fn push(&mut self, mut capture: Capture, found: &[Found], pooled: &Pooled, next: u32) -> u32 {
         capture.found = self.keep_found(found);
-        capture.pooled = self.pooled.copy_from(pooled, capture.pooled);
+        capture.pooled = self.pooled.keep(pooled, capture.pooled);
         self.captures.push(capture);
         self.next.push(next);
         (self.captures.len() - 1) as u32
@@ -227,7 +227,7 @@ impl CaptureStore {
         pooled: &Pooled,
     ) -> Capture {
         capture.found = self.keep_found(found);
-        capture.pooled = self.pooled.copy_from(pooled, capture.pooled);
+        capture.pooled = self.pooled.keep(pooled, capture.pooled);
         std::mem::replace(&mut self.captures[index as usize], capture)
     }
 

@@ -17,8 +17,8 @@
 //!
 //! Beside the pipeline, the diagnostics: [`stage_loss`] (evidence dropped
 //! between stages) and [`stale`] (labels that no longer match the
-//! collection); [`pool`] gathers unjudged documents for the next round of
-//! judging; [`rejects`] puts rejected records in input order.
+//! collection); [`pool`] and [`review`] gather unjudged documents for the
+//! next round of judging; [`rejects`] puts rejected records in input order.
 //!
 //! [`run`] takes a [`Plan`] and returns what it [`Graded`].
 
@@ -36,6 +36,7 @@ pub mod plan;
 pub mod pool;
 pub mod read;
 pub mod rejects;
+pub mod review;
 pub mod spans;
 pub mod stage_loss;
 pub mod stale;
@@ -44,7 +45,6 @@ pub mod workers;
 pub mod write;
 
 use std::collections::HashSet;
-use std::num::NonZeroUsize;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -133,7 +133,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         file_runs: &file_runs,
         input_names: &input_names,
         spans: &spans,
-        pool_depth: pool_depth(plan, &settings.ks),
+        pool_depth: plan.pool_depth(&settings.ks),
     };
     let reading = Reading {
         format: plan.logs_format,
@@ -167,10 +167,9 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
             if grouped.ranked_runs {
                 warn(Warning::RunsNotPooled);
             }
-            let rows = pool.install(|| pool::queue(&grouped, &labels, &settings));
-            Some(output::review_queue::write_review_queue(
-                dir, &labels, &rows,
-            )?)
+            let write =
+                || output::review_queue::write_review_queue(dir, &grouped, &labels, &settings);
+            Some(pool.install(write)?)
         }
         _ => None,
     };
@@ -315,14 +314,6 @@ fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
         );
     }
     Ok(unseen)
-}
-
-/// The depth of the review queue's pool, when one is asked for: the
-/// depth given, else the deepest cutoff (the whole ranking at `all`).
-fn pool_depth(plan: &Plan, ks: &[Cutoff]) -> Option<usize> {
-    let deepest = ks.iter().map(|k| k.depth()).max().unwrap_or(0);
-    (plan.review_queue && plan.out.is_some())
-        .then(|| plan.pool_depth.map_or(deepest, NonZeroUsize::get))
 }
 
 /// The cutoffs, checked: each at least 1, none twice.

@@ -70,3 +70,13 @@ pub struct Plan {
     /// The command line as typed, for summary.json.
     pub command: Vec<String>,
 }
+
+impl Plan {
+    /// The depth of the review queue's pool, when one is asked for: the
+    /// depth given, else the deepest cutoff (the whole ranking at `all`).
+    pub fn pool_depth(&self, ks: &[Cutoff]) -> Option<usize> {
+        let deepest = ks.iter().map(|k| k.depth()).max().unwrap_or(0);
+        (self.review_queue && self.out.is_some())
+            .then(|| self.pool_depth.map_or(deepest, NonZeroUsize::get))
+    }
+}

@@ -1,17 +1,14 @@
 //! Pooling for the next round of judging (`--review-queue`): the
 //! documents each capture ranked within the pool depth that no label line
 //! of its query judges. Their ids are the only result text rgrade keeps,
-//! and only while the flag asks for them; once grouping has settled which
-//! captures are graded, each query's pool is merged into review_queue.csv
-//! rows, best rank first.
+//! only while the flag asks for them, and each id once however often it is
+//! pooled. [`super::review`] merges them into the queue.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 
-use rayon::prelude::*;
+use hashbrown::HashTable;
 
-use crate::grade::group::{GradeSettings, Grouped};
-use crate::labels::{LabelIndex, QueryIdx};
+use crate::labels::id_hash;
 
 /// Unjudged documents within the pool depth, back to back: each one's
 /// rank, and where its id ends in one string of ids.
@@ -42,78 +39,72 @@ impl Pooled {
 
     /// The documents in `range`, as (rank, id).
     pub fn get(&self, range: Range<u32>) -> impl Iterator<Item = (u32, &str)> + '_ {
-        (range.start as usize..range.end as usize).map(|i| {
-            let start = if i == 0 { 0 } else { self.ends[i - 1] };
-            (self.ranks[i], &self.text[start..self.ends[i]])
-        })
+        (range.start..range.end).map(|i| (self.ranks[i as usize], slice(&self.text, &self.ends, i)))
     }
+}
 
-    /// Hold the documents of `range` in `other` too; returns where they are here.
-    pub fn copy_from(&mut self, other: &Pooled, range: Range<u32>) -> Range<u32> {
-        let start = self.len();
-        for (rank, id) in other.get(range) {
-            self.push(rank, id);
+/// The documents pooled by every capture kept for grading: each one's
+/// rank and id, the ids stored once each, however many captures of
+/// however many queries, runs and stages ranked them.
+#[derive(Debug, Default)]
+pub struct PoolStore {
+    docs: Vec<(u32, u32)>,
+    ids: Interner,
+}
+
+impl PoolStore {
+    /// Keep the documents of `range` in a block's `pooled`; returns where
+    /// they are here.
+    pub fn keep(&mut self, pooled: &Pooled, range: Range<u32>) -> Range<u32> {
+        let start = self.docs.len() as u32;
+        for (rank, id) in pooled.get(range) {
+            let id = self.ids.intern(id);
+            self.docs.push((rank, id));
         }
-        start..self.len()
+        start..self.docs.len() as u32
     }
 
-    /// Drop every document, keeping the memory.
-    pub fn clear(&mut self) {
-        self.ranks.clear();
-        self.ends.clear();
-        self.text.clear();
+    /// The documents in `range`, as (rank, id).
+    pub fn get(&self, range: Range<u32>) -> impl Iterator<Item = (u32, &str)> + '_ {
+        self.docs[range.start as usize..range.end as usize]
+            .iter()
+            .map(|&(rank, id)| (rank, self.ids.get(id)))
     }
 }
 
-/// One row of review_queue.csv: an unjudged document of a labeled query.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueueRow {
-    /// The labeled query.
-    pub query: QueryIdx,
-    /// The document no label line of the query judges.
-    pub doc_id: String,
-    /// The best rank any graded capture gave it.
-    pub best_rank: u32,
-    /// Runs with a graded capture that ranked it within the pool depth.
-    pub runs: u32,
-    /// Graded captures (any run and stage) that did.
-    pub captures: u32,
+/// Doc ids stored once each, numbered in order of first sight, found
+/// again by hash and confirmed on the text.
+#[derive(Debug, Default)]
+struct Interner {
+    table: HashTable<u32>,
+    ends: Vec<usize>,
+    text: String,
 }
 
-/// The review queue: per labeled query in id order, its pooled documents
-/// by best rank, then id.
-pub fn queue(grouped: &Grouped, labels: &LabelIndex, settings: &GradeSettings) -> Vec<QueueRow> {
-    (0..labels.queries().len() as QueryIdx)
-        .into_par_iter()
-        .flat_map_iter(|query| query_pool(grouped, settings, query))
-        .collect()
-}
-
-/// The pooled documents of one query over every graded capture.
-fn query_pool(grouped: &Grouped, settings: &GradeSettings, query: QueryIdx) -> Vec<QueueRow> {
-    // doc id → (best rank, runs seen, captures).
-    let mut docs: BTreeMap<&str, (u32, Vec<&str>, u32)> = BTreeMap::new();
-    for pair in &grouped.pairs {
-        for (rank, id) in pair.graded_pooled(query, &grouped.store, settings) {
-            let (best, runs, captures) = docs.entry(id).or_insert((rank, Vec::new(), 0));
-            *best = (*best).min(rank);
-            if !runs.contains(&&*pair.run) {
-                runs.push(&pair.run);
-            }
-            *captures += 1;
+impl Interner {
+    fn intern(&mut self, id: &str) -> u32 {
+        let hash = id_hash(id.as_bytes());
+        let (text, ends) = (&self.text, &self.ends);
+        if let Some(&found) = self.table.find(hash, |&i| slice(text, ends, i) == id) {
+            return found;
         }
+        let index = self.ends.len() as u32;
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
+        let (text, ends) = (&self.text, &self.ends);
+        self.table
+            .insert_unique(hash, index, |&i| id_hash(slice(text, ends, i).as_bytes()));
+        index
     }
-    let mut rows: Vec<QueueRow> = docs
-        .into_iter()
-        .map(|(id, (best_rank, runs, captures))| QueueRow {
-            query,
-            doc_id: id.to_string(),
-            best_rank,
-            runs: runs.len() as u32,
-            captures,
-        })
-        .collect();
-    // Stable: equal ranks stay in id order.
-    rows.sort_by_key(|row| row.best_rank);
-    rows
+
+    fn get(&self, index: u32) -> &str {
+        slice(&self.text, &self.ends, index)
+    }
+}
+
+/// The `index`-th of the ids stored back to back in `text`, ending at `ends`.
+fn slice<'t>(text: &'t str, ends: &[usize], index: u32) -> &'t str {
+    let i = index as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &text[start..ends[i]]
 }

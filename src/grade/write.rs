@@ -154,6 +154,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             stages: plan.stages.clone(),
             threads: run.threads,
             collection_version: plan.collection_version.clone(),
+            pool_depth: plan.pool_depth(&settings.ks),
         },
         meta: OrderedMap(plan.meta.clone()),
         counts,

@@ -8,27 +8,36 @@ use anyhow::Result;
 
 use super::schema::{REVIEW_QUEUE, REVIEW_QUEUE_FILE};
 use super::staged::{self, stage, Staged};
-use crate::grade::pool::QueueRow;
+use crate::grade::group::{GradeSettings, Grouped};
+use crate::grade::review;
 use crate::labels::LabelIndex;
 
-/// Write review_queue.csv, rows in the order given.
+/// Write review_queue.csv from the pool of `grouped`'s graded captures.
 ///
 /// # Errors
 /// The file cannot be created or written.
-pub fn write_review_queue(dir: &Path, labels: &LabelIndex, rows: &[QueueRow]) -> Result<Staged> {
+pub fn write_review_queue(
+    dir: &Path,
+    grouped: &Grouped,
+    labels: &LabelIndex,
+    settings: &GradeSettings,
+) -> Result<Staged> {
     let mut wtr = csv::Writer::from_writer(stage(dir, REVIEW_QUEUE_FILE)?);
     wtr.write_record(REVIEW_QUEUE)?;
-    for row in rows {
-        let q = &labels.queries()[row.query as usize];
-        wtr.write_record([
-            labels.query_id(row.query),
-            labels.slice_name(q.task),
-            labels.slice_name(q.language),
-            &row.doc_id,
-            &row.best_rank.to_string(),
-            &row.runs.to_string(),
-            &row.captures.to_string(),
-        ])?;
-    }
+    review::queue(grouped, labels, settings, |rows| -> Result<()> {
+        for row in rows {
+            let q = &labels.queries()[row.query as usize];
+            wtr.write_record([
+                labels.query_id(row.query),
+                labels.slice_name(q.task),
+                labels.slice_name(q.language),
+                row.doc_id,
+                &row.best_rank.to_string(),
+                &row.runs.to_string(),
+                &row.captures.to_string(),
+            ])?;
+        }
+        Ok(())
+    })?;
     staged::finish_csv(wtr)
 }

@@ -415,6 +415,9 @@ pub struct SettingsSummary {
     /// `--collection-version`: the version every label was checked to name.
     #[serde(default)]
     pub collection_version: Option<String>,
+    /// With `--review-queue`, the depth its pool was drawn from.
+    #[serde(default)]
+    pub pool_depth: Option<usize>,
 }
 
 /// Counts in summary.json. For every log,

@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use super::plural;
-use super::schema::{metric_columns, Counts, Status};
+use super::schema::{judged_columns, metric_columns, Counts, Status};
 use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::group::GradeSettings;
 use crate::grade::parse::DEFAULT_STAGE;
@@ -38,7 +38,9 @@ pub fn print_table(
     pairs: &[PairAggregates],
     width: usize,
 ) -> io::Result<()> {
-    let metrics = metric_columns(&settings.ks);
+    // The metrics, then the labels' coverage at each cutoff.
+    let mut metrics = metric_columns(&settings.ks);
+    metrics.extend(judged_columns(&settings.ks));
     for PairAggregates {
         run,
         stage,
@@ -60,7 +62,7 @@ pub fn print_table(
 
 /// One (run, stage)'s means as text, slices as rows.
 struct SliceTable {
-    /// "slice", the count columns, then the metric columns.
+    /// "slice", the count columns, the metric columns, then judged@k.
     header: Vec<String>,
     /// Per slice: its name, its counts, then its means (`-` where none).
     rows: Vec<Vec<String>>,
@@ -95,7 +97,13 @@ impl SliceTable {
                     Status::NoAnswer,
                 ]
                 .map(|status| agg.status_count(status));
-                let means = agg.means();
+                let means = agg
+                    .means()
+                    .zip(agg.judged_means())
+                    .map(|(mut means, judged)| {
+                        means.extend(judged);
+                        means
+                    });
                 let means = (0..metrics.len()).map(|i| match &means {
                     Some(m) => format!("{:.3}", m[i]),
                     None => "-".to_string(),
@@ -146,16 +154,17 @@ impl SliceTable {
     }
 
     /// Turned: a row per count and metric (each metric at every cutoff in
-    /// turn, so its rise with k reads down the column) and a column per
+    /// turn, so its rise with k reads down the column; judged@k last) and a column per
     /// slice, the slices in as many groups as `width` needs, each group
     /// under its own header.
     fn print_turned(&self, out: &mut impl Write, n_ks: usize, width: usize) -> io::Result<()> {
         let per_k = Metric::ALL.len();
         let first_metric = 1 + COUNT_COLUMNS.len();
         let metrics = (0..per_k).flat_map(|m| (0..n_ks).map(move |k| first_metric + k * per_k + m));
+        let judged = first_metric + n_ks * per_k..self.header.len();
         // Each line shows one column of the slices-as-rows table: the
         // slice names first, as the header.
-        let lines: Vec<usize> = (0..first_metric).chain(metrics).collect();
+        let lines: Vec<usize> = (0..first_metric).chain(metrics).chain(judged).collect();
         let label_width = lines.iter().map(|&c| self.header[c].len()).max();
         let label_width = label_width.unwrap_or(0);
         let slice_width = |row: &Vec<String>| lines.iter().map(|&c| row[c].len()).max();

@@ -320,7 +320,8 @@ pub type StdoutTable = HashMap<(String, String), HashMap<String, HashMap<String,
 impl Run {
     /// Read the stdout table back into cells: per (run, stage) a
     /// `run R  stage S` title, then one or more blocks, each a header line
-    /// and its rows, ended by a blank line; a closing `note:` line. A block
+    /// and its rows, ended by a blank line; then the other blocks, which
+    /// start at the line's start, as `note:` does. A block
     /// is laid out either way the table is (docs/guide.md, Outputs): slices
     /// as rows under `slice queries ok ...`, or turned, under `slice all
     /// task=...`, a row per count and metric.
@@ -338,8 +339,10 @@ impl Run {
                 header.clear();
             } else if line.trim().is_empty() {
                 header.clear();
-            } else if line.starts_with("note:") {
-                continue;
+            } else if !line.starts_with(' ') {
+                // The means tables end at the first other block: `note:`,
+                // the evidence lost between stages, the answers' evidence.
+                break;
             } else {
                 let key = current
                     .clone()
