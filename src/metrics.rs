@@ -205,28 +205,25 @@ pub fn score(
 }
 
 /// `judged@k`, the share of the top k results the labels judge (any
-/// grade): |top_k ∩ judged| / k, even when the ranking is shorter than k
-/// (ir_measures' Judged@k, a precision whose relevant set is every judged
-/// document); at `all`, judged over retrieved, 0 for an empty ranking.
-/// `judged_ranks` are the 1-based ranks of the judged results, in order.
+/// grade): |top_k ∩ judged| / |top_k|, where |top_k| is k, or fewer when
+/// the ranking is shorter (ir_measures' Judged@k: the label coverage of
+/// what was shown); at `all`, judged over retrieved; 0 for an empty
+/// ranking. `judged_ranks` are the 1-based ranks of the judged results,
+/// in order.
 pub fn judged(
     judged_ranks: impl IntoIterator<Item = u32>,
     cutoff: Cutoff,
     retrieved: usize,
 ) -> f64 {
-    let depth = cutoff.depth();
+    let shown = cutoff.depth().min(retrieved);
     let in_k = judged_ranks
         .into_iter()
-        .take_while(|&rank| rank as usize <= depth)
+        .take_while(|&rank| rank as usize <= shown)
         .count();
-    let over = match cutoff {
-        Cutoff::At(k) => k,
-        Cutoff::All => retrieved,
-    };
-    if over == 0 {
+    if shown == 0 {
         0.0
     } else {
-        in_k as f64 / over as f64
+        in_k as f64 / shown as f64
     }
 }
 
@@ -385,11 +382,13 @@ mod tests {
     }
 
     /// judged@k by hand: a ranking of 4 whose ranks 1 and 3 are judged.
+    /// Past the ranking's end, the results shown are all there is.
     #[test]
-    fn judged_counts_judged_results_over_k() {
+    fn judged_counts_judged_results_over_those_shown() {
         assert_eq!(judged([1, 3], Cutoff::At(1), 4), 1.0);
         assert_eq!(judged([1, 3], Cutoff::At(2), 4), 0.5);
-        assert_eq!(judged([1, 3], Cutoff::At(10), 4), 0.2);
+        assert_eq!(judged([1, 3], Cutoff::At(3), 4), 2.0 / 3.0);
+        assert_eq!(judged([1, 3], Cutoff::At(10), 4), 0.5);
         assert_eq!(judged([1, 3], Cutoff::All, 4), 0.5);
         assert_eq!(judged([], Cutoff::All, 0), 0.0);
         assert_eq!(judged([], Cutoff::At(5), 0), 0.0);
@@ -493,12 +492,17 @@ mod tests {
             let judgments = Judgments { n_relevant, ideal_grades: &ideal, min_rel };
             let got = score(hits.iter().copied(), &judgments, cutoff, ranking.len());
             let want = reference(&ranking, &labels, min_rel, cutoff);
-            // judged@k is precision with every judged document relevant.
+            // judged@k is precision at the depth actually shown, with
+            // every judged document relevant.
             let judged_ranks = ranking.iter().enumerate()
                 .filter(|(_, d)| labels.contains_key(d))
                 .map(|(i, _)| i as u32 + 1);
             let lowest = labels.values().min().copied().unwrap_or(0);
-            let judged_want = reference(&ranking, &labels, lowest, cutoff)[3];
+            let shown = match cutoff {
+                Cutoff::At(k) if k <= ranking.len() => cutoff,
+                _ => Cutoff::All,
+            };
+            let judged_want = reference(&ranking, &labels, lowest, shown)[3];
             let judged_got = judged(judged_ranks, cutoff, ranking.len());
             prop_assert!((judged_got - judged_want).abs() < EPS, "judged {judged_got} want {judged_want}");
             for (g, w) in got.iter().zip(want.iter()) {

@@ -138,7 +138,8 @@ pub(super) struct QueryRow<'a> {
 struct Graded {
     /// Six values per cutoff, as in [`QueryRow::metrics`].
     metrics: Vec<f64>,
-    /// judged@k per cutoff: the share of the top k any label line judges.
+    /// judged@k per cutoff: the share of the top k shown that any label
+    /// line judges.
     judged: Vec<f64>,
     first_rel_rank: Option<usize>,
     /// Relevant ids not in the top k for the largest k.
@@ -168,11 +169,12 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
             Cutoff::All => (ranking.len(), ranking.len(), ideal.len()),
         };
         let top = &ranking[..k.min(ranking.len())];
+        // Over the results shown: k, or fewer past the ranking's end.
         let judged_in_k = top.iter().filter(|d| label.grades.contains_key(*d)).count();
-        judged.push(if precision_over > 0 {
-            judged_in_k as f64 / precision_over as f64
-        } else {
+        judged.push(if top.is_empty() {
             0.0
+        } else {
+            judged_in_k as f64 / top.len() as f64
         });
         let found = top.iter().filter(|d| is_relevant(d)).count() as f64;
         let n_rel = relevant.len() as f64;
