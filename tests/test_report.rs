@@ -292,6 +292,29 @@ fn every_sample_draws_the_same_page_however_it_is_drawn() {
     }
 }
 
+/// The questions sample's page shows its answers by their evidence (the
+/// numbers of attribution.csv), its splits among the slices, the labels'
+/// coverage, the collection versions and the review queue's depth.
+#[test]
+fn the_questions_page_shows_the_four_answers() {
+    let wd = Workdir::new("report_questions");
+    let questions = SAMPLES.iter().find(|s| s.name == "questions").unwrap();
+    let out = grade_sample(&wd, questions.args, "out", &[]);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for want in [
+        "Wrong answers and their evidence",
+        // bm25-v3 · final: 120 answered, 58 ok, 48 retrieval, 14 generation, 15 ok missing.
+        "<td class=\"n\">120</td><td class=\"n\">58</td><td class=\"n\">48</td>\
+         <td class=\"n\">14</td><td class=\"n\">15</td>",
+        "By split",
+        "judged@10 0.115",
+        "kb-2026-09",
+        "the unjudged documents ranked within the top 5",
+    ] {
+        assert!(page.contains(want), "the page lacks {want}");
+    }
+}
+
 #[test]
 fn hostile_ids_stay_text() {
     let wd = Workdir::new("report_hostile");

@@ -330,6 +330,9 @@ impl PerQueryRow for RowView<'_> {
     fn language(&self) -> &str {
         self.labels.slice_name(self.label().language)
     }
+    fn split(&self) -> &str {
+        self.labels.slice_name(self.label().split)
+    }
     fn status(&self) -> Status {
         self.row.status
     }

@@ -721,21 +721,32 @@ pub fn help_hurt(sorted: &[f64], metric: &str) -> Result<String> {
     })
 }
 
-/// Per metric, the share of queries the change won, tied and lost, as
-/// one bar split in three with each count written in its part.
+/// Won, tied and lost queries per metric, as shares of one bar each.
 pub fn wins_ties_losses(rows: &[(String, [u64; 3])]) -> Result<String> {
+    let rows: Vec<(String, Vec<u64>)> = rows
+        .iter()
+        .map(|(name, counts)| (name.clone(), counts.to_vec()))
+        .collect();
+    stacked_shares(
+        &rows,
+        &[("won", BLUE), ("tied", GRID), ("lost", VERMILLION)],
+    )
+}
+
+/// One bar per row, split into its `parts`' shares of the row's total,
+/// each part named on it where it is wide enough.
+pub fn stacked_shares(rows: &[(String, Vec<u64>)], parts: &[(&str, RGBColor)]) -> Result<String> {
     const ROW: u32 = 30;
     let height = 30 + ROW * rows.len() as u32;
     draw(height, |root| {
         let n = rows.len() as i32;
         let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
         let mut chart = named_rows(root, &names, 1.0)?;
-        let parts = [("won", BLUE), ("tied", GRID), ("lost", VERMILLION)];
         for (i, (_, counts)) in rows.iter().enumerate() {
             let total = counts.iter().sum::<u64>().max(1) as f64;
             let y = n - 1 - i as i32;
             let mut from = 0.0;
-            for (&count, (name, colour)) in counts.iter().zip(parts) {
+            for (&count, &(name, colour)) in counts.iter().zip(parts) {
                 let to = from + count as f64 / total;
                 let mut bar = Rectangle::new(
                     [

@@ -15,7 +15,7 @@ use crate::compare::graded::Names;
 use crate::metrics::{Cutoff, Metric};
 use crate::output::schema::{metric_columns, Status};
 
-/// Slices shown per kind (task, language, task × language): the largest.
+/// Slices shown per kind (task, language, task × language, split): the largest.
 pub const SLICES_SHOWN: usize = 12;
 /// Queries listed as the worst of a (run, stage).
 pub const WORST_SHOWN: usize = 10;
@@ -30,6 +30,8 @@ pub trait PerQueryRow {
     fn task(&self) -> &str;
     /// Its language.
     fn language(&self) -> &str;
+    /// Its held-out split.
+    fn split(&self) -> &str;
     /// How it was graded.
     fn status(&self) -> Status;
     /// Relevant documents in its labels.
@@ -74,6 +76,8 @@ pub struct SliceFigure {
     pub task: Option<String>,
     /// The language, `None` for any.
     pub language: Option<String>,
+    /// The split, `None` for any.
+    pub split: Option<String>,
     /// Queries counted in its means.
     pub counted: usize,
     /// The deepest cutoff's six metrics, in [`Metric::ALL`] order
@@ -137,8 +141,8 @@ pub struct PairFigures {
     pub stage: String,
     /// Overall, over every counted query: every metric column.
     pub overall: Vec<Option<MeanInterval>>,
-    /// By task, by language and by task × language.
-    pub slices: [SliceList; 3],
+    /// By task, by language, by task × language and by split.
+    pub slices: [SliceList; 4],
     /// Queries with status ok per [`RANK_BINS`] bin, then those whose
     /// captures held no relevant document.
     pub first_ranks: Vec<u64>,
@@ -164,8 +168,8 @@ struct PairRows {
     run: String,
     stage: String,
     names: Names,
-    /// (task, language) of each counted row.
-    slices: Vec<(u32, u32)>,
+    /// (task, language, split) of each counted row.
+    slices: Vec<SliceOf>,
     /// Row-major metric columns of the counted rows.
     values: Vec<f64>,
     first_ranks: Vec<u64>,
@@ -227,6 +231,7 @@ impl Collector {
         let slice = (
             pair.names.intern(row.task()),
             pair.names.intern(row.language()),
+            pair.names.intern(row.split()),
         );
         pair.slices.push(slice);
         pair.values.extend_from_slice(scores);
@@ -309,9 +314,14 @@ impl PairRows {
     /// For each kind of slice, the largest, by name, with the intervals
     /// of the deepest cutoff's metrics: two passes over the rows, one to
     /// size every slice and one to gather the values of those shown.
-    fn slice_lists(&self, n_scores: usize, deepest: usize) -> [SliceList; 3] {
-        let kinds = [SliceKind::Task, SliceKind::Language, SliceKind::Both];
-        let mut sizes: [HashMap<(u32, u32), usize>; 3] = Default::default();
+    fn slice_lists(&self, n_scores: usize, deepest: usize) -> [SliceList; 4] {
+        let kinds = [
+            SliceKind::Task,
+            SliceKind::Language,
+            SliceKind::Both,
+            SliceKind::Split,
+        ];
+        let mut sizes: [HashMap<SliceOf, usize>; 4] = Default::default();
         for &slice in &self.slices {
             for (sizes, kind) in sizes.iter_mut().zip(kinds) {
                 *sizes.entry(kind.key(slice)).or_default() += 1;
@@ -320,16 +330,16 @@ impl PairRows {
         let names = &self.names;
         let name = |id: u32| (id != u32::MAX).then(|| names.name(id).to_string());
         let chosen = sizes.map(|sizes| {
-            let mut by_size: Vec<((u32, u32), usize)> = sizes.into_iter().collect();
+            let mut by_size: Vec<(SliceOf, usize)> = sizes.into_iter().collect();
             by_size.sort_by(|(a, na), (b, nb)| {
-                nb.cmp(na)
-                    .then_with(|| (name(a.0), name(a.1)).cmp(&(name(b.0), name(b.1))))
+                let names = |s: &SliceOf| (name(s.0), name(s.1), name(s.2));
+                nb.cmp(na).then_with(|| names(a).cmp(&names(b)))
             });
             let hidden = by_size.len().saturating_sub(SLICES_SHOWN);
             by_size.truncate(SLICES_SHOWN);
             (by_size, hidden)
         });
-        let places: Vec<HashMap<(u32, u32), usize>> = chosen
+        let places: Vec<HashMap<SliceOf, usize>> = chosen
             .iter()
             .map(|(shown, _)| {
                 shown
@@ -342,7 +352,7 @@ impl PairRows {
         let mut gathered: Vec<Vec<Vec<Gathered>>> = chosen
             .iter()
             .map(|(shown, _)| {
-                let metrics = |&(_, size): &((u32, u32), usize)| {
+                let metrics = |&(_, size): &(SliceOf, usize)| {
                     vec![Gathered::expecting(size); Metric::ALL.len()]
                 };
                 shown.iter().map(metrics).collect()
@@ -368,16 +378,23 @@ impl PairRows {
                     .map(|((key, counted), metrics)| SliceFigure {
                         task: name(key.0),
                         language: name(key.1),
+                        split: name(key.2),
                         counted,
                         intervals: metrics.iter().map(Gathered::interval).collect(),
                     })
                     .collect();
-                shown.sort_by(|a, b| (&a.task, &a.language).cmp(&(&b.task, &b.language)));
+                shown.sort_by(|a, b| {
+                    (&a.task, &a.language, &a.split).cmp(&(&b.task, &b.language, &b.split))
+                });
                 SliceList { shown, hidden }
             });
-        [(); 3].map(|()| lists.next().unwrap_or_default())
+        [(); 4].map(|()| lists.next().unwrap_or_default())
     }
 }
+
+/// A row's (task, language, split), as names of its (run, stage);
+/// `u32::MAX` stands for any.
+type SliceOf = (u32, u32, u32);
 
 /// Which grouping sets a slice list holds.
 #[derive(Debug, Clone, Copy)]
@@ -385,16 +402,18 @@ enum SliceKind {
     Task,
     Language,
     Both,
+    Split,
 }
 
 impl SliceKind {
-    /// The grouping set of `kind` a row of (task, language) is in;
-    /// `u32::MAX` stands for any.
-    fn key(self, (task, language): (u32, u32)) -> (u32, u32) {
+    /// The grouping set of `kind` a row of (task, language, split) is in.
+    fn key(self, (task, language, split): SliceOf) -> SliceOf {
+        const ANY: u32 = u32::MAX;
         match self {
-            SliceKind::Task => (task, u32::MAX),
-            SliceKind::Language => (u32::MAX, language),
-            SliceKind::Both => (task, language),
+            SliceKind::Task => (task, ANY, ANY),
+            SliceKind::Language => (ANY, language, ANY),
+            SliceKind::Both => (task, language, ANY),
+            SliceKind::Split => (ANY, ANY, split),
         }
     }
 }
@@ -455,6 +474,7 @@ impl LogHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slices::NO_SLICE;
 
     struct Row {
         id: &'static str,
@@ -474,6 +494,9 @@ mod tests {
         }
         fn language(&self) -> &str {
             "en"
+        }
+        fn split(&self) -> &str {
+            NO_SLICE
         }
         fn status(&self) -> Status {
             self.status

@@ -1,7 +1,9 @@
 //! The grade page: for every (run, stage) its headline means with their
-//! intervals, the slices, the cutoffs, the first relevant ranks, latency
-//! and context size and the worst queries; then the diagnostics (stage
-//! loss, stale labels, leaks, rejects) and what the grading was made from.
+//! intervals and label coverage, the slices (splits among them), the
+//! cutoffs, the first relevant ranks, latency and context size and the
+//! worst queries; then the wrong answers by their evidence, the
+//! diagnostics (stage loss, stale labels, leaks, rejects) and what the
+//! grading was made from.
 //!
 //! Everything but per_query.csv's rows (see [`super::collect`]) is read
 //! from the other output files and summary.json, so a page drawn while
@@ -23,8 +25,9 @@ use super::sources::Sources;
 use crate::grade::stale::looks_stale;
 use crate::metrics::{Cutoff, Metric};
 use crate::output::schema::{
-    RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, LANGUAGE,
-    REJECTS_FILE, RUN, STAGE_LOSS, STAGE_LOSS_FILE, TASK,
+    RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, ATTRIBUTION,
+    ATTRIBUTION_FILE, LANGUAGE, REJECTS_FILE, REVIEW_QUEUE_FILE, RUN, STAGE_LOSS, STAGE_LOSS_FILE,
+    TASK,
 };
 use crate::slices::ANY;
 
@@ -43,9 +46,9 @@ const INPUTS_SHOWN: usize = 30;
 /// # Errors
 /// An output file cannot be read or is not as rgrade writes it.
 pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Result<String> {
-    let facts = Facts::read(summary, sources)?;
     let ks = &summary.settings.k;
     let deepest = ks.iter().max().copied().unwrap_or(Cutoff::At(10));
+    let facts = Facts::read(summary, sources, deepest)?;
     let lede = html! {
         "Labels " code { (summary.labels.path) } " (" (count(summary.labels.queries as u64))
         " labeled queries), " (summary.inputs.len()) " log input"
@@ -62,6 +65,7 @@ pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Re
             p.note { (figures.len() - PAIRS_DRAWN) " more (run, stage) pairs are in the overview "
                 "above and in per_query.csv and aggregates.csv; grade one run to see it drawn in full." }
         }
+        (answers(&facts)?)
         (stage_loss(&facts)?)
         (stale_labels(summary))
         (leaks(summary, &facts))
@@ -79,6 +83,18 @@ struct Facts {
     stage_loss: Vec<StageLossRow>,
     /// rejects.jsonl by reason: how many, and the first.
     rejects: Vec<(String, u64, RejectLine)>,
+    /// attribution.csv's rows of whole splits, when there is one.
+    attribution: Vec<AttributionRow>,
+}
+
+/// A row of attribution.csv over every task and language.
+struct AttributionRow {
+    run: String,
+    stage: String,
+    split: String,
+    /// answered, answer_ok, wrong_missing_evidence, wrong_with_evidence,
+    /// ok_missing_evidence.
+    counts: [u64; 5],
 }
 
 /// What the page shows of one row of aggregates.csv.
@@ -89,6 +105,8 @@ struct AggregateRow {
     latency: [Option<f64>; 3],
     context_mean: Option<f64>,
     leaks: u64,
+    /// judged@k at the deepest cutoff.
+    judged: Option<f64>,
 }
 
 /// One overall row of stage_loss.csv.
@@ -101,7 +119,7 @@ struct StageLossRow {
 }
 
 impl Facts {
-    fn read(summary: &Summary, sources: &Sources) -> Result<Self> {
+    fn read(summary: &Summary, sources: &Sources, deepest: Cutoff) -> Result<Self> {
         let stage_loss = match sources.path(STAGE_LOSS_FILE) {
             Some(path) => read_stage_loss(path)?,
             None => Vec::new(),
@@ -111,7 +129,11 @@ impl Facts {
             _ => read_rejects(sources.require(REJECTS_FILE)?)?,
         };
         Ok(Facts {
-            aggregates: read_aggregates(sources.require(AGGREGATES_FILE)?)?,
+            aggregates: read_aggregates(sources.require(AGGREGATES_FILE)?, deepest)?,
+            attribution: match sources.path(ATTRIBUTION_FILE) {
+                Some(path) => read_attribution(path)?,
+                None => Vec::new(),
+            },
             stage_loss,
             rejects,
         })
@@ -167,11 +189,14 @@ fn number(text: &str, path: &Path) -> Result<Option<f64>> {
 
 fn read_aggregates(
     path: &Path,
+    deepest: Cutoff,
 ) -> Result<BTreeMap<(String, String, String, String), AggregateRow>> {
+    let judged = format!("judged@{deepest}");
     let columns: Vec<&str> = AGGREGATES_LEADING
         .iter()
         .chain(&AGGREGATES_TRAILING)
         .copied()
+        .chain([judged.as_str()])
         .collect();
     let mut rows = BTreeMap::new();
     for r in read_csv(path, &columns)? {
@@ -190,12 +215,33 @@ fn read_aggregates(
             ],
             context_mean: number(&r[12], path)?,
             leaks: whole(&r[13], path)?,
+            judged: number(&r[15], path)?,
         };
-        let [run, stage, task, language, .., split] = <[String; 15]>::try_from(r)
+        let [run, stage, task, language, .., split, _] = <[String; 16]>::try_from(r)
             .map_err(|_| anyhow::anyhow!("{}: a row is cut short", path.display()))?;
         // The sets within a split are drawn from per_query.csv's rows.
         if split == ANY {
             rows.insert((run, stage, task, language), row);
+        }
+    }
+    Ok(rows)
+}
+
+/// attribution.csv's rows of whole splits (every task and language).
+fn read_attribution(path: &Path) -> Result<Vec<AttributionRow>> {
+    let mut rows = Vec::new();
+    for r in read_csv(path, &ATTRIBUTION)? {
+        if r[2] == ANY && r[3] == ANY {
+            let mut counts = [0; 5];
+            for (count, cell) in counts.iter_mut().zip(&r[5..]) {
+                *count = whole(cell, path)?;
+            }
+            rows.push(AttributionRow {
+                run: r[0].clone(),
+                stage: r[1].clone(),
+                split: r[4].clone(),
+                counts,
+            });
         }
     }
     Ok(rows)
@@ -390,6 +436,12 @@ fn pair_section(
                 }
             }
             (interval_note(&headline))
+            @if let Some(judged) = agg.and_then(|a| a.judged) {
+                p.note { "judged@" (deepest) " " (charts::three(judged)) ": the labels judge "
+                    (charts::percent(judged)) " of the top " (deepest) " results shown. \
+                    Unjudged results count as not relevant, so a low share leaves the metrics \
+                    less to go on." }
+            }
             (slices(pair, &names)?)
             (cutoffs(pair, ks)?)
             (first_ranks(pair)?)
@@ -415,7 +467,7 @@ fn interval_note(headline: &[Option<MeanInterval>]) -> Markup {
 }
 
 fn slices(pair: &PairFigures, names: &[String]) -> Result<Markup> {
-    let kinds = ["task", "language", "task × language"];
+    let kinds = ["task", "language", "task × language", "split"];
     let mut figures = Vec::new();
     for (list, kind) in pair.slices.iter().zip(kinds) {
         if list.shown.len() < 2 {
@@ -448,10 +500,12 @@ fn slice_rows(list: &SliceList) -> Vec<BarRow> {
     list.shown
         .iter()
         .map(|s| {
-            let label = match (&s.task, &s.language) {
-                (Some(task), Some(language)) => format!("{task} × {language}"),
-                (Some(name), None) | (None, Some(name)) => name.clone(),
-                (None, None) => ANY.to_string(),
+            let label = match (&s.task, &s.language, &s.split) {
+                (Some(task), Some(language), _) => format!("{task} × {language}"),
+                (Some(name), None, _) | (None, Some(name), _) | (None, None, Some(name)) => {
+                    name.clone()
+                }
+                (None, None, None) => ANY.to_string(),
             };
             BarRow {
                 label: format!("{label} ({})", s.counted),
@@ -615,6 +669,59 @@ fn worst(pair: &PairFigures, deepest: Cutoff) -> Markup {
     }
 }
 
+/// Wrong answers by their evidence, per (run, stage) and split, from
+/// attribution.csv.
+fn answers(facts: &Facts) -> Result<Markup> {
+    let rows: Vec<&AttributionRow> = facts
+        .attribution
+        .iter()
+        .filter(|r| r.counts[0] > 0)
+        .collect();
+    if rows.is_empty() {
+        return Ok(html! {});
+    }
+    let name = |r: &AttributionRow| match r.split.as_str() {
+        ANY => pair_name(&r.run, &r.stage),
+        split => format!("{} · split {split}", pair_name(&r.run, &r.stage)),
+    };
+    let bars: Vec<(String, Vec<u64>)> = rows
+        .iter()
+        .map(|r| {
+            let [_, ok, wrong_missing, wrong_with, ok_missing] = r.counts;
+            (
+                name(r),
+                vec![ok - ok_missing, ok_missing, wrong_with, wrong_missing],
+            )
+        })
+        .collect();
+    let parts = [
+        ("ok", charts::BLUE),
+        ("ok, evidence missing", charts::SKY),
+        ("generation", charts::ORANGE),
+        ("retrieval", charts::VERMILLION),
+    ];
+    let svg = charts::stacked_shares(&bars, &parts)?;
+    Ok(html! {
+        section id="answers" {
+            h2 { "Wrong answers and their evidence" }
+            p { "Of the graded queries whose captures say whether the answer was acceptable: \
+                 a wrong answer whose evidence was missing from the top k at the deepest cutoff \
+                 is a retrieval failure; one whose evidence was all there, a generation failure." }
+            (charts::figure(svg, "Answered queries: right (with all their evidence, or without), \
+                 wrong with all their evidence (generation), wrong without (retrieval)."))
+            table {
+                tr { th { "run · stage" } th.n { "answered" } th.n { "ok" } th.n { "wrong: retrieval" }
+                     th.n { "wrong: generation" } th.n { "ok, evidence missing" } }
+                @for r in &rows {
+                    tr { td.id { (name(r)) } td.n { (count(r.counts[0])) } td.n { (count(r.counts[1])) }
+                         td.n { (count(r.counts[2])) } td.n { (count(r.counts[3])) }
+                         td.n { (count(r.counts[4])) } }
+                }
+            }
+        }
+    })
+}
+
 fn stage_loss(facts: &Facts) -> Result<Markup> {
     if facts.stage_loss.is_empty() {
         return Ok(html! {});
@@ -751,6 +858,20 @@ fn made_from(summary: &Summary) -> Markup {
                 tr { th { "duplicate documents" } td { (s.duplicate_docs) } }
                 tr { th { "lowest relevant grade" } td { (s.min_rel) } }
                 tr { th { "stages" } td { @if s.stages.is_empty() { "all" } @else { (s.stages.join(", ")) } } }
+                tr { th { "collection versions" } td {
+                    @if labels.collection_versions.is_empty() { "none named" }
+                    @for (i, v) in labels.collection_versions.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        code { (v.version) } " (" (count(v.queries)) ")"
+                    }
+                    @if let Some(version) = &s.collection_version {
+                        " · every label checked against " code { (version) }
+                    }
+                } }
+                @if let Some(depth) = s.pool_depth {
+                    tr { th { "review queue" } td { code { (REVIEW_QUEUE_FILE) }
+                        ": the unjudged documents ranked within the top " (depth) } }
+                }
                 @for (key, value) in &summary.meta.0 {
                     tr { th { (key) } td { (value) } }
                 }

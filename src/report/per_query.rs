@@ -9,11 +9,11 @@ use super::collect::{Collector, PerQueryRow};
 use crate::metrics::Cutoff;
 use crate::output::schema::{
     metric_columns, missing_column, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, QUERY_ID, RUN,
-    STAGE, STATUS, TASK,
+    SPLIT, STAGE, STATUS, TASK,
 };
 
 /// The columns read, in the order [`CsvRow`] keeps them.
-const COLUMNS: [&str; 10] = [
+const COLUMNS: [&str; 11] = [
     RUN,
     STAGE,
     QUERY_ID,
@@ -24,6 +24,7 @@ const COLUMNS: [&str; 10] = [
     "first_rel_rank",
     LATENCY_MS,
     CONTEXT_TOKENS,
+    SPLIT,
 ];
 
 /// Feed every row of the per_query.csv at `path`, graded at cutoffs `ks`,
@@ -79,6 +80,7 @@ pub fn read(path: &Path, ks: &[Cutoff], collector: &mut Collector) -> Result<()>
 #[derive(Default)]
 struct CsvRow {
     text: [String; 4],
+    split: String,
     status: Option<Status>,
     n_relevant: u32,
     first_rel_rank: Option<u32>,
@@ -108,6 +110,8 @@ impl CsvRow {
         self.first_rel_rank = parse(&record[columns[7]])?;
         self.latency_ms = parse(&record[columns[8]])?;
         self.context_tokens = parse(&record[columns[9]])?;
+        self.split.clear();
+        self.split.push_str(&record[columns[10]]);
         self.scores.clear();
         for &at in metrics {
             self.scores.extend(parse::<f64>(&record[at])?);
@@ -143,6 +147,9 @@ impl PerQueryRow for CsvRow {
     }
     fn language(&self) -> &str {
         &self.text[2]
+    }
+    fn split(&self) -> &str {
+        &self.split
     }
     fn status(&self) -> Status {
         self.status.unwrap_or(Status::Missing)
