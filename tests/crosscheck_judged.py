@@ -2,7 +2,7 @@
 
 A dev-only oracle, not part of `cargo test` (which needs no Python):
 
-    python3 -m venv /tmp/venv && /tmp/venv/bin/pip install ir-measures
+    python3 -m venv /tmp/venv && /tmp/venv/bin/pip install ir-measures   # brings pytrec_eval
     cargo build --release
     /tmp/venv/bin/python tests/crosscheck_judged.py [--queries 2000] [--results 50]
 
@@ -13,8 +13,6 @@ qrels line judges) and compares every graded query. Exits 1 on any
 difference.
 """
 import argparse
-import csv
-import json
 import subprocess
 import sys
 import tempfile
@@ -23,28 +21,10 @@ from pathlib import Path
 import ir_measures
 from ir_measures import Judged
 
+# ir_measures installs pytrec_eval, which crosscheck_trec_eval imports.
+from crosscheck_trec_eval import compare, load_qrels, load_run
+
 CUTOFFS = [1, 3, 5, 10, 100]
-TOLERANCE = 1e-9
-
-
-def load_qrels(path):
-    """Every judgment, whatever its grade: Judged counts them all."""
-    qrels = {}
-    for line in open(path):
-        label = json.loads(line)
-        relevant = label["relevant"]
-        if isinstance(relevant, list):
-            relevant = {doc: 1 for doc in relevant}
-        qrels[str(label["query_id"])] = {doc: int(grade) for doc, grade in relevant.items()}
-    return qrels
-
-
-def load_run(path):
-    run = {}
-    for line in open(path):
-        query, _, doc, _, score, _ = line.split()[:6]
-        run.setdefault(query, {})[doc] = float(score)
-    return run
 
 
 def main():
@@ -61,24 +41,15 @@ def main():
                     "-k", ",".join(map(str, CUTOFFS)), "-o", str(work / "out"),
                     str(work / "data/run.trec")], check=True)
 
+    # Judged counts every judgment, whatever its grade: load_qrels keeps them all.
     qrels = load_qrels(work / "data/labels.jsonl")
-    measures = [Judged @ k for k in CUTOFFS]
     expected = {}
-    for metric in ir_measures.iter_calc(measures, qrels, load_run(work / "data/run.trec")):
+    for metric in ir_measures.iter_calc([Judged @ k for k in CUTOFFS], qrels,
+                                        load_run(work / "data/run.trec")):
         expected.setdefault(metric.query_id, {})[str(metric.measure)] = metric.value
 
-    compared = differences = 0
-    for row in csv.DictReader(open(work / "out/per_query.csv")):
-        if row["status"] != "ok":
-            continue
-        theirs = expected[row["query_id"]]
-        for k in CUTOFFS:
-            compared += 1
-            ours, want = float(row[f"judged@{k}"]), theirs[f"Judged@{k}"]
-            if abs(ours - want) > TOLERANCE:
-                differences += 1
-                if differences <= 10:
-                    print(f"{row['query_id']} judged@{k}: rgrade {ours}, ir_measures {want}")
+    pairs = [(f"judged@{k}", f"Judged@{k}") for k in CUTOFFS]
+    compared, differences, _ = compare(work / "out/per_query.csv", expected, pairs)
     print(f"{compared} values compared over {len(expected)} queries, {differences} differences")
     sys.exit(1 if differences or not compared else 0)
 

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::util::compare::compare;
 use crate::util::{
-    assert_cell, assert_same_lines, assert_text, crate_path, grade, rgrade_in, text, Workdir,
+    assert_cell, assert_same_lines, assert_text, crate_path, grade, rgrade_in, text, Run, Workdir,
 };
 
 /// The shipped sample, relative to the crate root.
@@ -19,7 +19,7 @@ const SAMPLE: &str = "data-samples/questions";
 
 /// data-samples/questions/README.md's command, from the crate root, into
 /// `wd`'s `out`.
-fn grade_sample(wd: &Workdir, extra: &[&str]) -> crate::util::Run {
+fn grade_sample(wd: &Workdir, extra: &[&str]) -> Run {
     let out = wd.path("out").display().to_string();
     let labels = format!("{SAMPLE}/labels.jsonl");
     let logs = format!("{SAMPLE}/logs.jsonl");
@@ -160,6 +160,17 @@ fn logs(run: &str, outcomes: [&str; 3]) -> String {
     text(&lines)
 }
 
+/// `rgrade grade ARGS` in `wd`, ARGS split at spaces.
+fn grade_line(wd: &Workdir, args: &str) -> Run {
+    let args: Vec<&str> = args.split_whitespace().collect();
+    grade(wd, &args)
+}
+
+/// `rgrade grade --labels labels.jsonl ARGS` in `wd`.
+fn grade_key(wd: &Workdir, args: &str) -> Run {
+    grade_line(wd, &format!("--labels labels.jsonl {args}"))
+}
+
 fn workdir(name: &str) -> Workdir {
     let wd = Workdir::new(name);
     wd.write("labels.jsonl", labels());
@@ -174,18 +185,7 @@ fn workdir(name: &str) -> Workdir {
 fn wrong_answers_split_by_their_evidence() {
     let wd = workdir("questions_attribution");
     wd.write("logs.jsonl", logs("bm25", ["true", "false", "false"]));
-    let run = grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "1,3",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
-    );
+    let run = grade_key(&wd, "-k 1,3 -o out logs.jsonl");
     run.expect_code(0);
     let per_query = wd.read_csv("out/per_query.csv");
     let answers = per_query.column("answer_ok");
@@ -224,19 +224,7 @@ fn wrong_answers_split_by_their_evidence() {
 fn attribution_reads_recall_at_the_deepest_cutoff() {
     let wd = workdir("questions_attribution_deepest");
     wd.write("logs.jsonl", logs("bm25", ["true", "true", "true"]));
-    grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "3,1",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
-    )
-    .expect_code(0);
+    grade_key(&wd, "-k 3,1 -o out logs.jsonl").expect_code(0);
     let attribution = wd.read_csv("out/attribution.csv");
     let overall = attribution.row(&[("task", "*"), ("language", "*"), ("split", "*")]);
     // At k = 3 only q_sharing lacks a document: at k = 1 two would.
@@ -251,12 +239,11 @@ fn without_outcomes_there_is_no_attribution() {
     let wd = workdir("questions_no_outcomes");
     wd.write("with.jsonl", logs("bm25", ["true", "", "false"]));
     wd.write("without.jsonl", logs("bm25", ["", "", ""]));
-    let args = |logs| ["--labels", "labels.jsonl", "-k", "3", "-o", "out", logs];
-    grade(&wd, &args("with.jsonl")).expect_code(0);
+    grade_key(&wd, "-k 3 -o out with.jsonl").expect_code(0);
     let attribution = wd.read_csv("out/attribution.csv");
     let overall = attribution.row(&[("task", "*"), ("language", "*"), ("split", "*")]);
     assert_text(&overall, "answered", "2");
-    let run = grade(&wd, &args("without.jsonl"));
+    let run = grade_key(&wd, "-k 3 -o out without.jsonl");
     run.expect_code(0);
     assert!(!wd.exists("out/attribution.csv"), "{run}");
     assert!(!run.stdout.contains("wrong answers"), "{run}");
@@ -278,29 +265,14 @@ fn outcomes_are_booleans_read_from_a_field() {
             r#"{"query_id": "q_reset", "results": ["reset_steps"], "feedback": {"ok": false}}"#,
         ]),
     );
-    let run = grade(
-        &wd,
-        &["--labels", "labels.jsonl", "-o", "out", "logs.jsonl"],
-    );
+    let run = grade_key(&wd, "-o out logs.jsonl");
     run.expect_code(1);
     let rejects = wd.read_jsonl("out/rejects.jsonl");
     assert_eq!(rejects.len(), 1, "{run}");
     assert_eq!(rejects[0]["reason"], "bad_field");
     assert!(rejects[0]["detail"].as_str().unwrap().contains("answer_ok"));
 
-    grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "--outcome-field",
-            "/feedback/ok",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
-    )
-    .expect_code(0);
+    grade_key(&wd, "--outcome-field /feedback/ok -o out logs.jsonl").expect_code(0);
     let per_query = wd.read_csv("out/per_query.csv");
     assert_text(
         &per_query.row(&[("query_id", "q_reset")]),
@@ -318,19 +290,7 @@ fn outcomes_are_booleans_read_from_a_field() {
 fn judged_at_k_counts_every_judged_document() {
     let wd = workdir("questions_judged");
     wd.write("logs.jsonl", logs("bm25", ["", "", ""]));
-    grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "1,3,5,all",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
-    )
-    .expect_code(0);
+    grade_key(&wd, "-k 1,3,5,all -o out logs.jsonl").expect_code(0);
     let per_query = wd.read_csv("out/per_query.csv");
     let want = [
         ("q_export", [1.0, 2.0 / 3.0, 2.0 / 3.0, 2.0 / 3.0]),
@@ -363,20 +323,7 @@ fn the_review_queue_pools_unjudged_documents() {
             r#"{"query_id": "q_reset", "run": "dense", "results": ["reset_steps", "reset_limits", "billing"]}"#,
         ]),
     );
-    let run = grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "3",
-            "--review-queue",
-            "-o",
-            "out",
-            "bm25.jsonl",
-            "dense.jsonl",
-        ],
-    );
+    let run = grade_key(&wd, "-k 3 --review-queue -o out bm25.jsonl dense.jsonl");
     run.expect_code(0);
     let queue = wd.read_csv("out/review_queue.csv");
     assert_eq!(queue.header, rgrade::schema::REVIEW_QUEUE);
@@ -397,47 +344,20 @@ fn the_review_queue_pools_unjudged_documents() {
     assert_eq!(summary["settings"]["pool_depth"], 3, "the deepest cutoff");
 
     // A shallower pool: only what some capture ranked first.
-    grade(
+    grade_key(
         &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "3",
-            "--review-queue",
-            "--pool-depth",
-            "1",
-            "-o",
-            "out",
-            "bm25.jsonl",
-            "dense.jsonl",
-        ],
+        "-k 3 --review-queue --pool-depth 1 -o out bm25.jsonl dense.jsonl",
     )
     .expect_code(0);
     let queue = wd.read_csv("out/review_queue.csv");
     assert_eq!(queue.column("doc_id"), ["profile", "billing", "profile"]);
 
     // Without the flag the file is gone; the flag needs an output directory.
-    grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "3",
-            "-o",
-            "out",
-            "bm25.jsonl",
-        ],
-    )
-    .expect_code(0);
+    grade_key(&wd, "-k 3 -o out bm25.jsonl").expect_code(0);
     assert!(!wd.exists("out/review_queue.csv"));
-    grade(
-        &wd,
-        &["--labels", "labels.jsonl", "--review-queue", "bm25.jsonl"],
-    )
-    .expect_code(2)
-    .expect_stderr(&["--out"]);
+    grade_key(&wd, "--review-queue bm25.jsonl")
+        .expect_code(2)
+        .expect_stderr(&["--out"]);
 }
 
 /// TREC runs keep no unjudged id: the queue says so instead of leaving
@@ -449,19 +369,9 @@ fn the_review_queue_warns_that_runs_are_not_pooled() {
         "run.trec",
         "q_export Q0 profile 1 2.0 bm25\nq_export Q0 export_csv 2 1.0 bm25\n",
     );
-    grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "--review-queue",
-            "-o",
-            "out",
-            "run.trec",
-        ],
-    )
-    .expect_code(0)
-    .expect_stderr(&["review_queue.csv leaves out the TREC"]);
+    grade_key(&wd, "--review-queue -o out run.trec")
+        .expect_code(0)
+        .expect_stderr(&["review_queue.csv leaves out the TREC"]);
     assert_eq!(wd.read_csv("out/review_queue.csv").rows.len(), 0);
 }
 
@@ -471,18 +381,7 @@ fn the_review_queue_warns_that_runs_are_not_pooled() {
 fn splits_slice_like_tasks_and_languages() {
     let wd = workdir("questions_split");
     wd.write("logs.jsonl", logs("bm25", ["", "", ""]));
-    let run = grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "3",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
-    );
+    let run = grade_key(&wd, "-k 3 -o out logs.jsonl");
     run.expect_code(0);
     let per_query = wd.read_csv("out/per_query.csv");
     assert_eq!(per_query.column("split"), ["dev", "test", "test"]);
@@ -534,19 +433,7 @@ fn labels_without_splits_add_no_sets() {
         labels().replace(r#""split": "#, r#""phase": "#),
     );
     wd.write("logs.jsonl", logs("bm25", ["", "", ""]));
-    grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "3",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
-    )
-    .expect_code(0);
+    grade_key(&wd, "-k 3 -o out logs.jsonl").expect_code(0);
     let aggregates = wd.read_csv("out/aggregates.csv");
     assert_eq!(aggregates.rows.len(), 8);
     assert!(aggregates.column("split").iter().all(|s| s == "*"));
@@ -657,11 +544,7 @@ fn compare_gates_on_the_test_split() {
 fn labels_of_another_collection_version_are_refused() {
     let wd = workdir("questions_collection_version");
     wd.write("logs.jsonl", logs("bm25", ["", "", ""]));
-    grade(
-        &wd,
-        &["--labels", "labels.jsonl", "-q", "-o", "out", "logs.jsonl"],
-    )
-    .expect_code(0);
+    grade_key(&wd, "-q -o out logs.jsonl").expect_code(0);
     let summary = wd.read_json("out/summary.json");
     assert_eq!(
         summary["labels"]["collection_versions"],
@@ -672,18 +555,7 @@ fn labels_of_another_collection_version_are_refused() {
         serde_json::Value::Null
     );
 
-    let run = grade(
-        &wd,
-        &[
-            "--labels",
-            "labels.jsonl",
-            "--collection-version",
-            "kb-11",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
-    );
+    let run = grade_key(&wd, "--collection-version kb-11 -o out logs.jsonl");
     run.expect_code(2).expect_stderr(&[
         "labels.jsonl: 1 of 3 labeled queries were not reviewed against collection version 'kb-11'",
         "q_sharing (kb-09)",
@@ -694,31 +566,16 @@ fn labels_of_another_collection_version_are_refused() {
     );
 
     wd.write("one.jsonl", text(&[r#"{"query_id": "q_export", "relevant": ["export_csv"], "collection_version": "kb-11"}"#, r#"{"query_id": "q_reset", "relevant": ["reset_steps"]}"#]));
-    grade(
+    grade_line(
         &wd,
-        &[
-            "--labels",
-            "one.jsonl",
-            "--collection-version",
-            "kb-11",
-            "logs.jsonl",
-        ],
+        "--labels one.jsonl --collection-version kb-11 logs.jsonl",
     )
     .expect_code(2)
     .expect_stderr(&["q_reset (no collection_version)"]);
     wd.write("all.jsonl", labels().replace("kb-09", "kb-11"));
-    grade(
+    grade_line(
         &wd,
-        &[
-            "--labels",
-            "all.jsonl",
-            "--collection-version",
-            "kb-11",
-            "-q",
-            "-o",
-            "out",
-            "logs.jsonl",
-        ],
+        "--labels all.jsonl --collection-version kb-11 -q -o out logs.jsonl",
     )
     .expect_code(0);
     let summary = wd.read_json("out/summary.json");
@@ -743,11 +600,7 @@ fn csv_labels_carry_split_and_version() {
         "logs.jsonl",
         text(&[r#"{"query_id": "q1", "results": ["a"]}"#]),
     );
-    grade(
-        &wd,
-        &["--labels", "labels.csv", "-q", "-o", "out", "logs.jsonl"],
-    )
-    .expect_code(0);
+    grade_line(&wd, "--labels labels.csv -q -o out logs.jsonl").expect_code(0);
     assert_eq!(
         wd.read_csv("out/per_query.csv").column("split"),
         ["test", "dev"]
@@ -756,7 +609,7 @@ fn csv_labels_carry_split_and_version() {
         "bad.csv",
         text(&["query_id,doc_id,split", "q1,a,test", "q1,b,dev"]),
     );
-    grade(&wd, &["--labels", "bad.csv", "logs.jsonl"])
+    grade_line(&wd, "--labels bad.csv logs.jsonl")
         .expect_code(2)
         .expect_stderr(&["bad.csv:3: query_id 'q1' has split 'dev' here but 'test' on line 2"]);
 }
