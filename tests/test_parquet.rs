@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
-use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
@@ -249,6 +249,46 @@ fn a_column_of_the_wrong_type_is_an_error_for_the_input() {
 
 /// One row per result: ranked by the rank column, ties by doc id
 /// descending (as trec_eval breaks score ties); a rank below 1 is `bad_rank`.
+/// An event row's `answer_ok` column (a boolean; null says nothing) is
+/// the outcome of its answer, as in JSONL.
+#[test]
+fn an_answer_ok_column_says_whether_the_answer_was_acceptable() {
+    let wd = Workdir::new("parquet_answer_ok");
+    wd.write("labels.jsonl", LABELS);
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("query_id", Arc::new(StringArray::from(vec!["q1", "q2"]))),
+        (
+            "results",
+            results(&[Some(vec![Some("a")]), Some(vec![Some("z")])]),
+        ),
+        (
+            "answer_ok",
+            Arc::new(BooleanArray::from(vec![Some(true), Some(false)])),
+        ),
+    ];
+    write_parquet(&wd.path("events.parquet"), columns, 2);
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "1",
+        "-o",
+        "out",
+        "events.parquet",
+    ]);
+    run.expect_code(0);
+    let per_query = wd.read_csv("out/per_query.csv");
+    assert_eq!(per_query.column("answer_ok"), ["true", "false"]);
+    let attribution = wd.read_csv("out/attribution.csv");
+    let overall = attribution.row(&[("task", "*"), ("language", "*"), ("split", "*")]);
+    assert_eq!(overall["answered"], "2");
+    assert_eq!(
+        overall["wrong_missing_evidence"], "1",
+        "q2 returned no relevant document"
+    );
+}
+
 #[test]
 fn a_log_of_one_row_per_result_is_ranked_by_its_rank_column() {
     let wd = Workdir::new("parquet_long");

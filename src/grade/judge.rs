@@ -545,7 +545,7 @@ impl<'a> BlockWorker<'a> {
                                 docs: ranking.docs,
                                 latency_ms: ranking.latency_ms,
                                 context_tokens: ranking.context_tokens,
-                                answer_ok: None,
+                                answer_ok: ranking.answer_ok,
                                 with_permissions: false,
                                 outside: Vec::new(),
                             })

@@ -48,6 +48,7 @@ pub struct WideColumns {
     pub results: Results,
     pub latency: Option<ColumnPath>,
     pub context: Option<ColumnPath>,
+    pub outcome: Option<ColumnPath>,
 }
 
 /// A list column of results, and where in an element the doc id is:
@@ -207,6 +208,10 @@ pub fn plan(
                 context: columns.optional(
                     path(names.context.as_deref(), FieldNames::CONTEXT),
                     Want::Number,
+                )?,
+                outcome: columns.optional(
+                    path(names.outcome.as_deref(), FieldNames::OUTCOME),
+                    Want::Bool,
                 )?,
             })
         }

@@ -85,6 +85,7 @@ pub struct Ranking<'a> {
     pub docs: Vec<Cow<'a, str>>,
     pub latency_ms: Option<f64>,
     pub context_tokens: Option<f64>,
+    pub answer_ok: Option<bool>,
 }
 
 /// A batch of decoded rows, with its columns typed for the layout.
@@ -114,6 +115,7 @@ enum View<'a> {
         results: ResultCells<'a>,
         latency: Named<'a>,
         context: Named<'a>,
+        outcome: Named<'a>,
     },
     Long {
         doc: Named<'a>,
@@ -156,6 +158,7 @@ impl<'a> Batch<'a> {
                     results: results(&wide.results)?,
                     latency: named(&wide.latency)?,
                     context: named(&wide.context)?,
+                    outcome: named(&wide.outcome)?,
                 },
             ),
             Layout::Long(long) => (
@@ -296,10 +299,12 @@ impl<'a> Batch<'a> {
                 results,
                 latency,
                 context,
+                outcome,
             } => Ok(Ranking {
                 docs: results.docs(row)?,
                 latency_ms: latency.cells.number(row),
                 context_tokens: context.cells.number(row),
+                answer_ok: outcome.cells.boolean(row),
             }),
             View::Spans {
                 kind,
@@ -322,12 +327,14 @@ impl<'a> Batch<'a> {
                     docs,
                     latency_ms,
                     context_tokens: None,
+                    answer_ok: None,
                 })
             }
             View::Long { .. } => Ok(Ranking {
                 docs: Vec::new(),
                 latency_ms: None,
                 context_tokens: None,
+                answer_ok: None,
             }),
         }
     }
