@@ -189,21 +189,19 @@ impl Builder {
         ]);
         let q = &mut self.queries[query];
         q.required |= attributes.required;
-        match q.attributes {
-            None => q.attributes = Some((names, line)),
-            Some((earlier, first)) if earlier != names => {
-                let (what, now, then) = (0..4)
-                    .find(|&i| earlier.0[i] != names.0[i])
-                    .map(|i| (ATTRIBUTE_NAMES[i], names.0[i], earlier.0[i]))
-                    .expect("two different sets of names differ in one");
-                bail!(
-                    "query_id '{}' has {what} '{}' here but '{}' on line {first}",
-                    self.text.get(q.id),
-                    self.slice_names[now as usize],
-                    self.slice_names[then as usize],
-                )
-            }
-            Some(_) => {}
+        let Some((earlier, first)) = q.attributes else {
+            q.attributes = Some((names, line));
+            return Ok(());
+        };
+        // The first attribute that differs from the line that gave them.
+        if let Some(i) = (0..ATTRIBUTE_NAMES.len()).find(|&i| earlier.0[i] != names.0[i]) {
+            bail!(
+                "query_id '{}' has {} '{}' here but '{}' on line {first}",
+                self.text.get(q.id),
+                ATTRIBUTE_NAMES[i],
+                self.slice_names[names.0[i] as usize],
+                self.slice_names[earlier.0[i] as usize],
+            )
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! The table on stdout: means per (run, stage) and slice, rounded to 3
-//! decimals, and the evidence lost between stages.
+//! decimals, the evidence lost between stages, and the wrong answers by
+//! their evidence.
 //!
 //! A terminal wraps a line wider than itself, which scatters a table's
 //! columns over several screen lines. So the means table is laid out for a
