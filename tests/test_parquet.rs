@@ -327,6 +327,14 @@ fn a_log_of_one_row_per_result_is_ranked_by_its_rank_column() {
     assert_eq!(rejects.len(), 1);
     assert_eq!(rejects[0]["reason"].as_str(), Some("bad_rank"));
     assert_eq!(rejects[0]["line"].as_u64(), Some(2));
+
+    // Its rows cannot be read again as lines for the ids a ranking pooled.
+    let args = "grade --labels labels.jsonl -k 3 --review-queue -o out -q long.parquet";
+    let args: Vec<&str> = args.split_whitespace().collect();
+    wd.rgrade(&args)
+        .expect_code(1)
+        .expect_stderr(&["review_queue.csv leaves out 3 documents", "Parquet"]);
+    assert_eq!(wd.read_csv("out/review_queue.csv").rows.len(), 0);
 }
 
 #[test]

@@ -327,18 +327,7 @@ fn the_review_queue_pools_unjudged_documents() {
     run.expect_code(0);
     let queue = wd.read_csv("out/review_queue.csv");
     assert_eq!(queue.header, rgrade::schema::REVIEW_QUEUE);
-    let rows: Vec<String> = queue.rows.iter().map(|r| r.join(",")).collect();
-    assert_eq!(
-        rows,
-        [
-            // billing is judged (grade 0) for q_export: never queued there.
-            "q_export,howto,(none),profile,1,2,2",
-            "q_export,howto,(none),new_doc,2,1,1",
-            "q_reset,account,(none),billing,1,2,2",
-            "q_sharing,permissions,(none),profile,1,1,1",
-            "q_sharing,permissions,(none),billing,3,1,1",
-        ]
-    );
+    assert_eq!(queue_rows(&wd), QUEUE_OF_TWO_RUNS);
 
     let summary = wd.read_json("out/summary.json");
     assert_eq!(summary["settings"]["pool_depth"], 3, "the deepest cutoff");
@@ -360,19 +349,74 @@ fn the_review_queue_pools_unjudged_documents() {
         .expect_stderr(&["--out"]);
 }
 
-/// TREC runs keep no unjudged id: the queue says so instead of leaving
-/// their documents out in silence.
+/// The queue of bm25 and dense in [`the_review_queue_pools_unjudged_documents`].
+const QUEUE_OF_TWO_RUNS: [&str; 5] = [
+    // billing is judged (grade 0) for q_export: never queued there.
+    "q_export,howto,(none),profile,1,2,2",
+    "q_export,howto,(none),new_doc,2,1,1",
+    "q_reset,account,(none),billing,1,2,2",
+    "q_sharing,permissions,(none),profile,1,1,1",
+    "q_sharing,permissions,(none),billing,3,1,1",
+];
+
+/// review_queue.csv's rows, each joined by commas.
+fn queue_rows(wd: &Workdir) -> Vec<String> {
+    let queue = wd.read_csv("out/review_queue.csv");
+    queue.rows.iter().map(|r| r.join(",")).collect()
+}
+
+/// bm25's rankings of [`logs`] as a TREC run, its lines out of order and
+/// some of a query apart.
+const BM25_TREC: &str = "\
+q_sharing Q0 billing 3 1.0 bm25
+q_export Q0 billing 2 2.0 bm25
+q_export Q0 export_csv 1 3.0 bm25
+q_reset Q0 reset_limits 3 1.0 bm25
+q_reset Q0 billing 1 3.0 bm25
+q_reset Q0 reset_steps 2 2.0 bm25
+q_export Q0 profile 3 1.0 bm25
+q_sharing Q0 share_roles 2 2.0 bm25
+q_sharing Q0 profile 1 3.0 bm25
+";
+
+/// A ranking of run lines keeps no unjudged id while it is ranked: the ids
+/// of the lines it pooled are read again from their files, compressed or
+/// not, so TREC and MS MARCO runs queue what the same rankings as search
+/// events queue.
 #[test]
-fn the_review_queue_warns_that_runs_are_not_pooled() {
-    let wd = workdir("questions_review_queue_trec");
+fn the_review_queue_pools_runs_read_from_files() {
+    let wd = workdir("questions_review_queue_runs");
+    wd.write_gz("bm25.trec.gz", BM25_TREC);
     wd.write(
-        "run.trec",
-        "q_export Q0 profile 1 2.0 bm25\nq_export Q0 export_csv 2 1.0 bm25\n",
+        "dense.tsv",
+        "q_reset\tbilling\t3\nq_export\tprofile\t1\nq_export\texport_csv\t3\n\
+         q_reset\treset_steps\t1\nq_export\tnew_doc\t2\nq_reset\treset_limits\t2\n",
     );
-    grade_key(&wd, "--review-queue -o out run.trec")
+    grade_key(&wd, "-k 3 --review-queue -o out bm25.trec.gz dense.tsv").expect_code(0);
+    assert_eq!(queue_rows(&wd), QUEUE_OF_TWO_RUNS);
+    let per_query = wd.read_csv("out/per_query.csv");
+    assert_eq!(
+        per_query.column("run"),
+        ["bm25", "bm25", "bm25", "dense", "dense", "dense"]
+    );
+    assert_eq!(
+        per_query.column("status")[5],
+        "missing",
+        "dense has no q_sharing"
+    );
+}
+
+/// Standard input cannot be read a second time for the ids its lines
+/// pooled: the queue leaves them out and says how many.
+#[test]
+fn the_review_queue_says_what_runs_from_stdin_leave_out() {
+    let wd = workdir("questions_review_queue_stdin");
+    let args = "grade --labels labels.jsonl -k 3 --review-queue -o out -";
+    let args: Vec<&str> = args.split_whitespace().collect();
+    wd.rgrade_stdin(&args, BM25_TREC.as_bytes())
         .expect_code(0)
-        .expect_stderr(&["review_queue.csv leaves out the TREC"]);
-    assert_eq!(wd.read_csv("out/review_queue.csv").rows.len(), 0);
+        .expect_stderr(&["review_queue.csv leaves out 4 documents that runs from standard input"]);
+    assert!(queue_rows(&wd).is_empty());
 }
 
 /// A label's split adds each grouping set again within the split, after

@@ -1,7 +1,8 @@
 //! Stages 1 to 4 driven together: every block of every input is read,
 //! parsed and judged on the workers, and its outcome merged into the
 //! grouper on one thread. Then the TREC rankings are ranked, reading again
-//! the runs whose queries turned out to be split over several blocks.
+//! the runs whose queries turned out to be split over several blocks, and
+//! the lines of the unjudged documents they pooled for review.
 
 use anyhow::{bail, ensure, Context, Result};
 
@@ -41,6 +42,9 @@ pub struct Gathered {
     pub stats: Vec<InputStats>,
     /// For each stage `--stage` names, whether any record had it.
     pub stages_seen: Vec<bool>,
+    /// Documents pooled for review from run lines that cannot be read
+    /// again (stdin, Parquet rows): the review queue leaves them out.
+    pub unread_pooled: u64,
 }
 
 impl Gathered {
@@ -67,7 +71,7 @@ impl Gathered {
 }
 
 /// Judge every block of `inputs` and group the captures, then rank the
-/// TREC runs.
+/// TREC runs and read the ids of the documents they pooled.
 ///
 /// # Errors
 /// An input cannot be read, or a TREC run changed before its second reading.
@@ -85,6 +89,7 @@ pub fn gather(
         per_input: vec![LineCounts::default(); inputs.len()],
         stats: Vec::new(),
         stages_seen: vec![false; config.stages.len()],
+        unread_pooled: 0,
     };
     let all: Vec<(u32, &Input)> = (0..).zip(inputs).collect();
     gathered.stats = judge_inputs(&all, reading, config, pool, |outcome| {
@@ -92,6 +97,7 @@ pub fn gather(
     })?;
     gathered.keep_first_leaks();
     rank_trec_runs(inputs, reading, config, pool, &mut gathered)?;
+    gathered.unread_pooled = (gathered.grouper).read_pooled_run_ids(inputs, &gathered.stats)?;
     Ok(gathered)
 }
 
@@ -158,7 +164,7 @@ fn rank_trec_runs(
         stats: first_reading,
         ..
     } = gathered;
-    let split = pool.install(|| grouper.rank_trec_runs(labels, config.run_duplicates(), rejects));
+    let split = pool.install(|| grouper.rank_trec_runs(labels, config.rank_rules(), rejects));
     if split.keys.is_empty() {
         return Ok(());
     }
@@ -182,15 +188,10 @@ fn rank_trec_runs(
         "reading TREC runs a second time, for the queries whose lines are in several places",
     )?;
     for (&(index, input), second) in again.iter().zip(&stats) {
-        if second.hash != first_reading[index as usize].hash {
-            bail!(
-                "{}: changed while it was being graded; grade it again",
-                input.name()
-            );
-        }
+        read::ensure_unchanged(input, &first_reading[index as usize], &second.hash)?;
     }
     // A second reading ranks nothing early, so nothing is left to read again.
-    let split = pool.install(|| grouper.rank_trec_runs(labels, config.run_duplicates(), rejects));
+    let split = pool.install(|| grouper.rank_trec_runs(labels, config.rank_rules(), rejects));
     ensure!(
         split.keys.is_empty(),
         "internal error: {} TREC rankings left unranked after a second reading",

@@ -95,9 +95,12 @@ pub enum Warning {
     StageNotGraded(String),
     /// A stage `--stage` names that no record had.
     StageNotRead(String),
-    /// `--review-queue` with captures ranked from run lines, whose
-    /// unjudged ids are not kept.
-    RunsNotPooled,
+    /// `--review-queue` with runs whose lines cannot be read again for
+    /// the ids of the documents they pooled.
+    RunsNotPooled {
+        /// Pooled documents left out of the queue.
+        documents: u64,
+    },
     /// No event matched a labeled query.
     NoLabeledEvents {
         /// Valid events read.
@@ -148,11 +151,12 @@ impl fmt::Display for Warning {
             Warning::StageNotRead(stage) => {
                 write!(f, "no record of --stage {stage} was read; check the name")
             }
-            Warning::RunsNotPooled => write!(
+            Warning::RunsNotPooled { documents } => write!(
                 f,
-                "review_queue.csv leaves out the TREC, MS MARCO and one-result-a-row Parquet \
-                 runs: their rankings keep no unjudged doc id; grade search events (JSONL, spans, \
-                 Parquet events) to pool them"
+                "review_queue.csv leaves out {} that runs from standard input, a pipe or \
+                 one-result-a-row Parquet ranked: a ranking of run lines keeps no unjudged id, and these lines \
+                 cannot be read again for it; grade such runs from files to pool them",
+                plural(*documents, "document", "documents")
             ),
             Warning::NoLabeledEvents { events } => write!(
                 f,

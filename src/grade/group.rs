@@ -9,14 +9,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
+use anyhow::Result;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
 use crate::grade::parse::RejectReason;
-use crate::grade::pool::{PoolStore, Pooled};
-use crate::grade::trec::{Duplicates, SplitRuns, TrecRuns};
+use crate::grade::pool::{PoolSource, PoolStore};
+use crate::grade::read::{Input, InputStats};
+use crate::grade::trec::{RankRules, SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Cutoff, Hit, Metric};
 use crate::numbers;
@@ -209,7 +211,13 @@ impl CaptureStore {
     /// Keep `capture` (whose documents are `found`, and whose pooled
     /// documents are in `pooled`) ahead of list `next`; returns its index,
     /// the new head of the list.
-    fn push(&mut self, mut capture: Capture, found: &[Found], pooled: &Pooled, next: u32) -> u32 {
+    fn push(
+        &mut self,
+        mut capture: Capture,
+        found: &[Found],
+        pooled: PoolSource<'_>,
+        next: u32,
+    ) -> u32 {
         capture.found = self.keep_found(found);
         capture.pooled = self.pooled.keep(pooled, capture.pooled);
         self.captures.push(capture);
@@ -224,7 +232,7 @@ impl CaptureStore {
         index: u32,
         mut capture: Capture,
         found: &[Found],
-        pooled: &Pooled,
+        pooled: PoolSource<'_>,
     ) -> Capture {
         capture.found = self.keep_found(found);
         capture.pooled = self.pooled.keep(pooled, capture.pooled);
@@ -317,7 +325,6 @@ pub struct Grouper {
     /// input under `--duplicate-docs dedupe`, those inputs.
     fused: BTreeMap<u32, BTreeSet<u32>>,
     returned_judged: Vec<bool>,
-    ranked_runs: bool,
 }
 
 /// Everything gathered, ready to grade.
@@ -336,9 +343,6 @@ pub struct Grouped {
     /// For each labeled query, whether a valid capture of it returned any
     /// document its labels judge, of any grade (counted as `seen_docs`).
     pub returned_judged: Vec<bool>,
-    /// Whether any capture was ranked from run lines (TREC, MS MARCO,
-    /// Parquet rows of one result): those keep no unjudged id to pool.
-    pub ranked_runs: bool,
 }
 
 impl Grouper {
@@ -356,7 +360,6 @@ impl Grouper {
             seen_docs: vec![false; labels.n_judged_docs()],
             fused: BTreeMap::new(),
             returned_judged: vec![false; labels.queries().len()],
-            ranked_runs: false,
         }
     }
 
@@ -371,7 +374,7 @@ impl Grouper {
         self.take_judged(
             to_global,
             &mut outcome.captures,
-            (&outcome.found, &outcome.pooled),
+            (&outcome.found, PoolSource::Ids(&outcome.pooled)),
             &mut outcome.rejected_keys,
         );
         for &doc in &outcome.withheld {
@@ -387,7 +390,7 @@ impl Grouper {
         &mut self,
         global: impl Fn(u32) -> u32,
         captures: &mut Vec<(u32, QueryIdx, Capture)>,
-        (found, pooled): (&[Found], &Pooled),
+        (found, pooled): (&[Found], PoolSource<'_>),
         rejected_keys: &mut Vec<(u32, QueryIdx)>,
     ) {
         for (pair, query, capture) in captures.drain(..) {
@@ -427,7 +430,7 @@ impl Grouper {
         query: QueryIdx,
         capture: Capture,
         found: &[Found],
-        pooled: &Pooled,
+        pooled: PoolSource<'_>,
     ) {
         for f in found {
             self.seen_docs[f.doc as usize] = true;
@@ -479,19 +482,18 @@ impl Grouper {
     pub fn rank_trec_runs(
         &mut self,
         labels: &LabelIndex,
-        duplicates: Duplicates<'_>,
+        rules: RankRules<'_>,
         rejects: &mut Vec<Reject>,
     ) -> SplitRuns {
         let runs = std::mem::take(&mut self.trec);
         let sorted = runs.sort();
         for batch in sorted.batches() {
             let repeated = |pair, query| self.repeat_of(labels, pair, query);
-            for mut chunk in batch.rank(labels, duplicates, &repeated) {
-                self.ranked_runs |= !chunk.captures.is_empty();
+            for mut chunk in batch.rank(labels, rules, &repeated) {
                 self.take_judged(
                     |pair| pair,
                     &mut chunk.captures,
-                    (&chunk.found, &Pooled::default()),
+                    (&chunk.found, PoolSource::Lines(&chunk.pooled)),
                     &mut chunk.rejected_keys,
                 );
                 rejects.append(&mut chunk.rejects);
@@ -501,6 +503,16 @@ impl Grouper {
             }
         }
         sorted.into_split()
+    }
+
+    /// Read the ids of the documents that rankings of run lines pooled
+    /// for review from `inputs` (`first`: their first readings); returns
+    /// how many stay unread, their inputs unable to give them again.
+    ///
+    /// # Errors
+    /// An input cannot be read again, or changed since it was graded.
+    pub fn read_pooled_run_ids(&mut self, inputs: &[Input], first: &[InputStats]) -> Result<u64> {
+        self.store.pooled.read_run_ids(inputs, first)
     }
 
     /// The runs whose TREC rankings dropped copies of documents found in
@@ -548,7 +560,6 @@ impl Grouper {
             superseded_records: self.superseded_records,
             seen_docs: self.seen_docs,
             returned_judged: self.returned_judged,
-            ranked_runs: self.ranked_runs,
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LI
 use crate::grade::pool::Pooled;
 use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
 use crate::grade::spans::{for_each_span, SpanFields, SpanRecord};
-use crate::grade::trec::{BlockRuns, BlockScratch, Duplicates, RunLine, TrecLines};
+use crate::grade::trec::{BlockRuns, BlockScratch, RankRules, RunLine, TrecLines};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::options::{DuplicateDocs, LogsFormat, RunName};
 
@@ -124,11 +124,12 @@ pub struct JudgeConfig<'a> {
 }
 
 impl<'a> JudgeConfig<'a> {
-    /// How TREC rankings treat a document listed twice.
-    pub fn run_duplicates(&self) -> Duplicates<'a> {
-        Duplicates {
-            policy: self.duplicates,
+    /// How run lines become rankings.
+    pub fn rank_rules(&self) -> RankRules<'a> {
+        RankRules {
+            duplicates: self.duplicates,
             input_names: self.input_names,
+            pool_depth: self.pool_depth,
         }
     }
 
@@ -524,7 +525,7 @@ impl<'a> BlockWorker<'a> {
         let rank_early = matches!(config.trec, TrecLines::RankEarly);
         out.trec = self
             .trec
-            .finish(config.labels, config.run_duplicates(), rank_early);
+            .finish(config.labels, config.rank_rules(), rank_early);
     }
 
     /// Judge every row of a Parquet row group: a search event as a JSONL

@@ -164,8 +164,10 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
     let review_queue = match (&plan.out, config.pool_depth) {
         (Some(dir), Some(_)) => {
-            if grouped.ranked_runs {
-                warn(Warning::RunsNotPooled);
+            if gathered.unread_pooled > 0 {
+                warn(Warning::RunsNotPooled {
+                    documents: gathered.unread_pooled,
+                });
             }
             let write =
                 || output::review_queue::write_review_queue(dir, &grouped, &labels, &settings);

@@ -3,12 +3,34 @@
 //! of its query judges. Their ids are the only result text rgrade keeps,
 //! only while the flag asks for them, and each id once however often it is
 //! pooled. [`super::review`] merges them into the queue.
+//!
+//! A ranking built from run lines (TREC, MS MARCO) keeps no id text while
+//! it is ranked: it pools the lines of its unjudged documents, whose ids
+//! are read again from their files once every run is ranked.
 
 use std::ops::Range;
 
+use anyhow::{Context, Result};
 use hashbrown::HashTable;
 
+use crate::grade::capture::Origin;
+use crate::grade::parse::TrecLine;
+use crate::grade::read::{self, Input, InputStats};
 use crate::labels::id_hash;
+use crate::options::LogsFormat;
+
+/// An unjudged document of a ranking built from run lines: its rank, and
+/// the line that names it.
+pub type PooledLine = (u32, Origin);
+
+/// Where the documents some captures pooled are.
+#[derive(Debug, Clone, Copy)]
+pub enum PoolSource<'a> {
+    /// Named by their ids, as search events name their results.
+    Ids(&'a Pooled),
+    /// Named by the run lines that rank them.
+    Lines(&'a [PooledLine]),
+}
 
 /// Unjudged documents within the pool depth, back to back: each one's
 /// rank, and where its id ends in one string of ids.
@@ -48,26 +70,81 @@ impl Pooled {
 /// however many queries, runs and stages ranked them.
 #[derive(Debug, Default)]
 pub struct PoolStore {
+    /// (rank, id number), [`UNREAD`] for a run line's document until
+    /// its id is read.
     docs: Vec<(u32, u32)>,
     ids: Interner,
+    /// The run lines whose ids are still to read, with their documents'
+    /// places in `docs`.
+    unread: Vec<(Origin, u32)>,
 }
 
+/// The id number of a document whose id has not been read.
+const UNREAD: u32 = u32::MAX;
+
 impl PoolStore {
-    /// Keep the documents of `range` in a block's `pooled`; returns where
+    /// Keep the documents of `range` in a block's `source`; returns where
     /// they are here.
-    pub fn keep(&mut self, pooled: &Pooled, range: Range<u32>) -> Range<u32> {
+    pub fn keep(&mut self, source: PoolSource<'_>, range: Range<u32>) -> Range<u32> {
         let start = self.docs.len() as u32;
-        for (rank, id) in pooled.get(range) {
-            let id = self.ids.intern(id);
-            self.docs.push((rank, id));
+        match source {
+            PoolSource::Ids(pooled) => {
+                for (rank, id) in pooled.get(range) {
+                    let id = self.ids.intern(id);
+                    self.docs.push((rank, id));
+                }
+            }
+            PoolSource::Lines(lines) => {
+                for &(rank, origin) in &lines[range.start as usize..range.end as usize] {
+                    self.unread.push((origin, self.docs.len() as u32));
+                    self.docs.push((rank, UNREAD));
+                }
+            }
         }
         start..self.docs.len() as u32
     }
 
-    /// The documents in `range`, as (rank, id).
+    /// Read the ids of the pooled run lines from their inputs (`first`:
+    /// what their first reading learned of each). Returns how many
+    /// documents keep no id: those of inputs that cannot be read twice
+    /// (stdin, a pipe) or are not lines (Parquet); they stay out of
+    /// [`PoolStore::get`].
+    ///
+    /// # Errors
+    /// An input cannot be read again, or changed since it was graded.
+    pub fn read_run_ids(&mut self, inputs: &[Input], first: &[InputStats]) -> Result<u64> {
+        let mut unread = std::mem::take(&mut self.unread);
+        unread.sort_unstable();
+        let mut left = 0;
+        for lines in unread.chunk_by(|a, b| a.0.input == b.0.input) {
+            let input = lines[0].0.input as usize;
+            let format = first[input].format;
+            let numbers: Vec<u64> = lines.iter().map(|(origin, _)| origin.line).collect();
+            let mut next = lines.iter().peekable();
+            let Self { docs, ids, .. } = self;
+            let mut read_id = |number: u64, line: &[u8]| {
+                let doc_id = TrecLine::parse(line, format).map(|line| line.doc_id);
+                while let Some((_, doc)) = next.next_if(|(origin, _)| origin.line <= number) {
+                    if let Ok(doc_id) = doc_id {
+                        docs[*doc as usize].1 = ids.intern(doc_id);
+                    }
+                }
+            };
+            let read = format != LogsFormat::Parquet
+                && read::read_lines_again(&inputs[input], &first[input], &numbers, &mut read_id)
+                    .context("reading runs again for the ids of the documents to review")?;
+            if !read {
+                left += lines.len() as u64;
+            }
+        }
+        Ok(left)
+    }
+
+    /// The documents in `range` whose ids are known, as (rank, id).
     pub fn get(&self, range: Range<u32>) -> impl Iterator<Item = (u32, &str)> + '_ {
         self.docs[range.start as usize..range.end as usize]
             .iter()
+            .filter(|&&(_, id)| id != UNREAD)
             .map(|&(rank, id)| (rank, self.ids.get(id)))
     }
 }

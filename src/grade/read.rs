@@ -429,9 +429,10 @@ pub struct InputStats {
     pub hash: String,
     /// What format detection saw when it could not place the first line.
     pub format_doubt: Option<String>,
-    /// Whether it is Parquet: its lines are rows, which cannot be read
-    /// back as text for an excerpt.
-    pub parquet: bool,
+    /// The format it was read in (never `Auto`; JSONL for an input whose
+    /// only line was too long to place). Parquet's lines are rows, which
+    /// cannot be read back as text.
+    pub format: LogsFormat,
 }
 
 /// A run of whole lines from one input.
@@ -573,8 +574,8 @@ pub fn read_inputs(
             decoded_bytes: cutter.decoded_bytes,
             lines,
             hash,
+            format: (cutter.detected.as_ref()).map_or(LogsFormat::Jsonl, |d| d.format),
             format_doubt: cutter.detected.and_then(|detected| detected.doubt),
-            parquet: false,
         });
     }
     Ok(stats)
@@ -626,8 +627,8 @@ fn read_row_groups(
         decoded_bytes,
         lines: rows,
         hash: format!("{:032x}", hashing.hasher.digest128()),
+        format: LogsFormat::Parquet,
         format_doubt: None,
-        parquet: true,
     }))
 }
 
@@ -977,54 +978,70 @@ fn skip_line(reader: &mut impl Read) -> io::Result<(Vec<u8>, u64)> {
     }
 }
 
-/// The lines read again from an input, and the hash of its raw bytes
-/// this time, to check it did not change since the first reading.
-pub struct Excerpts {
-    /// (1-based line, its first bytes).
-    pub lines: Vec<(u64, Vec<u8>)>,
-    /// xxh3-128 of the raw bytes, in hex, as [`InputStats::hash`].
-    pub hash: String,
-}
-
-/// Read an input again for the first `max_bytes` of the given lines
-/// (sorted, 1-based), without their line ends, and to its end for its
-/// hash. Rejects that concern a whole capture are found only after every
-/// block was judged, when the record's bytes are gone; this recovers them.
-/// Only a regular file can be read a second time: for anything else
-/// (stdin, a pipe) this yields `None`.
+/// Read an input again, handing `each` the given lines (sorted, 1-based)
+/// without their line ends, then on to its end to check that its bytes
+/// are those of the first reading, `first`. What is decided after every
+/// block was judged (rejects of whole captures, the ids of pooled run
+/// lines) needs bytes that are gone by then; this recovers them. Returns
+/// false, reading nothing, for an input that cannot be read a second time
+/// (stdin, a pipe).
 ///
 /// # Errors
-/// The input cannot be opened or read.
-pub fn excerpts(input: &Input, lines: &[u64], max_bytes: usize) -> io::Result<Option<Excerpts>> {
+/// The input cannot be opened or read, or changed since it was first read.
+pub fn read_lines_again(
+    input: &Input,
+    first: &InputStats,
+    lines: &[u64],
+    mut each: impl FnMut(u64, &[u8]),
+) -> Result<bool> {
+    let name = input.name();
     let Input::File(path) = input else {
-        return Ok(None);
+        return Ok(false);
     };
-    if !std::fs::metadata(path)?.is_file() {
-        return Ok(None);
+    // A file gone since is an error; a pipe simply cannot be read twice.
+    let metadata = std::fs::metadata(path).with_context(|| format!("{name}: cannot read again"))?;
+    if !metadata.is_file() {
+        return Ok(false);
     }
-    let mut source = Source::open(input)?;
-    let mut found = Vec::with_capacity(lines.len());
+    let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
     let mut wanted = lines.iter().copied().peekable();
     let mut line = Vec::new();
     let mut number = 0;
-    while let Some(&next) = wanted.peek() {
-        line.clear();
-        if source.read_until(b'\n', &mut line)? == 0 {
-            break;
+    let mut read = || -> io::Result<()> {
+        while let Some(&next) = wanted.peek() {
+            line.clear();
+            if source.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            number += 1;
+            if number == next {
+                let text = line.strip_suffix(b"\n").unwrap_or(&line);
+                each(number, text.strip_suffix(b"\r").unwrap_or(text));
+                while wanted.next_if_eq(&number).is_some() {}
+            }
         }
-        number += 1;
-        if number == next {
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            found.push((number, text[..text.len().min(max_bytes)].to_vec()));
-            while wanted.next_if_eq(&number).is_some() {}
-        }
+        io::copy(&mut source, &mut io::sink())?;
+        Ok(())
+    };
+    read().with_context(|| format!("{name}: cannot read again"))?;
+    ensure_unchanged(input, first, &source.digest().1)?;
+    Ok(true)
+}
+
+/// Fail unless `hash`, of a second reading of `input`, is that of its
+/// first reading: what is recovered from other bytes than those graded
+/// would mislead.
+///
+/// # Errors
+/// The input changed.
+pub fn ensure_unchanged(input: &Input, first: &InputStats, hash: &str) -> Result<()> {
+    if hash != first.hash {
+        bail!(
+            "{}: changed while it was being graded; grade it again",
+            input.name()
+        );
     }
-    io::copy(&mut source, &mut io::sink())?;
-    Ok(Some(Excerpts {
-        lines: found,
-        hash: source.digest().1,
-    }))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,11 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use crate::grade::capture::Reject;
 use crate::grade::parse::EXCERPT_BYTES;
 use crate::grade::read::{self, Input, InputStats};
+use crate::options::LogsFormat;
 
 /// Sort `rejects` into input order (then reason) and fill in the excerpts
 /// they lack; `stats` are the inputs' first readings.
@@ -32,7 +33,7 @@ fn recover_excerpts(inputs: &[Input], stats: &[InputStats], rejects: &mut [Rejec
     let mut wanted: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
     // A Parquet row cannot be read back as a line: its rejects that have
     // no excerpt keep none.
-    let readable = |input: u32| !stats[input as usize].parquet;
+    let readable = |input: u32| stats[input as usize].format != LogsFormat::Parquet;
     for reject in (rejects.iter()).filter(|r| r.excerpt.is_empty() && readable(r.origin.input)) {
         wanted
             .entry(reject.origin.input)
@@ -43,20 +44,11 @@ fn recover_excerpts(inputs: &[Input], stats: &[InputStats], rejects: &mut [Rejec
         lines.sort_unstable();
         lines.dedup();
         let source = &inputs[input as usize];
-        let Some(again) = read::excerpts(source, &lines, EXCERPT_BYTES).with_context(|| {
-            format!("{}: cannot read again for rejected records", source.name())
-        })?
-        else {
-            continue;
-        };
-        // An excerpt from other bytes than those graded would mislead.
-        if again.hash != stats[input as usize].hash {
-            bail!(
-                "{}: changed while it was being graded; grade it again",
-                source.name()
-            );
-        }
-        let found: BTreeMap<u64, Vec<u8>> = again.lines.into_iter().collect();
+        let mut found: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        read::read_lines_again(source, &stats[input as usize], &lines, |line, text| {
+            found.insert(line, text[..text.len().min(EXCERPT_BYTES)].to_vec());
+        })
+        .context("reading again for rejected records")?;
         for reject in rejects
             .iter_mut()
             .filter(|r| r.origin.input == input && r.excerpt.is_empty())
@@ -82,14 +74,13 @@ mod tests {
         let path = dir.join("log.jsonl");
         std::fs::write(&path, "first\nsecond\n").unwrap();
         let inputs = [Input::File(path.clone())];
-        let first = read::excerpts(&inputs[0], &[], 0).unwrap().unwrap();
         let stats = [InputStats {
             bytes: 13,
             decoded_bytes: 13,
             lines: 2,
-            hash: first.hash,
+            hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(b"first\nsecond\n")),
+            format: LogsFormat::Jsonl,
             format_doubt: None,
-            parquet: false,
         }];
         let reject = || Reject {
             origin: Origin::line(0, 2),

@@ -16,6 +16,10 @@
 //! read a second time from its files, and ranked from its held lines.
 //! Standard input cannot be read twice: when it is among the logs, every
 //! labeled line is held.
+//!
+//! A line keeps a hash of its doc id, never the text. With
+//! `--review-queue`, a ranking pools the lines of its unjudged documents
+//! within the pool depth, and [`super::pool`] reads their ids again.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -25,6 +29,7 @@ use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, Found, Origin, Reject};
 use crate::grade::parse::{RankKey, RejectReason};
+use crate::grade::pool::PooledLine;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
 use crate::options::DuplicateDocs;
 
@@ -40,14 +45,18 @@ pub enum TrecLines<'a> {
     HoldOnly(&'a [bool]),
 }
 
-/// What a ranking does with a document listed twice, and the inputs'
-/// names its reject details cite.
+/// How lines become a ranking: what it does with a document listed
+/// twice, the inputs' names its reject details cite, and how deep it pools
+/// unjudged documents.
 #[derive(Debug, Clone, Copy)]
-pub struct Duplicates<'a> {
+pub struct RankRules<'a> {
     /// Reject the ranking, or keep the first copy.
-    pub policy: DuplicateDocs,
+    pub duplicates: DuplicateDocs,
     /// Each input's name, by index.
     pub input_names: &'a [String],
+    /// With `--review-queue`, the depth within which the lines of unjudged
+    /// documents are pooled: their ids are read again from those lines.
+    pub pool_depth: Option<usize>,
 }
 
 /// A (run, query) of one run: the run's pair index and the query.
@@ -153,12 +162,13 @@ struct Ranked {
     returned_judged: bool,
 }
 
-/// A ranked (run, query), and where its judged documents are in the
-/// block's found list.
+/// A ranked (run, query), and where its judged documents and its pooled
+/// lines are in the block's lists.
 #[derive(Debug, Clone)]
 struct Ranking {
     ranked: Ranked,
     found: Range<u32>,
+    pooled: Range<u32>,
 }
 
 /// The labeled TREC lines of one block: the (run, query)s it held whole,
@@ -169,6 +179,7 @@ pub struct BlockRuns {
     held: Vec<HeldSpan>,
     ranked: Vec<RankedSpan>,
     found: Vec<Found>,
+    pooled: Vec<PooledLine>,
 }
 
 impl BlockRuns {
@@ -187,6 +198,10 @@ impl BlockRuns {
         &self.found[ranking.found.start as usize..ranking.found.end as usize]
     }
 
+    fn pooled_of(&self, ranking: &Ranking) -> &[PooledLine] {
+        &self.pooled[ranking.pooled.start as usize..ranking.pooled.end as usize]
+    }
+
     /// Everything at its exact size, leaving this one empty with its
     /// capacity: a worker fills one such scratch block after block, so the
     /// blocks kept until every run is read cost their size and no growth.
@@ -196,11 +211,13 @@ impl BlockRuns {
             held: self.held.clone(),
             ranked: self.ranked.clone(),
             found: self.found.clone(),
+            pooled: self.pooled.clone(),
         };
         self.lines.clear();
         self.held.clear();
         self.ranked.clear();
         self.found.clear();
+        self.pooled.clear();
         exact
     }
 }
@@ -249,7 +266,7 @@ impl BlockScratch {
     pub fn finish(
         &mut self,
         labels: &LabelIndex,
-        duplicates: Duplicates<'_>,
+        rules: RankRules<'_>,
         rank_early: bool,
     ) -> BlockRuns {
         let spans = &self.spans;
@@ -269,16 +286,13 @@ impl BlockScratch {
             if group.len() == 1 && !edges.contains(&Some(only.span.key())) {
                 let ranker = &mut self.ranker;
                 ranker.gather([(only.span, only.lines(&self.lines))]);
-                let found = &mut self.done.found;
+                let BlockRuns { found, pooled, .. } = &mut self.done;
                 let ranking = ranker
-                    .rank(labels, only.span.query, duplicates)
-                    .map(|ranked| {
-                        let start = found.len() as u32;
-                        found.extend_from_slice(&ranker.found);
-                        Ranking {
-                            ranked,
-                            found: start..found.len() as u32,
-                        }
+                    .rank(labels, only.span.query, rules)
+                    .map(|ranked| Ranking {
+                        ranked,
+                        found: append(found, &ranker.found),
+                        pooled: append(pooled, &ranker.pooled),
                     });
                 self.done.ranked.push(RankedSpan {
                     span: only.span,
@@ -297,6 +311,13 @@ impl BlockScratch {
         self.spans.clear();
         self.done.take_exact()
     }
+}
+
+/// Append `items` to `list`; returns where they are in it.
+fn append<T: Copy>(list: &mut Vec<T>, items: &[T]) -> Range<u32> {
+    let start = list.len() as u32;
+    list.extend_from_slice(items);
+    start..list.len() as u32
 }
 
 /// (run, query)s ranked early whose lines turned out to be in other blocks
@@ -443,7 +464,7 @@ impl RunBatch<'_> {
     pub fn rank(
         &self,
         labels: &LabelIndex,
-        duplicates: Duplicates<'_>,
+        rules: RankRules<'_>,
         repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
     ) -> Vec<RankedRuns> {
         let keys: Vec<&[Entry]> = self.0.chunk_by(same_key).filter(|e| !is_split(e)).collect();
@@ -451,7 +472,7 @@ impl RunBatch<'_> {
             .map_init(Ranker::default, |ranker, keys| {
                 let mut out = RankedRuns::default();
                 for entries in keys {
-                    ranker.take(labels, entries, duplicates, repeated, &mut out);
+                    ranker.take(labels, entries, rules, repeated, &mut out);
                 }
                 out
             })
@@ -466,6 +487,8 @@ pub struct RankedRuns {
     pub captures: Vec<(u32, QueryIdx, Capture)>,
     /// The judged documents the captures found, back to back.
     pub found: Vec<Found>,
+    /// The lines of the unjudged documents the captures pooled, back to back.
+    pub pooled: Vec<PooledLine>,
     /// (pair, query) keys whose capture was rejected.
     pub rejected_keys: Vec<RunKey>,
     /// One reject per line of a rejected ranking.
@@ -477,17 +500,16 @@ pub struct RankedRuns {
 
 impl RankedRuns {
     /// The capture of `key`, built from `records` lines of which the
-    /// earliest is at `origin`, whose judged documents are `found`.
+    /// earliest is at `origin`, whose judged documents are `found` and
+    /// whose pooled lines are `pooled`.
     fn capture(
         &mut self,
         (pair, query): RunKey,
         origin: Origin,
         records: u32,
         ranked: Ranked,
-        found: &[Found],
+        (found, pooled): (&[Found], &[PooledLine]),
     ) {
-        let start = self.found.len() as u32;
-        self.found.extend_from_slice(found);
         let capture = Capture {
             origin,
             n_results: ranked.n_results,
@@ -496,8 +518,8 @@ impl RankedRuns {
             context_tokens: None,
             unauthorized: 0,
             answer_ok: None,
-            pooled: 0..0,
-            found: start..self.found.len() as u32,
+            pooled: append(&mut self.pooled, pooled),
+            found: append(&mut self.found, found),
             returned_judged: ranked.returned_judged,
         };
         self.captures.push((pair, query, capture));
@@ -532,6 +554,8 @@ struct Ranker {
     dropped: Vec<bool>,
     /// The judged documents of the key being ranked.
     found: Vec<Found>,
+    /// Its unjudged documents within the pool depth, by their lines.
+    pooled: Vec<PooledLine>,
     /// The inputs of a copy dropped under `DuplicateDocs::Dedupe` and of
     /// the copy it repeats, when they differ: two runs fused into one.
     fused: Option<(u32, u32)>,
@@ -552,7 +576,7 @@ impl Ranker {
         &mut self,
         labels: &LabelIndex,
         entries: &[Entry],
-        duplicates: Duplicates<'_>,
+        rules: RankRules<'_>,
         repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
         out: &mut RankedRuns,
     ) {
@@ -564,9 +588,10 @@ impl Ranker {
             out.reject(key, origins(), RejectReason::RepeatedCapture, &detail);
             return;
         }
-        let ranking: Result<(Ranked, &[Found]), Cow<str>> = match entries {
+        type Documents<'d> = (&'d [Found], &'d [PooledLine]);
+        let ranking: Result<(Ranked, Documents), Cow<str>> = match entries {
             [Entry::Ranked(block, ranked)] => match &ranked.ranking {
-                Ok(r) => Ok((r.ranked, block.found_of(r))),
+                Ok(r) => Ok((r.ranked, (block.found_of(r), block.pooled_of(r)))),
                 Err(detail) => Err(Cow::Borrowed(detail)),
             },
             _ => {
@@ -575,46 +600,52 @@ impl Ranker {
                     Entry::Held(block, held) => Some((held.span, held.lines(&block.lines))),
                     Entry::Ranked(..) => None,
                 }));
-                let ranked = self.rank(labels, key.1, duplicates);
+                let ranked = self.rank(labels, key.1, rules);
                 if let Some((first, copy)) = self.fused {
                     out.fused.push((key.0, first, copy));
                 }
                 ranked
-                    .map(|ranked| (ranked, &self.found[..]))
+                    .map(|ranked| (ranked, (&self.found[..], &self.pooled[..])))
                     .map_err(Cow::Owned)
             }
         };
         match ranking {
-            Ok((ranked, found)) => out.capture(key, first.origin, records, ranked, found),
+            Ok((ranked, documents)) => out.capture(key, first.origin, records, ranked, documents),
             Err(detail) => out.reject(key, origins(), RejectReason::DuplicateDoc, &detail),
         }
     }
 
     /// Rank the gathered lines of `query`, leaving its judged documents
-    /// (any grade) in `found`; returns what else the ranking
-    /// shows, or the detail of the reject when a document repeats under
+    /// (any grade) in `found` and the lines of its unjudged ones within
+    /// the pool depth in `pooled`; returns what else the ranking shows, or
+    /// the detail of the reject when a document repeats under
     /// `DuplicateDocs::Reject`.
     fn rank(
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
-        duplicates: Duplicates<'_>,
+        rules: RankRules<'_>,
     ) -> Result<Ranked, String> {
         // Stable: lines that tie keep input order.
         self.lines.sort_by(|(a, _), (b, _)| a.ranks_before(b));
-        self.mark_duplicates(labels, query, duplicates)?;
+        self.mark_duplicates(labels, query, rules)?;
         self.found.clear();
+        self.pooled.clear();
+        let pool_depth = rules.pool_depth.unwrap_or(0);
         let mut ranked = Ranked {
             n_results: 0,
             returned_judged: false,
         };
-        for ((line, _), _) in self.lines.iter().zip(&self.dropped).filter(|(_, &d)| !d) {
+        let kept = self.lines.iter().zip(&self.dropped).filter(|(_, &d)| !d);
+        for ((line, origin), _) in kept {
             ranked.n_results += 1;
+            let rank = ranked.n_results;
             if line.place.judged() {
                 ranked.returned_judged = true;
                 let doc = labels.judged_at(query, line.place);
-                let rank = ranked.n_results;
                 self.found.push(Found { rank, doc });
+            } else if rank as usize <= pool_depth {
+                self.pooled.push((rank, *origin));
             }
         }
         Ok(ranked)
@@ -626,7 +657,7 @@ impl Ranker {
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
-        duplicates: Duplicates<'_>,
+        rules: RankRules<'_>,
     ) -> Result<(), String> {
         self.dropped.clear();
         self.dropped.resize(self.lines.len(), false);
@@ -642,7 +673,7 @@ impl Ranker {
                 continue;
             };
             let first = lines[earlier as usize].1;
-            if duplicates.policy == DuplicateDocs::Dedupe {
+            if rules.duplicates == DuplicateDocs::Dedupe {
                 self.dropped[later] = true;
                 if first.input != origin.input {
                     self.fused.get_or_insert((first.input, origin.input));
@@ -666,7 +697,7 @@ impl Ranker {
                 ""
             };
             let place = |origin: Origin| {
-                let name = duplicates.input_names.get(origin.input as usize);
+                let name = rules.input_names.get(origin.input as usize);
                 format!("{}:{}", name.map_or("?", String::as_str), origin.line)
             };
             return Err(format!(
@@ -686,13 +717,14 @@ impl Ranker {
 mod tests {
     use super::*;
 
-    /// `policy` for the one input of these tests, `run.trec`.
-    fn policy(policy: DuplicateDocs) -> Duplicates<'static> {
+    /// Rules for the one input of these tests, `run.trec`, pooling nothing.
+    fn rules(duplicates: DuplicateDocs) -> RankRules<'static> {
         static NAMES: std::sync::LazyLock<[String; 1]> =
             std::sync::LazyLock::new(|| ["run.trec".to_string()]);
-        Duplicates {
-            policy,
+        RankRules {
+            duplicates,
             input_names: &NAMES[..],
+            pool_depth: None,
         }
     }
 
@@ -710,16 +742,40 @@ mod tests {
         lines: &[(QueryIdx, &str, f64)],
         rank_early: bool,
     ) -> BlockRuns {
+        block_ranked_by(
+            labels,
+            first_line,
+            lines,
+            rank_early,
+            rules(DuplicateDocs::Reject),
+        )
+    }
+
+    fn block_ranked_by(
+        labels: &LabelIndex,
+        first_line: u64,
+        lines: &[(QueryIdx, &str, f64)],
+        rank_early: bool,
+        rules: RankRules<'_>,
+    ) -> BlockRuns {
         let mut scratch = BlockScratch::default();
         for (offset, &(query, doc, score)) in (0..).zip(lines) {
             let origin = Origin::line(0, first_line + offset);
             let key = RankKey::score(score);
             scratch.push(0, query, origin, RunLine::new(labels, query, doc, key));
         }
-        scratch.finish(labels, policy(DuplicateDocs::Reject), rank_early)
+        scratch.finish(labels, rules, rank_early)
     }
 
     fn rank_blocks(labels: &LabelIndex, blocks: Vec<BlockRuns>) -> (RankedRuns, SplitRuns) {
+        rank_blocks_by(labels, blocks, rules(DuplicateDocs::Reject))
+    }
+
+    fn rank_blocks_by(
+        labels: &LabelIndex,
+        blocks: Vec<BlockRuns>,
+        rules: RankRules<'_>,
+    ) -> (RankedRuns, SplitRuns) {
         let mut runs = TrecRuns::default();
         for block in blocks {
             runs.add(block, |pair| pair);
@@ -727,7 +783,7 @@ mod tests {
         let sorted = runs.sort();
         let ranked = sorted
             .batches()
-            .flat_map(|batch| batch.rank(labels, policy(DuplicateDocs::Reject), &|_, _| None));
+            .flat_map(|batch| batch.rank(labels, rules, &|_, _| None));
         let mut all = RankedRuns::default();
         for chunk in ranked {
             for &(pair, query, ref c) in &chunk.captures {
@@ -736,7 +792,8 @@ mod tests {
                     n_results: c.n_results,
                     returned_judged: c.returned_judged,
                 };
-                all.capture((pair, query), c.origin, c.records, ranked, found);
+                let pooled = &chunk.pooled[c.pooled.start as usize..c.pooled.end as usize];
+                all.capture((pair, query), c.origin, c.records, ranked, (found, pooled));
             }
             all.rejected_keys.extend(chunk.rejected_keys);
             all.rejects.extend(chunk.rejects);
@@ -782,7 +839,7 @@ mod tests {
         let sorted = runs.sort();
         let batch = sorted.batches().next().unwrap();
         let ranked = batch
-            .rank(&labels, policy(DuplicateDocs::Dedupe), &|_, _| None)
+            .rank(&labels, rules(DuplicateDocs::Dedupe), &|_, _| None)
             .remove(0);
         // trec_eval's order: f, then e d c b a at 1.0; the lower c is dropped.
         let found: Vec<(u32, &str)> = ranked
@@ -877,6 +934,44 @@ mod tests {
             [0, 2],
             "q0 from held spans of two blocks, q2 ranked"
         );
+    }
+
+    #[test]
+    fn unjudged_lines_within_the_pool_depth_are_pooled_by_their_lines() {
+        let labels = labels();
+        let rules = RankRules {
+            pool_depth: Some(4),
+            ..rules(DuplicateDocs::Reject)
+        };
+        // q1 ranks x b y d z: x and y are unjudged within depth 4, z is not.
+        let lines = [
+            (0, "a", 1.0),
+            (1, "d", 1.0),
+            (1, "x", 3.0),
+            (1, "z", 0.5),
+            (1, "b", 2.0),
+            (1, "y", 1.5),
+            (2, "b", 1.0),
+        ];
+        let pooled_lines = |ranked: &RankedRuns, query: QueryIdx| -> Vec<(u32, u64)> {
+            let (_, _, capture) = ranked.captures.iter().find(|c| c.1 == query).unwrap();
+            let range = capture.pooled.start as usize..capture.pooled.end as usize;
+            ranked.pooled[range]
+                .iter()
+                .map(|(rank, o)| (*rank, o.line))
+                .collect()
+        };
+        let early = block_ranked_by(&labels, 1, &lines, true, rules);
+        assert_eq!(early.ranked.len(), 1, "q1 is ranked in its block");
+        let held = block_ranked_by(&labels, 1, &lines, false, rules);
+        for block in [early, held] {
+            let (ranked, _) = rank_blocks_by(&labels, vec![block], rules);
+            assert_eq!(pooled_lines(&ranked, 1), [(1, 3), (3, 6)]);
+            assert_eq!(pooled_lines(&ranked, 0), [(1, 1)]);
+            assert_eq!(pooled_lines(&ranked, 2), []);
+        }
+        let (unpooled, _) = rank_blocks(&labels, vec![block(&labels, 1, &lines, true)]);
+        assert!(unpooled.pooled.is_empty(), "no pool depth, nothing pooled");
     }
 
     #[test]
