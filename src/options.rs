@@ -3,6 +3,7 @@
 //! each variant's doc line is its `--help` text).
 
 use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
 
 /// What `--missing` does with a labeled query that has no capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -51,7 +52,7 @@ pub enum LabelsFormat {
 }
 
 /// The format of a log file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum LogsFormat {
     /// Parquet by its PAR1 magic; TREC or MS MARCO run when the first line (or the one after a header) has that shape; else JSONL.
     Auto,

@@ -9,7 +9,6 @@ use anyhow::Result;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use crate::grade::capture::Reject;
 use crate::grade::group::{GradeSettings, Grouped, QueryRow};
 use crate::labels::LabelIndex;
 use crate::numbers::{self, FiniteSum};
@@ -230,8 +229,6 @@ pub struct PairAggregates {
 pub struct GradedPairs {
     /// The aggregates of each (run, stage).
     pub aggregates: Vec<PairAggregates>,
-    /// Captures rejected while grading (repeated captures).
-    pub rejects: Vec<Reject>,
     /// Rows with status ok.
     pub ok_rows: u64,
     /// Captures beyond the first of a (run, stage, query).
@@ -265,7 +262,6 @@ pub fn grade_pairs(
     let mut figures = out.map(|_| Collector::new(&settings.ks));
     let mut graded = GradedPairs {
         aggregates: Vec::new(),
-        rejects: Vec::new(),
         ok_rows: 0,
         repeats: 0,
         graded_records: 0,
@@ -300,7 +296,6 @@ pub fn grade_pairs(
                 },
             );
             written?;
-            graded.rejects.extend(chunk.rejects);
             graded.graded_records += chunk.graded_records;
         }
         graded.aggregates.push(PairAggregates {

@@ -2,6 +2,7 @@
 //! record came from, the judged documents a capture found, what survives
 //! of a capture, a rejected record, and the line counts of summary.json.
 
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 use crate::grade::parse::{Invalid, RejectReason, EXCERPT_BYTES};
@@ -9,7 +10,7 @@ use crate::grade::parse::{Invalid, RejectReason, EXCERPT_BYTES};
 /// Where a record came from: the input's index, the 1-based line, and
 /// for a span its place in the line. Ordered as the input is: files in
 /// the order given, then line number, then span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Origin {
     /// Index of the input in the order given.
     pub input: u32,
@@ -32,7 +33,7 @@ impl Origin {
 }
 
 /// A judged document found in a ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Found {
     /// 1-based rank after any dedupe.
     pub rank: u32,
@@ -41,7 +42,7 @@ pub struct Found {
 }
 
 /// What survives of one capture of a labeled query.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Capture {
     /// The record it came from.
     pub origin: Origin,
@@ -72,7 +73,7 @@ pub struct Capture {
 }
 
 /// A rejected record, ready for rejects.jsonl.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reject {
     /// Where the record is.
     pub origin: Origin,
@@ -97,7 +98,7 @@ impl Reject {
 }
 
 /// Line counts of one block, summed into summary.json.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineCounts {
     /// Records: non-blank lines, but each span of an OTLP line.
     pub records: u64,

@@ -5,14 +5,16 @@
 //! the lines of the unjudged documents they pooled for review.
 
 use anyhow::{bail, ensure, Context, Result};
+use serde::{Deserialize, Serialize};
 
 use crate::grade::capture::{LineCounts, Reject};
-use crate::grade::group::Grouper;
+use crate::grade::group::{Grouped, Grouper};
 use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
 use crate::grade::parquet::ColumnNames;
 use crate::grade::parse::FieldNames;
 use crate::grade::permissions::{Leak, LEAKS_LISTED};
 use crate::grade::read::{self, Input, InputStats};
+use crate::grade::rejects;
 use crate::grade::trec::TrecLines;
 use crate::grade::workers::{for_each_block, progress_bar};
 use crate::options::{LogsFormat, ProgressWhen};
@@ -28,23 +30,41 @@ pub struct Reading<'a> {
     pub fields: &'a FieldNames,
 }
 
-/// What gathering the logs leaves behind.
-pub struct Gathered {
-    /// Every valid capture, by (run, stage, query).
-    pub grouper: Grouper,
-    /// The records rejected so far.
+/// What stages 1 to 4 leave for the rest: every capture grouped by (run,
+/// stage, query), and the facts of the logs read. A partial grading is
+/// one of these on disk ([`super::partial`]).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Grouping {
+    /// The captures of every (run, stage), sorted by run then stage.
+    pub grouped: Grouped,
+    /// Every rejected record, in input order, with its first bytes.
     pub rejects: Vec<Reject>,
     /// The first leaks, in input order (at most [`LEAKS_LISTED`]).
     pub leaks: Vec<Leak>,
-    /// Line counts of each input.
-    pub per_input: Vec<LineCounts>,
+    /// Each input's name.
+    pub input_names: Vec<String>,
     /// What the reader learned of each input.
     pub stats: Vec<InputStats>,
+    /// Line counts of each input.
+    pub per_input: Vec<LineCounts>,
     /// For each stage `--stage` names, whether any record had it.
     pub stages_seen: Vec<bool>,
     /// Documents pooled for review from run lines that cannot be read
     /// again (stdin, Parquet rows): the review queue leaves them out.
     pub unread_pooled: u64,
+    /// The runs whose TREC rankings dropped copies of documents found in
+    /// another input, each with those inputs.
+    pub fused_runs: Vec<(String, Vec<u32>)>,
+}
+
+/// The logs as they are gathered, block by block.
+struct Gathered {
+    grouper: Grouper,
+    rejects: Vec<Reject>,
+    leaks: Vec<Leak>,
+    per_input: Vec<LineCounts>,
+    stats: Vec<InputStats>,
+    stages_seen: Vec<bool>,
 }
 
 impl Gathered {
@@ -71,17 +91,18 @@ impl Gathered {
 }
 
 /// Judge every block of `inputs` and group the captures, then rank the
-/// TREC runs and read the ids of the documents they pooled.
+/// TREC runs, read the ids of the documents they pooled, and read the
+/// records rejected after their blocks were gone again for their excerpts.
 ///
 /// # Errors
-/// An input cannot be read, or a TREC run changed before its second reading.
+/// An input cannot be read, or changed before it was read again.
 pub fn gather(
     inputs: &[Input],
     reading: Reading<'_>,
     config: &JudgeConfig,
     grouper: Grouper,
     pool: &rayon::ThreadPool,
-) -> Result<Gathered> {
+) -> Result<Grouping> {
     let mut gathered = Gathered {
         grouper,
         rejects: Vec::new(),
@@ -89,7 +110,6 @@ pub fn gather(
         per_input: vec![LineCounts::default(); inputs.len()],
         stats: Vec::new(),
         stages_seen: vec![false; config.stages.len()],
-        unread_pooled: 0,
     };
     let all: Vec<(u32, &Input)> = (0..).zip(inputs).collect();
     gathered.stats = judge_inputs(&all, reading, config, pool, |outcome| {
@@ -97,8 +117,32 @@ pub fn gather(
     })?;
     gathered.keep_first_leaks();
     rank_trec_runs(inputs, reading, config, pool, &mut gathered)?;
-    gathered.unread_pooled = (gathered.grouper).read_pooled_run_ids(inputs, &gathered.stats)?;
-    Ok(gathered)
+    let Gathered {
+        mut grouper,
+        mut rejects,
+        leaks,
+        per_input,
+        stats,
+        stages_seen,
+    } = gathered;
+    let unread_pooled = grouper.read_pooled_run_ids(inputs, &stats)?;
+    let fused_runs = (grouper.fused_runs().into_iter())
+        .map(|(run, inputs)| (run.to_string(), inputs))
+        .collect();
+    let (grouped, mut repeats) = grouper.finish(config.labels);
+    rejects.append(&mut repeats);
+    rejects::finish(inputs, &stats, &mut rejects)?;
+    Ok(Grouping {
+        grouped,
+        rejects,
+        leaks,
+        input_names: inputs.iter().map(Input::name).collect(),
+        stats,
+        per_input,
+        stages_seen,
+        unread_pooled,
+        fused_runs,
+    })
 }
 
 /// Read `inputs` (each with its index among all inputs) and judge their

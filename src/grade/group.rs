@@ -6,6 +6,7 @@
 //! origins, never arrival order, and rows are produced in query order, so
 //! the output is the same whatever the thread count.
 
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
@@ -95,7 +96,7 @@ pub struct QueryRow {
 
 /// The captures of one (run, stage), graded a range of queries at a time
 /// so that only one range of rows is ever held.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PairSlots {
     /// The run.
     pub run: Box<str>,
@@ -110,8 +111,6 @@ pub struct PairSlots {
 pub struct GradedRows {
     /// One row per labeled query of the range, in query order.
     pub rows: Vec<QueryRow>,
-    /// Rejects of repeated captures (`--repeats error`).
-    pub rejects: Vec<Reject>,
     /// Input records behind the graded captures.
     pub graded_records: u64,
 }
@@ -158,7 +157,7 @@ impl PairSlots {
     /// The first graded capture of `query`'s list, if any is graded.
     fn graded_head(&self, query: QueryIdx, settings: &GradeSettings) -> u32 {
         let slot = &self.slots[query as usize];
-        if slot.grades_kept(settings) {
+        if slot.grades_kept(settings.repeats) {
             slot.head
         } else {
             NO_CAPTURE
@@ -173,23 +172,44 @@ impl PairSlots {
         labels: &LabelIndex,
         settings: &GradeSettings,
     ) -> GradedRows {
-        let key = (&*self.run, &*self.stage);
-        let outcomes: Vec<SlotOutcome> = self.slots[range.clone()]
+        let outcomes: Vec<(QueryRow, u64)> = self.slots[range.clone()]
             .par_iter()
             .zip(range)
-            .map(|(slot, query)| grade_slot(labels, store, query as QueryIdx, slot, settings, key))
+            .map(|(slot, query)| grade_slot(labels, store, query as QueryIdx, slot, settings))
             .collect();
         let mut graded = GradedRows {
             rows: Vec::with_capacity(outcomes.len()),
-            rejects: Vec::new(),
             graded_records: 0,
         };
-        for outcome in outcomes {
-            graded.rows.push(outcome.row);
-            graded.rejects.extend(outcome.rejects);
-            graded.graded_records += outcome.graded_records;
+        for (row, graded_records) in outcomes {
+            graded.rows.push(row);
+            graded.graded_records += graded_records;
         }
         graded
+    }
+
+    /// Under `--repeats error`, a reject for each kept capture of every
+    /// query this (run, stage) captured more than once.
+    fn repeat_rejects(
+        &self,
+        store: &CaptureStore,
+        labels: &LabelIndex,
+        repeats: RepeatPolicy,
+    ) -> Vec<Reject> {
+        let slots = (0..).zip(&self.slots);
+        let repeated = slots.filter(|(_, slot)| !slot.grades_kept(repeats));
+        let mut rejects = Vec::new();
+        for (query, slot) in repeated {
+            let id = labels.query_id(query);
+            let detail = repeat_detail(&self.run, &self.stage, id, slot.total());
+            rejects.extend(store.list(slot.head).map(|capture| Reject {
+                origin: capture.origin,
+                reason: RejectReason::RepeatedCapture,
+                detail: detail.clone(),
+                excerpt: Vec::new(),
+            }));
+        }
+        rejects
     }
 }
 
@@ -199,7 +219,7 @@ const NO_CAPTURE: u32 = u32::MAX;
 /// Every capture kept for grading, in flat arrays: no allocation per
 /// capture. The captures of one key form a list through `next`. Indices
 /// are u32: four billion captures would take hundreds of GB first.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct CaptureStore {
     captures: Vec<Capture>,
     next: Vec<u32>,
@@ -273,7 +293,7 @@ impl CaptureStore {
 }
 
 /// Captures of one (run, stage, query).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 struct Slot {
     /// The first of the captures to grade, linked in the store.
     head: u32,
@@ -304,8 +324,8 @@ impl Slot {
 
     /// Whether the kept captures are graded: under `--repeats error` a
     /// repeated key has all its captures rejected instead.
-    fn grades_kept(&self, settings: &GradeSettings) -> bool {
-        !(settings.repeats == RepeatPolicy::Error && self.total() > 1)
+    fn grades_kept(&self, repeats: RepeatPolicy) -> bool {
+        !(repeats == RepeatPolicy::Error && self.total() > 1)
     }
 }
 
@@ -328,7 +348,7 @@ pub struct Grouper {
 }
 
 /// Everything gathered, ready to grade.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Grouped {
     /// The captures of each (run, stage), sorted by run then stage.
     pub pairs: Vec<PairSlots>,
@@ -539,14 +559,10 @@ impl Grouper {
         })
     }
 
-    /// Hand over the captures of every (run, stage), sorted by run then stage.
-    ///
-    /// When the logs held no readable record at all, that is a single
-    /// unnamed run at stage `default_stage`, every query missing.
-    pub fn finish(mut self, default_stage: &str) -> Grouped {
-        if self.pairs.is_empty() {
-            self.pair_id(&("".into(), default_stage.into()));
-        }
+    /// Hand over the captures of every (run, stage), sorted by run then
+    /// stage, and under `--repeats error` a reject for each kept capture
+    /// of every key captured more than once.
+    pub fn finish(self, labels: &LabelIndex) -> (Grouped, Vec<Reject>) {
         let mut pairs: Vec<PairSlots> = self
             .pairs
             .into_iter()
@@ -554,32 +570,44 @@ impl Grouper {
             .map(|((run, stage), slots)| PairSlots { run, stage, slots })
             .collect();
         pairs.sort_by(|a, b| (&a.run, &a.stage).cmp(&(&b.run, &b.stage)));
-        Grouped {
+        let rejects = (pairs.iter())
+            .flat_map(|pair| pair.repeat_rejects(&self.store, labels, self.policy))
+            .collect();
+        let grouped = Grouped {
             pairs,
             store: self.store,
             superseded_records: self.superseded_records,
             seen_docs: self.seen_docs,
             returned_judged: self.returned_judged,
+        };
+        (grouped, rejects)
+    }
+}
+
+impl Grouped {
+    /// When the logs held no readable record at all, a single unnamed run
+    /// at stage `default_stage`, every query missing.
+    pub fn add_a_pair_if_none(&mut self, default_stage: &str, labels: &LabelIndex) {
+        if self.pairs.is_empty() {
+            self.pairs.push(PairSlots {
+                run: "".into(),
+                stage: default_stage.into(),
+                slots: vec![Slot::default(); labels.queries().len()],
+            });
         }
     }
 }
 
-/// One graded slot: its row, the rejects of its repeated captures, and the
-/// records behind the captures that were graded.
-struct SlotOutcome {
-    row: QueryRow,
-    rejects: Vec<Reject>,
-    graded_records: u64,
-}
-
+/// Grade one slot: its row, and the records behind the captures graded.
+/// A repeated key under `--repeats error` grades none: its captures are
+/// rejected ([`Grouped::repeat_rejects`]).
 fn grade_slot(
     labels: &LabelIndex,
     store: &CaptureStore,
     query: QueryIdx,
     slot: &Slot,
     settings: &GradeSettings,
-    key: (&str, &str),
-) -> SlotOutcome {
+) -> (QueryRow, u64) {
     let total = slot.total();
     // In origin order, whatever order the captures arrived in.
     let (single, many): ([&Capture; 1], Vec<&Capture>);
@@ -598,11 +626,9 @@ fn grade_slot(
             &many
         }
     };
-    let mut rejects = Vec::new();
-    let graded: &[&Capture] = if slot.grades_kept(settings) {
+    let graded: &[&Capture] = if slot.grades_kept(settings.repeats) {
         kept
     } else {
-        rejects = repeat_rejects(labels, query, kept, total, key);
         &[]
     };
     let q = &labels.queries()[query as usize];
@@ -654,34 +680,11 @@ fn grade_slot(
         missed,
     };
     let graded_records = graded.iter().map(|c| u64::from(c.records)).sum();
-    SlotOutcome {
-        row,
-        rejects,
-        graded_records,
-    }
+    (row, graded_records)
 }
 
 fn repeat_detail(run: &str, stage: &str, query: &str, total: u32) -> String {
     format!("run '{run}', stage '{stage}', query '{query}' was captured {total} times (--repeats error)")
-}
-
-fn repeat_rejects(
-    labels: &LabelIndex,
-    query: QueryIdx,
-    captures: &[&Capture],
-    total: u32,
-    (run, stage): (&str, &str),
-) -> Vec<Reject> {
-    let id = labels.query_id(query);
-    captures
-        .iter()
-        .map(|capture| Reject {
-            origin: capture.origin,
-            reason: RejectReason::RepeatedCapture,
-            detail: repeat_detail(run, stage, id, total),
-            excerpt: Vec::new(),
-        })
-        .collect()
 }
 
 /// The mean of the present values, if any.

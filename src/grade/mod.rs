@@ -45,6 +45,7 @@ pub mod workers;
 pub mod write;
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -53,7 +54,7 @@ pub use graded::{Graded, Warning};
 pub use plan::Plan;
 
 use crate::grade::capture::LineCounts;
-use crate::grade::gather::{gather, Reading};
+use crate::grade::gather::{gather, Grouping, Reading};
 use crate::grade::group::{GradeSettings, Grouper};
 use crate::grade::judge::JudgeConfig;
 use crate::grade::parse::{FieldNames, LogFields, DEFAULT_STAGE};
@@ -74,50 +75,83 @@ use crate::output::{self, OutputDir};
 /// labels, a missing, empty or corrupt log input, an unwritable output.
 pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let started = Instant::now();
-    let settings = GradeSettings {
-        ks: cutoffs(&plan.ks)?,
-        missing: plan.missing,
-        repeats: plan.repeats,
-    };
-    let stage_order = stage_order(&plan.stage_order)?;
-    let pool = workers::pool(plan.threads)?;
-    let labels = LabelIndex::load(
-        &plan.labels,
-        plan.labels_format,
-        plan.min_rel,
-        plan.join,
-        &pool,
-    )?;
-    // Before the logs are read: a typo in -o, or a run already writing
-    // there, should not cost a whole run.
-    let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
-    if let Some(dir) = &plan.out {
-        // From here until the new set is complete, the directory holds no
-        // result a reader could take for this run's, nor a page of one.
-        output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
-        output::remove_stale_output(dir, SUMMARY_FILE)?;
-        output::remove_stale_output(dir, REPORT_FILE)?;
+    let setup = Setup::new(plan, &plan.labels)?;
+    let grouping = collect(plan, &setup, warn)?;
+    finish(plan, setup, grouping, started, warn)
+}
+
+/// What every grading settles before the logs are read: how rows are
+/// graded, the worker pool, the answer key, and the output directory,
+/// claimed.
+pub struct Setup {
+    settings: GradeSettings,
+    stage_order: Vec<String>,
+    pool: rayon::ThreadPool,
+    labels: LabelIndex,
+    _out_dir: Option<OutputDir>,
+}
+
+impl Setup {
+    /// Check `plan`, load the answer key at `labels`, and claim the output
+    /// directory, refusing labels the plan's checks refuse.
+    ///
+    /// # Errors
+    /// A bad plan, unreadable or refused labels, an output directory that
+    /// cannot be claimed.
+    pub fn new(plan: &Plan, labels: &Path) -> Result<Self> {
+        let settings = GradeSettings {
+            ks: cutoffs(&plan.ks)?,
+            missing: plan.missing,
+            repeats: plan.repeats,
+        };
+        let stage_order = stage_order(&plan.stage_order)?;
+        let pool = workers::pool(plan.threads)?;
+        let labels = LabelIndex::load(labels, plan.labels_format, plan.min_rel, plan.join, &pool)?;
+        // Before the logs are read: a typo in -o, or a run already writing
+        // there, should not cost a whole run.
+        let out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
+        if let Some(dir) = &plan.out {
+            // From here until the new set is complete, the directory holds
+            // no result a reader could take for this run's, nor a page of one.
+            output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
+            output::remove_stale_output(dir, SUMMARY_FILE)?;
+            output::remove_stale_output(dir, REPORT_FILE)?;
+        }
+        if let Some(version) = &plan.collection_version {
+            stale::require_collection_version(&labels, version)?;
+        }
+        Ok(Setup {
+            settings,
+            stage_order,
+            pool,
+            labels,
+            _out_dir: out_dir,
+        })
     }
-    if let Some(version) = &plan.collection_version {
-        stale::require_collection_version(&labels, version)?;
-    }
+}
+
+/// Stages 1 to 4: read, parse, judge and group every capture of the logs
+/// `plan` names, handing `warn` what reading them raised.
+///
+/// # Errors
+/// A refused corpus, a missing, empty or corrupt log input.
+pub fn collect(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Result<Grouping> {
+    let Setup { labels, pool, .. } = setup;
     if let Some(corpus) = &plan.corpus {
-        stale::require_corpus(&labels, corpus, plan.out.as_deref())?;
+        stale::require_corpus(labels, corpus, plan.out.as_deref())?;
     }
     let doc_collections = plan
         .doc_collections
         .as_deref()
         .map(DocCollections::load)
         .transpose()?;
-
-    // Stages 1 to 4: read, parse, judge and group every capture.
     let read::Discovered { inputs, skipped } = read::discover(&plan.logs, plan.out.as_deref())?;
     let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
     let fields = LogFields::new(&plan.fields);
     let spans = SpanFields::new(&plan.fields, &plan.span_stages, plan.join);
     let config = JudgeConfig {
-        labels: &labels,
+        labels,
         fields: &fields,
         stages: &plan.stages,
         duplicates: plan.duplicate_docs,
@@ -133,40 +167,72 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         file_runs: &file_runs,
         input_names: &input_names,
         spans: &spans,
-        pool_depth: plan.pool_depth(&settings.ks),
+        pool_depth: plan.pool_depth(&setup.settings.ks),
     };
     let reading = Reading {
         format: plan.logs_format,
         progress: plan.progress,
         fields: &plan.fields,
     };
-    let gathered = gather(
-        &inputs,
-        reading,
-        &config,
-        Grouper::new(plan.repeats, &labels),
-        &pool,
-    )?;
-    let unseen_stages = unseen_stages(plan, &gathered.stages_seen)?;
+    let grouper = Grouper::new(plan.repeats, labels);
+    let grouping = gather(&inputs, reading, &config, grouper, pool)?;
+    if !skipped.is_empty() {
+        warn(Warning::NotRuns(skipped));
+    }
+    for (name, stats) in input_names.iter().zip(&grouping.stats) {
+        if let Some(doubt) = &stats.format_doubt {
+            warn(Warning::FormatDoubt {
+                input: name.clone(),
+                doubt: doubt.clone(),
+            });
+        }
+    }
+    Ok(grouping)
+}
+
+/// Stages 5 and 6, with the diagnostics: grade and aggregate the captures
+/// `grouping` holds, write the outputs if `plan` names a directory, and
+/// hand `warn` what grading found.
+///
+/// # Errors
+/// No record of any stage `--stage` names was read; an output cannot be
+/// written.
+pub fn finish(
+    plan: &Plan,
+    setup: Setup,
+    grouping: Grouping,
+    started: Instant,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Graded> {
+    let Setup {
+        settings,
+        stage_order,
+        pool,
+        labels,
+        _out_dir,
+    } = setup;
+    let Grouping {
+        mut grouped,
+        rejects,
+        leaks,
+        input_names,
+        stats,
+        per_input,
+        stages_seen,
+        unread_pooled,
+        fused_runs,
+    } = grouping;
+    let unseen_stages = unseen_stages(plan, &stages_seen)?;
     let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
-    let fused_runs: Vec<Warning> = (gathered.grouper.fused_runs().into_iter())
-        .map(|(run, inputs)| Warning::FusedRun {
-            run: run.to_string(),
-            files: inputs
-                .iter()
-                .map(|&i| input_names[i as usize].clone())
-                .collect(),
-        })
-        .collect();
-    let grouped = gathered.grouper.finish(default_stage);
+    grouped.add_a_pair_if_none(default_stage, &labels);
 
     // The diagnostics and the review queue, before grading consumes the groups.
     let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
-    let review_queue = match (&plan.out, config.pool_depth) {
+    let review_queue = match (&plan.out, plan.pool_depth(&settings.ks)) {
         (Some(dir), Some(_)) => {
-            if gathered.unread_pooled > 0 {
+            if unread_pooled > 0 {
                 warn(Warning::RunsNotPooled {
-                    documents: gathered.unread_pooled,
+                    documents: unread_pooled,
                 });
             }
             let write =
@@ -182,15 +248,11 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let superseded_records = grouped.superseded_records;
     let mut graded =
         pool.install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))?;
-    let mut rejects = gathered.rejects;
-    rejects.append(&mut graded.rejects);
     let graded_per_query = graded.per_query.take();
     let figures = graded.figures.take().unwrap_or_default();
-    rejects::finish(&inputs, &gathered.stats, &mut rejects)?;
-
     let counts = tally(
         &labels,
-        &gathered.per_input,
+        &per_input,
         &graded,
         rejects.len(),
         superseded_records,
@@ -203,7 +265,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         counts,
         stage_loss,
         rejects,
-        leaks: gathered.leaks,
+        leaks,
     };
 
     // Stage 6: write.
@@ -212,8 +274,8 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
             plan,
             threads: pool.current_num_threads(),
             started,
-            stats: &gathered.stats,
-            per_input: &gathered.per_input,
+            stats: &stats,
+            per_input: &per_input,
             stale_labels: &stale_labels,
         };
         let staged = write::Written {
@@ -223,18 +285,15 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         write::outputs(dir, &graded, &run, staged, &figures)?;
     }
 
-    if !skipped.is_empty() {
-        warn(Warning::NotRuns(skipped));
+    for (run, inputs) in fused_runs {
+        let files = inputs
+            .iter()
+            .map(|&i| graded.input_names[i as usize].clone());
+        warn(Warning::FusedRun {
+            run,
+            files: files.collect(),
+        });
     }
-    for (input, stats) in inputs.iter().zip(&gathered.stats) {
-        if let Some(doubt) = &stats.format_doubt {
-            warn(Warning::FormatDoubt {
-                input: input.name(),
-                doubt: doubt.clone(),
-            });
-        }
-    }
-    fused_runs.into_iter().for_each(&mut *warn);
     for stage in unseen_stages {
         warn(Warning::StageNotRead(stage));
     }

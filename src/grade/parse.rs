@@ -5,6 +5,7 @@
 //! buffer and one tape per worker, so a line costs no allocation. Fields are
 //! found by key or JSON pointer, as the user mapped them.
 
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -18,7 +19,7 @@ use crate::options::LogsFormat;
 pub const EXCERPT_BYTES: usize = 200;
 
 /// Why a record was rejected: stable snake_case codes for rejects.jsonl.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum RejectReason {
     /// The line is not valid UTF-8.
     InvalidUtf8,

@@ -9,6 +9,7 @@
 //! Records without an allowed list are graded as before and counted; a
 //! result whose collection is unknown cannot be checked and is allowed.
 
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -23,7 +24,7 @@ use crate::grade::read::{Input, Source};
 pub const LEAKS_LISTED: usize = 100;
 
 /// A result outside the user's allowed collections.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Leak {
     /// Where the record is.
     pub origin: Origin,

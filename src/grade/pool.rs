@@ -8,6 +8,7 @@
 //! it is ranked: it pools the lines of its unjudged documents, whose ids
 //! are read again from their files once every run is ranked.
 
+use serde::{Deserialize, Serialize, Serializer};
 use std::ops::Range;
 
 use anyhow::{Context, Result};
@@ -68,7 +69,7 @@ impl Pooled {
 /// The documents pooled by every capture kept for grading: each one's
 /// rank and id, the ids stored once each, however many captures of
 /// however many queries, runs and stages ranked them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct PoolStore {
     /// (rank, id number), [`UNREAD`] for a run line's document until
     /// its id is read.
@@ -150,8 +151,10 @@ impl PoolStore {
 }
 
 /// Doc ids stored once each, numbered in order of first sight, found
-/// again by hash and confirmed on the text.
-#[derive(Debug, Default)]
+/// again by hash and confirmed on the text. Stored as the ids back to
+/// back; the table is built again when read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(try_from = "(Vec<usize>, String)")]
 struct Interner {
     table: HashTable<u32>,
     ends: Vec<usize>,
@@ -176,6 +179,31 @@ impl Interner {
 
     fn get(&self, index: u32) -> &str {
         slice(&self.text, &self.ends, index)
+    }
+}
+
+impl Serialize for Interner {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.ends, &self.text).serialize(serializer)
+    }
+}
+
+impl TryFrom<(Vec<usize>, String)> for Interner {
+    type Error = &'static str;
+
+    fn try_from((ends, text): (Vec<usize>, String)) -> Result<Self, Self::Error> {
+        let mut start = 0;
+        for &end in &ends {
+            if end < start || !text.is_char_boundary(end) {
+                return Err("the pooled ids are not ids back to back");
+            }
+            start = end;
+        }
+        let mut interner = Interner::default();
+        for i in 0..ends.len() as u32 {
+            interner.intern(slice(&text, &ends, i));
+        }
+        Ok(interner)
     }
 }
 

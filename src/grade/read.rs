@@ -7,6 +7,7 @@
 //! buffers come back to be filled again, so memory stays a few blocks per
 //! worker whatever the size of the input.
 
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::ops::Range;
@@ -417,7 +418,7 @@ impl BufRead for Source {
 }
 
 /// What the reader learned about one input once it was read to the end.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InputStats {
     /// Raw bytes read (compressed size for compressed input).
     pub bytes: u64,
