@@ -42,6 +42,44 @@ pub enum Command {
     Report(ReportArgs),
     /// Write deterministic synthetic labels and logs (for demos and benchmarks).
     Gen(GenArgs),
+    /// Merge partial gradings (grade --partial) of logs partitioned by query id, and grade them as one.
+    ///
+    /// DIR then holds what `rgrade grade -o DIR` over all the logs at once
+    /// writes: every shard must have been graded with the same labels and
+    /// options, and each query's captures must all be in one shard.
+    Merge(MergeArgs),
+}
+
+/// Options of `rgrade merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The answer key every shard was graded with.
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+
+    /// Write every output of the grading into DIR.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Tolerate up to N rejected records (over all shards) before exiting with status 1.
+    #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
+    pub max_rejects: u64,
+
+    /// Tolerate up to N results outside the user's allowed collections before exiting with status 1.
+    #[arg(long = "max-leaks", value_name = "N", default_value_t = 0)]
+    pub max_leaks: u64,
+
+    /// Use N worker threads [default: all cores].
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+
+    /// Print no table on stdout.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+
+    /// The partial gradings' directories, in input order.
+    #[arg(value_name = "SHARD", required = true)]
+    pub shards: Vec<PathBuf>,
 }
 
 /// Options of `rgrade report`.
@@ -80,6 +118,10 @@ pub struct GradeArgs {
     /// Also write review_queue.csv: per labeled query, the unjudged documents the graded captures ranked within --pool-depth, for the next round of judging.
     #[arg(long = "review-queue", requires = "out")]
     pub review_queue: bool,
+
+    /// Write a partial grading into DIR instead: the captures of a shard of logs partitioned by query id, for rgrade merge.
+    #[arg(long, requires = "out")]
+    pub partial: bool,
 
     /// Pool the documents ranked within the top N for the review queue [default: the deepest cutoff].
     #[arg(long = "pool-depth", value_name = "N", requires = "review_queue")]

@@ -19,7 +19,8 @@
 //!
 //! - [`grade()`] takes a [`GradePlan`]: the pipeline from logs to graded
 //!   queries, one module per stage in `src/grade/`, from reading blocks to
-//!   writing outputs. The answer key is `src/labels/`, the metric
+//!   writing outputs. [`grade_partial`] grades a shard of logs partitioned
+//!   by query id up to its captures, and [`merge()`] grades the shards as one. The answer key is `src/labels/`, the metric
 //!   definitions `src/metrics.rs`, the writers `src/output/`, one file per
 //!   output over one [`schema`].
 //! - [`compare()`] takes a [`ComparePlan`]: two grade outputs read back,
@@ -47,7 +48,8 @@ mod slices;
 pub use compare::{run as compare, Compared, Plan as ComparePlan};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::parse::FieldNames;
-pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
+pub use grade::partial::{merge, MergePlan};
+pub use grade::{run as grade, run_partial as grade_partial, Graded, Plan as GradePlan, Warning};
 pub use guarded::quiet_decoder_panics;
 pub use metrics::Cutoff;
 pub use options::{

@@ -17,22 +17,25 @@ mod cmd;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The command line as typed, for summary.json; arguments that are not
+/// UTF-8 (file names) are shown lossily.
+fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 fn main() -> ExitCode {
     // A decoder's panic on a corrupt input is reported as that input's
     // error, not printed as a crash.
     rgrade::quiet_decoder_panics();
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Grade(args) => {
-            // Arguments that are not UTF-8 (file names) are shown lossily.
-            let command = std::env::args_os()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect();
-            cmd::grade::run(args, command)
-        }
+        Command::Grade(args) => cmd::grade::run(args, command_line()),
         Command::Compare(args) => cmd::compare::run(args),
         Command::Report(args) => cmd::report::run(args),
         Command::Gen(args) => cmd::gen::run(args),
+        Command::Merge(args) => cmd::merge::run(args, command_line()),
     };
     match outcome {
         Ok(exit) => exit.into(),

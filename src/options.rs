@@ -6,7 +6,7 @@ use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 /// What `--missing` does with a labeled query that has no capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum MissingPolicy {
     /// Score it 0 in every metric and count it in the means (trec_eval -c).
     Fail,
@@ -15,7 +15,7 @@ pub enum MissingPolicy {
 }
 
 /// What `--repeats` does with several captures of one (run, stage, query).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum RepeatPolicy {
     /// Reject every capture of that key; the query is invalid.
     Error,
@@ -28,7 +28,7 @@ pub enum RepeatPolicy {
 }
 
 /// What `--duplicate-docs` does with a doc id listed twice in one ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum DuplicateDocs {
     /// Reject the capture.
     Reject,
@@ -37,7 +37,7 @@ pub enum DuplicateDocs {
 }
 
 /// The format of the labels file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum LabelsFormat {
     /// Parquet by its PAR1 magic, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
     Auto,
@@ -69,7 +69,7 @@ pub enum LogsFormat {
 }
 
 /// What `--join` matches a capture to its label by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum JoinBy {
     /// The query id.
     Id,
@@ -78,7 +78,7 @@ pub enum JoinBy {
 }
 
 /// The kinds of span that are captures, as `--span-stage` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum SpanKind {
     /// An OpenInference RETRIEVER span.
     Retriever,
@@ -121,7 +121,7 @@ impl SpanKind {
 }
 
 /// What names the run of a TREC run line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum RunName {
     /// The tag, its sixth field.
     Tag,
@@ -130,7 +130,7 @@ pub enum RunName {
 }
 
 /// When to draw the progress bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum ProgressWhen {
     /// Only when stderr is a terminal.
     Auto,

@@ -1,8 +1,12 @@
 //! `rgrade grade`: grade the logs, print the table and the warnings, and
-//! turn rejects and leaks over their limits into exit status 1.
+//! turn rejects and leaks over their limits into exit status 1; with
+//! `--partial`, write the shard's captures for `rgrade merge`.
+
+use std::io::Write;
+use std::path::Path;
 
 use anyhow::Result;
-use rgrade::GradePlan;
+use rgrade::{GradePlan, Graded, Warning};
 
 use super::{print_stdout, stdout_width, tell, Exit};
 use crate::cli::GradeArgs;
@@ -42,21 +46,72 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         command,
     };
     let mut warnings = Vec::new();
-    let graded = rgrade::grade(&plan, &mut |warning| warnings.push(warning))?;
-    if !args.quiet {
+    let mut warn = |warning| warnings.push(warning);
+    if args.partial {
+        let partial = rgrade::grade_partial(&plan, &mut warn)?;
+        tell_warnings(&warnings);
+        if !args.quiet {
+            let dir = plan.out.as_deref().unwrap_or(std::path::Path::new("."));
+            print_stdout(|out| {
+                writeln!(
+                    out,
+                    "partial grading of {} captured queries ({} rejected records) in {}; \
+                     rgrade merge grades the shards as one",
+                    partial.captured_queries,
+                    partial.rejected,
+                    dir.display()
+                )
+            });
+        }
+        return Ok(Exit::Clean);
+    }
+    let graded = rgrade::grade(&plan, &mut warn)?;
+    Ok(show(
+        &graded,
+        &warnings,
+        &Checks {
+            quiet: args.quiet,
+            max_leaks: args.max_leaks,
+            max_rejects: args.max_rejects,
+            out: args.out.as_deref(),
+        },
+    ))
+}
+
+/// What the user asked of a grading's end: a table or not, and the limits
+/// of rejects and leaks.
+pub struct Checks<'a> {
+    /// No table on stdout.
+    pub quiet: bool,
+    /// Leaks tolerated.
+    pub max_leaks: u64,
+    /// Rejected records tolerated.
+    pub max_rejects: u64,
+    /// Where the outputs were written.
+    pub out: Option<&'a Path>,
+}
+
+/// Print the table of `graded` (unless quiet) and its warnings, and turn
+/// rejects and leaks over their limits into exit status 1.
+pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
+    if !checks.quiet {
         print_stdout(|out| graded.print_table(out, stdout_width()));
     }
-    for warning in &warnings {
-        tell(format_args!("rgrade: warning: {warning}"));
-    }
-    let leaks = graded.leaks_over(args.max_leaks);
-    let rejects = graded.rejects_over(args.max_rejects, args.out.as_deref());
+    tell_warnings(warnings);
+    let leaks = graded.leaks_over(checks.max_leaks);
+    let rejects = graded.rejects_over(checks.max_rejects, checks.out);
     for message in leaks.iter().chain(&rejects) {
         tell(format_args!("rgrade: {message}"));
     }
-    Ok(if leaks.is_some() || rejects.is_some() {
+    if leaks.is_some() || rejects.is_some() {
         Exit::CheckFailed
     } else {
         Exit::Clean
-    })
+    }
+}
+
+fn tell_warnings(warnings: &[Warning]) {
+    for warning in warnings {
+        tell(format_args!("rgrade: warning: {warning}"));
+    }
 }

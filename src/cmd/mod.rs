@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod gen;
 pub mod grade;
+pub mod merge;
 pub mod report;
 
 use std::fmt;

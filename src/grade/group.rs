@@ -103,6 +103,7 @@ pub struct PairSlots {
     /// The stage.
     pub stage: Box<str>,
     /// One slot per labeled query, in query order.
+    #[serde(with = "sparse")]
     slots: Vec<Slot>,
 }
 
@@ -359,9 +360,11 @@ pub struct Grouped {
     /// For each judged document of the labels, whether a valid capture of
     /// its query returned it (superseded, repeated or withheld from the
     /// user as unauthorized, it was still returned).
+    #[serde(with = "sparse")]
     pub seen_docs: Vec<bool>,
     /// For each labeled query, whether a valid capture of it returned any
     /// document its labels judge, of any grade (counted as `seen_docs`).
+    #[serde(with = "sparse")]
     pub returned_judged: Vec<bool>,
 }
 
@@ -585,6 +588,81 @@ impl Grouper {
 }
 
 impl Grouped {
+    /// The queries any (run, stage) captured, valid or not, each once, in
+    /// query order.
+    pub fn captured_queries(&self) -> Vec<QueryIdx> {
+        let mut captured = vec![false; self.returned_judged.len()];
+        for pair in &self.pairs {
+            for (seen, slot) in captured.iter_mut().zip(&pair.slots) {
+                *seen |= slot.total() > 0;
+            }
+        }
+        (0..)
+            .zip(captured)
+            .filter(|(_, c)| *c)
+            .map(|(q, _)| q)
+            .collect()
+    }
+
+    /// Take in the captures of `other`, grouped over other inputs of the
+    /// same labels, whose input indices follow ours after `input_offset`.
+    /// The two must capture no query in common.
+    pub fn absorb(&mut self, other: Grouped, input_offset: u32) {
+        let store = &mut self.store;
+        let capture_offset = store.captures.len() as u32;
+        let found_offset = store.found.len() as u32;
+        let pooled_offset = store.pooled.absorb(other.store.pooled);
+        let shift = |range: Range<u32>, by: u32| range.start + by..range.end + by;
+        for mut capture in other.store.captures {
+            capture.origin.input += input_offset;
+            capture.found = shift(capture.found, found_offset);
+            capture.pooled = shift(capture.pooled, pooled_offset);
+            store.captures.push(capture);
+        }
+        let next = other.store.next.into_iter();
+        store.next.extend(next.map(|i| {
+            if i == NO_CAPTURE {
+                i
+            } else {
+                i + capture_offset
+            }
+        }));
+        store.found.extend(other.store.found);
+        for theirs in other.pairs {
+            let key = (&theirs.run, &theirs.stage);
+            let at = match self
+                .pairs
+                .binary_search_by(|p| (&p.run, &p.stage).cmp(&key))
+            {
+                Ok(at) => at,
+                Err(at) => {
+                    let slots = vec![Slot::default(); theirs.slots.len()];
+                    let (run, stage) = (theirs.run.clone(), theirs.stage.clone());
+                    self.pairs.insert(at, PairSlots { run, stage, slots });
+                    at
+                }
+            };
+            let ours = &mut self.pairs[at].slots;
+            for (slot, mut taken) in ours.iter_mut().zip(theirs.slots) {
+                if taken.head != NO_CAPTURE {
+                    taken.head += capture_offset;
+                }
+                if taken != Slot::default() {
+                    *slot = taken;
+                }
+            }
+        }
+        self.superseded_records += other.superseded_records;
+        for (ours, theirs) in [
+            (&mut self.seen_docs, other.seen_docs),
+            (&mut self.returned_judged, other.returned_judged),
+        ] {
+            for (ours, theirs) in ours.iter_mut().zip(theirs) {
+                *ours |= theirs;
+            }
+        }
+    }
+
     /// When the logs held no readable record at all, a single unnamed run
     /// at stage `default_stage`, every query missing.
     pub fn add_a_pair_if_none(&mut self, default_stage: &str, labels: &LabelIndex) {
@@ -793,4 +871,37 @@ fn missed_docs(
         .collect();
     missed.sort_by(|&a, &b| labels.doc_id(a).cmp(labels.doc_id(b)));
     missed
+}
+
+/// A long vector of mostly default values (a slot per labeled query, a
+/// flag per judged document), stored as its length and the places that
+/// hold something else: a shard of the logs captures few of the queries.
+mod sparse {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T, S>(values: &[T], serializer: S) -> Result<S::Ok, S::Error>
+    where
+        T: Default + PartialEq + Serialize,
+        S: Serializer,
+    {
+        let default = T::default();
+        let set: Vec<(u32, &T)> = (0..).zip(values).filter(|(_, v)| **v != default).collect();
+        (values.len(), set).serialize(serializer)
+    }
+
+    pub fn deserialize<'de, T, D>(deserializer: D) -> Result<Vec<T>, D::Error>
+    where
+        T: Default + Clone + Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        let (len, set): (usize, Vec<(u32, T)>) = Deserialize::deserialize(deserializer)?;
+        let mut values = vec![T::default(); len];
+        for (at, value) in set {
+            let slot = values
+                .get_mut(at as usize)
+                .ok_or_else(|| serde::de::Error::custom("a place beyond the length"))?;
+            *slot = value;
+        }
+        Ok(values)
+    }
 }

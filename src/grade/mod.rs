@@ -20,7 +20,10 @@
 //! collection); [`pool`] and [`review`] gather unjudged documents for the
 //! next round of judging; [`rejects`] puts rejected records in input order.
 //!
-//! [`run`] takes a [`Plan`] and returns what it [`Graded`].
+//! [`run`] takes a [`Plan`] and returns what it [`Graded`]: [`Setup`],
+//! [`collect`] (stages 1 to 4) and [`finish`] (5 and 6). [`run_partial`]
+//! stops after stage 4 and writes a partial grading; [`partial::merge`]
+//! puts partial gradings together and finishes them as one.
 
 pub mod aggregate;
 pub mod capture;
@@ -31,6 +34,7 @@ pub mod group;
 pub mod judge;
 pub mod parquet;
 pub mod parse;
+pub mod partial;
 pub mod permissions;
 pub mod plan;
 pub mod pool;
@@ -48,7 +52,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 pub use graded::{Graded, Warning};
 pub use plan::Plan;
@@ -64,7 +68,10 @@ use crate::grade::spans::SpanFields;
 use crate::grade::trec::TrecLines;
 use crate::labels::LabelIndex;
 use crate::metrics::Cutoff;
-use crate::output::schema::{Counts, COMPARISON_SUMMARY_FILE, REPORT_FILE, SUMMARY_FILE};
+use crate::output::schema::{
+    Counts, PartialSummary, COMPARISON_SUMMARY_FILE, PARTIAL_SUMMARY_FILE, REPORT_FILE,
+    SUMMARY_FILE,
+};
 use crate::output::{self, OutputDir};
 
 /// Grade the logs `plan` names, writing its outputs if it names a
@@ -78,6 +85,22 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let setup = Setup::new(plan, &plan.labels)?;
     let grouping = collect(plan, &setup, warn)?;
     finish(plan, setup, grouping, started, warn)
+}
+
+/// Stages 1 to 4 of the logs `plan` names, written into its output
+/// directory as a partial grading for [`partial::merge`], and handing each
+/// warning to `warn` as it arises.
+///
+/// # Errors
+/// As [`run`]; `plan` names no output directory.
+pub fn run_partial(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummary> {
+    let dir = plan
+        .out
+        .as_deref()
+        .context("a partial grading needs an output directory (-o DIR)")?;
+    let setup = Setup::new(plan, &plan.labels)?;
+    let grouping = collect(plan, &setup, warn)?;
+    partial::write(dir, plan, &setup.labels, grouping)
 }
 
 /// What every grading settles before the logs are read: how rows are
@@ -115,6 +138,7 @@ impl Setup {
             // no result a reader could take for this run's, nor a page of one.
             output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
             output::remove_stale_output(dir, SUMMARY_FILE)?;
+            output::remove_stale_output(dir, PARTIAL_SUMMARY_FILE)?;
             output::remove_stale_output(dir, REPORT_FILE)?;
         }
         if let Some(version) = &plan.collection_version {

@@ -203,7 +203,7 @@ impl Default for LogFields {
 /// key or a JSON pointer such as `/request/qid`, and the defaults are the
 /// constants below; spans read theirs from attributes (docs/guide.md,
 /// "Traces").
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldNames {
     /// The query id.
     pub query: Option<String>,

@@ -4,6 +4,8 @@
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::grade::parse::FieldNames;
 use crate::metrics::Cutoff;
 use crate::options::{
@@ -13,7 +15,7 @@ use crate::options::{
 
 /// Everything one grading needs: what to read, how to grade, where to
 /// write. The command line's `rgrade grade` options, as plain values.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
     /// The answer key.
     pub labels: PathBuf,

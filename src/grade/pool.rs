@@ -105,6 +105,21 @@ impl PoolStore {
         start..self.docs.len() as u32
     }
 
+    /// Take in the documents of `other`; returns where they start here.
+    /// Its run lines must have been read ([`PoolStore::read_run_ids`]).
+    pub fn absorb(&mut self, other: PoolStore) -> u32 {
+        let start = self.docs.len() as u32;
+        for (rank, id) in other.docs {
+            let id = if id == UNREAD {
+                UNREAD
+            } else {
+                self.ids.intern(other.ids.get(id))
+            };
+            self.docs.push((rank, id));
+        }
+        start
+    }
+
     /// Read the ids of the pooled run lines from their inputs (`first`:
     /// what their first reading learned of each). Returns how many
     /// documents keep no id: those of inputs that cannot be read twice

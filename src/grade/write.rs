@@ -11,6 +11,7 @@ use crate::grade::capture::LineCounts;
 use crate::grade::graded::Graded;
 use crate::grade::plan::Plan;
 use crate::grade::read::InputStats;
+use crate::labels::LabelIndex;
 use crate::output::schema::{
     CollectionVersion, InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile,
     SettingsSummary, StaleLabels, Summary, Throughput, ATTRIBUTION_FILE, MISSING_FROM_CORPUS_FILE,
@@ -110,41 +111,13 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
     let labels = &graded.labels;
     let settings = &graded.settings;
     let counts = graded.counts;
-    let inputs: Vec<InputSummary> = graded
-        .input_names
-        .iter()
-        .zip(run.stats.iter().zip(run.per_input))
-        .map(|(name, (s, counts))| InputSummary {
-            path: name.clone(),
-            bytes: s.bytes,
-            decoded_bytes: s.decoded_bytes,
-            lines: s.lines,
-            records: counts.records,
-            rejected: counts.rejected,
-            hash: s.hash.clone(),
-        })
-        .collect();
     let (elapsed_seconds, throughput) = timing(graded, run);
     Summary {
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         command: plan.command.clone(),
-        labels: LabelsSummary {
-            path: labels.source.path.display().to_string(),
-            bytes: labels.source.bytes,
-            hash: labels.source.hash.clone(),
-            format: labels.source.format.to_string(),
-            queries: labels.queries().len(),
-            collection_versions: labels
-                .collection_versions()
-                .into_iter()
-                .map(|(version, queries)| CollectionVersion {
-                    version: version.to_string(),
-                    queries,
-                })
-                .collect(),
-        },
-        inputs,
+        labels: labels_summary(labels),
+        inputs: input_summaries(&graded.input_names, run.stats, run.per_input),
         settings: SettingsSummary {
             k: settings.ks.clone(),
             missing: value_name(plan.missing),
@@ -183,6 +156,45 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
         elapsed_seconds,
         throughput,
     }
+}
+
+/// summary.json's (and partial.json's) facts of the answer key.
+pub fn labels_summary(labels: &LabelIndex) -> LabelsSummary {
+    LabelsSummary {
+        path: labels.source.path.display().to_string(),
+        bytes: labels.source.bytes,
+        hash: labels.source.hash.clone(),
+        format: labels.source.format.to_string(),
+        queries: labels.queries().len(),
+        collection_versions: labels
+            .collection_versions()
+            .into_iter()
+            .map(|(version, queries)| CollectionVersion {
+                version: version.to_string(),
+                queries,
+            })
+            .collect(),
+    }
+}
+
+/// summary.json's (and partial.json's) facts of each input: its name,
+/// what the reader learned of it, and its line counts.
+pub fn input_summaries(
+    names: &[String],
+    stats: &[InputStats],
+    per_input: &[LineCounts],
+) -> Vec<InputSummary> {
+    (names.iter().zip(stats.iter().zip(per_input)))
+        .map(|(name, (s, counts))| InputSummary {
+            path: name.clone(),
+            bytes: s.bytes,
+            decoded_bytes: s.decoded_bytes,
+            lines: s.lines,
+            records: counts.records,
+            rejected: counts.rejected,
+            hash: s.hash.clone(),
+        })
+        .collect()
 }
 
 /// Seconds since the run started, and the speed they give.

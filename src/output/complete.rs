@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{ensure, Context, Result};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::schema::{ComparisonSummary, OutputFile, Summary};
+use super::schema::{ComparisonSummary, OutputFile, PartialSummary, Summary};
 
 /// Read the summary.json at `summary` and check every output it lists in
 /// its directory.
@@ -31,6 +31,33 @@ pub fn read_summary(summary: &Path) -> Result<Summary> {
     let dir = summary.parent().unwrap_or(Path::new("."));
     for listed in &parsed.outputs {
         check_file(dir, listed, summary)?;
+    }
+    Ok(parsed)
+}
+
+/// Read the partial.json at `path` and check every output it lists in its
+/// directory.
+///
+/// # Errors
+/// partial.json unreadable or not rgrade's, or a listed file missing,
+/// unreadable or changed: each message names the file.
+pub fn read_partial(path: &Path) -> Result<PartialSummary> {
+    let file = File::open(path).with_context(|| {
+        format!(
+            "{}: cannot open: not a partial grading (grade --partial -o DIR writes one)",
+            path.display()
+        )
+    })?;
+    let parsed: PartialSummary =
+        serde_json::from_reader(BufReader::new(file)).with_context(|| {
+            format!(
+                "{}: not a partial.json written by rgrade grade --partial",
+                path.display()
+            )
+        })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for listed in &parsed.outputs {
+        check_file(dir, listed, path)?;
     }
     Ok(parsed)
 }

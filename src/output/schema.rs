@@ -46,6 +46,13 @@ pub const GATE_FILE: &str = "gate.json";
 /// written last, so a directory without it holds no complete comparison.
 pub const COMPARISON_SUMMARY_FILE: &str = "comparison.json";
 
+/// partial.json: what a partial grading (`grade --partial`) read, and the
+/// file holding its captures; written last, so a directory without it
+/// holds no complete partial grading.
+pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
+/// captures.json.zst: a partial grading's grouped captures, for `rgrade merge`.
+pub const PARTIAL_CAPTURES_FILE: &str = "captures.json.zst";
+
 /// The lock a run holds on its output directory while it writes there.
 pub const LOCK_FILE: &str = ".rgrade.lock";
 
@@ -703,4 +710,25 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
 
         deserializer.deserialize_map(Entries(PhantomData))
     }
+}
+
+/// partial.json: a partial grading, for people and for `rgrade merge`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartialSummary {
+    /// Always `rgrade`.
+    pub tool: String,
+    /// The version that wrote it: `merge` takes partial gradings of its own version only.
+    pub version: String,
+    /// The command line as typed.
+    pub command: Vec<String>,
+    /// The answer key.
+    pub labels: LabelsSummary,
+    /// Every log input read.
+    pub inputs: Vec<InputSummary>,
+    /// Labeled queries with a capture in any (run, stage).
+    pub captured_queries: u64,
+    /// Records rejected.
+    pub rejected: u64,
+    /// The files of the partial grading, with sizes and hashes.
+    pub outputs: Vec<OutputFile>,
 }

@@ -1,0 +1,260 @@
+//! Partial gradings: logs partitioned by query id, graded a shard at a
+//! time and merged into what one machine grading them all would write.
+//!
+//! `grade --partial -o SHARD` runs stages 1 to 4 over its logs and writes
+//! the [`Grouping`] they leave (every capture, reject, leak and line count)
+//! as SHARD/captures.json.zst, with SHARD/partial.json last as its marker.
+//! `rgrade merge` puts the groupings of every shard together, input
+//! indices following each other in the order the shards are given, and
+//! grades them as `grade` does ([`super::finish`]): every output, the
+//! missing queries, the percentiles, stage loss, stale labels and leaks
+//! come from the same code over the same captures. A query captured in two
+//! shards would have been graded from captures no shard saw together: it
+//! is an error.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::grade::gather::Grouping;
+use crate::grade::permissions::LEAKS_LISTED;
+use crate::grade::plan::Plan;
+use crate::grade::write::{input_summaries, labels_summary};
+use crate::grade::{finish, Graded, Setup, Warning};
+use crate::labels::{LabelIndex, QueryIdx};
+use crate::options::ProgressWhen;
+use crate::output::complete::read_partial;
+use crate::output::schema::{PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_SUMMARY_FILE};
+use crate::output::staged::{self, stage};
+
+/// captures.json.zst's contents.
+#[derive(Serialize, Deserialize)]
+struct PartialFile {
+    /// The plan the shard was graded with; `merge` grades with it.
+    plan: Plan,
+    /// The answer key's content hash.
+    labels_hash: String,
+    grouping: Grouping,
+}
+
+/// Write `grouping`, what stages 1 to 4 of `plan` left, into `dir` as a
+/// partial grading: its captures, then partial.json.
+///
+/// # Errors
+/// A file cannot be written or moved into place.
+pub fn write(
+    dir: &Path,
+    plan: &Plan,
+    labels: &LabelIndex,
+    grouping: Grouping,
+) -> Result<PartialSummary> {
+    let mut summary = PartialSummary {
+        tool: "rgrade".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        command: plan.command.clone(),
+        labels: labels_summary(labels),
+        inputs: input_summaries(&grouping.input_names, &grouping.stats, &grouping.per_input),
+        captured_queries: grouping.grouped.captured_queries().len() as u64,
+        rejected: grouping.rejects.len() as u64,
+        outputs: Vec::new(),
+    };
+    let file = PartialFile {
+        plan: plan.clone(),
+        labels_hash: labels.source.hash.clone(),
+        grouping,
+    };
+    let mut out = zstd::Encoder::new(stage(dir, PARTIAL_CAPTURES_FILE)?, 3)?;
+    serde_json::to_writer(&mut out, &file)?;
+    let captures = staged::finish(out.finish()?)?;
+    summary.outputs.push(captures.listed().clone());
+    let mut out = stage(dir, PARTIAL_SUMMARY_FILE)?;
+    serde_json::to_writer_pretty(&mut out, &summary)?;
+    out.write_all(b"\n")?;
+    staged::commit(vec![captures, staged::finish(out)?])?;
+    Ok(summary)
+}
+
+/// What `rgrade merge` is asked to do.
+#[derive(Debug, Clone)]
+pub struct MergePlan {
+    /// The answer key every shard was graded with.
+    pub labels: PathBuf,
+    /// The partial gradings, in input order.
+    pub shards: Vec<PathBuf>,
+    /// The output directory.
+    pub out: PathBuf,
+    /// Worker threads; `None` means all cores.
+    pub threads: Option<std::num::NonZeroUsize>,
+    /// The command line as typed, for summary.json.
+    pub command: Vec<String>,
+}
+
+/// Merge the partial gradings `merge` names and grade them as one, writing
+/// every output into its directory, and hand each warning to `warn`.
+///
+/// # Errors
+/// A shard that is not a complete partial grading of this version, shards
+/// graded with other labels or options, a query captured in two shards, an
+/// output that cannot be written.
+pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
+    let started = Instant::now();
+    let (first, rest) = merge
+        .shards
+        .split_first()
+        .context("rgrade merge needs at least one partial grading")?;
+    let mut shard = read_shard(first)?;
+    let plan = Plan {
+        labels: merge.labels.clone(),
+        logs: Vec::new(),
+        out: Some(merge.out.clone()),
+        threads: merge.threads,
+        progress: ProgressWhen::Never,
+        command: merge.command.clone(),
+        // The shards checked their logs' ids against it.
+        corpus: None,
+        ..shard.plan.clone()
+    };
+    let setup = Setup::new(&plan, &merge.labels)?;
+    check_labels(first, &shard, &setup.labels)?;
+    let mut merged = Merged {
+        owner: vec![NO_SHARD; setup.labels.queries().len()],
+        grouping: None,
+    };
+    merged.add(0, first, shard.grouping, &merge.shards, &setup.labels)?;
+    for (index, path) in (1..).zip(rest) {
+        shard = read_shard(path)?;
+        check_labels(path, &shard, &setup.labels)?;
+        ensure!(
+            same_grading(&shard.plan, &plan)?,
+            "{}: graded with other options than {} (cutoffs, policies, stages or fields); \
+             grade every shard with the same options",
+            path.display(),
+            first.display()
+        );
+        merged.add(index, path, shard.grouping, &merge.shards, &setup.labels)?;
+    }
+    let grouping = merged.grouping.context("no shard was merged")?;
+    finish(&plan, setup, grouping, started, warn)
+}
+
+/// Read the partial grading in `dir`, checked against its partial.json.
+fn read_shard(dir: &Path) -> Result<PartialFile> {
+    let summary = read_partial(&dir.join(PARTIAL_SUMMARY_FILE))?;
+    ensure!(
+        summary.version == env!("CARGO_PKG_VERSION"),
+        "{}: a partial grading of rgrade {}, not of this rgrade ({}); grade the shard again",
+        dir.display(),
+        summary.version,
+        env!("CARGO_PKG_VERSION")
+    );
+    let path = dir.join(PARTIAL_CAPTURES_FILE);
+    let file = File::open(&path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let reader = zstd::Decoder::new(BufReader::new(file))?;
+    serde_json::from_reader(BufReader::new(reader))
+        .with_context(|| format!("{}: not a partial grading's captures", path.display()))
+}
+
+/// Fail unless the shard at `dir` was graded with `labels`.
+fn check_labels(dir: &Path, shard: &PartialFile, labels: &LabelIndex) -> Result<()> {
+    ensure!(
+        shard.labels_hash == labels.source.hash,
+        "{}: graded with other labels than {} (their content hashes differ)",
+        dir.display(),
+        labels.source.path.display()
+    );
+    Ok(())
+}
+
+/// Whether `shard` grades as `merged` does: the same plan but for what
+/// each shard has of its own (its logs, output, threads, command).
+fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
+    let own = |plan: &Plan| Plan {
+        labels: PathBuf::new(),
+        logs: Vec::new(),
+        out: None,
+        threads: None,
+        progress: ProgressWhen::Never,
+        command: Vec::new(),
+        corpus: None,
+        ..plan.clone()
+    };
+    Ok(serde_json::to_value(own(shard))? == serde_json::to_value(own(merged))?)
+}
+
+/// Marks a query no shard captured yet.
+const NO_SHARD: u32 = u32::MAX;
+
+/// The shards merged so far, and which of them captured each query.
+struct Merged {
+    owner: Vec<u32>,
+    grouping: Option<Grouping>,
+}
+
+impl Merged {
+    /// Take in shard number `index`, read from `dir` (`shards` names them all).
+    fn add(
+        &mut self,
+        index: u32,
+        dir: &Path,
+        grouping: Grouping,
+        shards: &[PathBuf],
+        labels: &LabelIndex,
+    ) -> Result<()> {
+        for query in grouping.grouped.captured_queries() {
+            let owner = &mut self.owner[query as usize];
+            if *owner != NO_SHARD {
+                bail!(
+                    "query_id '{}' was captured in two shards, {} and {}: partition the logs \
+                     by query id, so that each query's captures are in one shard",
+                    labels.query_id(query as QueryIdx),
+                    shards[*owner as usize].display(),
+                    dir.display()
+                );
+            }
+            *owner = index;
+        }
+        match &mut self.grouping {
+            None => self.grouping = Some(grouping),
+            Some(merged) => merged.absorb(grouping),
+        }
+        Ok(())
+    }
+}
+
+impl Grouping {
+    /// Take in `other`, whose inputs follow ours.
+    fn absorb(&mut self, other: Grouping) {
+        let offset = self.input_names.len() as u32;
+        self.grouped.absorb(other.grouped, offset);
+        // Each grouping's records are in input order, and other's inputs
+        // come after ours: appended, they stay in input order.
+        self.rejects
+            .extend(other.rejects.into_iter().map(|mut reject| {
+                reject.origin.input += offset;
+                reject
+            }));
+        self.leaks.extend(other.leaks.into_iter().map(|mut leak| {
+            leak.origin.input += offset;
+            leak
+        }));
+        self.leaks.truncate(LEAKS_LISTED);
+        self.input_names.extend(other.input_names);
+        self.stats.extend(other.stats);
+        self.per_input.extend(other.per_input);
+        for (seen, theirs) in self.stages_seen.iter_mut().zip(other.stages_seen) {
+            *seen |= theirs;
+        }
+        self.unread_pooled += other.unread_pooled;
+        for (run, inputs) in other.fused_runs {
+            let inputs = inputs.into_iter().map(|input| input + offset);
+            match self.fused_runs.iter_mut().find(|(ours, _)| *ours == run) {
+                Some((_, ours)) => ours.extend(inputs),
+                None => self.fused_runs.push((run, inputs.collect())),
+            }
+        }
+    }
+}
