@@ -48,8 +48,8 @@ mod slices;
 pub use compare::{run as compare, Compared, Plan as ComparePlan};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::parse::FieldNames;
-pub use grade::partial::{merge, MergePlan};
-pub use grade::{run as grade, run_partial as grade_partial, Graded, Plan as GradePlan, Warning};
+pub use grade::partial::{grade as grade_partial, merge, MergePlan};
+pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
 pub use guarded::quiet_decoder_panics;
 pub use metrics::Cutoff;
 pub use options::{

@@ -45,6 +45,7 @@ use model::{
 // ---------------------------------------------------------------------------
 
 /// The written inputs of a scenario and how to describe them on failure.
+#[derive(Clone)]
 struct Written {
     labels: PathBuf,
     logs: Vec<PathBuf>,
@@ -385,6 +386,124 @@ fn check_thread_independence(scenario: &Scenario) -> Result<(), String> {
     ))
 }
 
+/// The query id a log line names, as the shards are split by: a JSONL
+/// record's `query_id` (a string or an integer), a TREC line's first
+/// field; empty for a line that names none.
+fn query_of(line: &str) -> String {
+    match serde_json::from_str::<Value>(line) {
+        Ok(record) => match &record["query_id"] {
+            Value::String(id) => id.clone(),
+            Value::Number(id) => id.to_string(),
+            _ => String::new(),
+        },
+        Err(_) => line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+/// Split the logs of `scenario` by query id into `shards` shards (`seed`
+/// picks which query goes where), grade each shard with `--partial` and
+/// merge them; every output must be the bytes of one grading of all the
+/// shards' files, summary.json apart from the command line and timing.
+fn check_merge(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), String> {
+    let scratch = Workdir::new("prop_merge");
+    let written = write_inputs(scenario, scratch.root());
+    // Each shard's part of each log file, in file order; empty parts are no file.
+    let mut parts: Vec<Vec<PathBuf>> = vec![Vec::new(); shards as usize];
+    for (index, log) in written.logs.iter().enumerate() {
+        let text = std::fs::read_to_string(log).map_err(|e| e.to_string())?;
+        let mut lines = vec![String::new(); shards as usize];
+        for line in text.split_inclusive('\n') {
+            let hash = xxhash_rust::xxh3::xxh3_64_with_seed(query_of(line).as_bytes(), seed);
+            lines[(hash % shards) as usize].push_str(line);
+        }
+        for (shard, lines) in lines.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
+            let name = log.file_name().unwrap_or_default().to_string_lossy();
+            let path = scratch.path(&format!("shard{shard}-{index}-{name}"));
+            std::fs::write(&path, lines).map_err(|e| e.to_string())?;
+            parts[shard].push(path);
+        }
+    }
+    parts.retain(|files| !files.is_empty());
+    let options = &scenario.options;
+    let all = Written {
+        labels: written.labels.clone(),
+        logs: parts.concat(),
+        description: written.description.clone(),
+    };
+    let mut one = plan(&all, options, 2, &scratch.path("one"));
+    one.review_queue = true;
+    let fail = |e: anyhow::Error| format!("{e:#}\n{}", written.description);
+    let graded = rgrade::grade(&one, &mut |_| {}).map_err(fail)?;
+    let mut shard_dirs = Vec::new();
+    for (shard, files) in parts.into_iter().enumerate() {
+        let dir = scratch.path(&format!("partial{shard}"));
+        let part = Written {
+            logs: files,
+            ..all.clone()
+        };
+        let mut partial = plan(&part, options, 1, &dir);
+        partial.review_queue = true;
+        rgrade::grade_partial(&partial, &mut |_| {}).map_err(fail)?;
+        shard_dirs.push(dir);
+    }
+    let merge = rgrade::MergePlan {
+        labels: written.labels.clone(),
+        shards: shard_dirs,
+        out: scratch.path("merged"),
+        threads: NonZeroUsize::new(2),
+        command: vec!["rgrade".into(), "merge".into()],
+    };
+    let merged = rgrade::merge(&merge, &mut |_| {}).map_err(fail)?;
+    let mut differences = Vec::new();
+    if graded.counts != merged.counts {
+        differences.push(format!(
+            "counts: {:?} against {:?}",
+            graded.counts, merged.counts
+        ));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(one.out.clone().unwrap_or_default())
+        .map_err(|e| e.to_string())?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    names.sort();
+    for name in names {
+        let read = |dir: &Path| std::fs::read(dir.join(&name)).unwrap_or_default();
+        let (a, b) = (read(&scratch.path("one")), read(&merge.out));
+        let same = if name == "summary.json" {
+            let timeless = |bytes: &[u8]| -> Value {
+                let mut summary: Value = serde_json::from_slice(bytes).unwrap_or_default();
+                for key in ["command", "elapsed_seconds", "throughput"] {
+                    summary[key] = Value::Null;
+                }
+                summary
+            };
+            timeless(&a) == timeless(&b)
+        } else {
+            a == b
+        };
+        if !same {
+            differences.push(format!(
+                "{name} differs\n--- one grading\n{}\n--- merged\n{}",
+                String::from_utf8_lossy(&a),
+                String::from_utf8_lossy(&b)
+            ));
+        }
+    }
+    if differences.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{}\n{}",
+        differences.join("\n"),
+        written.description
+    ))
+}
+
 // ---------------------------------------------------------------------------
 // The properties.
 // ---------------------------------------------------------------------------
@@ -425,6 +544,20 @@ proptest! {
         scenario in scenario(trec_logs(10), &Repeats::ALL)
     ) {
         check_against_reference(&scenario).map_err(TestCaseError::fail)?;
+    }
+
+    /// Logs split into random partitions by query id, graded shard by
+    /// shard with `--partial` and merged, write the bytes one grading of
+    /// every shard's files writes: per_query.csv, aggregates.csv,
+    /// rejects.jsonl, review_queue.csv, attribution.csv, the report and
+    /// summary.json (but for its command line and timing).
+    #[test]
+    fn merged_shards_grade_as_one(
+        scenario in scenario(prop_oneof![jsonl_logs(30), trec_logs(30)], &Repeats::ALL),
+        shards in 1u64..=3,
+        seed in any::<u64>(),
+    ) {
+        check_merge(&scenario, shards, seed).map_err(TestCaseError::fail)?;
     }
 
     /// The thread count never shows in the outputs: `-j 1` and `-j 2` write

@@ -12,6 +12,7 @@ mod test_gen;
 mod test_grade_cli;
 mod test_inputs;
 mod test_labels;
+mod test_merge;
 mod test_output_dir;
 mod test_outputs;
 mod test_parquet;

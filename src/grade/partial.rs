@@ -21,10 +21,11 @@ use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::grade::gather::Grouping;
+use crate::grade::graded::{Graded, Warning};
 use crate::grade::permissions::LEAKS_LISTED;
+use crate::grade::pipeline::{collect, finish, Setup};
 use crate::grade::plan::Plan;
 use crate::grade::write::{input_summaries, labels_summary};
-use crate::grade::{finish, Graded, Setup, Warning};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::options::ProgressWhen;
 use crate::output::complete::read_partial;
@@ -41,12 +42,28 @@ struct PartialFile {
     grouping: Grouping,
 }
 
+/// Stages 1 to 4 of the logs `plan` names, written into its output
+/// directory as a partial grading for [`merge`], and handing each
+/// warning to `warn` as it arises.
+///
+/// # Errors
+/// As [`super::run()`]; `plan` names no output directory.
+pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummary> {
+    let dir = plan
+        .out
+        .as_deref()
+        .context("a partial grading needs an output directory (-o DIR)")?;
+    let setup = Setup::new(plan, &plan.labels)?;
+    let grouping = collect(plan, &setup, warn)?;
+    write(dir, plan, setup.labels(), grouping)
+}
+
 /// Write `grouping`, what stages 1 to 4 of `plan` left, into `dir` as a
 /// partial grading: its captures, then partial.json.
 ///
 /// # Errors
 /// A file cannot be written or moved into place.
-pub fn write(
+fn write(
     dir: &Path,
     plan: &Plan,
     labels: &LabelIndex,
@@ -119,15 +136,15 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
         ..shard.plan.clone()
     };
     let setup = Setup::new(&plan, &merge.labels)?;
-    check_labels(first, &shard, &setup.labels)?;
+    check_labels(first, &shard, setup.labels())?;
     let mut merged = Merged {
-        owner: vec![NO_SHARD; setup.labels.queries().len()],
+        owner: vec![NO_SHARD; setup.labels().queries().len()],
         grouping: None,
     };
-    merged.add(0, first, shard.grouping, &merge.shards, &setup.labels)?;
+    merged.add(0, first, shard.grouping, &merge.shards, setup.labels())?;
     for (index, path) in (1..).zip(rest) {
         shard = read_shard(path)?;
-        check_labels(path, &shard, &setup.labels)?;
+        check_labels(path, &shard, setup.labels())?;
         ensure!(
             same_grading(&shard.plan, &plan)?,
             "{}: graded with other options than {} (cutoffs, policies, stages or fields); \
@@ -135,7 +152,7 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
             path.display(),
             first.display()
         );
-        merged.add(index, path, shard.grouping, &merge.shards, &setup.labels)?;
+        merged.add(index, path, shard.grouping, &merge.shards, setup.labels())?;
     }
     let grouping = merged.grouping.context("no shard was merged")?;
     finish(&plan, setup, grouping, started, warn)

@@ -1,0 +1,385 @@
+//! A grading from its plan to its outputs: [`Setup`] settles what is
+//! known before the logs are read, [`collect`] runs stages 1 to 4 over
+//! them, and [`finish`] grades, aggregates and writes (stages 5 and 6),
+//! with the diagnostics. [`run`] is the three in a row; a partial grading
+//! ([`super::partial`]) stops after `collect`, and a merge finishes the
+//! groupings of several.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use crate::grade::aggregate;
+use crate::grade::capture::LineCounts;
+use crate::grade::gather::{gather, Grouping, Reading};
+use crate::grade::graded::{Graded, Warning};
+use crate::grade::group::{GradeSettings, Grouper};
+use crate::grade::judge::JudgeConfig;
+use crate::grade::parse::{FieldNames, LogFields, DEFAULT_STAGE};
+use crate::grade::permissions::DocCollections;
+use crate::grade::plan::Plan;
+use crate::grade::read::Input;
+use crate::grade::spans::SpanFields;
+use crate::grade::trec::TrecLines;
+use crate::grade::{read, stage_loss, stale, workers, write};
+use crate::labels::LabelIndex;
+use crate::metrics::Cutoff;
+use crate::output::schema::{
+    Counts, COMPARISON_SUMMARY_FILE, PARTIAL_SUMMARY_FILE, REPORT_FILE, SUMMARY_FILE,
+};
+use crate::output::{self, OutputDir};
+
+/// Grade the logs `plan` names, writing its outputs if it names a
+/// directory, and hand each warning to `warn` as it arises.
+///
+/// # Errors
+/// Anything that leaves nothing graded: a bad plan, unreadable or invalid
+/// labels, a missing, empty or corrupt log input, an unwritable output.
+pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
+    let started = Instant::now();
+    let setup = Setup::new(plan, &plan.labels)?;
+    let grouping = collect(plan, &setup, warn)?;
+    finish(plan, setup, grouping, started, warn)
+}
+
+/// What every grading settles before the logs are read: how rows are
+/// graded, the worker pool, the answer key, and the output directory,
+/// claimed.
+pub struct Setup {
+    settings: GradeSettings,
+    stage_order: Vec<String>,
+    pool: rayon::ThreadPool,
+    labels: LabelIndex,
+    _out_dir: Option<OutputDir>,
+}
+
+impl Setup {
+    /// Check `plan`, load the answer key at `labels`, and claim the output
+    /// directory, refusing labels the plan's checks refuse.
+    ///
+    /// # Errors
+    /// A bad plan, unreadable or refused labels, an output directory that
+    /// cannot be claimed.
+    pub fn new(plan: &Plan, labels: &Path) -> Result<Self> {
+        let settings = GradeSettings {
+            ks: cutoffs(&plan.ks)?,
+            missing: plan.missing,
+            repeats: plan.repeats,
+        };
+        let stage_order = stage_order(&plan.stage_order)?;
+        let pool = workers::pool(plan.threads)?;
+        let labels = LabelIndex::load(labels, plan.labels_format, plan.min_rel, plan.join, &pool)?;
+        // Before the logs are read: a typo in -o, or a run already writing
+        // there, should not cost a whole run.
+        let out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
+        if let Some(dir) = &plan.out {
+            // From here until the new set is complete, the directory holds
+            // no result a reader could take for this run's, nor a page of one.
+            output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
+            output::remove_stale_output(dir, SUMMARY_FILE)?;
+            output::remove_stale_output(dir, PARTIAL_SUMMARY_FILE)?;
+            output::remove_stale_output(dir, REPORT_FILE)?;
+        }
+        if let Some(version) = &plan.collection_version {
+            stale::require_collection_version(&labels, version)?;
+        }
+        Ok(Setup {
+            settings,
+            stage_order,
+            pool,
+            labels,
+            _out_dir: out_dir,
+        })
+    }
+
+    /// The answer key.
+    pub fn labels(&self) -> &LabelIndex {
+        &self.labels
+    }
+}
+
+/// Stages 1 to 4: read, parse, judge and group every capture of the logs
+/// `plan` names, handing `warn` what reading them raised.
+///
+/// # Errors
+/// A refused corpus, a missing, empty or corrupt log input.
+pub fn collect(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Result<Grouping> {
+    let Setup { labels, pool, .. } = setup;
+    if let Some(corpus) = &plan.corpus {
+        stale::require_corpus(labels, corpus, plan.out.as_deref())?;
+    }
+    let doc_collections = plan
+        .doc_collections
+        .as_deref()
+        .map(DocCollections::load)
+        .transpose()?;
+    let read::Discovered { inputs, skipped } = read::discover(&plan.logs, plan.out.as_deref())?;
+    let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
+    let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
+    let fields = LogFields::new(&plan.fields);
+    let spans = SpanFields::new(&plan.fields, &plan.span_stages, plan.join);
+    let config = JudgeConfig {
+        labels,
+        fields: &fields,
+        stages: &plan.stages,
+        duplicates: plan.duplicate_docs,
+        doc_collections: doc_collections.as_ref(),
+        // A TREC ranking held whole in a block is ranked there, unless a
+        // query's lines found in other blocks after all cannot be read again.
+        trec: if inputs.iter().all(Input::can_read_again) {
+            TrecLines::RankEarly
+        } else {
+            TrecLines::HoldAll
+        },
+        run_name: plan.run_name,
+        file_runs: &file_runs,
+        input_names: &input_names,
+        spans: &spans,
+        pool_depth: plan.pool_depth(&setup.settings.ks),
+    };
+    let reading = Reading {
+        format: plan.logs_format,
+        progress: plan.progress,
+        fields: &plan.fields,
+    };
+    let grouper = Grouper::new(plan.repeats, labels);
+    let grouping = gather(&inputs, reading, &config, grouper, pool)?;
+    if !skipped.is_empty() {
+        warn(Warning::NotRuns(skipped));
+    }
+    for (name, stats) in input_names.iter().zip(&grouping.stats) {
+        if let Some(doubt) = &stats.format_doubt {
+            warn(Warning::FormatDoubt {
+                input: name.clone(),
+                doubt: doubt.clone(),
+            });
+        }
+    }
+    Ok(grouping)
+}
+
+/// Stages 5 and 6, with the diagnostics: grade and aggregate the captures
+/// `grouping` holds, write the outputs if `plan` names a directory, and
+/// hand `warn` what grading found.
+///
+/// # Errors
+/// No record of any stage `--stage` names was read; an output cannot be
+/// written.
+pub fn finish(
+    plan: &Plan,
+    setup: Setup,
+    grouping: Grouping,
+    started: Instant,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Graded> {
+    let Setup {
+        settings,
+        stage_order,
+        pool,
+        labels,
+        _out_dir,
+    } = setup;
+    let Grouping {
+        mut grouped,
+        rejects,
+        leaks,
+        input_names,
+        stats,
+        per_input,
+        stages_seen,
+        unread_pooled,
+        fused_runs,
+    } = grouping;
+    let unseen_stages = unseen_stages(plan, &stages_seen)?;
+    let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
+    grouped.add_a_pair_if_none(default_stage, &labels);
+
+    // The diagnostics and the review queue, before grading consumes the groups.
+    let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
+    let review_queue = match (&plan.out, plan.pool_depth(&settings.ks)) {
+        (Some(dir), Some(_)) => {
+            if unread_pooled > 0 {
+                warn(Warning::RunsNotPooled {
+                    documents: unread_pooled,
+                });
+            }
+            let write =
+                || output::review_queue::write_review_queue(dir, &grouped, &labels, &settings);
+            Some(pool.install(write)?)
+        }
+        _ => None,
+    };
+    let stage_loss = (!stage_order.is_empty())
+        .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, &stage_order)));
+
+    // Stage 5: grade and aggregate; per_query.csv is written as rows are graded.
+    let superseded_records = grouped.superseded_records;
+    let mut graded =
+        pool.install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))?;
+    let graded_per_query = graded.per_query.take();
+    let figures = graded.figures.take().unwrap_or_default();
+    let counts = tally(
+        &labels,
+        &per_input,
+        &graded,
+        rejects.len(),
+        superseded_records,
+    );
+    let graded = Graded {
+        input_names,
+        labels,
+        settings,
+        pairs: graded.aggregates,
+        counts,
+        stage_loss,
+        rejects,
+        leaks,
+    };
+
+    // Stage 6: write.
+    if let (Some(dir), Some(per_query)) = (&plan.out, graded_per_query) {
+        let run = write::RunFacts {
+            plan,
+            threads: pool.current_num_threads(),
+            started,
+            stats: &stats,
+            per_input: &per_input,
+            stale_labels: &stale_labels,
+        };
+        let staged = write::Written {
+            per_query,
+            review_queue,
+        };
+        write::outputs(dir, &graded, &run, staged, &figures)?;
+    }
+
+    for (run, inputs) in fused_runs {
+        let files = inputs
+            .iter()
+            .map(|&i| graded.input_names[i as usize].clone());
+        warn(Warning::FusedRun {
+            run,
+            files: files.collect(),
+        });
+    }
+    for stage in unseen_stages {
+        warn(Warning::StageNotRead(stage));
+    }
+    if stale::looks_stale(&stale_labels) {
+        warn(Warning::StaleLabels(stale_labels));
+    }
+    for stage in graded.stage_loss.iter().flat_map(|l| &l.unseen_stages) {
+        warn(Warning::StageNotGraded(stage.clone()));
+    }
+    if counts.events > 0 && counts.events == counts.unlabeled_events {
+        warn(Warning::NoLabeledEvents {
+            events: counts.events,
+        });
+    }
+    Ok(graded)
+}
+
+/// summary.json's counts: the labels, the line counts of every input, and
+/// what grading left.
+fn tally(
+    labels: &LabelIndex,
+    per_input: &[LineCounts],
+    graded: &aggregate::GradedPairs,
+    rejected: usize,
+    superseded_records: u64,
+) -> Counts {
+    let mut lines = LineCounts::default();
+    for counts in per_input {
+        lines += *counts;
+    }
+    Counts {
+        labeled: labels.queries().len() as u64,
+        no_answer: labels
+            .queries()
+            .iter()
+            .filter(|q| q.n_relevant == 0)
+            .count() as u64,
+        graded: graded.ok_rows,
+        records: lines.records,
+        blank_lines: lines.blank,
+        header_lines: lines.header,
+        events: lines.events,
+        unlabeled_events: lines.unlabeled,
+        other_stage_events: lines.other_stage,
+        other_records: lines.other_records,
+        rejected: rejected as u64,
+        repeats: graded.repeats,
+        graded_records: graded.graded_records,
+        superseded_records,
+        records_without_permissions: lines.without_permissions,
+        leaked_results: lines.leaked_results,
+    }
+}
+
+/// The stages `--stage` names that no record had. When no record had any
+/// of them, nothing can be graded: an error, not a table of `missing`.
+fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
+    // A stage named twice is marked at its first place.
+    let read: HashSet<&str> = plan
+        .stages
+        .iter()
+        .zip(seen)
+        .filter(|(_, &seen)| seen)
+        .map(|(stage, _)| stage.as_str())
+        .collect();
+    let mut unseen: Vec<String> = Vec::new();
+    for stage in &plan.stages {
+        if !read.contains(stage.as_str()) && !unseen.contains(stage) {
+            unseen.push(stage.clone());
+        }
+    }
+    if !plan.stages.is_empty() && read.is_empty() {
+        bail!(
+            "no record of stage {} was read, so nothing was graded; check the name \
+             (records name their stage in the '{}' field; TREC runs are stage {DEFAULT_STAGE}; \
+             spans are stage retrieve or rerank unless --span-stage renames them)",
+            unseen.join(", "),
+            plan.fields.stage.as_deref().unwrap_or(FieldNames::STAGE)
+        );
+    }
+    Ok(unseen)
+}
+
+/// The cutoffs, checked: each at least 1, none twice.
+fn cutoffs(ks: &[Cutoff]) -> Result<Vec<Cutoff>> {
+    if ks.is_empty() {
+        bail!("no cutoff given: -k needs at least one");
+    }
+    let mut seen = HashSet::new();
+    for &k in ks {
+        if k == Cutoff::At(0) {
+            bail!("cutoffs must be at least 1, got 0");
+        }
+        if !seen.insert(k) {
+            bail!("cutoff {k} is given twice in -k");
+        }
+    }
+    Ok(ks.to_vec())
+}
+
+/// The stage order: empty, or at least two distinct, non-empty stages
+/// (spaces around a name are dropped).
+fn stage_order(stages: &[String]) -> Result<Vec<String>> {
+    let order: Vec<String> = stages.iter().map(|s| s.trim().to_string()).collect();
+    if order.iter().any(String::is_empty) {
+        bail!(
+            "--stage-order has an empty stage name: {:?}",
+            stages.join(",")
+        );
+    }
+    if order.len() == 1 {
+        bail!("--stage-order needs at least two stages, in pipeline order (retrieve,rerank,final)");
+    }
+    let mut seen = HashSet::new();
+    if let Some(twice) = order.iter().find(|stage| !seen.insert(stage.as_str())) {
+        bail!("stage {twice} is given twice in --stage-order");
+    }
+    Ok(order)
+}

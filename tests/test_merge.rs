@@ -1,0 +1,198 @@
+//! Partial gradings and `rgrade merge` through the binary: shards of logs
+//! partitioned by query id, merged, write what one grading writes; shards
+//! that do not fit together are refused, naming why.
+
+use std::io::Read;
+
+use serde_json::Value;
+
+use crate::util::{crate_path, Workdir};
+
+/// The realistic sample's labels.
+const LABELS: &str = "data-samples/realistic/labels.jsonl";
+
+/// grade's options in every run here: stage loss, repeats and rejects,
+/// as the realistic sample needs them.
+const OPTIONS: [&str; 8] = [
+    "-k",
+    "1,5,10",
+    "--repeats",
+    "last",
+    "--max-rejects",
+    "10",
+    "--stage-order",
+    "retrieve,final",
+];
+
+/// Split the realistic sample's logs by query id into `shards` files in
+/// `wd` (`shard0.jsonl`, ...); a line that names no query goes to the
+/// first. Returns their names.
+fn split_sample(wd: &Workdir, shards: usize) -> Vec<String> {
+    let mut parts = vec![Vec::new(); shards];
+    for name in ["part-000.jsonl", "part-001.jsonl.gz"] {
+        let path = crate_path(&format!("data-samples/realistic/logs/{name}"));
+        let mut bytes = Vec::new();
+        let file = std::fs::File::open(&path).unwrap();
+        if name.ends_with(".gz") {
+            flate2::read::MultiGzDecoder::new(file)
+                .read_to_end(&mut bytes)
+                .unwrap();
+        } else {
+            bytes = std::fs::read(&path).unwrap();
+        }
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            let query = serde_json::from_slice::<Value>(line)
+                .ok()
+                .map(|record| record["query_id"].to_string())
+                .unwrap_or_default();
+            let shard = query.bytes().map(usize::from).sum::<usize>() % shards;
+            parts[if query.is_empty() { 0 } else { shard }].extend_from_slice(line);
+        }
+    }
+    (0..shards)
+        .map(|shard| {
+            let name = format!("shard{shard}.jsonl");
+            wd.write(&name, &parts[shard]);
+            name
+        })
+        .collect()
+}
+
+/// `rgrade grade` with [`OPTIONS`] and `args` in `wd`.
+fn grade(wd: &Workdir, args: &[&str]) -> crate::util::Run {
+    let labels = crate_path(LABELS).display().to_string();
+    let mut all = vec!["grade", "--labels", &labels];
+    all.extend_from_slice(&OPTIONS);
+    all.extend_from_slice(args);
+    wd.rgrade(&all)
+}
+
+/// `rgrade merge` of `shards` into `out`, in `wd`.
+fn merge(wd: &Workdir, out: &str, shards: &[&str]) -> crate::util::Run {
+    let labels = crate_path(LABELS).display().to_string();
+    let mut all = vec![
+        "merge",
+        "--labels",
+        &labels,
+        "--max-rejects",
+        "10",
+        "-o",
+        out,
+    ];
+    all.extend_from_slice(shards);
+    wd.rgrade(&all)
+}
+
+/// Three shards graded apart and merged write every file one grading of
+/// the three writes, byte for byte, and summary.json but for its command
+/// line and timing: missing queries, rejects and their excerpts, stage
+/// loss, stale labels, percentiles, the report.
+#[test]
+fn merged_shards_write_what_one_grading_writes() {
+    let wd = Workdir::new("merge_sample");
+    let shards = split_sample(&wd, 3);
+    let mut one = vec!["-q", "-o", "one"];
+    one.extend(shards.iter().map(String::as_str));
+    grade(&wd, &one).expect_code(0);
+    for (i, shard) in shards.iter().enumerate() {
+        let dir = format!("partial{i}");
+        let run = grade(&wd, &["--partial", "-o", &dir, shard]);
+        run.expect_code(0);
+        assert!(run.stdout.contains("captured queries"), "{run}");
+        assert!(wd.exists(&format!("{dir}/partial.json")));
+        assert!(!wd.exists(&format!("{dir}/per_query.csv")));
+    }
+    let run = merge(&wd, "merged", &["partial0", "partial1", "partial2"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("recall@10"), "{run}");
+
+    let mut files: Vec<String> = std::fs::read_dir(wd.path("one"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "{files:?}");
+    for file in &files {
+        let (one, merged) = (
+            wd.read(&format!("one/{file}")),
+            wd.read(&format!("merged/{file}")),
+        );
+        if file == "summary.json" {
+            let timeless = |bytes: &[u8]| {
+                let mut summary: Value = serde_json::from_slice(bytes).unwrap();
+                for key in ["command", "elapsed_seconds", "throughput"] {
+                    summary[key] = Value::Null;
+                }
+                summary
+            };
+            assert_eq!(timeless(&one), timeless(&merged), "summary.json");
+        } else {
+            assert!(
+                one == merged,
+                "{file} differs between one grading and the merge"
+            );
+        }
+    }
+    let rejects = wd.read_jsonl("merged/rejects.jsonl");
+    assert!(!rejects.is_empty(), "the sample's rejects are merged too");
+}
+
+/// A query whose captures are in two shards was not partitioned: refused,
+/// naming it and both shards. So are shards graded with other options or
+/// other labels, and directories that are not complete partial gradings.
+#[test]
+fn shards_that_do_not_fit_together_are_refused() {
+    let wd = Workdir::new("merge_refused");
+    let shards = split_sample(&wd, 2);
+    grade(&wd, &["--partial", "-o", "a", &shards[0]]).expect_code(0);
+    grade(&wd, &["--partial", "-o", "b", &shards[1]]).expect_code(0);
+    grade(&wd, &["--partial", "-o", "again", &shards[1]]).expect_code(0);
+    merge(&wd, "out", &["a", "b", "again"])
+        .expect_code(2)
+        .expect_stderr(&["was captured in two shards", "b and ", "again"]);
+    assert!(!wd.exists("out/summary.json"));
+
+    let labels = crate_path(LABELS).display().to_string();
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "-k",
+        "3",
+        "--partial",
+        "-o",
+        "k3",
+        &shards[1],
+    ])
+    .expect_code(0);
+    merge(&wd, "out", &["a", "k3"])
+        .expect_code(2)
+        .expect_stderr(&["k3: graded with other options than a"]);
+
+    wd.write(
+        "other.jsonl",
+        "{\"query_id\": \"q1\", \"relevant\": [\"d\"]}\n",
+    );
+    wd.rgrade(&["merge", "--labels", "other.jsonl", "-o", "out", "a"])
+        .expect_code(2)
+        .expect_stderr(&["a: graded with other labels than other.jsonl"]);
+
+    let mut one = vec!["-q", "-o", "full"];
+    one.extend(shards.iter().map(String::as_str));
+    grade(&wd, &one).expect_code(0);
+    merge(&wd, "out", &["a", "full"])
+        .expect_code(2)
+        .expect_stderr(&["full/partial.json: cannot open: not a partial grading"]);
+
+    // A shard cut short (its captures changed since partial.json was written).
+    let captures = wd.read("b/captures.json.zst");
+    wd.write("b/captures.json.zst", &captures[..captures.len() / 2]);
+    merge(&wd, "out", &["a", "b"])
+        .expect_code(2)
+        .expect_stderr(&["captures.json.zst: does not match"]);
+
+    wd.rgrade(&["grade", "--labels", &labels, "--partial", &shards[0]])
+        .expect_code(2)
+        .expect_stderr(&["--out"]);
+}
