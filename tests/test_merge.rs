@@ -186,11 +186,11 @@ fn shards_that_do_not_fit_together_are_refused() {
         .expect_stderr(&["full/partial.json: cannot open: not a partial grading"]);
 
     // A shard cut short (its captures changed since partial.json was written).
-    let captures = wd.read("b/captures.json.zst");
-    wd.write("b/captures.json.zst", &captures[..captures.len() / 2]);
+    let captures = wd.read("b/captures.postcard.zst");
+    wd.write("b/captures.postcard.zst", &captures[..captures.len() / 2]);
     merge(&wd, "out", &["a", "b"])
         .expect_code(2)
-        .expect_stderr(&["captures.json.zst: does not match"]);
+        .expect_stderr(&["captures.postcard.zst: does not match"]);
 
     wd.rgrade(&["grade", "--labels", &labels, "--partial", &shards[0]])
         .expect_code(2)

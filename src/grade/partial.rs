@@ -3,7 +3,7 @@
 //!
 //! `grade --partial -o SHARD` runs stages 1 to 4 over its logs and writes
 //! the [`Grouping`] they leave (every capture, reject, leak and line count)
-//! as SHARD/captures.json.zst, with SHARD/partial.json last as its marker.
+//! as SHARD/captures.postcard.zst, with SHARD/partial.json last as its marker.
 //! `rgrade merge` puts the groupings of every shard together, input
 //! indices following each other in the order the shards are given, and
 //! grades them as `grade` does ([`super::finish`]): every output, the
@@ -32,11 +32,12 @@ use crate::output::complete::read_partial;
 use crate::output::schema::{PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_SUMMARY_FILE};
 use crate::output::staged::{self, stage};
 
-/// captures.json.zst's contents.
+/// The captures file's contents.
 #[derive(Serialize, Deserialize)]
 struct PartialFile {
-    /// The plan the shard was graded with; `merge` grades with it.
-    plan: Plan,
+    /// The plan the shard was graded with, as JSON (a self-describing
+    /// form, as its cutoffs need); `merge` grades with it.
+    plan: String,
     /// The answer key's content hash.
     labels_hash: String,
     grouping: Grouping,
@@ -80,13 +81,12 @@ fn write(
         outputs: Vec::new(),
     };
     let file = PartialFile {
-        plan: plan.clone(),
+        plan: serde_json::to_string(plan)?,
         labels_hash: labels.source.hash.clone(),
         grouping,
     };
-    let mut out = zstd::Encoder::new(stage(dir, PARTIAL_CAPTURES_FILE)?, 3)?;
-    serde_json::to_writer(&mut out, &file)?;
-    let captures = staged::finish(out.finish()?)?;
+    let out = zstd::Encoder::new(stage(dir, PARTIAL_CAPTURES_FILE)?, 1)?;
+    let captures = staged::finish(postcard::to_io(&file, out)?.finish()?)?;
     summary.outputs.push(captures.listed().clone());
     let mut out = stage(dir, PARTIAL_SUMMARY_FILE)?;
     serde_json::to_writer_pretty(&mut out, &summary)?;
@@ -159,7 +159,7 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
 }
 
 /// Read the partial grading in `dir`, checked against its partial.json.
-fn read_shard(dir: &Path) -> Result<PartialFile> {
+fn read_shard(dir: &Path) -> Result<Shard> {
     let summary = read_partial(&dir.join(PARTIAL_SUMMARY_FILE))?;
     ensure!(
         summary.version == env!("CARGO_PKG_VERSION"),
@@ -169,14 +169,27 @@ fn read_shard(dir: &Path) -> Result<PartialFile> {
         env!("CARGO_PKG_VERSION")
     );
     let path = dir.join(PARTIAL_CAPTURES_FILE);
+    let not_captures = || format!("{}: not a partial grading's captures", path.display());
     let file = File::open(&path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let reader = zstd::Decoder::new(BufReader::new(file))?;
-    serde_json::from_reader(BufReader::new(reader))
-        .with_context(|| format!("{}: not a partial grading's captures", path.display()))
+    let bytes = zstd::decode_all(BufReader::new(file)).with_context(not_captures)?;
+    let file: PartialFile = postcard::from_bytes(&bytes).with_context(not_captures)?;
+    let plan = serde_json::from_str(&file.plan).with_context(not_captures)?;
+    Ok(Shard {
+        plan,
+        labels_hash: file.labels_hash,
+        grouping: file.grouping,
+    })
+}
+
+/// A partial grading read back.
+struct Shard {
+    plan: Plan,
+    labels_hash: String,
+    grouping: Grouping,
 }
 
 /// Fail unless the shard at `dir` was graded with `labels`.
-fn check_labels(dir: &Path, shard: &PartialFile, labels: &LabelIndex) -> Result<()> {
+fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex) -> Result<()> {
     ensure!(
         shard.labels_hash == labels.source.hash,
         "{}: graded with other labels than {} (their content hashes differ)",

@@ -50,8 +50,9 @@ pub const COMPARISON_SUMMARY_FILE: &str = "comparison.json";
 /// file holding its captures; written last, so a directory without it
 /// holds no complete partial grading.
 pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
-/// captures.json.zst: a partial grading's grouped captures, for `rgrade merge`.
-pub const PARTIAL_CAPTURES_FILE: &str = "captures.json.zst";
+/// captures.postcard.zst: a partial grading's grouped captures, for
+/// `rgrade merge` (serde's postcard form, zstd-compressed).
+pub const PARTIAL_CAPTURES_FILE: &str = "captures.postcard.zst";
 
 /// The lock a run holds on its output directory while it writes there.
 pub const LOCK_FILE: &str = ".rgrade.lock";
