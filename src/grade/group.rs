@@ -604,6 +604,31 @@ impl Grouped {
             .collect()
     }
 
+    /// Whether these captures can be groups of `labels`' queries, read
+    /// from a partial grading: every index in range, so that grading them
+    /// cannot go out of bounds.
+    pub fn fits(&self, labels: &LabelIndex, inputs: usize) -> bool {
+        let (queries, docs) = (labels.queries().len(), labels.n_judged_docs());
+        let store = &self.store;
+        let n = store.captures.len();
+        let in_range =
+            |range: &Range<u32>, len: usize| range.start <= range.end && range.end as usize <= len;
+        let capture_fits = |c: &Capture| {
+            (c.origin.input as usize) < inputs
+                && in_range(&c.found, store.found.len())
+                && store.pooled.holds(c.pooled.clone())
+        };
+        let link_fits = |i: u32| i == NO_CAPTURE || (i as usize) < n;
+        self.seen_docs.len() == docs
+            && self.returned_judged.len() == queries
+            && store.next.len() == n
+            && store.next.iter().all(|&i| link_fits(i))
+            && store.captures.iter().all(capture_fits)
+            && store.found.iter().all(|f| (f.doc as usize) < docs)
+            && (self.pairs.iter())
+                .all(|p| p.slots.len() == queries && p.slots.iter().all(|s| link_fits(s.head)))
+    }
+
     /// Take in the captures of `other`, grouped over other inputs of the
     /// same labels, whose input indices follow ours after `input_offset`.
     /// The two must capture no query in common.
@@ -903,5 +928,81 @@ mod sparse {
             *slot = value;
         }
         Ok(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::capture::Origin;
+    use crate::grade::pool::Pooled;
+
+    /// Queries `a`, `b` and `c`, each judging `d1` (grade 1).
+    fn labels() -> LabelIndex {
+        let queries = ["a", "b", "c"].map(|q| (q, None, None, vec![("d1", 1)]));
+        LabelIndex::from_queries(queries, 1).unwrap()
+    }
+
+    /// The grouping of one capture of each query in `queries`, read from
+    /// input 0, finding its judged document at rank `rank`.
+    fn grouped(labels: &LabelIndex, queries: &[QueryIdx], rank: u32) -> Grouped {
+        let mut grouper = Grouper::new(RepeatPolicy::Error, labels);
+        let pair = grouper.pair_id(&("bm25".into(), "final".into()));
+        for &query in queries {
+            let capture = Capture {
+                origin: Origin::line(0, u64::from(query) + 1),
+                n_results: 3,
+                records: 1,
+                latency_ms: None,
+                context_tokens: None,
+                unauthorized: 0,
+                answer_ok: None,
+                pooled: 0..0,
+                found: 0..1,
+                returned_judged: true,
+            };
+            let doc = labels
+                .find_doc(query, b"d1", crate::labels::id_hash(b"d1"))
+                .unwrap();
+            let found = [Found { rank, doc }];
+            grouper.add(
+                pair,
+                query,
+                capture,
+                &found,
+                PoolSource::Ids(&Pooled::default()),
+            );
+        }
+        grouper.finish(labels).0
+    }
+
+    fn first_ranks(grouped: &Grouped, settings: &GradeSettings) -> Vec<Option<u32>> {
+        let pair = &grouped.pairs[0];
+        (0..3)
+            .map(|q| {
+                let mut found = pair.graded_found(q, &grouped.store, settings);
+                found.next().map(|f| f[0].rank)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn groupings_of_apart_queries_absorb_into_one() {
+        let labels = labels();
+        let settings = GradeSettings {
+            ks: vec![Cutoff::At(3)],
+            missing: MissingPolicy::Fail,
+            repeats: RepeatPolicy::Error,
+        };
+        let mut merged = grouped(&labels, &[0], 1);
+        let other = grouped(&labels, &[2], 3);
+        assert!(merged.fits(&labels, 1) && other.fits(&labels, 1));
+        merged.absorb(other, 1);
+        assert_eq!(merged.captured_queries(), [0, 2]);
+        assert_eq!(first_ranks(&merged, &settings), [Some(1), None, Some(3)]);
+        assert!(merged.fits(&labels, 2), "the second capture reads input 1");
+        assert!(!merged.fits(&labels, 1), "an input beyond those listed");
+        let fewer = LabelIndex::from_queries([("a", None, None, vec![("d1", 1)])], 1).unwrap();
+        assert!(!merged.fits(&fewer, 2), "labels of other queries");
     }
 }

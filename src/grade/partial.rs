@@ -141,7 +141,15 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
         owner: vec![NO_SHARD; setup.labels().queries().len()],
         grouping: None,
     };
-    merged.add(0, first, shard.grouping, &merge.shards, setup.labels())?;
+    let stages = plan.stages.len();
+    merged.add(
+        0,
+        first,
+        shard.grouping,
+        &merge.shards,
+        setup.labels(),
+        stages,
+    )?;
     for (index, path) in (1..).zip(rest) {
         shard = read_shard(path)?;
         check_labels(path, &shard, setup.labels())?;
@@ -152,7 +160,14 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
             path.display(),
             first.display()
         );
-        merged.add(index, path, shard.grouping, &merge.shards, setup.labels())?;
+        merged.add(
+            index,
+            path,
+            shard.grouping,
+            &merge.shards,
+            setup.labels(),
+            stages,
+        )?;
     }
     let grouping = merged.grouping.context("no shard was merged")?;
     finish(&plan, setup, grouping, started, warn)
@@ -233,7 +248,13 @@ impl Merged {
         grouping: Grouping,
         shards: &[PathBuf],
         labels: &LabelIndex,
+        stages: usize,
     ) -> Result<()> {
+        ensure!(
+            grouping.fits(labels, stages),
+            "{}: its captures do not fit the labels; grade the shard again",
+            dir.display()
+        );
         for query in grouping.grouped.captured_queries() {
             let owner = &mut self.owner[query as usize];
             if *owner != NO_SHARD {
@@ -256,6 +277,25 @@ impl Merged {
 }
 
 impl Grouping {
+    /// Whether this grouping, read from a partial grading, can be one of
+    /// `labels` with `stages` stages named: every index in range.
+    fn fits(&self, labels: &LabelIndex, stages: usize) -> bool {
+        let inputs = self.input_names.len();
+        self.grouped.fits(labels, inputs)
+            && self.stats.len() == inputs
+            && self.per_input.len() == inputs
+            && self.stages_seen.len() == stages
+            && self
+                .rejects
+                .iter()
+                .all(|r| (r.origin.input as usize) < inputs)
+            && self
+                .leaks
+                .iter()
+                .all(|l| (l.origin.input as usize) < inputs)
+            && (self.fused_runs.iter()).all(|(_, i)| i.iter().all(|&i| (i as usize) < inputs))
+    }
+
     /// Take in `other`, whose inputs follow ours.
     fn absorb(&mut self, other: Grouping) {
         let offset = self.input_names.len() as u32;

@@ -120,6 +120,14 @@ impl PoolStore {
         start
     }
 
+    /// Whether `range` is within the documents held, each with an id held
+    /// or yet to read.
+    pub fn holds(&self, range: Range<u32>) -> bool {
+        let ids = self.ids.ends.len() as u32;
+        let docs = self.docs.get(range.start as usize..range.end as usize);
+        docs.is_some_and(|docs| docs.iter().all(|&(_, id)| id == UNREAD || id < ids))
+    }
+
     /// Read the ids of the pooled run lines from their inputs (`first`:
     /// what their first reading learned of each). Returns how many
     /// documents keep no id: those of inputs that cannot be read twice
