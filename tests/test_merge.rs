@@ -192,6 +192,11 @@ fn shards_that_do_not_fit_together_are_refused() {
         .expect_code(2)
         .expect_stderr(&["captures.postcard.zst: does not match"]);
 
+    merge(&wd, "a", &["a", "b"])
+        .expect_code(2)
+        .expect_stderr(&["a: the output directory is one of the shards"]);
+    assert!(wd.exists("a/partial.json"), "the shard is left as it was");
+
     wd.rgrade(&["grade", "--labels", &labels, "--partial", &shards[0]])
         .expect_code(2)
         .expect_stderr(&["--out"]);

@@ -119,6 +119,16 @@ pub struct MergePlan {
 /// output that cannot be written.
 pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let started = Instant::now();
+    let same_dir = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(shard) = merge.shards.iter().find(|s| same_dir(s, &merge.out)) {
+        bail!(
+            "{}: the output directory is one of the shards; merge into another",
+            shard.display()
+        );
+    }
     let (first, rest) = merge
         .shards
         .split_first()
