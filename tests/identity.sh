@@ -143,9 +143,9 @@ compare_case() {
   local status=0
   (
     export PATH="$work/$side/bin:$PATH"
-    rgrade grade --labels data-samples/realistic/labels.jsonl -k 1,5,10 --repeats last \
+    rgrade grade --labels data-samples/compare/labels.jsonl -k 1,5,10 --repeats last \
       --max-rejects 10 -q -o "$dir/baseline" data-samples/realistic/logs
-    rgrade grade --labels data-samples/realistic/labels.jsonl -k 1,5,10 --repeats last \
+    rgrade grade --labels data-samples/compare/labels.jsonl -k 1,5,10 --repeats last \
       --max-rejects 10 -q -o "$dir/candidate" data-samples/compare/candidate
     rgrade compare "$dir/baseline" "$dir/candidate" --rules data-samples/compare/rules.toml \
       --metrics recall@5,recall@10,rr@10,ndcg@10 -o "$dir/out"
