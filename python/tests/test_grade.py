@@ -1,0 +1,142 @@
+"""rgrade's Python API against its command line: the same files, byte for
+byte, on the shipped samples; errors with the command line's messages;
+shards graded apart and merged as one grading."""
+
+import filecmp
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import rgrade
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "data-samples"
+# The command line to compare with: RGRADE_BIN, else the debug build
+# `cargo test` leaves.
+RGRADE = os.environ.get("RGRADE_BIN", str(ROOT / "target" / "debug" / "rgrade"))
+
+# (sample, labels, logs, k, keyword options, the same as CLI flags)
+CASES = [
+    ("seed", "seed/labels.jsonl", ["seed/logs.jsonl"], (3,), {}, []),
+    (
+        "realistic",
+        "realistic/labels.jsonl",
+        ["realistic/logs"],
+        (1, 5, 10),
+        {"repeats": "last"},
+        ["--repeats", "last", "--max-rejects", "10"],
+    ),
+    (
+        "diagnostics",
+        "diagnostics/labels.jsonl",
+        ["diagnostics/logs.jsonl"],
+        (1, 5, 10),
+        {"stage_order": ("retrieve", "rerank", "final")},
+        ["--stage-order", "retrieve,rerank,final", "--max-leaks", "100"],
+    ),
+    (
+        "questions",
+        "questions/labels.jsonl",
+        ["questions/logs.jsonl"],
+        (1, 5, 10),
+        {"review_queue": True, "pool_depth": 5},
+        ["--review-queue", "--pool-depth", "5"],
+    ),
+]
+
+
+def cli(args, cwd):
+    return subprocess.run([RGRADE, *args], cwd=cwd, capture_output=True, text=True)
+
+
+def timeless(path):
+    summary = json.loads(Path(path).read_text())
+    for key in ("command", "elapsed_seconds", "throughput"):
+        summary.pop(key)
+    return summary
+
+
+def assert_same_outputs(expected: Path, got: Path):
+    names = sorted(p.name for p in expected.iterdir() if not p.name.startswith("."))
+    assert names == sorted(p.name for p in got.iterdir() if not p.name.startswith("."))
+    for name in names:
+        if name == "summary.json":
+            assert timeless(expected / name) == timeless(got / name)
+        else:
+            assert filecmp.cmp(expected / name, got / name, shallow=False), name
+
+
+@pytest.mark.parametrize("name,labels,logs,k,options,flags", CASES, ids=[c[0] for c in CASES])
+def test_the_api_writes_the_command_lines_files(tmp_path, name, labels, logs, k, options, flags):
+    graded = rgrade.grade(SAMPLES / labels, [SAMPLES / log for log in logs], k=k, threads=2, **options)
+    graded.write(tmp_path / "api")
+    ks = ",".join(str(cutoff) for cutoff in k)
+    args = ["grade", "--labels", str(SAMPLES / labels), "-k", ks, "-j", "2", "-q", *flags]
+    run = cli([*args, "-o", str(tmp_path / "cli"), *[str(SAMPLES / log) for log in logs]], ROOT)
+    assert run.returncode in (0, 1), run.stderr
+    assert_same_outputs(tmp_path / "cli", tmp_path / "api")
+    # The tables hold the CSV files' columns and rows.
+    per_query = graded.per_query
+    assert isinstance(per_query, pa.Table)
+    with open(tmp_path / "cli" / "per_query.csv") as f:
+        header = f.readline().strip().split(",")
+        rows = sum(1 for _ in f)
+    assert per_query.column_names == header
+    assert per_query.num_rows == rows
+    assert per_query.schema.field("query_id").type == pa.string()
+    assert graded.aggregates.column_names[:4] == ["run", "stage", "task", "language"]
+
+
+def test_the_seed_example_grades_as_the_tutorial_says():
+    graded = rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", k=(3,))
+    overall = graded.aggregates.filter(pc.equal(graded.aggregates["task"], "*")).to_pylist()[0]
+    assert round(overall["recall@3"], 3) == 0.833
+    assert round(overall["rr@3"], 3) == 0.667
+    recall = dict(zip(graded.per_query["query_id"].to_pylist(), graded.per_query["recall@3"].to_pylist()))
+    assert recall == {"q_export": 1.0, "q_reset": 1.0, "q_sharing": 0.5}
+
+
+def test_errors_raise_with_the_command_lines_message(tmp_path):
+    with pytest.raises(rgrade.RgradeError, match="missing.jsonl: cannot read labels"):
+        rgrade.grade(tmp_path / "missing.jsonl", SAMPLES / "seed/logs.jsonl")
+    with pytest.raises(rgrade.RgradeError, match="k: a cutoff must be at least 1"):
+        rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", k=(0,))
+    with pytest.raises(rgrade.RgradeError, match="repeats=\"often\": expected one of error, first, last, mean"):
+        rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", repeats="often")
+
+
+def test_rejected_records_never_raise(tmp_path):
+    logs = tmp_path / "logs.jsonl"
+    logs.write_bytes((SAMPLES / "seed/logs.jsonl").read_bytes() + b"{not json\n")
+    graded = rgrade.grade(SAMPLES / "seed/labels.jsonl", logs, k=(3,))
+    assert [r["reason"] for r in graded.rejects] == ["invalid_json"]
+    assert graded.summary["counts"]["rejected"] == 1
+
+
+def test_shards_merge_into_one_grading(tmp_path):
+    """The questions sample split by query id into two shards, graded
+    partially (one shard written to a directory first) and merged: the
+    files of one grading of both shards."""
+    shards = [tmp_path / "shard0.jsonl", tmp_path / "shard1.jsonl"]
+    parts = [bytearray(), bytearray()]
+    for line in (SAMPLES / "questions/logs.jsonl").read_bytes().splitlines(keepends=True):
+        query = json.loads(line)["query_id"]
+        parts[sum(query.encode()) % 2] += line
+    for path, part in zip(shards, parts):
+        path.write_bytes(bytes(part))
+    labels = SAMPLES / "questions/labels.jsonl"
+    one = rgrade.grade(labels, shards, k=(1, 10), review_queue=True)
+    partials = [rgrade.grade(labels, shard, k=(1, 10), review_queue=True, partial=True) for shard in shards]
+    assert sum(p.summary["captured_queries"] for p in partials) > 0
+    partials[1].write(tmp_path / "written")
+    merged = rgrade.merge(labels, [partials[0], tmp_path / "written"])
+    one.write(tmp_path / "one")
+    merged.write(tmp_path / "merged")
+    assert_same_outputs(tmp_path / "one", tmp_path / "merged")
+    with pytest.raises(rgrade.RgradeError, match="captured in two shards"):
+        rgrade.merge(labels, [partials[0], partials[0]])
