@@ -129,11 +129,11 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
             shard.display()
         );
     }
-    let (first, rest) = merge
+    let first = merge
         .shards
-        .split_first()
+        .first()
         .context("rgrade merge needs at least one partial grading")?;
-    let mut shard = read_shard(first)?;
+    let first_shard = read_shard(first)?;
     let plan = Plan {
         labels: merge.labels.clone(),
         logs: Vec::new(),
@@ -143,25 +143,20 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
         command: merge.command.clone(),
         // The shards checked their logs' ids against it.
         corpus: None,
-        ..shard.plan.clone()
+        ..first_shard.plan.clone()
     };
+    let mut first_shard = Some(first_shard);
     let setup = Setup::new(&plan, &merge.labels)?;
-    check_labels(first, &shard, setup.labels())?;
     let mut merged = Merged {
         owner: vec![NO_SHARD; setup.labels().queries().len()],
         grouping: None,
     };
     let stages = plan.stages.len();
-    merged.add(
-        0,
-        first,
-        shard.grouping,
-        &merge.shards,
-        setup.labels(),
-        stages,
-    )?;
-    for (index, path) in (1..).zip(rest) {
-        shard = read_shard(path)?;
+    for (index, path) in (0..).zip(&merge.shards) {
+        let shard = match first_shard.take() {
+            Some(shard) => shard,
+            None => read_shard(path)?,
+        };
         check_labels(path, &shard, setup.labels())?;
         ensure!(
             same_grading(&shard.plan, &plan)?,
@@ -170,14 +165,8 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
             path.display(),
             first.display()
         );
-        merged.add(
-            index,
-            path,
-            shard.grouping,
-            &merge.shards,
-            setup.labels(),
-            stages,
-        )?;
+        let labels = setup.labels();
+        merged.add(index, path, shard.grouping, &merge.shards, labels, stages)?;
     }
     let grouping = merged.grouping.context("no shard was merged")?;
     finish(&plan, setup, grouping, started, warn)
