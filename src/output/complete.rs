@@ -9,6 +9,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 use anyhow::{ensure, Context, Result};
+use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::schema::{ComparisonSummary, OutputFile, PartialSummary, Summary};
@@ -20,19 +21,11 @@ use super::schema::{ComparisonSummary, OutputFile, PartialSummary, Summary};
 /// summary.json unreadable or not rgrade's, or a listed file missing,
 /// unreadable or changed: each message names the file.
 pub fn read_summary(summary: &Path) -> Result<Summary> {
-    let file =
-        File::open(summary).with_context(|| format!("{}: cannot open", summary.display()))?;
-    let parsed: Summary = serde_json::from_reader(BufReader::new(file)).with_context(|| {
-        format!(
-            "{}: not a summary.json written by rgrade grade",
-            summary.display()
-        )
-    })?;
-    let dir = summary.parent().unwrap_or(Path::new("."));
-    for listed in &parsed.outputs {
-        check_file(dir, listed, summary)?;
-    }
-    Ok(parsed)
+    read_marker(
+        summary,
+        "a summary.json written by rgrade grade",
+        |s: &Summary| &s.outputs,
+    )
 }
 
 /// Read the partial.json at `path` and check every output it lists in its
@@ -42,24 +35,13 @@ pub fn read_summary(summary: &Path) -> Result<Summary> {
 /// partial.json unreadable or not rgrade's, or a listed file missing,
 /// unreadable or changed: each message names the file.
 pub fn read_partial(path: &Path) -> Result<PartialSummary> {
-    let file = File::open(path).with_context(|| {
-        format!(
-            "{}: cannot open: not a partial grading (grade --partial -o DIR writes one)",
-            path.display()
-        )
-    })?;
-    let parsed: PartialSummary =
-        serde_json::from_reader(BufReader::new(file)).with_context(|| {
-            format!(
-                "{}: not a partial.json written by rgrade grade --partial",
-                path.display()
-            )
-        })?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    for listed in &parsed.outputs {
-        check_file(dir, listed, path)?;
-    }
-    Ok(parsed)
+    ensure!(
+        path.is_file(),
+        "{}: cannot open: not a partial grading (grade --partial -o DIR writes one)",
+        path.display()
+    );
+    let what = "a partial.json written by rgrade grade --partial";
+    read_marker(path, what, |s: &PartialSummary| &s.outputs)
 }
 
 /// Read the comparison.json at `path` and check every output it lists in
@@ -69,16 +51,22 @@ pub fn read_partial(path: &Path) -> Result<PartialSummary> {
 /// comparison.json unreadable or not rgrade's, or a listed file missing,
 /// unreadable or changed: each message names the file.
 pub fn read_comparison(path: &Path) -> Result<ComparisonSummary> {
+    let what = "a comparison.json written by rgrade";
+    read_marker(path, what, |s: &ComparisonSummary| &s.outputs)
+}
+
+/// Read the file at `path` that marks a set of outputs complete (`what` it
+/// should be), and check every output it lists (`outputs`) in its directory.
+fn read_marker<T: DeserializeOwned>(
+    path: &Path,
+    what: &str,
+    outputs: impl Fn(&T) -> &[OutputFile],
+) -> Result<T> {
     let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let parsed: ComparisonSummary =
-        serde_json::from_reader(BufReader::new(file)).with_context(|| {
-            format!(
-                "{}: not a comparison.json written by rgrade",
-                path.display()
-            )
-        })?;
+    let parsed: T = serde_json::from_reader(BufReader::new(file))
+        .with_context(|| format!("{}: not {what}", path.display()))?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    for listed in &parsed.outputs {
+    for listed in outputs(&parsed) {
         check_file(dir, listed, path)?;
     }
     Ok(parsed)
