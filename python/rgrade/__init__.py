@@ -3,7 +3,7 @@
 ``grade`` grades logs against an answer key and returns a :class:`Grading`:
 the command line's files, as pyarrow tables and dicts. ``grade(...,
 partial=True)`` grades a shard of logs partitioned by query id, and
-``merge`` grades the shards as one. Every grading runs in rgrade's native
+``merge`` grades the shards as one. ``compare`` compares two gradings. Every grading runs in rgrade's native
 code with the GIL released.
 """
 
@@ -20,10 +20,11 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ._rgrade import RgradeError
+from ._rgrade import compare as _compare
 from ._rgrade import grade as _grade
 from ._rgrade import merge as _merge
 
-__all__ = ["Grading", "Shard", "RgradeError", "grade", "merge"]
+__all__ = ["Comparison", "Grading", "Shard", "RgradeError", "compare", "grade", "merge"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -68,6 +69,33 @@ class Grading:
     def write(self, directory: PathLike) -> None:
         """Write every file of the grading into ``directory``, summary.json last."""
         _copy_files(self._dir, Path(directory), "summary.json")
+
+
+class Comparison:
+    """What a comparison wrote, read back: ``comparison`` and
+    ``per_query_delta`` (pyarrow Tables), ``gate`` (gate.json as a dict, or
+    None without rules), ``passed`` and ``warnings``. ``write(dir)`` writes
+    the files ``rgrade compare -o dir`` writes."""
+
+    def __init__(self, files: tempfile.TemporaryDirectory, passed: bool, warnings: Sequence[str]):
+        self._files = files
+        self._dir = Path(files.name)
+        self.passed = passed
+        self.warnings = list(warnings)
+        gate = self._dir / "gate.json"
+        self.gate = json.loads(gate.read_text(encoding="utf-8")) if gate.exists() else None
+
+    @property
+    def comparison(self) -> pa.Table:
+        return _read_csv(self._dir / "comparison.csv")
+
+    @property
+    def per_query_delta(self) -> pa.Table:
+        return _read_csv(self._dir / "per_query_delta.csv")
+
+    def write(self, directory: PathLike) -> None:
+        """Write every file of the comparison into ``directory``, comparison.json last."""
+        _copy_files(self._dir, Path(directory), "comparison.json")
 
 
 class Shard:
@@ -171,3 +199,40 @@ def merge(
         command=["rgrade.merge", os.fspath(labels), *dirs],
     )
     return Grading(files, warnings)
+
+
+def compare(
+    baseline: Union[Grading, PathLike],
+    candidate: Union[Grading, PathLike],
+    rules: Optional[PathLike] = None,
+    *,
+    baseline_run: Optional[str] = None,
+    candidate_run: Optional[str] = None,
+    metrics: Sequence[str] = (),
+    permutations: int = 10_000,
+    bootstrap: int = 1_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    threads: Optional[int] = None,
+) -> Comparison:
+    """Compare two gradings (Gradings, or ``grade -o`` directories) query by
+    query with paired statistics, holding the candidate to the acceptance
+    ``rules`` (a TOML file), as ``rgrade compare`` does. A failed rule does
+    not raise: see ``Comparison.passed`` and ``gate``."""
+    sides = [os.fspath(s._dir if isinstance(s, Grading) else s) for s in (baseline, candidate)]
+    files = tempfile.TemporaryDirectory(prefix="rgrade-")
+    passed, warnings = _compare(
+        sides[0],
+        sides[1],
+        files.name,
+        rules=None if rules is None else os.fspath(rules),
+        baseline_run=baseline_run,
+        candidate_run=candidate_run,
+        metrics=list(metrics),
+        permutations=permutations,
+        bootstrap=bootstrap,
+        seed=seed,
+        alpha=alpha,
+        threads=threads,
+    )
+    return Comparison(files, passed, warnings)

@@ -24,6 +24,20 @@ def grade(
     threads: Optional[int] = ...,
     command: Sequence[str] = ...,
 ) -> list[str]: ...
+def compare(
+    baseline: str,
+    candidate: str,
+    out: str,
+    rules: Optional[str] = ...,
+    baseline_run: Optional[str] = ...,
+    candidate_run: Optional[str] = ...,
+    metrics: Sequence[str] = ...,
+    permutations: int = ...,
+    bootstrap: int = ...,
+    seed: int = ...,
+    alpha: float = ...,
+    threads: Optional[int] = ...,
+) -> Tuple[bool, list[str]]: ...
 def merge(
     labels: str,
     shards: Sequence[str],

@@ -1,6 +1,6 @@
 //! The native half of the `rgrade` Python package: grade, grade a shard,
-//! and merge shards, writing the command line's files into a directory
-//! while the GIL is released. `rgrade/__init__.py` turns those files into
+//! merge shards and compare two gradings, writing the command line's files
+//! into a directory while the GIL is released. `rgrade/__init__.py` turns those files into
 //! pyarrow tables and dicts.
 
 use std::path::PathBuf;
@@ -134,11 +134,68 @@ fn merge(
     warnings.map_err(RgradeError::new_err)
 }
 
+/// Compare two grade outputs into `out`; returns whether every rule
+/// passed (or none was given), and the warnings.
+#[pyfunction]
+#[pyo3(signature = (
+    baseline, candidate, out, rules=None, baseline_run=None, candidate_run=None,
+    metrics=vec![], permutations=10_000, bootstrap=1_000, seed=0, alpha=0.05, threads=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn compare(
+    py: Python<'_>,
+    baseline: PathBuf,
+    candidate: PathBuf,
+    out: PathBuf,
+    rules: Option<PathBuf>,
+    baseline_run: Option<String>,
+    candidate_run: Option<String>,
+    metrics: Vec<String>,
+    permutations: usize,
+    bootstrap: usize,
+    seed: u64,
+    alpha: f64,
+    threads: Option<usize>,
+) -> PyResult<(bool, Vec<String>)> {
+    if permutations == 0 || bootstrap == 0 {
+        return Err(RgradeError::new_err(
+            "permutations and bootstrap must be at least 1",
+        ));
+    }
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(RgradeError::new_err(format!(
+            "alpha: expected a level between 0 and 1, got {alpha}"
+        )));
+    }
+    let plan = rgrade::ComparePlan {
+        baseline,
+        candidate,
+        baseline_run,
+        candidate_run,
+        rules,
+        out: Some(out),
+        metrics,
+        permutations,
+        bootstrap,
+        seed,
+        alpha,
+        threads: threads.and_then(std::num::NonZeroUsize::new),
+    };
+    let compared = py.detach(|| {
+        let mut warnings = Vec::new();
+        rgrade::compare(&plan, &mut |warning| warnings.push(warning))
+            .map(|compared| (compared.passed(), warnings))
+            .map_err(|err| format!("{err:#}"))
+    });
+    compared.map_err(RgradeError::new_err)
+}
+
 /// The native module.
 #[pymodule]
 fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RgradeError", m.py().get_type::<RgradeError>())?;
     m.add_function(wrap_pyfunction!(grade, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
     Ok(())
 }

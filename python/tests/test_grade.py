@@ -140,3 +140,32 @@ def test_shards_merge_into_one_grading(tmp_path):
     assert_same_outputs(tmp_path / "one", tmp_path / "merged")
     with pytest.raises(rgrade.RgradeError, match="captured in two shards"):
         rgrade.merge(labels, [partials[0], partials[0]])
+
+
+def test_compare_writes_the_command_lines_comparison(tmp_path):
+    """The compare sample: a candidate that wins on average but fails two
+    of its acceptance rules, from Gradings and from directories alike."""
+    labels = SAMPLES / "compare/labels.jsonl"
+    options = {"k": (1, 5, 10), "repeats": "last"}
+    baseline = rgrade.grade(labels, SAMPLES / "realistic/logs", **options)
+    candidate = rgrade.grade(labels, SAMPLES / "compare/candidate", **options)
+    rules = SAMPLES / "compare/rules.toml"
+    compared = rgrade.compare(baseline, candidate, rules, seed=1)
+    assert not compared.passed
+    assert [r["passed"] for r in compared.gate["rules"]].count(False) == 2
+    assert compared.comparison.num_rows > 0
+    assert compared.per_query_delta.schema.field("query_id").type == pa.string()
+
+    baseline.write(tmp_path / "baseline")
+    candidate.write(tmp_path / "candidate")
+    compared.write(tmp_path / "api")
+    run = cli(
+        ["compare", str(tmp_path / "baseline"), str(tmp_path / "candidate"),
+         "--rules", str(rules), "--seed", "1", "-o", str(tmp_path / "cli")],
+        ROOT,
+    )
+    assert run.returncode == 1, run.stderr
+    for name in ("comparison.csv", "per_query_delta.csv", "gate.json"):
+        assert filecmp.cmp(tmp_path / "cli" / name, tmp_path / "api" / name, shallow=False), name
+    with pytest.raises(rgrade.RgradeError, match="alpha"):
+        rgrade.compare(baseline, candidate, alpha=2.0)
