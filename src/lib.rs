@@ -44,11 +44,13 @@ mod options;
 mod output;
 mod report;
 mod slices;
+mod tables;
 
 pub use compare::{run as compare, Compared, Plan as ComparePlan};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::parse::FieldNames;
 pub use grade::partial::{grade as grade_partial, merge, MergePlan};
+pub use grade::plan::Tables;
 pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
 pub use guarded::quiet_decoder_panics;
 pub use metrics::Cutoff;
@@ -58,6 +60,7 @@ pub use options::{
 };
 pub use output::schema;
 pub use report::draw_again as draw_report;
+pub use tables::ArrowTable;
 
 /// The pipeline's hot kernels, public for the benchmarks in `benches/` and
 /// the fuzz targets in `fuzz/`: not a stable API.

@@ -144,6 +144,7 @@ fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Gra
         threads: NonZeroUsize::new(threads),
         progress: ProgressWhen::Never,
         command: command_line(written, options, threads, out),
+        tables: rgrade::Tables::default(),
     }
 }
 
@@ -452,6 +453,7 @@ fn check_merge(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), String
     }
     let merge = rgrade::MergePlan {
         labels: written.labels.clone(),
+        labels_table: None,
         shards: shard_dirs,
         out: scratch.path("merged"),
         threads: NonZeroUsize::new(2),

@@ -28,6 +28,7 @@ mod test_stage_order;
 mod test_stale_labels;
 mod test_stdout_table;
 mod test_streams;
+mod test_tables;
 mod test_traces;
 mod test_trec;
 mod util;

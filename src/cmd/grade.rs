@@ -44,6 +44,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         threads: args.threads,
         progress: args.progress,
         command,
+        tables: rgrade::Tables::default(),
     };
     let mut warnings = Vec::new();
     let mut warn = |warning| warnings.push(warning);

@@ -18,6 +18,7 @@ use crate::cli::MergeArgs;
 pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
     let plan = MergePlan {
         labels: args.labels.clone(),
+        labels_table: None,
         shards: args.shards.clone(),
         out: args.out.clone(),
         threads: args.threads,

@@ -508,7 +508,7 @@ impl<'a> BlockWorker<'a> {
                 }
                 self.finish_runs(&mut out);
             }
-            Chunk::RowGroup(group) => {
+            Chunk::Rows(group) => {
                 out.input = group.input;
                 if let Err(err) = self.row_group(group, &mut out) {
                     out.failed = Some(err);
@@ -528,8 +528,8 @@ impl<'a> BlockWorker<'a> {
             .finish(config.labels, config.rank_rules(), rank_early);
     }
 
-    /// Judge every row of a Parquet row group: a search event as a JSONL
-    /// line is, a result row as a run line is.
+    /// Judge every row of a Parquet row group or a part of a table: a
+    /// search event as a JSONL line is, a result row as a run line is.
     ///
     /// # Errors
     /// The row group cannot be decoded.

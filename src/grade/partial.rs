@@ -24,7 +24,7 @@ use crate::grade::gather::Grouping;
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::permissions::LEAKS_LISTED;
 use crate::grade::pipeline::{collect, finish, Setup};
-use crate::grade::plan::Plan;
+use crate::grade::plan::{Plan, Tables};
 use crate::grade::write::{input_summaries, labels_summary};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::options::ProgressWhen;
@@ -54,7 +54,7 @@ pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummar
         .out
         .as_deref()
         .context("a partial grading needs an output directory (-o DIR)")?;
-    let setup = Setup::new(plan, &plan.labels)?;
+    let setup = Setup::new(plan)?;
     let grouping = collect(plan, &setup, warn)?;
     write(dir, plan, setup.labels(), grouping)
 }
@@ -100,6 +100,9 @@ fn write(
 pub struct MergePlan {
     /// The answer key every shard was graded with.
     pub labels: PathBuf,
+    /// The answer key as a table, read instead of the file `labels`
+    /// names (which then only names it).
+    pub labels_table: Option<crate::tables::ArrowTable>,
     /// The partial gradings, in input order.
     pub shards: Vec<PathBuf>,
     /// The output directory.
@@ -143,10 +146,14 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
         command: merge.command.clone(),
         // The shards checked their logs' ids against it.
         corpus: None,
+        tables: Tables {
+            labels: merge.labels_table.clone(),
+            logs: Vec::new(),
+        },
         ..first_shard.plan.clone()
     };
     let mut first_shard = Some(first_shard);
-    let setup = Setup::new(&plan, &merge.labels)?;
+    let setup = Setup::new(&plan)?;
     let mut merged = Merged {
         owner: vec![NO_SHARD; setup.labels().queries().len()],
         grouping: None,

@@ -6,7 +6,6 @@
 //! groupings of several.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -39,7 +38,7 @@ use crate::output::{self, OutputDir};
 /// labels, a missing, empty or corrupt log input, an unwritable output.
 pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let started = Instant::now();
-    let setup = Setup::new(plan, &plan.labels)?;
+    let setup = Setup::new(plan)?;
     let grouping = collect(plan, &setup, warn)?;
     finish(plan, setup, grouping, started, warn)
 }
@@ -56,13 +55,13 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Check `plan`, load the answer key at `labels`, and claim the output
-    /// directory, refusing labels the plan's checks refuse.
+    /// Check `plan`, load its answer key, and claim the output directory,
+    /// refusing labels the plan's checks refuse.
     ///
     /// # Errors
     /// A bad plan, unreadable or refused labels, an output directory that
     /// cannot be claimed.
-    pub fn new(plan: &Plan, labels: &Path) -> Result<Self> {
+    pub fn new(plan: &Plan) -> Result<Self> {
         let settings = GradeSettings {
             ks: cutoffs(&plan.ks)?,
             missing: plan.missing,
@@ -70,7 +69,16 @@ impl Setup {
         };
         let stage_order = stage_order(&plan.stage_order)?;
         let pool = workers::pool(plan.threads)?;
-        let labels = LabelIndex::load(labels, plan.labels_format, plan.min_rel, plan.join, &pool)?;
+        let labels = match &plan.tables.labels {
+            Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join)?,
+            None => LabelIndex::load(
+                &plan.labels,
+                plan.labels_format,
+                plan.min_rel,
+                plan.join,
+                &pool,
+            )?,
+        };
         // Before the logs are read: a typo in -o, or a run already writing
         // there, should not cost a whole run.
         let out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
@@ -115,7 +123,14 @@ pub fn collect(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Res
         .as_deref()
         .map(DocCollections::load)
         .transpose()?;
-    let read::Discovered { inputs, skipped } = read::discover(&plan.logs, plan.out.as_deref())?;
+    let read::Discovered {
+        mut inputs,
+        skipped,
+    } = read::discover(&plan.logs, plan.out.as_deref())?;
+    inputs.extend(plan.tables.logs.iter().cloned().map(Input::Table));
+    if inputs.is_empty() {
+        bail!("no log input: name log files or directories, or hand over a table");
+    }
     let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
     let fields = LogFields::new(&plan.fields);

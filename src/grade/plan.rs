@@ -12,6 +12,7 @@ use crate::options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
     RunName, SpanKind,
 };
+use crate::tables::ArrowTable;
 
 /// Everything one grading needs: what to read, how to grade, where to
 /// write. The command line's `rgrade grade` options, as plain values.
@@ -71,6 +72,20 @@ pub struct Plan {
     pub progress: ProgressWhen,
     /// The command line as typed, for summary.json.
     pub command: Vec<String>,
+    /// Tables handed over in memory: never part of a plan written down.
+    #[serde(skip)]
+    pub tables: Tables,
+}
+
+/// Arrow tables a library caller grades instead of files.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    /// The answer key, read instead of the file [`Plan::labels`] names
+    /// (which then only names it in messages).
+    pub labels: Option<ArrowTable>,
+    /// Search events, one row each as in Parquet logs, read after the
+    /// log files in this order.
+    pub logs: Vec<ArrowTable>,
 }
 
 impl Plan {

@@ -18,9 +18,10 @@ use anyhow::{bail, Context, Result};
 use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::grade::parquet::{self, ColumnNames, RowGroup};
+use crate::grade::parquet::{self, ColumnNames, RowGroup, Rows};
 use crate::options::LogsFormat;
 use crate::output::schema::{PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
+use crate::tables::ArrowTable;
 
 /// The longest log line accepted; a longer one is rejected as `line_too_long`.
 pub const MAX_LINE: usize = 64 << 20;
@@ -61,13 +62,16 @@ fn is_zstd(head: &[u8]) -> bool {
         || (head.len() >= 4 && head[0] & 0xf0 == 0x50 && &head[1..4] == ZSTD_SKIPPABLE_MAGIC)
 }
 
-/// One log input: a file or standard input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One log input: a file, standard input, or a table in memory.
+#[derive(Debug, Clone)]
 pub enum Input {
     /// A file on disk.
     File(PathBuf),
     /// Standard input (`-`).
     Stdin,
+    /// Search events handed over as an Arrow table, laid out as Parquet
+    /// logs are.
+    Table(ArrowTable),
 }
 
 impl Input {
@@ -76,15 +80,17 @@ impl Input {
         match self {
             Input::File(path) => path.display().to_string(),
             Input::Stdin => "-".to_string(),
+            Input::Table(table) => table.name().to_string(),
         }
     }
 
-    /// Whether it can be read a second time: a regular file can, standard
-    /// input or a pipe cannot.
+    /// Whether it can be read a second time: a regular file or a table
+    /// can, standard input or a pipe cannot.
     pub fn can_read_again(&self) -> bool {
         match self {
             Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
             Input::Stdin => false,
+            Input::Table(_) => true,
         }
     }
 
@@ -92,8 +98,10 @@ impl Input {
     /// rgrade reads (`bm25.dl19.txt.gz` is `bm25.dl19`); `-` for
     /// standard input.
     pub fn run_name(&self) -> String {
-        let Input::File(path) = self else {
-            return "-".to_string();
+        let path = match self {
+            Input::File(path) => path,
+            Input::Stdin => return "-".to_string(),
+            Input::Table(table) => return table.name().to_string(),
         };
         let name = path
             .file_name()
@@ -113,6 +121,7 @@ impl Input {
         match self {
             Input::File(path) => std::fs::metadata(path).ok().map(|m| m.len()),
             Input::Stdin => None,
+            Input::Table(table) => Some(table.bytes()),
         }
     }
 }
@@ -167,7 +176,7 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     for input in inputs.iter() {
         let key = match input {
             Input::File(path) => file_key(path),
-            Input::Stdin => FileKey::Stdin,
+            Input::Stdin | Input::Table(_) => FileKey::Stdin,
         };
         if !seen.insert(key) {
             bail!(
@@ -354,6 +363,10 @@ impl Source {
         let raw: Box<dyn Read + Send> = match input {
             Input::File(path) => Box::new(File::open(path)?),
             Input::Stdin => Box::new(io::stdin()),
+            Input::Table(table) => {
+                let message = format!("{}: a table holds no bytes to read", table.name());
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+            }
         };
         let tally = Tally {
             inner: raw,
@@ -432,7 +445,8 @@ pub struct InputStats {
     pub format_doubt: Option<String>,
     /// The format it was read in (never `Auto`; JSONL for an input whose
     /// only line was too long to place). Parquet's lines are rows, which
-    /// cannot be read back as text.
+    /// cannot be read back as text; so are an Arrow table's, which reads
+    /// as Parquet.
     pub format: LogsFormat,
 }
 
@@ -465,8 +479,9 @@ pub enum Chunk {
         /// The line's first bytes.
         head: Vec<u8>,
     },
-    /// A row group of a Parquet file, which the worker decodes itself.
-    RowGroup(RowGroup),
+    /// Rows of a Parquet file or an Arrow table, which the worker decodes
+    /// itself.
+    Rows(RowGroup),
 }
 
 impl Chunk {
@@ -475,7 +490,7 @@ impl Chunk {
         match self {
             Chunk::Lines(block) => block.bytes,
             Chunk::Oversized { head, .. } => head,
-            Chunk::RowGroup(_) => Vec::new(),
+            Chunk::Rows(_) => Vec::new(),
         }
     }
 }
@@ -538,6 +553,13 @@ pub fn read_inputs(
     let mut stats = Vec::with_capacity(inputs.len());
     for &(index, input) in inputs {
         let name = input.name();
+        if let Input::Table(table) = input {
+            match read_table(index, table, columns, sink).with_context(|| name.clone())? {
+                Some(read) => stats.push(read),
+                None => break,
+            }
+            continue;
+        }
         let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
         if format == LogsFormat::Parquet || format == LogsFormat::Auto && source.holds_parquet() {
             let path = parquet_file(input, &source)?;
@@ -607,10 +629,12 @@ fn read_row_groups(
         // Hashed up to the row group's end before it is sent: its bytes
         // are then in the page cache when a worker decodes them.
         hashing.up_to(place.end, on_bytes).context("cannot read")?;
-        let chunk = Chunk::RowGroup(RowGroup {
+        let chunk = Chunk::Rows(RowGroup {
             input: index,
-            file: Arc::clone(&file),
-            index: i,
+            rows: Rows::Parquet {
+                file: Arc::clone(&file),
+                group: i,
+            },
             first_row: rows + 1,
         });
         if !sink.send(chunk) {
@@ -632,6 +656,54 @@ fn read_row_groups(
         format_doubt: None,
     }))
 }
+
+/// Send the rows of `table`, input `index` of the run, to `sink` a few
+/// thousand at a time, so that workers share even one large batch.
+/// Returns `None` if the sink stopped taking chunks.
+///
+/// # Errors
+/// As [`parquet::open_table`]; the table holds no rows.
+fn read_table(
+    index: u32,
+    table: &ArrowTable,
+    columns: ColumnNames<'_>,
+    sink: &mut dyn ChunkSink,
+) -> Result<Option<InputStats>> {
+    let planned = parquet::open_table(table, columns)?;
+    let mut rows = 0u64;
+    for (batch, records) in (0..).zip(table.batches()) {
+        let len = records.num_rows();
+        for start in (0..len).step_by(TABLE_CHUNK_ROWS) {
+            let chunk = Chunk::Rows(RowGroup {
+                input: index,
+                rows: Rows::Table {
+                    table: Arc::clone(&planned),
+                    batch,
+                    range: start..len.min(start + TABLE_CHUNK_ROWS),
+                },
+                first_row: rows + start as u64 + 1,
+            });
+            if !sink.send(chunk) {
+                return Ok(None);
+            }
+        }
+        rows += len as u64;
+    }
+    if rows == 0 {
+        bail!("table holds no rows");
+    }
+    Ok(Some(InputStats {
+        bytes: table.bytes(),
+        decoded_bytes: table.bytes(),
+        lines: rows,
+        hash: table.content_hash(),
+        format: LogsFormat::Parquet,
+        format_doubt: None,
+    }))
+}
+
+/// Rows of a table a worker takes at a time.
+const TABLE_CHUNK_ROWS: usize = 4096;
 
 /// Reads a file front to back for its content hash.
 struct Hashing {
@@ -1067,7 +1139,7 @@ mod tests {
             blocks.push(match chunk {
                 Chunk::Lines(block) => (block.first_line, block.bytes.clone()),
                 Chunk::Oversized { line, .. } => (*line, b"<oversized>".to_vec()),
-                Chunk::RowGroup(group) => (group.first_row, b"<row group>".to_vec()),
+                Chunk::Rows(group) => (group.first_row, b"<row group>".to_vec()),
             });
             true
         });
@@ -1226,14 +1298,9 @@ mod tests {
         )
         .unwrap();
         let found = discover(std::slice::from_ref(&dir), None).unwrap();
-        assert_eq!(
-            found.inputs,
-            [
-                Input::File(dir.join("a.run")),
-                Input::File(dir.join("bm25.dl19.txt")),
-                Input::File(dir.join("sub/b.jsonl"))
-            ]
-        );
+        let names: Vec<String> = found.inputs.iter().map(Input::name).collect();
+        let expected = ["a.run", "bm25.dl19.txt", "sub/b.jsonl"].map(|f| dir.join(f));
+        assert_eq!(names, expected.map(|p| p.display().to_string()));
         assert_eq!(found.skipped, [dir.join("notes.txt")]);
         assert_eq!(found.inputs[1].run_name(), "bm25.dl19");
         std::fs::write(dir.join("empty.jsonl"), "").unwrap();

@@ -42,7 +42,7 @@ pub fn read_jsonl(
                 Chunk::Lines(block) => parse_block(parser, block, &mut part).map(|()| part),
                 Chunk::Oversized { line, .. } => Err((Some(*line as usize), too_long())),
                 // read_blocks cuts lines only.
-                Chunk::RowGroup(group) => Err((Some(group.first_row as usize), too_long())),
+                Chunk::Rows(group) => Err((Some(group.first_row as usize), too_long())),
             }
         },
         |number, parsed| {

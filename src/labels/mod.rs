@@ -25,6 +25,7 @@ pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, Query
 
 use crate::grade::read::{Input, Source};
 use crate::options::{JoinBy, LabelsFormat};
+use crate::tables::ArrowTable;
 use build::Builder;
 
 impl LabelIndex {
@@ -91,6 +92,34 @@ impl LabelIndex {
         read.and_then(|()| builder.build(min_rel, source))
             .map_err(|(line, err)| match line {
                 Some(line) => anyhow!("{name}:{line}: {err:#}"),
+                None => anyhow!("{name}: {err:#}"),
+            })
+    }
+
+    /// Index labels handed over as an Arrow table with the CSV labels'
+    /// columns, as [`LabelIndex::load`] indexes a Parquet file; the
+    /// table's name stands for the path in messages and summary.json.
+    ///
+    /// # Errors
+    /// As [`LabelIndex::load`], rows numbered from 1.
+    pub fn load_table(table: &ArrowTable, min_rel: i64, join: JoinBy) -> Result<Self> {
+        let name = table.name();
+        let mut builder = Builder::default();
+        builder.keep_query_texts = join == JoinBy::Text;
+        builder.by_id = HashTable::with_capacity(table.rows() as usize);
+        let read = parquet::read_table(table, &mut builder);
+        if read.is_ok() && builder.queries.is_empty() {
+            bail!("{name}: no labeled query in the table");
+        }
+        let source = LabelsSource {
+            path: PathBuf::from(name),
+            bytes: table.bytes(),
+            hash: table.content_hash(),
+            format: "arrow",
+        };
+        read.and_then(|()| builder.build(min_rel, source))
+            .map_err(|(line, err)| match line {
+                Some(row) => anyhow!("{name}: row {row}: {err:#}"),
                 None => anyhow!("{name}: {err:#}"),
             })
     }

@@ -145,23 +145,30 @@ const DOCUMENT_COLUMNS: [&str; 2] = [
 /// The capture kinds of Phoenix rows, in the order of the arrays above.
 pub const SPAN_KINDS: [SpanKind; 2] = [SpanKind::Retriever, SpanKind::Reranker];
 
-/// A layout with the columns to decode.
+/// A layout with the columns it reads.
 pub struct Planned {
     pub layout: Layout,
-    pub mask: ProjectionMask,
+    wanted: Vec<ColumnPath>,
 }
 
-/// Decide how the rows of a file with `schema` read.
+impl Planned {
+    /// The leaf columns of a Parquet file with `schema` under the wanted
+    /// paths: all that is decoded.
+    pub fn mask(self, schema: &Schema, parquet: &SchemaDescriptor) -> (Layout, ProjectionMask) {
+        let columns = Columns {
+            schema,
+            wanted: self.wanted,
+        };
+        (self.layout, columns.mask(parquet))
+    }
+}
+
+/// Decide how the rows of a file or table with `schema` read.
 ///
 /// # Errors
 /// A column a layout needs is missing or of the wrong type; the message
 /// names the column, the type found and the type expected.
-pub fn plan(
-    schema: &Schema,
-    parquet: &SchemaDescriptor,
-    names: &FieldNames,
-    spans: &SpanFields,
-) -> Result<Planned, String> {
+pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<Planned, String> {
     let mut columns = Columns {
         schema,
         wanted: Vec::new(),
@@ -216,8 +223,10 @@ pub fn plan(
             })
         }
     };
-    let mask = columns.mask(parquet);
-    Ok(Planned { layout, mask })
+    Ok(Planned {
+        layout,
+        wanted: columns.wanted,
+    })
 }
 
 /// The column path a flag names, or the default.

@@ -1,4 +1,5 @@
-//! Parquet logs (docs/guide.md, "Parquet"). Stage 1 for a Parquet file is
+//! Parquet logs, and search events handed over as Arrow tables, which
+//! read as Parquet rows do (docs/guide.md, "Parquet"). Stage 1 for a Parquet file is
 //! its footer: the reader thread [`open`]s it, decides the file's
 //! [`layout`] from the schema, and sends one chunk per row group (hashing
 //! the file's bytes as it goes, in [`crate::grade::read`]). Each worker
@@ -6,7 +7,8 @@
 //! decode in parallel and memory stays a batch of rows per worker.
 //!
 //! Parquet needs a seekable file: standard input or a compressed stream
-//! holding Parquet is an error naming the input.
+//! holding Parquet is an error naming the input. A table is cut into
+//! parts of its batches, which the workers read in place.
 
 pub mod layout;
 pub mod rows;
@@ -23,6 +25,7 @@ use parquet::arrow::ProjectionMask;
 use crate::grade::parse::FieldNames;
 use crate::grade::spans::SpanFields;
 use crate::guarded;
+use crate::tables::ArrowTable;
 use layout::Layout;
 
 /// The magic bytes a Parquet file opens (and ends) with.
@@ -56,16 +59,51 @@ impl fmt::Debug for ParquetFile {
     }
 }
 
-/// One row group for a worker to decode.
+/// An Arrow table with the layout its columns were found to have.
+pub struct PlannedTable {
+    /// The table.
+    pub table: ArrowTable,
+    layout: Layout,
+}
+
+impl fmt::Debug for PlannedTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlannedTable")
+            .field("table", &self.table)
+            .field("layout", &self.layout)
+            .finish()
+    }
+}
+
+/// Where a worker finds the rows of its chunk.
+#[derive(Debug, Clone)]
+pub enum Rows {
+    /// A row group of a Parquet file, to decode.
+    Parquet {
+        /// The file and its layout.
+        file: Arc<ParquetFile>,
+        /// The row group's index in the file, from 0.
+        group: usize,
+    },
+    /// Rows of one batch of a table in memory.
+    Table {
+        /// The table and its layout.
+        table: Arc<PlannedTable>,
+        /// The batch's index in the table, from 0.
+        batch: usize,
+        /// The rows of the batch.
+        range: std::ops::Range<usize>,
+    },
+}
+
+/// Rows for a worker to read: a row group, or a part of a table.
 #[derive(Debug, Clone)]
 pub struct RowGroup {
     /// Index of the input in the order given.
     pub input: u32,
-    /// The file and its layout.
-    pub file: Arc<ParquetFile>,
-    /// The row group's index in the file, from 0.
-    pub index: usize,
-    /// 1-based number of its first row in the file.
+    /// Where the rows are.
+    pub rows: Rows,
+    /// 1-based number of its first row in the file or table.
     pub first_row: u64,
 }
 
@@ -108,13 +146,9 @@ pub struct GroupPlace {
 pub fn open(path: &Path, columns: ColumnNames<'_>) -> Result<(Arc<ParquetFile>, Vec<GroupPlace>)> {
     let file = File::open(path).context("cannot open")?;
     let metadata = footer(&file)?;
-    let planned = layout::plan(
-        metadata.schema(),
-        metadata.parquet_schema(),
-        columns.fields,
-        columns.spans,
-    )
-    .map_err(|err| anyhow!("{err}"))?;
+    let (layout, mask) = layout::plan(metadata.schema(), columns.fields, columns.spans)
+        .map_err(|err| anyhow!("{err}"))?
+        .mask(metadata.schema(), metadata.parquet_schema());
     let mut places = Vec::with_capacity(metadata.metadata().num_row_groups());
     for (i, group) in metadata.metadata().row_groups().iter().enumerate() {
         let (Ok(rows), Ok(decoded_bytes)) = (
@@ -148,9 +182,23 @@ pub fn open(path: &Path, columns: ColumnNames<'_>) -> Result<(Arc<ParquetFile>, 
     }
     let file = ParquetFile {
         path: path.to_path_buf(),
+        layout,
+        mask,
         metadata,
-        layout: planned.layout,
-        mask: planned.mask,
     };
     Ok((Arc::new(file), places))
+}
+
+/// Decide the layout of the search events of `table` as [`open`] does a
+/// Parquet file's.
+///
+/// # Errors
+/// The table lacks a column its layout needs, or has one of the wrong type.
+pub fn open_table(table: &ArrowTable, columns: ColumnNames<'_>) -> Result<Arc<PlannedTable>> {
+    let planned = layout::plan(table.schema(), columns.fields, columns.spans)
+        .map_err(|err| anyhow!("{err}"))?;
+    Ok(Arc::new(PlannedTable {
+        table: table.clone(),
+        layout: planned.layout,
+    }))
 }

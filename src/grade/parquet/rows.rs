@@ -1,7 +1,8 @@
-//! Stage 2, parse, for Parquet: a worker decodes the row group it was
-//! handed, only the columns its layout needs and a batch of rows at a
-//! time, and reads each row as a record: a search event, one result of a
-//! ranking, or a span of a kind rgrade does not grade.
+//! Stage 2, parse, for Parquet and Arrow tables: a worker decodes the row
+//! group it was handed, only the columns its layout needs and a batch of
+//! rows at a time (a table's rows are decoded already), and reads each
+//! row as a record: a search event, one result of a ranking, or a span of
+//! a kind rgrade does not grade.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -18,7 +19,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Map, Value};
 
 use super::layout::{ColumnPath, KeyColumns, Layout, QueryColumn, Results, SPAN_KINDS};
-use super::RowGroup;
+use super::{RowGroup, Rows};
 use crate::grade::capture::Origin;
 use crate::grade::parse::{EventKey, Invalid, RankKey, RejectReason, DEFAULT_STAGE};
 use crate::grade::spans::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
@@ -31,24 +32,41 @@ const BATCH_ROWS: usize = 1024;
 /// Results shown in a reject's excerpt (it is cut at 200 bytes anyway).
 const EXCERPT_RESULTS: usize = 10;
 
-/// Decode `group` and hand `visit` each batch of its rows.
+/// Decode the rows of `chunk` and hand `visit` each batch of them.
 ///
 /// # Errors
 /// The row group cannot be read or decoded (a corrupt or truncated file),
 /// or the decoder panicked on it: the message says which.
 pub fn for_each_batch(
-    group: &RowGroup,
+    chunk: &RowGroup,
     spans: &SpanFields,
     mut visit: impl FnMut(&Batch<'_>),
 ) -> Result<(), String> {
-    let file = &group.file;
+    let (file, group) = match &chunk.rows {
+        Rows::Parquet { file, group } => (file, *group),
+        Rows::Table {
+            table,
+            batch,
+            range,
+        } => {
+            let records = table.table.batches()[*batch].slice(range.start, range.len());
+            let place = Place {
+                input: chunk.input,
+                first_row: chunk.first_row,
+                group: None,
+                group_row: chunk.first_row - 1,
+            };
+            visit(&Batch::new(&records, &table.layout, spans, place)?);
+            return Ok(());
+        }
+    };
     // The decoder may panic on a malformed file: that is an error of the
     // input, not of rgrade.
     let decoded = guarded::decode(|| -> Result<(), String> {
         let reader = File::open(&file.path).map_err(|err| format!("cannot open: {err}"))?;
         let batches =
             ParquetRecordBatchReaderBuilder::new_with_metadata(reader, file.metadata.clone())
-                .with_row_groups(vec![group.index])
+                .with_row_groups(vec![group])
                 .with_projection(file.mask.clone())
                 .with_batch_size(BATCH_ROWS)
                 .build()
@@ -56,14 +74,30 @@ pub fn for_each_batch(
         let mut row = 0;
         for batch in batches {
             let batch = batch.map_err(|err| err.to_string())?;
-            let view = Batch::new(&batch, &file.layout, spans, group, row)?;
-            visit(&view);
+            let place = Place {
+                input: chunk.input,
+                first_row: chunk.first_row + row,
+                group: Some(group),
+                group_row: row,
+            };
+            visit(&Batch::new(&batch, &file.layout, spans, place)?);
             row += batch.num_rows() as u64;
         }
         Ok(())
     });
     let read = decoded.unwrap_or_else(|| Err("the Parquet decoder failed on it".to_string()));
-    read.map_err(|err| format!("row group {}: {err}", group.index))
+    read.map_err(|err| format!("row group {group}: {err}"))
+}
+
+/// Where a batch's rows are.
+struct Place {
+    input: u32,
+    /// 1-based number of the first row in the file or table.
+    first_row: u64,
+    /// The row group, in a Parquet file.
+    group: Option<usize>,
+    /// The first row within its row group (or table), from 0.
+    group_row: u64,
 }
 
 /// What a row is.
@@ -91,8 +125,8 @@ pub struct Ranking<'a> {
 /// A batch of decoded rows, with its columns typed for the layout.
 pub struct Batch<'a> {
     origin: Origin,
-    group: usize,
-    /// The row of the batch's first row within its row group, from 0.
+    group: Option<usize>,
+    /// The row of the batch's first row within its row group (or table), from 0.
     group_row: u64,
     rows: usize,
     key: KeyCells<'a>,
@@ -136,8 +170,7 @@ impl<'a> Batch<'a> {
         batch: &'a RecordBatch,
         layout: &'a Layout,
         spans: &'a SpanFields,
-        group: &RowGroup,
-        group_row: u64,
+        place: Place,
     ) -> Result<Self, String> {
         let named = |path: &Option<ColumnPath>| match path {
             Some(path) => Named::of(batch, path),
@@ -197,9 +230,9 @@ impl<'a> Batch<'a> {
             }
         };
         Ok(Batch {
-            origin: Origin::line(group.input, group.first_row + group_row),
-            group: group.index,
-            group_row,
+            origin: Origin::line(place.input, place.first_row),
+            group: place.group,
+            group_row: place.group_row,
             rows: batch.num_rows(),
             key,
             view,
@@ -340,7 +373,8 @@ impl<'a> Batch<'a> {
     }
 
     /// `invalid` located in the file: its row group and row (both from 0,
-    /// as Parquet tools number them), and for a span its kind and name.
+    /// as Parquet tools number them; a table's row alone), and for a span
+    /// its kind and name.
     pub fn locate(&self, row: usize, invalid: Invalid) -> Invalid {
         let span = match &self.view {
             View::Spans { kind, name, .. } => {
@@ -352,10 +386,13 @@ impl<'a> Batch<'a> {
             }
             _ => None,
         };
+        let group = self
+            .group
+            .map(|g| format!("row group {g}, "))
+            .unwrap_or_default();
         Invalid {
             detail: format!(
-                "row group {}, row {}: {}{}",
-                self.group,
+                "{group}row {}: {}{}",
                 self.group_row + row as u64,
                 span.unwrap_or_default(),
                 invalid.detail

@@ -1,0 +1,230 @@
+//! Arrow tables handed over in memory (docs/guide.md, "Arrow tables"):
+//! every Parquet sample read into record batches, whole or cut into many
+//! small sliced batches, grades to the bytes its file grades to; labels as
+//! a table grade as the labels file does; a bad row is rejected naming the
+//! table and row, and a table without a query id column is refused.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader, StringArray};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use rgrade::{
+    ArrowTable, Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogsFormat,
+    MissingPolicy, ProgressWhen, RepeatPolicy, RunName, Tables,
+};
+
+use crate::util::{assert_counts_add_up, assert_same_lines, count, crate_path, Workdir};
+
+/// A trace sample's path.
+fn traces(rel: &str) -> PathBuf {
+    crate_path("data-samples/traces").join(rel)
+}
+
+/// The plan `rgrade grade --labels LABELS -k 1,5,10 -o OUT -j 2 LOGS` makes.
+fn plan(labels: PathBuf, logs: Vec<PathBuf>, out: &Path) -> GradePlan {
+    GradePlan {
+        labels,
+        labels_format: LabelsFormat::Auto,
+        min_rel: 1,
+        logs,
+        logs_format: LogsFormat::Auto,
+        fields: FieldNames::default(),
+        join: JoinBy::Id,
+        span_stages: Vec::new(),
+        ks: ["1", "5", "10"]
+            .map(|k| k.parse::<Cutoff>().unwrap())
+            .to_vec(),
+        missing: MissingPolicy::Fail,
+        repeats: RepeatPolicy::Error,
+        duplicate_docs: DuplicateDocs::Reject,
+        run_name: RunName::Tag,
+        stages: Vec::new(),
+        stage_order: Vec::new(),
+        doc_collections: None,
+        corpus: None,
+        collection_version: None,
+        out: Some(out.to_path_buf()),
+        review_queue: false,
+        pool_depth: None,
+        meta: Vec::new(),
+        threads: NonZeroUsize::new(2),
+        progress: ProgressWhen::Never,
+        command: Vec::new(),
+        tables: Tables::default(),
+    }
+}
+
+/// The record batches of a Parquet file, as a table named `name`.
+fn read_table(path: &Path, name: &str) -> ArrowTable {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let schema = reader.schema();
+    let batches = reader.collect::<Result<Vec<_>, _>>().unwrap();
+    ArrowTable::new(name, schema, batches).unwrap()
+}
+
+/// The same rows as `table`, in sliced batches of at most `rows` rows.
+fn cut(table: &ArrowTable, rows: usize) -> ArrowTable {
+    let mut batches = Vec::new();
+    for batch in table.batches() {
+        for start in (0..batch.num_rows()).step_by(rows) {
+            batches.push(batch.slice(start, rows.min(batch.num_rows() - start)));
+        }
+    }
+    ArrowTable::new(table.name(), Arc::clone(table.schema()), batches).unwrap()
+}
+
+/// per_query.csv and aggregates.csv of `dir`.
+fn outputs(dir: &Path) -> [Vec<u8>; 2] {
+    ["per_query.csv", "aggregates.csv"].map(|file| std::fs::read(dir.join(file)).unwrap())
+}
+
+#[track_caller]
+fn assert_same_outputs(what: &str, got: &Path, want: &Path) {
+    let (got, want) = (outputs(got), outputs(want));
+    assert_same_lines(&format!("{what}: per_query.csv"), &got[0], &want[0]);
+    assert_same_lines(&format!("{what}: aggregates.csv"), &got[1], &want[1]);
+}
+
+#[test]
+fn every_parquet_sample_grades_as_a_table_as_its_file_does() {
+    let wd = Workdir::new("tables_samples");
+    let labels = traces("labels.jsonl");
+    for sample in ["events", "events_structs", "results_long", "phoenix_spans"] {
+        let path = traces(&format!("parquet/{sample}.parquet"));
+        let file_out = wd.path(&format!("{sample}-file"));
+        rgrade::grade(
+            &plan(labels.clone(), vec![path.clone()], &file_out),
+            &mut |_| {},
+        )
+        .unwrap();
+        let whole = read_table(&path, sample);
+        for (shape, table) in [("whole", whole.clone()), ("cut", cut(&whole, 3))] {
+            let out = wd.path(&format!("{sample}-{shape}"));
+            let mut plan = plan(labels.clone(), Vec::new(), &out);
+            plan.tables.logs.push(table);
+            rgrade::grade(&plan, &mut |_| {}).unwrap();
+            assert_same_outputs(&format!("{sample} {shape}"), &out, &file_out);
+            let summary = wd.read_json(&format!("{sample}-{shape}/summary.json"));
+            assert_counts_add_up(&summary);
+            assert_eq!(summary["inputs"][0]["path"], sample);
+            assert_eq!(
+                summary["inputs"][0]["lines"].as_u64(),
+                Some(whole.rows()),
+                "{sample} {shape}"
+            );
+        }
+    }
+}
+
+#[test]
+fn labels_as_a_table_grade_as_the_labels_file_does() {
+    let wd = Workdir::new("tables_labels");
+    let logs = vec![traces("captures.jsonl")];
+    let labels = traces("parquet/labels.parquet");
+    let file_out = wd.path("file");
+    rgrade::grade(&plan(labels.clone(), logs.clone(), &file_out), &mut |_| {}).unwrap();
+    let table = read_table(&labels, "labels");
+    let mut hashes = Vec::new();
+    for (shape, table) in [("whole", table.clone()), ("cut", cut(&table, 4))] {
+        let out = wd.path(shape);
+        let mut plan = plan(PathBuf::from("labels"), logs.clone(), &out);
+        plan.tables.labels = Some(table);
+        rgrade::grade(&plan, &mut |_| {}).unwrap();
+        assert_same_outputs(shape, &out, &file_out);
+        let summary = wd.read_json(&format!("{shape}/summary.json"));
+        assert_eq!(summary["labels"]["path"], "labels");
+        hashes.push(summary["labels"]["hash"].as_str().unwrap().to_string());
+    }
+    // The same table hashes the same, as a file does.
+    let again = wd.path("again");
+    let mut plan = plan(PathBuf::from("labels"), logs, &again);
+    plan.tables.labels = Some(read_table(&labels, "labels"));
+    rgrade::grade(&plan, &mut |_| {}).unwrap();
+    assert_eq!(
+        wd.read_json("again/summary.json")["labels"]["hash"],
+        hashes[0]
+    );
+}
+
+/// Search events with `query` ids and one-document rankings.
+fn events(name: &str, query: Vec<Option<&str>>) -> ArrowTable {
+    let mut results = ListBuilder::new(StringBuilder::new());
+    for _ in &query {
+        results.values().append_value("a");
+        results.append(true);
+    }
+    let query: ArrayRef = Arc::new(StringArray::from(query));
+    let results: ArrayRef = Arc::new(results.finish());
+    let batch = RecordBatch::try_from_iter([("query_id", query), ("results", results)]).unwrap();
+    ArrowTable::new(name, batch.schema(), vec![batch]).unwrap()
+}
+
+#[test]
+fn a_bad_row_is_rejected_naming_its_table_and_row() {
+    let wd = Workdir::new("tables_bad_row");
+    wd.write(
+        "labels.jsonl",
+        "{\"query_id\": \"q1\", \"relevant\": [\"a\"]}\n",
+    );
+    let mut plan = plan(wd.path("labels.jsonl"), Vec::new(), &wd.path("out"));
+    plan.tables
+        .logs
+        .push(events("events", vec![Some("q1"), None]));
+    let graded = rgrade::grade(&plan, &mut |_| {}).unwrap();
+    assert_eq!(graded.counts.rejected, 1);
+    let summary = wd.read_json("out/summary.json");
+    assert_counts_add_up(&summary);
+    assert_eq!(count(&summary, "graded_records"), 1);
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    assert_eq!(rejects.len(), 1);
+    assert_eq!(rejects[0]["file"], "events");
+    assert_eq!(rejects[0]["line"], 2);
+    assert_eq!(rejects[0]["reason"], "missing_query_id");
+    assert_eq!(rejects[0]["detail"], "row 1: 'query_id' is null");
+}
+
+/// The error grading `plan` ends in.
+fn refusal(plan: &GradePlan) -> anyhow::Error {
+    match rgrade::grade(plan, &mut |_| {}) {
+        Ok(_) => panic!("graded, though it should have been refused"),
+        Err(err) => err,
+    }
+}
+
+#[test]
+fn a_table_without_the_columns_of_a_layout_is_refused() {
+    let wd = Workdir::new("tables_no_query");
+    wd.write(
+        "labels.jsonl",
+        "{\"query_id\": \"q1\", \"relevant\": [\"a\"]}\n",
+    );
+    let mut plan = plan(wd.path("labels.jsonl"), Vec::new(), &wd.path("out"));
+    let mut table = events("mine", vec![Some("q1")]);
+    plan.fields.query = Some("qid".to_string());
+    plan.tables.logs.push(table.clone());
+    let err = refusal(&plan);
+    let message = format!("{err:#}");
+    assert!(message.starts_with("mine: "), "{message}");
+    assert!(message.contains("'qid'"), "{message}");
+    assert!(!wd.exists("out/summary.json"));
+
+    // No table and no file: nothing to grade.
+    plan.tables.logs.clear();
+    plan.fields.query = None;
+    let err = refusal(&plan);
+    assert!(format!("{err:#}").contains("no log input"), "{err:#}");
+    table = ArrowTable::new("empty", Arc::clone(table.schema()), Vec::new()).unwrap();
+    plan.tables.logs.push(table);
+    let err = refusal(&plan);
+    assert!(
+        format!("{err:#}").contains("empty: table holds no rows"),
+        "{err:#}"
+    );
+}
