@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ._rgrade import RgradeError
@@ -27,6 +28,9 @@ from ._rgrade import merge as _merge
 __all__ = ["Comparison", "Grading", "Shard", "RgradeError", "compare", "grade", "merge"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+# A pyarrow Table or RecordBatchReader, a pandas or polars DataFrame, or
+# any object with ``__arrow_c_stream__``.
+TableLike = object
 
 # Columns that hold names and ids: read as text whatever they look like.
 _TEXT_COLUMNS = {"run", "stage", "query_id", "task", "language", "split"}
@@ -127,76 +131,177 @@ def _copy_files(source: Path, target: Path, marker: str) -> None:
     shutil.copyfile(source / marker, target / marker)
 
 
-def _paths(logs: Union[PathLike, Iterable[PathLike]]) -> list:
-    if isinstance(logs, (str, os.PathLike)):
-        return [os.fspath(logs)]
-    return [os.fspath(log) for log in logs]
+def _is_table(value) -> bool:
+    return not isinstance(value, (str, bytes, os.PathLike))
+
+
+def _arrow(table):
+    """An object that exports ``table`` through ``__arrow_c_stream__``:
+    pyarrow tables and readers, polars and pandas (2.2 or newer) frames do
+    so themselves; older pandas and polars frames are converted."""
+    if hasattr(table, "__arrow_c_stream__"):
+        return table
+    if hasattr(table, "to_arrow"):
+        return table.to_arrow()
+    if type(table).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(table, preserve_index=False)
+    raise TypeError(
+        f"expected a path or a table (pyarrow, pandas or polars), got {type(table).__name__}"
+    )
+
+
+def _logs(logs) -> tuple:
+    """Log paths, and log tables with their names, from ``logs``: a path,
+    a table, or a list of them."""
+    if not isinstance(logs, (list, tuple)):
+        logs = [logs]
+    paths, tables = [], []
+    for log in logs:
+        if _is_table(log):
+            tables.append((f"logs table {len(tables) + 1}", _arrow(log)))
+        else:
+            paths.append(os.fspath(log))
+    return paths, tables
+
+
+def _labels(labels) -> tuple:
+    """The labels' name and, for a table, the table. A float ``grade``
+    column, which pandas makes of integers with missing values, is read
+    as the whole numbers it holds."""
+    if not _is_table(labels):
+        return os.fspath(labels), None
+    name = "labels table"
+    table = pa.table(_arrow(labels))
+    if "grade" in table.column_names and pa.types.is_floating(table.schema.field("grade").type):
+        index = table.column_names.index("grade")
+        try:
+            grades = pc.cast(table.column(index), pa.int64())
+        except pa.ArrowInvalid as err:
+            raise RgradeError(f"{name}: column 'grade' holds a grade that is no whole number: {err}") from None
+        table = table.set_column(index, "grade", grades)
+    return name, table
 
 
 def grade(
-    labels: PathLike,
-    logs: Union[PathLike, Iterable[PathLike]],
+    labels: Union[PathLike, "TableLike"],
+    logs: Union[PathLike, "TableLike", Iterable[Union[PathLike, "TableLike"]]],
     k: Sequence[Union[int, str]] = (10,),
     *,
     partial: bool = False,
+    labels_format: str = "auto",
+    logs_format: str = "auto",
     missing: str = "fail",
     repeats: str = "error",
     duplicate_docs: str = "reject",
+    run_name: str = "tag",
+    join: str = "id",
     min_rel: int = 1,
     stages: Sequence[str] = (),
     stage_order: Sequence[str] = (),
+    span_stages: Optional[Mapping[str, str]] = None,
+    doc_collections: Optional[PathLike] = None,
+    corpus: Optional[PathLike] = None,
+    collection_version: Optional[str] = None,
     review_queue: bool = False,
     pool_depth: Optional[int] = None,
-    collection_version: Optional[str] = None,
     meta: Optional[Mapping[str, str]] = None,
     threads: Optional[int] = None,
+    query_field: Optional[str] = None,
+    results_field: Optional[str] = None,
+    doc_field: Optional[str] = None,
+    stage_field: Optional[str] = None,
+    run_field: Optional[str] = None,
+    latency_field: Optional[str] = None,
+    context_field: Optional[str] = None,
+    outcome_field: Optional[str] = None,
+    allowed_field: Optional[str] = None,
+    collection_field: Optional[str] = None,
+    rank_field: Optional[str] = None,
 ) -> Union[Grading, Shard]:
-    """Grade ``logs`` (a path or paths: files or directories) against the
-    answer key ``labels`` at cutoffs ``k``, with ``rgrade grade``'s options
-    as keyword arguments. Raises :class:`RgradeError` with the command
-    line's message when nothing can be graded; rejected records never raise
-    (see ``Grading.rejects``)."""
+    """Grade ``logs`` against the answer key ``labels`` at cutoffs ``k``,
+    with ``rgrade grade``'s options as keyword arguments (``--repeats`` is
+    ``repeats``, ``--query-field`` is ``query_field``, ...).
+
+    ``labels`` is a path or a table with the CSV labels' columns
+    (``query_id``, ``doc_id``, optional ``grade``, ``task``, ``language``,
+    ...). ``logs`` is a path (a file or a directory), a table with one row
+    per search event (``query_id``, ``results`` as a list of doc ids,
+    optional ``stage``, ``run``, ``latency_ms``, ``context_tokens``,
+    ``answer_ok``), or a list of them. Tables are pyarrow Tables, pandas or
+    polars DataFrames, or anything with ``__arrow_c_stream__``; they cross
+    without a Python object per row.
+
+    Raises :class:`RgradeError` with the command line's message when
+    nothing can be graded; rejected records never raise (see
+    ``Grading.rejects``)."""
+    labels_name, labels_table = _labels(labels)
+    paths, tables = _logs(logs)
+    options = {
+        "k": [str(cutoff) for cutoff in k],
+        "partial": partial,
+        "labels_format": labels_format,
+        "logs_format": logs_format,
+        "missing": missing,
+        "repeats": repeats,
+        "duplicate_docs": duplicate_docs,
+        "run_name": run_name,
+        "join": join,
+        "min_rel": min_rel,
+        "stages": list(stages),
+        "stage_order": list(stage_order),
+        "span_stages": list((span_stages or {}).items()),
+        "doc_collections": None if doc_collections is None else os.fspath(doc_collections),
+        "corpus": None if corpus is None else os.fspath(corpus),
+        "collection_version": collection_version,
+        "review_queue": review_queue,
+        "pool_depth": pool_depth,
+        "meta": list((meta or {}).items()),
+        "threads": threads,
+        "query_field": query_field,
+        "results_field": results_field,
+        "doc_field": doc_field,
+        "stage_field": stage_field,
+        "run_field": run_field,
+        "latency_field": latency_field,
+        "context_field": context_field,
+        "outcome_field": outcome_field,
+        "allowed_field": allowed_field,
+        "collection_field": collection_field,
+        "rank_field": rank_field,
+    }
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    paths = _paths(logs)
     warnings = _grade(
-        os.fspath(labels),
+        labels_name,
+        labels_table,
         paths,
+        tables,
         files.name,
-        [str(cutoff) for cutoff in k],
-        partial=partial,
-        missing=missing,
-        repeats=repeats,
-        duplicate_docs=duplicate_docs,
-        min_rel=min_rel,
-        stages=list(stages),
-        stage_order=list(stage_order),
-        review_queue=review_queue,
-        pool_depth=pool_depth,
-        collection_version=collection_version,
-        meta=list((meta or {}).items()),
-        threads=threads,
-        command=["rgrade.grade", os.fspath(labels), *paths],
+        options,
+        ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables)],
     )
     return Shard(files, warnings) if partial else Grading(files, warnings)
 
 
 def merge(
-    labels: PathLike,
+    labels: Union[PathLike, "TableLike"],
     shards: Iterable[Union[Shard, PathLike]],
     *,
     threads: Optional[int] = None,
 ) -> Grading:
     """Grade partial gradings (Shards, or directories ``Shard.write`` or
     ``rgrade grade --partial`` wrote) of logs partitioned by query id as one
-    grading of all their logs."""
+    grading of all their logs. ``labels`` is the answer key every shard was
+    graded with, a path or a table."""
     dirs = [os.fspath(s._dir if isinstance(s, Shard) else s) for s in shards]
+    labels_name, labels_table = _labels(labels)
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
     warnings = _merge(
-        os.fspath(labels),
+        labels_name,
+        labels_table,
         dirs,
         files.name,
         threads=threads,
-        command=["rgrade.merge", os.fspath(labels), *dirs],
+        command=["rgrade.merge", labels_name, *dirs],
     )
     return Grading(files, warnings)
 

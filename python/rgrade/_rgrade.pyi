@@ -1,28 +1,18 @@
 """The native half of rgrade: see rgrade's own functions for the API."""
 
-from typing import Optional, Sequence, Tuple
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 class RgradeError(Exception):
     """rgrade could not grade: the message is the command line's."""
 
 def grade(
     labels: str,
+    labels_table: Optional[object],
     logs: Sequence[str],
+    log_tables: Sequence[Tuple[str, object]],
     out: str,
-    k: Sequence[str],
-    partial: bool = ...,
-    missing: str = ...,
-    repeats: str = ...,
-    duplicate_docs: str = ...,
-    min_rel: int = ...,
-    stages: Sequence[str] = ...,
-    stage_order: Sequence[str] = ...,
-    review_queue: bool = ...,
-    pool_depth: Optional[int] = ...,
-    collection_version: Optional[str] = ...,
-    meta: Sequence[Tuple[str, str]] = ...,
-    threads: Optional[int] = ...,
-    command: Sequence[str] = ...,
+    options: Mapping[str, Any],
+    command: Sequence[str],
 ) -> list[str]: ...
 def compare(
     baseline: str,
@@ -40,6 +30,7 @@ def compare(
 ) -> Tuple[bool, list[str]]: ...
 def merge(
     labels: str,
+    labels_table: Optional[object],
     shards: Sequence[str],
     out: str,
     threads: Optional[int] = ...,

@@ -1,10 +1,18 @@
 //! The native half of the `rgrade` Python package: grade, grade a shard,
 //! merge shards and compare two gradings, writing the command line's files
-//! into a directory while the GIL is released. `rgrade/__init__.py` turns those files into
-//! pyarrow tables and dicts.
+//! into a directory while the GIL is released. Tables (pyarrow, pandas,
+//! polars, anything with `__arrow_c_stream__`) cross through the Arrow C
+//! stream interface, with arrow-rs' own `arrow-pyarrow` bridge: the crate
+//! of the arrow version rgrade reads Parquet with, so no array is copied
+//! or converted on the way. `rgrade/__init__.py` turns the files written
+//! into pyarrow tables and dicts.
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
+use arrow_array::ffi_stream::RecordBatchStreamReader;
+use arrow_array::RecordBatchReader;
+use arrow_pyarrow::FromPyArrow;
 use clap::ValueEnum;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -31,68 +39,166 @@ fn choice<T: ValueEnum>(name: &str, value: &str) -> PyResult<T> {
     })
 }
 
-/// Grade `logs` against `labels` into `out` (or write a partial grading
-/// there); returns the warnings, as the command line prints them.
+/// The table `object` exports through `__arrow_c_stream__`, named `name`.
+fn arrow_table(name: &str, object: &Bound<'_, PyAny>) -> PyResult<rgrade::ArrowTable> {
+    let reader = RecordBatchStreamReader::from_pyarrow_bound(object)?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| RgradeError::new_err(format!("{name}: cannot read the table: {err}")))?;
+    rgrade::ArrowTable::new(name, schema, batches)
+        .map_err(|err| RgradeError::new_err(format!("{err:#}")))
+}
+
+/// `rgrade grade`'s options, as `rgrade.grade` passes them: every key,
+/// its defaults filled in on the Python side.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct GradeOptions {
+    k: Vec<String>,
+    partial: bool,
+    labels_format: String,
+    logs_format: String,
+    missing: String,
+    repeats: String,
+    duplicate_docs: String,
+    run_name: String,
+    join: String,
+    min_rel: i64,
+    stages: Vec<String>,
+    stage_order: Vec<String>,
+    span_stages: Vec<(String, String)>,
+    doc_collections: Option<PathBuf>,
+    corpus: Option<PathBuf>,
+    collection_version: Option<String>,
+    review_queue: bool,
+    pool_depth: Option<usize>,
+    meta: Vec<(String, String)>,
+    threads: Option<usize>,
+    query_field: Option<String>,
+    results_field: Option<String>,
+    doc_field: Option<String>,
+    stage_field: Option<String>,
+    run_field: Option<String>,
+    latency_field: Option<String>,
+    context_field: Option<String>,
+    outcome_field: Option<String>,
+    allowed_field: Option<String>,
+    collection_field: Option<String>,
+    rank_field: Option<String>,
+}
+
+impl GradeOptions {
+    fn field_names(&self) -> rgrade::FieldNames {
+        rgrade::FieldNames {
+            query: self.query_field.clone(),
+            results: self.results_field.clone(),
+            doc: self.doc_field.clone(),
+            stage: self.stage_field.clone(),
+            run: self.run_field.clone(),
+            latency: self.latency_field.clone(),
+            context: self.context_field.clone(),
+            outcome: self.outcome_field.clone(),
+            allowed: self.allowed_field.clone(),
+            collection: self.collection_field.clone(),
+            rank: self.rank_field.clone(),
+        }
+    }
+
+    fn span_stages(&self) -> PyResult<Vec<(rgrade::SpanKind, String)>> {
+        let kinds = || rgrade::SpanKind::ALL.map(rgrade::SpanKind::name).join(", ");
+        (self.span_stages.iter())
+            .map(|(kind, stage)| match rgrade::SpanKind::from_name(kind) {
+                Some(kind) if !stage.is_empty() => Ok((kind, stage.clone())),
+                _ => Err(RgradeError::new_err(format!(
+                    "span_stages: {kind:?}={stage:?}: expected a span kind ({}) and a stage name",
+                    kinds()
+                ))),
+            })
+            .collect()
+    }
+}
+
+/// What a grading reads: the labels file or table, log files and tables.
+struct Sources {
+    labels: PathBuf,
+    labels_table: Option<rgrade::ArrowTable>,
+    logs: Vec<PathBuf>,
+    log_tables: Vec<rgrade::ArrowTable>,
+}
+
+impl Sources {
+    fn new(
+        labels: PathBuf,
+        labels_table: Option<&Bound<'_, PyAny>>,
+        logs: Vec<PathBuf>,
+        log_tables: &[(String, Bound<'_, PyAny>)],
+    ) -> PyResult<Self> {
+        let name = labels.display().to_string();
+        Ok(Sources {
+            labels_table: labels_table.map(|t| arrow_table(&name, t)).transpose()?,
+            labels,
+            logs,
+            log_tables: (log_tables.iter())
+                .map(|(name, table)| arrow_table(name, table))
+                .collect::<PyResult<_>>()?,
+        })
+    }
+}
+
+/// Grade `logs` and `log_tables` against `labels` (or `labels_table`,
+/// which `labels` then names) into `out`, or write a partial grading
+/// there; returns the warnings, as the command line prints them.
 #[pyfunction]
-#[pyo3(signature = (
-    labels, logs, out, k, partial=false, missing="fail", repeats="error",
-    duplicate_docs="reject", min_rel=1, stages=vec![], stage_order=vec![],
-    review_queue=false, pool_depth=None, collection_version=None, meta=vec![],
-    threads=None, command=vec![],
-))]
+#[pyo3(signature = (labels, labels_table, logs, log_tables, out, options, command))]
 #[allow(clippy::too_many_arguments)]
 fn grade(
     py: Python<'_>,
     labels: PathBuf,
+    labels_table: Option<Bound<'_, PyAny>>,
     logs: Vec<PathBuf>,
+    log_tables: Vec<(String, Bound<'_, PyAny>)>,
     out: PathBuf,
-    k: Vec<String>,
-    partial: bool,
-    missing: &str,
-    repeats: &str,
-    duplicate_docs: &str,
-    min_rel: i64,
-    stages: Vec<String>,
-    stage_order: Vec<String>,
-    review_queue: bool,
-    pool_depth: Option<usize>,
-    collection_version: Option<String>,
-    meta: Vec<(String, String)>,
-    threads: Option<usize>,
+    options: GradeOptions,
     command: Vec<String>,
 ) -> PyResult<Vec<String>> {
-    let ks = k
-        .iter()
+    let ks = (options.k.iter())
         .map(|k| k.parse::<rgrade::Cutoff>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| RgradeError::new_err(format!("k: {err}")))?;
+    let sources = Sources::new(labels, labels_table.as_ref(), logs, &log_tables)?;
     let plan = rgrade::GradePlan {
-        labels,
-        labels_format: rgrade::LabelsFormat::Auto,
-        min_rel,
-        logs,
-        logs_format: rgrade::LogsFormat::Auto,
-        fields: rgrade::FieldNames::default(),
-        join: rgrade::JoinBy::Id,
-        span_stages: Vec::new(),
+        labels: sources.labels,
+        labels_format: choice("labels_format", &options.labels_format)?,
+        min_rel: options.min_rel,
+        logs: sources.logs,
+        logs_format: choice("logs_format", &options.logs_format)?,
+        fields: options.field_names(),
+        join: choice("join", &options.join)?,
+        span_stages: options.span_stages()?,
         ks,
-        missing: choice("missing", missing)?,
-        repeats: choice("repeats", repeats)?,
-        duplicate_docs: choice("duplicate_docs", duplicate_docs)?,
-        run_name: rgrade::RunName::Tag,
-        stages,
-        stage_order,
-        doc_collections: None,
-        corpus: None,
-        collection_version,
+        missing: choice("missing", &options.missing)?,
+        repeats: choice("repeats", &options.repeats)?,
+        duplicate_docs: choice("duplicate_docs", &options.duplicate_docs)?,
+        run_name: choice("run_name", &options.run_name)?,
+        stages: options.stages,
+        stage_order: options.stage_order,
+        doc_collections: options.doc_collections,
+        corpus: options.corpus,
+        collection_version: options.collection_version,
         out: Some(out),
-        review_queue,
-        pool_depth: pool_depth.and_then(std::num::NonZeroUsize::new),
-        meta,
-        threads: threads.and_then(std::num::NonZeroUsize::new),
+        review_queue: options.review_queue,
+        pool_depth: options.pool_depth.and_then(NonZeroUsize::new),
+        meta: options.meta,
+        threads: options.threads.and_then(NonZeroUsize::new),
         progress: rgrade::ProgressWhen::Never,
         command,
+        tables: rgrade::Tables {
+            labels: sources.labels_table,
+            logs: sources.log_tables,
+        },
     };
+    let partial = options.partial;
     let warnings = py.detach(|| {
         let mut warnings = Vec::new();
         let mut warn = |warning: rgrade::Warning| warnings.push(warning.to_string());
@@ -108,20 +214,23 @@ fn grade(
 
 /// Merge the partial gradings `shards` into `out`; returns the warnings.
 #[pyfunction]
-#[pyo3(signature = (labels, shards, out, threads=None, command=vec![]))]
+#[pyo3(signature = (labels, labels_table, shards, out, threads=None, command=vec![]))]
 fn merge(
     py: Python<'_>,
     labels: PathBuf,
+    labels_table: Option<Bound<'_, PyAny>>,
     shards: Vec<PathBuf>,
     out: PathBuf,
     threads: Option<usize>,
     command: Vec<String>,
 ) -> PyResult<Vec<String>> {
+    let name = labels.display().to_string();
     let plan = rgrade::MergePlan {
+        labels_table: labels_table.map(|t| arrow_table(&name, &t)).transpose()?,
         labels,
         shards,
         out,
-        threads: threads.and_then(std::num::NonZeroUsize::new),
+        threads: threads.and_then(NonZeroUsize::new),
         command,
     };
     let warnings = py.detach(|| {
@@ -179,7 +288,7 @@ fn compare(
         bootstrap,
         seed,
         alpha,
-        threads: threads.and_then(std::num::NonZeroUsize::new),
+        threads: threads.and_then(NonZeroUsize::new),
     };
     let compared = py.detach(|| {
         let mut warnings = Vec::new();
