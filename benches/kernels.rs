@@ -78,6 +78,7 @@ fn judge_block(c: &mut Criterion) {
         bytes: log_block(),
         format: LogsFormat::Jsonl,
         header_line: None,
+        numbers: Vec::new(),
     });
     let Chunk::Lines(block) = &chunk else {
         unreachable!("built as lines above")

@@ -60,7 +60,7 @@ pub use options::{
 };
 pub use output::schema;
 pub use report::draw_again as draw_report;
-pub use tables::ArrowTable;
+pub use tables::{ArrowTable, LogLines};
 
 /// The pipeline's hot kernels, public for the benchmarks in `benches/` and
 /// the fuzz targets in `fuzz/`: not a stable API.

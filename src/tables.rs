@@ -5,8 +5,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-use anyhow::{ensure, Context, Result};
-use arrow_array::{Array, RecordBatch};
+use anyhow::{bail, ensure, Context, Result};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use xxhash_rust::xxh3::Xxh3;
@@ -123,12 +125,13 @@ fn plain_field(field: &Field) -> Field {
     field.clone().with_data_type(plain_type(field.data_type()))
 }
 
-/// The type a Parquet file decodes `data_type` to: plain strings for
-/// large, view and dictionary ones, plain lists for large and fixed-size
+/// The type a Parquet file decodes `data_type` to: plain strings (and
+/// bytes) for large, view and dictionary ones, plain lists for large and fixed-size
 /// ones, through lists and structs.
 fn plain_type(data_type: &DataType) -> DataType {
     match data_type {
         DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
+        DataType::LargeBinary | DataType::BinaryView => DataType::Binary,
         DataType::Dictionary(_, values) if values.is_string() => DataType::Utf8,
         DataType::List(item)
         | DataType::LargeList(item)
@@ -157,5 +160,89 @@ fn hash_data(data: &ArrayData, hasher: &mut Xxh3) {
     }
     for child in data.child_data() {
         hash_data(child, hasher);
+    }
+}
+
+/// Log lines handed over with the place each was read from: the rows of a
+/// table with columns `input` (an index into the input names), `line`
+/// (its number there, from 1) and `text` (the line without its line end,
+/// as bytes or a string). What a Spark partition of JSONL logs,
+/// repartitioned by query id, holds: rgrade grades them as it would the
+/// files, each line known by its file and line number.
+#[derive(Debug, Clone)]
+pub struct LogLines {
+    inputs: Vec<String>,
+    /// Each batch's `text` column.
+    texts: Vec<BinaryArray>,
+    /// Per input, its lines in order: (line number, batch, row).
+    order: Vec<Vec<(u64, u32, u32)>>,
+}
+
+impl LogLines {
+    /// The lines of `table`, whose `input` column indexes `inputs`.
+    ///
+    /// # Errors
+    /// A column missing, of another type or with nulls; an input index out
+    /// of range; a line number below 1, or the same line twice.
+    pub fn new(inputs: Vec<String>, table: &ArrowTable) -> Result<Self> {
+        let name = table.name();
+        let schema = table.schema();
+        let column = |name: &str| schema.index_of(name).ok();
+        let (Some(input), Some(line), Some(text)) =
+            (column("input"), column("line"), column("text"))
+        else {
+            bail!("{name}: log lines need the columns input, line and text");
+        };
+        let mut order = vec![Vec::new(); inputs.len()];
+        let mut texts = Vec::with_capacity(table.batches().len());
+        for (b, batch) in (0u32..).zip(table.batches()) {
+            let cast = |i: usize, to: &DataType| {
+                let column = batch.column(i);
+                ensure!(
+                    column.null_count() == 0,
+                    "{name}: column '{}' holds nulls",
+                    schema.field(i).name()
+                );
+                arrow_cast::cast(column, to).with_context(|| {
+                    format!("{name}: column '{}' cannot be read", schema.field(i).name())
+                })
+            };
+            let numbers = |i: usize| -> Result<Int64Array> {
+                Ok(cast(i, &DataType::Int64)?
+                    .as_primitive::<Int64Type>()
+                    .clone())
+            };
+            let (input_of, line_of) = (numbers(input)?, numbers(line)?);
+            for (row, (i, number)) in (0u32..).zip(input_of.values().iter().zip(line_of.values())) {
+                let lines = usize::try_from(*i).ok().and_then(|i| order.get_mut(i));
+                let (Some(lines), Ok(number @ 1..)) = (lines, u64::try_from(*number)) else {
+                    bail!("{name}: row {row} of batch {b}: input {i}, line {number}: no line of the {} inputs named", inputs.len());
+                };
+                lines.push((number, b, row));
+            }
+            texts.push(cast(text, &DataType::Binary)?.as_binary::<i32>().clone());
+        }
+        for (lines, input) in order.iter_mut().zip(&inputs) {
+            lines.sort_unstable();
+            if let Some(pair) = lines.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+                bail!("{name}: line {} of {input} is given twice", pair[0].0);
+            }
+        }
+        Ok(LogLines {
+            inputs,
+            texts,
+            order,
+        })
+    }
+
+    /// The names of the inputs the lines come from, in input order.
+    pub fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+
+    /// The lines of input `input` handed over, in line order: (number, text).
+    pub fn lines(&self, input: usize) -> impl Iterator<Item = (u64, &[u8])> + '_ {
+        (self.order.get(input).into_iter().flatten())
+            .map(|&(number, batch, row)| (number, self.texts[batch as usize].value(row as usize)))
     }
 }

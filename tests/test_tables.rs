@@ -12,8 +12,8 @@ use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rgrade::{
-    ArrowTable, Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogsFormat,
-    MissingPolicy, ProgressWhen, RepeatPolicy, RunName, Tables,
+    ArrowTable, Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogLines,
+    LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy, RunName, Tables,
 };
 
 use crate::util::{assert_counts_add_up, assert_same_lines, count, crate_path, Workdir};
@@ -227,4 +227,158 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
         format!("{err:#}").contains("empty: table holds no rows"),
         "{err:#}"
     );
+}
+
+/// The realistic sample's lines as a Spark job hands them over: split
+/// into `parts` partitions by query id (a line that names none in the
+/// first), each a table of (input, line, text) rows in no order.
+fn partitioned_lines(inputs: &[PathBuf], parts: usize) -> Vec<ArrowTable> {
+    let mut rows: Vec<Vec<(i32, i64, Vec<u8>)>> = vec![Vec::new(); parts];
+    for (input, path) in (0..).zip(inputs) {
+        let mut bytes = Vec::new();
+        let file = std::fs::File::open(path).unwrap();
+        if path.extension().is_some_and(|e| e == "gz") {
+            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(file), &mut bytes)
+                .unwrap();
+        } else {
+            bytes = std::fs::read(path).unwrap();
+        }
+        let text = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        for (line, text) in (1..).zip(text.split(|&b| b == b'\n')) {
+            let query = serde_json::from_slice::<serde_json::Value>(text)
+                .ok()
+                .map(|record| record["query_id"].to_string())
+                .unwrap_or_default();
+            let part = query.bytes().map(usize::from).sum::<usize>() % parts;
+            rows[part].push((input, line, text.to_vec()));
+        }
+    }
+    (0..parts)
+        .map(|part| {
+            let mut rows = std::mem::take(&mut rows[part]);
+            rows.reverse();
+            let input: ArrayRef = Arc::new(arrow_array::Int32Array::from_iter_values(
+                rows.iter().map(|r| r.0),
+            ));
+            let line: ArrayRef = Arc::new(arrow_array::Int64Array::from_iter_values(
+                rows.iter().map(|r| r.1),
+            ));
+            let text: ArrayRef = Arc::new(arrow_array::BinaryArray::from_iter_values(
+                rows.iter().map(|r| r.2.as_slice()),
+            ));
+            let batch =
+                RecordBatch::try_from_iter([("input", input), ("line", line), ("text", text)])
+                    .unwrap();
+            ArrowTable::new(format!("part {part}"), batch.schema(), vec![batch]).unwrap()
+        })
+        .collect()
+}
+
+/// Three partitions of lines, graded partially and merged, write what one
+/// grading of the files writes: every file byte for byte (rejects and
+/// their excerpts, stage loss, repeats resolved in input order), and
+/// summary.json but for its inputs (parts of files have no content hash)
+/// and command line. The report lists the inputs too.
+#[test]
+fn lines_partitioned_by_query_merge_into_what_one_grading_writes() {
+    let wd = Workdir::new("tables_lines");
+    let labels = crate_path("data-samples/realistic/labels.jsonl");
+    let logs = crate_path("data-samples/realistic/logs");
+    let inputs = ["part-000.jsonl", "part-001.jsonl.gz"].map(|f| logs.join(f));
+    let options = |plan: &mut GradePlan| {
+        plan.repeats = RepeatPolicy::Last;
+        plan.stage_order = vec!["retrieve".into(), "final".into()];
+    };
+    let mut one = plan(labels.clone(), vec![logs], &wd.path("one"));
+    options(&mut one);
+    rgrade::grade(&one, &mut |_| {}).unwrap();
+
+    let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    let mut shards = Vec::new();
+    for (i, table) in partitioned_lines(&inputs, 3).iter().enumerate() {
+        let dir = wd.path(&format!("shard{i}"));
+        let mut shard = plan(labels.clone(), Vec::new(), &dir);
+        options(&mut shard);
+        shard.tables.lines = Some(Arc::new(LogLines::new(names.clone(), table).unwrap()));
+        rgrade::grade_partial(&shard, &mut |_| {}).unwrap();
+        shards.push(dir);
+    }
+    let merge = rgrade::MergePlan {
+        labels,
+        labels_table: None,
+        shards,
+        out: wd.path("merged"),
+        threads: NonZeroUsize::new(2),
+        command: Vec::new(),
+    };
+    rgrade::merge(&merge, &mut |_| {}).unwrap();
+
+    let mut files: Vec<String> = std::fs::read_dir(wd.path("one"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".csv") || name.ends_with(".jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    for file in &files {
+        let (one, merged) = (
+            wd.read(&format!("one/{file}")),
+            wd.read(&format!("merged/{file}")),
+        );
+        assert_same_lines(file, &merged, &one);
+    }
+    let without_inputs = |dir: &str| {
+        let mut summary = wd.read_json(&format!("{dir}/summary.json"));
+        for key in [
+            "command",
+            "elapsed_seconds",
+            "throughput",
+            "inputs",
+            "outputs",
+        ] {
+            summary[key] = serde_json::Value::Null;
+        }
+        summary
+    };
+    assert_eq!(without_inputs("merged"), without_inputs("one"));
+    let merged = wd.read_json("merged/summary.json");
+    let one = wd.read_json("one/summary.json");
+    for (merged, one) in merged["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(one["inputs"].as_array().unwrap())
+    {
+        assert_eq!(merged["path"], one["path"]);
+        assert_eq!(merged["lines"], one["lines"]);
+        assert_eq!(merged["records"], one["records"]);
+        assert_eq!(merged["hash"], "");
+    }
+}
+
+#[test]
+fn lines_that_name_no_input_or_repeat_a_line_are_refused() {
+    let text: ArrayRef = Arc::new(StringArray::from(vec!["{}", "{}"]));
+    let table = |input: Vec<i64>, line: Vec<i64>| {
+        let input: ArrayRef = Arc::new(arrow_array::Int64Array::from(input));
+        let line: ArrayRef = Arc::new(arrow_array::Int64Array::from(line));
+        let batch = RecordBatch::try_from_iter([
+            ("input", input),
+            ("line", line),
+            ("text", Arc::clone(&text)),
+        ])
+        .unwrap();
+        ArrowTable::new("lines", batch.schema(), vec![batch]).unwrap()
+    };
+    let names = vec!["a.jsonl".to_string()];
+    let refusal = |input, line| {
+        format!(
+            "{:#}",
+            LogLines::new(names.clone(), &table(input, line)).unwrap_err()
+        )
+    };
+    assert!(refusal(vec![0, 1], vec![1, 2]).contains("input 1, line 2"));
+    assert!(refusal(vec![0, 0], vec![1, 0]).contains("line 0"));
+    assert!(refusal(vec![0, 0], vec![3, 3]).contains("line 3 of a.jsonl is given twice"));
+    assert!(LogLines::new(names.clone(), &table(vec![0, 0], vec![2, 1])).is_ok());
 }

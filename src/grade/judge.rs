@@ -472,7 +472,7 @@ impl<'a> BlockWorker<'a> {
                     .flatten();
                 for (offset, range) in line_ranges(&block.bytes).enumerate() {
                     let line = &block.bytes[range.clone()];
-                    let origin = Origin::line(block.input, block.first_line + offset as u64);
+                    let origin = Origin::line(block.input, block.line_number(offset));
                     if is_blank(line) {
                         out.counts.blank += 1;
                         continue;
@@ -746,6 +746,7 @@ mod tests {
             bytes,
             format,
             header_line: None,
+            numbers: Vec::new(),
         };
         BlockWorker::new(&config).process(&Chunk::Lines(block))
     }

@@ -5,7 +5,9 @@
 //! the [`Grouping`] they leave (every capture, reject, leak and line count)
 //! as SHARD/captures.postcard.zst, with SHARD/partial.json last as its marker.
 //! `rgrade merge` puts the groupings of every shard together, input
-//! indices following each other in the order the shards are given, and
+//! indices following each other in the order the shards are given (or,
+//! for shards of lines handed over, parts of the same inputs, whose
+//! records interleave in input order), and
 //! grades them as `grade` does ([`super::finish`]): every output, the
 //! missing queries, the percentiles, stage loss, stale labels and leaks
 //! come from the same code over the same captures. A query captured in two
@@ -148,7 +150,7 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
         corpus: None,
         tables: Tables {
             labels: merge.labels_table.clone(),
-            logs: Vec::new(),
+            ..Tables::default()
         },
         ..first_shard.plan.clone()
     };
@@ -302,12 +304,23 @@ impl Grouping {
             && (self.fused_runs.iter()).all(|(_, i)| i.iter().all(|&i| (i as usize) < inputs))
     }
 
-    /// Take in `other`, whose inputs follow ours.
+    /// Whether `other` read parts of the very inputs this grouping read
+    /// parts of (lines handed over, partitioned by query id), rather than
+    /// inputs of its own.
+    fn shares_inputs(&self, other: &Grouping) -> bool {
+        let parts = |g: &Grouping| g.stats.iter().all(|s| s.part);
+        self.input_names == other.input_names && parts(self) && parts(other)
+    }
+
+    /// Take in `other`: parts of the same inputs, or inputs that follow ours.
     fn absorb(&mut self, other: Grouping) {
-        let offset = self.input_names.len() as u32;
+        let shared = self.shares_inputs(&other);
+        let offset = if shared {
+            0
+        } else {
+            self.input_names.len() as u32
+        };
         self.grouped.absorb(other.grouped, offset);
-        // Each grouping's records are in input order, and other's inputs
-        // come after ours: appended, they stay in input order.
         self.rejects
             .extend(other.rejects.into_iter().map(|mut reject| {
                 reject.origin.input += offset;
@@ -317,10 +330,28 @@ impl Grouping {
             leak.origin.input += offset;
             leak
         }));
+        if shared {
+            // Records of one input from two shards interleave: put them in
+            // input order, as one grading would.
+            self.rejects
+                .sort_by_key(|reject| (reject.origin, reject.reason));
+            self.leaks.sort_by_key(|leak| leak.origin);
+            for (ours, theirs) in self.stats.iter_mut().zip(other.stats) {
+                ours.bytes += theirs.bytes;
+                ours.decoded_bytes += theirs.decoded_bytes;
+                ours.lines += theirs.lines;
+            }
+            for (ours, theirs) in self.per_input.iter_mut().zip(other.per_input) {
+                *ours += theirs;
+            }
+        } else {
+            // Each grouping's records are in input order, and other's inputs
+            // come after ours: appended, they stay in input order.
+            self.input_names.extend(other.input_names);
+            self.stats.extend(other.stats);
+            self.per_input.extend(other.per_input);
+        }
         self.leaks.truncate(LEAKS_LISTED);
-        self.input_names.extend(other.input_names);
-        self.stats.extend(other.stats);
-        self.per_input.extend(other.per_input);
         for (seen, theirs) in self.stages_seen.iter_mut().zip(other.stages_seen) {
             *seen |= theirs;
         }
@@ -328,7 +359,11 @@ impl Grouping {
         for (run, inputs) in other.fused_runs {
             let inputs = inputs.into_iter().map(|input| input + offset);
             match self.fused_runs.iter_mut().find(|(ours, _)| *ours == run) {
-                Some((_, ours)) => ours.extend(inputs),
+                Some((_, ours)) => {
+                    ours.extend(inputs);
+                    ours.sort_unstable();
+                    ours.dedup();
+                }
                 None => self.fused_runs.push((run, inputs.collect())),
             }
         }

@@ -6,6 +6,7 @@
 //! groupings of several.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -128,6 +129,9 @@ pub fn collect(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Res
         skipped,
     } = read::discover(&plan.logs, plan.out.as_deref())?;
     inputs.extend(plan.tables.logs.iter().cloned().map(Input::Table));
+    if let Some(lines) = &plan.tables.lines {
+        inputs.extend((0..lines.inputs().len()).map(|i| Input::Lines(Arc::clone(lines), i)));
+    }
     if inputs.is_empty() {
         bail!("no log input: name log files or directories, or hand over a table");
     }

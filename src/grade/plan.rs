@@ -3,6 +3,7 @@
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +13,7 @@ use crate::options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
     RunName, SpanKind,
 };
-use crate::tables::ArrowTable;
+use crate::tables::{ArrowTable, LogLines};
 
 /// Everything one grading needs: what to read, how to grade, where to
 /// write. The command line's `rgrade grade` options, as plain values.
@@ -86,6 +87,9 @@ pub struct Tables {
     /// Search events, one row each as in Parquet logs, read after the
     /// log files in this order.
     pub logs: Vec<ArrowTable>,
+    /// Lines of JSONL logs with the file and line each came from, read
+    /// after the tables as the inputs they name.
+    pub lines: Option<Arc<LogLines>>,
 }
 
 impl Plan {

@@ -21,7 +21,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::grade::parquet::{self, ColumnNames, RowGroup, Rows};
 use crate::options::LogsFormat;
 use crate::output::schema::{PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
-use crate::tables::ArrowTable;
+use crate::tables::{ArrowTable, LogLines};
 
 /// The longest log line accepted; a longer one is rejected as `line_too_long`.
 pub const MAX_LINE: usize = 64 << 20;
@@ -72,6 +72,9 @@ pub enum Input {
     /// Search events handed over as an Arrow table, laid out as Parquet
     /// logs are.
     Table(ArrowTable),
+    /// The lines handed over of one of the inputs [`LogLines`] names (its
+    /// index there).
+    Lines(Arc<LogLines>, usize),
 }
 
 impl Input {
@@ -81,6 +84,7 @@ impl Input {
             Input::File(path) => path.display().to_string(),
             Input::Stdin => "-".to_string(),
             Input::Table(table) => table.name().to_string(),
+            Input::Lines(lines, index) => lines.inputs()[*index].clone(),
         }
     }
 
@@ -90,7 +94,7 @@ impl Input {
         match self {
             Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
             Input::Stdin => false,
-            Input::Table(_) => true,
+            Input::Table(_) | Input::Lines(..) => true,
         }
     }
 
@@ -99,9 +103,11 @@ impl Input {
     /// standard input.
     pub fn run_name(&self) -> String {
         let path = match self {
-            Input::File(path) => path,
+            Input::File(path) => path.clone(),
             Input::Stdin => return "-".to_string(),
             Input::Table(table) => return table.name().to_string(),
+            // Named as the file they were read from.
+            Input::Lines(lines, index) => PathBuf::from(&lines.inputs()[*index]),
         };
         let name = path
             .file_name()
@@ -120,7 +126,7 @@ impl Input {
     pub fn size(&self) -> Option<u64> {
         match self {
             Input::File(path) => std::fs::metadata(path).ok().map(|m| m.len()),
-            Input::Stdin => None,
+            Input::Stdin | Input::Lines(..) => None,
             Input::Table(table) => Some(table.bytes()),
         }
     }
@@ -176,7 +182,8 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     for input in inputs.iter() {
         let key = match input {
             Input::File(path) => file_key(path),
-            Input::Stdin | Input::Table(_) => FileKey::Stdin,
+            // Only files and standard input are found here.
+            Input::Stdin | Input::Table(_) | Input::Lines(..) => FileKey::Stdin,
         };
         if !seen.insert(key) {
             bail!(
@@ -363,8 +370,8 @@ impl Source {
         let raw: Box<dyn Read + Send> = match input {
             Input::File(path) => Box::new(File::open(path)?),
             Input::Stdin => Box::new(io::stdin()),
-            Input::Table(table) => {
-                let message = format!("{}: a table holds no bytes to read", table.name());
+            Input::Table(_) | Input::Lines(..) => {
+                let message = format!("{}: handed over in memory, not read", input.name());
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
             }
         };
@@ -443,6 +450,9 @@ pub struct InputStats {
     pub hash: String,
     /// What format detection saw when it could not place the first line.
     pub format_doubt: Option<String>,
+    /// Whether only some of the input's lines were read (lines handed
+    /// over): shards that hold parts of the same inputs merge into them.
+    pub part: bool,
     /// The format it was read in (never `Auto`; JSONL for an input whose
     /// only line was too long to place). Parquet's lines are rows, which
     /// cannot be read back as text; so are an Arrow table's, which reads
@@ -463,6 +473,19 @@ pub struct Block {
     pub format: LogsFormat,
     /// The line number of the run's header line, if it has one.
     pub header_line: Option<u64>,
+    /// Each line's number when they do not follow each other from
+    /// `first_line` (lines handed over from several places); else empty.
+    pub numbers: Vec<u64>,
+}
+
+impl Block {
+    /// The number of the block's line `offset` (from 0).
+    pub fn line_number(&self, offset: usize) -> u64 {
+        match self.numbers.get(offset) {
+            Some(&number) => number,
+            None => self.first_line + offset as u64,
+        }
+    }
 }
 
 /// What the reader thread sends the workers.
@@ -553,8 +576,13 @@ pub fn read_inputs(
     let mut stats = Vec::with_capacity(inputs.len());
     for &(index, input) in inputs {
         let name = input.name();
-        if let Input::Table(table) = input {
-            match read_table(index, table, columns, sink).with_context(|| name.clone())? {
+        let handed_over = match input {
+            Input::Table(table) => Some(read_table(index, table, columns, sink)),
+            Input::Lines(lines, i) => Some(send_lines(index, lines.lines(*i), format, sink)),
+            Input::File(_) | Input::Stdin => None,
+        };
+        if let Some(read) = handed_over {
+            match read.with_context(|| name.clone())? {
                 Some(read) => stats.push(read),
                 None => break,
             }
@@ -599,6 +627,7 @@ pub fn read_inputs(
             hash,
             format: (cutter.detected.as_ref()).map_or(LogsFormat::Jsonl, |d| d.format),
             format_doubt: cutter.detected.and_then(|detected| detected.doubt),
+            part: false,
         });
     }
     Ok(stats)
@@ -654,6 +683,7 @@ fn read_row_groups(
         hash: format!("{:032x}", hashing.hasher.digest128()),
         format: LogsFormat::Parquet,
         format_doubt: None,
+        part: false,
     }))
 }
 
@@ -699,6 +729,79 @@ fn read_table(
         hash: table.content_hash(),
         format: LogsFormat::Parquet,
         format_doubt: None,
+        part: false,
+    }))
+}
+
+/// Send lines handed over with their numbers (`lines`, in line order) as
+/// blocks to `sink`, input `index` of the run. They read as JSONL, or as
+/// OTLP traces when asked or when the first has that shape. A part of
+/// an input has no content hash: its stats say it is a part.
+/// Returns `None` if the sink stopped taking chunks.
+///
+/// # Errors
+/// A format asked for that is not one of lines of JSON.
+fn send_lines<'a>(
+    index: u32,
+    lines: impl Iterator<Item = (u64, &'a [u8])>,
+    given: LogsFormat,
+    sink: &mut dyn ChunkSink,
+) -> Result<Option<InputStats>> {
+    let mut format = match given {
+        LogsFormat::Jsonl | LogsFormat::Otlp => Some(given),
+        LogsFormat::Auto => None,
+        other => bail!("lines handed over are JSONL or OTLP records, not {other:?}"),
+    };
+    let (mut count, mut bytes) = (0u64, 0u64);
+    let mut block = Block {
+        input: index,
+        first_line: 1,
+        bytes: Vec::new(),
+        format: LogsFormat::Jsonl,
+        header_line: None,
+        numbers: Vec::new(),
+    };
+    let mut send = |block: &mut Block, format: LogsFormat| {
+        let full = Block {
+            bytes: std::mem::take(&mut block.bytes),
+            numbers: std::mem::take(&mut block.numbers),
+            format,
+            ..*block
+        };
+        sink.send(Chunk::Lines(full))
+    };
+    for (number, text) in lines {
+        let text = match number {
+            1 => text.strip_prefix(BOM).unwrap_or(text),
+            _ => text,
+        };
+        let read_as = *format.get_or_insert_with(|| match shape_of(text) {
+            Some(LogsFormat::Otlp) => LogsFormat::Otlp,
+            _ => LogsFormat::Jsonl,
+        });
+        if block.numbers.is_empty() {
+            block.first_line = number;
+        }
+        block.numbers.push(number);
+        block.bytes.extend_from_slice(text);
+        block.bytes.push(b'\n');
+        count += 1;
+        bytes += text.len() as u64 + 1;
+        if block.bytes.len() >= BLOCK_SIZE && !send(&mut block, read_as) {
+            return Ok(None);
+        }
+    }
+    if !block.numbers.is_empty() && !send(&mut block, format.unwrap_or(LogsFormat::Jsonl)) {
+        return Ok(None);
+    }
+    Ok(Some(InputStats {
+        bytes,
+        decoded_bytes: bytes,
+        lines: count,
+        hash: String::new(),
+        format: format.unwrap_or(LogsFormat::Jsonl),
+        format_doubt: None,
+        part: true,
     }))
 }
 
@@ -853,6 +956,7 @@ impl BlockCutter<'_> {
             bytes,
             format: detected.format,
             header_line: detected.header_line,
+            numbers: Vec::new(),
         };
         self.next_line += lines;
         self.sink.send(Chunk::Lines(block))
@@ -1068,8 +1172,19 @@ pub fn read_lines_again(
     mut each: impl FnMut(u64, &[u8]),
 ) -> Result<bool> {
     let name = input.name();
-    let Input::File(path) = input else {
-        return Ok(false);
+    let path = match input {
+        Input::File(path) => path,
+        Input::Stdin | Input::Table(_) => return Ok(false),
+        Input::Lines(handed, i) => {
+            let mut wanted = lines.iter().copied().peekable();
+            for (number, text) in handed.lines(*i) {
+                if wanted.next_if_eq(&number).is_some() {
+                    each(number, text);
+                    while wanted.next_if_eq(&number).is_some() {}
+                }
+            }
+            return Ok(true);
+        }
     };
     // A file gone since is an error; a pipe simply cannot be read twice.
     let metadata = std::fs::metadata(path).with_context(|| format!("{name}: cannot read again"))?;

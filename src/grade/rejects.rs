@@ -81,6 +81,7 @@ mod tests {
             hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(b"first\nsecond\n")),
             format: LogsFormat::Jsonl,
             format_doubt: None,
+            part: false,
         }];
         let reject = || Reject {
             origin: Origin::line(0, 2),
