@@ -51,6 +51,7 @@ pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::parse::FieldNames;
 pub use grade::partial::{grade as grade_partial, merge, MergePlan};
 pub use grade::plan::Tables;
+pub use grade::read::log_files;
 pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
 pub use guarded::quiet_decoder_panics;
 pub use metrics::Cutoff;

@@ -23,9 +23,20 @@ import pyarrow.csv as pacsv
 from ._rgrade import RgradeError
 from ._rgrade import compare as _compare
 from ._rgrade import grade as _grade
+from ._rgrade import log_files as _log_files
 from ._rgrade import merge as _merge
 
-__all__ = ["Comparison", "Grading", "Shard", "RgradeError", "compare", "grade", "merge"]
+__all__ = [
+    "Comparison",
+    "Grading",
+    "Lines",
+    "RgradeError",
+    "Shard",
+    "compare",
+    "grade",
+    "log_files",
+    "merge",
+]
 
 PathLike = Union[str, "os.PathLike[str]"]
 # A pyarrow Table or RecordBatchReader, a pandas or polars DataFrame, or
@@ -150,18 +161,45 @@ def _arrow(table):
     )
 
 
+class Lines:
+    """Lines of JSONL logs with the file and line each was read from, for
+    a grading of logs read by something else (the Spark job hands each
+    partition's lines over so). ``inputs`` names the files in the order
+    grade reads them; ``table`` has a row per line: ``input`` (an index
+    into ``inputs``), ``line`` (its number there, from 1) and ``text``
+    (the line without its line end, bytes or a string), in any order. A
+    grading of lines of some queries is a shard: grade it with
+    ``partial=True`` and merge the shards."""
+
+    def __init__(self, inputs: Sequence[PathLike], table: "TableLike"):
+        self.inputs = [os.fspath(name) for name in inputs]
+        self.table = _arrow(table)
+
+
+def log_files(paths: Union[PathLike, Sequence[PathLike]]) -> list:
+    """The log files ``paths`` (files and directories) name, in the order
+    ``grade`` reads them."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [str(path) for path in _log_files([os.fspath(p) for p in paths])]
+
+
 def _logs(logs) -> tuple:
-    """Log paths, and log tables with their names, from ``logs``: a path,
-    a table, or a list of them."""
+    """Log paths, log tables with their names, and lines handed over,
+    from ``logs``: a path, a table, Lines, or a list of them."""
     if not isinstance(logs, (list, tuple)):
         logs = [logs]
-    paths, tables = [], []
+    paths, tables, lines = [], [], None
     for log in logs:
-        if _is_table(log):
+        if isinstance(log, Lines):
+            if lines is not None:
+                raise TypeError("logs hold one Lines at most: put every input's lines in one")
+            lines = (log.inputs, log.table)
+        elif _is_table(log):
             tables.append((f"logs table {len(tables) + 1}", _arrow(log)))
         else:
             paths.append(os.fspath(log))
-    return paths, tables
+    return paths, tables, lines
 
 
 def _labels(labels) -> tuple:
@@ -227,15 +265,16 @@ def grade(
     ...). ``logs`` is a path (a file or a directory), a table with one row
     per search event (``query_id``, ``results`` as a list of doc ids,
     optional ``stage``, ``run``, ``latency_ms``, ``context_tokens``,
-    ``answer_ok``), or a list of them. Tables are pyarrow Tables, pandas or
-    polars DataFrames, or anything with ``__arrow_c_stream__``; they cross
-    without a Python object per row.
+    ``answer_ok``), :class:`Lines` of JSONL logs, or a list of them.
+    Tables are pyarrow Tables, pandas or polars DataFrames, or anything
+    with ``__arrow_c_stream__``; they cross without a Python object per
+    row.
 
     Raises :class:`RgradeError` with the command line's message when
     nothing can be graded; rejected records never raise (see
     ``Grading.rejects``)."""
     labels_name, labels_table = _labels(labels)
-    paths, tables = _logs(logs)
+    paths, tables, lines = _logs(logs)
     options = {
         "k": [str(cutoff) for cutoff in k],
         "partial": partial,
@@ -275,9 +314,10 @@ def grade(
         labels_table,
         paths,
         tables,
+        lines,
         files.name,
         options,
-        ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables)],
+        ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
     )
     return Shard(files, warnings) if partial else Grading(files, warnings)
 

@@ -10,6 +10,7 @@ def grade(
     labels_table: Optional[object],
     logs: Sequence[str],
     log_tables: Sequence[Tuple[str, object]],
+    lines: Optional[Tuple[Sequence[str], object]],
     out: str,
     options: Mapping[str, Any],
     command: Sequence[str],
@@ -36,3 +37,4 @@ def merge(
     threads: Optional[int] = ...,
     command: Sequence[str] = ...,
 ) -> list[str]: ...
+def log_files(paths: Sequence[str]) -> list[str]: ...

@@ -119,12 +119,17 @@ impl GradeOptions {
     }
 }
 
-/// What a grading reads: the labels file or table, log files and tables.
+/// Log lines with the inputs they come from, as `rgrade.Lines` holds them.
+type Lines<'py> = (Vec<String>, Bound<'py, PyAny>);
+
+/// What a grading reads: the labels file or table, log files and tables,
+/// and log lines handed over.
 struct Sources {
     labels: PathBuf,
     labels_table: Option<rgrade::ArrowTable>,
     logs: Vec<PathBuf>,
     log_tables: Vec<rgrade::ArrowTable>,
+    lines: Option<rgrade::LogLines>,
 }
 
 impl Sources {
@@ -133,8 +138,16 @@ impl Sources {
         labels_table: Option<&Bound<'_, PyAny>>,
         logs: Vec<PathBuf>,
         log_tables: &[(String, Bound<'_, PyAny>)],
+        lines: Option<Lines<'_>>,
     ) -> PyResult<Self> {
         let name = labels.display().to_string();
+        let lines = lines
+            .map(|(inputs, table)| {
+                let table = arrow_table("log lines", &table)?;
+                rgrade::LogLines::new(inputs, &table)
+                    .map_err(|err| RgradeError::new_err(format!("{err:#}")))
+            })
+            .transpose()?;
         Ok(Sources {
             labels_table: labels_table.map(|t| arrow_table(&name, t)).transpose()?,
             labels,
@@ -142,15 +155,17 @@ impl Sources {
             log_tables: (log_tables.iter())
                 .map(|(name, table)| arrow_table(name, table))
                 .collect::<PyResult<_>>()?,
+            lines,
         })
     }
 }
 
-/// Grade `logs` and `log_tables` against `labels` (or `labels_table`,
-/// which `labels` then names) into `out`, or write a partial grading
-/// there; returns the warnings, as the command line prints them.
+/// Grade `logs`, `log_tables` and `lines` against `labels` (or
+/// `labels_table`, which `labels` then names) into `out`, or write a
+/// partial grading there; returns the warnings, as the command line
+/// prints them.
 #[pyfunction]
-#[pyo3(signature = (labels, labels_table, logs, log_tables, out, options, command))]
+#[pyo3(signature = (labels, labels_table, logs, log_tables, lines, out, options, command))]
 #[allow(clippy::too_many_arguments)]
 fn grade(
     py: Python<'_>,
@@ -158,6 +173,7 @@ fn grade(
     labels_table: Option<Bound<'_, PyAny>>,
     logs: Vec<PathBuf>,
     log_tables: Vec<(String, Bound<'_, PyAny>)>,
+    lines: Option<Lines<'_>>,
     out: PathBuf,
     options: GradeOptions,
     command: Vec<String>,
@@ -166,7 +182,7 @@ fn grade(
         .map(|k| k.parse::<rgrade::Cutoff>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| RgradeError::new_err(format!("k: {err}")))?;
-    let sources = Sources::new(labels, labels_table.as_ref(), logs, &log_tables)?;
+    let sources = Sources::new(labels, labels_table.as_ref(), logs, &log_tables, lines)?;
     let plan = rgrade::GradePlan {
         labels: sources.labels,
         labels_format: choice("labels_format", &options.labels_format)?,
@@ -196,6 +212,7 @@ fn grade(
         tables: rgrade::Tables {
             labels: sources.labels_table,
             logs: sources.log_tables,
+            lines: sources.lines.map(std::sync::Arc::new),
         },
     };
     let partial = options.partial;
@@ -299,6 +316,12 @@ fn compare(
     compared.map_err(RgradeError::new_err)
 }
 
+/// The log files `paths` name, in the order `grade` reads them.
+#[pyfunction]
+fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
+    rgrade::log_files(&paths).map_err(|err| RgradeError::new_err(format!("{err:#}")))
+}
+
 /// The native module.
 #[pymodule]
 fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -306,5 +329,6 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grade, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(log_files, m)?)?;
     Ok(())
 }

@@ -195,6 +195,21 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     Ok(found)
 }
 
+/// The log files the LOGS arguments `args` name, in the order grade
+/// reads them: for a caller that reads them itself (the Spark job reads
+/// them with Spark, then hands their lines over).
+///
+/// # Errors
+/// As [`discover`]; standard input, which only rgrade itself can read.
+pub fn log_files(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    (discover(args, None)?.inputs.into_iter())
+        .map(|input| match input {
+            Input::File(path) => Ok(path),
+            other => bail!("{}: not a file another reader can read", other.name()),
+        })
+        .collect()
+}
+
 /// What makes two inputs one: the same file, however it is reached.
 #[derive(PartialEq, Eq, Hash)]
 enum FileKey {
