@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 mod compare;
+mod failure;
 mod gen;
 mod grade;
 mod guarded;
@@ -47,6 +48,7 @@ mod slices;
 mod tables;
 
 pub use compare::{run as compare, Compared, Plan as ComparePlan};
+pub use failure::{error_kind, ErrorKind};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::parse::FieldNames;
 pub use grade::partial::{grade as grade_partial, merge, MergePlan};

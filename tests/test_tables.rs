@@ -211,6 +211,7 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
     plan.tables.logs.push(table.clone());
     let err = refusal(&plan);
     let message = format!("{err:#}");
+    assert_eq!(rgrade::error_kind(&err), Some(rgrade::ErrorKind::Logs));
     assert!(message.starts_with("mine: "), "{message}");
     assert!(message.contains("'qid'"), "{message}");
     assert!(!wd.exists("out/summary.json"));
@@ -220,6 +221,19 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
     plan.fields.query = None;
     let err = refusal(&plan);
     assert!(format!("{err:#}").contains("no log input"), "{err:#}");
+    assert_eq!(rgrade::error_kind(&err), Some(rgrade::ErrorKind::Logs));
+    plan.ks.clear();
+    assert_eq!(
+        rgrade::error_kind(&refusal(&plan)),
+        Some(rgrade::ErrorKind::Usage)
+    );
+    plan.ks = vec!["1".parse().unwrap()];
+    plan.labels = wd.path("absent.jsonl");
+    assert_eq!(
+        rgrade::error_kind(&refusal(&plan)),
+        Some(rgrade::ErrorKind::Labels)
+    );
+    plan.labels = wd.path("labels.jsonl");
     table = ArrowTable::new("empty", Arc::clone(table.schema()), Vec::new()).unwrap();
     plan.tables.logs.push(table);
     let err = refusal(&plan);

@@ -20,7 +20,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ._rgrade import RgradeError
+from ._rgrade import (
+    ComparisonError,
+    LabelsError,
+    LogsError,
+    OutputError,
+    RgradeError,
+    ShardError,
+    UsageError,
+)
 from ._rgrade import compare as _compare
 from ._rgrade import grade as _grade
 from ._rgrade import log_files as _log_files
@@ -28,10 +36,16 @@ from ._rgrade import merge as _merge
 
 __all__ = [
     "Comparison",
+    "ComparisonError",
     "Grading",
+    "LabelsError",
     "Lines",
+    "LogsError",
+    "OutputError",
     "RgradeError",
     "Shard",
+    "ShardError",
+    "UsageError",
     "compare",
     "grade",
     "log_files",
@@ -215,7 +229,7 @@ def _labels(labels) -> tuple:
         try:
             grades = pc.cast(table.column(index), pa.int64())
         except pa.ArrowInvalid as err:
-            raise RgradeError(f"{name}: column 'grade' holds a grade that is no whole number: {err}") from None
+            raise LabelsError(f"{name}: column 'grade' holds a grade that is no whole number: {err}") from None
         table = table.set_column(index, "grade", grades)
     return name, table
 
@@ -270,8 +284,10 @@ def grade(
     with ``__arrow_c_stream__``; they cross without a Python object per
     row.
 
-    Raises :class:`RgradeError` with the command line's message when
-    nothing can be graded; rejected records never raise (see
+    Raises a :class:`RgradeError` with the command line's message when
+    nothing can be graded, of the class that says what was wrong:
+    :class:`UsageError`, :class:`LabelsError`, :class:`LogsError` or
+    :class:`OutputError`. Rejected records never raise (see
     ``Grading.rejects``)."""
     labels_name, labels_table = _labels(labels)
     paths, tables, lines = _logs(logs)

@@ -5,6 +5,24 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 class RgradeError(Exception):
     """rgrade could not grade: the message is the command line's."""
 
+class UsageError(RgradeError):
+    """An option of the call is not one rgrade takes."""
+
+class LabelsError(RgradeError):
+    """The answer key cannot be read, is invalid, or is refused by a check."""
+
+class LogsError(RgradeError):
+    """A log input (or a file read beside the logs) is missing, empty, corrupt or does not fit."""
+
+class OutputError(RgradeError):
+    """The output directory cannot be claimed or written."""
+
+class ComparisonError(RgradeError):
+    """Two gradings cannot be compared, or the rules cannot be held."""
+
+class ShardError(RgradeError):
+    """Partial gradings cannot be merged."""
+
 def grade(
     labels: str,
     labels_table: Optional[object],

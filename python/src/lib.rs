@@ -17,6 +17,7 @@ use clap::ValueEnum;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::PyTypeInfo;
 
 create_exception!(
     _rgrade,
@@ -24,6 +25,57 @@ create_exception!(
     PyException,
     "rgrade could not grade: the message is the command line's."
 );
+create_exception!(
+    _rgrade,
+    UsageError,
+    RgradeError,
+    "An option of the call is not one rgrade takes."
+);
+create_exception!(
+    _rgrade,
+    LabelsError,
+    RgradeError,
+    "The answer key cannot be read, is invalid, or is refused by a check."
+);
+create_exception!(
+    _rgrade,
+    LogsError,
+    RgradeError,
+    "A log input (or a file read beside the logs) is missing, empty, corrupt or does not fit."
+);
+create_exception!(
+    _rgrade,
+    OutputError,
+    RgradeError,
+    "The output directory cannot be claimed or written."
+);
+create_exception!(
+    _rgrade,
+    ComparisonError,
+    RgradeError,
+    "Two gradings cannot be compared, or the rules cannot be held."
+);
+create_exception!(
+    _rgrade,
+    ShardError,
+    RgradeError,
+    "Partial gradings cannot be merged."
+);
+
+/// The exception for `err`, of the class its kind names, carrying the
+/// command line's message.
+fn raised(err: anyhow::Error) -> PyErr {
+    let message = format!("{err:#}");
+    match rgrade::error_kind(&err) {
+        Some(rgrade::ErrorKind::Usage) => UsageError::new_err(message),
+        Some(rgrade::ErrorKind::Labels) => LabelsError::new_err(message),
+        Some(rgrade::ErrorKind::Logs) => LogsError::new_err(message),
+        Some(rgrade::ErrorKind::Output) => OutputError::new_err(message),
+        Some(rgrade::ErrorKind::Comparison) => ComparisonError::new_err(message),
+        Some(rgrade::ErrorKind::Shards) => ShardError::new_err(message),
+        _ => RgradeError::new_err(message),
+    }
+}
 
 /// An option's value as the command line spells it (`fail`, `last`, ...).
 fn choice<T: ValueEnum>(name: &str, value: &str) -> PyResult<T> {
@@ -32,22 +84,26 @@ fn choice<T: ValueEnum>(name: &str, value: &str) -> PyResult<T> {
             .iter()
             .filter_map(|v| Some(v.to_possible_value()?.get_name().to_string()))
             .collect();
-        RgradeError::new_err(format!(
+        UsageError::new_err(format!(
             "{name}={value:?}: expected one of {}",
             allowed.join(", ")
         ))
     })
 }
 
-/// The table `object` exports through `__arrow_c_stream__`, named `name`.
-fn arrow_table(name: &str, object: &Bound<'_, PyAny>) -> PyResult<rgrade::ArrowTable> {
+/// The table `object` exports through `__arrow_c_stream__`, named `name`;
+/// a table that cannot be read raises `E`.
+fn arrow_table<E: PyTypeInfo>(
+    name: &str,
+    object: &Bound<'_, PyAny>,
+) -> PyResult<rgrade::ArrowTable> {
     let reader = RecordBatchStreamReader::from_pyarrow_bound(object)?;
     let schema = reader.schema();
     let batches = reader
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|err| RgradeError::new_err(format!("{name}: cannot read the table: {err}")))?;
+        .map_err(|err| PyErr::new::<E, _>(format!("{name}: cannot read the table: {err}")))?;
     rgrade::ArrowTable::new(name, schema, batches)
-        .map_err(|err| RgradeError::new_err(format!("{err:#}")))
+        .map_err(|err| PyErr::new::<E, _>(format!("{err:#}")))
 }
 
 /// `rgrade grade`'s options, as `rgrade.grade` passes them: every key,
@@ -110,7 +166,7 @@ impl GradeOptions {
         (self.span_stages.iter())
             .map(|(kind, stage)| match rgrade::SpanKind::from_name(kind) {
                 Some(kind) if !stage.is_empty() => Ok((kind, stage.clone())),
-                _ => Err(RgradeError::new_err(format!(
+                _ => Err(UsageError::new_err(format!(
                     "span_stages: {kind:?}={stage:?}: expected a span kind ({}) and a stage name",
                     kinds()
                 ))),
@@ -143,17 +199,18 @@ impl Sources {
         let name = labels.display().to_string();
         let lines = lines
             .map(|(inputs, table)| {
-                let table = arrow_table("log lines", &table)?;
+                let table = arrow_table::<LogsError>("log lines", &table)?;
                 rgrade::LogLines::new(inputs, &table)
-                    .map_err(|err| RgradeError::new_err(format!("{err:#}")))
+                    .map_err(|err| LogsError::new_err(format!("{err:#}")))
             })
             .transpose()?;
         Ok(Sources {
-            labels_table: labels_table.map(|t| arrow_table(&name, t)).transpose()?,
+            labels_table: (labels_table.map(|t| arrow_table::<LabelsError>(&name, t)))
+                .transpose()?,
             labels,
             logs,
             log_tables: (log_tables.iter())
-                .map(|(name, table)| arrow_table(name, table))
+                .map(|(name, table)| arrow_table::<LogsError>(name, table))
                 .collect::<PyResult<_>>()?,
             lines,
         })
@@ -181,7 +238,7 @@ fn grade(
     let ks = (options.k.iter())
         .map(|k| k.parse::<rgrade::Cutoff>())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|err| RgradeError::new_err(format!("k: {err}")))?;
+        .map_err(|err| UsageError::new_err(format!("k: {err}")))?;
     let sources = Sources::new(labels, labels_table.as_ref(), logs, &log_tables, lines)?;
     let plan = rgrade::GradePlan {
         labels: sources.labels,
@@ -224,9 +281,9 @@ fn grade(
         } else {
             rgrade::grade(&plan, &mut warn).map(drop)
         };
-        done.map(|()| warnings).map_err(|err| format!("{err:#}"))
+        done.map(|()| warnings)
     });
-    warnings.map_err(RgradeError::new_err)
+    warnings.map_err(raised)
 }
 
 /// Merge the partial gradings `shards` into `out`; returns the warnings.
@@ -243,7 +300,7 @@ fn merge(
 ) -> PyResult<Vec<String>> {
     let name = labels.display().to_string();
     let plan = rgrade::MergePlan {
-        labels_table: labels_table.map(|t| arrow_table(&name, &t)).transpose()?,
+        labels_table: (labels_table.map(|t| arrow_table::<LabelsError>(&name, &t))).transpose()?,
         labels,
         shards,
         out,
@@ -253,11 +310,9 @@ fn merge(
     let warnings = py.detach(|| {
         let mut warnings = Vec::new();
         let mut warn = |warning: rgrade::Warning| warnings.push(warning.to_string());
-        rgrade::merge(&plan, &mut warn)
-            .map(|_| warnings)
-            .map_err(|err| format!("{err:#}"))
+        rgrade::merge(&plan, &mut warn).map(|_| warnings)
     });
-    warnings.map_err(RgradeError::new_err)
+    warnings.map_err(raised)
 }
 
 /// Compare two grade outputs into `out`; returns whether every rule
@@ -284,12 +339,12 @@ fn compare(
     threads: Option<usize>,
 ) -> PyResult<(bool, Vec<String>)> {
     if permutations == 0 || bootstrap == 0 {
-        return Err(RgradeError::new_err(
+        return Err(UsageError::new_err(
             "permutations and bootstrap must be at least 1",
         ));
     }
     if !(alpha > 0.0 && alpha < 1.0) {
-        return Err(RgradeError::new_err(format!(
+        return Err(UsageError::new_err(format!(
             "alpha: expected a level between 0 and 1, got {alpha}"
         )));
     }
@@ -311,21 +366,27 @@ fn compare(
         let mut warnings = Vec::new();
         rgrade::compare(&plan, &mut |warning| warnings.push(warning))
             .map(|compared| (compared.passed(), warnings))
-            .map_err(|err| format!("{err:#}"))
     });
-    compared.map_err(RgradeError::new_err)
+    compared.map_err(raised)
 }
 
 /// The log files `paths` name, in the order `grade` reads them.
 #[pyfunction]
 fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
-    rgrade::log_files(&paths).map_err(|err| RgradeError::new_err(format!("{err:#}")))
+    rgrade::log_files(&paths).map_err(|err| LogsError::new_err(format!("{err:#}")))
 }
 
 /// The native module.
 #[pymodule]
 fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("RgradeError", m.py().get_type::<RgradeError>())?;
+    let py = m.py();
+    m.add("RgradeError", py.get_type::<RgradeError>())?;
+    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("LabelsError", py.get_type::<LabelsError>())?;
+    m.add("LogsError", py.get_type::<LogsError>())?;
+    m.add("OutputError", py.get_type::<OutputError>())?;
+    m.add("ComparisonError", py.get_type::<ComparisonError>())?;
+    m.add("ShardError", py.get_type::<ShardError>())?;
     m.add_function(wrap_pyfunction!(grade, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;

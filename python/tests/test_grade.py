@@ -102,12 +102,23 @@ def test_the_seed_example_grades_as_the_tutorial_says():
 
 
 def test_errors_raise_with_the_command_lines_message(tmp_path):
-    with pytest.raises(rgrade.RgradeError, match="missing.jsonl: cannot read labels"):
-        rgrade.grade(tmp_path / "missing.jsonl", SAMPLES / "seed/logs.jsonl")
-    with pytest.raises(rgrade.RgradeError, match="k: a cutoff must be at least 1"):
-        rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", k=(0,))
-    with pytest.raises(rgrade.RgradeError, match="repeats=\"often\": expected one of error, first, last, mean"):
-        rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", repeats="often")
+    seed_labels, seed_logs = SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl"
+    with pytest.raises(rgrade.LabelsError, match="missing.jsonl: cannot read labels"):
+        rgrade.grade(tmp_path / "missing.jsonl", seed_logs)
+    with pytest.raises(rgrade.UsageError, match="k: a cutoff must be at least 1"):
+        rgrade.grade(seed_labels, seed_logs, k=(0,))
+    with pytest.raises(rgrade.UsageError, match="repeats=\"often\": expected one of error, first, last, mean"):
+        rgrade.grade(seed_labels, seed_logs, repeats="often")
+    with pytest.raises(rgrade.LogsError, match="absent.jsonl: cannot open log input"):
+        rgrade.grade(seed_labels, tmp_path / "absent.jsonl")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("export_csv\n")
+    with pytest.raises(rgrade.LabelsError, match="4 of 5 labeled doc ids are not in the corpus"):
+        rgrade.grade(seed_labels, seed_logs, corpus=corpus)
+    # Each class is an RgradeError, as every error of rgrade is.
+    for error in (rgrade.UsageError, rgrade.LabelsError, rgrade.LogsError, rgrade.OutputError,
+                  rgrade.ComparisonError, rgrade.ShardError):
+        assert issubclass(error, rgrade.RgradeError)
 
 
 def test_rejected_records_never_raise(tmp_path):
@@ -138,7 +149,7 @@ def test_shards_merge_into_one_grading(tmp_path):
     one.write(tmp_path / "one")
     merged.write(tmp_path / "merged")
     assert_same_outputs(tmp_path / "one", tmp_path / "merged")
-    with pytest.raises(rgrade.RgradeError, match="captured in two shards"):
+    with pytest.raises(rgrade.ShardError, match="captured in two shards"):
         rgrade.merge(labels, [partials[0], partials[0]])
 
 
@@ -167,5 +178,8 @@ def test_compare_writes_the_command_lines_comparison(tmp_path):
     assert run.returncode == 1, run.stderr
     for name in ("comparison.csv", "per_query_delta.csv", "gate.json"):
         assert filecmp.cmp(tmp_path / "cli" / name, tmp_path / "api" / name, shallow=False), name
-    with pytest.raises(rgrade.RgradeError, match="alpha"):
+    with pytest.raises(rgrade.UsageError, match="alpha"):
         rgrade.compare(baseline, candidate, alpha=2.0)
+    other = rgrade.grade(SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", **options)
+    with pytest.raises(rgrade.ComparisonError, match="labels"):
+        rgrade.compare(baseline, other)

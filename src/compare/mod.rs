@@ -19,6 +19,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use crate::failure::{ErrorKind, OfKind};
+
 use crate::grade::workers;
 use crate::output::schema::{
     CompareSettings, ComparedRun, ComparisonSummary, COMPARISON_FILE, COMPARISON_SUMMARY_FILE,
@@ -110,7 +112,9 @@ impl Compared {
 /// Anything that leaves nothing compared: unreadable or incomparable
 /// inputs, an unknown run, metric or rule target, an unwritable output.
 pub fn run(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
-    workers::pool(plan.threads)?.install(|| compare(plan, warn))
+    let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
+    pool.install(|| compare(plan, warn))
+        .of_kind(ErrorKind::Comparison)
 }
 
 fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {

@@ -22,6 +22,7 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::failure::{ErrorKind, OfKind};
 use crate::grade::gather::Grouping;
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::permissions::LEAKS_LISTED;
@@ -58,7 +59,7 @@ pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummar
         .context("a partial grading needs an output directory (-o DIR)")?;
     let setup = Setup::new(plan)?;
     let grouping = collect(plan, &setup, warn)?;
-    write(dir, plan, setup.labels(), grouping)
+    write(dir, plan, setup.labels(), grouping).of_kind(ErrorKind::Output)
 }
 
 /// Write `grouping`, what stages 1 to 4 of `plan` left, into `dir` as a
@@ -124,6 +125,13 @@ pub struct MergePlan {
 /// output that cannot be written.
 pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let started = Instant::now();
+    let (plan, setup, grouping) = gather_shards(merge).of_kind(ErrorKind::Shards)?;
+    finish(&plan, setup, grouping, started, warn)
+}
+
+/// The shards `merge` names, read and put together, with the plan they
+/// were graded with and its setup.
+fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
     let same_dir = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -178,7 +186,7 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded>
         merged.add(index, path, shard.grouping, &merge.shards, labels, stages)?;
     }
     let grouping = merged.grouping.context("no shard was merged")?;
-    finish(&plan, setup, grouping, started, warn)
+    Ok((plan, setup, grouping))
 }
 
 /// Read the partial grading in `dir`, checked against its partial.json.

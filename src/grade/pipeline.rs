@@ -6,10 +6,13 @@
 //! groupings of several.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
+
+use crate::failure::{ErrorKind, OfKind};
 
 use crate::grade::aggregate;
 use crate::grade::capture::LineCounts;
@@ -64,35 +67,28 @@ impl Setup {
     /// cannot be claimed.
     pub fn new(plan: &Plan) -> Result<Self> {
         let settings = GradeSettings {
-            ks: cutoffs(&plan.ks)?,
+            ks: cutoffs(&plan.ks).of_kind(ErrorKind::Usage)?,
             missing: plan.missing,
             repeats: plan.repeats,
         };
-        let stage_order = stage_order(&plan.stage_order)?;
-        let pool = workers::pool(plan.threads)?;
+        let stage_order = stage_order(&plan.stage_order).of_kind(ErrorKind::Usage)?;
+        let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
         let labels = match &plan.tables.labels {
-            Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join)?,
+            Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join),
             None => LabelIndex::load(
                 &plan.labels,
                 plan.labels_format,
                 plan.min_rel,
                 plan.join,
                 &pool,
-            )?,
-        };
+            ),
+        }
+        .of_kind(ErrorKind::Labels)?;
         // Before the logs are read: a typo in -o, or a run already writing
         // there, should not cost a whole run.
-        let out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
-        if let Some(dir) = &plan.out {
-            // From here until the new set is complete, the directory holds
-            // no result a reader could take for this run's, nor a page of one.
-            output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
-            output::remove_stale_output(dir, SUMMARY_FILE)?;
-            output::remove_stale_output(dir, PARTIAL_SUMMARY_FILE)?;
-            output::remove_stale_output(dir, REPORT_FILE)?;
-        }
+        let out_dir = claim(plan.out.as_deref()).of_kind(ErrorKind::Output)?;
         if let Some(version) = &plan.collection_version {
-            stale::require_collection_version(&labels, version)?;
+            stale::require_collection_version(&labels, version).of_kind(ErrorKind::Labels)?;
         }
         Ok(Setup {
             settings,
@@ -109,16 +105,38 @@ impl Setup {
     }
 }
 
+/// Claim the output directory `out`, if any, and clear it of results a
+/// reader could take for this run's.
+fn claim(out: Option<&Path>) -> Result<Option<OutputDir>> {
+    let Some(dir) = out else {
+        return Ok(None);
+    };
+    let claimed = OutputDir::claim(dir)?;
+    // From here until the new set is complete, the directory holds no
+    // result a reader could take for this run's, nor a page of one.
+    output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
+    output::remove_stale_output(dir, SUMMARY_FILE)?;
+    output::remove_stale_output(dir, PARTIAL_SUMMARY_FILE)?;
+    output::remove_stale_output(dir, REPORT_FILE)?;
+    Ok(Some(claimed))
+}
+
 /// Stages 1 to 4: read, parse, judge and group every capture of the logs
 /// `plan` names, handing `warn` what reading them raised.
 ///
 /// # Errors
 /// A refused corpus, a missing, empty or corrupt log input.
 pub fn collect(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Result<Grouping> {
-    let Setup { labels, pool, .. } = setup;
     if let Some(corpus) = &plan.corpus {
-        stale::require_corpus(labels, corpus, plan.out.as_deref())?;
+        stale::require_corpus(&setup.labels, corpus, plan.out.as_deref())
+            .of_kind(ErrorKind::Labels)?;
     }
+    read_logs(plan, setup, warn).of_kind(ErrorKind::Logs)
+}
+
+/// [`collect`] but for the corpus check.
+fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Result<Grouping> {
+    let Setup { labels, pool, .. } = setup;
     let doc_collections = plan
         .doc_collections
         .as_deref()
@@ -211,7 +229,7 @@ pub fn finish(
         unread_pooled,
         fused_runs,
     } = grouping;
-    let unseen_stages = unseen_stages(plan, &stages_seen)?;
+    let unseen_stages = unseen_stages(plan, &stages_seen).of_kind(ErrorKind::Logs)?;
     let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
     grouped.add_a_pair_if_none(default_stage, &labels);
 
@@ -226,7 +244,7 @@ pub fn finish(
             }
             let write =
                 || output::review_queue::write_review_queue(dir, &grouped, &labels, &settings);
-            Some(pool.install(write)?)
+            Some(pool.install(write).of_kind(ErrorKind::Output)?)
         }
         _ => None,
     };
@@ -235,8 +253,9 @@ pub fn finish(
 
     // Stage 5: grade and aggregate; per_query.csv is written as rows are graded.
     let superseded_records = grouped.superseded_records;
-    let mut graded =
-        pool.install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))?;
+    let mut graded = pool
+        .install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))
+        .of_kind(ErrorKind::Output)?;
     let graded_per_query = graded.per_query.take();
     let figures = graded.figures.take().unwrap_or_default();
     let counts = tally(
@@ -271,7 +290,7 @@ pub fn finish(
             per_query,
             review_queue,
         };
-        write::outputs(dir, &graded, &run, staged, &figures)?;
+        write::outputs(dir, &graded, &run, staged, &figures).of_kind(ErrorKind::Output)?;
     }
 
     for (run, inputs) in fused_runs {
