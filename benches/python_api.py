@@ -15,7 +15,6 @@ repository.
 """
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
@@ -104,11 +103,13 @@ def main():
         job = ROOT / "python" / "examples" / "spark_grade.py"
 
         def spark():
-            subprocess.run(
+            done = subprocess.run(
                 [sys.executable, str(job), "--master", "local[2]", "--labels", str(labels),
                  "--logs", str(logs), "-k", ",".join(K), "-o", f"{scratch}/spark"],
-                check=True, capture_output=True,
+                capture_output=True, text=True,
             )
+            if done.returncode != 0:
+                sys.exit(f"the Spark job failed:\n{done.stderr[-3000:]}")
 
         rows.append(("Spark job, local[2], JSONL file", timed(1, spark), None))
 
