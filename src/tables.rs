@@ -183,7 +183,8 @@ impl LogLines {
     ///
     /// # Errors
     /// A column missing, of another type or with nulls; an input index out
-    /// of range; a line number below 1, or the same line twice.
+    /// of range; a line number below 1, or the same line twice; a text
+    /// holding a line break.
     pub fn new(inputs: Vec<String>, table: &ArrowTable) -> Result<Self> {
         let name = table.name();
         let schema = table.schema();
@@ -220,7 +221,13 @@ impl LogLines {
                 };
                 lines.push((number, b, row));
             }
-            texts.push(cast(text, &DataType::Binary)?.as_binary::<i32>().clone());
+            let text = cast(text, &DataType::Binary)?.as_binary::<i32>().clone();
+            if let Some(row) =
+                (0..text.len()).find(|&row| memchr::memchr(b'\n', text.value(row)).is_some())
+            {
+                bail!("{name}: row {row} of batch {b}: a line holds a line break; hand each line over alone");
+            }
+            texts.push(text);
         }
         for (lines, input) in order.iter_mut().zip(&inputs) {
             lines.sort_unstable();

@@ -395,4 +395,12 @@ fn lines_that_name_no_input_or_repeat_a_line_are_refused() {
     assert!(refusal(vec![0, 0], vec![1, 0]).contains("line 0"));
     assert!(refusal(vec![0, 0], vec![3, 3]).contains("line 3 of a.jsonl is given twice"));
     assert!(LogLines::new(names.clone(), &table(vec![0, 0], vec![2, 1])).is_ok());
+    let broken: ArrayRef = Arc::new(StringArray::from(vec!["{}", "{}\n{}"]));
+    let input: ArrayRef = Arc::new(arrow_array::Int64Array::from(vec![0, 0]));
+    let line: ArrayRef = Arc::new(arrow_array::Int64Array::from(vec![1, 2]));
+    let batch =
+        RecordBatch::try_from_iter([("input", input), ("line", line), ("text", broken)]).unwrap();
+    let table = ArrowTable::new("lines", batch.schema(), vec![batch]).unwrap();
+    let err = LogLines::new(names, &table).unwrap_err();
+    assert!(format!("{err:#}").contains("row 1 of batch 0: a line holds a line break"));
 }

@@ -1,10 +1,12 @@
 """Grade the retrieval step of a RAG or search system from captured search logs.
 
-``grade`` grades logs against an answer key and returns a :class:`Grading`:
-the command line's files, as pyarrow tables and dicts. ``grade(...,
-partial=True)`` grades a shard of logs partitioned by query id, and
-``merge`` grades the shards as one. ``compare`` compares two gradings. Every grading runs in rgrade's native
-code with the GIL released.
+``grade`` grades logs (files, or pyarrow, pandas and polars tables)
+against an answer key and returns a :class:`Grading`: the command line's
+files, as pyarrow tables and dicts. ``grade(..., partial=True)`` grades a
+shard of logs partitioned by query id, and ``merge`` grades the shards as
+one. ``compare`` compares two gradings. Every grading runs in rgrade's
+native code with the GIL released; errors raise :class:`RgradeError`
+subclasses with the command line's messages.
 """
 
 from __future__ import annotations

@@ -47,6 +47,31 @@ CASES = [
         {"review_queue": True, "pool_depth": 5},
         ["--review-queue", "--pool-depth", "5"],
     ),
+    (
+        "traces",
+        "traces/labels.jsonl",
+        ["traces/otlp/openinference.jsonl"],
+        (1, 5, 10),
+        {"join": "text", "stage_order": ("retrieve", "rerank")},
+        ["--join", "text", "--stage-order", "retrieve,rerank"],
+    ),
+    (
+        "ubi",
+        "ubi/labels.jsonl",
+        ["ubi/ubi_queries.jsonl"],
+        (1, 3),
+        {"query_field": "user_query", "results_field": "query_response_hit_ids", "run_field": "application"},
+        ["--query-field", "user_query", "--results-field", "query_response_hit_ids", "--run-field", "application"],
+    ),
+    ("hostile", "hostile/labels.jsonl", ["hostile/logs.jsonl"], (10,), {}, ["--max-rejects", "1"]),
+    (
+        "compare",
+        "compare/labels.jsonl",
+        ["compare/candidate"],
+        (1, 5, 10),
+        {"repeats": "last"},
+        ["--repeats", "last", "--max-rejects", "10"],
+    ),
 ]
 
 

@@ -88,8 +88,8 @@ impl Input {
         }
     }
 
-    /// Whether it can be read a second time: a regular file or a table
-    /// can, standard input or a pipe cannot.
+    /// Whether it can be read a second time: a regular file or what is
+    /// held in memory can, standard input or a pipe cannot.
     pub fn can_read_again(&self) -> bool {
         match self {
             Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
@@ -182,8 +182,9 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     for input in inputs.iter() {
         let key = match input {
             Input::File(path) => file_key(path),
-            // Only files and standard input are found here.
-            Input::Stdin | Input::Table(_) | Input::Lines(..) => FileKey::Stdin,
+            Input::Stdin => FileKey::Stdin,
+            // Handed over, never found by a walk.
+            Input::Table(_) | Input::Lines(..) => continue,
         };
         if !seen.insert(key) {
             bail!(
