@@ -24,6 +24,9 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -507,6 +510,105 @@ fn check_merge(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), String
 }
 
 // ---------------------------------------------------------------------------
+/// The lines of the log files of `written`, split by query id into
+/// `shards` tables of (input, line, text) rows as the Spark job hands
+/// them over (`seed` picks which query goes where), each graded as a
+/// partial grading and merged: every output but the inputs' list (in
+/// summary.json and the report) must be the bytes one grading of the
+/// files writes.
+fn check_merge_lines(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), String> {
+    let scratch = Workdir::new("prop_merge_lines");
+    let written = write_inputs(scenario, scratch.root());
+    let mut rows: Vec<Vec<(u32, u64, String)>> = vec![Vec::new(); shards as usize];
+    for (input, log) in (0..).zip(&written.logs) {
+        let text = std::fs::read_to_string(log).map_err(|e| e.to_string())?;
+        for (line, text) in (1..).zip(text.split_inclusive('\n')) {
+            let hash = xxhash_rust::xxh3::xxh3_64_with_seed(query_of(text).as_bytes(), seed);
+            let text = text.strip_suffix('\n').unwrap_or(text).to_string();
+            rows[(hash % shards) as usize].push((input, line, text));
+        }
+    }
+    let options = &scenario.options;
+    let fail = |e: anyhow::Error| format!("{e:#}\n{}", written.description);
+    let mut one = plan(&written, options, 2, &scratch.path("one"));
+    one.review_queue = true;
+    rgrade::grade(&one, &mut |_| {}).map_err(fail)?;
+    let names: Vec<String> = written
+        .logs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut shard_dirs = Vec::new();
+    for (shard, rows) in rows.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
+        let input: ArrayRef = Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.0)));
+        let line: ArrayRef = Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.1)));
+        let text: ArrayRef = Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.2)));
+        let batch = RecordBatch::try_from_iter([("input", input), ("line", line), ("text", text)])
+            .map_err(|e| e.to_string())?;
+        let table = rgrade::ArrowTable::new("lines", batch.schema(), vec![batch]).map_err(fail)?;
+        let lines = rgrade::LogLines::new(names.clone(), &table).map_err(fail)?;
+        let dir = scratch.path(&format!("partial{shard}"));
+        let mut partial = plan(&written, options, 1, &dir);
+        partial.logs.clear();
+        partial.review_queue = true;
+        partial.tables.lines = Some(Arc::new(lines));
+        rgrade::grade_partial(&partial, &mut |_| {}).map_err(fail)?;
+        shard_dirs.push(dir);
+    }
+    let merge = rgrade::MergePlan {
+        labels: written.labels.clone(),
+        labels_table: None,
+        shards: shard_dirs,
+        out: scratch.path("merged"),
+        threads: NonZeroUsize::new(2),
+        command: Vec::new(),
+    };
+    rgrade::merge(&merge, &mut |_| {}).map_err(fail)?;
+    let mut differences = Vec::new();
+    let mut files: Vec<String> = std::fs::read_dir(scratch.path("one"))
+        .map_err(|e| e.to_string())?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".csv") || name.ends_with(".jsonl"))
+        .collect();
+    files.sort();
+    for name in files {
+        let read = |dir: &Path| std::fs::read(dir.join(&name)).unwrap_or_default();
+        let (a, b) = (read(&scratch.path("one")), read(&merge.out));
+        if a != b {
+            differences.push(format!(
+                "{name} differs\n--- one grading\n{}\n--- merged\n{}",
+                String::from_utf8_lossy(&a),
+                String::from_utf8_lossy(&b)
+            ));
+        }
+    }
+    let inputless = |dir: &Path| -> Value {
+        let bytes = std::fs::read(dir.join("summary.json")).unwrap_or_default();
+        let mut summary: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        for key in [
+            "command",
+            "elapsed_seconds",
+            "throughput",
+            "inputs",
+            "outputs",
+        ] {
+            summary[key] = Value::Null;
+        }
+        summary
+    };
+    if inputless(&scratch.path("one")) != inputless(&merge.out) {
+        differences.push("summary.json differs but for its inputs".to_string());
+    }
+    if differences.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{}\n{}",
+        differences.join("\n"),
+        written.description
+    ))
+}
+
 // The properties.
 // ---------------------------------------------------------------------------
 
@@ -560,6 +662,21 @@ proptest! {
         seed in any::<u64>(),
     ) {
         check_merge(&scenario, shards, seed).map_err(TestCaseError::fail)?;
+    }
+
+    /// JSONL lines handed over with their file and line, split by query
+    /// id into random partitions as the Spark job splits them, graded as
+    /// partial gradings and merged, write what one grading of the files
+    /// writes but for the list of inputs: per_query.csv, aggregates.csv,
+    /// rejects.jsonl (file order, excerpts), review_queue.csv,
+    /// attribution.csv, summary.json's counts.
+    #[test]
+    fn merged_lines_grade_as_the_files(
+        scenario in scenario(jsonl_logs(30), &Repeats::ALL),
+        shards in 1u64..=3,
+        seed in any::<u64>(),
+    ) {
+        check_merge_lines(&scenario, shards, seed).map_err(TestCaseError::fail)?;
     }
 
     /// The thread count never shows in the outputs: `-j 1` and `-j 2` write
