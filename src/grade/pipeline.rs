@@ -74,7 +74,7 @@ impl Setup {
         let stage_order = stage_order(&plan.stage_order).of_kind(ErrorKind::Usage)?;
         let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
         let labels = match &plan.tables.labels {
-            Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join),
+            Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join, &pool),
             None => LabelIndex::load(
                 &plan.labels,
                 plan.labels_format,

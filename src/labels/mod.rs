@@ -30,7 +30,7 @@ use build::Builder;
 
 impl LabelIndex {
     /// Read and index the labels file (plain, gzip or zstd), parsing JSONL
-    /// labels on `pool`. Joined by text, each label's `query` text is
+    /// labels and sorting the index on `pool`. Joined by text, each label's `query` text is
     /// indexed too.
     ///
     /// # Errors
@@ -89,7 +89,7 @@ impl LabelIndex {
             hash,
             format: format_name(format),
         };
-        read.and_then(|()| builder.build(min_rel, source))
+        read.and_then(|()| pool.install(|| builder.build(min_rel, source)))
             .map_err(|(line, err)| match line {
                 Some(line) => anyhow!("{name}:{line}: {err:#}"),
                 None => anyhow!("{name}: {err:#}"),
@@ -97,12 +97,18 @@ impl LabelIndex {
     }
 
     /// Index labels handed over as an Arrow table with the CSV labels'
-    /// columns, as [`LabelIndex::load`] indexes a Parquet file; the
-    /// table's name stands for the path in messages and summary.json.
+    /// columns, as [`LabelIndex::load`] indexes a Parquet file (sorting on
+    /// `pool`); the table's name stands for the path in messages and
+    /// summary.json.
     ///
     /// # Errors
     /// As [`LabelIndex::load`], rows numbered from 1.
-    pub fn load_table(table: &ArrowTable, min_rel: i64, join: JoinBy) -> Result<Self> {
+    pub fn load_table(
+        table: &ArrowTable,
+        min_rel: i64,
+        join: JoinBy,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Self> {
         let name = table.name();
         let mut builder = Builder::default();
         builder.keep_query_texts = join == JoinBy::Text;
@@ -117,7 +123,7 @@ impl LabelIndex {
             hash: table.content_hash(),
             format: "arrow",
         };
-        read.and_then(|()| builder.build(min_rel, source))
+        read.and_then(|()| pool.install(|| builder.build(min_rel, source)))
             .map_err(|(line, err)| match line {
                 Some(row) => anyhow!("{name}: row {row}: {err:#}"),
                 None => anyhow!("{name}: {err:#}"),
