@@ -63,11 +63,15 @@ pub fn grade_sample(labels: &str, logs: &[&str], ks: &[Cutoff], out: &str) -> Pa
         stage_order: Vec::new(),
         doc_collections: None,
         corpus: None,
+        collection_version: None,
         out: Some(out.clone()),
+        review_queue: false,
+        pool_depth: None,
         meta: Vec::new(),
         threads: NonZeroUsize::new(1),
         progress: ProgressWhen::Never,
         command: Vec::new(),
+        tables: rgrade::Tables::default(),
     };
     rgrade::grade(&plan, &mut |_| {}).expect("the shipped samples grade");
     out
@@ -116,6 +120,7 @@ pub fn judge(
         file_runs,
         input_names,
         spans,
+        pool_depth: None,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,
@@ -124,6 +129,7 @@ pub fn judge(
         format,
         // A run's first line may be its header.
         header_line: matches!(format, LogsFormat::Trec | LogsFormat::Msmarco).then_some(1),
+        numbers: Vec::new(),
     });
     BlockWorker::new(&config).process(&chunk);
 }
@@ -161,11 +167,15 @@ pub fn grade_parquet(data: &[u8], join: JoinBy) {
         stage_order: vec!["retrieve".into(), "rerank".into()],
         doc_collections: None,
         corpus: None,
+        collection_version: None,
         out: None,
+        review_queue: false,
+        pool_depth: None,
         meta: Vec::new(),
         threads: NonZeroUsize::new(1),
         progress: ProgressWhen::Never,
         command: Vec::new(),
+        tables: rgrade::Tables::default(),
     };
     // A file that is no Parquet, or a column of the wrong type, is an
     // error: all that matters is that it is not a panic.
