@@ -217,7 +217,10 @@ impl LogLines {
             for (row, (i, number)) in (0u32..).zip(input_of.values().iter().zip(line_of.values())) {
                 let lines = usize::try_from(*i).ok().and_then(|i| order.get_mut(i));
                 let (Some(lines), Ok(number @ 1..)) = (lines, u64::try_from(*number)) else {
-                    bail!("{name}: row {row} of batch {b}: input {i}, line {number}: no line of the {} inputs named", inputs.len());
+                    bail!(
+                        "{name}: row {row} of batch {b}: input {i}, line {number} is no line of the {} inputs given (inputs count from 0, lines from 1)",
+                        inputs.len()
+                    );
                 };
                 lines.push((number, b, row));
             }
