@@ -36,7 +36,7 @@ use rgrade::{
 };
 use serde_json::Value;
 
-use crate::util::{aggregates_header, Workdir};
+use crate::util::{aggregates_header, summary_without, Workdir, RUN_KEYS};
 use inputs::{jsonl_logs, render, scenario, trec_logs, Options, Repeats, Scenario};
 use model::{
     aggregates_table, attribution_table, captures, per_query_header, per_query_table, reference,
@@ -480,14 +480,7 @@ fn check_merge(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), String
         let read = |dir: &Path| std::fs::read(dir.join(&name)).unwrap_or_default();
         let (a, b) = (read(&scratch.path("one")), read(&merge.out));
         let same = if name == "summary.json" {
-            let timeless = |bytes: &[u8]| -> Value {
-                let mut summary: Value = serde_json::from_slice(bytes).unwrap_or_default();
-                for key in ["command", "elapsed_seconds", "throughput"] {
-                    summary[key] = Value::Null;
-                }
-                summary
-            };
-            timeless(&a) == timeless(&b)
+            summary_without(&a, &RUN_KEYS) == summary_without(&b, &RUN_KEYS)
         } else {
             a == b
         };
@@ -582,19 +575,9 @@ fn check_merge_lines(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), 
             ));
         }
     }
-    let inputless = |dir: &Path| -> Value {
+    let inputless = |dir: &Path| {
         let bytes = std::fs::read(dir.join("summary.json")).unwrap_or_default();
-        let mut summary: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        for key in [
-            "command",
-            "elapsed_seconds",
-            "throughput",
-            "inputs",
-            "outputs",
-        ] {
-            summary[key] = Value::Null;
-        }
-        summary
+        summary_without(&bytes, &[&RUN_KEYS[..], &["inputs", "outputs"]].concat())
     };
     if inputless(&scratch.path("one")) != inputless(&merge.out) {
         differences.push("summary.json differs but for its inputs".to_string());

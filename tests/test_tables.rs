@@ -16,7 +16,9 @@ use rgrade::{
     LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy, RunName, Tables,
 };
 
-use crate::util::{assert_counts_add_up, assert_same_lines, count, crate_path, Workdir};
+use crate::util::{
+    assert_counts_add_up, assert_same_lines, count, crate_path, summary_without, Workdir, RUN_KEYS,
+};
 
 /// A trace sample's path.
 fn traces(rel: &str) -> PathBuf {
@@ -342,17 +344,8 @@ fn lines_partitioned_by_query_merge_into_what_one_grading_writes() {
         assert_same_lines(file, &merged, &one);
     }
     let without_inputs = |dir: &str| {
-        let mut summary = wd.read_json(&format!("{dir}/summary.json"));
-        for key in [
-            "command",
-            "elapsed_seconds",
-            "throughput",
-            "inputs",
-            "outputs",
-        ] {
-            summary[key] = serde_json::Value::Null;
-        }
-        summary
+        let bytes = wd.read(&format!("{dir}/summary.json"));
+        summary_without(&bytes, &[&RUN_KEYS[..], &["inputs", "outputs"]].concat())
     };
     assert_eq!(without_inputs("merged"), without_inputs("one"));
     let merged = wd.read_json("merged/summary.json");

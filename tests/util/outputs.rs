@@ -254,3 +254,18 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     let hi = (lo + 1).min(sorted.len() - 1);
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
+
+/// What two summary.json files of one grading share: the keys that
+/// differ between runs (the command line and timing) are left out.
+pub const RUN_KEYS: [&str; 3] = ["command", "elapsed_seconds", "throughput"];
+
+/// summary.json's `bytes` without the keys `left_out`, for comparing
+/// what two gradings wrote.
+#[track_caller]
+pub fn summary_without(bytes: &[u8], left_out: &[&str]) -> Value {
+    let mut summary: Value = serde_json::from_slice(bytes).expect("summary.json is JSON");
+    for key in left_out {
+        summary[*key] = Value::Null;
+    }
+    summary
+}
