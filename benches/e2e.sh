@@ -31,6 +31,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+source benches/measure.sh
 cargo build --release --quiet --bin rgrade --bench parse_only
 rgrade=target/release/rgrade
 parse_only=$(ls -t target/release/deps/parse_only-* | grep -v '\.d$' | head -n 1)
@@ -67,34 +68,6 @@ layouts() {
   shuf --random-source=<(yes) "$dir/trec/run.trec" >"$dir/layouts/shuffled.trec"
   awk -v dir="$dir/layouts" '{ print > (dir "/dealt-" NR % 2 ".trec") }' "$dir/trec/run.trec"
   touch "$dir/layouts/done"
-}
-
-# measure LABEL BYTES COMMAND...: median wall time of $runs runs, with the
-# CPU time and peak RSS of that run.
-measure() {
-  local label=$1 bytes=$2; shift 2
-  local results=() stats
-  stats=$(mktemp)
-  for _ in $(seq "$runs"); do
-    sync
-    /usr/bin/time -o "$stats" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || true
-    results+=("$(tail -n 1 "$stats")")
-  done
-  rm -f "$stats"
-  local wall user sys rss
-  read -r wall user sys rss < <(printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
-  WALL[$label]=$wall
-  RSS_MB[$label]=$(( (rss + 512) / 1024 ))
-  awk -v l="$label" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v b="$bytes" 'BEGIN {
-    printf "| %s | %.2f | %.2f | %.0f | %.0f |\n", l, w, u + s, b / 1e6 / w, r / 1024 }'
-}
-
-# Medians by label, for the targets table.
-declare -A WALL RSS_MB
-
-# ratio A B: the wall time of run A over that of run B.
-ratio() {
-  awk -v a="${WALL[$1]:-0}" -v b="${WALL[$2]:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else printf "-" }'
 }
 
 # targets: one row per performance target (docs/BENCHMARKS.md), one column
@@ -165,10 +138,9 @@ for size in $sizes; do
   measure "$size rgrade TREC, lines shuffled -j2" "$trec_bytes" "$rgrade" grade -q -o "$out" --labels "$d/trec/labels.jsonl" -k 10 -j 2 "$d/layouts/shuffled.trec"
   measure "$size rgrade TREC, dealt over 2 files -j2" "$trec_bytes" "$rgrade" grade -q -o "$out" --labels "$d/trec/labels.jsonl" -k 10 -j 2 "$d/layouts/dealt-0.trec" "$d/layouts/dealt-1.trec"
   if [ "$python" = 1 ]; then
-    venv="$data/venv"
-    [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" -q install pytrec-eval-terrier ranx; }
+    tools=$(python_tools "$data")
     for tool in pytrec_eval ranx; do
-      runs=1 measure "$size $tool TREC" "$trec_bytes" "$venv/bin/python" benches/python_baseline.py "$tool" "$d/trec/labels.jsonl" "$d/trec/run.trec"
+      runs=1 measure "$size $tool TREC" "$trec_bytes" "$tools" benches/python_baseline.py "$tool" "$d/trec/labels.jsonl" "$d/trec/run.trec"
     done
   fi
 done

@@ -1,16 +1,25 @@
 """What users would otherwise run: load a TREC run and the answer key and
 compute the same measures as `rgrade grade -k 10`, with pytrec_eval or ranx.
 
-    python python_baseline.py pytrec_eval|ranx LABELS.jsonl RUN.trec
+    python python_baseline.py pytrec_eval|ranx LABELS RUN.trec
+
+LABELS is rgrade's JSONL labels or TREC qrels.
 """
 import json
 import sys
 
 
 def load_qrels(path):
+    """The answer key from rgrade's JSONL labels or from TREC qrels."""
     qrels = {}
     with open(path) as f:
+        jsonl = f.read(1) == "{"
+        f.seek(0)
         for line in f:
+            if not jsonl:
+                query, _, doc, grade = line.split()[:4]
+                qrels.setdefault(query, {})[doc] = int(grade)
+                continue
             label = json.loads(line)
             relevant = label["relevant"]
             if isinstance(relevant, list):
@@ -19,13 +28,14 @@ def load_qrels(path):
     return {q: docs for q, docs in qrels.items() if any(g > 0 for g in docs.values())}
 
 
-def load_run(path):
-    run = {}
+def load_runs(path):
+    """Each run of a TREC file by its tag, as pytrec_eval takes a run."""
+    runs = {}
     with open(path) as f:
         for line in f:
-            query, _, doc, _, score, _ = line.split()[:6]
-            run.setdefault(query, {})[doc] = float(score)
-    return run
+            query, _, doc, _, score, tag = line.split()[:6]
+            runs.setdefault(tag, {}).setdefault(query, {})[doc] = float(score)
+    return runs
 
 
 def main():
@@ -34,10 +44,11 @@ def main():
     if tool == "pytrec_eval":
         import pytrec_eval
 
-        run = load_run(run_path)
         measures = {"recall_10", "recip_rank", "P_10", "ndcg_cut_10", "map_cut_10"}
-        scores = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
-        print(sum(s["recall_10"] for s in scores.values()) / len(scores))
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures)
+        for tag, run in load_runs(run_path).items():
+            scores = evaluator.evaluate(run)
+            print(tag, sum(s["recall_10"] for s in scores.values()) / len(scores))
     else:
         from ranx import Qrels, Run, evaluate
 
