@@ -1,9 +1,11 @@
 //! The index under construction: labels as read, in flat lists, checked
 //! and indexed once the whole file is in.
 
+use std::ops::Range;
+
 use anyhow::{anyhow, bail, Result};
 use hashbrown::{HashMap, HashTable};
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 
 use super::ids::{IdRef, IdText};
 use super::index::{
@@ -258,79 +260,31 @@ impl Builder {
         let text = self.text;
         let id_of = |q: &u32| text.get(self.queries[*q as usize].id);
         let order = sorted_by_id(self.queries.len() as u32, id_of);
-        // A JSONL query on two lines: report the earliest second line.
-        let repeated = order
-            .chunk_by(|a, b| id_of(a) == id_of(b))
-            .filter(|same| same.len() > 1)
-            .map(|same| {
-                let mut lines: Vec<usize> = same
-                    .iter()
-                    .map(|&q| self.queries[q as usize].line)
-                    .collect();
-                lines.sort_unstable();
-                (lines[1], lines[0], id_of(&same[0]))
-            })
-            .min();
-        if let Some((line, first, id)) = repeated {
-            let message = anyhow!("query_id '{id}' is labeled twice (first on line {first})");
-            return Err((Some(line), message));
+        if let Some(err) = labeled_twice(&order, &self.queries, &text) {
+            return Err(err);
         }
         // Group the judgments by query (JSONL and most qrels come grouped
         // already), keeping file order within a query.
         if !self.docs.is_sorted_by_key(|d| d.query) {
-            self.docs.sort_by_key(|d| d.query);
+            self.docs.par_sort_by_key(|d| d.query);
         }
-        let mut docs = Vec::with_capacity(self.docs.len());
-        let mut ideal_grades = Vec::with_capacity(self.docs.len());
-        let mut by_text = Vec::with_capacity(self.docs.len());
+        let total = self.docs.len();
+        let mut docs: Vec<JudgedDoc> = (0..total)
+            .into_par_iter()
+            .map(|_| JudgedDoc::default())
+            .collect();
+        let mut ideal_grades = vec![0; total];
+        let mut by_text = vec![0; total];
+        let stretches = Stretch::cut(&mut self.docs, &mut docs, &mut ideal_grades, &mut by_text);
+        let indexed: Vec<_> = stretches
+            .into_par_iter()
+            .map(|stretch| stretch.index(&text, &self.queries))
+            .collect();
         let mut ranges = vec![(0..0, 0); self.queries.len()];
-        for run in self.docs.chunk_by_mut(|a, b| a.query == b.query) {
-            run.sort_by(|a, b| text.get(a.id).cmp(text.get(b.id)).then(a.line.cmp(&b.line)));
-            if let Some(pair) = run
-                .windows(2)
-                .find(|p| text.get(p[0].id) == text.get(p[1].id))
-            {
-                let query = text.get(self.queries[pair[1].query as usize].id);
-                let message = anyhow!(
-                    "doc_id '{}' is judged twice for query_id '{query}' (first on line {})",
-                    text.get(pair[1].id),
-                    pair[0].line
-                );
-                return Err((Some(pair[1].line), message));
+        for stretch in indexed {
+            for run in stretch? {
+                ranges[run.query as usize] = (run.positive, run.end);
             }
-            // The documents with a positive grade first, as the metrics see
-            // them; then those judged 0 or less, kept only to tell a judged
-            // document from an unjudged one.
-            let start = docs.len();
-            let mut positive_end = start;
-            for positive in [true, false] {
-                let part = docs.len();
-                docs.extend(
-                    run.iter()
-                        .filter(|d| (d.grade > 0) == positive)
-                        .map(|d| JudgedDoc {
-                            hash: id_hash(text.get(d.id).as_bytes()),
-                            grade: d.grade,
-                            id: d.id,
-                        }),
-                );
-                let judged = &mut docs[part..];
-                judged.sort_unstable_by(|a, b| {
-                    a.hash
-                        .cmp(&b.hash)
-                        .then_with(|| text.get(a.id).cmp(text.get(b.id)))
-                });
-                let mut grades: Vec<i64> = judged.iter().map(|d| d.grade).collect();
-                grades.sort_unstable_by(|a, b| b.cmp(a));
-                ideal_grades.extend(grades);
-                if positive {
-                    positive_end = docs.len();
-                }
-            }
-            let first = by_text.len();
-            by_text.extend(start as u32..docs.len() as u32);
-            by_text[first..].sort_unstable_by_key(|&d| text.get(docs[d as usize].id));
-            ranges[run[0].query as usize] = (start as u32..positive_end as u32, docs.len() as u32);
         }
         drop(self.docs);
 
@@ -339,31 +293,35 @@ impl Builder {
         } else {
             None
         };
-        let mut queries = Vec::with_capacity(order.len());
-        let mut by_id = HashTable::with_capacity(order.len());
-        for old in order {
-            let raw = &self.queries[old as usize];
-            let (range, judged_end) = ranges[old as usize].clone();
-            let grades = &ideal_grades[range.start as usize..range.end as usize];
-            let Interned([task, language, split, collection_version]) = raw
-                .attributes
-                .map_or(Interned([none; 4]), |(names, _)| names);
-            let index = queries.len() as QueryIdx;
-            queries.push(LabeledQuery {
-                id: raw.id,
-                task,
-                language,
-                split,
-                collection_version,
-                required: raw.required,
-                n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
-                docs: range,
-                judged_end,
-            });
-            let hash = id_hash(text.get(raw.id).as_bytes());
-            by_id.insert_unique(hash, index, |&q: &QueryIdx| {
-                id_hash(text.get(queries[q as usize].id).as_bytes())
-            });
+        let queries: Vec<LabeledQuery> = order
+            .par_iter()
+            .map(|&old| {
+                let raw = &self.queries[old as usize];
+                let (range, judged_end) = ranges[old as usize].clone();
+                let grades = &ideal_grades[range.start as usize..range.end as usize];
+                let Interned([task, language, split, collection_version]) = raw
+                    .attributes
+                    .map_or(Interned([none; 4]), |(names, _)| names);
+                LabeledQuery {
+                    id: raw.id,
+                    task,
+                    language,
+                    split,
+                    collection_version,
+                    required: raw.required,
+                    n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
+                    docs: range,
+                    judged_end,
+                }
+            })
+            .collect();
+        let hashes: Vec<u64> = queries
+            .par_iter()
+            .map(|q| id_hash(text.get(q.id).as_bytes()))
+            .collect();
+        let mut by_id = HashTable::with_capacity(queries.len());
+        for (index, &hash) in hashes.iter().enumerate() {
+            by_id.insert_unique(hash, index as QueryIdx, |&q| hashes[q as usize]);
         }
         let has_splits = queries.iter().any(|q| q.split != none);
         Ok(LabelIndex {
@@ -379,6 +337,161 @@ impl Builder {
             min_rel,
             source,
         })
+    }
+}
+
+/// The error for a query on two JSONL lines, at the earliest second line,
+/// if there is one. `order` holds the queries in byte order of their ids.
+fn labeled_twice(order: &[u32], queries: &[RawQuery], text: &IdText) -> Option<LineError> {
+    let id_of = |q: &u32| text.get(queries[*q as usize].id);
+    if !order
+        .par_windows(2)
+        .any(|pair| id_of(&pair[0]) == id_of(&pair[1]))
+    {
+        return None;
+    }
+    let (line, first, id) = order
+        .chunk_by(|a, b| id_of(a) == id_of(b))
+        .filter(|same| same.len() > 1)
+        .map(|same| {
+            let mut lines: Vec<usize> = same.iter().map(|&q| queries[q as usize].line).collect();
+            lines.sort_unstable();
+            (lines[1], lines[0], id_of(&same[0]))
+        })
+        .min()?;
+    let message = anyhow!("query_id '{id}' is labeled twice (first on line {first})");
+    Some((Some(line), message))
+}
+
+/// Where one query's judged documents ended up in the index's arrays.
+struct IndexedRun {
+    query: u32,
+    /// Those with a positive grade.
+    positive: Range<u32>,
+    /// Where those judged 0 or less end.
+    end: u32,
+}
+
+/// A stretch of whole runs of judgments (each run one query's, in query
+/// order) and the parts of the index's arrays they fill: stretches are
+/// indexed on the workers side by side, each writing only its own part.
+struct Stretch<'a> {
+    /// The global index of its first judgment.
+    base: usize,
+    raw: &'a mut [RawDoc],
+    docs: &'a mut [JudgedDoc],
+    ideal_grades: &'a mut [i64],
+    by_text: &'a mut [u32],
+}
+
+impl<'a> Stretch<'a> {
+    /// Cut the judgments `raw`, grouped by query, and the arrays that
+    /// match them into stretches of whole runs, a few per worker.
+    fn cut(
+        mut raw: &'a mut [RawDoc],
+        mut docs: &'a mut [JudgedDoc],
+        mut ideal_grades: &'a mut [i64],
+        mut by_text: &'a mut [u32],
+    ) -> Vec<Stretch<'a>> {
+        let size = (raw.len() / (16 * rayon::current_num_threads())).max(4096);
+        let mut stretches = Vec::new();
+        let mut base = 0;
+        while !raw.is_empty() {
+            let mut end = size.min(raw.len());
+            while end < raw.len() && raw[end].query == raw[end - 1].query {
+                end += 1;
+            }
+            let (this, rest) = std::mem::take(&mut raw).split_at_mut(end);
+            raw = rest;
+            let (this_docs, rest) = std::mem::take(&mut docs).split_at_mut(end);
+            docs = rest;
+            let (this_ideal, rest) = std::mem::take(&mut ideal_grades).split_at_mut(end);
+            ideal_grades = rest;
+            let (this_by_text, rest) = std::mem::take(&mut by_text).split_at_mut(end);
+            by_text = rest;
+            stretches.push(Stretch {
+                base,
+                raw: this,
+                docs: this_docs,
+                ideal_grades: this_ideal,
+                by_text: this_by_text,
+            });
+            base += end;
+        }
+        stretches
+    }
+
+    /// Index each run: its judged documents sorted by hash, those with a
+    /// positive grade first, the grades of each part highest first, and
+    /// the documents again in byte order of their ids.
+    ///
+    /// # Errors
+    /// A (query, doc) pair judged twice, at the line of its second
+    /// appearance: the first such query of the stretch.
+    fn index(self, text: &IdText, queries: &[RawQuery]) -> Result<Vec<IndexedRun>, LineError> {
+        let mut runs = Vec::new();
+        let mut at = 0;
+        for run in self.raw.chunk_by_mut(|a, b| a.query == b.query) {
+            run.sort_by(|a, b| text.get(a.id).cmp(text.get(b.id)).then(a.line.cmp(&b.line)));
+            if let Some(pair) = run
+                .windows(2)
+                .find(|p| text.get(p[0].id) == text.get(p[1].id))
+            {
+                let query = text.get(queries[pair[1].query as usize].id);
+                let message = anyhow!(
+                    "doc_id '{}' is judged twice for query_id '{query}' (first on line {})",
+                    text.get(pair[1].id),
+                    pair[0].line
+                );
+                return Err((Some(pair[1].line), message));
+            }
+            let span = at..at + run.len();
+            let docs = &mut self.docs[span.clone()];
+            // The documents with a positive grade first, as the metrics see
+            // them; then those judged 0 or less, kept only to tell a judged
+            // document from an unjudged one.
+            let mut filled = 0;
+            let mut positive_end = 0;
+            for positive in [true, false] {
+                let part_start = filled;
+                for doc in run.iter().filter(|d| (d.grade > 0) == positive) {
+                    docs[filled] = JudgedDoc {
+                        hash: id_hash(text.get(doc.id).as_bytes()),
+                        grade: doc.grade,
+                        id: doc.id,
+                    };
+                    filled += 1;
+                }
+                let part = &mut docs[part_start..filled];
+                part.sort_unstable_by(|a, b| {
+                    a.hash
+                        .cmp(&b.hash)
+                        .then_with(|| text.get(a.id).cmp(text.get(b.id)))
+                });
+                let grades = &mut self.ideal_grades[at + part_start..at + filled];
+                for (grade, doc) in grades.iter_mut().zip(part.iter()) {
+                    *grade = doc.grade;
+                }
+                grades.sort_unstable_by(|a, b| b.cmp(a));
+                if positive {
+                    positive_end = filled;
+                }
+            }
+            let first = self.base + at;
+            let by_text = &mut self.by_text[span];
+            for (slot, global) in by_text.iter_mut().zip(first..) {
+                *slot = global as u32;
+            }
+            let docs = &*docs;
+            by_text.sort_unstable_by_key(|&d| text.get(docs[d as usize - first].id));
+            runs.push(IndexedRun {
+                query: run[0].query,
+                positive: first as u32..(first + positive_end) as u32,
+                end: (first + run.len()) as u32,
+            });
+            at += run.len();
+        }
+        Ok(runs)
     }
 }
 
@@ -471,5 +584,106 @@ mod tests {
         let mut want: Vec<u32> = (0..ids.len() as u32).collect();
         want.sort_by_key(|&q| ids[q as usize]);
         assert_eq!(order, want);
+    }
+
+    fn source() -> LabelsSource {
+        LabelsSource {
+            path: "labels".into(),
+            bytes: 0,
+            hash: String::new(),
+            format: "jsonl",
+        }
+    }
+
+    /// 30,000 queries, judged out of query order, with grades from -1 to
+    /// 3: enough judgments for many stretches, each indexed on its own.
+    fn many_labels(builder: &mut Builder) -> Vec<(String, Vec<(String, i64)>)> {
+        let mut state = 7u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let labels: Vec<(String, Vec<(String, i64)>)> = (0..30_000)
+            .map(|q| {
+                let docs = (0..next(6))
+                    .map(|d| (format!("doc-{}-{d}", next(1000)), next(5) as i64 - 1))
+                    .collect();
+                (format!("q{}", q * 7919 % 30_000), docs)
+            })
+            .collect();
+        let ids: Vec<usize> = (0..labels.len())
+            .map(|q| builder.push_query(&labels[q].0, q + 1).unwrap())
+            .collect();
+        // Judgments in reverse query order, so they are grouped by the build.
+        for (q, (_, docs)) in labels.iter().enumerate().rev() {
+            for (doc, grade) in docs {
+                builder.judge(ids[q], doc, *grade, q + 1).unwrap();
+            }
+        }
+        labels
+    }
+
+    #[test]
+    fn each_query_is_indexed_as_a_naive_build_would() {
+        let mut builder = Builder::default();
+        let labels = many_labels(&mut builder);
+        let index = builder.build(2, source()).unwrap();
+        assert_eq!(index.queries().len(), labels.len());
+        for (id, docs) in &labels {
+            let query = index.find_query(id.as_bytes()).unwrap();
+            assert_eq!(index.query_id(query), id);
+            let mut want_positive: Vec<&(String, i64)> = docs.iter().filter(|d| d.1 > 0).collect();
+            want_positive.sort_by_key(|(doc, _)| (id_hash(doc.as_bytes()), doc.clone()));
+            let positive: Vec<(&str, i64)> = index
+                .judged_docs(query)
+                .map(|d| (index.doc_id(d), index.grade(d)))
+                .collect();
+            let want: Vec<(&str, i64)> = want_positive
+                .iter()
+                .map(|(d, g)| (d.as_str(), *g))
+                .collect();
+            assert_eq!(positive, want, "{id}");
+            let mut ideal: Vec<i64> = want.iter().map(|d| d.1).collect();
+            ideal.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(index.judgments(query).ideal_grades, &ideal[..]);
+            assert_eq!(
+                index.judgments(query).n_relevant,
+                docs.iter().filter(|d| d.1 >= 2).count()
+            );
+            for (doc, grade) in docs {
+                let found = index.find_doc(query, doc.as_bytes(), id_hash(doc.as_bytes()));
+                assert_eq!(found.map(|d| index.grade(d)), Some(*grade), "{id} {doc}");
+                let place = index.place_doc(query, doc.as_bytes());
+                assert!(place.judged());
+                assert_eq!(index.doc_id(index.judged_at(query, place)), doc);
+            }
+            let below = docs.iter().filter(|(d, _)| d.as_str() < "doc-5").count();
+            assert_eq!(index.place_doc(query, b"doc-5").below() as usize, below);
+        }
+    }
+
+    #[test]
+    fn the_first_query_judging_a_doc_twice_is_reported() {
+        let mut builder = Builder::default();
+        let labels = many_labels(&mut builder);
+        // A repeat in a late query and in an early one, in other stretches.
+        for q in [labels.len() - 3, 2] {
+            assert!(labels[q].1.iter().all(|(d, _)| d != "twice"));
+            let late = labels.len() + 10 + q;
+            builder.judge(q, "twice", 1, late).unwrap();
+            builder.judge(q, "twice", 0, late + 1).unwrap();
+        }
+        let Err((line, err)) = builder.build(1, source()) else {
+            panic!("judged twice, indexed");
+        };
+        assert_eq!(line, Some(labels.len() + 10 + 2 + 1));
+        let want = format!(
+            "doc_id 'twice' is judged twice for query_id '{}' (first on line {})",
+            labels[2].0,
+            labels.len() + 10 + 2
+        );
+        assert_eq!(err.to_string(), want);
     }
 }

@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 
 /// Where an id's text is in [`IdText`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IdRef {
     start: u32,
     len: u32,

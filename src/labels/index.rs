@@ -48,7 +48,7 @@ pub struct LabeledQuery {
 }
 
 /// A judged document, with any grade.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct JudgedDoc {
     pub(super) hash: u64,
     pub(super) grade: i64,
