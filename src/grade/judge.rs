@@ -176,10 +176,21 @@ pub struct RankingJudge {
     /// What to do with a doc id listed twice: fixed for a whole run.
     duplicates: DuplicateDocs,
     hashes: Vec<u64>,
-    /// Positions of the doc ids seen so far in this ranking, by their hash.
+    /// A filter of the hashes seen so far in a short ranking: a doc id
+    /// whose bit is clear cannot have been seen, so only the few whose bit
+    /// is set look back for an earlier copy.
+    seen_bits: [u64; SEEN_WORDS],
+    /// Positions of the doc ids seen so far in a long ranking, by hash.
     seen: HashTable<u32>,
     dropped: Vec<bool>,
 }
+
+/// Words in [`RankingJudge::seen_bits`]: 4,096 bits.
+const SEEN_WORDS: usize = 64;
+
+/// The longest ranking checked for repeats with the filter; a longer one
+/// would set most of its bits, and uses a hash table.
+const FILTERED_RANKING: usize = 256;
 
 impl RankingJudge {
     /// A judge that handles repeated doc ids as `duplicates` says.
@@ -187,6 +198,7 @@ impl RankingJudge {
         RankingJudge {
             duplicates,
             hashes: Vec::new(),
+            seen_bits: [0; SEEN_WORDS],
             seen: HashTable::new(),
             dropped: Vec::new(),
         }
@@ -286,32 +298,68 @@ impl RankingJudge {
     fn mark_duplicates<S: AsRef<str>>(&mut self, docs: &[S]) -> Result<(), Invalid> {
         self.dropped.clear();
         self.dropped.resize(docs.len(), false);
+        let repeats = if docs.len() <= FILTERED_RANKING {
+            self.filtered_repeats(docs)
+        } else {
+            self.table_repeats(docs)
+        };
+        for (earlier, later) in repeats {
+            if self.duplicates == DuplicateDocs::Reject {
+                return Err(Invalid {
+                    reason: RejectReason::DuplicateDoc,
+                    detail: format!(
+                        "doc '{}' appears at positions {} and {}",
+                        docs[later].as_ref(),
+                        earlier + 1,
+                        later + 1
+                    ),
+                });
+            }
+            self.dropped[later] = true;
+        }
+        Ok(())
+    }
+
+    /// Each repeated doc id of a short ranking as (first position, later
+    /// position), in order of the later one.
+    fn filtered_repeats<S: AsRef<str>>(&mut self, docs: &[S]) -> Vec<(usize, usize)> {
+        let hashes = &self.hashes;
+        let bit = |hash: u64| ((hash >> 6) as usize % SEEN_WORDS, 1u64 << (hash & 63));
+        let mut repeats = Vec::new();
+        for (later, &hash) in hashes.iter().enumerate() {
+            let (word, mask) = bit(hash);
+            if self.seen_bits[word] & mask != 0 {
+                let doc = docs[later].as_ref();
+                let earlier = (0..later).find(|&i| hashes[i] == hash && docs[i].as_ref() == doc);
+                repeats.extend(earlier.map(|earlier| (earlier, later)));
+            }
+            self.seen_bits[word] |= mask;
+        }
+        for &hash in hashes {
+            self.seen_bits[bit(hash).0] = 0;
+        }
+        repeats
+    }
+
+    /// [`Self::filtered_repeats`] for a ranking of any length.
+    fn table_repeats<S: AsRef<str>>(&mut self, docs: &[S]) -> Vec<(usize, usize)> {
         self.seen.clear();
         let hashes = &self.hashes;
+        let mut repeats = Vec::new();
         for (later, doc) in docs.iter().enumerate() {
             let hash = hashes[later];
             let same = |&earlier: &u32| {
                 hashes[earlier as usize] == hash && docs[earlier as usize].as_ref() == doc.as_ref()
             };
-            if let Some(&earlier) = self.seen.find(hash, same) {
-                if self.duplicates == DuplicateDocs::Reject {
-                    return Err(Invalid {
-                        reason: RejectReason::DuplicateDoc,
-                        detail: format!(
-                            "doc '{}' appears at positions {} and {}",
-                            doc.as_ref(),
-                            earlier + 1,
-                            later + 1
-                        ),
-                    });
+            match self.seen.find(hash, same) {
+                Some(&earlier) => repeats.push((earlier as usize, later)),
+                None => {
+                    self.seen
+                        .insert_unique(hash, later as u32, |&i| hashes[i as usize]);
                 }
-                self.dropped[later] = true;
-            } else {
-                self.seen
-                    .insert_unique(hash, later as u32, |&i| hashes[i as usize]);
             }
         }
-        Ok(())
+        repeats
     }
 }
 
@@ -842,6 +890,42 @@ mod tests {
     }
 
     proptest! {
+        /// Short rankings (the filter) and long ones (the table) find the
+        /// repeats a naive look back finds: the first under reject, every
+        /// one under dedupe.
+        #[test]
+        fn repeats_are_found_as_a_naive_look_back_finds_them(
+            picks in prop::collection::vec(0..400usize, 0..600),
+        ) {
+            let labels = labels();
+            let q1 = labels.find_query(b"q1").unwrap();
+            let docs: Vec<String> = picks.iter().map(|p| match p {
+                0 => "a".to_string(),
+                1 => "b".to_string(),
+                p => format!("doc-{p}"),
+            }).collect();
+            let first_of = |later: usize| (0..later).find(|&i| docs[i] == docs[later]);
+            let first_repeat = (0..docs.len()).find_map(|later| first_of(later).map(|e| (e, later)));
+            let rejected = RankingJudge::new(DuplicateDocs::Reject)
+                .judge(&labels, q1, &docs, &[], &mut Vec::new(), &mut Vec::new());
+            match first_repeat {
+                Some((earlier, later)) => {
+                    let detail = rejected.unwrap_err().detail;
+                    let want = format!("doc '{}' appears at positions {} and {}", docs[later], earlier + 1, later + 1);
+                    prop_assert_eq!(detail, want);
+                }
+                None => prop_assert!(rejected.is_ok()),
+            }
+            let kept: Vec<&String> = (0..docs.len()).filter(|&i| first_of(i).is_none()).map(|i| &docs[i]).collect();
+            let want_ranks: Vec<u32> = (1..).zip(&kept).filter(|(_, d)| d.as_str() == "a" || d.as_str() == "b").map(|(rank, _)| rank).collect();
+            let mut found = Vec::new();
+            let judged = RankingJudge::new(DuplicateDocs::Dedupe)
+                .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
+                .unwrap();
+            prop_assert_eq!(judged.n_results as usize, kept.len());
+            prop_assert_eq!(found.iter().map(|f| f.rank).collect::<Vec<_>>(), want_ranks);
+        }
+
         /// No input panics the parser, and every line is graded, counted or rejected.
         #[test]
         fn any_bytes_are_accounted_for(raw_lines in prop::collection::vec(any_line(), 0..30), format in prop::sample::select(vec![LogsFormat::Jsonl, LogsFormat::Trec, LogsFormat::Otlp]), filter in any::<bool>()) {

@@ -17,6 +17,10 @@ pub fn id_hash(id: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id)
 }
 
+/// The most judged documents of a query that [`LabelIndex::find_doc`]
+/// scans rather than searches.
+const SCANNED_RUN: usize = 16;
+
 /// Index of a labeled query; queries are numbered in byte order of their ids.
 pub type QueryIdx = u32;
 
@@ -139,6 +143,16 @@ impl LabelIndex {
     /// judged, whatever its grade. `hash` must be `id_hash(doc)`.
     pub fn find_doc(&self, query: QueryIdx, doc: &[u8], hash: u64) -> Option<u32> {
         let q = &self.queries[query as usize];
+        let judged = q.docs.start..q.judged_end;
+        if judged.len() <= SCANNED_RUN {
+            // A few judged documents: one pass over them costs less than
+            // two binary searches.
+            let run = &self.docs[judged.start as usize..judged.end as usize];
+            return run
+                .iter()
+                .position(|d| d.hash == hash && self.text.get(d.id).as_bytes() == doc)
+                .map(|offset| judged.start + offset as u32);
+        }
         self.find_in(q.docs.clone(), doc, hash)
             .or_else(|| self.find_in(q.docs.end..q.judged_end, doc, hash))
     }
