@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of `rgrade grade` on `rgrade gen` data.
 #
-#   benches/e2e.sh [--quick] [--python] [--sizes "S M"] [--runs N] [--data DIR]
+#   benches/e2e.sh [--quick] [--python] [--sizes "S M"] [--runs N] [--data DIR] [--no-shapes]
 #
 # Generates S (100,000 queries x 100 results) and M (1,000,000 x 10) as
 # JSONL, gzip, zstd, OTLP traces, Parquet and TREC (also with its lines shuffled, and with each
@@ -12,13 +12,15 @@
 # alone, and with --python pytrec_eval and ranx on the TREC files
 # (installed into a throwaway venv; one run each, they are slow). Prints a
 # Markdown table of the runs, then one of rgrade's performance targets as
-# measured (docs/BENCHMARKS.md shows both and explains them).
+# measured (docs/BENCHMARKS.md shows both and explains them). Then, unless
+# --no-shapes, benches/shapes.sh with the same options measures the
+# targets on data rgrade gen does not make, in --data/shapes.
 # --quick uses 10x smaller data. Data lives in --data (default
 # /tmp/rgrade-bench), never in the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=3 quick=0 python=0 data=/tmp/rgrade-bench sizes="S M"
+runs=3 quick=0 python=0 data=/tmp/rgrade-bench sizes="S M" shapes=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift ;;
     --sizes) sizes=$2; shift ;;
     --data) data=$2; shift ;;
+    --no-shapes) shapes=0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
   shift
@@ -145,3 +148,8 @@ for size in $sizes; do
   fi
 done
 targets
+if [ "$shapes" = 1 ]; then
+  echo
+  benches/shapes.sh --runs "$runs" --data "$data/shapes" \
+    $([ "$quick" = 1 ] && echo --quick) $([ "$python" = 1 ] && echo --python)
+fi
