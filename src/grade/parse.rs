@@ -734,11 +734,7 @@ impl<'a> TrecLine<'a> {
     /// `query_id Q0 doc_id rank score tag`: fields after the sixth are
     /// ignored and the rank column is not used, as trec_eval does.
     fn trec(text: &'a str) -> Result<Self, Invalid> {
-        let mut fields = text.split_ascii_whitespace();
-        let mut next = || fields.next();
-        let (Some(query_id), Some(_q0), Some(doc_id), Some(_rank), Some(score), Some(run)) =
-            (next(), next(), next(), next(), next(), next())
-        else {
+        let Some([query_id, _q0, doc_id, _rank, score, run]) = leading_fields(text) else {
             return Err(Invalid::new(
                 RejectReason::BadTrecLine,
                 "expected 6 fields 'query_id Q0 doc_id rank score tag'",
@@ -765,10 +761,7 @@ impl<'a> TrecLine<'a> {
     /// `query_id doc_id rank`: fields after the third are ignored, as in a
     /// TREC line.
     fn msmarco(text: &'a str) -> Result<Self, Invalid> {
-        let mut fields = text.split_ascii_whitespace();
-        let (Some(query_id), Some(doc_id), Some(rank)) =
-            (fields.next(), fields.next(), fields.next())
-        else {
+        let Some([query_id, doc_id, rank]) = leading_fields(text) else {
             return Err(Invalid::new(
                 RejectReason::BadTrecLine,
                 "expected 3 fields 'query_id doc_id rank' (an MS MARCO run)",
@@ -793,6 +786,56 @@ impl<'a> TrecLine<'a> {
     }
 }
 
+/// The first `N` fields of `text` split on ASCII whitespace, as
+/// `split_ascii_whitespace` gives them; `None` if it has fewer. A run
+/// line's fields are short, and a run holds millions of lines: each field
+/// end is looked for eight bytes at a time, among the bytes up to a space.
+fn leading_fields<const N: usize>(text: &str) -> Option<[&str; N]> {
+    let bytes = text.as_bytes();
+    let mut fields = [""; N];
+    let mut at = 0;
+    for field in &mut fields {
+        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if at == bytes.len() {
+            return None;
+        }
+        let start = at;
+        at = field_end(bytes, at + 1);
+        // Whitespace is ASCII, so both ends are on character boundaries.
+        *field = text.get(start..at)?;
+    }
+    Some(fields)
+}
+
+/// The place of the first ASCII whitespace byte at or after `from`, or the
+/// end of `bytes`.
+fn field_end(bytes: &[u8], mut from: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    while let Some(word) = bytes.get(from..from + 8) {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        // The lowest set high bit marks the first byte below 0x21 (bits
+        // above it may be set by the borrow, and are not read).
+        let low = word.wrapping_sub(0x21 * ONES) & !word & HIGH;
+        if low == 0 {
+            from += 8;
+            continue;
+        }
+        let first = from + (low.trailing_zeros() / 8) as usize;
+        if bytes[first].is_ascii_whitespace() {
+            return first;
+        }
+        // A control byte inside a field: look on past it.
+        from = first + 1;
+    }
+    bytes[from.min(bytes.len())..]
+        .iter()
+        .position(u8::is_ascii_whitespace)
+        .map_or(bytes.len(), |offset| from + offset)
+}
+
 /// Whether a line holds nothing but whitespace (skipped, and counted).
 pub fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
@@ -801,6 +844,7 @@ pub fn is_blank(line: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// An event with everything owned, to compare in tests.
     #[derive(Debug, PartialEq)]
@@ -1049,5 +1093,27 @@ mod tests {
         );
         assert!(RankKey::rank(1) > RankKey::rank(2));
         assert!(RankKey::rank(u32::MAX) < RankKey::rank(u32::MAX - 1));
+    }
+
+    /// Any text, made of the bytes that matter to a field split: every
+    /// ASCII whitespace byte, other control bytes, `!` (just above the
+    /// space), letters and a character of two bytes.
+    fn field_text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            " ", "\t", "\n", "\r", "\x0c", "\x0b", "\x01", "\x1f", "!", "a", "Q0", "\u{e9}", "#",
+        ]);
+        prop::collection::vec(piece, 0..60).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        /// The word-at-a-time split finds the fields std's split finds.
+        #[test]
+        fn leading_fields_split_as_std_does(text in field_text()) {
+            let std: Vec<&str> = text.split_ascii_whitespace().collect();
+            let want3 = (std.len() >= 3).then(|| [std[0], std[1], std[2]]);
+            prop_assert_eq!(leading_fields::<3>(&text), want3);
+            let want6 = (std.len() >= 6).then(|| [std[0], std[1], std[2], std[3], std[4], std[5]]);
+            prop_assert_eq!(leading_fields::<6>(&text), want6);
+        }
     }
 }
