@@ -89,7 +89,10 @@ impl Builder {
     }
 
     /// Move the labels of `part`, read from the lines that follow ours,
-    /// into this builder, leaving `part` empty.
+    /// into this builder, leaving `part` empty. A part that declared its
+    /// queries by id (qrels, whose query goes on from line to line and so
+    /// from one block into the next) has each query join the one of the
+    /// same id declared before, if any.
     pub(super) fn append(&mut self, part: &mut Builder) -> Result<()> {
         let text_start = self.text.append(&part.text.0)?;
         let first_query = self.queries.len() as u32;
@@ -98,22 +101,44 @@ impl Builder {
             .iter()
             .map(|name| self.intern(Some(name)))
             .collect();
-        self.queries.extend(part.queries.drain(..).map(|q| {
-            RawQuery {
+        let by_id = !part.by_id.is_empty();
+        let mut joined = Vec::new();
+        for q in part.queries.drain(..) {
+            let q = RawQuery {
                 id: q.id.shifted(text_start),
                 query_text: q.query_text.map(|t| t.shifted(text_start)),
                 attributes: q
                     .attributes
                     .map(|(names, line)| (Interned(names.0.map(|n| slices[n as usize])), line)),
                 ..q
+            };
+            if by_id {
+                let id = self.text.get(q.id);
+                let hash = id_hash(id.as_bytes());
+                if let Some(earlier) = self.find(id, hash) {
+                    joined.push(earlier as u32);
+                    continue;
+                }
+                let index = self.queries.len() as u32;
+                let (queries, text) = (&self.queries, &self.text);
+                self.by_id.insert_unique(hash, index, |&q| {
+                    id_hash(text.get(queries[q as usize].id).as_bytes())
+                });
+                joined.push(index);
             }
-        }));
+            self.queries.push(q);
+        }
         self.docs.extend(part.docs.drain(..).map(|d| RawDoc {
-            query: first_query + d.query,
+            query: if by_id {
+                joined[d.query as usize]
+            } else {
+                first_query + d.query
+            },
             id: d.id.shifted(text_start),
             ..d
         }));
         part.text.0.clear();
+        part.by_id.clear();
         part.slice_ids.clear();
         part.slice_names.clear();
         Ok(())

@@ -1,86 +1,18 @@
-//! JSONL labels, one labeled query a line, read in blocks and parsed on
-//! the workers: each block into a part of its own, and the parts join the
-//! index under construction in file order, so the line reported is the
-//! first that cannot be read. A query labeled twice is found afterwards,
-//! when the index is built.
-
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+//! JSONL labels, one labeled query a line, read in blocks on the workers
+//! ([`super::blocks`]). A query labeled twice is found afterwards, when
+//! the index is built.
 
 use anyhow::{anyhow, bail, Result};
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
+use super::blocks::too_long;
 use super::build::{Attributes, Builder, LineError};
 use crate::grade::parse::{id_text, JsonParser};
-use crate::grade::read::{lines, read_blocks, Block, Chunk, Source, MAX_LINE};
-use crate::grade::workers::for_each_block;
-
-/// Read the JSONL labels of `source` into `builder`, parsing blocks on `pool`.
-pub fn read_jsonl(
-    source: &mut Source,
-    builder: &mut Builder,
-    pool: &rayon::ThreadPool,
-) -> Result<(), LineError> {
-    // Parts keep their memory from block to block: fresh pages cost more
-    // than parsing into them.
-    let spare_parts: Mutex<Vec<Builder>> = Mutex::new(Vec::new());
-    let keep_query_texts = builder.keep_query_texts;
-    let mut waiting: BTreeMap<u64, Result<Builder, LineError>> = BTreeMap::new();
-    let mut next = 0;
-    let mut failed = None;
-    let read = for_each_block(
-        pool,
-        |sink| read_blocks(source, sink),
-        JsonParser::default,
-        |parser, chunk| {
-            let mut part = spare_parts
-                .lock()
-                .map_or_else(|_| None, |mut spare| spare.pop())
-                .unwrap_or_else(|| Builder::part(keep_query_texts));
-            match chunk {
-                Chunk::Lines(block) => parse_block(parser, block, &mut part).map(|()| part),
-                Chunk::Oversized { line, .. } => Err((Some(*line as usize), too_long())),
-                // read_blocks cuts lines only.
-                Chunk::Rows(group) => Err((Some(group.first_row as usize), too_long())),
-            }
-        },
-        |number, parsed| {
-            waiting.insert(number, parsed);
-            while let Some(parsed) = waiting.remove(&next) {
-                next += 1;
-                let added = parsed.and_then(|mut part| {
-                    let line = part.first_line();
-                    let added = builder.append(&mut part).map_err(|err| (line, err));
-                    if let Ok(mut spare) = spare_parts.lock() {
-                        spare.push(part);
-                    }
-                    added
-                });
-                if let Err(err) = added {
-                    failed = Some(err);
-                    return false;
-                }
-            }
-            true
-        },
-    );
-    // A block that failed comes before the place where reading failed.
-    match (failed, read) {
-        (Some(err), _) => Err(err),
-        (None, Err(err)) => Err((None, anyhow!("cannot read: {err}"))),
-        (None, Ok(_)) => Ok(()),
-    }
-}
-
-/// A label line longer than the reader takes: cut off by the reader, or
-/// read whole in the block that holds its end.
-fn too_long() -> anyhow::Error {
-    anyhow!("a label line longer than {} MiB", MAX_LINE >> 20)
-}
+use crate::grade::read::{lines, Block, MAX_LINE};
 
 /// Read the labels of one block of JSONL lines into `part`, which is empty.
-fn parse_block(
+pub(super) fn parse_block(
     parser: &mut JsonParser,
     block: &Block,
     part: &mut Builder,

@@ -8,6 +8,7 @@
 //! on the text, so a hash collision can cost a comparison but never a wrong
 //! grade. The file is read as a stream: a large key is never held twice.
 
+mod blocks;
 mod build;
 mod ids;
 mod index;
@@ -74,10 +75,14 @@ impl LabelIndex {
             builder.by_id = HashTable::with_capacity(size / 80);
         }
         let read = match format {
-            LabelsFormat::Jsonl => jsonl::read_jsonl(&mut source, &mut builder, pool),
+            LabelsFormat::Jsonl => {
+                blocks::read_in_blocks(&mut source, &mut builder, pool, jsonl::parse_block)
+            }
             LabelsFormat::Csv => text::read_csv(&mut source, &mut builder),
             LabelsFormat::Parquet => parquet::read_parquet(path, &mut builder),
-            LabelsFormat::Trec | LabelsFormat::Auto => text::read_qrels(&mut source, &mut builder),
+            LabelsFormat::Trec | LabelsFormat::Auto => {
+                blocks::read_in_blocks(&mut source, &mut builder, pool, text::parse_qrels_block)
+            }
         };
         if read.is_ok() && builder.queries.is_empty() {
             bail!("{name}: no labeled query in the file");
@@ -398,6 +403,66 @@ mod tests {
         let err = load_text(&many_labels(n, Some((n - 2, broken))), LabelsFormat::Jsonl);
         let want = format!(":{}: relevant must hold doc ids", n - 2);
         assert!(format!("{:#}", err.unwrap_err()).contains(&want));
+    }
+
+    /// Qrels of `n` queries in many blocks, each query's three lines far
+    /// apart (its first two near the start, the third near the end), so
+    /// that its judgments come from several blocks.
+    fn scattered_qrels(n: usize) -> Vec<String> {
+        let pad = "x".repeat(60);
+        let mut lines: Vec<String> = (0..n)
+            .flat_map(|i| {
+                [
+                    format!("q{i} 0 kb/{pad}/{i}/a 2"),
+                    format!("q{i} 0 kb/{i}/b 0"),
+                ]
+            })
+            .collect();
+        lines.extend((0..n).rev().map(|i| format!("q{i}\t0\tkb/{i}/c\t1")));
+        lines
+    }
+
+    #[test]
+    fn qrels_read_in_many_blocks_join_each_query_across_them() {
+        let n = 100_000;
+        let lines = scattered_qrels(n);
+        let text = lines.join("\n") + "\n";
+        assert!(text.len() > 8 * crate::grade::read::BLOCK_SIZE);
+        let index = load_text(&text, LabelsFormat::Trec).unwrap();
+        assert_eq!(index.queries().len(), n);
+        for i in [0, 1, 7_001, n / 2, n - 1] {
+            let q = index.find_query(format!("q{i}").as_bytes()).unwrap();
+            assert_eq!(index.judgments(q).ideal_grades, [2, 1]);
+            for (doc, grade) in [
+                (format!("kb/{}/{i}/a", "x".repeat(60)), 2),
+                (format!("kb/{i}/b"), 0),
+                (format!("kb/{i}/c"), 1),
+            ] {
+                let found = index.find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes()));
+                assert_eq!(found.map(|d| index.grade(d)), Some(grade), "{doc}");
+            }
+        }
+
+        // A judgment repeated blocks later names its second line.
+        let mut repeated = lines.clone();
+        repeated.push("q5 0 kb/5/b 1".to_string());
+        let err = load_text(&(repeated.join("\n") + "\n"), LabelsFormat::Trec).unwrap_err();
+        let want = format!(
+            ":{}: doc_id 'kb/5/b' is judged twice for query_id 'q5' (first on line 12)",
+            3 * n + 1
+        );
+        assert!(format!("{err:#}").contains(&want), "{err:#}");
+
+        // The first bad line is the one named, whichever block it is in.
+        let mut broken = lines;
+        broken[2 * n + 5] = "q1 0 kb/1/d".to_string();
+        broken[3 * n - 3] = "q1 0 kb/1/e x".to_string();
+        let err = load_text(&(broken.join("\n") + "\n"), LabelsFormat::Trec).unwrap_err();
+        let want = format!(
+            ":{}: expected 4 fields 'query_id iteration doc_id grade', found 3",
+            2 * n + 6
+        );
+        assert!(format!("{err:#}").contains(&want), "{err:#}");
     }
 
     proptest! {

@@ -1,61 +1,49 @@
-//! TREC qrels and CSV labels, read line by line: one judgment a line.
+//! TREC qrels and CSV labels: one judgment a line. Qrels are read in
+//! blocks on the workers ([`super::blocks`]), CSV through the csv crate.
 
 use std::io::BufRead;
 
 use anyhow::anyhow;
 
+use super::blocks::too_long;
 use super::build::{Attributes, Builder, LineError};
+use crate::grade::parse::JsonParser;
+use crate::grade::read::{lines, Block, MAX_LINE};
 
-/// Feed `visit` each line of a labels stream with its 1-based number,
-/// without its line end.
-fn for_each_line(
-    source: &mut impl BufRead,
-    mut visit: impl FnMut(usize, &mut Vec<u8>) -> Result<(), LineError>,
+/// Read the TREC qrels of one block (`query_id iteration doc_id grade`,
+/// whitespace separated) into `part`, which is empty. A query's lines may
+/// go on in other blocks: the parts are joined by query id.
+pub(super) fn parse_qrels_block(
+    _parser: &mut JsonParser,
+    block: &Block,
+    part: &mut Builder,
 ) -> Result<(), LineError> {
-    let mut buffer = Vec::new();
-    for number in 1.. {
-        buffer.clear();
-        let read = source
-            .read_until(b'\n', &mut buffer)
-            .map_err(|err| (Some(number), anyhow!("cannot read: {err}")))?;
-        if read == 0 {
-            break;
+    part.reserve(block.bytes.len());
+    for (line, bytes) in (block.first_line as usize..).zip(lines(&block.bytes)) {
+        let fail = |err: anyhow::Error| (Some(line), err);
+        if bytes.len() > MAX_LINE {
+            return Err(fail(too_long()));
         }
-        if buffer.ends_with(b"\n") {
-            buffer.pop();
-        }
-        if buffer.ends_with(b"\r") {
-            buffer.pop();
-        }
-        visit(number, &mut buffer)?;
+        let text = std::str::from_utf8(bytes).map_err(|_| fail(anyhow!("not valid UTF-8")))?;
+        let mut fields = text.split_ascii_whitespace();
+        let mut next = || fields.next();
+        let (query, doc, grade) = match (next(), next(), next(), next(), next()) {
+            (None, ..) => continue,
+            (Some(query), Some(_iteration), Some(doc), Some(grade), None) => (query, doc, grade),
+            _ => {
+                let found = text.split_ascii_whitespace().count();
+                return Err(fail(anyhow!(
+                    "expected 4 fields 'query_id iteration doc_id grade', found {found}"
+                )));
+            }
+        };
+        let grade: i64 = grade
+            .parse()
+            .map_err(|_| fail(anyhow!("grade '{grade}' is not an integer")))?;
+        let q = part.declare(query, line).map_err(fail)?;
+        part.judge(q, doc, grade, line).map_err(fail)?;
     }
     Ok(())
-}
-
-/// Read TREC qrels: `query_id iteration doc_id grade`, whitespace separated.
-pub(super) fn read_qrels(
-    source: &mut impl BufRead,
-    builder: &mut Builder,
-) -> Result<(), LineError> {
-    for_each_line(source, |line, bytes| {
-        let fail = |err: anyhow::Error| (Some(line), err);
-        let text = std::str::from_utf8(bytes).map_err(|_| fail(anyhow!("not valid UTF-8")))?;
-        let fields: Vec<&str> = text.split_ascii_whitespace().collect();
-        match fields.as_slice() {
-            [] => Ok(()),
-            [query, _iteration, doc, grade] => {
-                let grade: i64 = grade
-                    .parse()
-                    .map_err(|_| fail(anyhow!("grade '{grade}' is not an integer")))?;
-                let q = builder.declare(query, line).map_err(fail)?;
-                builder.judge(q, doc, grade, line).map_err(fail)
-            }
-            _ => Err(fail(anyhow!(
-                "expected 4 fields 'query_id iteration doc_id grade', found {}",
-                fields.len()
-            ))),
-        }
-    })
 }
 
 /// Read CSV labels: a header holding query_id and doc_id.
