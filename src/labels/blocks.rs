@@ -13,8 +13,8 @@ use crate::grade::parse::JsonParser;
 use crate::grade::read::{read_blocks, Block, Chunk, Source, MAX_LINE};
 use crate::grade::workers::for_each_block;
 
-/// Reads one block of label lines into an empty part; errors name the
-/// line.
+/// Reads one block of label lines into an empty part, with the worker's
+/// JSON parser where the format needs one; errors name the line.
 pub(super) type ParseBlock = fn(&mut JsonParser, &Block, &mut Builder) -> Result<(), LineError>;
 
 /// Read the labels of `source` into `builder`, each block of lines into
