@@ -426,20 +426,12 @@ impl<'a> Stretch<'a> {
             while end < raw.len() && raw[end].query == raw[end - 1].query {
                 end += 1;
             }
-            let (this, rest) = std::mem::take(&mut raw).split_at_mut(end);
-            raw = rest;
-            let (this_docs, rest) = std::mem::take(&mut docs).split_at_mut(end);
-            docs = rest;
-            let (this_ideal, rest) = std::mem::take(&mut ideal_grades).split_at_mut(end);
-            ideal_grades = rest;
-            let (this_by_text, rest) = std::mem::take(&mut by_text).split_at_mut(end);
-            by_text = rest;
             stretches.push(Stretch {
                 base,
-                raw: this,
-                docs: this_docs,
-                ideal_grades: this_ideal,
-                by_text: this_by_text,
+                raw: take_front(&mut raw, end),
+                docs: take_front(&mut docs, end),
+                ideal_grades: take_front(&mut ideal_grades, end),
+                by_text: take_front(&mut by_text, end),
             });
             base += end;
         }
@@ -518,6 +510,13 @@ impl<'a> Stretch<'a> {
         }
         Ok(runs)
     }
+}
+
+/// The first `count` items of `items`, which keeps the rest.
+fn take_front<'a, T>(items: &mut &'a mut [T], count: usize) -> &'a mut [T] {
+    let (front, rest) = std::mem::take(items).split_at_mut(count);
+    *items = rest;
+    front
 }
 
 /// The queries `0..count` in byte order of their ids `id_of`, sorted on
