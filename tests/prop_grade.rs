@@ -30,10 +30,7 @@ use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use rgrade::{
-    Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogsFormat, MissingPolicy,
-    ProgressWhen, RepeatPolicy, RunName,
-};
+use rgrade::{Cutoff, DuplicateDocs, GradePlan, MissingPolicy, RepeatPolicy};
 use serde_json::Value;
 
 use crate::util::{aggregates_header, summary_without, Workdir, RUN_KEYS};
@@ -109,14 +106,7 @@ fn command_line(written: &Written, options: &Options, threads: usize, out: &Path
 /// The library's plan for what `command_line` says.
 fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> GradePlan {
     GradePlan {
-        labels: written.labels.clone(),
-        labels_format: LabelsFormat::Auto,
         min_rel: options.min_rel,
-        logs: written.logs.clone(),
-        logs_format: LogsFormat::Auto,
-        fields: FieldNames::default(),
-        join: JoinBy::Id,
-        span_stages: Vec::new(),
         ks: options.ks.clone(),
         missing: if options.missing_skip {
             MissingPolicy::Skip
@@ -134,20 +124,10 @@ fn plan(written: &Written, options: &Options, threads: usize, out: &Path) -> Gra
         } else {
             DuplicateDocs::Reject
         },
-        run_name: RunName::Tag,
-        stages: Vec::new(),
-        stage_order: Vec::new(),
-        doc_collections: None,
-        corpus: None,
-        collection_version: None,
         out: Some(out.to_path_buf()),
-        review_queue: false,
-        pool_depth: None,
-        meta: Vec::new(),
         threads: NonZeroUsize::new(threads),
-        progress: ProgressWhen::Never,
         command: command_line(written, options, threads, out),
-        tables: rgrade::Tables::default(),
+        ..GradePlan::new(written.labels.clone(), written.logs.clone())
     }
 }
 

@@ -11,10 +11,7 @@ use std::sync::Arc;
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use rgrade::{
-    ArrowTable, Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogLines,
-    LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy, RunName, Tables,
-};
+use rgrade::{ArrowTable, Cutoff, GradePlan, LogLines, RepeatPolicy};
 
 use crate::util::{
     assert_counts_add_up, assert_same_lines, count, crate_path, summary_without, Workdir, RUN_KEYS,
@@ -28,34 +25,10 @@ fn traces(rel: &str) -> PathBuf {
 /// The plan `rgrade grade --labels LABELS -k 1,5,10 -o OUT -j 2 LOGS` makes.
 fn plan(labels: PathBuf, logs: Vec<PathBuf>, out: &Path) -> GradePlan {
     GradePlan {
-        labels,
-        labels_format: LabelsFormat::Auto,
-        min_rel: 1,
-        logs,
-        logs_format: LogsFormat::Auto,
-        fields: FieldNames::default(),
-        join: JoinBy::Id,
-        span_stages: Vec::new(),
-        ks: ["1", "5", "10"]
-            .map(|k| k.parse::<Cutoff>().unwrap())
-            .to_vec(),
-        missing: MissingPolicy::Fail,
-        repeats: RepeatPolicy::Error,
-        duplicate_docs: DuplicateDocs::Reject,
-        run_name: RunName::Tag,
-        stages: Vec::new(),
-        stage_order: Vec::new(),
-        doc_collections: None,
-        corpus: None,
-        collection_version: None,
+        ks: [1, 5, 10].map(Cutoff::At).to_vec(),
         out: Some(out.to_path_buf()),
-        review_queue: false,
-        pool_depth: None,
-        meta: Vec::new(),
         threads: NonZeroUsize::new(2),
-        progress: ProgressWhen::Never,
-        command: Vec::new(),
-        tables: Tables::default(),
+        ..GradePlan::new(labels, logs)
     }
 }
 

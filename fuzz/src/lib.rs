@@ -9,10 +9,7 @@ use std::sync::OnceLock;
 use rgrade::kernels::{
     pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, SpanFields, TrecLines,
 };
-use rgrade::{
-    Cutoff, DuplicateDocs, FieldNames, GradePlan, JoinBy, LabelsFormat, LogsFormat, MissingPolicy,
-    ProgressWhen, RepeatPolicy, RunName,
-};
+use rgrade::{Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy, RunName};
 
 /// This process's scratch directory, under `$TMPDIR` (fuzz/run.sh points
 /// it at a directory in /dev/shm that it removes afterwards).
@@ -46,32 +43,11 @@ pub fn sample(path: &str) -> PathBuf {
 pub fn grade_sample(labels: &str, logs: &[&str], ks: &[Cutoff], out: &str) -> PathBuf {
     let out = scratch().join(out);
     let plan = GradePlan {
-        labels: sample(labels),
-        labels_format: LabelsFormat::Auto,
-        min_rel: 1,
-        logs: logs.iter().map(|logs| sample(logs)).collect(),
-        logs_format: LogsFormat::Auto,
-        fields: FieldNames::default(),
-        join: JoinBy::Id,
-        span_stages: Vec::new(),
         ks: ks.to_vec(),
-        missing: MissingPolicy::Fail,
         repeats: RepeatPolicy::Last,
-        duplicate_docs: DuplicateDocs::Reject,
-        run_name: RunName::Tag,
-        stages: Vec::new(),
-        stage_order: Vec::new(),
-        doc_collections: None,
-        corpus: None,
-        collection_version: None,
         out: Some(out.clone()),
-        review_queue: false,
-        pool_depth: None,
-        meta: Vec::new(),
         threads: NonZeroUsize::new(1),
-        progress: ProgressWhen::Never,
-        command: Vec::new(),
-        tables: rgrade::Tables::default(),
+        ..GradePlan::new(sample(labels), logs.iter().map(|logs| sample(logs)).collect())
     };
     rgrade::grade(&plan, &mut |_| {}).expect("the shipped samples grade");
     out
@@ -150,32 +126,17 @@ pub fn load_labels(data: &[u8], format: LabelsFormat) {
 pub fn grade_parquet(data: &[u8], join: JoinBy) {
     quiet_decoder_panics_once();
     let plan = GradePlan {
-        labels: sample("traces/labels.jsonl"),
-        labels_format: LabelsFormat::Auto,
-        min_rel: 1,
-        logs: vec![write_input("logs.parquet", data)],
         logs_format: LogsFormat::Parquet,
-        fields: FieldNames::default(),
         join,
-        span_stages: Vec::new(),
         ks: vec![Cutoff::At(3)],
-        missing: MissingPolicy::Fail,
         repeats: RepeatPolicy::Last,
         duplicate_docs: DuplicateDocs::Dedupe,
-        run_name: RunName::Tag,
-        stages: Vec::new(),
         stage_order: vec!["retrieve".into(), "rerank".into()],
-        doc_collections: None,
-        corpus: None,
-        collection_version: None,
-        out: None,
-        review_queue: false,
-        pool_depth: None,
-        meta: Vec::new(),
         threads: NonZeroUsize::new(1),
-        progress: ProgressWhen::Never,
-        command: Vec::new(),
-        tables: rgrade::Tables::default(),
+        ..GradePlan::new(
+            sample("traces/labels.jsonl"),
+            vec![write_input("logs.parquet", data)],
+        )
     };
     // A file that is no Parquet, or a column of the wrong type, is an
     // error: all that matters is that it is not a panic.

@@ -93,6 +93,54 @@ pub struct Tables {
 }
 
 impl Plan {
+    /// Grade `logs` against `labels` as `rgrade grade --labels LABELS
+    /// LOGS...` does with no other option (cutoff 10, formats by content,
+    /// all cores), writing nothing and drawing no progress bar: a caller
+    /// sets the fields it wants otherwise.
+    ///
+    /// ```no_run
+    /// use rgrade::{Cutoff, GradePlan};
+    ///
+    /// let plan = GradePlan {
+    ///     ks: vec![Cutoff::At(3), Cutoff::At(10)],
+    ///     out: Some("graded".into()),
+    ///     ..GradePlan::new("labels.jsonl".into(), vec!["logs/".into()])
+    /// };
+    /// let graded = rgrade::grade(&plan, &mut |_| {})?;
+    /// println!("{} queries graded", graded.counts.graded);
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
+    pub fn new(labels: PathBuf, logs: Vec<PathBuf>) -> Self {
+        Plan {
+            labels,
+            labels_format: LabelsFormat::Auto,
+            min_rel: 1,
+            logs,
+            logs_format: LogsFormat::Auto,
+            fields: FieldNames::default(),
+            join: JoinBy::Id,
+            span_stages: Vec::new(),
+            ks: vec![Cutoff::At(10)],
+            missing: MissingPolicy::Fail,
+            repeats: RepeatPolicy::Error,
+            duplicate_docs: DuplicateDocs::Reject,
+            run_name: RunName::Tag,
+            stages: Vec::new(),
+            stage_order: Vec::new(),
+            doc_collections: None,
+            corpus: None,
+            collection_version: None,
+            out: None,
+            review_queue: false,
+            pool_depth: None,
+            meta: Vec::new(),
+            threads: None,
+            progress: ProgressWhen::Never,
+            command: Vec::new(),
+            tables: Tables::default(),
+        }
+    }
+
     /// The depth of the review queue's pool, when one is asked for: the
     /// depth given, else the deepest cutoff (the whole ranking at `all`).
     pub fn pool_depth(&self, ks: &[Cutoff]) -> Option<usize> {
