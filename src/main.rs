@@ -25,7 +25,8 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// second later: a grading frees and allocates block buffers and label
 /// parts all along, and each page handed back is zeroed again by the
 /// kernel when it is touched next, which took a fifth of the CPU time on
-/// 1M queries. Peak memory stays what the largest moment needs.
+/// 1M queries. The memory kept is what a grading freed and would take again:
+/// peak RSS grows by about a sixth on 1M queries (docs/BENCHMARKS.md).
 fn keep_freed_memory() {
     // SAFETY: sets one option before any thread starts; any value is valid
     // (-1: never purge).
