@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 use rgrade::kernels::{
     pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, SpanFields, TrecLines,
 };
-use rgrade::{Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy, RunName};
+use rgrade::{
+    Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy, RunName,
+};
 
 /// This process's scratch directory, under `$TMPDIR` (fuzz/run.sh points
 /// it at a directory in /dev/shm that it removes afterwards).
@@ -47,7 +49,10 @@ pub fn grade_sample(labels: &str, logs: &[&str], ks: &[Cutoff], out: &str) -> Pa
         repeats: RepeatPolicy::Last,
         out: Some(out.clone()),
         threads: NonZeroUsize::new(1),
-        ..GradePlan::new(sample(labels), logs.iter().map(|logs| sample(logs)).collect())
+        ..GradePlan::new(
+            sample(labels),
+            logs.iter().map(|logs| sample(logs)).collect(),
+        )
     };
     rgrade::grade(&plan, &mut |_| {}).expect("the shipped samples grade");
     out

@@ -18,34 +18,7 @@ use crate::cli::GradeArgs;
 /// Anything that leaves nothing graded: bad options, unreadable or invalid
 /// labels, a missing, empty or corrupt log input, an unwritable output.
 pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
-    let plan = GradePlan {
-        labels: args.labels.clone(),
-        labels_format: args.labels_format,
-        min_rel: args.min_rel,
-        logs: args.logs.clone(),
-        logs_format: args.logs_format,
-        fields: args.fields.names(),
-        join: args.join,
-        span_stages: args.span_stages.clone(),
-        ks: args.k.clone(),
-        missing: args.missing,
-        repeats: args.repeats,
-        duplicate_docs: args.duplicate_docs,
-        run_name: args.run_name,
-        stages: args.stages.clone(),
-        stage_order: args.stage_order.clone(),
-        doc_collections: args.doc_collections.clone(),
-        corpus: args.corpus.clone(),
-        collection_version: args.collection_version.clone(),
-        out: args.out.clone(),
-        review_queue: args.review_queue,
-        pool_depth: args.pool_depth,
-        meta: args.meta.clone(),
-        threads: args.threads,
-        progress: args.progress,
-        command,
-        tables: rgrade::Tables::default(),
-    };
+    let plan = plan(args, command);
     let mut warnings = Vec::new();
     let mut warn = |warning| warnings.push(warning);
     if args.partial {
@@ -111,8 +84,66 @@ pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
     }
 }
 
+/// The library's plan for the options in `args`.
+fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
+    GradePlan {
+        labels: args.labels.clone(),
+        labels_format: args.labels_format,
+        min_rel: args.min_rel,
+        logs: args.logs.clone(),
+        logs_format: args.logs_format,
+        fields: args.fields.names(),
+        join: args.join,
+        span_stages: args.span_stages.clone(),
+        ks: args.k.clone(),
+        missing: args.missing,
+        repeats: args.repeats,
+        duplicate_docs: args.duplicate_docs,
+        run_name: args.run_name,
+        stages: args.stages.clone(),
+        stage_order: args.stage_order.clone(),
+        doc_collections: args.doc_collections.clone(),
+        corpus: args.corpus.clone(),
+        collection_version: args.collection_version.clone(),
+        out: args.out.clone(),
+        review_queue: args.review_queue,
+        pool_depth: args.pool_depth,
+        meta: args.meta.clone(),
+        threads: args.threads,
+        progress: args.progress,
+        command,
+        tables: rgrade::Tables::default(),
+    }
+}
+
 fn tell_warnings(warnings: &[Warning]) {
     for warning in warnings {
         tell(format_args!("rgrade: warning: {warning}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use rgrade::{GradePlan, ProgressWhen};
+
+    use super::plan;
+    use crate::cli::{Cli, Command};
+
+    /// `GradePlan::new` holds the command line's defaults: the plan of
+    /// `rgrade grade --labels L LOGS` differs only in the progress bar,
+    /// which a library caller does not get unless it asks.
+    #[test]
+    fn a_library_plan_holds_the_command_lines_defaults() {
+        let cli = Cli::try_parse_from(["rgrade", "grade", "--labels", "l.jsonl", "logs"]).unwrap();
+        let Command::Grade(args) = cli.command else {
+            panic!("expected grade")
+        };
+        let library = GradePlan {
+            progress: ProgressWhen::Auto,
+            ..GradePlan::new("l.jsonl".into(), vec!["logs".into()])
+        };
+        let json = |plan: &GradePlan| serde_json::to_value(plan).unwrap();
+        assert_eq!(json(&plan(&args, Vec::new())), json(&library));
     }
 }
