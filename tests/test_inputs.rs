@@ -616,8 +616,9 @@ fn doc_field_takes_a_json_pointer() {
 }
 
 /// A log directory never yields rgrade's own outputs: with `-o` inside it,
-/// or an earlier grading's directory below it, their rejects.jsonl is not
-/// read as a log, so grading again gives the same outputs.
+/// or an earlier run's directory below it, complete or not, their
+/// rejects.jsonl is not read as a log, so grading again gives the same
+/// outputs.
 #[test]
 fn a_log_directory_never_yields_rgrade_outputs() {
     let wd = Workdir::new("outputs_in_logs");
@@ -668,6 +669,26 @@ fn a_log_directory_never_yields_rgrade_outputs() {
         wd.read_json("now/summary.json")["inputs"],
         first_summary["inputs"]
     );
+
+    // A run killed there took the lock and removed summary.json first:
+    // what it left is no log either, even an empty rejects.jsonl.
+    for left in ["per_query.csv", "summary.json", "aggregates.csv"] {
+        let _ = std::fs::remove_file(wd.path(&format!("logs/archive/{left}")));
+    }
+    wd.write("logs/archive/rejects.jsonl", "");
+    assert!(wd.exists("logs/archive/.rgrade.lock"));
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "--max-rejects",
+        "1",
+        "-o",
+        "again",
+        "logs",
+    ])
+    .expect_code(0);
+    assert_eq!(wd.read("again/rejects.jsonl"), first);
 }
 
 /// A JSON object that names a key twice: the first occurrence counts, in

@@ -8,7 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
-use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    ArrayRef, BooleanArray, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch,
+    StringArray, UInt16Array, UInt8Array,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
@@ -218,7 +221,7 @@ fn bad_rows_are_rejected_with_their_row_group_and_row() {
             (
                 3,
                 "bad_result",
-                "row group 1, row 0: result 1 in 'results' has a null doc id"
+                "row group 1, row 0: result 2 in 'results' has a null doc id"
             ),
         ]
     );
@@ -335,6 +338,40 @@ fn a_log_of_one_row_per_result_is_ranked_by_its_rank_column() {
         .expect_code(1)
         .expect_stderr(&["review_queue.csv leaves out 3 documents", "Parquet"]);
     assert_eq!(wd.read_csv("out/review_queue.csv").rows.len(), 0);
+}
+
+/// pandas and polars keep small integers in 8- and 16-bit columns: ids,
+/// grades and ranks of any integer width read as the same numbers.
+#[test]
+fn integer_columns_of_any_width_read_alike() {
+    let wd = Workdir::new("parquet_narrow_integers");
+    wd.write(
+        "labels.jsonl",
+        "{\"query_id\": 1, \"relevant\": {\"7\": 2, \"9\": 1}}\n\
+         {\"query_id\": 2, \"relevant\": {\"4\": 1, \"3\": 0}}\n",
+    );
+    wd.write(
+        "logs.jsonl",
+        "{\"query_id\": 1, \"results\": [\"9\", \"5\", \"7\"]}\n\
+         {\"query_id\": 2, \"results\": [\"3\", \"4\"]}\n",
+    );
+    let labels: Vec<(&str, ArrayRef)> = vec![
+        ("query_id", Arc::new(UInt16Array::from(vec![1, 1, 2, 2]))),
+        ("doc_id", Arc::new(Int8Array::from(vec![7, 9, 4, 3]))),
+        ("grade", Arc::new(Int8Array::from(vec![2, 1, 1, 0]))),
+    ];
+    write_parquet(&wd.path("labels.parquet"), labels, 3);
+    let logs: Vec<(&str, ArrayRef)> = vec![
+        ("query_id", Arc::new(Int16Array::from(vec![1, 2, 1, 2, 1]))),
+        ("doc_id", Arc::new(UInt8Array::from(vec![9, 4, 5, 3, 7]))),
+        ("rank", Arc::new(Int8Array::from(vec![1, 2, 2, 1, 3]))),
+    ];
+    write_parquet(&wd.path("logs.parquet"), logs, 2);
+    let want = grade_into(&wd, "jsonl", "labels.jsonl", "logs.jsonl", &[]);
+    let got = grade_into(&wd, "parquet", "labels.parquet", "logs.parquet", &[]);
+    assert_same_outputs("8- and 16-bit columns", &got, &want);
+    let per_query = wd.read_csv("parquet/per_query.csv");
+    assert_eq!(per_query.column("first_rel_rank"), ["1", "2"]);
 }
 
 #[test]

@@ -166,6 +166,46 @@ fn seed_labels(wd: &Workdir) {
     );
 }
 
+/// An export of no span is `{}` as protobuf writes it, and says nothing
+/// of the format; a capture span whose SDK dropped attributes over its
+/// limit is rejected, since its ranking may have lost documents.
+#[test]
+fn an_empty_export_is_counted_and_a_span_that_lost_attributes_rejected() {
+    let wd = Workdir::new("traces_dropped");
+    seed_labels(&wd);
+    let mut truncated = retriever("q_reset", &["reset_steps", "reset_limits"], 5);
+    truncated["droppedAttributesCount"] = json!(24);
+    let mut llm = json!({"name": "llm", "attributes": [string("openinference.span.kind", "LLM")]});
+    llm["droppedAttributesCount"] = json!(5);
+    let spans = [retriever("q_export", &["export_csv"], 3), truncated, llm];
+    wd.write(
+        "traces.jsonl",
+        format!("{{}}\n{}\n", export("bm25", &spans)),
+    );
+    let args = "grade --labels labels.jsonl -k 3 -o out traces.jsonl";
+    let run = wd.rgrade(&args.split_whitespace().collect::<Vec<_>>());
+    run.expect_code(1).expect_stderr(&["dropped_attributes"]);
+    let summary = wd.read_json("out/summary.json");
+    assert_counts_add_up(&summary);
+    assert_eq!(
+        ["records", "graded_records", "other_records", "rejected"].map(|c| count(&summary, c)),
+        [4, 1, 2, 1],
+        "an empty export, a capture, a capture that lost attributes, an LLM span"
+    );
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    assert_eq!(rejects[0]["reason"].as_str(), Some("dropped_attributes"));
+    let detail = rejects[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("dropped 24 of the span's attributes"),
+        "{detail}"
+    );
+    let per_query = wd.read_csv("out/per_query.csv");
+    assert_eq!(
+        per_query.row(&[("query_id", "q_reset")])["status"],
+        "invalid"
+    );
+}
+
 #[test]
 fn a_bad_span_is_rejected_alone_and_every_span_is_counted() {
     let wd = Workdir::new("traces_rejects");
@@ -182,7 +222,7 @@ fn a_bad_span_is_rejected_alone_and_every_span_is_counted() {
                 json!("not a span"),
             ],
         ),
-        r#"{"resourceSpans": [{"resource": {}}]}"#.to_string(),
+        r#"{"resourceSpans": [{"scopeSpans": {}}]}"#.to_string(),
         r#"{"resourceSpans": []}"#.to_string(),
         "{not json".to_string(),
     ];

@@ -20,7 +20,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::grade::parquet::{self, ColumnNames, RowGroup, Rows};
 use crate::options::LogsFormat;
-use crate::output::schema::{PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
+use crate::output::schema::{LOCK_FILE, PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
 use crate::tables::{ArrowTable, LogLines};
 
 /// The longest log line accepted; a longer one is rejected as `line_too_long`.
@@ -29,13 +29,18 @@ pub const MAX_LINE: usize = 64 << 20;
 /// How many bytes a block holds before it is cut at its last newline.
 pub const BLOCK_SIZE: usize = 1 << 20;
 
-/// File name endings that a directory walk picks up.
-const LOG_SUFFIXES: [&str; 6] = [
+/// File name endings that a directory walk picks up: the text formats
+/// plain or compressed, and Parquet (compressed inside its own pages).
+const LOG_SUFFIXES: [&str; 10] = [
     ".jsonl",
     ".jsonl.gz",
     ".jsonl.zst",
     ".trec",
+    ".trec.gz",
+    ".trec.zst",
     ".run",
+    ".run.gz",
+    ".run.zst",
     ".parquet",
 ];
 
@@ -144,8 +149,8 @@ pub struct Discovered {
 /// Expand the LOGS arguments into inputs: files as given, directories
 /// walked (sorted, for a stable order) for log file names, `-` for stdin.
 /// A walk never yields rgrade's own outputs: the rejects.jsonl of the
-/// output directory `out`, or of any directory an earlier grading wrote
-/// (it holds summary.json beside per_query.csv), is no log. `.txt` and
+/// output directory `out`, or of any directory an earlier run wrote into
+/// (it holds rgrade's lock file, summary.json or per_query.csv), is no log. `.txt` and
 /// `.tsv` files are read when they hold a TREC or MS MARCO run, and
 /// otherwise listed as skipped.
 ///
@@ -236,12 +241,17 @@ fn file_key(path: &Path) -> FileKey {
     FileKey::Path(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
-/// Whether `dir` holds a grading's outputs: `out`, or a directory with
-/// summary.json beside per_query.csv.
+/// Whether `dir` holds a grading's outputs: `out`, or a directory an
+/// earlier run wrote into, complete or not.
 fn is_output_dir(dir: &Path, out: Option<&Path>) -> bool {
     let is_out = out.is_some_and(|out| std::fs::canonicalize(dir).is_ok_and(|dir| dir == out));
     let written = |name: &str| dir.join(name).is_file();
-    is_out || (written(SUMMARY_FILE) && written(PER_QUERY_FILE))
+    // A run takes the lock first and removes summary.json next, so a run
+    // killed or failed there left the lock, and perhaps per_query.csv.
+    is_out
+        || [LOCK_FILE, SUMMARY_FILE, PER_QUERY_FILE]
+            .into_iter()
+            .any(written)
 }
 
 /// Walk a directory in sorted order, leaving out rgrade's own outputs.
@@ -994,11 +1004,22 @@ struct Detected {
 /// first line that fits nothing is taken for a run's header when the line
 /// after it is a run line. Anything else is read as asked, JSONL under
 /// `Auto`, so a broken first JSON line is rejected as such, not misread.
+/// An empty object `{}`, what OTLP exporters write for a batch of no
+/// spans, says nothing of the format and is looked past, as blank lines are.
 fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
+    let says_nothing = |line: &[u8]| {
+        crate::grade::parse::is_blank(line)
+            || std::str::from_utf8(line).is_ok_and(|text| {
+                let text = text.trim();
+                text.strip_prefix('{')
+                    .and_then(|rest| rest.strip_suffix('}'))
+                    .is_some_and(|inside| inside.trim().is_empty())
+            })
+    };
     let mut lines = line_ranges(bytes)
         .zip(first_line..)
         .map(|(range, number)| (&bytes[range], number))
-        .filter(|(line, _)| !crate::grade::parse::is_blank(line));
+        .filter(|(line, _)| !says_nothing(line));
     let first = lines.next();
     let second = lines.next();
     let shape = |line: Option<(&[u8], u64)>| line.and_then(|(line, _)| shape_of(line));
@@ -1380,6 +1401,9 @@ mod tests {
         let cut = br#"al", "results": ["a", "b"], "latency_ms": 41.2}"#;
         assert_eq!(format(cut), LogsFormat::Jsonl);
         assert_eq!(format(b""), LogsFormat::Jsonl);
+        // An OTLP export of no spans first: the next line decides.
+        let traces = b"{}\n { } \n{\"resourceSpans\": []}\n";
+        assert_eq!(format(traces), LogsFormat::Otlp);
     }
 
     /// A header line is looked past, and only a line shaped as the run's
@@ -1422,6 +1446,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         std::fs::write(dir.join("sub/b.jsonl"), "x\n").unwrap();
         std::fs::write(dir.join("a.run"), "x\n").unwrap();
+        std::fs::write(dir.join("c.trec.gz"), "x\n").unwrap();
         std::fs::write(dir.join("notes.txt"), "x\n").unwrap();
         std::fs::write(
             dir.join("bm25.dl19.txt"),
@@ -1430,7 +1455,7 @@ mod tests {
         .unwrap();
         let found = discover(std::slice::from_ref(&dir), None).unwrap();
         let names: Vec<String> = found.inputs.iter().map(Input::name).collect();
-        let expected = ["a.run", "bm25.dl19.txt", "sub/b.jsonl"].map(|f| dir.join(f));
+        let expected = ["a.run", "bm25.dl19.txt", "c.trec.gz", "sub/b.jsonl"].map(|f| dir.join(f));
         assert_eq!(names, expected.map(|p| p.display().to_string()));
         assert_eq!(found.skipped, [dir.join("notes.txt")]);
         assert_eq!(found.inputs[1].run_name(), "bm25.dl19");

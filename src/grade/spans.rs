@@ -187,10 +187,13 @@ struct Span<'t, 'i> {
 /// lists them, with its value (for a reject's excerpt) and what it is.
 /// Returns how many spans there were.
 ///
+/// Protobuf's JSON mapping leaves an empty list out, so an export of no
+/// spans is `{}`, and a resource or scope with none may lack its list.
+///
 /// # Errors
-/// `not_a_trace` when the line is no ExportTraceServiceRequest: not an
-/// object with a `resourceSpans` array of resources, each with a
-/// `scopeSpans` array of scopes holding `spans` arrays.
+/// `not_a_trace` when the line is no ExportTraceServiceRequest: neither
+/// `{}` nor an object with a `resourceSpans` array of resources, whose
+/// `scopeSpans` and `spans` (where present) are arrays.
 pub fn for_each_span<'t, 'i>(
     root: Value<'t, 'i>,
     fields: &'i SpanFields,
@@ -202,6 +205,9 @@ pub fn for_each_span<'t, 'i>(
             format!("not an OTLP trace export: {detail}"),
         )
     };
+    if root.as_object().is_some_and(|object| object.is_empty()) {
+        return Ok(0);
+    }
     let resources = root
         .get("resourceSpans")
         .and_then(|v| v.as_array())
@@ -210,10 +216,12 @@ pub fn for_each_span<'t, 'i>(
     // line rejected as a whole has no span counted.
     let mut spans = Vec::new();
     for resource in resources.iter() {
-        let scopes = resource
-            .get("scopeSpans")
-            .and_then(|v| v.as_array())
-            .ok_or_else(|| not_a_trace("a resource without a 'scopeSpans' array"))?;
+        let scopes = match resource.get("scopeSpans") {
+            None => continue,
+            Some(v) => v
+                .as_array()
+                .ok_or_else(|| not_a_trace("a resource whose 'scopeSpans' is not an array"))?,
+        };
         let service = resource
             .get("resource")
             .and_then(|r| r.get("attributes"))
@@ -384,6 +392,22 @@ impl<'t, 'i> Span<'t, 'i> {
     }
 
     fn ranking(&self, kind: SpanKind, doc: &DocField) -> Result<SpanRanking<'i>, Invalid> {
+        // An SDK over its attribute count limit (128 by default) drops
+        // attributes, documents among them, and says how many: such a
+        // ranking would be graded short or shifted.
+        let dropped = self.value.get("droppedAttributesCount").and_then(|count| {
+            (count.as_u64()).or_else(|| count.into_string().and_then(|text| text.parse().ok()))
+        });
+        if let Some(dropped @ 1..) = dropped {
+            return Err(Invalid::new(
+                RejectReason::DroppedAttributes,
+                format!(
+                    "the exporter dropped {dropped} of the span's attributes, so its ranking may \
+                     miss documents; raise the SDK's attribute count limit \
+                     (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT)"
+                ),
+            ));
+        }
         let docs = match kind {
             SpanKind::Retriever => self.flattened_documents("retrieval.documents.", doc)?,
             SpanKind::Reranker => self.flattened_documents("reranker.output_documents.", doc)?,
@@ -790,17 +814,22 @@ mod tests {
         );
         for line in [
             r#"{"resourceSpans": {}}"#,
-            r#"{"resourceSpans": [{"resource": {}}]}"#,
+            r#"{"resourceSpans": [{"scopeSpans": {}}]}"#,
             r#"{"resourceSpans": [{"scopeSpans": [{"spans": 3}]}]}"#,
+            r#"{"query_id": "q1", "results": []}"#,
         ] {
             let err = records(line, &SpanFields::default()).unwrap_err();
             assert_eq!(err.reason, RejectReason::NotATrace, "{line}");
         }
-        // A scope without spans, and an export of none, are no error.
-        let empty = r#"{"resourceSpans": [{"scopeSpans": [{"scope": {}}]}]}"#;
-        assert_eq!(
-            records(empty, &SpanFields::default()).unwrap(),
-            Vec::<String>::new()
-        );
+        // Exports of no span, as protobuf writes them, leaving empty lists
+        // out, are no error.
+        for empty in [
+            r#"{"resourceSpans": [{"scopeSpans": [{"scope": {}}]}]}"#,
+            r#"{"resourceSpans": [{"resource": {}}]}"#,
+            "{}",
+        ] {
+            let spans = records(empty, &SpanFields::default()).unwrap();
+            assert_eq!(spans, Vec::<String>::new(), "{empty}");
+        }
     }
 }

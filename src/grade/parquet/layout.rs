@@ -112,7 +112,7 @@ pub enum Want {
 impl Want {
     fn fits(self, data_type: &DataType) -> bool {
         use DataType::*;
-        let integer = matches!(data_type, Int32 | Int64 | UInt32 | UInt64);
+        let integer = data_type.is_integer();
         match self {
             Want::Text => matches!(data_type, Utf8),
             Want::Id => integer || matches!(data_type, Utf8),
@@ -126,9 +126,9 @@ impl Want {
     fn expected(self) -> &'static str {
         match self {
             Want::Text => "a string",
-            Want::Id => "a string or a 32/64-bit integer",
+            Want::Id => "a string or an integer",
             Want::Number => "a number",
-            Want::Integer => "a 32/64-bit integer",
+            Want::Integer => "an integer",
             Want::Time => "a timestamp",
             Want::Bool => "a boolean",
         }

@@ -9,8 +9,9 @@ use std::fs::File;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Float32Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
-    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt32Type, UInt64Type,
+    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type,
+    UInt64Type, UInt8Type,
 };
 use arrow_array::{Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
@@ -490,8 +491,12 @@ enum Values<'a> {
     /// The column is not in the file: every cell is null.
     Absent,
     Text(&'a StringArray),
+    I8(&'a [i8]),
+    I16(&'a [i16]),
     I32(&'a [i32]),
     I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
     U32(&'a [u32]),
     U64(&'a [u64]),
     F32(&'a [f32]),
@@ -509,12 +514,24 @@ impl<'a> Cells<'a> {
     pub fn of(array: &'a ArrayRef) -> Result<Self, String> {
         let values = match array.data_type() {
             DataType::Utf8 => array.as_string_opt::<i32>().map(Values::Text),
+            DataType::Int8 => array
+                .as_primitive_opt::<Int8Type>()
+                .map(|a| Values::I8(a.values())),
+            DataType::Int16 => array
+                .as_primitive_opt::<Int16Type>()
+                .map(|a| Values::I16(a.values())),
             DataType::Int32 => array
                 .as_primitive_opt::<Int32Type>()
                 .map(|a| Values::I32(a.values())),
             DataType::Int64 => array
                 .as_primitive_opt::<Int64Type>()
                 .map(|a| Values::I64(a.values())),
+            DataType::UInt8 => array
+                .as_primitive_opt::<UInt8Type>()
+                .map(|a| Values::U8(a.values())),
+            DataType::UInt16 => array
+                .as_primitive_opt::<UInt16Type>()
+                .map(|a| Values::U16(a.values())),
             DataType::UInt32 => array
                 .as_primitive_opt::<UInt32Type>()
                 .map(|a| Values::U32(a.values())),
@@ -582,8 +599,12 @@ impl<'a> Cells<'a> {
             return None;
         }
         match self.values {
+            Values::I8(v) => Some(v[row].into()),
+            Values::I16(v) => Some(v[row].into()),
             Values::I32(v) => Some(v[row].into()),
             Values::I64(v) => Some(v[row].into()),
+            Values::U8(v) => Some(v[row].into()),
+            Values::U16(v) => Some(v[row].into()),
             Values::U32(v) => Some(v[row].into()),
             Values::U64(v) => Some(v[row].into()),
             _ => None,
@@ -670,7 +691,7 @@ impl<'a> ResultCells<'a> {
                     };
                     Invalid::new(
                         RejectReason::BadResult,
-                        format!("result {} in '{}' has {what}", i - start, self.name),
+                        format!("result {} in '{}' has {what}", i - start + 1, self.name),
                     )
                 })
             })
