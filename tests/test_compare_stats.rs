@@ -305,5 +305,6 @@ fn one_directory_holding_two_runs() {
     compare(&wd, &["base", "both", "-o", "refused"])
         .expect_code(2)
         .expect_stderr(&["several runs", "--candidate-run"]);
-    assert!(!wd.exists("refused"));
+    assert!(!wd.exists("refused/comparison.json"));
+    assert!(!wd.exists("refused/comparison.csv"));
 }

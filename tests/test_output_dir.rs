@@ -220,3 +220,56 @@ fn copy_dir(wd: &Workdir, from: &str, to: &str) {
         std::fs::copy(entry.path(), wd.path(to).join(entry.file_name())).expect("copy");
     }
 }
+
+/// A run that fails before it reads a log (labels that do not load, a
+/// candidate that cannot be read) still takes DIR first: the earlier
+/// result is gone, so it cannot pass for this run's. (A usage error stops
+/// before any run begins, and touches nothing.)
+#[test]
+fn a_run_that_fails_early_leaves_no_earlier_result() {
+    let wd = Workdir::new("output_fails_early");
+    let labels = seed("labels.jsonl");
+    let logs = seed("logs.jsonl");
+    let grade = |dir: &str, labels: &str| {
+        wd.rgrade(&[
+            "grade", "--labels", labels, "-k", "3", "-q", "-o", dir, &logs,
+        ])
+    };
+    grade("base", &labels).expect_code(0);
+    grade("cand", &labels).expect_code(0);
+    wd.write(
+        "twice.jsonl",
+        "{\"query_id\": \"q\", \"relevant\": []}\n".repeat(2),
+    );
+    for bad in ["twice.jsonl", "no-such-labels.jsonl"] {
+        grade("out", &labels).expect_code(0);
+        assert!(wd.exists("out/summary.json"));
+        grade("out", bad).expect_code(2);
+        assert!(
+            !wd.exists("out/summary.json"),
+            "{bad}: the earlier result stays"
+        );
+        assert!(
+            !wd.exists("out/report.html"),
+            "{bad}: the earlier page stays"
+        );
+    }
+
+    let compare = |candidate: &str| wd.rgrade(&["compare", "base", candidate, "-q", "-o", "cmp"]);
+    compare("cand").expect_code(0);
+    assert!(wd.exists("cmp/comparison.json"));
+    compare("no-such-dir").expect_code(2);
+    for name in ["comparison.json", "comparison.csv", "report.html"] {
+        assert!(!wd.exists(&format!("cmp/{name}")), "{name} stays");
+    }
+}
+
+/// A thread count beyond reason is a usage error, not minutes of threads.
+#[test]
+fn too_many_threads_are_refused() {
+    let wd = Workdir::new("output_threads");
+    let (labels, logs) = (seed("labels.jsonl"), seed("logs.jsonl"));
+    wd.rgrade(&["grade", "--labels", &labels, "-j", "1025", &logs])
+        .expect_code(2)
+        .expect_stderr(&["--threads 1025: at most 1024 worker threads"]);
+}

@@ -360,6 +360,27 @@ fn report_refuses_a_directory_without_a_complete_result() {
     assert!(run.stderr.contains("report.html"), "{run}");
     assert_eq!(std::fs::read(out.join("report.html")).unwrap(), before);
 
+    // The page never takes the place of a file it is drawn from, nor of
+    // anything but a regular file.
+    for drawn_from in ["summary.json", "per_query.csv"] {
+        let target = out.join(drawn_from).display().to_string();
+        wd.rgrade(&["report", &dir, "-o", &target])
+            .expect_code(2)
+            .expect_stderr(&[drawn_from, "one of the files the page is drawn from"]);
+    }
+    std::fs::create_dir_all(wd.path("a-directory.html")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(out.join("aggregates.csv"), wd.path("link.html")).unwrap();
+    for target in ["a-directory.html", "link.html"] {
+        if wd.exists(target) {
+            let target = wd.path(target).display().to_string();
+            wd.rgrade(&["report", &dir, "-o", &target])
+                .expect_code(2)
+                .expect_stderr(&["not a regular file"]);
+        }
+    }
+    wd.rgrade(&["report", &dir]).expect_code(0);
+
     // A file changed since it was graded.
     let aggregates = out.join("aggregates.csv");
     let mut text = std::fs::read_to_string(&aggregates).unwrap();

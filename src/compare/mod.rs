@@ -15,7 +15,7 @@ pub mod stats;
 
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -118,6 +118,7 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
 }
 
 fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
+    let _out_dir = plan.out.as_deref().map(claim).transpose()?;
     let (baseline, candidate) = rayon::join(
         || graded::load(&plan.baseline, plan.baseline_run.as_deref(), Side::Baseline),
         || {
@@ -158,24 +159,6 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
     {
         warn(warning);
     }
-    // Before any statistic: a run already writing there must not cost
-    // this one's work.
-    let _out_dir = plan.out.as_deref().map(OutputDir::claim).transpose()?;
-    if let Some(dir) = &plan.out {
-        refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
-        // An earlier comparison's files must not pass for this one's while
-        // it runs, nor if it fails.
-        for name in [
-            COMPARISON_SUMMARY_FILE,
-            REPORT_FILE,
-            GATE_FILE,
-            PER_QUERY_DELTA_FILE,
-            COMPARISON_FILE,
-        ] {
-            remove_stale_output(dir, name)?;
-        }
-    }
-
     let comparisons = compare_slices(&paired, &metrics, &settings);
     let gate = match plan.rules {
         Some(_) => {
@@ -212,6 +195,25 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
         gate,
         alpha: plan.alpha,
     })
+}
+
+/// Claim the output directory `dir` before anything is read: a run already
+/// writing there must not cost this one's work, and an earlier
+/// comparison's files must not pass for this one's while it runs, nor if
+/// it fails.
+fn claim(dir: &Path) -> Result<OutputDir> {
+    let claimed = OutputDir::claim(dir)?;
+    refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
+    for name in [
+        COMPARISON_SUMMARY_FILE,
+        REPORT_FILE,
+        GATE_FILE,
+        PER_QUERY_DELTA_FILE,
+        COMPARISON_FILE,
+    ] {
+        remove_stale_output(dir, name)?;
+    }
+    Ok(claimed)
 }
 
 /// comparison.json's contents: what was compared, how, the figures of

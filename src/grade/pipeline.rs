@@ -59,7 +59,7 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Check `plan`, load its answer key, and claim the output directory,
+    /// Check `plan`, claim the output directory and load the answer key,
     /// refusing labels the plan's checks refuse.
     ///
     /// # Errors
@@ -73,6 +73,11 @@ impl Setup {
         };
         let stage_order = stage_order(&plan.stage_order).of_kind(ErrorKind::Usage)?;
         let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
+        // Once the plan holds, before anything is read: a run already
+        // writing there should not cost this one's work, and an earlier
+        // result must not pass for this run's, whatever stops it (labels
+        // that do not load included).
+        let out_dir = claim(plan.out.as_deref()).of_kind(ErrorKind::Output)?;
         let labels = match &plan.tables.labels {
             Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join, &pool),
             None => LabelIndex::load(
@@ -84,9 +89,6 @@ impl Setup {
             ),
         }
         .of_kind(ErrorKind::Labels)?;
-        // Before the logs are read: a typo in -o, or a run already writing
-        // there, should not cost a whole run.
-        let out_dir = claim(plan.out.as_deref()).of_kind(ErrorKind::Output)?;
         if let Some(version) = &plan.collection_version {
             stale::require_collection_version(&labels, version).of_kind(ErrorKind::Labels)?;
         }

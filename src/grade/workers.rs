@@ -20,16 +20,29 @@ use rayon::prelude::*;
 use crate::grade::read::{Chunk, ChunkSink, InlineSink, Input};
 use crate::options::ProgressWhen;
 
-/// One pool of `threads` workers (all cores when unset) for the labels,
-/// the logs and the grading.
+/// The most worker threads a run starts: each holds blocks in flight, so
+/// thousands of them would only spend memory and time on a typo.
+const MAX_THREADS: usize = 1024;
+
+/// One pool of `threads` workers (all cores, up to [`MAX_THREADS`], when
+/// unset) for the labels, the logs and the grading.
 ///
 /// # Errors
-/// The threads cannot be started.
+/// More than [`MAX_THREADS`] asked for; the threads cannot be started.
 pub fn pool(threads: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
-    let threads = threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
-        NonZeroUsize::get,
-    );
+    let threads = match threads {
+        Some(asked) => {
+            let asked = asked.get();
+            anyhow::ensure!(
+                asked <= MAX_THREADS,
+                "--threads {asked}: at most {MAX_THREADS} worker threads"
+            );
+            asked
+        }
+        None => std::thread::available_parallelism()
+            .map_or(1, NonZeroUsize::get)
+            .min(MAX_THREADS),
+    };
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("rgrade-worker-{i}"))

@@ -30,9 +30,11 @@ pub mod sources;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 
-use crate::output::schema::{COMPARISON_SUMMARY_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE};
+use crate::output::schema::{
+    COMPARISON_SUMMARY_FILE, LOCK_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
+};
 use crate::output::staged::{self, stage, Staged};
 use crate::output::{complete, OutputDir};
 use collect::Collector;
@@ -57,9 +59,10 @@ pub fn stage_page(dir: &Path, name: &str, html: &str) -> Result<Staged> {
 /// a file that does not match it), a file cannot be read, or the page
 /// cannot be written.
 pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
-    let html = if dir.join(COMPARISON_SUMMARY_FILE).exists() {
+    let (html, marker, outputs) = if dir.join(COMPARISON_SUMMARY_FILE).exists() {
         let summary = complete::read_comparison(&dir.join(COMPARISON_SUMMARY_FILE))?;
-        compare::page(&summary, &Sources::listed(dir, &summary.outputs))?
+        let html = compare::page(&summary, &Sources::listed(dir, &summary.outputs))?;
+        (html, COMPARISON_SUMMARY_FILE, summary.outputs)
     } else if dir.join(SUMMARY_FILE).exists() {
         let summary = complete::read_summary(&dir.join(SUMMARY_FILE))?;
         let sources = Sources::listed(dir, &summary.outputs);
@@ -69,7 +72,8 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
             &summary.settings.k,
             &mut collector,
         )?;
-        grade::page(&summary, &collector.finish(), &sources)?
+        let html = grade::page(&summary, &collector.finish(), &sources)?;
+        (html, SUMMARY_FILE, summary.outputs)
     } else {
         bail!(
             "{}: no {SUMMARY_FILE} or {COMPARISON_SUMMARY_FILE}: not a complete grade or compare \
@@ -79,6 +83,26 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
     };
     let target = out.map_or_else(|| dir.join(REPORT_FILE), Path::to_path_buf);
     let (parent, name) = split_target(&target)?;
+    let same_dir = parent.canonicalize().ok() == dir.canonicalize().ok();
+    let mut drawn_from = (outputs.iter().map(|o| o.name.as_str()))
+        .chain([marker, LOCK_FILE])
+        .filter(|&listed| listed != REPORT_FILE);
+    if same_dir && drawn_from.any(|listed| listed == name) {
+        bail!(
+            "{}: one of the files the page is drawn from; write the page to another file",
+            target.display()
+        );
+    }
+    // The page is written beside its target and renamed over it, which
+    // would put a file in the place of a link, a pipe or a device.
+    if let Ok(meta) = std::fs::symlink_metadata(&target) {
+        ensure!(
+            meta.is_file(),
+            "{}: not a regular file (a link, a directory, a pipe or a device); \
+             write the page to a file",
+            target.display()
+        );
+    }
     // Writing into the output directory, hold it as a run would.
     let _lock = (parent == dir).then(|| OutputDir::claim(dir)).transpose()?;
     staged::commit(vec![stage_page(&parent, &name, &html)?])?;
