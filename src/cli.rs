@@ -35,10 +35,11 @@ pub enum Command {
     /// Both must have been graded with the same labels and cutoffs. Exit
     /// status 1 when an acceptance rule fails.
     Compare(CompareArgs),
-    /// Draw the report page of a grade output directory again.
+    /// Draw the report page of a grade or compare output directory again.
     ///
-    /// `grade -o DIR` writes DIR/report.html itself; this draws it again,
-    /// from the complete set of files DIR holds (say, after an upgrade).
+    /// `grade -o DIR` and `compare -o DIR` write DIR/report.html themselves;
+    /// this draws it again, from the complete set of files DIR holds (say,
+    /// after an upgrade).
     Report(ReportArgs),
     /// Write deterministic synthetic labels and logs (for demos and benchmarks).
     Gen(GenArgs),
@@ -85,7 +86,7 @@ pub struct MergeArgs {
 /// Options of `rgrade report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A complete `grade --out` directory.
+    /// A complete `grade --out` or `compare --out` directory.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
@@ -97,7 +98,7 @@ pub struct ReportArgs {
 /// Options of `rgrade grade`.
 #[derive(Debug, Args)]
 pub struct GradeArgs {
-    /// Read the answer key from FILE (JSONL, TREC qrels or CSV).
+    /// Read the answer key from FILE (JSONL, TREC qrels, CSV or Parquet).
     #[arg(long, value_name = "FILE")]
     pub labels: PathBuf,
 
@@ -212,7 +213,8 @@ pub struct GradeArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
-    /// Log files or directories (walked for *.jsonl, *.jsonl.gz, *.jsonl.zst, *.trec, *.run, *.parquet); - for stdin.
+    /// Log files or directories (walked for *.jsonl, *.trec, *.run, each plain, .gz or .zst, for
+    /// *.parquet, and for runs in *.txt, *.tsv); - for stdin.
     #[arg(value_name = "LOGS", required = true)]
     pub logs: Vec<PathBuf>,
 }
@@ -347,7 +349,8 @@ pub struct GenArgs {
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
 
-    /// Write the logs as JSONL (logs.jsonl) or as a TREC run (run.trec).
+    /// Write the logs as JSONL (logs.jsonl), a TREC run (run.trec), OTLP/JSON spans
+    /// (traces.jsonl) or Parquet rows (logs.parquet).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = GenFormat::Jsonl)]
     pub format: GenFormat,
 

@@ -308,6 +308,19 @@ fn no_significant_loss_fails_only_on_a_significant_loss() {
         wd.read_json("strict/gate.json")["passed"],
         Value::Bool(true)
     );
+    // One permutation over every metric: Holm's adjustment caps at 1.
+    let args = [
+        "base",
+        "cand",
+        "--rules",
+        "rules.toml",
+        "--permutations",
+        "1",
+    ];
+    compare(&wd, &args).expect_code(2).expect_stderr(&[
+        "metrics in the Holm family the smallest adjusted p-value is 1.0000,",
+        "raise --permutations",
+    ]);
 }
 
 /// Under `--missing skip` a query the baseline answered and the candidate

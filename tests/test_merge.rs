@@ -136,7 +136,7 @@ fn merged_shards_write_what_one_grading_writes() {
 }
 
 /// A query whose captures are in two shards was not partitioned: refused,
-/// naming it and both shards. So are shards graded with other options or
+/// naming it and both shards; one shard named twice is refused as such. So are shards graded with other options or
 /// other labels, and directories that are not complete partial gradings.
 #[test]
 fn shards_that_do_not_fit_together_are_refused() {
@@ -149,6 +149,9 @@ fn shards_that_do_not_fit_together_are_refused() {
         .expect_code(2)
         .expect_stderr(&["was captured in two shards", "b and ", "again"]);
     assert!(!wd.exists("out/summary.json"));
+    merge(&wd, "out", &["a", "b", "./a"])
+        .expect_code(2)
+        .expect_stderr(&["./a: shard is given twice"]);
 
     let labels = crate_path(LABELS).display().to_string();
     wd.rgrade(&[

@@ -202,9 +202,32 @@ def main(argv=None) -> int:
         print(f"spark_grade: warning: {warning}", file=sys.stderr)
     counts = graded.summary["counts"]
     print(f"graded {counts['graded_records']} records of {len(inputs)} files into {args.out}")
-    if counts["rejected"] > args.max_rejects or counts["leaked_results"] > args.max_leaks:
-        return 1
-    return 0
+    over = limits_exceeded(graded, args)
+    for reason in over:
+        print(f"spark_grade: {reason}", file=sys.stderr)
+    return 1 if over else 0
+
+
+def limits_exceeded(graded, args):
+    """Why the grading exceeds --max-rejects or --max-leaks, naming the
+    first record over each limit, as rgrade grade says it."""
+    counts = graded.summary["counts"]
+    reasons = []
+    if counts["rejected"] > args.max_rejects:
+        first = graded.rejects[0]
+        reasons.append(
+            f"{counts['rejected']} rejected record(s) exceed --max-rejects {args.max_rejects}; "
+            f"the first is {first['file']}:{first['line']}: {first['reason']}: {first['detail']} "
+            f"(all are listed in {Path(args.out, 'rejects.jsonl')})"
+        )
+    if counts["leaked_results"] > args.max_leaks:
+        first = graded.summary["leaks"][0]
+        reasons.append(
+            f"{counts['leaked_results']} result(s) outside the user's allowed collections exceed "
+            f"--max-leaks {args.max_leaks}; the first is {first['file']}:{first['line']}: query "
+            f"{first['query_id']} got {first['doc_id']} from collection {first['collection']}"
+        )
+    return reasons
 
 
 if __name__ == "__main__":

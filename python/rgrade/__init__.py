@@ -239,7 +239,7 @@ def _labels(labels) -> tuple:
 def grade(
     labels: Union[PathLike, "TableLike"],
     logs: Union[PathLike, "TableLike", Iterable[Union[PathLike, "TableLike"]]],
-    k: Sequence[Union[int, str]] = (10,),
+    k: Union[int, str, Sequence[Union[int, str]]] = (10,),
     *,
     partial: bool = False,
     labels_format: str = "auto",
@@ -272,9 +272,12 @@ def grade(
     collection_field: Optional[str] = None,
     rank_field: Optional[str] = None,
 ) -> Union[Grading, Shard]:
-    """Grade ``logs`` against the answer key ``labels`` at cutoffs ``k``,
-    with ``rgrade grade``'s options as keyword arguments (``--repeats`` is
-    ``repeats``, ``--query-field`` is ``query_field``, ...).
+    """Grade ``logs`` against the answer key ``labels`` at cutoffs ``k``
+    (a cutoff, ``"all"``, or a sequence of them), with ``rgrade grade``'s
+    options as keyword arguments (``--repeats`` is ``repeats``,
+    ``--query-field`` is ``query_field``, ``--stage`` is ``stages``, ...).
+    ``--max-rejects`` and ``--max-leaks`` only set the command line's exit
+    status: read ``summary["counts"]`` instead.
 
     ``labels`` is a path or a table with the CSV labels' columns
     (``query_id``, ``doc_id``, optional ``grade``, ``task``, ``language``,
@@ -294,7 +297,7 @@ def grade(
     labels_name, labels_table = _labels(labels)
     paths, tables, lines = _logs(logs)
     options = {
-        "k": [str(cutoff) for cutoff in k],
+        "k": [str(cutoff) for cutoff in ([k] if isinstance(k, (int, str)) else k)],
         "partial": partial,
         "labels_format": labels_format,
         "logs_format": logs_format,

@@ -124,6 +124,9 @@ def test_the_seed_example_grades_as_the_tutorial_says():
     assert round(overall["rr@3"], 3) == 0.667
     recall = dict(zip(graded.per_query["query_id"].to_pylist(), graded.per_query["recall@3"].to_pylist()))
     assert recall == {"q_export": 1.0, "q_reset": 1.0, "q_sharing": 0.5}
+    # One cutoff may be given bare.
+    bare = rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", k=3)
+    assert bare.per_query == graded.per_query
 
 
 def test_errors_raise_with_the_command_lines_message(tmp_path):
@@ -174,7 +177,10 @@ def test_shards_merge_into_one_grading(tmp_path):
     one.write(tmp_path / "one")
     merged.write(tmp_path / "merged")
     assert_same_outputs(tmp_path / "one", tmp_path / "merged")
+    partials[0].write(tmp_path / "copy")
     with pytest.raises(rgrade.ShardError, match="captured in two shards"):
+        rgrade.merge(labels, [partials[0], tmp_path / "copy"])
+    with pytest.raises(rgrade.ShardError, match="shard is given twice"):
         rgrade.merge(labels, [partials[0], partials[0]])
 
 

@@ -45,13 +45,19 @@ def assert_spark_equals_cli(tmp_path: Path, labels: Path, logs: Path, flags: lis
         return summary, [(i["path"], i["lines"], i["records"], i["rejected"]) for i in inputs]
 
     assert inputless("spark") == inputless("cli")
+    return job
 
 
 def test_the_spark_job_grades_the_realistic_sample_as_the_cli_does(tmp_path):
-    flags = ["-k", "1,5,10", "--repeats", "last", "--stage-order", "retrieve,final", "--max-rejects", "10"]
-    assert_spark_equals_cli(
-        tmp_path, SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", flags, 0
+    """The sample's five rejects exceed --max-rejects 0: exit status 1, and
+    stderr says why, naming the first."""
+    flags = ["-k", "1,5,10", "--repeats", "last", "--stage-order", "retrieve,final"]
+    job = assert_spark_equals_cli(
+        tmp_path, SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", flags, 1
     )
+    first = json.loads((tmp_path / "cli/rejects.jsonl").read_text().splitlines()[0])
+    assert "rejected record(s) exceed --max-rejects 0; the first is " in job.stderr, job.stderr[-3000:]
+    assert f"{first['file']}:{first['line']}: {first['reason']}" in job.stderr
 
 
 def test_the_spark_job_grades_generated_logs_as_the_cli_does(tmp_path):

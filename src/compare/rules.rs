@@ -219,7 +219,9 @@ fn resolve(spec: RuleSpec, paired: &Paired, context: &RuleContext) -> Result<Rul
         // With too few permutations no p-value can get under alpha, and
         // the rule could never fail.
         let family = context.family(rule.per_query_metric()?).len();
-        let smallest = family as f64 / (context.settings.permutations + 1) as f64;
+        // Holm's adjustment multiplies by at most the family's size, and
+        // caps at 1.
+        let smallest = (family as f64 / (context.settings.permutations + 1) as f64).min(1.0);
         ensure!(
             smallest < context.alpha,
             "with --permutations {} and {family} metrics in the Holm family the smallest \
@@ -397,7 +399,7 @@ impl Rule {
             .ok()?
             .len();
         let family = context.family(metric).len() as f64;
-        let smallest = family * 2f64.powi(1 - n.min(1024) as i32);
+        let smallest = (family * 2f64.powi(1 - n.min(1024) as i32)).min(1.0);
         (smallest >= context.alpha).then(|| {
             format!(
                 "rule '{}': with {} and {family} metrics no loss can reach a Holm p-value below \

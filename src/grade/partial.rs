@@ -142,6 +142,17 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
             shard.display()
         );
     }
+    for (later, shard) in merge.shards.iter().enumerate() {
+        if merge.shards[..later]
+            .iter()
+            .any(|earlier| same_dir(earlier, shard))
+        {
+            bail!(
+                "{}: shard is given twice (its queries would be merged twice)",
+                shard.display()
+            );
+        }
+    }
     let first = merge
         .shards
         .first()
