@@ -141,7 +141,8 @@ impl FieldPath {
         &self.segments
     }
 
-    fn find<'t, 'i>(&self, root: Value<'t, 'i>) -> Option<Value<'t, 'i>> {
+    /// The value it names in `root`, if any.
+    pub fn find<'t, 'i>(&self, root: Value<'t, 'i>) -> Option<Value<'t, 'i>> {
         let mut value = root;
         for segment in &self.segments {
             value = if value.is_array() {

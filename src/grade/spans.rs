@@ -13,11 +13,14 @@
 //! Every other span is counted, never rejected.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
-use crate::grade::parse::{id_text, EventKey, FieldNames, Invalid, RejectReason};
+use crate::grade::parse::{
+    id_text, EventKey, FieldNames, FieldPath, Invalid, JsonParser, RejectReason,
+};
 use crate::options::{JoinBy, SpanKind};
 
 /// Where spans keep what a capture needs, as the user mapped it.
@@ -45,7 +48,7 @@ pub enum DocField {
     /// or a GenAI document's key.
     Key(String),
     /// A JSON pointer into the OpenInference `document.metadata` JSON.
-    Metadata(String),
+    Metadata(FieldPath),
 }
 
 impl SpanFields {
@@ -57,7 +60,9 @@ impl SpanFields {
         });
         let doc = match names.doc.as_deref() {
             None => DocField::Id,
-            Some(pointer) if pointer.starts_with('/') => DocField::Metadata(pointer.to_string()),
+            Some(pointer) if pointer.starts_with('/') => {
+                DocField::Metadata(FieldPath::parse(pointer))
+            }
             Some(key) => DocField::Key(key.to_string()),
         };
         SpanFields {
@@ -485,19 +490,17 @@ impl<'t, 'i> Span<'t, 'i> {
             return Ok(Vec::new());
         };
         if let Some(json) = value.get("stringValue").and_then(|v| v.into_string()) {
-            let documents: Vec<serde_json::Value> = serde_json::from_str(json)
-                .map_err(|_| bad(format!("'{KEY}' is not a JSON array")))?;
-            return documents
-                .iter()
-                .enumerate()
-                .map(|(i, document)| match document.get(id_key) {
-                    Some(serde_json::Value::String(id)) => Ok(Cow::Owned(id.clone())),
-                    Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {
-                        Ok(Cow::Owned(n.to_string()))
-                    }
-                    _ => Err(no_document_id(i, id_key)),
-                })
-                .collect();
+            let not_an_array = || bad(format!("'{KEY}' is not a JSON array"));
+            let documents = with_embedded(json, |root| {
+                let documents = root.as_array().ok_or_else(not_an_array)?;
+                (documents.iter().enumerate())
+                    .map(|(i, document)| {
+                        let id = document.get(id_key).and_then(owned_id);
+                        id.map(Cow::Owned).ok_or_else(|| no_document_id(i, id_key))
+                    })
+                    .collect()
+            });
+            return documents.unwrap_or_else(|| Err(not_an_array()));
         }
         let documents = value
             .get("arrayValue")
@@ -562,18 +565,33 @@ impl<'t, 'i> Span<'t, 'i> {
 /// string nor an integer.
 pub fn metadata_query_id<'i>(metadata: &str) -> Result<Option<Cow<'i, str>>, Invalid> {
     let bad = |detail: &str| Invalid::new(RejectReason::BadQueryId, detail.to_string());
-    let metadata: serde_json::Value =
-        serde_json::from_str(metadata).map_err(|_| bad("'metadata' is not valid JSON"))?;
-    match metadata.get("query_id") {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(serde_json::Value::String(id)) => Ok(Some(Cow::Owned(id.clone()))),
-        Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {
-            Ok(Some(Cow::Owned(n.to_string())))
-        }
-        Some(_) => Err(bad(
-            "'query_id' in 'metadata' must be a string or an integer",
-        )),
-    }
+    let query_id = with_embedded(metadata, |root| match root.get("query_id") {
+        None => Ok(None),
+        Some(id) if id.is_null() => Ok(None),
+        Some(id) => owned_id(id).map(|id| Some(Cow::Owned(id))).ok_or_else(|| {
+            bad("'query_id' in 'metadata' must be a string or an integer within 64 bits")
+        }),
+    });
+    query_id.unwrap_or_else(|| Err(bad("'metadata' is not valid JSON")))
+}
+
+thread_local! {
+    /// A parser for JSON held in an attribute, one a thread: the parser of
+    /// the line the span is on is still in use.
+    static EMBEDDED: RefCell<JsonParser> = RefCell::new(JsonParser::default());
+}
+
+/// Hand the root of `json`, the text of an attribute, to `visit`; `None`
+/// when it is no valid JSON. It reads as a log line does: the first of a
+/// key named twice counts, and a number beyond 64 bits is harmless where
+/// rgrade does not read it.
+fn with_embedded<R>(json: &str, visit: impl FnOnce(Value<'_, '_>) -> R) -> Option<R> {
+    EMBEDDED.with(|parser| parser.borrow_mut().parse(json.as_bytes(), visit).ok())
+}
+
+/// A string id, or an integer id as its decimal text, outliving its tape.
+fn owned_id(value: Value<'_, '_>) -> Option<String> {
+    id_text(value).map(Cow::into_owned)
 }
 
 fn no_document_id(i: usize, key: &str) -> Invalid {
@@ -603,14 +621,8 @@ fn document_id<'i>(value: Value<'_, 'i>, doc: &DocField) -> Option<Cow<'i, str>>
         DocField::Id | DocField::Key(_) => any_id(value),
         DocField::Metadata(pointer) => {
             let json = value.get("stringValue").and_then(|v| v.into_string())?;
-            let metadata: serde_json::Value = serde_json::from_str(json).ok()?;
-            match metadata.pointer(pointer)? {
-                serde_json::Value::String(id) => Some(Cow::Owned(id.clone())),
-                serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => {
-                    Some(Cow::Owned(n.to_string()))
-                }
-                _ => None,
-            }
+            let id = with_embedded(json, |root| pointer.find(root).and_then(owned_id));
+            id.flatten().map(Cow::Owned)
         }
     }
 }
@@ -618,7 +630,6 @@ fn document_id<'i>(value: Value<'_, 'i>, doc: &DocField) -> Option<Cow<'i, str>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::parse::JsonParser;
     use serde_json::{json, Value as Json};
 
     fn string(key: &str, value: &str) -> Json {
@@ -775,6 +786,52 @@ mod tests {
             records(&line, &fields).unwrap(),
             [r#"canary/first-stage/q9 ["kb/1"] Some(2.5)"#]
         );
+    }
+
+    /// JSON held in an attribute (metadata, document metadata, GenAI
+    /// documents) reads as a log line does: the first of a key named twice
+    /// counts, and a number beyond 64 bits where rgrade reads nothing is
+    /// harmless.
+    #[test]
+    fn json_inside_attributes_reads_as_a_log_line_does() {
+        let metadata = r#"{"query_id": "q1", "query_id": "q2", "x": 1e400}"#;
+        let retriever = span(vec![
+            string("openinference.span.kind", "RETRIEVER"),
+            string("metadata", metadata),
+            string(
+                "retrieval.documents.0.document.metadata",
+                r#"{"chunk": "a", "chunk": "z", "score": 1e400}"#,
+            ),
+        ]);
+        let genai = span(vec![
+            string("gen_ai.operation.name", "retrieval"),
+            json!({"key": "query_id", "value": {"intValue": "7"}}),
+            string(
+                "gen_ai.retrieval.documents",
+                r#"[{"id": "c", "id": "zzz", "score": 1e400}, {"id": 18446744073709551615}]"#,
+            ),
+        ]);
+        let names = FieldNames {
+            doc: Some("/chunk".into()),
+            ..FieldNames::default()
+        };
+        let line = export("svc", vec![retriever.clone(), genai]);
+        let chunk = SpanFields::new(&names, &[], JoinBy::Id);
+        assert_eq!(
+            records(&line, &chunk).unwrap()[0],
+            r#"svc/retrieve/q1 ["a"] Some(2.5)"#
+        );
+        let by_id = records(&line, &SpanFields::default()).unwrap();
+        assert_eq!(
+            by_id[1],
+            r#"svc/retrieve/7 ["c", "18446744073709551615"] Some(2.5)"#
+        );
+        // Not JSON at all: said so.
+        let mut broken = retriever;
+        broken["attributes"][1] = string("metadata", "{not json");
+        let line = export("svc", vec![broken]);
+        let seen = records(&line, &SpanFields::default()).unwrap();
+        assert!(seen[0].contains("'metadata' is not valid JSON"), "{seen:?}");
     }
 
     #[test]

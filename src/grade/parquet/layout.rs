@@ -351,7 +351,7 @@ impl Columns<'_> {
             DocField::Key(key) => vec![key.clone()],
             DocField::Metadata(pointer) => {
                 let mut path = vec!["document.metadata".to_string()];
-                path.extend(FieldPath::parse(pointer).segments().iter().cloned());
+                path.extend(pointer.segments().iter().cloned());
                 path
             }
         };
