@@ -584,7 +584,13 @@ impl JsonParser {
 /// read again by serde_json, whose message says what it expected where
 /// (its column counts bytes from 1). Should serde_json take the line
 /// (they differ on some limits), simd-json's own words stand.
+/// Nesting past simd-json's depth limit is said as such: serde_json's
+/// own limit is lower.
 fn describe_invalid_json(line: &[u8], err: &simd_json::Error) -> String {
+    if matches!(err.error(), ErrorType::DepthLimitExceeded) {
+        let depth = simd_json::DEFAULT_MAX_DEPTH;
+        return format!("not valid JSON: nested deeper than {depth} arrays and objects");
+    }
     match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
         Err(reread) => {
             let message = reread.to_string();
@@ -1016,6 +1022,15 @@ mod tests {
             assert_eq!(err.reason, RejectReason::InvalidJson, "{line}");
             assert_eq!(err.detail, format!("not valid JSON: {want}"), "{line}");
         }
+        let nested = format!("{}{}", "[".repeat(1100), "]".repeat(1100));
+        let deep = format!(r#"{{"query_id": "q", "x": {nested}, "results": []}}"#);
+        let err = parser.parse(deep.as_bytes(), |_| ()).unwrap_err();
+        assert_eq!(err.reason, RejectReason::InvalidJson);
+        assert!(
+            err.detail.contains("nested deeper than 1024"),
+            "{}",
+            err.detail
+        );
     }
 
     #[test]
