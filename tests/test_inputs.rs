@@ -625,17 +625,20 @@ fn a_log_directory_never_yields_rgrade_outputs() {
     let labels = seed("labels.jsonl");
     let logs = std::fs::read_to_string(seed("logs.jsonl")).expect("seed logs");
     wd.write("logs/day.jsonl", format!("{logs}not json\n"));
-    let args = [
-        "grade",
-        "--labels",
-        &labels,
-        "--max-rejects",
-        "1",
-        "-o",
-        "logs/out",
-        "logs",
-    ];
-    wd.rgrade(&args).expect_code(0);
+    let grade_into = |out: &str| {
+        let args = [
+            "grade",
+            "--labels",
+            &labels,
+            "--max-rejects",
+            "1",
+            "-o",
+            out,
+            "logs",
+        ];
+        wd.rgrade(&args).expect_code(0);
+    };
+    grade_into("logs/out");
     let first = wd.read("logs/out/rejects.jsonl");
     assert_eq!(
         reject_keys(&wd.read_jsonl("logs/out/rejects.jsonl")).len(),
@@ -643,7 +646,7 @@ fn a_log_directory_never_yields_rgrade_outputs() {
     );
     let first_summary = wd.read_json("logs/out/summary.json");
 
-    wd.rgrade(&args).expect_code(0);
+    grade_into("logs/out");
     assert_eq!(wd.read("logs/out/rejects.jsonl"), first, "the same rejects");
     let summary = wd.read_json("logs/out/summary.json");
     assert_eq!(
@@ -653,17 +656,7 @@ fn a_log_directory_never_yields_rgrade_outputs() {
 
     // An earlier grading kept below the logs, and graded into elsewhere.
     std::fs::rename(wd.path("logs/out"), wd.path("logs/archive")).expect("rename");
-    wd.rgrade(&[
-        "grade",
-        "--labels",
-        &labels,
-        "--max-rejects",
-        "1",
-        "-o",
-        "now",
-        "logs",
-    ])
-    .expect_code(0);
+    grade_into("now");
     assert_eq!(wd.read("now/rejects.jsonl"), first);
     assert_eq!(
         wd.read_json("now/summary.json")["inputs"],
@@ -677,17 +670,7 @@ fn a_log_directory_never_yields_rgrade_outputs() {
     }
     wd.write("logs/archive/rejects.jsonl", "");
     assert!(wd.exists("logs/archive/.rgrade.lock"));
-    wd.rgrade(&[
-        "grade",
-        "--labels",
-        &labels,
-        "--max-rejects",
-        "1",
-        "-o",
-        "again",
-        "logs",
-    ])
-    .expect_code(0);
+    grade_into("again");
     assert_eq!(wd.read("again/rejects.jsonl"), first);
 }
 
