@@ -154,6 +154,14 @@ fn export(run: &str, spans: &[Value]) -> String {
     .to_string()
 }
 
+/// summary.json's records, graded records, other records and rejects,
+/// checked to add up.
+fn span_counts(wd: &Workdir, out: &str) -> [u64; 4] {
+    let summary = wd.read_json(&format!("{out}/summary.json"));
+    assert_counts_add_up(&summary);
+    ["records", "graded_records", "other_records", "rejected"].map(|c| count(&summary, c))
+}
+
 fn seed_labels(wd: &Workdir) {
     wd.write(
         "labels.jsonl",
@@ -185,10 +193,8 @@ fn an_empty_export_is_counted_and_a_span_that_lost_attributes_rejected() {
     let args = "grade --labels labels.jsonl -k 3 -o out traces.jsonl";
     let run = wd.rgrade(&args.split_whitespace().collect::<Vec<_>>());
     run.expect_code(1).expect_stderr(&["dropped_attributes"]);
-    let summary = wd.read_json("out/summary.json");
-    assert_counts_add_up(&summary);
     assert_eq!(
-        ["records", "graded_records", "other_records", "rejected"].map(|c| count(&summary, c)),
+        span_counts(&wd, "out"),
         [4, 1, 2, 1],
         "an empty export, a capture, a capture that lost attributes, an LLM span"
     );
@@ -240,10 +246,8 @@ fn a_bad_span_is_rejected_alone_and_every_span_is_counted() {
         "traces.jsonl",
     ]);
     run.expect_code(0);
-    let summary = wd.read_json("out/summary.json");
-    assert_counts_add_up(&summary);
     assert_eq!(
-        ["records", "graded_records", "other_records", "rejected"].map(|c| count(&summary, c)),
+        span_counts(&wd, "out"),
         [7, 1, 2, 4],
         "4 spans, then a line rejected whole, an export of no span, a line that is no JSON"
     );

@@ -142,11 +142,9 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
             shard.display()
         );
     }
-    for (later, shard) in merge.shards.iter().enumerate() {
-        if merge.shards[..later]
-            .iter()
-            .any(|earlier| same_dir(earlier, shard))
-        {
+    let mut seen = std::collections::HashSet::new();
+    for shard in &merge.shards {
+        if shard.canonicalize().is_ok_and(|dir| !seen.insert(dir)) {
             bail!(
                 "{}: shard is given twice (its queries would be merged twice)",
                 shard.display()

@@ -104,7 +104,7 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
         );
     }
     // Writing into the output directory, hold it as a run would.
-    let _lock = (parent == dir).then(|| OutputDir::claim(dir)).transpose()?;
+    let _lock = same_dir.then(|| OutputDir::claim(dir)).transpose()?;
     staged::commit(vec![stage_page(&parent, &name, &html)?])?;
     Ok(target)
 }
