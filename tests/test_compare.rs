@@ -8,14 +8,13 @@ use std::fs;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use xxhash_rust::xxh3::xxh3_128;
 
 use crate::util::compare::{
     assert_sorted_worst_first, cases_labels, compare, expect_refusal, grade, graded_cases,
 };
 use crate::util::{
-    assert_cell, assert_same_lines, assert_text, crate_path, percentile, text, Run, Table, Workdir,
-    RUN_TIMEOUT,
+    assert_cell, assert_same_lines, assert_text, crate_path, percentile, relist, text, Run, Table,
+    Workdir, RUN_TIMEOUT,
 };
 
 /// The comparison sample, relative to the crate root.
@@ -531,21 +530,6 @@ fn copy_output(wd: &Workdir, from: &str, to: &str) {
         let entry = entry.unwrap();
         fs::copy(entry.path(), wd.path(to).join(entry.file_name())).unwrap();
     }
-}
-
-/// Write `per_query` as `dir`'s per_query.csv and list it in the
-/// summary.json there, as a grading would have.
-fn relist(wd: &Workdir, dir: &str, per_query: &str) {
-    wd.write(&format!("{dir}/per_query.csv"), per_query);
-    let path = format!("{dir}/summary.json");
-    let mut summary: Value = serde_json::from_str(&wd.read_text(&path)).unwrap();
-    for output in summary["outputs"].as_array_mut().unwrap() {
-        if output["name"] == "per_query.csv" {
-            output["bytes"] = json!(per_query.len());
-            output["hash"] = json!(format!("{:032x}", xxh3_128(per_query.as_bytes())));
-        }
-    }
-    wd.write(&path, summary.to_string());
 }
 
 // ---------------------------------------------------------------------

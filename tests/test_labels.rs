@@ -200,3 +200,98 @@ fn invalid_labels_and_cutoffs_exit_2_naming_the_place() {
     .expect_stderr(&["'0'"]);
     assert!(!wd.exists("k0"), "-k 0 grades nothing");
 }
+
+/// Tabular labels keep the grade under the names other tools write:
+/// ir_measures' `relevance`, ranx's `score`, `rel`. Judged-not-relevant
+/// rows (grade 0, as TREC DL's qrels hold many) grade as the qrels do, not
+/// as relevant; a grade column with an empty cell, two grade columns and a
+/// column rgrade does not know are refused (exit 2), naming the file and
+/// the column.
+#[test]
+fn csv_grade_columns_are_read_and_unknown_columns_refused() {
+    let wd = Workdir::new("label_grade_columns");
+    wd.write(
+        "qrels.txt",
+        text(&["q1 0 a 0", "q1 0 b 2", "q2 0 c -1", "q2 0 d 1"]),
+    );
+    wd.write(
+        "logs.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "results": ["a", "b"]}"#,
+            r#"{"query_id": "q2", "results": ["c", "x", "d"]}"#,
+        ]),
+    );
+    let grade = |labels: &str, out: &str| {
+        let args = [
+            "grade",
+            "--labels",
+            labels,
+            "-k",
+            "1,3",
+            "-o",
+            out,
+            "logs.jsonl",
+        ];
+        wd.rgrade(&args).expect_code(0);
+        wd.read(&format!("{out}/per_query.csv"))
+    };
+    let want = grade("qrels.txt", "qrels");
+    let rr = wd.read_csv("qrels/per_query.csv");
+    assert_cell(&rr.row(&[("query_id", "q1")]), "rr@3", 0.5);
+    assert_cell(&rr.row(&[("query_id", "q2")]), "rr@3", 1.0 / 3.0);
+    for name in ["relevance", "score", "rel", "grade"] {
+        let csv = format!("{name}.csv");
+        wd.write(
+            &csv,
+            text(&[
+                &format!("query_id,iteration,doc_id,{name}"),
+                "q1,0,a,0",
+                "q1,0,b,2",
+                "q2,0,c,-1",
+                "q2,0,d,1",
+            ]),
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&grade(&csv, name)),
+            String::from_utf8_lossy(&want),
+            "a '{name}' column grades as the qrels"
+        );
+    }
+    let refused: [(&str, &[&str], &[&str]); 4] = [
+        (
+            "unknown.csv",
+            &["query_id,doc_id,judgement", "q1,a,0"],
+            &[
+                "unknown.csv:1:",
+                "unknown labels column 'judgement'",
+                "relevance",
+            ],
+        ),
+        (
+            "two_grades.csv",
+            &["query_id,doc_id,grade,relevance", "q1,a,0,0"],
+            &[
+                "two_grades.csv:1:",
+                "'grade' and 'relevance' both hold the grade",
+            ],
+        ),
+        (
+            "empty_grade.csv",
+            &["query_id,doc_id,relevance", "q1,a,2", "q1,b,"],
+            &["empty_grade.csv:3:", "no relevance for doc 'b'"],
+        ),
+        (
+            "pandas_index.csv",
+            &[",query_id,doc_id,relevance", "0,q1,a,2"],
+            &["pandas_index.csv:1:", "index=False"],
+        ),
+    ];
+    for (name, lines, needles) in refused {
+        wd.write(name, text(lines));
+        let out = format!("out-{name}");
+        wd.rgrade(&["grade", "--labels", name, "-o", &out, "logs.jsonl"])
+            .expect_code(2)
+            .expect_stderr(needles);
+        assert!(!wd.exists(&format!("{out}/per_query.csv")), "{name}");
+    }
+}

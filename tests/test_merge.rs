@@ -136,7 +136,8 @@ fn merged_shards_write_what_one_grading_writes() {
 }
 
 /// A query whose captures are in two shards was not partitioned: refused,
-/// naming it and both shards; one shard named twice is refused as such. So are shards graded with other options or
+/// naming it and both shards; one shard named twice is refused as such,
+/// and so is one input graded into two shards. So are shards graded with other options or
 /// other labels, and directories that are not complete partial gradings.
 #[test]
 fn shards_that_do_not_fit_together_are_refused() {
@@ -144,7 +145,9 @@ fn shards_that_do_not_fit_together_are_refused() {
     let shards = split_sample(&wd, 2);
     grade(&wd, &["--partial", "-o", "a", &shards[0]]).expect_code(0);
     grade(&wd, &["--partial", "-o", "b", &shards[1]]).expect_code(0);
-    grade(&wd, &["--partial", "-o", "again", &shards[1]]).expect_code(0);
+    // Shard b's queries in another file: captured in two shards.
+    std::fs::copy(wd.path(&shards[1]), wd.path("again.jsonl")).unwrap();
+    grade(&wd, &["--partial", "-o", "again", "again.jsonl"]).expect_code(0);
     merge(&wd, "out", &["a", "b", "again"])
         .expect_code(2)
         .expect_stderr(&["was captured in two shards", "b and ", "again"]);
@@ -152,6 +155,19 @@ fn shards_that_do_not_fit_together_are_refused() {
     merge(&wd, "out", &["a", "b", "./a"])
         .expect_code(2)
         .expect_stderr(&["./a: shard is given twice"]);
+    // A retried task: the same input graded into two shards. It holds no
+    // labeled capture, so no query is captured twice, but its records
+    // would be counted twice.
+    wd.write(
+        "unlabeled.jsonl",
+        "{\"query_id\": \"nobody\", \"results\": [\"x\"]}\n",
+    );
+    grade(&wd, &["--partial", "-o", "task", "unlabeled.jsonl"]).expect_code(0);
+    grade(&wd, &["--partial", "-o", "retried", "unlabeled.jsonl"]).expect_code(0);
+    merge(&wd, "out", &["a", "task", "retried"])
+        .expect_code(2)
+        .expect_stderr(&["unlabeled.jsonl was graded by two shards, task and retried"]);
+    assert!(!wd.exists("out/summary.json"));
 
     let labels = crate_path(LABELS).display().to_string();
     wd.rgrade(&[

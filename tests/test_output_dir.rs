@@ -273,3 +273,101 @@ fn too_many_threads_are_refused() {
         .expect_code(2)
         .expect_stderr(&["--threads 1025: at most 1024 worker threads"]);
 }
+
+/// A directory removed and made again while a run writes into it holds
+/// another lock file, which a second run may take: the first run then
+/// commits nothing there (exit 2), so the two never mix their files.
+#[test]
+fn a_directory_replaced_under_a_run_gets_none_of_its_files() {
+    let wd = Workdir::new("output_replaced");
+    let labels = seed("labels.jsonl");
+    // Reading its log from a pipe, the run holds DIR until the pipe closes.
+    let mut first = Command::new(RGRADE)
+        .args([
+            "grade", "--labels", &labels, "-k", "3", "-q", "-o", "out", "-",
+        ])
+        .current_dir(wd.root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rgrade");
+    let lock = wd.path(&format!("out/{LOCK_FILE}"));
+    let started = std::time::Instant::now();
+    while !lock.exists() && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(lock.exists(), "the run claimed its directory");
+    std::fs::remove_dir_all(wd.path("out")).unwrap();
+    let second = [
+        "grade",
+        "--labels",
+        &labels,
+        "-k",
+        "3",
+        "-q",
+        "-o",
+        "out",
+        &seed("logs.jsonl"),
+    ];
+    wd.rgrade(&second).expect_code(0);
+    let graded = wd.read("out/per_query.csv");
+
+    let logs = std::fs::read(seed("logs.jsonl")).unwrap();
+    let mut pipe = first.stdin.take().unwrap();
+    std::io::Write::write_all(&mut pipe, &logs).unwrap();
+    drop(pipe);
+    let output = first.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("removed or replaced while this run wrote into it"),
+        "{stderr}"
+    );
+    assert_eq!(
+        wd.read("out/per_query.csv"),
+        graded,
+        "the second run's result stands"
+    );
+    let temps = std::fs::read_dir(wd.path("out")).unwrap();
+    let names: Vec<String> = temps
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("tmp")), "{names:?}");
+}
+
+/// A partial grading into a full grading's directory leaves none of the
+/// full grading's files, and a full grading into a shard's leaves none of
+/// the shard's captures: a directory never holds two kinds of result.
+#[test]
+fn a_grading_of_another_kind_clears_the_directory() {
+    let wd = Workdir::new("output_kinds");
+    let labels = seed("labels.jsonl");
+    let logs = seed("logs.jsonl");
+    let grade = |extra: &[&str]| {
+        let mut args = vec!["grade", "--labels", &labels, "-k", "3", "-q", "-o", "out"];
+        args.extend(extra);
+        args.push(&logs);
+        wd.rgrade(&args).expect_code(0);
+    };
+    let names = || {
+        let mut names: Vec<String> = std::fs::read_dir(wd.path("out"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    };
+    grade(&[]);
+    assert!(names().contains(&"per_query.csv".to_string()));
+    grade(&["--partial"]);
+    assert_eq!(names(), ["captures.postcard.zst", "partial.json"]);
+    grade(&[]);
+    assert!(
+        !names().contains(&"captures.postcard.zst".to_string()),
+        "{:?}",
+        names()
+    );
+    assert!(!names().contains(&"partial.json".to_string()));
+}

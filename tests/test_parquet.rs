@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
-    ArrayRef, BooleanArray, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch,
-    StringArray, UInt16Array, UInt8Array,
+    ArrayRef, BooleanArray, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array,
+    RecordBatch, StringArray, UInt16Array, UInt8Array,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
@@ -324,19 +324,27 @@ fn a_log_of_one_row_per_result_is_ranked_by_its_rank_column() {
     let q1 = per_query.row(&[("query_id", "q1")]);
     // z at 1, then y and a tie at 2: y before a (doc id descending).
     assert_eq!(q1["first_rel_rank"], "3");
+    // b's row has rank 0: rejected, and q2's ranking with it, rather than
+    // graded as c alone at rank 1.
     let q2 = per_query.row(&[("query_id", "q2")]);
-    assert_eq!(q2["first_rel_rank"], "", "b's row was rejected");
+    assert_eq!(q2["status"], "invalid");
     let rejects = wd.read_jsonl("out/rejects.jsonl");
-    assert_eq!(rejects.len(), 1);
-    assert_eq!(rejects[0]["reason"].as_str(), Some("bad_rank"));
-    assert_eq!(rejects[0]["line"].as_u64(), Some(2));
+    let reasons: Vec<(u64, &str)> = (rejects.iter())
+        .map(|r| {
+            (
+                r["line"].as_u64().unwrap_or(0),
+                r["reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(reasons, [(2, "bad_rank"), (5, "incomplete_ranking")]);
 
     // Its rows cannot be read again as lines for the ids a ranking pooled.
     let args = "grade --labels labels.jsonl -k 3 --review-queue -o out -q long.parquet";
     let args: Vec<&str> = args.split_whitespace().collect();
     wd.rgrade(&args)
         .expect_code(1)
-        .expect_stderr(&["review_queue.csv leaves out 3 documents", "Parquet"]);
+        .expect_stderr(&["review_queue.csv leaves out 2 documents", "Parquet"]);
     assert_eq!(wd.read_csv("out/review_queue.csv").rows.len(), 0);
 }
 
@@ -394,6 +402,42 @@ fn parquet_on_standard_input_is_an_error() {
     let run = wd.rgrade_stdin(&["grade", "--labels", &labels, "-"], &bytes);
     run.expect_code(2)
         .expect_stderr(&["-: Parquet needs a seekable file"]);
+}
+
+/// Parquet and Arrow labels read ir_measures' `relevance` (or ranx's
+/// `score`) as the grade: judged-not-relevant rows stay not relevant. A
+/// column rgrade does not know is refused, naming it and the file.
+#[test]
+fn parquet_labels_read_grade_columns_and_refuse_unknown_ones() {
+    let wd = Workdir::new("parquet_labels_grade_columns");
+    wd.write("qrels.txt", "q1 0 a 0\nq1 0 b 1\n");
+    wd.write(
+        "logs.jsonl",
+        "{\"query_id\": \"q1\", \"results\": [\"a\", \"b\"]}\n",
+    );
+    let key = |grade: &'static str| -> Vec<(&'static str, ArrayRef)> {
+        vec![
+            ("query_id", Arc::new(StringArray::from(vec!["q1", "q1"]))),
+            ("doc_id", Arc::new(StringArray::from(vec!["a", "b"]))),
+            (grade, Arc::new(Int64Array::from(vec![0, 1]))),
+        ]
+    };
+    let want = grade_into(&wd, "qrels", "qrels.txt", "logs.jsonl", &[]);
+    for grade in ["relevance", "score"] {
+        let path = format!("{grade}.parquet");
+        write_parquet(&wd.path(&path), key(grade), 10);
+        let got = grade_into(&wd, grade, &path, "logs.jsonl", &[]);
+        assert_same_outputs(grade, &got, &want);
+    }
+    let per_query = wd.read_csv("relevance/per_query.csv");
+    assert_eq!(per_query.column("first_rel_rank"), ["2"], "a is judged 0");
+
+    let mut unknown = key("relevance");
+    unknown.push(("judgement", Arc::new(Int64Array::from(vec![1, 1]))));
+    write_parquet(&wd.path("unknown.parquet"), unknown, 10);
+    let run = wd.rgrade(&["grade", "--labels", "unknown.parquet", "logs.jsonl"]);
+    run.expect_code(2)
+        .expect_stderr(&["unknown.parquet", "unknown labels column 'judgement'"]);
 }
 
 /// A labels row without a query id is an error naming the file and row.
@@ -489,4 +533,64 @@ fn files_the_decoder_panics_on_are_errors_of_the_input() {
         "labels_page_out_of_bounds.parquet: cannot read labels: the Parquet decoder failed on it",
     ]);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+/// Latency and context size follow one rule in every format: a finite
+/// number of at least 0, `-0` read as 0. NaN, an infinity or a negative
+/// number rejects the record (`bad_field`) in Parquet as in JSONL, rather
+/// than leaving the cell empty or averaging a negative time.
+#[test]
+fn latencies_are_finite_and_not_negative_in_every_format() {
+    let wd = Workdir::new("parquet_latency_rule");
+    wd.write("labels.jsonl", LABELS);
+    let latencies = [f64::NAN, f64::INFINITY, -1.0, -0.0, 5.0];
+    let queries = vec!["q1", "q1", "q1", "q1", "q2"];
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("query_id", Arc::new(StringArray::from(queries.clone()))),
+        ("results", results(&vec![Some(vec![Some("a")]); 5])),
+        (
+            "latency_ms",
+            Arc::new(Float64Array::from(latencies.to_vec())),
+        ),
+    ];
+    write_parquet(&wd.path("log.parquet"), columns, 10);
+    let jsonl: String = (queries.iter().zip(latencies))
+        .map(|(query, latency)| {
+            // JSON has no NaN or infinity: such a log writes them as text.
+            let latency = match latency {
+                l if l.is_nan() => "NaN".to_string(),
+                l if l.is_infinite() => "1e400".to_string(),
+                l => format!("{l:?}"),
+            };
+            format!(
+                "{{\"query_id\": \"{query}\", \"results\": [\"a\"], \"latency_ms\": {latency}}}\n"
+            )
+        })
+        .collect();
+    wd.write("log.jsonl", jsonl);
+    for (log, first_reason) in [("log.parquet", "bad_field"), ("log.jsonl", "invalid_json")] {
+        let out = format!("out_{log}");
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "--repeats",
+            "last",
+            "-q",
+            "-o",
+            &out,
+            log,
+        ];
+        wd.rgrade(&args).expect_code(1);
+        let rejects = wd.read_jsonl(&format!("{out}/rejects.jsonl"));
+        let reasons: Vec<&str> = rejects
+            .iter()
+            .map(|r| r["reason"].as_str().unwrap())
+            .collect();
+        assert_eq!(reasons, [first_reason, "bad_field", "bad_field"], "{log}");
+        let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
+        let q1 = per_query.row(&[("query_id", "q1")]);
+        assert_eq!(q1["latency_ms"], "0", "{log}: -0 is 0");
+        assert_eq!(per_query.row(&[("query_id", "q2")])["latency_ms"], "5");
+    }
 }

@@ -366,7 +366,21 @@ fn report_refuses_a_directory_without_a_complete_result() {
         let target = out.join(drawn_from).display().to_string();
         wd.rgrade(&["report", &dir, "-o", &target])
             .expect_code(2)
-            .expect_stderr(&[drawn_from, "one of the files the page is drawn from"]);
+            .expect_stderr(&[drawn_from, "a name rgrade gives the files of a result"]);
+    }
+    // Nor of another grading's file or page.
+    let other = grade_sample(&wd, seed.args, "other", &[]);
+    for name in ["per_query.csv", "report.html"] {
+        let target = other.join(name).display().to_string();
+        let before = std::fs::read(other.join(name)).unwrap();
+        wd.rgrade(&["report", &dir, "-o", &target])
+            .expect_code(2)
+            .expect_stderr(&[name]);
+        assert_eq!(
+            std::fs::read(other.join(name)).unwrap(),
+            before,
+            "{name} kept"
+        );
     }
     std::fs::create_dir_all(wd.path("a-directory.html")).unwrap();
     #[cfg(unix)]
@@ -395,6 +409,62 @@ fn report_refuses_a_directory_without_a_complete_result() {
     wd.rgrade(&["report", &dir])
         .expect_code(2)
         .expect_stderr(&["no summary.json"]);
+}
+
+/// A per_query.csv edited after grading (its hash listed anew, as a
+/// post-processing tool would) is read as compare reads it: a latency of
+/// `1e400` (infinite) or a metric cell that is NaN or outside [0, 1] is
+/// refused, naming the file, line and column, never drawn and never hung on.
+#[test]
+fn report_refuses_cells_no_grading_writes() {
+    let wd = Workdir::new("report_bad_cells");
+    grade_sample(&wd, SAMPLES[0].args, "out", &[]);
+    let original = wd.read_text("out/per_query.csv");
+    let header: Vec<&str> = original.lines().next().unwrap().split(',').collect();
+    for (column, value, said) in [
+        (
+            "latency_ms",
+            "1e400",
+            "'1e400' is not a number in column latency_ms",
+        ),
+        (
+            "context_tokens",
+            "-inf",
+            "'-inf' is not a number in column context_tokens",
+        ),
+        (
+            "recall@3",
+            "NaN",
+            "'NaN' is not a number in column recall@3",
+        ),
+        (
+            "rr@3",
+            "7",
+            "'7' is not a metric value (0 to 1) in column rr@3",
+        ),
+        (
+            "ndcg@3",
+            "-1",
+            "'-1' is not a metric value (0 to 1) in column ndcg@3",
+        ),
+    ] {
+        let at = header.iter().position(|h| *h == column).unwrap();
+        let edited: Vec<String> = (original.lines().enumerate())
+            .map(|(i, line)| {
+                let mut cells: Vec<&str> = line.split(',').collect();
+                if i == 2 {
+                    cells[at] = value;
+                }
+                cells.join(",")
+            })
+            .collect();
+        relist(&wd, "out", &(edited.join("\n") + "\n"));
+        let dir = wd.path("out").display().to_string();
+        wd.rgrade(&["report", &dir, "-o", "page.html"])
+            .expect_code(2)
+            .expect_stderr(&["per_query.csv:3", said]);
+        assert!(!wd.exists("page.html"), "{column}: no page drawn");
+    }
 }
 
 #[test]

@@ -364,6 +364,39 @@ fn joining_by_text_needs_one_text_per_label() {
     grade("texts.csv")
         .expect_code(2)
         .expect_stderr(&["texts.csv:3: query_id 'q1' has query text 'Other?' here but 'Reset?'"]);
+
+    // Unicode's two ways to write é: composed (U+00E9) and decomposed
+    // (e, U+0301) are one text, in the labels and between labels and spans.
+    let (composed, decomposed) = ("Caf\u{e9} hours?", "Cafe\u{301} hours?");
+    let label = |id: &str, text: &str| json!({"query_id": id, "relevant": ["a"], "query": text});
+    wd.write(
+        "forms.jsonl",
+        format!("{}\n{}\n", label("q1", composed), label("q2", decomposed)),
+    );
+    grade("forms.jsonl")
+        .expect_code(2)
+        .expect_stderr(&["forms.jsonl:2: query_id 'q2' has the query text of query_id 'q1'"]);
+    wd.write("composed.jsonl", format!("{}\n", label("q1", composed)));
+    let mut span = retriever("ignored", &["a"], 1);
+    let mut attributes = span["attributes"].as_array().unwrap().clone();
+    attributes.retain(|a| a["key"] != "metadata");
+    attributes.push(string("input.value", decomposed));
+    span["attributes"] = json!(attributes);
+    wd.write("decomposed.jsonl", format!("{}\n", export("bm25", &[span])));
+    let args = [
+        "grade",
+        "--labels",
+        "composed.jsonl",
+        "--join",
+        "text",
+        "-k",
+        "1",
+    ];
+    let mut args = args.to_vec();
+    args.extend(["-o", "nfc", "decomposed.jsonl"]);
+    wd.rgrade(&args).expect_code(0);
+    let q1 = wd.read_csv("nfc/per_query.csv").row(&[("query_id", "q1")]);
+    assert_eq!((&q1["status"][..], &q1["rr@1"][..]), ("ok", "1"));
 }
 
 /// `rgrade gen --format otlp` writes the JSONL log's captures as spans:
@@ -429,4 +462,158 @@ fn generated_traces_grade_as_the_generated_jsonl_log() {
         330,
         "one LLM span per query"
     );
+}
+
+/// A RETRIEVER span placed in a trace: `trace`, its own id, its parent's.
+fn in_trace(mut span: Value, trace: &str, id: &str, parent: &str) -> Value {
+    span["traceId"] = json!(trace);
+    span["spanId"] = json!(id);
+    span["parentSpanId"] = json!(parent);
+    span
+}
+
+/// OpenInference's LlamaIndex instrumentation traces `retrieve()` as two
+/// RETRIEVER spans: the outer one with the documents, the inner
+/// `_retrieve` with none, exported first. The inner one is no capture of
+/// its own: it never makes a query `invalid` (a repeated capture), never
+/// grades 0 under `--repeats first`, never halves `--repeats mean`, and
+/// summary.json counts it. An empty retriever span on its own is an empty
+/// ranking, said in a warning.
+#[test]
+fn an_empty_retriever_span_inside_another_is_set_aside() {
+    let wd = Workdir::new("traces_nested");
+    seed_labels(&wd);
+    let call = |trace: &str, query: &str, docs: &[&str]| {
+        let mut inner = retriever(query, &[], 2);
+        inner["name"] = json!("VectorIndexRetriever._retrieve");
+        [
+            in_trace(
+                inner,
+                trace,
+                &format!("{trace}-inner"),
+                &format!("{trace}-outer"),
+            ),
+            in_trace(
+                retriever(query, docs, 3),
+                trace,
+                &format!("{trace}-outer"),
+                "",
+            ),
+        ]
+    };
+    let [inner_a, outer_a] = call("a1", "q_export", &["billing", "export_csv"]);
+    let [inner_b, outer_b] = call("b2", "q_reset", &["reset_steps", "x", "reset_limits"]);
+    wd.write(
+        "llamaindex.jsonl",
+        format!(
+            "{}\n",
+            export("llamaindex", &[inner_a, outer_a, inner_b, outer_b])
+        ),
+    );
+    let mut per_query = Vec::new();
+    for repeats in ["error", "first", "mean"] {
+        let out = format!("out_{repeats}");
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "3",
+            "--repeats",
+            repeats,
+        ];
+        let mut args = args.to_vec();
+        args.extend(["-o", &out, "llamaindex.jsonl"]);
+        wd.rgrade(&args).expect_code(0);
+        assert_eq!(span_counts(&wd, &out), [4, 2, 2, 0], "--repeats {repeats}");
+        let summary = wd.read_json(&format!("{out}/summary.json"));
+        assert_eq!(count(&summary, "nested_spans"), 2);
+        assert_eq!(count(&summary, "empty_spans"), 0);
+        per_query.push(wd.read_text(&format!("{out}/per_query.csv")));
+    }
+    assert!(
+        per_query.iter().all(|p| *p == per_query[0]),
+        "{per_query:?}"
+    );
+    let graded = wd.read_csv("out_error/per_query.csv");
+    let q_export = graded.row(&[("query_id", "q_export")]);
+    assert_eq!(
+        (&q_export["status"][..], &q_export["rr@3"][..]),
+        ("ok", "0.5")
+    );
+    let reset = graded.row(&[("query_id", "q_reset")]);
+    assert_eq!((&reset["recall@3"][..], &reset["captures"][..]), ("1", "1"));
+
+    // Alone, or under a span of another trace, an empty span is a capture.
+    let lone = in_trace(retriever("q_export", &[], 2), "c3", "c3-inner", "a1-outer");
+    wd.write("lone.jsonl", format!("{}\n", export("llamaindex", &[lone])));
+    let args = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "-o",
+        "lone",
+        "lone.jsonl",
+    ];
+    wd.rgrade(&args).expect_code(0).expect_stderr(&[
+        "1 retrieval or rerank span held no document and was graded as an empty ranking",
+    ]);
+    let summary = wd.read_json("lone/summary.json");
+    assert_eq!(
+        [
+            count(&summary, "nested_spans"),
+            count(&summary, "empty_spans")
+        ],
+        [0, 1]
+    );
+    let lone = wd.read_csv("lone/per_query.csv");
+    let q_export = lone.row(&[("query_id", "q_export")]);
+    assert_eq!(
+        (&q_export["status"][..], &q_export["n_results"][..]),
+        ("ok", "0")
+    );
+}
+
+/// Format detection looks past a first line it cannot place: an export
+/// whose first line holds a byte that is not UTF-8, or a file that starts
+/// mid-line (a byte range of a larger export), is still read as OTLP, and
+/// only the broken line is rejected.
+#[test]
+fn a_broken_first_line_does_not_decide_the_format() {
+    let wd = Workdir::new("traces_broken_first_line");
+    let sample = std::fs::read(
+        Path::new(CRATE_ROOT)
+            .join(TRACES)
+            .join("otlp/openinference.jsonl"),
+    )
+    .unwrap();
+    let first_end = sample.iter().position(|&b| b == b'\n').unwrap();
+    let mut garbled = sample.clone();
+    let at = garbled[..first_end]
+        .windows(3)
+        .position(|w| w == b"bm2")
+        .unwrap();
+    garbled[at] = 0xff;
+    wd.write("garbled.jsonl", &garbled);
+    wd.write("cut.jsonl", &sample[100..]);
+    for (file, reason) in [
+        ("garbled.jsonl", "invalid_utf8"),
+        ("cut.jsonl", "invalid_json"),
+    ] {
+        let out = format!("out_{file}");
+        let labels = Path::new(CRATE_ROOT).join(TRACES).join("labels.jsonl");
+        let labels = labels.display().to_string();
+        let args = ["grade", "--labels", &labels, "-k", "3", "-o", &out, file];
+        wd.rgrade(&args).expect_code(1);
+        // Three lines of 32, 32 and 16 spans, half of them captures; the
+        // first line is one rejected record.
+        assert_eq!(span_counts(&wd, &out), [49, 24, 24, 1], "{file}");
+        let rejects = wd.read_jsonl(&format!("{out}/rejects.jsonl"));
+        assert_eq!(
+            (rejects[0]["line"].as_u64(), rejects[0]["reason"].as_str()),
+            (Some(1), Some(reason))
+        );
+    }
 }

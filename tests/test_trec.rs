@@ -162,7 +162,8 @@ fn k_all_grades_the_whole_ranking() {
 
 /// An MS MARCO run (`qid<TAB>docid<TAB>rank`, a header line allowed) is
 /// found by its shape, ranked by rank, and named after its file; a bad rank
-/// is `bad_rank`. The header line is counted, not rejected.
+/// is `bad_rank`, and its ranking is rejected whole. The header line is
+/// counted, not rejected.
 #[test]
 fn msmarco_runs_are_ranked_by_rank_and_named_after_their_file() {
     let wd = Workdir::new("msmarco_run");
@@ -193,9 +194,14 @@ fn msmarco_runs_are_ranked_by_rank_and_named_after_their_file() {
     let q1 = per_query.row(&[("query_id", "1")]);
     assert_text(&q1, "run", "bm25.dev");
     assert_cell(&q1, "rr@3", 1.0 / 3.0);
+    // Query 2's ranking lost its second line: none of it is graded.
+    assert_text(&per_query.row(&[("query_id", "2")]), "status", "invalid");
     assert_eq!(
         reject_keys(&wd.read_jsonl("out/rejects.jsonl")),
-        in_file("bm25.dev.tsv", &[(6, "bad_rank")])
+        in_file(
+            "bm25.dev.tsv",
+            &[(5, "incomplete_ranking"), (6, "bad_rank")]
+        )
     );
     let summary = wd.read_json("out/summary.json");
     assert_eq!(count(&summary, "header_lines"), 1);
@@ -262,8 +268,9 @@ fn text_runs_in_a_directory_and_runs_named_after_files() {
 }
 
 /// A TREC run line with fewer than six fields is `bad_trec_line`, one whose
-/// score is not a finite number is `bad_score`, a doc listed twice in a
-/// ranking rejects every line of it; the good lines are still graded.
+/// score is not a finite number is `bad_score`, and its ranking loses it:
+/// the other lines of that ranking are `incomplete_ranking`. A doc listed
+/// twice in a ranking rejects every line of it.
 #[test]
 fn bad_trec_lines_are_rejected() {
     let wd = Workdir::new("bad_trec");
@@ -289,7 +296,7 @@ fn bad_trec_lines_are_rejected() {
         "--labels",
         "labels.jsonl",
         "--max-rejects",
-        "6",
+        "7",
         "-o",
         "out",
         "run.trec",
@@ -299,6 +306,7 @@ fn bad_trec_lines_are_rejected() {
     let want = in_file(
         "run.trec",
         &[
+            (1, "incomplete_ranking"),
             (2, "bad_trec_line"),
             (3, "bad_score"),
             (4, "bad_score"),
@@ -312,15 +320,112 @@ fn bad_trec_lines_are_rejected() {
         let line = reject["line"].as_u64().unwrap_or_default() as usize;
         assert_eq!(reject["record"], run_lines[line - 1], "{reject}");
     }
+    assert!(
+        (rejects[0]["detail"].as_str().unwrap_or_default())
+            .contains("run.trec:3 of this ranking of query 'q1' was rejected when read"),
+        "{}",
+        rejects[0]
+    );
+    assert!(
+        (rejects[2]["detail"].as_str().unwrap_or_default())
+            .contains("the ranking of query 'q1' in run 'runA' lost this line"),
+        "{}",
+        rejects[2]
+    );
     let per_query = wd.read_csv("out/per_query.csv");
     let q1 = per_query.row(&[("query_id", "q1")]);
     assert_text(&q1, "run", "runA");
-    assert_text(&q1, "status", "ok");
-    assert_cell(&q1, "n_results", 1.0);
-    assert_cell(&q1, "rr@10", 1.0);
+    assert_text(&q1, "status", "invalid");
+    assert_cell(&q1, "rr@10", 0.0);
     let q2 = per_query.row(&[("query_id", "q2")]);
     assert_text(&q2, "status", "invalid");
     assert_counts_add_up(&wd.read_json("out/summary.json"));
+}
+
+/// A rejected run line never shortens its ranking: graded without it, the
+/// documents below it would move up (a relevant document at rank 2 behind
+/// a line whose score is NaN would count as rank 1). The ranking is
+/// invalid, and scores 0 under `--missing fail` even when `--max-rejects`
+/// lets the run exit 0; a ranking that lost no line is graded as before.
+#[test]
+fn a_rejected_run_line_invalidates_its_ranking() {
+    let wd = Workdir::new("trec_lost_line");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["a"]}"#,
+            r#"{"query_id": "q2", "relevant": ["b"]}"#,
+            r#"{"query_id": "q3", "relevant": ["c"]}"#,
+        ]),
+    );
+    wd.write(
+        "run.trec",
+        text(&[
+            "q1 Q0 x 1 nan run",
+            "q1 Q0 a 2 5.0 run",
+            "q2 Q0 b 1 3.0 run",
+            "q3 Q0 c 1 +inf run",
+        ]),
+    );
+    // MS MARCO: ranks that are null, 0, negative or beyond 32 bits.
+    wd.write(
+        "ranks.tsv",
+        text(&[
+            "q1\tx\t0",
+            "q1\ta\t2",
+            "q2\tb\t1",
+            "q3\tz\t-1",
+            "q3\tc\t2",
+            "q3\ty\t4294967296",
+        ]),
+    );
+    // (log, format, lines rejected when read, lines of their rankings):
+    // q3's TREC ranking is its lost line alone.
+    for (log, format, lost, incomplete) in
+        [("run.trec", "trec", 2, 1), ("ranks.tsv", "msmarco", 3, 2)]
+    {
+        let out = format!("out_{format}");
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "1",
+            "--logs-format",
+            format,
+        ];
+        let mut args = args.to_vec();
+        args.extend(["--max-rejects", "10", "-o", &out, "-q", log]);
+        wd.rgrade(&args).expect_code(0);
+        let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
+        for (query, status, rr) in [
+            ("q1", "invalid", 0.0),
+            ("q2", "ok", 1.0),
+            ("q3", "invalid", 0.0),
+        ] {
+            let row = per_query.row(&[("query_id", query)]);
+            assert_text(&row, "status", status);
+            assert_cell(&row, "rr@1", rr);
+        }
+        let rejects = wd.read_jsonl(&format!("{out}/rejects.jsonl"));
+        let reasons = |reason: &str| rejects.iter().filter(|r| r["reason"] == reason).count();
+        assert_eq!(reasons("incomplete_ranking"), incomplete, "{format}");
+        assert_eq!(
+            reasons(if format == "trec" {
+                "bad_score"
+            } else {
+                "bad_rank"
+            }),
+            lost
+        );
+        let summary = wd.read_json(&format!("{out}/summary.json"));
+        assert_eq!(
+            count(&summary, "graded_records"),
+            1,
+            "{format}: q2's line alone"
+        );
+        assert_counts_add_up(&summary);
+    }
 }
 
 /// A TREC run of several 1 MB blocks grades the same whether each query's
@@ -351,6 +456,11 @@ fn a_long_trec_run_grades_the_same_however_its_lines_are_laid_out() {
     }
     // A doc twice in one ranking: that query's lines are all rejected.
     queries[700][5] = queries[700][9].clone();
+    // A line whose score is no number: its ranking is rejected whole,
+    // wherever its other lines are (query 1000's first lines move below).
+    for (q, d) in [(900, 12), (1000, 3)] {
+        queries[q][d] = format!("q{q:04} Q0 d{q}_{d} {d} NaN run\n");
+    }
     wd.write("labels.jsonl", &labels);
 
     let together: String = queries.iter().flatten().cloned().collect();
@@ -401,9 +511,15 @@ fn a_long_trec_run_grades_the_same_however_its_lines_are_laid_out() {
     .expect_code(1);
 
     let want = wd.read("together/per_query.csv");
-    let q700 = wd.read_csv("together/per_query.csv");
-    assert_text(&q700.row(&[("query_id", "q0700")]), "status", "invalid");
-    assert_text(&q700.row(&[("query_id", "q0701")]), "status", "ok");
+    let per_query = wd.read_csv("together/per_query.csv");
+    for (query, status) in [
+        ("q0700", "invalid"),
+        ("q0701", "ok"),
+        ("q0900", "invalid"),
+        ("q1000", "invalid"),
+    ] {
+        assert_text(&per_query.row(&[("query_id", query)]), "status", status);
+    }
     for layout in ["far_apart", "split", "stdin"] {
         assert_eq!(
             wd.read(&format!("{layout}/per_query.csv")),
@@ -412,7 +528,9 @@ fn a_long_trec_run_grades_the_same_however_its_lines_are_laid_out() {
         );
         let summary = wd.read_json(&format!("{layout}/summary.json"));
         assert_eq!(count(&summary, "records"), (QUERIES * RESULTS) as u64);
-        assert_eq!(count(&summary, "rejected"), RESULTS as u64, "{layout}");
+        let rankings_rejected = 3;
+        let rejected = (rankings_rejected * RESULTS) as u64;
+        assert_eq!(count(&summary, "rejected"), rejected, "{layout}");
         assert_counts_add_up(&summary);
     }
     let lines = |layout: &str| {

@@ -218,21 +218,27 @@ def _logs(logs) -> tuple:
     return paths, tables, lines
 
 
+# The names a labels table may give its grade column (docs/guide.md, "Labels").
+_GRADE_COLUMNS = ("grade", "relevance", "score", "rel")
+
+
 def _labels(labels) -> tuple:
-    """The labels' name and, for a table, the table. A float ``grade``
-    column, which pandas makes of integers with missing values, is read
-    as the whole numbers it holds."""
+    """The labels' name and, for a table, the table. A float grade column
+    (pandas makes floats of integers with missing values; ranx's scores
+    are floats) is read as the whole numbers it holds."""
     if not _is_table(labels):
         return os.fspath(labels), None
     name = "labels table"
     table = pa.table(_arrow(labels))
-    if "grade" in table.column_names and pa.types.is_floating(table.schema.field("grade").type):
-        index = table.column_names.index("grade")
+    for column in _GRADE_COLUMNS:
+        if column not in table.column_names or not pa.types.is_floating(table.schema.field(column).type):
+            continue
+        index = table.column_names.index(column)
         try:
             grades = pc.cast(table.column(index), pa.int64())
         except pa.ArrowInvalid as err:
-            raise LabelsError(f"{name}: column 'grade' holds a grade that is no whole number: {err}") from None
-        table = table.set_column(index, "grade", grades)
+            raise LabelsError(f"{name}: column '{column}' holds a grade that is no whole number: {err}") from None
+        table = table.set_column(index, column, grades)
     return name, table
 
 

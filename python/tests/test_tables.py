@@ -89,18 +89,26 @@ def test_labels_in_a_table_grade_as_the_labels_file_does(tmp_path, frame):
     assert graded.summary["labels"]["path"] == "labels table"
 
 
-def test_pandas_grades_with_missing_values_are_whole_numbers(tmp_path):
-    """pandas turns an integer column with a missing value into floats."""
+def test_pandas_and_ranx_grades_in_floats_are_whole_numbers(tmp_path):
+    """pandas turns an integer column with a missing value into floats, and
+    ranx keeps its qrels' scores as floats: whole numbers read as grades,
+    0 as judged not relevant; a missing grade is refused, not taken as 1."""
+    logs = pa.table({"query_id": ["q1", "q2"], "results": [["b", "a"], ["x", "c"]]})
+    for column in ("grade", "relevance", "score"):
+        labels = pandas.DataFrame(
+            {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], column: [2.0, 0.0, 1.0]}
+        )
+        graded = rgrade.grade(labels, logs, k=(1, 2))
+        rr = dict(zip(graded.per_query["query_id"].to_pylist(), graded.per_query["rr@2"].to_pylist()))
+        assert rr == {"q1": 0.5, "q2": 0.5}, column
     labels = pandas.DataFrame(
-        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "grade": [2, None, 1]}
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, None, 1]}
     )
-    assert labels["grade"].dtype == "float64"
-    logs = pa.table({"query_id": ["q1", "q2"], "results": [["b", "a"], ["x"]]})
-    graded = rgrade.grade(labels, logs, k=(2,))
-    recall = dict(zip(graded.per_query["query_id"].to_pylist(), graded.per_query["recall@2"].to_pylist()))
-    assert recall == {"q1": 1.0, "q2": 0.0}
-    labels.loc[2, "grade"] = 1.5
-    with pytest.raises(rgrade.RgradeError, match="labels table: column 'grade'"):
+    assert labels["relevance"].dtype == "float64"
+    with pytest.raises(rgrade.RgradeError, match="labels table:2: relevance is null for doc 'b'"):
+        rgrade.grade(labels, logs, k=(2,))
+    labels.loc[1, "relevance"] = 1.5
+    with pytest.raises(rgrade.RgradeError, match="labels table: column 'relevance'"):
         rgrade.grade(labels, logs, k=(2,))
 
 

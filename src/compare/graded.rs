@@ -6,10 +6,11 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
 use crate::metrics::Cutoff;
+use crate::output::cells::{read_metric, read_number};
 use crate::output::complete;
 use crate::output::schema::{
     judged_columns, metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE,
@@ -210,35 +211,12 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
         }
         let status = Status::from_name(&record[status_col])
             .with_context(|| format!("{}: unknown status '{}'", at(line), &record[status_col]))?;
-        let number = |col: usize| -> Result<Option<f64>> {
-            let cell = &record[col];
-            if cell.is_empty() {
-                return Ok(None);
-            }
-            let value: f64 = cell
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .with_context(|| {
-                    format!(
-                        "{}: '{cell}' in column {} is not a number",
-                        at(line),
-                        &header[col]
-                    )
-                })?;
-            Ok(Some(value))
+        let cell = |col: usize, read: fn(&str) -> Result<Option<f64>, String>| {
+            read(&record[col])
+                .map_err(|err| anyhow!("{}: {err} in column {}", at(line), &header[col]))
         };
         for &col in &metric_cols {
-            let score = number(col)?;
-            // Every metric lies in [0, 1]: another value is no grade output.
-            if score.is_some_and(|s| !(0.0..=1.0).contains(&s)) {
-                bail!(
-                    "{}: '{}' in column {} is not a metric value (0 to 1)",
-                    at(line),
-                    &record[col],
-                    &header[col]
-                );
-            }
+            let score = cell(col, read_metric)?;
             ensure!(
                 score.is_some() || !matches!(status, Status::Ok),
                 "{}: query graded ok without a value in column {}",
@@ -262,8 +240,8 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
                 .intern(split_col.map_or(NO_SLICE, |col| &record[col])),
             required,
             status,
-            latency_ms: number(latency_col)?,
-            context_tokens: number(context_col)?,
+            latency_ms: cell(latency_col, read_number)?,
+            context_tokens: cell(context_col, read_number)?,
             offset,
         };
         graded.queries.push(query);

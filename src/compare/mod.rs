@@ -23,8 +23,7 @@ use crate::failure::{ErrorKind, OfKind};
 
 use crate::grade::workers;
 use crate::output::schema::{
-    CompareSettings, ComparedRun, ComparisonSummary, COMPARISON_FILE, COMPARISON_SUMMARY_FILE,
-    GATE_FILE, PER_QUERY_DELTA_FILE, REPORT_FILE, SUMMARY_FILE,
+    CompareSettings, ComparedRun, ComparisonSummary, COMPARE_FILES, REPORT_FILE, SUMMARY_FILE,
 };
 use crate::output::staged;
 use crate::output::{refuse_other_result, remove_stale_output, OutputDir};
@@ -118,7 +117,7 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
 }
 
 fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
-    let _out_dir = plan.out.as_deref().map(claim).transpose()?;
+    let out_dir = plan.out.as_deref().map(claim).transpose()?;
     let (baseline, candidate) = rayon::join(
         || graded::load(&plan.baseline, plan.baseline_run.as_deref(), Side::Baseline),
         || {
@@ -174,7 +173,7 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
         None => None,
     };
 
-    if let Some(dir) = &plan.out {
+    if let (Some(dir), Some(held)) = (&plan.out, &out_dir) {
         let mut files = vec![
             output::write_comparison(dir, &paired, &comparisons)?,
             output::write_per_query_delta(dir, &paired, &metrics)?,
@@ -187,7 +186,7 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
         files.push(report::stage_page(dir, REPORT_FILE, &page)?);
         // The complete set moves into place at once, comparison.json last.
         files.push(output::write_comparison_summary(dir, &summary)?);
-        staged::commit(files)?;
+        held.commit(files)?;
     }
     Ok(Compared {
         paired,
@@ -204,13 +203,7 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
 fn claim(dir: &Path) -> Result<OutputDir> {
     let claimed = OutputDir::claim(dir)?;
     refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
-    for name in [
-        COMPARISON_SUMMARY_FILE,
-        REPORT_FILE,
-        GATE_FILE,
-        PER_QUERY_DELTA_FILE,
-        COMPARISON_FILE,
-    ] {
+    for name in COMPARE_FILES {
         remove_stale_output(dir, name)?;
     }
     Ok(claimed)

@@ -114,8 +114,14 @@ pub struct LineCounts {
     /// Valid records of stages left out by `--stage`.
     pub other_stage: u64,
     /// Valid records that carry no search event: spans of other kinds,
-    /// OTLP lines holding no span.
+    /// OTLP lines holding no span, nested capture spans.
     pub other_records: u64,
+    /// Of those, capture spans with no document inside another capture
+    /// span of their kind: an instrumentation's inner call.
+    pub nested_spans: u64,
+    /// Capture spans with no document that are captures of their own,
+    /// graded as empty rankings.
+    pub empty_spans: u64,
     /// Records rejected while parsing or judging.
     pub rejected: u64,
     /// Valid records of graded stages that named no allowed collections.
@@ -134,6 +140,8 @@ impl std::ops::AddAssign for LineCounts {
         self.unlabeled += other.unlabeled;
         self.other_stage += other.other_stage;
         self.other_records += other.other_records;
+        self.nested_spans += other.nested_spans;
+        self.empty_spans += other.empty_spans;
         self.rejected += other.rejected;
         self.without_permissions += other.without_permissions;
         self.leaked_results += other.leaked_results;

@@ -101,6 +101,12 @@ pub enum Warning {
         /// Pooled documents left out of the queue.
         documents: u64,
     },
+    /// Retrieval or rerank spans that held no document, graded as empty
+    /// rankings.
+    EmptySpans {
+        /// How many.
+        spans: u64,
+    },
     /// No event matched a labeled query.
     NoLabeledEvents {
         /// Valid events read.
@@ -157,6 +163,17 @@ impl fmt::Display for Warning {
                  one-result-a-row Parquet ranked: a ranking of run lines keeps no unjudged id, and these lines \
                  cannot be read again for it; grade such runs from files to pool them",
                 plural(*documents, "document", "documents")
+            ),
+            Warning::EmptySpans { spans } => write!(
+                f,
+                "{} held no document and {}; if the instrumentation records the \
+                 documents elsewhere, --doc-field names where",
+                plural(*spans, "retrieval or rerank span", "retrieval or rerank spans"),
+                if *spans == 1 {
+                    "was graded as an empty ranking"
+                } else {
+                    "were graded as empty rankings"
+                }
             ),
             Warning::NoLabeledEvents { events } => write!(
                 f,

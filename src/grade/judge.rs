@@ -13,8 +13,8 @@ use crate::grade::capture::{Capture, Found, LineCounts, Origin, Reject, RunStage
 use crate::grade::parquet::rows::{for_each_batch, RowRecord};
 use crate::grade::parquet::RowGroup;
 use crate::grade::parse::{
-    is_blank, Event, EventKey, Invalid, JsonParser, LogFields, RankKey, RejectReason, TrecLine,
-    DEFAULT_STAGE,
+    is_blank, BadRunLine, Event, EventKey, Invalid, JsonParser, LogFields, RankKey, RejectReason,
+    TrecLine, DEFAULT_STAGE,
 };
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::pool::Pooled;
@@ -545,7 +545,15 @@ impl<'a> BlockWorker<'a> {
                             Some(text) => TrecLine::parse_text(text, block.format),
                             None => TrecLine::parse(line, block.format),
                         };
-                        parsed.map(|parsed| self.trec_line(parsed, block.format, origin, &mut out))
+                        match parsed {
+                            Ok(parsed) => {
+                                self.trec_line(parsed, block.format, origin, &mut out);
+                                Ok(())
+                            }
+                            Err(bad) => {
+                                Err(self.bad_trec_line(bad, block.format, origin, &mut out))
+                            }
+                        }
                     } else {
                         self.json_line(line, origin, &mut out)
                     };
@@ -589,6 +597,9 @@ impl<'a> BlockWorker<'a> {
                 out.counts.records += 1;
                 let taken = batch.read(row).and_then(|record| match record {
                     RowRecord::Event(key) => {
+                        if batch.empty_capture(row) {
+                            out.counts.empty_spans += 1;
+                        }
                         take_event(config, &mut self.judge, out, origin, &key, || {
                             batch.ranking(row).map(|ranking| EventBody {
                                 docs: ranking.docs,
@@ -604,8 +615,16 @@ impl<'a> BlockWorker<'a> {
                         self.run_line(&key, &doc_id, rank, origin, out);
                         Ok(())
                     }
+                    RowRecord::LostResult { key, invalid } => {
+                        Err(self.lost_line(&key, invalid, origin, out))
+                    }
                     RowRecord::Other => {
                         out.counts.other_records += 1;
+                        Ok(())
+                    }
+                    RowRecord::Nested => {
+                        out.counts.other_records += 1;
+                        out.counts.nested_spans += 1;
                         Ok(())
                     }
                 });
@@ -673,8 +692,16 @@ impl<'a> BlockWorker<'a> {
                         out.counts.other_records += 1;
                         Ok(())
                     }
+                    SpanRecord::Nested => {
+                        out.counts.other_records += 1;
+                        out.counts.nested_spans += 1;
+                        Ok(())
+                    }
                     SpanRecord::Invalid(invalid) => Err(invalid),
                     SpanRecord::Capture(key, ranking) => {
+                        if ranking.as_ref().is_ok_and(|r| r.docs.is_empty()) {
+                            out.counts.empty_spans += 1;
+                        }
                         take_event(config, judge, out, origin, &key, || {
                             ranking.map(|ranking| EventBody {
                                 docs: ranking.docs,
@@ -726,6 +753,61 @@ impl<'a> BlockWorker<'a> {
             run: self.config.run_of(parsed.run, format, origin.input),
         };
         self.run_line(&key, parsed.doc_id, parsed.key, origin, out);
+    }
+
+    /// Why a run line is rejected; a line whose fields name its ranking
+    /// is also a line that ranking lost.
+    fn bad_trec_line(
+        &mut self,
+        bad: BadRunLine,
+        format: LogsFormat,
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) -> Invalid {
+        let Some((query_id, tag)) = bad.ranking else {
+            return bad.invalid;
+        };
+        let key = EventKey {
+            query_id: Cow::Borrowed(query_id),
+            stage: DEFAULT_STAGE,
+            run: self.config.run_of(tag, format, origin.input),
+        };
+        self.lost_line(&key, bad.invalid, origin, out)
+    }
+
+    /// A record of a ranking spread over records, rejected as `invalid`
+    /// (its score or rank unusable, its doc id missing): its ranking lost a
+    /// result. The ranking of a labeled query is then held with a mark, to
+    /// be rejected whole once all its lines are gathered; the reject says so.
+    fn lost_line(
+        &mut self,
+        key: &EventKey,
+        invalid: Invalid,
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) -> Invalid {
+        if !self.config.wants_stage(key.stage, &mut out.stages_seen) {
+            return invalid;
+        }
+        let Some(query) = self.last_query.find(self.config.labels, &key.query_id) else {
+            return invalid;
+        };
+        if self.holds(query) {
+            let pair = out.pair(key.run, key.stage);
+            self.trec.push(pair, query, origin, RunLine::lost());
+        }
+        let run = if key.run.is_empty() {
+            String::new()
+        } else {
+            format!(" in run '{}'", key.run)
+        };
+        Invalid {
+            detail: format!(
+                "{}; the ranking of query '{}'{run} lost this line, so none of it is graded",
+                invalid.detail, key.query_id
+            ),
+            ..invalid
+        }
     }
 
     /// Count one result of a ranking spread over records (a run line, a

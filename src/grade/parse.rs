@@ -60,6 +60,10 @@ pub enum RejectReason {
     /// A capture span whose exporter dropped attributes (over its
     /// attribute count limit): its ranking may have lost documents.
     DroppedAttributes,
+    /// A line of a ranking spread over records (a run line, a Parquet row
+    /// of one result) whose ranking lost another line, rejected: graded
+    /// without it, the documents below it would move up.
+    IncompleteRanking,
 }
 
 impl RejectReason {
@@ -84,6 +88,7 @@ impl RejectReason {
             RejectReason::NotATrace => "not_a_trace",
             RejectReason::BadSpan => "bad_span",
             RejectReason::DroppedAttributes => "dropped_attributes",
+            RejectReason::IncompleteRanking => "incomplete_ranking",
         }
     }
 }
@@ -351,8 +356,8 @@ impl<'t, 'i> Event<'t, 'i> {
             })?),
         };
         Ok(Event {
-            latency_ms: optional_number(root, &fields.latency)?,
-            context_tokens: optional_number(root, &fields.context)?,
+            latency_ms: optional_measure(root, &fields.latency)?,
+            context_tokens: optional_measure(root, &fields.context)?,
             answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
             results,
@@ -476,17 +481,28 @@ fn optional_names<'i>(
     }
 }
 
-fn optional_number(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>, Invalid> {
+fn optional_measure(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>, Invalid> {
     match path.find(root) {
         None => Ok(None),
         Some(v) if v.is_null() => Ok(None),
-        Some(v) => v
-            .cast_f64()
-            .filter(|n| n.is_finite())
-            .map(Some)
-            .ok_or_else(|| {
-                Invalid::new(RejectReason::BadField, format!("'{path}' must be a number"))
-            }),
+        Some(v) => measure(v.cast_f64(), &path.to_string()).map(Some),
+    }
+}
+
+/// A latency or context size as every format takes it: a finite number
+/// of at least 0, `-0` read as 0 (a span that ends before it starts is
+/// refused the same way).
+///
+/// # Errors
+/// `bad_field` for no number (`None`), NaN, an infinity or a negative
+/// number.
+pub fn measure(value: Option<f64>, field: &str) -> Result<f64, Invalid> {
+    match value {
+        Some(value) if value.is_finite() && value >= 0.0 => Ok(value + 0.0),
+        _ => Err(Invalid::new(
+            RejectReason::BadField,
+            format!("'{field}' must be a number of at least 0"),
+        )),
     }
 }
 
@@ -740,12 +756,33 @@ pub struct TrecLine<'a> {
     pub run: &'a str,
 }
 
+/// A run line that cannot be read, and the ranking it belongs to when
+/// its fields name one: a line whose score or rank is unusable still says
+/// which (query, tag) lost a result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BadRunLine<'a> {
+    /// Why the line is rejected.
+    pub invalid: Invalid,
+    /// The query id and the tag (empty for MS MARCO) of a line whose fields
+    /// split; `None` when they do not.
+    pub ranking: Option<(&'a str, &'a str)>,
+}
+
+impl From<Invalid> for BadRunLine<'_> {
+    fn from(invalid: Invalid) -> Self {
+        BadRunLine {
+            invalid,
+            ranking: None,
+        }
+    }
+}
+
 impl<'a> TrecLine<'a> {
     /// Split a run line of `format` (TREC, else MS MARCO) on whitespace.
     ///
     /// # Errors
     /// `invalid_utf8`, or as [`TrecLine::parse_text`].
-    pub fn parse(line: &'a [u8], format: LogsFormat) -> Result<Self, Invalid> {
+    pub fn parse(line: &'a [u8], format: LogsFormat) -> Result<Self, BadRunLine<'a>> {
         let text = std::str::from_utf8(line)
             .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))?;
         Self::parse_text(text, format)
@@ -755,8 +792,8 @@ impl<'a> TrecLine<'a> {
     ///
     /// # Errors
     /// `bad_trec_line` (too few fields), `bad_score` (TREC) or `bad_rank`
-    /// (MS MARCO).
-    pub fn parse_text(text: &'a str, format: LogsFormat) -> Result<Self, Invalid> {
+    /// (MS MARCO), the last two with the ranking the line belongs to.
+    pub fn parse_text(text: &'a str, format: LogsFormat) -> Result<Self, BadRunLine<'a>> {
         match format {
             LogsFormat::Msmarco => Self::msmarco(text),
             _ => Self::trec(text),
@@ -765,22 +802,24 @@ impl<'a> TrecLine<'a> {
 
     /// `query_id Q0 doc_id rank score tag`: fields after the sixth are
     /// ignored and the rank column is not used, as trec_eval does.
-    fn trec(text: &'a str) -> Result<Self, Invalid> {
+    fn trec(text: &'a str) -> Result<Self, BadRunLine<'a>> {
         let Some([query_id, _q0, doc_id, _rank, score, run]) = leading_fields(text) else {
             return Err(Invalid::new(
                 RejectReason::BadTrecLine,
                 "expected 6 fields 'query_id Q0 doc_id rank score tag'",
-            ));
+            )
+            .into());
         };
         let score = score
             .parse::<f64>()
             .ok()
             .filter(|s| s.is_finite())
-            .ok_or_else(|| {
-                Invalid::new(
+            .ok_or_else(|| BadRunLine {
+                invalid: Invalid::new(
                     RejectReason::BadScore,
                     format!("score '{score}' is not a finite number"),
-                )
+                ),
+                ranking: Some((query_id, run)),
             })?;
         Ok(TrecLine {
             query_id,
@@ -792,22 +831,24 @@ impl<'a> TrecLine<'a> {
 
     /// `query_id doc_id rank`: fields after the third are ignored, as in a
     /// TREC line.
-    fn msmarco(text: &'a str) -> Result<Self, Invalid> {
+    fn msmarco(text: &'a str) -> Result<Self, BadRunLine<'a>> {
         let Some([query_id, doc_id, rank]) = leading_fields(text) else {
             return Err(Invalid::new(
                 RejectReason::BadTrecLine,
                 "expected 3 fields 'query_id doc_id rank' (an MS MARCO run)",
-            ));
+            )
+            .into());
         };
         let rank = rank
             .parse::<u32>()
             .ok()
             .filter(|&r| r >= 1)
-            .ok_or_else(|| {
-                Invalid::new(
+            .ok_or_else(|| BadRunLine {
+                invalid: Invalid::new(
                     RejectReason::BadRank,
                     format!("rank '{rank}' is not a whole number of at least 1"),
-                )
+                ),
+                ranking: Some((query_id, "")),
             })?;
         Ok(TrecLine {
             query_id,
@@ -1097,39 +1138,32 @@ mod tests {
                 run: "run-a"
             }
         );
-        assert_eq!(
-            TrecLine::parse(b"q1 Q0 d 1 2", LogsFormat::Trec)
-                .unwrap_err()
-                .reason,
-            RejectReason::BadTrecLine
-        );
-        assert_eq!(
-            TrecLine::parse(b"q1 Q0 d 1 nan r", LogsFormat::Trec)
-                .unwrap_err()
-                .reason,
-            RejectReason::BadScore
-        );
-        assert_eq!(
-            TrecLine::parse(b"q1 Q0 d 1 x r", LogsFormat::Trec)
-                .unwrap_err()
-                .reason,
-            RejectReason::BadScore
-        );
+        let bad = |line: &'static [u8], format| TrecLine::parse(line, format).unwrap_err();
+        let short = bad(b"q1 Q0 d 1 2", LogsFormat::Trec);
+        assert_eq!(short.invalid.reason, RejectReason::BadTrecLine);
+        assert_eq!(short.ranking, None, "a line without a tag names no ranking");
+        for line in [
+            &b"q1 Q0 d 1 nan r"[..],
+            b"q1 Q0 d 1 x r",
+            b"q1 Q0 d 1 -inf r",
+        ] {
+            let lost = bad(line, LogsFormat::Trec);
+            assert_eq!(lost.invalid.reason, RejectReason::BadScore);
+            assert_eq!(lost.ranking, Some(("q1", "r")), "its ranking lost a line");
+        }
         let msmarco = TrecLine::parse(b"1048585\t7187158\t3", LogsFormat::Msmarco).unwrap();
         assert_eq!((msmarco.query_id, msmarco.doc_id), ("1048585", "7187158"));
         assert_eq!(msmarco.key, RankKey::rank(3));
-        for (line, reason) in [
-            (&b"q1\td1"[..], RejectReason::BadTrecLine),
-            (b"q1 d1 0", RejectReason::BadRank),
-            (b"q1 d1 1.5", RejectReason::BadRank),
-            (b"q1 d1 -2", RejectReason::BadRank),
+        assert_eq!(bad(b"q1\td1", LogsFormat::Msmarco).ranking, None);
+        for line in [
+            &b"q1 d1 0"[..],
+            b"q1 d1 1.5",
+            b"q1 d1 -2",
+            b"q1 d1 4294967296",
         ] {
-            assert_eq!(
-                TrecLine::parse(line, LogsFormat::Msmarco)
-                    .unwrap_err()
-                    .reason,
-                reason
-            );
+            let lost = bad(line, LogsFormat::Msmarco);
+            assert_eq!(lost.invalid.reason, RejectReason::BadRank);
+            assert_eq!(lost.ranking, Some(("q1", "")));
         }
     }
 

@@ -14,6 +14,7 @@
 //! shards would have been graded from captures no shard saw together: it
 //! is an error.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ use crate::options::ProgressWhen;
 use crate::output::complete::read_partial;
 use crate::output::schema::{PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_SUMMARY_FILE};
 use crate::output::staged::{self, stage};
+use crate::output::OutputDir;
 
 /// The captures file's contents.
 #[derive(Serialize, Deserialize)]
@@ -59,7 +61,10 @@ pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummar
         .context("a partial grading needs an output directory (-o DIR)")?;
     let setup = Setup::new(plan)?;
     let grouping = collect(plan, &setup, warn)?;
-    write(dir, plan, setup.labels(), grouping).of_kind(ErrorKind::Output)
+    let held = setup
+        .out_dir()
+        .context("the output directory was not claimed")?;
+    write(dir, held, plan, setup.labels(), grouping).of_kind(ErrorKind::Output)
 }
 
 /// Write `grouping`, what stages 1 to 4 of `plan` left, into `dir` as a
@@ -69,6 +74,7 @@ pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummar
 /// A file cannot be written or moved into place.
 fn write(
     dir: &Path,
+    held: &OutputDir,
     plan: &Plan,
     labels: &LabelIndex,
     grouping: Grouping,
@@ -94,7 +100,7 @@ fn write(
     let mut out = stage(dir, PARTIAL_SUMMARY_FILE)?;
     serde_json::to_writer_pretty(&mut out, &summary)?;
     out.write_all(b"\n")?;
-    staged::commit(vec![captures, staged::finish(out)?])?;
+    held.commit(vec![captures, staged::finish(out)?])?;
     Ok(summary)
 }
 
@@ -175,6 +181,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
     let setup = Setup::new(&plan)?;
     let mut merged = Merged {
         owner: vec![NO_SHARD; setup.labels().queries().len()],
+        inputs: HashMap::new(),
         grouping: None,
     };
     let stages = plan.stages.len();
@@ -258,9 +265,11 @@ fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
 /// Marks a query no shard captured yet.
 const NO_SHARD: u32 = u32::MAX;
 
-/// The shards merged so far, and which of them captured each query.
+/// The shards merged so far, which of them captured each query, and
+/// which graded each whole input (by its name and content hash).
 struct Merged {
     owner: Vec<u32>,
+    inputs: HashMap<(String, String), u32>,
     grouping: Option<Grouping>,
 }
 
@@ -280,6 +289,21 @@ impl Merged {
             "{}: its captures do not fit the labels; grade the shard again",
             dir.display()
         );
+        // A retried task graded the same input again: even where it holds
+        // no labeled capture, its records, rejects and unlabeled events
+        // would be counted twice.
+        let whole = (grouping.input_names.iter().zip(&grouping.stats)).filter(|(_, s)| !s.part);
+        for (name, stats) in whole {
+            let key = (name.clone(), stats.hash.clone());
+            if let Some(&earlier) = self.inputs.get(&key) {
+                bail!(
+                    "{name} was graded by two shards, {} and {}: merge each input's grading once",
+                    shards[earlier as usize].display(),
+                    dir.display()
+                );
+            }
+            self.inputs.insert(key, index);
+        }
         for query in grouping.grouped.captured_queries() {
             let owner = &mut self.owner[query as usize];
             if *owner != NO_SHARD {

@@ -29,9 +29,7 @@ use crate::grade::trec::TrecLines;
 use crate::grade::{read, stage_loss, stale, workers, write};
 use crate::labels::LabelIndex;
 use crate::metrics::Cutoff;
-use crate::output::schema::{
-    Counts, COMPARISON_SUMMARY_FILE, PARTIAL_SUMMARY_FILE, REPORT_FILE, SUMMARY_FILE,
-};
+use crate::output::schema::{Counts, COMPARISON_SUMMARY_FILE, GRADE_FILES};
 use crate::output::{self, OutputDir};
 
 /// Grade the logs `plan` names, writing its outputs if it names a
@@ -55,7 +53,7 @@ pub struct Setup {
     stage_order: Vec<String>,
     pool: rayon::ThreadPool,
     labels: LabelIndex,
-    _out_dir: Option<OutputDir>,
+    out_dir: Option<OutputDir>,
 }
 
 impl Setup {
@@ -97,11 +95,16 @@ impl Setup {
             stage_order,
             pool,
             labels,
-            _out_dir: out_dir,
+            out_dir,
         })
     }
 
     /// The answer key.
+    /// The output directory held, if the plan names one.
+    pub fn out_dir(&self) -> Option<&OutputDir> {
+        self.out_dir.as_ref()
+    }
+
     pub fn labels(&self) -> &LabelIndex {
         &self.labels
     }
@@ -115,11 +118,14 @@ fn claim(out: Option<&Path>) -> Result<Option<OutputDir>> {
     };
     let claimed = OutputDir::claim(dir)?;
     // From here until the new set is complete, the directory holds no
-    // result a reader could take for this run's, nor a page of one.
+    // result a reader could take for this run's, nor a page of one, nor a
+    // file of another kind of grading (a shard's captures beside a full
+    // grading's per_query.csv, or the reverse), nor an optional output
+    // this run will not write.
     output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
-    output::remove_stale_output(dir, SUMMARY_FILE)?;
-    output::remove_stale_output(dir, PARTIAL_SUMMARY_FILE)?;
-    output::remove_stale_output(dir, REPORT_FILE)?;
+    for name in GRADE_FILES {
+        output::remove_stale_output(dir, name)?;
+    }
     Ok(Some(claimed))
 }
 
@@ -218,7 +224,7 @@ pub fn finish(
         stage_order,
         pool,
         labels,
-        _out_dir,
+        out_dir,
     } = setup;
     let Grouping {
         mut grouped,
@@ -279,7 +285,7 @@ pub fn finish(
     };
 
     // Stage 6: write.
-    if let (Some(dir), Some(per_query)) = (&plan.out, graded_per_query) {
+    if let (Some(dir), Some(per_query), Some(held)) = (&plan.out, graded_per_query, &out_dir) {
         let run = write::RunFacts {
             plan,
             threads: pool.current_num_threads(),
@@ -292,7 +298,7 @@ pub fn finish(
             per_query,
             review_queue,
         };
-        write::outputs(dir, &graded, &run, staged, &figures).of_kind(ErrorKind::Output)?;
+        write::outputs(dir, held, &graded, &run, staged, &figures).of_kind(ErrorKind::Output)?;
     }
 
     for (run, inputs) in fused_runs {
@@ -312,6 +318,11 @@ pub fn finish(
     }
     for stage in graded.stage_loss.iter().flat_map(|l| &l.unseen_stages) {
         warn(Warning::StageNotGraded(stage.clone()));
+    }
+    if counts.empty_spans > 0 {
+        warn(Warning::EmptySpans {
+            spans: counts.empty_spans,
+        });
     }
     if counts.events > 0 && counts.events == counts.unlabeled_events {
         warn(Warning::NoLabeledEvents {
@@ -349,6 +360,8 @@ fn tally(
         unlabeled_events: lines.unlabeled,
         other_stage_events: lines.other_stage,
         other_records: lines.other_records,
+        nested_spans: lines.nested_spans,
+        empty_spans: lines.empty_spans,
         rejected: rejected as u64,
         repeats: graded.repeats,
         graded_records: graded.graded_records,

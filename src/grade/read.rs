@@ -325,8 +325,10 @@ fn holds_a_run(path: &Path) -> bool {
     if source.take(SNIFF_BYTES).read_to_end(&mut head).is_err() {
         return true;
     }
-    let format = detect(&head, LogsFormat::Auto, 1).format;
-    matches!(format, LogsFormat::Trec | LogsFormat::Msmarco)
+    // Only the first line (or a header and the next) tells: a note whose
+    // later line happens to look like a run line is no run.
+    let detected = detect(&head, LogsFormat::Auto, 1);
+    !detected.looked_past_first && matches!(detected.format, LogsFormat::Trec | LogsFormat::Msmarco)
 }
 
 /// A byte stream with its compression undone.
@@ -990,22 +992,29 @@ impl BlockCutter<'_> {
 }
 
 /// How an input reads: its format, the header line of a run that has one,
-/// and, when the first line fit no format, what it looked like.
+/// whether a later line decided it, and, when no line fit a format, what
+/// the first looked like.
 #[derive(Debug, Clone, PartialEq)]
 struct Detected {
     format: LogsFormat,
     header_line: Option<u64>,
+    /// The first line fit no format (nor was a header) and a later line
+    /// decided: the first is rejected by that format's reader.
+    looked_past_first: bool,
     doubt: Option<String>,
 }
 
 /// Decide how the input whose first block is `bytes` (from line
 /// `first_line`) reads. A line of the given format (or, under `Auto`, a
-/// JSON object, a TREC run line or an MS MARCO run line) decides it; a
-/// first line that fits nothing is taken for a run's header when the line
-/// after it is a run line. Anything else is read as asked, JSONL under
-/// `Auto`, so a broken first JSON line is rejected as such, not misread.
-/// An empty object `{}`, what OTLP exporters write for a batch of no
-/// spans, says nothing of the format and is looked past, as blank lines are.
+/// JSON object, a TREC run line or an MS MARCO run line) decides it. A
+/// first line that fits nothing is taken for a run's header when the next
+/// line that fits is a run line; otherwise it is a broken line (cut
+/// mid-line where a byte range began, a byte that is not UTF-8), and the
+/// first line of the block that fits decides, so that only the broken line
+/// is rejected. When none fits, the input is read as asked, JSONL under
+/// `Auto`, so a broken JSON line is rejected as such, not misread. An
+/// empty object `{}`, what OTLP exporters write for a batch of no spans,
+/// says nothing of the format and is looked past, as blank lines are.
 fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
     let says_nothing = |line: &[u8]| {
         crate::grade::parse::is_blank(line)
@@ -1021,26 +1030,26 @@ fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
         .map(|(range, number)| (&bytes[range], number))
         .filter(|(line, _)| !says_nothing(line));
     let first = lines.next();
-    let second = lines.next();
-    let shape = |line: Option<(&[u8], u64)>| line.and_then(|(line, _)| shape_of(line));
-    let fits = |format: Option<LogsFormat>| match given {
-        LogsFormat::Auto => format,
-        wanted => format.filter(|&format| format == wanted),
+    let fits = |line: &[u8]| match given {
+        LogsFormat::Auto => shape_of(line),
+        wanted => shape_of(line).filter(|&format| format == wanted),
     };
-    let read_as = |format, header_line| Detected {
+    let read_as = |format, header_line, looked_past_first| Detected {
         format,
         header_line,
+        looked_past_first,
         doubt: None,
     };
-    if let Some(format) = fits(shape(first)) {
-        return read_as(format, None);
+    if let Some(format) = first.and_then(|(line, _)| fits(line)) {
+        return read_as(format, None, false);
     }
-    match (first, fits(shape(second))) {
+    match (first, lines.find_map(|(line, _)| fits(line))) {
         (Some((header, number)), Some(format @ (LogsFormat::Trec | LogsFormat::Msmarco)))
             if is_header(header, format) =>
         {
-            read_as(format, Some(number))
+            read_as(format, Some(number), false)
         }
+        (_, Some(format)) => read_as(format, None, true),
         _ => {
             let format = if given == LogsFormat::Auto {
                 LogsFormat::Jsonl
@@ -1050,6 +1059,7 @@ fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
             Detected {
                 format,
                 header_line: None,
+                looked_past_first: false,
                 doubt: first.map(|(line, _)| doubt(line, format)),
             }
         }
@@ -1404,6 +1414,13 @@ mod tests {
         // An OTLP export of no spans first: the next line decides.
         let traces = b"{}\n { } \n{\"resourceSpans\": []}\n";
         assert_eq!(format(traces), LogsFormat::Otlp);
+        // A first line with a byte that is not UTF-8, or the tail of a line
+        // cut where a byte range began: the next line decides.
+        let export = b"{\"resourceSpans\": []}";
+        let garbled = [&b"{\"resourceSpans\": [\xff]}\n"[..], export].concat();
+        assert_eq!(format(&garbled), LogsFormat::Otlp);
+        let cut = [&b"ue\": \"q1\"}}]}]}]}\n"[..], export, b"\n", export].concat();
+        assert_eq!(format(&cut), LogsFormat::Otlp);
     }
 
     /// A header line is looked past, and only a line shaped as the run's
@@ -1422,13 +1439,12 @@ mod tests {
         // A run line with a defect is rejected later, not taken for a header.
         let broken = auto(b"q1 Q0 d1 1 2.5\nq1 Q0 d2 2 2.0 run\n");
         assert_eq!(
-            (broken.format, broken.header_line),
-            (LogsFormat::Jsonl, None)
+            (broken.format, broken.header_line, broken.looked_past_first),
+            (LogsFormat::Trec, None, true)
         );
-        assert!(broken
-            .doubt
-            .unwrap()
-            .contains("5 fields and no JSON object"));
+        let lone = auto(b"q1 Q0 d1 1 2.5\n");
+        assert_eq!(lone.format, LogsFormat::Jsonl);
+        assert!(lone.doubt.unwrap().contains("5 fields and no JSON object"));
         let scores = auto(b"q1 d1 0.5\nq1 d2 0.25\n").doubt.unwrap();
         assert!(scores.contains("the third not a whole number"), "{scores}");
         // Asked for TREC, given an MS MARCO run: read as asked, and said.

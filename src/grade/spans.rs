@@ -14,6 +14,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use simd_json::prelude::*;
 use simd_json::tape::Value;
@@ -165,6 +166,11 @@ impl Default for SpanFields {
 pub enum SpanRecord<'i> {
     /// A span of no kind rgrade grades (LLM, CHAIN, HTTP, ...).
     Other,
+    /// A capture span with no document inside another capture span of
+    /// its kind, in the same trace: the instrumentation's inner call
+    /// (LlamaIndex's `_retrieve` within `retrieve`), not a capture of its
+    /// own. Counted, never graded.
+    Nested,
     /// A retrieval or rerank span whose query, stage and run were read;
     /// its ranking may still be invalid.
     Capture(EventKey<'i>, Result<SpanRanking<'i>, Invalid>),
@@ -251,14 +257,88 @@ pub fn for_each_span<'t, 'i>(
         }
     }
     let count = spans.len() as u64;
-    for (value, service) in spans {
-        let record = match Span::new(value, service) {
+    let mut places = Vec::with_capacity(spans.len());
+    let mut records = Vec::with_capacity(spans.len());
+    for &(value, service) in &spans {
+        let span = Span::new(value, service);
+        places.push(TracePlace::of(
+            value,
+            span.as_ref().ok().and_then(Span::kind),
+        ));
+        records.push(match span {
             Ok(span) => span.record(fields),
             Err(invalid) => SpanRecord::Invalid(invalid),
-        };
-        visit(value, record);
+        });
+    }
+    let empty = |i: usize| matches!(&records[i], SpanRecord::Capture(_, Ok(ranking)) if ranking.docs.is_empty());
+    let nested = nested_captures(&places, empty);
+    for (((value, _), record), nested) in spans.into_iter().zip(records).zip(nested) {
+        visit(value, if nested { SpanRecord::Nested } else { record });
     }
     Ok(count)
+}
+
+/// Where a span sits in its trace (ids as the export writes them), and
+/// what capture kind it is, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TracePlace<'i> {
+    pub trace: Option<&'i str>,
+    pub span: Option<&'i str>,
+    pub parent: Option<&'i str>,
+    pub kind: Option<SpanKind>,
+}
+
+impl<'i> TracePlace<'i> {
+    /// The place of the OTLP span `value`, of capture kind `kind`.
+    fn of(value: Value<'_, 'i>, kind: Option<SpanKind>) -> Self {
+        let text = |key: &str| value.get(key).and_then(|v| v.into_string());
+        TracePlace {
+            trace: text("traceId"),
+            span: text("spanId"),
+            parent: text("parentSpanId").filter(|parent| !parent.is_empty()),
+            kind,
+        }
+    }
+}
+
+/// Which spans are captures with no document (`empty`) inside another
+/// capture span of their kind, in the same trace. Instrumentations trace a
+/// call and the call it makes: OpenInference's LlamaIndex instrumentation
+/// emits a RETRIEVER span for `retrieve()` holding the documents and
+/// another for the inner `_retrieve()` holding none. Graded, the inner
+/// span would be a second, empty capture of the query. Only the spans
+/// given are searched for the outer one: an SDK exports the spans of one
+/// call together.
+pub fn nested_captures(places: &[TracePlace], empty: impl Fn(usize) -> bool) -> Vec<bool> {
+    let mut nested = vec![false; places.len()];
+    let candidates: Vec<usize> = (0..places.len())
+        .filter(|&i| places[i].kind.is_some() && empty(i))
+        .collect();
+    if candidates.is_empty() {
+        return nested;
+    }
+    let by_id: HashMap<(&str, &str), usize> = (places.iter().enumerate())
+        .filter_map(|(i, place)| Some(((place.trace?, place.span?), i)))
+        .collect();
+    for i in candidates {
+        let Some(trace) = places[i].trace else {
+            continue;
+        };
+        // Up the ancestors given; a malformed trace may loop, so no more
+        // steps than there are spans.
+        let mut parent = places[i].parent;
+        for _ in 0..places.len() {
+            let Some(&outer) = parent.and_then(|p| by_id.get(&(trace, p))) else {
+                break;
+            };
+            if places[outer].kind == places[i].kind {
+                nested[i] = true;
+                break;
+            }
+            parent = places[outer].parent;
+        }
+    }
+    nested
 }
 
 fn bad_span(detail: impl Into<String>) -> Invalid {
@@ -436,8 +516,9 @@ impl<'t, 'i> Span<'t, 'i> {
             DocField::Key(key) => key.as_str(),
             DocField::Metadata(_) => "document.metadata",
         };
-        // (i, the document's id if its attribute was seen)
-        let mut documents: Vec<(u64, Option<Cow<'i, str>>)> = Vec::new();
+        // (i, the id attribute's key and the document's id, if seen)
+        type Numbered<'k, 'i> = (u64, Option<(&'k str, Cow<'i, str>)>);
+        let mut documents: Vec<Numbered<'_, 'i>> = Vec::new();
         for &(key, value) in &self.attributes {
             let Some(rest) = key.strip_prefix(prefix) else {
                 continue;
@@ -450,12 +531,13 @@ impl<'t, 'i> Span<'t, 'i> {
                 )
             })?;
             let id = if field == wanted {
-                Some(document_id(value, doc).ok_or_else(|| {
+                let id = document_id(value, doc).ok_or_else(|| {
                     Invalid::new(
                         RejectReason::BadResult,
                         format!("document {index}: '{key}' holds no doc id"),
                     )
-                })?)
+                })?;
+                Some((key, id))
             } else {
                 None
             };
@@ -466,12 +548,21 @@ impl<'t, 'i> Span<'t, 'i> {
         for same in documents.chunk_by(|a, b| a.0 == b.0) {
             let index = same[0].0;
             let mut ids = same.iter().filter_map(|(_, id)| id.as_ref());
-            let id = ids.next().ok_or_else(|| {
+            let (key, id) = ids.next().ok_or_else(|| {
                 Invalid::new(
                     RejectReason::BadResult,
                     format!("document {index} has no '{prefix}{index}.{wanted}'"),
                 )
             })?;
+            // The same key twice reads as its first, as any attribute
+            // does; two keys for one number (`01` and `1`) leave which
+            // document holds the place to chance.
+            if let Some((other, _)) = ids.find(|(other, _)| other != key) {
+                return Err(Invalid::new(
+                    RejectReason::BadResult,
+                    format!("document {index} is given twice, as '{key}' and '{other}'"),
+                ));
+            }
             ranked.push(id.clone());
         }
         Ok(ranked)
@@ -663,6 +754,7 @@ mod tests {
             for_each_span(root, fields, |_, record| {
                 seen.push(match record {
                     SpanRecord::Other => "other".to_string(),
+                    SpanRecord::Nested => "nested".to_string(),
                     SpanRecord::Invalid(invalid) => {
                         format!("{}: {}", invalid.reason, invalid.detail)
                     }
@@ -722,6 +814,35 @@ mod tests {
                 "other".to_string(),
             ]
         );
+    }
+
+    /// One document number under two keys (`01` and `1`) is refused, not
+    /// read as whichever came first; one key given twice reads as its first.
+    #[test]
+    fn a_document_number_given_twice_is_refused() {
+        let doc =
+            |key: &str, id: &str| string(&format!("retrieval.documents.{key}.document.id"), id);
+        let kind = string("openinference.span.kind", "RETRIEVER");
+        let query = string("metadata", r#"{"query_id": "q1"}"#);
+        let spans = vec![
+            span(vec![
+                kind.clone(),
+                query.clone(),
+                doc("0", "a"),
+                doc("01", "b"),
+                doc("1", "c"),
+            ]),
+            span(vec![kind, query, doc("0", "a"), doc("0", "b")]),
+        ];
+        let seen = records(&export("svc", spans), &SpanFields::default()).unwrap();
+        assert!(
+            seen[0].ends_with(
+                "document 1 is given twice, as 'retrieval.documents.01.document.id' \
+                               and 'retrieval.documents.1.document.id'"
+            ),
+            "{seen:?}"
+        );
+        assert!(seen[1].starts_with(r#"svc/retrieve/q1 ["a"]"#), "{seen:?}");
     }
 
     #[test]
@@ -888,5 +1009,54 @@ mod tests {
             let spans = records(empty, &SpanFields::default()).unwrap();
             assert_eq!(spans, Vec::<String>::new(), "{empty}");
         }
+    }
+
+    /// LlamaIndex's two RETRIEVER spans of one `retrieve()`: the inner one,
+    /// empty, is set aside, wherever it is listed and however deep (a
+    /// span of another kind between them); an empty span under a span of
+    /// another kind, or under a retriever of another trace, is a capture.
+    #[test]
+    fn an_empty_capture_span_inside_another_of_its_kind_is_nested() {
+        let retriever = |trace: &str, id: &str, parent: &str, docs: &[&str]| {
+            let mut attributes = vec![
+                string("openinference.span.kind", "RETRIEVER"),
+                string("metadata", r#"{"query_id": "q1"}"#),
+            ];
+            for (i, doc) in docs.iter().enumerate() {
+                attributes.push(string(&format!("retrieval.documents.{i}.document.id"), doc));
+            }
+            let mut span = span(attributes);
+            span["traceId"] = json!(trace);
+            span["spanId"] = json!(id);
+            span["parentSpanId"] = json!(parent);
+            span
+        };
+        let mut chain = span(vec![string("openinference.span.kind", "CHAIN")]);
+        chain["traceId"] = json!("t1");
+        chain["spanId"] = json!("c");
+        chain["parentSpanId"] = json!("outer");
+        let spans = vec![
+            retriever("t1", "inner", "outer", &[]),
+            retriever("t1", "deeper", "c", &[]),
+            chain,
+            retriever("t1", "outer", "", &["a", "b"]),
+            retriever("t2", "other_trace", "outer", &[]),
+            retriever("t1", "alone", "", &[]),
+        ];
+        let got = records(&export("svc", spans), &SpanFields::default()).unwrap();
+        let kinds: Vec<&str> = got.iter().map(|r| r.split(' ').next().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "nested",
+                "nested",
+                "other",
+                "svc/retrieve/q1",
+                "svc/retrieve/q1",
+                "svc/retrieve/q1"
+            ],
+            "{got:?}"
+        );
+        assert!(got[3].contains(r#"["a", "b"]"#), "{got:?}");
     }
 }

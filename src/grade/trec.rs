@@ -28,7 +28,7 @@ use hashbrown::HashTable;
 use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, Found, Origin, Reject};
-use crate::grade::parse::{RankKey, RejectReason};
+use crate::grade::parse::{Invalid, RankKey, RejectReason};
 use crate::grade::pool::PooledLine;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
 use crate::options::DuplicateDocs;
@@ -59,6 +59,14 @@ pub struct RankRules<'a> {
     pub pool_depth: Option<usize>,
 }
 
+impl RankRules<'_> {
+    /// Where a line is, as `file:line`.
+    fn place(&self, origin: Origin) -> String {
+        let name = self.input_names.get(origin.input as usize);
+        format!("{}:{}", name.map_or("?", String::as_str), origin.line)
+    }
+}
+
 /// A (run, query) of one run: the run's pair index and the query.
 pub type RunKey = (u32, QueryIdx);
 
@@ -73,7 +81,15 @@ pub struct RunLine {
     id_hash: u64,
     id_hash_more: u32,
     place: DocPlace,
+    /// A line rejected when read (a score that is no number, a rank below
+    /// 1, no doc id): its ranking lost a result, and is rejected whole
+    /// rather than graded with the documents below it moved up. The line
+    /// itself is in the rejects already.
+    lost: bool,
 }
+
+// Held lines cost 24 bytes each (the guide's memory figures).
+const _: () = assert!(std::mem::size_of::<RunLine>() == 24);
 
 impl RunLine {
     /// The line of `query` that ranks `doc_id` by `key`.
@@ -84,6 +100,19 @@ impl RunLine {
             id_hash: hash as u64,
             id_hash_more: (hash >> 64) as u32,
             place: labels.place_doc(query, doc_id.as_bytes()),
+            lost: false,
+        }
+    }
+
+    /// A line of a ranking that was rejected when read: it only marks
+    /// its ranking as incomplete.
+    pub fn lost() -> Self {
+        RunLine {
+            key: RankKey::rank(u32::MAX),
+            id_hash: 0,
+            id_hash_more: 0,
+            place: DocPlace::new(0, false),
+            lost: true,
         }
     }
 
@@ -150,7 +179,7 @@ impl HeldSpan {
 struct RankedSpan {
     span: Span,
     /// What the ranking found, or why it is rejected.
-    ranking: Result<Ranking, Box<str>>,
+    ranking: Result<Ranking, Box<Invalid>>,
 }
 
 /// What a ranking shows besides its judged documents by rank.
@@ -183,11 +212,12 @@ pub struct BlockRuns {
 }
 
 impl BlockRuns {
-    /// Labeled lines, held or ranked.
+    /// Labeled lines, held or ranked, but those rejected when read.
     pub fn n_lines(&self) -> u64 {
-        let held = self.held.iter().map(|h| &h.span);
-        let ranked = self.ranked.iter().map(|r| &r.span);
-        held.chain(ranked).map(|s| u64::from(s.len)).sum()
+        let held = (self.held.iter())
+            .map(|h| h.lines(&self.lines).iter().filter(|l| !l.lost).count() as u64);
+        let ranked = self.ranked.iter().map(|r| u64::from(r.span.len));
+        held.chain(ranked).sum()
     }
 
     fn is_empty(&self) -> bool {
@@ -258,8 +288,9 @@ impl BlockScratch {
     }
 
     /// Finish the block. With `rank_early`, a (run, query) with one span
-    /// in the block, away from both edges, is ranked here; the other spans
-    /// are held, each (run, query)'s lines together. A block whose spans
+    /// in the block, away from both edges and whole (no line of it
+    /// rejected when read), is ranked here; the other spans are held, each
+    /// (run, query)'s lines together. A block whose spans
     /// average under two lines is not grouped by query (a run sorted by
     /// score, say): its (run, query)s would almost all turn up in other
     /// blocks and be read again, so all its lines are held.
@@ -283,7 +314,8 @@ impl BlockScratch {
         let key_of = |i: &u32| spans[*i as usize].span.key();
         for group in self.by_key.chunk_by(|a, b| key_of(a) == key_of(b)) {
             let only = spans[group[0] as usize];
-            if group.len() == 1 && !edges.contains(&Some(only.span.key())) {
+            let whole = || !only.lines(&self.lines).iter().any(|l| l.lost);
+            if group.len() == 1 && !edges.contains(&Some(only.span.key())) && whole() {
                 let ranker = &mut self.ranker;
                 ranker.gather([(only.span, only.lines(&self.lines))]);
                 let BlockRuns { found, pooled, .. } = &mut self.done;
@@ -296,7 +328,7 @@ impl BlockScratch {
                     });
                 self.done.ranked.push(RankedSpan {
                     span: only.span,
-                    ranking: ranking.map_err(Box::from),
+                    ranking: ranking.map_err(Box::new),
                 });
             } else {
                 for &i in group {
@@ -352,6 +384,19 @@ impl Entry<'_> {
             Entry::Held(_, held) => &held.span,
             Entry::Ranked(_, ranked) => &ranked.span,
         }
+    }
+
+    /// The origins of the span's lines that were not rejected when read:
+    /// only a held span can hold such lines.
+    fn kept_origins(&self) -> impl Iterator<Item = Origin> + '_ {
+        let lines = match self {
+            Entry::Held(block, held) => Some(held.lines(&block.lines)),
+            Entry::Ranked(..) => None,
+        };
+        let lost = move |i: usize| lines.is_some_and(|lines| lines[i].lost);
+        (self.span().origins().enumerate())
+            .filter(move |&(i, _)| !lost(i))
+            .map(|(_, origin)| origin)
     }
 }
 
@@ -583,16 +628,17 @@ impl Ranker {
         let first = entries[0].span();
         let key = first.key();
         let records = entries.iter().map(|e| e.span().len).sum();
-        let origins = || entries.iter().flat_map(|e| e.span().origins());
+        // Lines rejected when read are in the rejects already.
+        let origins = || entries.iter().flat_map(Entry::kept_origins);
         if let Some(detail) = repeated(key.0, key.1) {
             out.reject(key, origins(), RejectReason::RepeatedCapture, &detail);
             return;
         }
         type Documents<'d> = (&'d [Found], &'d [PooledLine]);
-        let ranking: Result<(Ranked, Documents), Cow<str>> = match entries {
+        let ranking: Result<(Ranked, Documents), Cow<Invalid>> = match entries {
             [Entry::Ranked(block, ranked)] => match &ranked.ranking {
                 Ok(r) => Ok((r.ranked, (block.found_of(r), block.pooled_of(r)))),
-                Err(detail) => Err(Cow::Borrowed(detail)),
+                Err(invalid) => Err(Cow::Borrowed(invalid)),
             },
             _ => {
                 // Only held spans: a key ranked early has no other.
@@ -611,24 +657,35 @@ impl Ranker {
         };
         match ranking {
             Ok((ranked, documents)) => out.capture(key, first.origin, records, ranked, documents),
-            Err(detail) => out.reject(key, origins(), RejectReason::DuplicateDoc, &detail),
+            Err(invalid) => out.reject(key, origins(), invalid.reason, &invalid.detail),
         }
     }
 
     /// Rank the gathered lines of `query`, leaving its judged documents
     /// (any grade) in `found` and the lines of its unjudged ones within
     /// the pool depth in `pooled`; returns what else the ranking shows, or
-    /// the detail of the reject when a document repeats under
-    /// `DuplicateDocs::Reject`.
+    /// why it is rejected: a line of it was rejected when read, or a
+    /// document repeats under `DuplicateDocs::Reject`.
     fn rank(
         &mut self,
         labels: &LabelIndex,
         query: QueryIdx,
         rules: RankRules<'_>,
-    ) -> Result<Ranked, String> {
+    ) -> Result<Ranked, Invalid> {
+        self.fused = None;
+        if let Some((_, origin)) = self.lines.iter().find(|(line, _)| line.lost) {
+            let detail = format!(
+                "{} of this ranking of query '{}' was rejected when read; graded without it, \
+                 the documents below it would move up, so the whole ranking is rejected",
+                rules.place(*origin),
+                labels.query_id(query)
+            );
+            return Err(Invalid::new(RejectReason::IncompleteRanking, detail));
+        }
         // Stable: lines that tie keep input order.
         self.lines.sort_by(|(a, _), (b, _)| a.ranks_before(b));
-        self.mark_duplicates(labels, query, rules)?;
+        self.mark_duplicates(labels, query, rules)
+            .map_err(|detail| Invalid::new(RejectReason::DuplicateDoc, detail))?;
         self.found.clear();
         self.pooled.clear();
         let pool_depth = rules.pool_depth.unwrap_or(0);
@@ -661,7 +718,6 @@ impl Ranker {
     ) -> Result<(), String> {
         self.dropped.clear();
         self.dropped.resize(self.lines.len(), false);
-        self.fused = None;
         self.seen.clear();
         let lines = &self.lines;
         let hash = |i: u32| lines[i as usize].0.id_hash;
@@ -696,17 +752,13 @@ impl Ranker {
             } else {
                 ""
             };
-            let place = |origin: Origin| {
-                let name = rules.input_names.get(origin.input as usize);
-                format!("{}:{}", name.map_or("?", String::as_str), origin.line)
-            };
             return Err(format!(
                 "{doc} appears at positions {} and {} ({} and {}; the whole ranking of \
                  this query and run is rejected{hint})",
                 earlier + 1,
                 later + 1,
-                place(first),
-                place(*origin)
+                rules.place(first),
+                rules.place(*origin)
             ));
         }
         Ok(())

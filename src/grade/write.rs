@@ -14,11 +14,10 @@ use crate::grade::read::InputStats;
 use crate::labels::LabelIndex;
 use crate::output::schema::{
     CollectionVersion, InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile,
-    SettingsSummary, StaleLabels, Summary, Throughput, ATTRIBUTION_FILE, MISSING_FROM_CORPUS_FILE,
-    REPORT_FILE, REVIEW_QUEUE_FILE, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY_FILE,
+    SettingsSummary, StaleLabels, Summary, Throughput, REPORT_FILE,
 };
-use crate::output::staged::{self, Staged};
-use crate::output::{self, aggregates, attribution, rejects, stage_loss, summary};
+use crate::output::staged::Staged;
+use crate::output::{aggregates, attribution, rejects, stage_loss, summary, OutputDir};
 use crate::report::collect::PairFigures;
 use crate::report::{self, Sources};
 
@@ -57,6 +56,7 @@ pub struct RunFacts<'a> {
 /// A file cannot be written, moved or removed.
 pub fn outputs(
     dir: &Path,
+    held: &OutputDir,
     graded: &Graded,
     run: &RunFacts,
     written: Written,
@@ -67,27 +67,19 @@ pub fn outputs(
         aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?,
         rejects::write_rejects(dir, &graded.rejects, &graded.input_names)?,
     ];
+    // Optional outputs an earlier run left were removed when the
+    // directory was claimed.
     if graded.has_answers() {
         files.push(attribution::write_attribution(
             dir,
             &graded.labels,
             &graded.pairs,
         )?);
-    } else {
-        output::remove_stale_output(dir, ATTRIBUTION_FILE)?;
     }
-    match written.review_queue {
-        Some(queue) => files.push(queue),
-        None => output::remove_stale_output(dir, REVIEW_QUEUE_FILE)?,
+    files.extend(written.review_queue);
+    if let Some(loss) = &graded.stage_loss {
+        files.extend(stage_loss::write_stage_loss(dir, &graded.labels, loss)?);
     }
-    match &graded.stage_loss {
-        Some(loss) => files.extend(stage_loss::write_stage_loss(dir, &graded.labels, loss)?),
-        None => {
-            output::remove_stale_output(dir, STAGE_LOSS_FILE)?;
-            output::remove_stale_output(dir, STAGE_LOSS_PER_QUERY_FILE)?;
-        }
-    }
-    output::remove_stale_output(dir, MISSING_FROM_CORPUS_FILE)?;
     let listed = files.iter().map(|file| file.listed().clone()).collect();
     let mut summary = summarize(graded, run, listed);
     let page = report::grade::page(&summary, figures, &Sources::staged(&files))?;
@@ -95,7 +87,7 @@ pub fn outputs(
     // The clock stops at the last output drawn.
     (summary.elapsed_seconds, summary.throughput) = timing(graded, run);
     files.push(summary::write_summary(dir, &summary)?);
-    staged::commit(files)
+    held.commit(files)
 }
 
 /// An option's value as typed on the command line.

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::ids::{IdRef, IdText};
 use super::index::{
-    id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx, QueryTexts,
+    id_hash, join_form, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx, QueryTexts,
 };
 use crate::slices::NO_SLICE;
 
@@ -234,13 +234,15 @@ impl Builder {
         Ok(())
     }
 
-    /// Record a query's question text, trimmed; a later line must agree.
-    /// Only kept when the labels are to be joined by text.
+    /// Record a query's question text, trimmed and in Unicode's composed
+    /// form (as every text is matched); a later line must agree. Only
+    /// kept when the labels are to be joined by text.
     pub(super) fn set_query_text(&mut self, query: usize, text: &str) -> Result<()> {
         if !self.keep_query_texts {
             return Ok(());
         }
-        let text = text.trim();
+        let text = join_form(text);
+        let text = &text[..];
         if text.is_empty() {
             bail!("an empty query text: --join text matches captures by it");
         }

@@ -3,10 +3,12 @@
 //! by hash. Every hash match is confirmed on the id's text, so a collision
 //! can cost a comparison but never a wrong grade.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::path::PathBuf;
 
 use hashbrown::HashTable;
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use super::ids::{IdRef, IdText};
 use crate::metrics::Judgments;
@@ -15,6 +17,18 @@ use crate::slices::NO_SLICE;
 /// The hash used for query and doc ids everywhere in rgrade.
 pub fn id_hash(id: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id)
+}
+
+/// A question text as `--join text` matches it: trimmed, and in Unicode's
+/// composed form (NFC), so that an accent written as one code point or as
+/// a letter and a combining mark is the same text. Borrowed when it is
+/// already so, as almost every text is.
+pub fn join_form(text: &str) -> Cow<'_, str> {
+    let text = text.trim();
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(text),
+        _ => Cow::Owned(text.nfc().collect()),
+    }
 }
 
 /// The most judged documents of a query that [`LabelIndex::find_doc`]
@@ -134,7 +148,7 @@ impl LabelIndex {
         let Some(texts) = &self.query_texts else {
             return self.find_query(named.as_bytes());
         };
-        let named = named.trim();
+        let named = join_form(named);
         let same = |&q: &QueryIdx| self.text.get(texts.texts[q as usize]) == named;
         texts.table.find(id_hash(named.as_bytes()), same).copied()
     }

@@ -13,31 +13,40 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use super::build::{Attributes, Builder, LineError};
+use super::columns::{Column, Columns};
 use crate::grade::parquet::footer;
 use crate::grade::parquet::layout::{top_column, Want};
 use crate::grade::parquet::rows::Cells;
 use crate::guarded;
 use crate::tables::ArrowTable;
 
-/// The columns read, with what each must hold.
-const COLUMNS: [(&str, Want); 9] = [
-    ("query_id", Want::Id),
-    ("doc_id", Want::Id),
-    ("grade", Want::Integer),
-    ("task", Want::Text),
-    ("language", Want::Text),
-    ("required", Want::Bool),
-    ("query", Want::Text),
-    ("split", Want::Text),
-    ("collection_version", Want::Text),
-];
+/// What a column of `kind` must hold.
+fn want(kind: Column) -> Want {
+    match kind {
+        Column::QueryId | Column::DocId => Want::Id,
+        Column::Grade => Want::Integer,
+        Column::Required => Want::Bool,
+        Column::Task
+        | Column::Language
+        | Column::Query
+        | Column::Split
+        | Column::CollectionVersion => Want::Text,
+    }
+}
+
+/// The labels' columns: each kind's name in the table.
+type Named = Vec<(Column, String)>;
 
 /// Read the Parquet labels at `path` into `builder`.
 pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), LineError> {
     let file = File::open(path).map_err(|err| whole(anyhow!("cannot read labels: {err}")))?;
     let metadata = footer(&file).map_err(whole)?;
-    let indices = label_columns(metadata.schema(), builder)?;
-    let mask = ProjectionMask::roots(metadata.parquet_schema(), indices.iter().flatten().copied());
+    let named = label_columns(metadata.schema(), builder)?;
+    let schema = metadata.schema();
+    let indices = named
+        .iter()
+        .filter_map(|(_, name)| schema.index_of(name).ok());
+    let mask = ProjectionMask::roots(metadata.parquet_schema(), indices);
     // The decoder may panic on a malformed file: an error of the file.
     let read = guarded::decode(|| -> Result<(), LineError> {
         let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
@@ -46,6 +55,7 @@ pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), Lin
             .map_err(|err| whole(anyhow!("cannot read labels: {err}")))?;
         read_batches(
             batches.map(|batch| batch.map_err(|err| err.to_string())),
+            &named,
             builder,
         )
     });
@@ -58,8 +68,8 @@ pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), Lin
 
 /// Read labels held in memory as an Arrow table into `builder`.
 pub(super) fn read_table(table: &ArrowTable, builder: &mut Builder) -> Result<(), LineError> {
-    label_columns(table.schema(), builder)?;
-    read_batches(table.batches().iter().cloned().map(Ok), builder)
+    let named = label_columns(table.schema(), builder)?;
+    read_batches(table.batches().iter().cloned().map(Ok), &named, builder)
 }
 
 /// An error of the labels as a whole, not of one row.
@@ -67,59 +77,50 @@ fn whole(err: anyhow::Error) -> (Option<usize>, anyhow::Error) {
     (None, err)
 }
 
-/// Where `schema` keeps each of [`COLUMNS`], checked for its type.
+/// The name of each column `schema` holds, checked for its type.
 ///
 /// # Errors
-/// A column of the wrong type; no query_id or doc_id; joined by text, no query.
-fn label_columns(
-    schema: &Schema,
-    builder: &Builder,
-) -> Result<[Option<usize>; COLUMNS.len()], LineError> {
-    let mut indices = [None; COLUMNS.len()];
-    for (index, (name, want)) in indices.iter_mut().zip(COLUMNS) {
-        *index = top_column(schema, name, want).map_err(|err| whole(anyhow!("{err}")))?;
+/// A column rgrade does not know, or of the wrong type; no query_id or
+/// doc_id; joined by text, no query.
+fn label_columns(schema: &Schema, builder: &Builder) -> Result<Named, LineError> {
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let columns = Columns::find(names.iter().copied()).map_err(|err| whole(anyhow!("{err}")))?;
+    let mut named = Named::new();
+    for (kind, index) in columns.present() {
+        top_column(schema, names[index], want(kind)).map_err(|err| whole(anyhow!("{err}")))?;
+        named.push((kind, names[index].to_string()));
     }
-    let [Some(_), Some(_), ..] = indices else {
+    if columns.get(Column::QueryId).is_none() || columns.get(Column::DocId).is_none() {
         return Err(whole(anyhow!(
             "Parquet and Arrow labels need query_id and doc_id columns"
         )));
-    };
-    if builder.keep_query_texts && indices[6].is_none() {
+    }
+    if builder.keep_query_texts && columns.get(Column::Query).is_none() {
         return Err(whole(anyhow!(
             "no 'query' column: --join text matches captures by a label's query text"
         )));
     }
-    Ok(indices)
+    Ok(named)
 }
 
 /// Add the rows of `batches`, numbered from 1 across them, to `builder`.
 fn read_batches(
     batches: impl Iterator<Item = Result<RecordBatch, String>>,
+    named: &Named,
     builder: &mut Builder,
 ) -> Result<(), LineError> {
     let mut first_row = 1;
     for batch in batches {
         let batch = batch
             .map_err(|err| whole(anyhow!("cannot read labels after row {first_row}: {err}")))?;
-        let cells = |i: usize| -> Result<Option<Cells<'_>>, LineError> {
-            let Some(array) = batch.column_by_name(COLUMNS[i].0) else {
-                return Ok(None);
+        let mut columns = LabelColumns::default();
+        for (kind, name) in named {
+            let Some(array) = batch.column_by_name(name) else {
+                continue;
             };
-            Cells::of(array)
-                .map(Some)
-                .map_err(|err| whole(anyhow!("{err}")))
-        };
-        let columns = LabelColumns {
-            query: cells(0)?,
-            doc: cells(1)?,
-            grade: cells(2)?,
-            task: cells(3)?,
-            language: cells(4)?,
-            required: cells(5)?,
-            text: cells(6)?,
-            split: cells(7)?,
-            collection_version: cells(8)?,
-        };
+            let cells = Cells::of(array).map_err(|err| whole(anyhow!("{err}")))?;
+            columns.0.push((*kind, name, cells));
+        }
         for row in 0..batch.num_rows() {
             let line = first_row + row;
             columns
@@ -131,47 +132,50 @@ fn read_batches(
     Ok(())
 }
 
-/// The label columns of one batch; absent ones are `None`.
-struct LabelColumns<'a> {
-    query: Option<Cells<'a>>,
-    doc: Option<Cells<'a>>,
-    grade: Option<Cells<'a>>,
-    task: Option<Cells<'a>>,
-    language: Option<Cells<'a>>,
-    required: Option<Cells<'a>>,
-    text: Option<Cells<'a>>,
-    split: Option<Cells<'a>>,
-    collection_version: Option<Cells<'a>>,
-}
+/// The label columns of one batch, each with its kind and name.
+#[derive(Default)]
+struct LabelColumns<'a>(Vec<(Column, &'a str, Cells<'a>)>);
 
 impl<'a> LabelColumns<'a> {
+    fn get(&self, kind: Column) -> Option<(&'a str, &Cells<'a>)> {
+        (self.0.iter())
+            .find(|(k, _, _)| *k == kind)
+            .map(|(_, name, cells)| (*name, cells))
+    }
+
     fn add_row(&self, row: usize, line: usize, builder: &mut Builder) -> anyhow::Result<()> {
-        let text = |cells: &Option<Cells<'a>>| cells.as_ref().and_then(|c| c.text(row));
-        let id = |cells: &Option<Cells<'a>>| cells.as_ref().and_then(|c| c.id(row));
-        let query = id(&self.query).ok_or_else(|| anyhow!("null query_id"))?;
+        let text = |kind| self.get(kind).and_then(|(_, c)| c.text(row));
+        let id = |kind| self.get(kind).and_then(|(_, c)| c.id(row));
+        let query = id(Column::QueryId).ok_or_else(|| anyhow!("null query_id"))?;
         let q = builder.declare(&query, line)?;
-        let required = self.required.as_ref().and_then(|c| c.boolean(row));
+        let required = self.get(Column::Required).and_then(|(_, c)| c.boolean(row));
         let attributes = Attributes {
-            task: text(&self.task),
-            language: text(&self.language),
-            split: text(&self.split),
-            collection_version: text(&self.collection_version),
+            task: text(Column::Task),
+            language: text(Column::Language),
+            split: text(Column::Split),
+            collection_version: text(Column::CollectionVersion),
             required: required.unwrap_or(false),
         };
         builder.set_attributes(q, &attributes, line)?;
-        if let Some(query_text) = text(&self.text) {
+        if let Some(query_text) = text(Column::Query) {
             builder.set_query_text(q, query_text)?;
         }
         // A row without a doc id declares the query only: a no-answer query.
-        if let Some(doc) = id(&self.doc) {
-            let grade = match self.grade.as_ref().map(|c| c.integer(row)) {
-                None | Some(None) => 1,
-                Some(Some(grade)) => {
-                    i64::try_from(grade).map_err(|_| anyhow!("grade {grade} is out of range"))?
-                }
-            };
-            builder.judge(q, &doc, grade, line)?;
-        }
+        let Some(doc) = id(Column::DocId) else {
+            return Ok(());
+        };
+        // Without a grade column every row is relevant; with one, a row
+        // must say its grade.
+        let grade = match self.get(Column::Grade) {
+            None => 1,
+            Some((name, cells)) => {
+                let grade = cells
+                    .integer(row)
+                    .ok_or_else(|| anyhow!("{name} is null for doc '{doc}'"))?;
+                i64::try_from(grade).map_err(|_| anyhow!("{name} {grade} is out of range"))?
+            }
+        };
+        builder.judge(q, &doc, grade, line)?;
         Ok(())
     }
 }

@@ -7,6 +7,7 @@ use anyhow::anyhow;
 
 use super::blocks::too_long;
 use super::build::{Attributes, Builder, LineError};
+use super::columns::{Column, Columns};
 use crate::grade::parse::JsonParser;
 use crate::grade::read::{lines, Block, MAX_LINE};
 
@@ -55,26 +56,28 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         .headers()
         .map_err(|err| (Some(1), anyhow!("cannot read the CSV header: {err}")))?
         .clone();
-    // A column named twice would leave which one counts to chance.
-    for (i, name) in headers.iter().enumerate() {
-        if headers.iter().take(i).any(|earlier| earlier == name) {
-            return Err((
-                Some(1),
-                anyhow!("the CSV header names column '{name}' twice"),
-            ));
-        }
-    }
-    let column = |name: &str| headers.iter().position(|h| h == name);
-    let (Some(query_col), Some(doc_col)) = (column("query_id"), column("doc_id")) else {
+    // A column named twice, or one not known, would leave what counts to
+    // chance: both are refused.
+    let columns =
+        Columns::find(headers.iter()).map_err(|err| (Some(1), anyhow!("the CSV header: {err}")))?;
+    let (Some(query_col), Some(doc_col)) =
+        (columns.get(Column::QueryId), columns.get(Column::DocId))
+    else {
         let found = headers.iter().collect::<Vec<_>>().join(",");
         return Err((
             Some(1),
             anyhow!("the CSV header needs query_id and doc_id columns, found: {found}"),
         ));
     };
-    let (grade_col, required_col) = (column("grade"), column("required"));
-    let attribute_cols = ["task", "language", "split", "collection_version"].map(column);
-    let query_text_col = column("query");
+    let (grade_col, required_col) = (columns.get(Column::Grade), columns.get(Column::Required));
+    let attribute_cols = [
+        Column::Task,
+        Column::Language,
+        Column::Split,
+        Column::CollectionVersion,
+    ]
+    .map(|kind| columns.get(kind));
+    let query_text_col = columns.get(Column::Query);
     if builder.keep_query_texts && query_text_col.is_none() {
         return Err((
             Some(1),
@@ -114,11 +117,17 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         }
         // A row without a doc id declares the query only: a no-answer query.
         if let Some(doc) = field(Some(doc_col)) {
-            let grade = match field(grade_col) {
-                None => 1,
-                Some(g) => g
+            // Without a grade column every row is relevant; with one, a
+            // row must say its grade.
+            let column = grade_col.and_then(|c| headers.get(c)).unwrap_or_default();
+            let grade = match (grade_col, field(grade_col)) {
+                (None, _) => 1,
+                (Some(_), None) => {
+                    return Err(fail(anyhow!("no {column} for doc '{doc}'")));
+                }
+                (Some(_), Some(g)) => g
                     .parse()
-                    .map_err(|_| fail(anyhow!("grade '{g}' is not an integer")))?,
+                    .map_err(|_| fail(anyhow!("{column} '{g}' is not an integer grade")))?,
             };
             builder.judge(q, doc, grade, line).map_err(fail)?;
         }

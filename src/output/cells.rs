@@ -11,6 +11,36 @@ pub fn number_text(value: Option<f64>) -> String {
     String::from_utf8_lossy(NumberCell::default().text(value)).into_owned()
 }
 
+/// A number cell read back: empty is `None`. rgrade writes finite
+/// numbers only, so anything else (text, NaN, inf, `1e400`) is no cell of
+/// its output.
+///
+/// # Errors
+/// The cell holds something else than a finite number.
+pub fn read_number(cell: &str) -> Result<Option<f64>, String> {
+    if cell.is_empty() {
+        return Ok(None);
+    }
+    match cell.parse::<f64>() {
+        Ok(value) if value.is_finite() => Ok(Some(value)),
+        _ => Err(format!("'{cell}' is not a number")),
+    }
+}
+
+/// A metric cell read back: every metric lies in [0, 1], so another value
+/// is no grade output.
+///
+/// # Errors
+/// The cell holds something else than a number from 0 to 1.
+pub fn read_metric(cell: &str) -> Result<Option<f64>, String> {
+    match read_number(cell)? {
+        Some(value) if !(0.0..=1.0).contains(&value) => {
+            Err(format!("'{cell}' is not a metric value (0 to 1)"))
+        }
+        value => Ok(value),
+    }
+}
+
 /// Writes the text of optional numbers for CSV cells: empty when absent,
 /// else the shortest text that reads back as the same f64, never with an
 /// exponent, as `{}` writes it. Millions of rows make std's float

@@ -16,7 +16,7 @@
 
 use std::fs::{File, TryLockError};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
@@ -89,7 +89,8 @@ pub fn refuse_other_result(dir: &Path, marker: &str, kind: &str) -> Result<()> {
 /// that a second run into it stops at once instead of mixing its files in.
 /// The lock lasts as long as this value (or the process) does.
 pub struct OutputDir {
-    _lock: File,
+    lock: File,
+    path: PathBuf,
 }
 
 impl OutputDir {
@@ -108,7 +109,7 @@ impl OutputDir {
             .open(&path)
             .with_context(|| format!("{}: cannot open the directory's lock", path.display()))?;
         match lock.try_lock() {
-            Ok(()) => Ok(OutputDir { _lock: lock }),
+            Ok(()) => Ok(OutputDir { lock, path }),
             Err(TryLockError::WouldBlock) => bail!(
                 "{}: another rgrade run is writing into this directory; \
                  wait for it to end or choose another output directory",
@@ -119,4 +120,37 @@ impl OutputDir {
             }
         }
     }
+
+    /// Move the staged `files` into place, once sure the directory is
+    /// still the one locked: removed and made again while this run wrote
+    /// (a cleanup job, a user), it holds another lock file, and perhaps
+    /// another run's files.
+    ///
+    /// # Errors
+    /// The lock file is gone or replaced; a file cannot be moved.
+    pub fn commit(&self, files: Vec<staged::Staged>) -> Result<()> {
+        let ours = self.lock.metadata().ok().map(|m| identity(&m));
+        let there = std::fs::metadata(&self.path).ok().map(|m| identity(&m));
+        if ours.is_none() || ours != there {
+            bail!(
+                "{}: the output directory was removed or replaced while this run wrote into it; \
+                 nothing was written; run again",
+                self.path.parent().unwrap_or(&self.path).display()
+            );
+        }
+        staged::commit(files)
+    }
+}
+
+/// What tells one file from another: its device and inode.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Elsewhere no inode tells: only that the lock file is still there.
+#[cfg(not(unix))]
+fn identity(_: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
 }

@@ -54,6 +54,34 @@ pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
 /// `rgrade merge` (serde's postcard form, zstd-compressed).
 pub const PARTIAL_CAPTURES_FILE: &str = "captures.postcard.zst";
 
+/// Every file a grading, full or partial, may leave in its directory:
+/// the files that mark a result complete first, so that a run clearing
+/// the directory of an earlier result never leaves one that looks whole.
+pub const GRADE_FILES: [&str; 12] = [
+    SUMMARY_FILE,
+    PARTIAL_SUMMARY_FILE,
+    REPORT_FILE,
+    PER_QUERY_FILE,
+    AGGREGATES_FILE,
+    REJECTS_FILE,
+    ATTRIBUTION_FILE,
+    REVIEW_QUEUE_FILE,
+    STAGE_LOSS_FILE,
+    STAGE_LOSS_PER_QUERY_FILE,
+    MISSING_FROM_CORPUS_FILE,
+    PARTIAL_CAPTURES_FILE,
+];
+
+/// Every file a comparison may leave in its directory, comparison.json
+/// (which marks it complete) first.
+pub const COMPARE_FILES: [&str; 5] = [
+    COMPARISON_SUMMARY_FILE,
+    REPORT_FILE,
+    GATE_FILE,
+    PER_QUERY_DELTA_FILE,
+    COMPARISON_FILE,
+];
+
 /// The lock a run holds on its output directory while it writes there.
 pub const LOCK_FILE: &str = ".rgrade.lock";
 
@@ -452,8 +480,17 @@ pub struct Counts {
     /// Valid records of stages left out by `--stage`.
     pub other_stage_events: u64,
     /// Valid records that carry no search event: spans of other kinds than
-    /// retrieval and rerank, OTLP lines holding no span.
+    /// retrieval and rerank, OTLP lines holding no span, nested spans.
     pub other_records: u64,
+    /// Of the other records, retrieval or rerank spans with no document
+    /// inside another of their kind in the same trace (an
+    /// instrumentation's inner call), set aside rather than graded.
+    #[serde(default)]
+    pub nested_spans: u64,
+    /// Retrieval or rerank spans with no document on their own, graded as
+    /// empty rankings.
+    #[serde(default)]
+    pub empty_spans: u64,
     /// Records in rejects.jsonl.
     pub rejected: u64,
     /// Captures beyond the first of a (run, stage, query).

@@ -33,7 +33,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use crate::output::schema::{
-    COMPARISON_SUMMARY_FILE, LOCK_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
+    OutputFile, COMPARE_FILES, COMPARISON_SUMMARY_FILE, GRADE_FILES, LOCK_FILE,
+    PARTIAL_SUMMARY_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
 };
 use crate::output::staged::{self, stage, Staged};
 use crate::output::{complete, OutputDir};
@@ -59,37 +60,33 @@ pub fn stage_page(dir: &Path, name: &str, html: &str) -> Result<Staged> {
 /// a file that does not match it), a file cannot be read, or the page
 /// cannot be written.
 pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
-    let (html, marker, outputs) = if dir.join(COMPARISON_SUMMARY_FILE).exists() {
-        let summary = complete::read_comparison(&dir.join(COMPARISON_SUMMARY_FILE))?;
-        let html = compare::page(&summary, &Sources::listed(dir, &summary.outputs))?;
-        (html, COMPARISON_SUMMARY_FILE, summary.outputs)
-    } else if dir.join(SUMMARY_FILE).exists() {
-        let summary = complete::read_summary(&dir.join(SUMMARY_FILE))?;
-        let sources = Sources::listed(dir, &summary.outputs);
-        let mut collector = Collector::new(&summary.settings.k);
-        per_query::read(
-            sources.require(PER_QUERY_FILE)?,
-            &summary.settings.k,
-            &mut collector,
-        )?;
-        let html = grade::page(&summary, &collector.finish(), &sources)?;
-        (html, SUMMARY_FILE, summary.outputs)
-    } else {
-        bail!(
-            "{}: no {SUMMARY_FILE} or {COMPARISON_SUMMARY_FILE}: not a complete grade or compare \
-             output (a run that failed, was killed or is still writing leaves neither)",
-            dir.display()
-        );
-    };
     let target = out.map_or_else(|| dir.join(REPORT_FILE), Path::to_path_buf);
     let (parent, name) = split_target(&target)?;
     let same_dir = parent.canonicalize().ok() == dir.canonicalize().ok();
-    let mut drawn_from = (outputs.iter().map(|o| o.name.as_str()))
-        .chain([marker, LOCK_FILE])
-        .filter(|&listed| listed != REPORT_FILE);
-    if same_dir && drawn_from.any(|listed| listed == name) {
+    // Writing into the output directory, hold it as a run would, before
+    // reading it: a grade cannot then replace the result while its page
+    // is drawn.
+    let held = same_dir.then(|| OutputDir::claim(dir)).transpose()?;
+    let drawn = draw(dir)?;
+    // Never in the place of a result's file, this one's or another's: a
+    // page is no per_query.csv, and another result's page shows another
+    // grading.
+    let result_file = (GRADE_FILES.iter().chain(&COMPARE_FILES))
+        .chain(&[LOCK_FILE])
+        .any(|&file| file == name && file != REPORT_FILE);
+    if result_file {
         bail!(
-            "{}: one of the files the page is drawn from; write the page to another file",
+            "{}: a name rgrade gives the files of a result (the page may be drawn from it); \
+             write the page to another file",
+            target.display()
+        );
+    }
+    let holds_result = [SUMMARY_FILE, COMPARISON_SUMMARY_FILE, PARTIAL_SUMMARY_FILE]
+        .iter()
+        .any(|marker| parent.join(marker).exists());
+    if !same_dir && name == REPORT_FILE && holds_result {
+        bail!(
+            "{}: the page of another result; write this page to another file",
             target.display()
         );
     }
@@ -103,10 +100,73 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
             target.display()
         );
     }
-    // Writing into the output directory, hold it as a run would.
-    let _lock = same_dir.then(|| OutputDir::claim(dir)).transpose()?;
-    staged::commit(vec![stage_page(&parent, &name, &html)?])?;
+    let page = stage_page(&parent, &name, &drawn.html)?;
+    // Drawn elsewhere, the directory is not held: a page of a result
+    // replaced meanwhile is not committed.
+    let now = marker_outputs(dir, drawn.marker)?;
+    ensure!(
+        now == drawn.outputs,
+        "{}: the result changed while its page was drawn (another run wrote it); draw it again",
+        dir.display()
+    );
+    match &held {
+        Some(held) => held.commit(vec![page])?,
+        None => staged::commit(vec![page])?,
+    }
     Ok(target)
+}
+
+/// A page drawn from a complete output directory, with the marker file
+/// it was drawn by and the outputs that file listed.
+struct Drawn {
+    html: String,
+    marker: &'static str,
+    outputs: Vec<OutputFile>,
+}
+
+/// Draw the page of the complete grade or compare output `dir`.
+fn draw(dir: &Path) -> Result<Drawn> {
+    if dir.join(COMPARISON_SUMMARY_FILE).exists() {
+        let summary = complete::read_comparison(&dir.join(COMPARISON_SUMMARY_FILE))?;
+        let html = compare::page(&summary, &Sources::listed(dir, &summary.outputs))?;
+        return Ok(Drawn {
+            html,
+            marker: COMPARISON_SUMMARY_FILE,
+            outputs: summary.outputs,
+        });
+    }
+    if dir.join(SUMMARY_FILE).exists() {
+        let summary = complete::read_summary(&dir.join(SUMMARY_FILE))?;
+        let sources = Sources::listed(dir, &summary.outputs);
+        let mut collector = Collector::new(&summary.settings.k);
+        per_query::read(
+            sources.require(PER_QUERY_FILE)?,
+            &summary.settings.k,
+            &mut collector,
+        )?;
+        let html = grade::page(&summary, &collector.finish(), &sources)?;
+        return Ok(Drawn {
+            html,
+            marker: SUMMARY_FILE,
+            outputs: summary.outputs,
+        });
+    }
+    bail!(
+        "{}: no {SUMMARY_FILE} or {COMPARISON_SUMMARY_FILE}: not a complete grade or compare \
+         output (a run that failed, was killed or is still writing leaves neither)",
+        dir.display()
+    )
+}
+
+/// The outputs the marker file of `dir` lists now, each checked against
+/// its size and hash.
+fn marker_outputs(dir: &Path, marker: &str) -> Result<Vec<OutputFile>> {
+    let path = dir.join(marker);
+    Ok(if marker == COMPARISON_SUMMARY_FILE {
+        complete::read_comparison(&path)?.outputs
+    } else {
+        complete::read_summary(&path)?.outputs
+    })
 }
 
 /// The directory and file name of a page to write.

@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use super::collect::{Collector, PerQueryRow};
 use crate::metrics::Cutoff;
+use crate::output::cells::{read_metric, read_number};
 use crate::output::schema::{
     metric_columns, missing_column, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, QUERY_ID, RUN,
     SPLIT, STAGE, STATUS, TASK,
@@ -57,7 +58,7 @@ pub fn read(path: &Path, ks: &[Cutoff], collector: &mut Collector) -> Result<()>
         .with_context(|| format!("{}: cannot read", path.display()))?
     {
         let line = record.position().map_or(0, |p| p.line());
-        row.fill(&record, &columns, &metrics, missed)
+        row.fill(&record, &header, &columns, &metrics, missed)
             .with_context(|| format!("{}:{line}", path.display()))?;
         let (run, stage) = (&record[columns[0]], &record[columns[1]]);
         if !collector.is_pair(run, stage) {
@@ -95,6 +96,7 @@ impl CsvRow {
     fn fill(
         &mut self,
         record: &csv::StringRecord,
+        header: &csv::StringRecord,
         columns: &[usize],
         metrics: &[usize],
         missed: usize,
@@ -108,13 +110,18 @@ impl CsvRow {
             Some(Status::from_name(status).with_context(|| format!("unknown status '{status}'"))?);
         self.n_relevant = parse(&record[columns[6]])?.unwrap_or(0);
         self.first_rel_rank = parse(&record[columns[7]])?;
-        self.latency_ms = parse(&record[columns[8]])?;
-        self.context_tokens = parse(&record[columns[9]])?;
+        // Cells as compare reads them: a number no output of rgrade holds
+        // (NaN, inf, a metric beyond [0, 1]) is refused, never drawn.
+        let cell = |at: usize, read: fn(&str) -> Result<Option<f64>, String>| {
+            read(&record[at]).map_err(|err| anyhow!("{err} in column {}", &header[at]))
+        };
+        self.latency_ms = cell(columns[8], read_number)?;
+        self.context_tokens = cell(columns[9], read_number)?;
         self.split.clear();
         self.split.push_str(&record[columns[10]]);
         self.scores.clear();
         for &at in metrics {
-            self.scores.extend(parse::<f64>(&record[at])?);
+            self.scores.extend(cell(at, read_metric)?);
         }
         self.has_scores = match self.scores.len() {
             0 => false,

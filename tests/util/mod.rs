@@ -27,6 +27,23 @@ pub fn crate_path(rel: &str) -> PathBuf {
     Path::new(CRATE_ROOT).join(rel)
 }
 
+/// Write `per_query` as `dir`'s per_query.csv and list it in the
+/// summary.json there, as a grading would have (what a tool that edits a
+/// result after the fact does).
+pub fn relist(wd: &Workdir, dir: &str, per_query: &str) {
+    wd.write(&format!("{dir}/per_query.csv"), per_query);
+    let path = format!("{dir}/summary.json");
+    let mut summary: Value = serde_json::from_str(&wd.read_text(&path)).unwrap();
+    for output in summary["outputs"].as_array_mut().unwrap() {
+        if output["name"] == "per_query.csv" {
+            output["bytes"] = serde_json::json!(per_query.len());
+            let hash = xxhash_rust::xxh3::xxh3_128(per_query.as_bytes());
+            output["hash"] = serde_json::json!(format!("{hash:032x}"));
+        }
+    }
+    wd.write(&path, summary.to_string());
+}
+
 /// The absolute path of a file of the shipped worked example
 /// (`data-samples/seed/`), as a command-line argument.
 pub fn seed(name: &str) -> String {

@@ -90,6 +90,11 @@ pub struct SpanColumns {
     pub run: Option<ColumnPath>,
     pub start: Option<ColumnPath>,
     pub end: Option<ColumnPath>,
+    /// Where a span sits in its trace: `context.trace_id`,
+    /// `context.span_id`, `parent_id`.
+    pub trace: Option<ColumnPath>,
+    pub span_id: Option<ColumnPath>,
+    pub parent: Option<ColumnPath>,
 }
 
 /// What a column must hold.
@@ -408,6 +413,9 @@ impl Columns<'_> {
             run,
             start: self.optional(vec!["start_time".to_string()], Want::Time)?,
             end: self.optional(vec!["end_time".to_string()], Want::Time)?,
+            trace: self.optional(vec!["context.trace_id".to_string()], Want::Text)?,
+            span_id: self.optional(vec!["context.span_id".to_string()], Want::Text)?,
+            parent: self.optional(vec!["parent_id".to_string()], Want::Text)?,
         })
     }
 

@@ -22,8 +22,10 @@ use serde_json::{Map, Value};
 use super::layout::{ColumnPath, KeyColumns, Layout, QueryColumn, Results, SPAN_KINDS};
 use super::{RowGroup, Rows};
 use crate::grade::capture::Origin;
-use crate::grade::parse::{EventKey, Invalid, RankKey, RejectReason, DEFAULT_STAGE};
-use crate::grade::spans::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
+use crate::grade::parse::{measure, EventKey, Invalid, RankKey, RejectReason, DEFAULT_STAGE};
+use crate::grade::spans::{
+    latency_ms, metadata_query_id, nested_captures, openinference_kind, SpanFields, TracePlace,
+};
 use crate::guarded;
 
 /// Rows decoded at a time: a few MiB of columns for a row of 100
@@ -111,8 +113,14 @@ pub enum RowRecord<'a> {
         doc_id: Cow<'a, str>,
         rank: RankKey,
     },
+    /// A result row of `key`'s ranking that cannot be read (a null doc
+    /// id, a bad rank): rejected, and its ranking with it.
+    LostResult { key: EventKey<'a>, invalid: Invalid },
     /// A row that carries no search event: a span of another kind.
     Other,
+    /// A capture span with no document inside another of its kind in the
+    /// same trace: counted, never graded ([`nested_captures`]).
+    Nested,
 }
 
 /// A search event's ranking and measurements.
@@ -133,6 +141,10 @@ pub struct Batch<'a> {
     key: KeyCells<'a>,
     view: View<'a>,
     spans: &'a SpanFields,
+    /// For a span dataframe, the capture rows holding no document, and
+    /// those of them nested in another capture of their kind.
+    empty: Vec<bool>,
+    nested: Vec<bool>,
 }
 
 /// The key columns: query id, stage, run.
@@ -163,6 +175,9 @@ enum View<'a> {
         documents: [Option<ResultCells<'a>>; 2],
         start: Named<'a>,
         end: Named<'a>,
+        trace: Named<'a>,
+        span_id: Named<'a>,
+        parent: Named<'a>,
     },
 }
 
@@ -226,11 +241,14 @@ impl<'a> Batch<'a> {
                     documents: [documents(0)?, documents(1)?],
                     start: named(&columns.start)?,
                     end: named(&columns.end)?,
+                    trace: named(&columns.trace)?,
+                    span_id: named(&columns.span_id)?,
+                    parent: named(&columns.parent)?,
                 };
                 (key, view)
             }
         };
-        Ok(Batch {
+        let mut batch = Batch {
             origin: Origin::line(place.input, place.first_row),
             group: place.group,
             group_row: place.group_row,
@@ -238,7 +256,46 @@ impl<'a> Batch<'a> {
             key,
             view,
             spans,
-        })
+            empty: Vec::new(),
+            nested: Vec::new(),
+        };
+        batch.find_empty_captures();
+        Ok(batch)
+    }
+
+    /// For a span dataframe, find the capture rows holding no document,
+    /// and which of them are inside another capture span of their kind in
+    /// the batch.
+    fn find_empty_captures(&mut self) {
+        let View::Spans {
+            kind,
+            trace,
+            span_id,
+            parent,
+            ..
+        } = &self.view
+        else {
+            return;
+        };
+        let is_capture = |row| kind.cells.text(row).and_then(openinference_kind).is_some();
+        self.empty = (0..self.rows)
+            .map(|row| is_capture(row) && self.ranking(row).is_ok_and(|r| r.docs.is_empty()))
+            .collect();
+        let places: Vec<TracePlace> = (0..self.rows)
+            .map(|row| TracePlace {
+                trace: trace.cells.text(row),
+                span: span_id.cells.text(row),
+                parent: parent.cells.text(row).filter(|p| !p.is_empty()),
+                kind: kind.cells.text(row).and_then(openinference_kind),
+            })
+            .collect();
+        self.nested = nested_captures(&places, |row| self.empty[row]);
+    }
+
+    /// Whether row `row` of a span dataframe is a capture span holding no
+    /// document and nested in none: graded as an empty ranking.
+    pub fn empty_capture(&self, row: usize) -> bool {
+        self.empty.get(row).is_some_and(|&empty| empty) && !self.nested[row]
     }
 
     /// How many rows it holds.
@@ -254,37 +311,41 @@ impl<'a> Batch<'a> {
     /// What row `row` is.
     ///
     /// # Errors
-    /// `missing_query_id` (a null id), `bad_result` (a null doc id),
-    /// `bad_rank`, or `bad_query_id` (a span's metadata that is no JSON).
+    /// `missing_query_id` (a null id) or `bad_query_id` (a span's
+    /// metadata that is no JSON). A result row with a null doc id
+    /// (`bad_result`) or a bad rank (`bad_rank`) is a
+    /// [`RowRecord::LostResult`].
     pub fn read(&self, row: usize) -> Result<RowRecord<'a>, Invalid> {
         match &self.view {
             View::Wide { .. } => self.key(row).map(RowRecord::Event),
             View::Long { doc, rank } => {
                 let key = self.key(row)?;
-                let doc_id = doc.cells.id(row).ok_or_else(|| {
-                    Invalid::new(RejectReason::BadResult, format!("'{}' is null", doc.name))
-                })?;
-                let rank = rank
-                    .cells
-                    .integer(row)
+                let Some(doc_id) = doc.cells.id(row) else {
+                    let detail = format!("'{}' is null", doc.name);
+                    let invalid = Invalid::new(RejectReason::BadResult, detail);
+                    return Ok(RowRecord::LostResult { key, invalid });
+                };
+                let value = (rank.cells.integer(row))
                     .and_then(|r| u32::try_from(r).ok())
-                    .filter(|&r| r >= 1)
-                    .ok_or_else(|| {
-                        Invalid::new(
-                            RejectReason::BadRank,
-                            format!("'{}' is not a whole number of at least 1", rank.name),
-                        )
-                    })?;
+                    .filter(|&r| r >= 1);
+                let Some(value) = value else {
+                    let detail = format!("'{}' is not a whole number of at least 1", rank.name);
+                    let invalid = Invalid::new(RejectReason::BadRank, detail);
+                    return Ok(RowRecord::LostResult { key, invalid });
+                };
                 Ok(RowRecord::Result {
                     key,
                     doc_id,
-                    rank: RankKey::rank(rank),
+                    rank: RankKey::rank(value),
                 })
             }
             View::Spans { kind, query, .. } => {
                 let Some(kind) = kind.cells.text(row).and_then(openinference_kind) else {
                     return Ok(RowRecord::Other);
                 };
+                if self.nested[row] {
+                    return Ok(RowRecord::Nested);
+                }
                 let i = SPAN_KINDS.iter().position(|k| *k == kind).unwrap_or(0);
                 let mut id = None;
                 for (column, json) in &query[i] {
@@ -328,6 +389,11 @@ impl<'a> Batch<'a> {
     /// `bad_result` for a null doc id, `bad_field` for a span that ends
     /// before it starts.
     pub fn ranking(&self, row: usize) -> Result<Ranking<'a>, Invalid> {
+        // A null cell is no measurement; any other cell must be one.
+        let measured = |named: &Named| match named.cells.is_null(row) {
+            true => Ok(None),
+            false => measure(named.cells.number(row), &named.name).map(Some),
+        };
         match &self.view {
             View::Wide {
                 results,
@@ -336,8 +402,8 @@ impl<'a> Batch<'a> {
                 outcome,
             } => Ok(Ranking {
                 docs: results.docs(row)?,
-                latency_ms: latency.cells.number(row),
-                context_tokens: context.cells.number(row),
+                latency_ms: measured(latency)?,
+                context_tokens: measured(context)?,
                 answer_ok: outcome.cells.boolean(row),
             }),
             View::Spans {
@@ -611,16 +677,16 @@ impl<'a> Cells<'a> {
         }
     }
 
+    /// A number as stored, NaN and infinities included; `None` when null.
     fn number(&self, row: usize) -> Option<f64> {
         if self.is_null(row) {
             return None;
         }
-        let number = match self.values {
-            Values::F32(v) => f64::from(v[row]),
-            Values::F64(v) => v[row],
-            _ => self.integer(row)? as f64,
-        };
-        number.is_finite().then_some(number)
+        match self.values {
+            Values::F32(v) => Some(f64::from(v[row])),
+            Values::F64(v) => Some(v[row]),
+            _ => self.integer(row).map(|n| n as f64),
+        }
     }
 
     /// A boolean; `None` when null.
