@@ -70,6 +70,11 @@ seed() {
     compare_rules)
         cp "$samples/compare/rules.toml" "$corpus/rules.toml"
         ;;
+    arrow_tables)
+        # Three rows of query_id strings and results lists of known ids.
+        printf '\x03\x01\x00\x00\x01\x00\x01\x01\x01\x02\x01\x09\x02\x01\x01\x03\x02\x01\x01\x04\x02\x01\x01\x03' \
+            >"$corpus/wide.bin"
+        ;;
     compare_per_query)
         cp "$samples/diagnostics/expected/per_query.csv" "$corpus/per_query.csv"
         ;;

@@ -1,16 +1,26 @@
 //! What rgrade's fuzz targets share: a scratch directory per process for
-//! the readers that take a path, and grade outputs of the shipped samples
-//! for the compare targets to read back.
+//! the readers that take a path, grade outputs of the shipped samples
+//! for the compare targets to read back, and Arrow tables spelled from
+//! fuzz input.
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::builder::{LargeListBuilder, ListBuilder, StringBuilder, StructBuilder};
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray,
+    RecordBatch, StringArray, StringViewArray, UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema};
 
 use rgrade::kernels::{
     pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, SpanFields, TrecLines,
 };
 use rgrade::{
-    Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy, RunName,
+    ArrowTable, Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy,
+    RunName, Tables,
 };
 
 /// This process's scratch directory, under `$TMPDIR` (fuzz/run.sh points
@@ -154,4 +164,213 @@ pub fn grade_parquet(data: &[u8], join: JoinBy) {
 fn quiet_decoder_panics_once() {
     static QUIET: OnceLock<()> = OnceLock::new();
     QUIET.get_or_init(rgrade::quiet_decoder_panics);
+}
+
+/// The column names a spelled table draws from: the ones rgrade reads in
+/// its wide, long and Phoenix span layouts and in labels, and one it
+/// does not know.
+const TABLE_COLUMNS: [&str; 17] = [
+    "query_id",
+    "results",
+    "stage",
+    "run",
+    "latency_ms",
+    "context_tokens",
+    "answer_ok",
+    "doc_id",
+    "rank",
+    "relevance",
+    "span_kind",
+    "attributes.retrieval.documents",
+    "attributes.input.value",
+    "parent_id",
+    "context.span_id",
+    "context.trace_id",
+    "unknown",
+];
+
+/// Reads a table's spelling off fuzz input, a byte at a time; past the end,
+/// every byte is 0.
+struct Spelling<'a>(&'a [u8]);
+
+impl Spelling<'_> {
+    fn byte(&mut self) -> u8 {
+        let (&first, rest) = self.0.split_first().unwrap_or((&0, &[]));
+        self.0 = rest;
+        first
+    }
+
+    /// Whether the next cell is null (one time in five).
+    fn null(&mut self) -> bool {
+        self.byte() % 5 == 0
+    }
+
+    /// A short text from a few ids the small labels know, or raw bytes.
+    fn text(&mut self) -> String {
+        const KNOWN: [&str; 7] = ["q1", "q2", "7", "d1", "d2", "RETRIEVER", "RERANKER"];
+        match self.byte() {
+            b @ 0..=191 => KNOWN[usize::from(b) % KNOWN.len()].to_string(),
+            b => {
+                let len = usize::from(b % 8);
+                let bytes: Vec<u8> = (0..len).map(|_| self.byte()).collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+        }
+    }
+
+    fn texts(&mut self, rows: usize) -> Vec<Option<String>> {
+        (0..rows)
+            .map(|_| (!self.null()).then(|| self.text()))
+            .collect()
+    }
+
+    /// A list per row of up to four texts (a null list, or null items).
+    fn lists(&mut self, rows: usize) -> Vec<Option<Vec<Option<String>>>> {
+        (0..rows)
+            .map(|_| {
+                let len = usize::from(self.byte() % 5);
+                (!self.null()).then(|| self.texts(len))
+            })
+            .collect()
+    }
+}
+
+/// A table spelled by `data`: up to six columns named from the names
+/// rgrade reads, each of a type pandas, polars or pyarrow makes (plain,
+/// large, view and dictionary strings, integers of several widths, floats
+/// with NaN, booleans, lists of strings or of document structs), with
+/// nulls; `None` when no such table can be made of them.
+pub fn spell_table(data: &[u8]) -> Option<ArrowTable> {
+    let mut spelling = Spelling(data);
+    let rows = usize::from(spelling.byte() % 9);
+    let n_columns = 1 + usize::from(spelling.byte() % 6);
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for _ in 0..n_columns {
+        let name = TABLE_COLUMNS[usize::from(spelling.byte()) % TABLE_COLUMNS.len()];
+        let column = spell_column(&mut spelling, rows);
+        fields.push(Field::new(name, column.data_type().clone(), true));
+        columns.push(column);
+    }
+    let schema = Arc::new(Schema::new(fields));
+    // Two columns of one name make no table a dataframe would hand over.
+    let batch = RecordBatch::try_new(Arc::clone(&schema), columns).ok()?;
+    ArrowTable::new("fuzz table", schema, vec![batch]).ok()
+}
+
+/// One column of `rows` cells, of a type the next byte picks.
+fn spell_column(spelling: &mut Spelling, rows: usize) -> ArrayRef {
+    let numbers = |spelling: &mut Spelling| -> Vec<Option<i64>> {
+        (0..rows)
+            .map(|_| (!spelling.null()).then(|| i64::from(spelling.byte() as i8)))
+            .collect()
+    };
+    match spelling.byte() % 12 {
+        0 => Arc::new(StringArray::from(spelling.texts(rows))),
+        1 => Arc::new(LargeStringArray::from(spelling.texts(rows))),
+        2 => Arc::new(StringViewArray::from(spelling.texts(rows))),
+        3 => {
+            let texts = spelling.texts(rows);
+            Arc::new(
+                texts
+                    .iter()
+                    .map(Option::as_deref)
+                    .collect::<DictionaryArray<Int32Type>>(),
+            )
+        }
+        4 => Arc::new(Int64Array::from(numbers(spelling))),
+        5 => {
+            let small = numbers(spelling).into_iter().map(|n| n.map(|n| n as i8));
+            Arc::new(Int8Array::from(small.collect::<Vec<_>>()))
+        }
+        6 => {
+            let unsigned = numbers(spelling).into_iter().map(|n| n.map(|n| n as u64));
+            Arc::new(UInt64Array::from(unsigned.collect::<Vec<_>>()))
+        }
+        7 => {
+            let floats = (0..rows).map(|_| match spelling.byte() {
+                0 => None,
+                1 => Some(f64::NAN),
+                2 => Some(f64::INFINITY),
+                b => Some(f64::from(b as i8) / 4.0),
+            });
+            Arc::new(Float64Array::from(floats.collect::<Vec<_>>()))
+        }
+        8 => {
+            let flags = (0..rows).map(|_| (!spelling.null()).then(|| spelling.byte() % 2 == 1));
+            Arc::new(BooleanArray::from(flags.collect::<Vec<_>>()))
+        }
+        9 => {
+            let mut builder = ListBuilder::new(StringBuilder::new());
+            for list in spelling.lists(rows) {
+                match list {
+                    Some(items) => {
+                        for item in items {
+                            builder.values().append_option(item);
+                        }
+                        builder.append(true);
+                    }
+                    None => builder.append(false),
+                }
+            }
+            Arc::new(builder.finish())
+        }
+        10 => {
+            let mut builder = LargeListBuilder::new(StringBuilder::new());
+            for list in spelling.lists(rows) {
+                builder.append_option(list);
+            }
+            Arc::new(builder.finish())
+        }
+        _ => {
+            // Phoenix's documents: a list of structs holding `document.id`.
+            let id = Field::new("document.id", DataType::Utf8, true);
+            let mut builder = ListBuilder::new(StructBuilder::new(
+                vec![id],
+                vec![Box::new(StringBuilder::new())],
+            ));
+            for list in spelling.lists(rows) {
+                match list {
+                    Some(items) => {
+                        for item in items {
+                            let documents = builder.values();
+                            documents
+                                .field_builder::<StringBuilder>(0)
+                                .expect("the id field")
+                                .append_option(item);
+                            documents.append(true);
+                        }
+                        builder.append(true);
+                    }
+                    None => builder.append(false),
+                }
+            }
+            Arc::new(builder.finish())
+        }
+    }
+}
+
+/// Grade `table` as logs against the traces sample's labels (with
+/// question texts, for `join`), then load it as labels, as the Python
+/// package hands tables over, with one thread.
+pub fn grade_table(table: &ArrowTable, join: JoinBy) {
+    let plan = GradePlan {
+        join,
+        ks: vec![Cutoff::At(3)],
+        repeats: RepeatPolicy::Last,
+        duplicate_docs: DuplicateDocs::Dedupe,
+        stage_order: vec!["retrieve".into(), "rerank".into()],
+        threads: NonZeroUsize::new(1),
+        tables: Tables {
+            logs: vec![table.clone()],
+            ..Tables::default()
+        },
+        ..GradePlan::new(sample("traces/labels.jsonl"), Vec::new())
+    };
+    // A table without the columns of a layout, or a column of the wrong
+    // type, is an error: all that matters is that it is not a panic.
+    let _ = rgrade::grade(&plan, &mut |_| {});
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
+    let _ = LabelIndex::load_table(table, 1, join, pool);
 }
