@@ -166,7 +166,13 @@ fn shards_that_do_not_fit_together_are_refused() {
     grade(&wd, &["--partial", "-o", "retried", "unlabeled.jsonl"]).expect_code(0);
     merge(&wd, "out", &["a", "task", "retried"])
         .expect_code(2)
-        .expect_stderr(&["unlabeled.jsonl was graded by two shards, task and retried"]);
+        .expect_stderr(&["unlabeled.jsonl was graded by two shards, retried and task"]);
+    // The same file reached by another path is the same input.
+    let absolute = wd.path("unlabeled.jsonl").display().to_string();
+    grade(&wd, &["--partial", "-o", "by_path", &absolute]).expect_code(0);
+    merge(&wd, "out", &["a", "task", "by_path"])
+        .expect_code(2)
+        .expect_stderr(&["was graded by two shards, by_path and task"]);
     assert!(!wd.exists("out/summary.json"));
 
     let labels = crate_path(LABELS).display().to_string();

@@ -409,6 +409,12 @@ fn report_refuses_a_directory_without_a_complete_result() {
     wd.rgrade(&["report", &dir])
         .expect_code(2)
         .expect_stderr(&["no summary.json"]);
+
+    // A directory that is not there is not made.
+    wd.rgrade(&["report", "typo"])
+        .expect_code(2)
+        .expect_stderr(&["typo: no such output directory"]);
+    assert!(!wd.exists("typo"));
 }
 
 /// A per_query.csv edited after grading (its hash listed anew, as a
@@ -431,6 +437,11 @@ fn report_refuses_cells_no_grading_writes() {
             "context_tokens",
             "-inf",
             "'-inf' is not a number in column context_tokens",
+        ),
+        (
+            "latency_ms",
+            "-5",
+            "'-5' is not a number of at least 0 in column latency_ms",
         ),
         (
             "recall@3",

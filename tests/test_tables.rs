@@ -370,3 +370,32 @@ fn lines_that_name_no_input_or_repeat_a_line_are_refused() {
     let err = LogLines::new(names, &table).unwrap_err();
     assert!(format!("{err:#}").contains("row 1 of batch 0: a line holds a line break"));
 }
+
+/// Lines handed over decide their format from the first JSON object, as a
+/// file does from its first line that fits: a partition that starts
+/// mid-line still reads as OTLP traces, and only its cut line is rejected.
+#[test]
+fn lines_handed_over_look_past_a_cut_first_line() {
+    let wd = Workdir::new("tables_lines_cut");
+    let sample = std::fs::read_to_string(traces("otlp/openinference.jsonl")).unwrap();
+    let mut texts: Vec<&str> = sample.lines().collect();
+    texts[0] = &texts[0][100..];
+    let numbers: ArrayRef = Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3]));
+    let inputs: ArrayRef = Arc::new(arrow_array::Int64Array::from(vec![0, 0, 0]));
+    let texts: ArrayRef = Arc::new(StringArray::from(texts));
+    let batch = RecordBatch::try_from_iter([("input", inputs), ("line", numbers), ("text", texts)])
+        .unwrap();
+    let table = ArrowTable::new("lines", batch.schema(), vec![batch]).unwrap();
+    let mut graded = plan(traces("labels.jsonl"), Vec::new(), &wd.path("out"));
+    let names = vec!["openinference.jsonl".to_string()];
+    graded.tables.lines = Some(Arc::new(LogLines::new(names, &table).unwrap()));
+    rgrade::grade(&graded, &mut |_| {}).unwrap();
+    let summary = wd.read_json("out/summary.json");
+    assert_counts_add_up(&summary);
+    let counts = ["records", "graded_records", "rejected"].map(|c| count(&summary, c));
+    assert_eq!(
+        counts,
+        [49, 24, 1],
+        "the cut line's 32 spans are one rejected record"
+    );
+}

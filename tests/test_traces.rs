@@ -503,16 +503,29 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
     };
     let [inner_a, outer_a] = call("a1", "q_export", &["billing", "export_csv"]);
     let [inner_b, outer_b] = call("b2", "q_reset", &["reset_steps", "x", "reset_limits"]);
+    let spans = [inner_a, outer_a, inner_b, outer_b];
+    // Exported together (a batch processor), or each span on its own line
+    // as a simple span processor writes them, the inner one first, or in
+    // two files.
     wd.write(
-        "llamaindex.jsonl",
-        format!(
-            "{}\n",
-            export("llamaindex", &[inner_a, outer_a, inner_b, outer_b])
-        ),
+        "together.jsonl",
+        format!("{}\n", export("llamaindex", &spans)),
     );
+    let line = |span: &Value| format!("{}\n", export("llamaindex", std::slice::from_ref(span)));
+    wd.write("alone.jsonl", spans.iter().map(line).collect::<String>());
+    wd.write("split/1.jsonl", line(&spans[0]) + &line(&spans[3]));
+    wd.write("split/2.jsonl", line(&spans[2]) + &line(&spans[1]));
     let mut per_query = Vec::new();
-    for repeats in ["error", "first", "mean"] {
-        let out = format!("out_{repeats}");
+    let layouts = [
+        ["together.jsonl"].as_slice(),
+        &["alone.jsonl"],
+        &["split/2.jsonl", "split/1.jsonl"],
+    ];
+    for (repeats, logs) in ["error", "first", "mean"]
+        .iter()
+        .flat_map(|r| layouts.map(|l| (r, l)))
+    {
+        let out = format!("out_{repeats}_{}", logs[0].replace('/', "_"));
         let args = [
             "grade",
             "--labels",
@@ -523,9 +536,14 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
             repeats,
         ];
         let mut args = args.to_vec();
-        args.extend(["-o", &out, "llamaindex.jsonl"]);
+        args.extend(["-o", &out]);
+        args.extend(logs);
         wd.rgrade(&args).expect_code(0);
-        assert_eq!(span_counts(&wd, &out), [4, 2, 2, 0], "--repeats {repeats}");
+        assert_eq!(
+            span_counts(&wd, &out),
+            [4, 2, 2, 0],
+            "--repeats {repeats} {logs:?}"
+        );
         let summary = wd.read_json(&format!("{out}/summary.json"));
         assert_eq!(count(&summary, "nested_spans"), 2);
         assert_eq!(count(&summary, "empty_spans"), 0);
@@ -535,7 +553,7 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
         per_query.iter().all(|p| *p == per_query[0]),
         "{per_query:?}"
     );
-    let graded = wd.read_csv("out_error/per_query.csv");
+    let graded = wd.read_csv("out_error_alone.jsonl/per_query.csv");
     let q_export = graded.row(&[("query_id", "q_export")]);
     assert_eq!(
         (&q_export["status"][..], &q_export["rr@3"][..]),
@@ -544,9 +562,24 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
     let reset = graded.row(&[("query_id", "q_reset")]);
     assert_eq!((&reset["recall@3"][..], &reset["captures"][..]), ("1", "1"));
 
-    // Alone, or under a span of another trace, an empty span is a capture.
-    let lone = in_trace(retriever("q_export", &[], 2), "c3", "c3-inner", "a1-outer");
-    wd.write("lone.jsonl", format!("{}\n", export("llamaindex", &[lone])));
+    // Under a capture of another query (a sub-question), or of another
+    // trace, an empty span is a capture of its own.
+    let outer = in_trace(
+        retriever("q_export", &["export_csv"], 3),
+        "d4",
+        "d4-outer",
+        "",
+    );
+    let other_query = in_trace(retriever("q_reset", &[], 2), "d4", "d4-inner", "d4-outer");
+    let other_trace = in_trace(retriever("q_export", &[], 2), "e5", "e5-inner", "d4-outer");
+    wd.write(
+        "lone.jsonl",
+        format!("{}\n", export("llamaindex", &[other_query, outer])),
+    );
+    wd.write(
+        "other_trace.jsonl",
+        format!("{}\n", export("llamaindex", &[other_trace])),
+    );
     let args = [
         "grade",
         "--labels",
@@ -569,7 +602,27 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
         [0, 1]
     );
     let lone = wd.read_csv("lone/per_query.csv");
-    let q_export = lone.row(&[("query_id", "q_export")]);
+    let q_reset = lone.row(&[("query_id", "q_reset")]);
+    assert_eq!(
+        (&q_reset["status"][..], &q_reset["n_results"][..]),
+        ("ok", "0")
+    );
+    assert_eq!(lone.row(&[("query_id", "q_export")])["rr@3"], "1");
+    let args = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "-o",
+        "e5",
+        "other_trace.jsonl",
+    ];
+    wd.rgrade(&args).expect_code(0);
+    let q_export = wd
+        .read_csv("e5/per_query.csv")
+        .row(&[("query_id", "q_export")])
+        .clone();
     assert_eq!(
         (&q_export["status"][..], &q_export["n_results"][..]),
         ("ok", "0")

@@ -426,6 +426,30 @@ fn a_rejected_run_line_invalidates_its_ranking() {
         );
         assert_counts_add_up(&summary);
     }
+    // A line whose doc id is not UTF-8, or an MS MARCO line cut short,
+    // still names its ranking, which it leaves incomplete.
+    wd.write(
+        "garbled.trec",
+        b"q1 Q0 caf\xe9 1 9.0 run\nq1 Q0 a 2 5.0 run\n",
+    );
+    wd.write("short.tsv", "q1\tx\nq1\ta\t2\n");
+    for (log, format) in [("garbled.trec", "trec"), ("short.tsv", "msmarco")] {
+        let out = format!("out_{log}");
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "1",
+            "--logs-format",
+            format,
+        ];
+        let mut args = args.to_vec();
+        args.extend(["-o", &out, "-q", log]);
+        wd.rgrade(&args).expect_code(1);
+        let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
+        assert_text(&per_query.row(&[("query_id", "q1")]), "status", "invalid");
+    }
 }
 
 /// A TREC run of several 1 MB blocks grades the same whether each query's

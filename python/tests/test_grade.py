@@ -178,8 +178,13 @@ def test_shards_merge_into_one_grading(tmp_path):
     merged.write(tmp_path / "merged")
     assert_same_outputs(tmp_path / "one", tmp_path / "merged")
     partials[0].write(tmp_path / "copy")
-    with pytest.raises(rgrade.ShardError, match="captured in two shards"):
+    with pytest.raises(rgrade.ShardError, match="shard0.jsonl was graded by two shards"):
         rgrade.merge(labels, [partials[0], tmp_path / "copy"])
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_bytes(shards[0].read_bytes())
+    again = rgrade.grade(labels, renamed, k=(1, 10), review_queue=True, partial=True)
+    with pytest.raises(rgrade.ShardError, match="captured in two shards"):
+        rgrade.merge(labels, [partials[0], again])
     with pytest.raises(rgrade.ShardError, match="shard is given twice"):
         rgrade.merge(labels, [partials[0], partials[0]])
 

@@ -105,7 +105,7 @@ def test_pandas_and_ranx_grades_in_floats_are_whole_numbers(tmp_path):
         {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, None, 1]}
     )
     assert labels["relevance"].dtype == "float64"
-    with pytest.raises(rgrade.RgradeError, match="labels table:2: relevance is null for doc 'b'"):
+    with pytest.raises(rgrade.RgradeError, match="labels table: row 2: relevance is null for doc 'b'"):
         rgrade.grade(labels, logs, k=(2,))
     labels.loc[1, "relevance"] = 1.5
     with pytest.raises(rgrade.RgradeError, match="labels table: column 'relevance'"):

@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
 use crate::metrics::Cutoff;
-use crate::output::cells::{read_metric, read_number};
+use crate::output::cells::{read_measure, read_metric};
 use crate::output::complete;
 use crate::output::schema::{
     judged_columns, metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE,
@@ -240,8 +240,8 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
                 .intern(split_col.map_or(NO_SLICE, |col| &record[col])),
             required,
             status,
-            latency_ms: cell(latency_col, read_number)?,
-            context_tokens: cell(context_col, read_number)?,
+            latency_ms: cell(latency_col, read_measure)?,
+            context_tokens: cell(context_col, read_measure)?,
             offset,
         };
         graded.queries.push(query);

@@ -41,6 +41,56 @@ pub struct Found {
     pub doc: u32,
 }
 
+/// Where a capture span sits in its trace: its own id and its parent's,
+/// each hashed with the trace id (the ids as the export writes them, hex
+/// or base64), `None` where the span names none. Instrumentations trace a
+/// call and the call it makes: OpenInference's LlamaIndex instrumentation
+/// writes a RETRIEVER span for `retrieve()`, holding the documents, whose
+/// child `_retrieve()` is a RETRIEVER span holding none. Such an empty
+/// child of another capture of the same query is no capture of its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpanIds {
+    /// The span's own place.
+    pub own: Option<u64>,
+    /// Its parent's place.
+    pub parent: Option<u64>,
+}
+
+impl SpanIds {
+    /// The places of the span `span` and of its parent `parent` in the
+    /// trace `trace`.
+    pub fn new(trace: Option<&str>, span: Option<&str>, parent: Option<&str>) -> Self {
+        let place = |id: Option<&str>| {
+            let (trace, id) = (trace?, id.filter(|id| !id.is_empty())?);
+            let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+            hasher.update(trace.as_bytes());
+            hasher.update(b"/");
+            hasher.update(id.as_bytes());
+            Some(hasher.digest())
+        };
+        SpanIds {
+            own: place(span),
+            parent: place(parent),
+        }
+    }
+}
+
+/// A capture span of a labeled query that returned no document, held
+/// apart until every input is read: if its parent is another capture span
+/// of the same (run, stage, query), it is that capture's inner call and
+/// set aside; otherwise it is graded as an empty ranking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmptySpan {
+    /// The (run, stage) pair, as the block or the grouper numbers it.
+    pub pair: u32,
+    /// The labeled query.
+    pub query: u32,
+    /// The capture, of no result.
+    pub capture: Capture,
+    /// Its parent's place in the trace.
+    pub parent: Option<u64>,
+}
+
 /// What survives of one capture of a labeled query.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Capture {
@@ -116,11 +166,11 @@ pub struct LineCounts {
     /// Valid records that carry no search event: spans of other kinds,
     /// OTLP lines holding no span, nested capture spans.
     pub other_records: u64,
-    /// Of those, capture spans with no document inside another capture
-    /// span of their kind: an instrumentation's inner call.
+    /// Of those, empty capture spans of labeled queries whose parent is
+    /// another capture of theirs: an instrumentation's inner call.
     pub nested_spans: u64,
-    /// Capture spans with no document that are captures of their own,
-    /// graded as empty rankings.
+    /// Empty capture spans of labeled queries that are captures of their
+    /// own, graded as empty rankings.
     pub empty_spans: u64,
     /// Records rejected while parsing or judging.
     pub rejected: u64,

@@ -83,6 +83,20 @@ impl Gathered {
         }
     }
 
+    /// Decide the empty capture spans, counting the ones set aside as
+    /// records of no search event, and the others as empty rankings.
+    fn take_empty_spans(&mut self) {
+        for (input, nested) in self.grouper.take_empty_spans() {
+            let counts = &mut self.per_input[input as usize];
+            if nested {
+                counts.other_records += 1;
+                counts.nested_spans += 1;
+            } else {
+                counts.empty_spans += 1;
+            }
+        }
+    }
+
     /// Blocks finish in any order: the first leaks are the first in input order.
     fn keep_first_leaks(&mut self) {
         self.leaks.sort_by_key(|leak| leak.origin);
@@ -116,6 +130,7 @@ pub fn gather(
         gathered.take(outcome);
     })?;
     gathered.keep_first_leaks();
+    gathered.take_empty_spans();
     rank_trec_runs(inputs, reading, config, pool, &mut gathered)?;
     let Gathered {
         mut grouper,

@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use anyhow::Result;
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use rayon::prelude::*;
 
-use crate::grade::capture::{Capture, Found, Reject, RunStage};
+use crate::grade::capture::{Capture, EmptySpan, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
 use crate::grade::parse::RejectReason;
 use crate::grade::pool::{PoolSource, PoolStore};
@@ -346,6 +346,12 @@ pub struct Grouper {
     /// input under `--duplicate-docs dedupe`, those inputs.
     fused: BTreeMap<u32, BTreeSet<u32>>,
     returned_judged: Vec<bool>,
+    /// Capture spans that returned no document, held until every span is
+    /// read ([`Grouper::take_empty_spans`]).
+    empty_spans: Vec<EmptySpan>,
+    /// Where each capture span of a labeled query sits in its trace:
+    /// (pair, query, own place).
+    span_ids: HashSet<(u32, QueryIdx, u64)>,
 }
 
 /// Everything gathered, ready to grade.
@@ -383,6 +389,8 @@ impl Grouper {
             seen_docs: vec![false; labels.n_judged_docs()],
             fused: BTreeMap::new(),
             returned_judged: vec![false; labels.queries().len()],
+            empty_spans: Vec::new(),
+            span_ids: HashSet::new(),
         }
     }
 
@@ -403,7 +411,41 @@ impl Grouper {
         for &doc in &outcome.withheld {
             self.seen_docs[doc as usize] = true;
         }
+        let span_ids = outcome.span_ids.drain(..);
+        (self.span_ids).extend(span_ids.map(|(pair, query, own)| (to_global(pair), query, own)));
+        let empty_spans = outcome.empty_spans.drain(..);
+        (self.empty_spans).extend(empty_spans.map(|empty| EmptySpan {
+            pair: to_global(empty.pair),
+            ..empty
+        }));
         self.trec.add(std::mem::take(&mut outcome.trec), to_global);
+    }
+
+    /// Decide the empty capture spans held, now that every span is read:
+    /// one whose parent is another capture span of its (run, stage,
+    /// query) is that capture's inner call, and set aside (graded, it would
+    /// be a second, empty capture of the query); any other is taken in as
+    /// an empty ranking. Returns each one's input and whether it was set
+    /// aside, in input order.
+    pub fn take_empty_spans(&mut self) -> Vec<(u32, bool)> {
+        let mut empty_spans = std::mem::take(&mut self.empty_spans);
+        empty_spans.sort_by_key(|empty| empty.capture.origin);
+        let span_ids = std::mem::take(&mut self.span_ids);
+        let decided = empty_spans.into_iter().map(|empty| {
+            let EmptySpan {
+                pair,
+                query,
+                capture,
+                parent,
+            } = empty;
+            let nested = parent.is_some_and(|parent| span_ids.contains(&(pair, query, parent)));
+            let input = capture.origin.input;
+            if !nested {
+                self.add(pair, query, capture, &[], PoolSource::Lines(&[]));
+            }
+            (input, nested)
+        });
+        decided.collect()
     }
 
     /// Take in judged captures, whose documents are in `found` and

@@ -9,7 +9,9 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use simd_json::prelude::Writable;
 
-use crate::grade::capture::{Capture, Found, LineCounts, Origin, Reject, RunStage};
+use crate::grade::capture::{
+    Capture, EmptySpan, Found, LineCounts, Origin, Reject, RunStage, SpanIds,
+};
 use crate::grade::parquet::rows::{for_each_batch, RowRecord};
 use crate::grade::parquet::RowGroup;
 use crate::grade::parse::{
@@ -33,6 +35,12 @@ pub struct BlockOutcome {
     pub pairs: Vec<RunStage>,
     /// Judged captures of labeled queries: (pair, query, capture).
     pub captures: Vec<(u32, QueryIdx, Capture)>,
+    /// Capture spans of labeled queries that returned no document, held
+    /// until every span is read.
+    pub empty_spans: Vec<EmptySpan>,
+    /// Where the capture spans of labeled queries sit in their traces:
+    /// (pair, query, own place).
+    pub span_ids: Vec<(u32, QueryIdx, u64)>,
     /// The judged documents the captures found, back to back.
     pub found: Vec<Found>,
     /// Labeled (pair, query) keys whose capture was rejected.
@@ -375,6 +383,8 @@ struct EventBody<'i> {
     with_permissions: bool,
     /// The results outside them.
     outside: Vec<Outside>,
+    /// For a capture span, its place in its trace.
+    span: Option<SpanIds>,
 }
 
 /// Judge one search event of `key`, whose `body` is read only once its
@@ -428,22 +438,34 @@ fn take_event<'i>(
         None => 0..0,
     };
     out.count_permissions(&event, &key.query_id, origin);
-    out.captures.push((
-        pair,
-        query,
-        Capture {
-            origin,
-            n_results: judged.n_results,
-            records: 1,
-            latency_ms: event.latency_ms,
-            context_tokens: event.context_tokens,
-            unauthorized: judged.unauthorized,
-            answer_ok: event.answer_ok,
-            found: judged.found,
-            pooled,
-            returned_judged: judged.returned_judged,
-        },
-    ));
+    let capture = Capture {
+        origin,
+        n_results: judged.n_results,
+        records: 1,
+        latency_ms: event.latency_ms,
+        context_tokens: event.context_tokens,
+        unauthorized: judged.unauthorized,
+        answer_ok: event.answer_ok,
+        found: judged.found,
+        pooled,
+        returned_judged: judged.returned_judged,
+    };
+    if let Some(ids) = event.span {
+        out.span_ids.extend(ids.own.map(|own| (pair, query, own)));
+        if capture.n_results == 0 {
+            // Perhaps an instrumentation's inner call: decided once every
+            // span of the query is known.
+            let parent = ids.parent;
+            out.empty_spans.push(EmptySpan {
+                pair,
+                query,
+                capture,
+                parent,
+            });
+            return Ok(());
+        }
+    }
+    out.captures.push((pair, query, capture));
     Ok(())
 }
 
@@ -597,9 +619,6 @@ impl<'a> BlockWorker<'a> {
                 out.counts.records += 1;
                 let taken = batch.read(row).and_then(|record| match record {
                     RowRecord::Event(key) => {
-                        if batch.empty_capture(row) {
-                            out.counts.empty_spans += 1;
-                        }
                         take_event(config, &mut self.judge, out, origin, &key, || {
                             batch.ranking(row).map(|ranking| EventBody {
                                 docs: ranking.docs,
@@ -608,6 +627,7 @@ impl<'a> BlockWorker<'a> {
                                 answer_ok: ranking.answer_ok,
                                 with_permissions: false,
                                 outside: Vec::new(),
+                                span: ranking.span,
                             })
                         })
                     }
@@ -620,11 +640,6 @@ impl<'a> BlockWorker<'a> {
                     }
                     RowRecord::Other => {
                         out.counts.other_records += 1;
-                        Ok(())
-                    }
-                    RowRecord::Nested => {
-                        out.counts.other_records += 1;
-                        out.counts.nested_spans += 1;
                         Ok(())
                     }
                 });
@@ -664,6 +679,7 @@ impl<'a> BlockWorker<'a> {
                     answer_ok: event.answer_ok,
                     with_permissions: event.allowed.is_some(),
                     outside,
+                    span: None,
                 })
             })
         })?
@@ -692,16 +708,8 @@ impl<'a> BlockWorker<'a> {
                         out.counts.other_records += 1;
                         Ok(())
                     }
-                    SpanRecord::Nested => {
-                        out.counts.other_records += 1;
-                        out.counts.nested_spans += 1;
-                        Ok(())
-                    }
                     SpanRecord::Invalid(invalid) => Err(invalid),
                     SpanRecord::Capture(key, ranking) => {
-                        if ranking.as_ref().is_ok_and(|r| r.docs.is_empty()) {
-                            out.counts.empty_spans += 1;
-                        }
                         take_event(config, judge, out, origin, &key, || {
                             ranking.map(|ranking| EventBody {
                                 docs: ranking.docs,
@@ -710,6 +718,7 @@ impl<'a> BlockWorker<'a> {
                                 answer_ok: None,
                                 with_permissions: false,
                                 outside: Vec::new(),
+                                span: Some(ranking.ids),
                             })
                         })
                     }
@@ -756,6 +765,7 @@ impl<'a> BlockWorker<'a> {
     }
 
     /// Why a run line is rejected; a line whose fields name its ranking
+    /// (its query, and its tag unless runs are named after their files)
     /// is also a line that ranking lost.
     fn bad_trec_line(
         &mut self,
@@ -764,7 +774,9 @@ impl<'a> BlockWorker<'a> {
         origin: Origin,
         out: &mut BlockOutcome,
     ) -> Invalid {
-        let Some((query_id, tag)) = bad.ranking else {
+        let by_file = format == LogsFormat::Msmarco || self.config.run_name == RunName::File;
+        let tag = bad.tag.or(by_file.then_some(""));
+        let (Some(query_id), Some(tag)) = (bad.query_id, tag) else {
             return bad.invalid;
         };
         let key = EventKey {
@@ -1021,8 +1033,11 @@ mod tests {
         }
     }
 
+    /// A line not UTF-8 in a block of run lines is rejected on its own
+    /// (the block's other lines are read as usual), and held as a line its
+    /// ranking lost.
     #[test]
-    fn a_trec_block_with_a_line_not_utf8_rejects_that_line_alone() {
+    fn a_trec_line_not_utf8_is_rejected_and_marks_its_ranking() {
         let mut bytes = b"q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\r\n".to_vec();
         bytes.extend_from_slice(b"q1 Q0 \xff 3 0.5 r\nq2 Q0 c 1 1.0 r");
         let out = process(bytes.clone(), LogsFormat::Trec, &[]);
@@ -1030,6 +1045,9 @@ mod tests {
         assert_eq!(out.rejects.len(), 1);
         assert_eq!(out.rejects[0].origin.line, 3);
         assert_eq!(out.rejects[0].reason, RejectReason::InvalidUtf8);
+        assert!(out.rejects[0]
+            .detail
+            .contains("the ranking of query 'q1' in run 'r' lost this line"));
         // The same lines in a block that is all UTF-8 are parsed alike.
         let valid = String::from_utf8_lossy(&bytes).replace('\u{fffd}', "x");
         let out = process(valid.into_bytes(), LogsFormat::Trec, &[]);

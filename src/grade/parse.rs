@@ -756,24 +756,44 @@ pub struct TrecLine<'a> {
     pub run: &'a str,
 }
 
-/// A run line that cannot be read, and the ranking it belongs to when
-/// its fields name one: a line whose score or rank is unusable still says
-/// which (query, tag) lost a result.
+/// A run line that cannot be read, and what it names of the ranking it
+/// belongs to: a line whose score or rank is unusable, or that is cut
+/// short, still says which query (and, with six fields, which tag) lost a
+/// result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BadRunLine<'a> {
     /// Why the line is rejected.
     pub invalid: Invalid,
-    /// The query id and the tag (empty for MS MARCO) of a line whose fields
-    /// split; `None` when they do not.
-    pub ranking: Option<(&'a str, &'a str)>,
+    /// The query id, when the first field is text.
+    pub query_id: Option<&'a str>,
+    /// The run tag, when the line has one that is text (empty for an MS
+    /// MARCO line, whose run is its file's).
+    pub tag: Option<&'a str>,
 }
 
-impl From<Invalid> for BadRunLine<'_> {
-    fn from(invalid: Invalid) -> Self {
+impl<'a> BadRunLine<'a> {
+    /// `invalid`, for a line of `format` whose fields are `fields`.
+    fn new<F: Copy>(
+        invalid: Invalid,
+        format: LogsFormat,
+        fields: &[F],
+        text: impl Fn(F) -> Option<&'a str>,
+    ) -> Self {
+        let tag = match format {
+            LogsFormat::Msmarco => Some(""),
+            _ => fields.get(5).copied().and_then(&text),
+        };
         BadRunLine {
             invalid,
-            ranking: None,
+            query_id: fields.first().copied().and_then(&text),
+            tag,
         }
+    }
+
+    /// `invalid`, for the line `text` of `format`.
+    fn of_text(invalid: Invalid, format: LogsFormat, text: &'a str) -> Self {
+        let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+        Self::new(invalid, format, &fields, Some)
     }
 }
 
@@ -781,10 +801,18 @@ impl<'a> TrecLine<'a> {
     /// Split a run line of `format` (TREC, else MS MARCO) on whitespace.
     ///
     /// # Errors
-    /// `invalid_utf8`, or as [`TrecLine::parse_text`].
+    /// `invalid_utf8` (naming the ranking when its query id and tag are
+    /// text), or as [`TrecLine::parse_text`].
     pub fn parse(line: &'a [u8], format: LogsFormat) -> Result<Self, BadRunLine<'a>> {
-        let text = std::str::from_utf8(line)
-            .map_err(|_| Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"))?;
+        let Ok(text) = std::str::from_utf8(line) else {
+            let invalid = Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8");
+            let fields: Vec<&[u8]> = (line.split(u8::is_ascii_whitespace))
+                .filter(|field| !field.is_empty())
+                .collect();
+            return Err(BadRunLine::new(invalid, format, &fields, |field| {
+                std::str::from_utf8(field).ok()
+            }));
+        };
         Self::parse_text(text, format)
     }
 
@@ -792,7 +820,7 @@ impl<'a> TrecLine<'a> {
     ///
     /// # Errors
     /// `bad_trec_line` (too few fields), `bad_score` (TREC) or `bad_rank`
-    /// (MS MARCO), the last two with the ranking the line belongs to.
+    /// (MS MARCO), with what the line names of its ranking.
     pub fn parse_text(text: &'a str, format: LogsFormat) -> Result<Self, BadRunLine<'a>> {
         match format {
             LogsFormat::Msmarco => Self::msmarco(text),
@@ -803,23 +831,22 @@ impl<'a> TrecLine<'a> {
     /// `query_id Q0 doc_id rank score tag`: fields after the sixth are
     /// ignored and the rank column is not used, as trec_eval does.
     fn trec(text: &'a str) -> Result<Self, BadRunLine<'a>> {
+        let bad = |invalid| BadRunLine::of_text(invalid, LogsFormat::Trec, text);
         let Some([query_id, _q0, doc_id, _rank, score, run]) = leading_fields(text) else {
-            return Err(Invalid::new(
+            return Err(bad(Invalid::new(
                 RejectReason::BadTrecLine,
                 "expected 6 fields 'query_id Q0 doc_id rank score tag'",
-            )
-            .into());
+            )));
         };
         let score = score
             .parse::<f64>()
             .ok()
             .filter(|s| s.is_finite())
-            .ok_or_else(|| BadRunLine {
-                invalid: Invalid::new(
+            .ok_or_else(|| {
+                bad(Invalid::new(
                     RejectReason::BadScore,
                     format!("score '{score}' is not a finite number"),
-                ),
-                ranking: Some((query_id, run)),
+                ))
             })?;
         Ok(TrecLine {
             query_id,
@@ -832,23 +859,22 @@ impl<'a> TrecLine<'a> {
     /// `query_id doc_id rank`: fields after the third are ignored, as in a
     /// TREC line.
     fn msmarco(text: &'a str) -> Result<Self, BadRunLine<'a>> {
+        let bad = |invalid| BadRunLine::of_text(invalid, LogsFormat::Msmarco, text);
         let Some([query_id, doc_id, rank]) = leading_fields(text) else {
-            return Err(Invalid::new(
+            return Err(bad(Invalid::new(
                 RejectReason::BadTrecLine,
                 "expected 3 fields 'query_id doc_id rank' (an MS MARCO run)",
-            )
-            .into());
+            )));
         };
         let rank = rank
             .parse::<u32>()
             .ok()
             .filter(|&r| r >= 1)
-            .ok_or_else(|| BadRunLine {
-                invalid: Invalid::new(
+            .ok_or_else(|| {
+                bad(Invalid::new(
                     RejectReason::BadRank,
                     format!("rank '{rank}' is not a whole number of at least 1"),
-                ),
-                ranking: Some((query_id, "")),
+                ))
             })?;
         Ok(TrecLine {
             query_id,
@@ -1139,9 +1165,16 @@ mod tests {
             }
         );
         let bad = |line: &'static [u8], format| TrecLine::parse(line, format).unwrap_err();
+        fn named<'a>(bad: &BadRunLine<'a>) -> (Option<&'a str>, Option<&'a str>) {
+            (bad.query_id, bad.tag)
+        }
         let short = bad(b"q1 Q0 d 1 2", LogsFormat::Trec);
         assert_eq!(short.invalid.reason, RejectReason::BadTrecLine);
-        assert_eq!(short.ranking, None, "a line without a tag names no ranking");
+        assert_eq!(
+            named(&short),
+            (Some("q1"), None),
+            "no tag: its run is unknown"
+        );
         for line in [
             &b"q1 Q0 d 1 nan r"[..],
             b"q1 Q0 d 1 x r",
@@ -1149,12 +1182,26 @@ mod tests {
         ] {
             let lost = bad(line, LogsFormat::Trec);
             assert_eq!(lost.invalid.reason, RejectReason::BadScore);
-            assert_eq!(lost.ranking, Some(("q1", "r")), "its ranking lost a line");
+            assert_eq!(
+                named(&lost),
+                (Some("q1"), Some("r")),
+                "its ranking lost a line"
+            );
         }
+        let garbled = bad(b"q1 Q0 caf\xe9 1 9.0 r", LogsFormat::Trec);
+        assert_eq!(garbled.invalid.reason, RejectReason::InvalidUtf8);
+        assert_eq!(named(&garbled), (Some("q1"), Some("r")));
+        assert_eq!(
+            named(&bad(b"q\xff Q0 d 1 9.0 r", LogsFormat::Trec)),
+            (None, Some("r"))
+        );
         let msmarco = TrecLine::parse(b"1048585\t7187158\t3", LogsFormat::Msmarco).unwrap();
         assert_eq!((msmarco.query_id, msmarco.doc_id), ("1048585", "7187158"));
         assert_eq!(msmarco.key, RankKey::rank(3));
-        assert_eq!(bad(b"q1\td1", LogsFormat::Msmarco).ranking, None);
+        assert_eq!(
+            named(&bad(b"q1\td1", LogsFormat::Msmarco)),
+            (Some("q1"), Some(""))
+        );
         for line in [
             &b"q1 d1 0"[..],
             b"q1 d1 1.5",
@@ -1163,7 +1210,7 @@ mod tests {
         ] {
             let lost = bad(line, LogsFormat::Msmarco);
             assert_eq!(lost.invalid.reason, RejectReason::BadRank);
-            assert_eq!(lost.ranking, Some(("q1", "")));
+            assert_eq!(named(&lost), (Some("q1"), Some("")));
         }
     }
 

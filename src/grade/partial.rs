@@ -33,7 +33,9 @@ use crate::grade::write::{input_summaries, labels_summary};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::options::ProgressWhen;
 use crate::output::complete::read_partial;
-use crate::output::schema::{PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_SUMMARY_FILE};
+use crate::output::schema::{
+    PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
+};
 use crate::output::staged::{self, stage};
 use crate::output::OutputDir;
 
@@ -82,6 +84,7 @@ fn write(
     let mut summary = PartialSummary {
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
+        format: PARTIAL_FORMAT,
         command: plan.command.clone(),
         labels: labels_summary(labels),
         inputs: input_summaries(&grouping.input_names, &grouping.stats, &grouping.per_input),
@@ -209,10 +212,12 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
 fn read_shard(dir: &Path) -> Result<Shard> {
     let summary = read_partial(&dir.join(PARTIAL_SUMMARY_FILE))?;
     ensure!(
-        summary.version == env!("CARGO_PKG_VERSION"),
-        "{}: a partial grading of rgrade {}, not of this rgrade ({}); grade the shard again",
+        summary.version == env!("CARGO_PKG_VERSION") && summary.format == PARTIAL_FORMAT,
+        "{}: a partial grading of rgrade {} (captures format {}), not of this rgrade ({}, \
+         format {PARTIAL_FORMAT}); grade the shard again",
         dir.display(),
         summary.version,
+        summary.format,
         env!("CARGO_PKG_VERSION")
     );
     let path = dir.join(PARTIAL_CAPTURES_FILE);
@@ -266,10 +271,11 @@ fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
 const NO_SHARD: u32 = u32::MAX;
 
 /// The shards merged so far, which of them captured each query, and
-/// which graded each whole input (by its name and content hash).
+/// which graded each whole input (by its file name and content hash, so
+/// that one file reached by two paths is one input).
 struct Merged {
     owner: Vec<u32>,
-    inputs: HashMap<(String, String), u32>,
+    inputs: HashMap<(String, String), (u32, String)>,
     grouping: Option<Grouping>,
 }
 
@@ -294,15 +300,17 @@ impl Merged {
         // would be counted twice.
         let whole = (grouping.input_names.iter().zip(&grouping.stats)).filter(|(_, s)| !s.part);
         for (name, stats) in whole {
-            let key = (name.clone(), stats.hash.clone());
-            if let Some(&earlier) = self.inputs.get(&key) {
+            let file_name = Path::new(name).file_name().unwrap_or_default();
+            let key = (file_name.to_string_lossy().into_owned(), stats.hash.clone());
+            if let Some((earlier, earlier_name)) = self.inputs.get(&key) {
                 bail!(
-                    "{name} was graded by two shards, {} and {}: merge each input's grading once",
-                    shards[earlier as usize].display(),
-                    dir.display()
+                    "{name} was graded by two shards, {} and {} (as {earlier_name} there): \
+                     merge each input's grading once",
+                    dir.display(),
+                    shards[*earlier as usize].display(),
                 );
             }
-            self.inputs.insert(key, index);
+            self.inputs.insert(key, (index, name.clone()));
         }
         for query in grouping.grouped.captured_queries() {
             let owner = &mut self.owner[query as usize];

@@ -99,12 +99,12 @@ impl Setup {
         })
     }
 
-    /// The answer key.
     /// The output directory held, if the plan names one.
     pub fn out_dir(&self) -> Option<&OutputDir> {
         self.out_dir.as_ref()
     }
 
+    /// The answer key.
     pub fn labels(&self) -> &LabelIndex {
         &self.labels
     }
@@ -136,8 +136,7 @@ fn claim(out: Option<&Path>) -> Result<Option<OutputDir>> {
 /// A refused corpus, a missing, empty or corrupt log input.
 pub fn collect(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Result<Grouping> {
     if let Some(corpus) = &plan.corpus {
-        stale::require_corpus(&setup.labels, corpus, plan.out.as_deref())
-            .of_kind(ErrorKind::Labels)?;
+        stale::require_corpus(&setup.labels, corpus, setup.out_dir()).of_kind(ErrorKind::Labels)?;
     }
     read_logs(plan, setup, warn).of_kind(ErrorKind::Logs)
 }

@@ -763,7 +763,7 @@ fn read_table(
 
 /// Send lines handed over with their numbers (`lines`, in line order) as
 /// blocks to `sink`, input `index` of the run. They read as JSONL, or as
-/// OTLP traces when asked or when the first has that shape. A part of
+/// OTLP traces when asked or when the first JSON object has that shape. A part of
 /// an input has no content hash: its stats say it is a part.
 /// Returns `None` if the sink stopped taking chunks.
 ///
@@ -803,10 +803,12 @@ fn send_lines<'a>(
             1 => text.strip_prefix(BOM).unwrap_or(text),
             _ => text,
         };
-        let read_as = *format.get_or_insert_with(|| match shape_of(text) {
-            Some(LogsFormat::Otlp) => LogsFormat::Otlp,
-            _ => LogsFormat::Jsonl,
-        });
+        // The first JSON object decides, as the first line that fits does
+        // in a file: a broken line before it is rejected alone.
+        if format.is_none() {
+            format = shape_of(text)
+                .filter(|shape| matches!(shape, LogsFormat::Jsonl | LogsFormat::Otlp));
+        }
         if block.numbers.is_empty() {
             block.first_line = number;
         }
@@ -815,7 +817,9 @@ fn send_lines<'a>(
         block.bytes.push(b'\n');
         count += 1;
         bytes += text.len() as u64 + 1;
-        if block.bytes.len() >= BLOCK_SIZE && !send(&mut block, read_as) {
+        if block.bytes.len() >= BLOCK_SIZE
+            && !send(&mut block, *format.get_or_insert(LogsFormat::Jsonl))
+        {
             return Ok(None);
         }
     }

@@ -14,11 +14,11 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
+use crate::grade::capture::SpanIds;
 use crate::grade::parse::{
     id_text, EventKey, FieldNames, FieldPath, Invalid, JsonParser, RejectReason,
 };
@@ -166,11 +166,6 @@ impl Default for SpanFields {
 pub enum SpanRecord<'i> {
     /// A span of no kind rgrade grades (LLM, CHAIN, HTTP, ...).
     Other,
-    /// A capture span with no document inside another capture span of
-    /// its kind, in the same trace: the instrumentation's inner call
-    /// (LlamaIndex's `_retrieve` within `retrieve`), not a capture of its
-    /// own. Counted, never graded.
-    Nested,
     /// A retrieval or rerank span whose query, stage and run were read;
     /// its ranking may still be invalid.
     Capture(EventKey<'i>, Result<SpanRanking<'i>, Invalid>),
@@ -178,12 +173,15 @@ pub enum SpanRecord<'i> {
     Invalid(Invalid),
 }
 
-/// The ranking and latency of a capture span.
+/// The ranking and latency of a capture span, and where it sits in its
+/// trace.
 pub struct SpanRanking<'i> {
     /// The doc ids in ranking order.
     pub docs: Vec<Cow<'i, str>>,
     /// End minus start, in milliseconds.
     pub latency_ms: Option<f64>,
+    /// Its own and its parent's place in the trace.
+    pub ids: SpanIds,
 }
 
 /// A span of an export line: its attributes and what resource it ran in.
@@ -257,88 +255,14 @@ pub fn for_each_span<'t, 'i>(
         }
     }
     let count = spans.len() as u64;
-    let mut places = Vec::with_capacity(spans.len());
-    let mut records = Vec::with_capacity(spans.len());
-    for &(value, service) in &spans {
-        let span = Span::new(value, service);
-        places.push(TracePlace::of(
-            value,
-            span.as_ref().ok().and_then(Span::kind),
-        ));
-        records.push(match span {
+    for (value, service) in spans {
+        let record = match Span::new(value, service) {
             Ok(span) => span.record(fields),
             Err(invalid) => SpanRecord::Invalid(invalid),
-        });
-    }
-    let empty = |i: usize| matches!(&records[i], SpanRecord::Capture(_, Ok(ranking)) if ranking.docs.is_empty());
-    let nested = nested_captures(&places, empty);
-    for (((value, _), record), nested) in spans.into_iter().zip(records).zip(nested) {
-        visit(value, if nested { SpanRecord::Nested } else { record });
+        };
+        visit(value, record);
     }
     Ok(count)
-}
-
-/// Where a span sits in its trace (ids as the export writes them), and
-/// what capture kind it is, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TracePlace<'i> {
-    pub trace: Option<&'i str>,
-    pub span: Option<&'i str>,
-    pub parent: Option<&'i str>,
-    pub kind: Option<SpanKind>,
-}
-
-impl<'i> TracePlace<'i> {
-    /// The place of the OTLP span `value`, of capture kind `kind`.
-    fn of(value: Value<'_, 'i>, kind: Option<SpanKind>) -> Self {
-        let text = |key: &str| value.get(key).and_then(|v| v.into_string());
-        TracePlace {
-            trace: text("traceId"),
-            span: text("spanId"),
-            parent: text("parentSpanId").filter(|parent| !parent.is_empty()),
-            kind,
-        }
-    }
-}
-
-/// Which spans are captures with no document (`empty`) inside another
-/// capture span of their kind, in the same trace. Instrumentations trace a
-/// call and the call it makes: OpenInference's LlamaIndex instrumentation
-/// emits a RETRIEVER span for `retrieve()` holding the documents and
-/// another for the inner `_retrieve()` holding none. Graded, the inner
-/// span would be a second, empty capture of the query. Only the spans
-/// given are searched for the outer one: an SDK exports the spans of one
-/// call together.
-pub fn nested_captures(places: &[TracePlace], empty: impl Fn(usize) -> bool) -> Vec<bool> {
-    let mut nested = vec![false; places.len()];
-    let candidates: Vec<usize> = (0..places.len())
-        .filter(|&i| places[i].kind.is_some() && empty(i))
-        .collect();
-    if candidates.is_empty() {
-        return nested;
-    }
-    let by_id: HashMap<(&str, &str), usize> = (places.iter().enumerate())
-        .filter_map(|(i, place)| Some(((place.trace?, place.span?), i)))
-        .collect();
-    for i in candidates {
-        let Some(trace) = places[i].trace else {
-            continue;
-        };
-        // Up the ancestors given; a malformed trace may loop, so no more
-        // steps than there are spans.
-        let mut parent = places[i].parent;
-        for _ in 0..places.len() {
-            let Some(&outer) = parent.and_then(|p| by_id.get(&(trace, p))) else {
-                break;
-            };
-            if places[outer].kind == places[i].kind {
-                nested[i] = true;
-                break;
-            }
-            parent = places[outer].parent;
-        }
-    }
-    nested
 }
 
 fn bad_span(detail: impl Into<String>) -> Invalid {
@@ -498,9 +422,11 @@ impl<'t, 'i> Span<'t, 'i> {
             SpanKind::Reranker => self.flattened_documents("reranker.output_documents.", doc)?,
             SpanKind::GenAiRetrieval => self.genai_documents(doc)?,
         };
+        let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
         Ok(SpanRanking {
             docs,
             latency_ms: self.latency_ms()?,
+            ids: SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId")),
         })
     }
 
@@ -754,7 +680,6 @@ mod tests {
             for_each_span(root, fields, |_, record| {
                 seen.push(match record {
                     SpanRecord::Other => "other".to_string(),
-                    SpanRecord::Nested => "nested".to_string(),
                     SpanRecord::Invalid(invalid) => {
                         format!("{}: {}", invalid.reason, invalid.detail)
                     }
@@ -1009,54 +934,5 @@ mod tests {
             let spans = records(empty, &SpanFields::default()).unwrap();
             assert_eq!(spans, Vec::<String>::new(), "{empty}");
         }
-    }
-
-    /// LlamaIndex's two RETRIEVER spans of one `retrieve()`: the inner one,
-    /// empty, is set aside, wherever it is listed and however deep (a
-    /// span of another kind between them); an empty span under a span of
-    /// another kind, or under a retriever of another trace, is a capture.
-    #[test]
-    fn an_empty_capture_span_inside_another_of_its_kind_is_nested() {
-        let retriever = |trace: &str, id: &str, parent: &str, docs: &[&str]| {
-            let mut attributes = vec![
-                string("openinference.span.kind", "RETRIEVER"),
-                string("metadata", r#"{"query_id": "q1"}"#),
-            ];
-            for (i, doc) in docs.iter().enumerate() {
-                attributes.push(string(&format!("retrieval.documents.{i}.document.id"), doc));
-            }
-            let mut span = span(attributes);
-            span["traceId"] = json!(trace);
-            span["spanId"] = json!(id);
-            span["parentSpanId"] = json!(parent);
-            span
-        };
-        let mut chain = span(vec![string("openinference.span.kind", "CHAIN")]);
-        chain["traceId"] = json!("t1");
-        chain["spanId"] = json!("c");
-        chain["parentSpanId"] = json!("outer");
-        let spans = vec![
-            retriever("t1", "inner", "outer", &[]),
-            retriever("t1", "deeper", "c", &[]),
-            chain,
-            retriever("t1", "outer", "", &["a", "b"]),
-            retriever("t2", "other_trace", "outer", &[]),
-            retriever("t1", "alone", "", &[]),
-        ];
-        let got = records(&export("svc", spans), &SpanFields::default()).unwrap();
-        let kinds: Vec<&str> = got.iter().map(|r| r.split(' ').next().unwrap()).collect();
-        assert_eq!(
-            kinds,
-            [
-                "nested",
-                "nested",
-                "other",
-                "svc/retrieve/q1",
-                "svc/retrieve/q1",
-                "svc/retrieve/q1"
-            ],
-            "{got:?}"
-        );
-        assert!(got[3].contains(r#"["a", "b"]"#), "{got:?}");
     }
 }

@@ -25,8 +25,8 @@ use rayon::prelude::*;
 use crate::grade::group::Grouped;
 use crate::grade::read::{Input, Source};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
-use crate::output;
 use crate::output::schema::{SliceStale, StaleLabels};
+use crate::output::{self, OutputDir};
 use crate::slices::ANY;
 use crate::slices::{slice_keys, slice_order, SliceKey};
 
@@ -263,15 +263,15 @@ pub fn require_collection_version(labels: &LabelIndex, version: &str) -> Result<
 ///
 /// # Errors
 /// The corpus cannot be read, or lacks labeled ids.
-pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&Path>) -> Result<()> {
+pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&OutputDir>) -> Result<()> {
     const EXAMPLES: usize = 5;
     let missing = check_corpus(labels, &Input::File(corpus.to_path_buf()))?;
     if missing.ids.is_empty() {
         return Ok(());
     }
     let listed = match out {
-        Some(dir) => {
-            let path = output::corpus::write_missing(dir, &missing.ids)?;
+        Some(held) => {
+            let path = output::corpus::write_missing(held, &missing.ids)?;
             format!("all are listed in {}", path.display())
         }
         None => "use -o DIR to list them all".to_string(),

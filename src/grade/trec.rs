@@ -88,9 +88,6 @@ pub struct RunLine {
     lost: bool,
 }
 
-// Held lines cost 24 bytes each (the guide's memory figures).
-const _: () = assert!(std::mem::size_of::<RunLine>() == 24);
-
 impl RunLine {
     /// The line of `query` that ranks `doc_id` by `key`.
     pub fn new(labels: &LabelIndex, query: QueryIdx, doc_id: &str, key: RankKey) -> Self {

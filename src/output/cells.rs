@@ -27,6 +27,18 @@ pub fn read_number(cell: &str) -> Result<Option<f64>, String> {
     }
 }
 
+/// A latency or context size cell read back: rgrade takes no other than a
+/// number of at least 0 (docs/guide.md, "Reject codes").
+///
+/// # Errors
+/// The cell holds something else than a number of at least 0.
+pub fn read_measure(cell: &str) -> Result<Option<f64>, String> {
+    match read_number(cell)? {
+        Some(value) if value < 0.0 => Err(format!("'{cell}' is not a number of at least 0")),
+        value => Ok(value),
+    }
+}
+
 /// A metric cell read back: every metric lies in [0, 1], so another value
 /// is no grade output.
 ///

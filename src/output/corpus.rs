@@ -2,22 +2,24 @@
 //! snapshot lacks, one a line, written when `--corpus` stops a grading.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::schema::MISSING_FROM_CORPUS_FILE;
 use super::staged::{self, stage};
+use super::OutputDir;
 
-/// Write `ids` into `dir`, returning the file's path.
+/// Write `ids` into the directory `held`, returning the file's path.
 ///
 /// # Errors
-/// The file cannot be written.
-pub fn write_missing(dir: &Path, ids: &[String]) -> Result<PathBuf> {
+/// The file cannot be written, or the directory is no longer the one held.
+pub fn write_missing(held: &OutputDir, ids: &[String]) -> Result<PathBuf> {
+    let dir = held.dir();
     let mut out = stage(dir, MISSING_FROM_CORPUS_FILE)?;
     for id in ids {
         writeln!(out, "{id}")?;
     }
-    staged::commit(vec![staged::finish(out)?])?;
+    held.commit(vec![staged::finish(out)?])?;
     Ok(dir.join(MISSING_FROM_CORPUS_FILE))
 }

@@ -121,6 +121,11 @@ impl OutputDir {
         }
     }
 
+    /// The directory held.
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(&self.path)
+    }
+
     /// Move the staged `files` into place, once sure the directory is
     /// still the one locked: removed and made again while this run wrote
     /// (a cleanup job, a user), it holds another lock file, and perhaps
@@ -135,7 +140,7 @@ impl OutputDir {
             bail!(
                 "{}: the output directory was removed or replaced while this run wrote into it; \
                  nothing was written; run again",
-                self.path.parent().unwrap_or(&self.path).display()
+                self.dir().display()
             );
         }
         staged::commit(files)

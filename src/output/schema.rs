@@ -50,6 +50,15 @@ pub const COMPARISON_SUMMARY_FILE: &str = "comparison.json";
 /// file holding its captures; written last, so a directory without it
 /// holds no complete partial grading.
 pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
+/// The layout of a partial grading's captures file, raised whenever the
+/// grouped captures change shape: 2 counts nested and empty capture spans
+/// per input.
+pub const PARTIAL_FORMAT: u32 = 2;
+
+fn first_partial_format() -> u32 {
+    1
+}
+
 /// captures.postcard.zst: a partial grading's grouped captures, for
 /// `rgrade merge` (serde's postcard form, zstd-compressed).
 pub const PARTIAL_CAPTURES_FILE: &str = "captures.postcard.zst";
@@ -757,6 +766,10 @@ pub struct PartialSummary {
     pub tool: String,
     /// The version that wrote it: `merge` takes partial gradings of its own version only.
     pub version: String,
+    /// The layout of its captures file ([`PARTIAL_FORMAT`]; absent, 1):
+    /// `merge` takes its own layout only, whatever the version says.
+    #[serde(default = "first_partial_format")]
+    pub format: u32,
     /// The command line as typed.
     pub command: Vec<String>,
     /// The answer key.

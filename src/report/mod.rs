@@ -60,9 +60,13 @@ pub fn stage_page(dir: &Path, name: &str, html: &str) -> Result<Staged> {
 /// a file that does not match it), a file cannot be read, or the page
 /// cannot be written.
 pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
+    ensure!(dir.is_dir(), "{}: no such output directory", dir.display());
     let target = out.map_or_else(|| dir.join(REPORT_FILE), Path::to_path_buf);
     let (parent, name) = split_target(&target)?;
-    let same_dir = parent.canonicalize().ok() == dir.canonicalize().ok();
+    let same_dir = matches!(
+        (parent.canonicalize(), dir.canonicalize()),
+        (Ok(parent), Ok(dir)) if parent == dir
+    );
     // Writing into the output directory, hold it as a run would, before
     // reading it: a grade cannot then replace the result while its page
     // is drawn.
@@ -81,9 +85,16 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
             target.display()
         );
     }
-    let holds_result = [SUMMARY_FILE, COMPARISON_SUMMARY_FILE, PARTIAL_SUMMARY_FILE]
-        .iter()
-        .any(|marker| parent.join(marker).exists());
+    // A result, or one being written (its summary.json is gone while the
+    // run holds the directory, but its lock file stays).
+    let holds_result = [
+        SUMMARY_FILE,
+        COMPARISON_SUMMARY_FILE,
+        PARTIAL_SUMMARY_FILE,
+        LOCK_FILE,
+    ]
+    .iter()
+    .any(|marker| parent.join(marker).exists());
     if !same_dir && name == REPORT_FILE && holds_result {
         bail!(
             "{}: the page of another result; write this page to another file",

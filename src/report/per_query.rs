@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use super::collect::{Collector, PerQueryRow};
 use crate::metrics::Cutoff;
-use crate::output::cells::{read_metric, read_number};
+use crate::output::cells::{read_measure, read_metric};
 use crate::output::schema::{
     metric_columns, missing_column, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, QUERY_ID, RUN,
     SPLIT, STAGE, STATUS, TASK,
@@ -111,12 +111,13 @@ impl CsvRow {
         self.n_relevant = parse(&record[columns[6]])?.unwrap_or(0);
         self.first_rel_rank = parse(&record[columns[7]])?;
         // Cells as compare reads them: a number no output of rgrade holds
-        // (NaN, inf, a metric beyond [0, 1]) is refused, never drawn.
+        // (NaN, inf, a negative latency, a metric beyond [0, 1]) is
+        // refused, never drawn.
         let cell = |at: usize, read: fn(&str) -> Result<Option<f64>, String>| {
             read(&record[at]).map_err(|err| anyhow!("{err} in column {}", &header[at]))
         };
-        self.latency_ms = cell(columns[8], read_number)?;
-        self.context_tokens = cell(columns[9], read_number)?;
+        self.latency_ms = cell(columns[8], read_measure)?;
+        self.context_tokens = cell(columns[9], read_measure)?;
         self.split.clear();
         self.split.push_str(&record[columns[10]]);
         self.scores.clear();

@@ -90,8 +90,8 @@ pub struct SpanColumns {
     pub run: Option<ColumnPath>,
     pub start: Option<ColumnPath>,
     pub end: Option<ColumnPath>,
-    /// Where a span sits in its trace: `context.trace_id`,
-    /// `context.span_id`, `parent_id`.
+    /// Where a span sits in its trace, when these hold strings or
+    /// integers: `context.trace_id`, `context.span_id`, `parent_id`.
     pub trace: Option<ColumnPath>,
     pub span_id: Option<ColumnPath>,
     pub parent: Option<ColumnPath>,
@@ -274,6 +274,13 @@ impl Columns<'_> {
         Ok(Some(path))
     }
 
+    /// The column at `path` if it holds `want`: a column read only to tell
+    /// more (where a span sits in its trace), whose absence or another
+    /// type costs nothing but that.
+    fn if_fits(&mut self, path: ColumnPath, want: Want) -> Option<ColumnPath> {
+        self.optional(path, want).ok().flatten()
+    }
+
     /// The column at `path`, which must be there and hold `want`.
     fn require(&mut self, path: ColumnPath, want: Want, what: &str) -> Result<ColumnPath, String> {
         match self.optional(path.clone(), want)? {
@@ -413,9 +420,9 @@ impl Columns<'_> {
             run,
             start: self.optional(vec!["start_time".to_string()], Want::Time)?,
             end: self.optional(vec!["end_time".to_string()], Want::Time)?,
-            trace: self.optional(vec!["context.trace_id".to_string()], Want::Text)?,
-            span_id: self.optional(vec!["context.span_id".to_string()], Want::Text)?,
-            parent: self.optional(vec!["parent_id".to_string()], Want::Text)?,
+            trace: self.if_fits(vec!["context.trace_id".to_string()], Want::Id),
+            span_id: self.if_fits(vec!["context.span_id".to_string()], Want::Id),
+            parent: self.if_fits(vec!["parent_id".to_string()], Want::Id),
         })
     }
 

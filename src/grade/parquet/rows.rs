@@ -21,11 +21,9 @@ use serde_json::{Map, Value};
 
 use super::layout::{ColumnPath, KeyColumns, Layout, QueryColumn, Results, SPAN_KINDS};
 use super::{RowGroup, Rows};
-use crate::grade::capture::Origin;
+use crate::grade::capture::{Origin, SpanIds};
 use crate::grade::parse::{measure, EventKey, Invalid, RankKey, RejectReason, DEFAULT_STAGE};
-use crate::grade::spans::{
-    latency_ms, metadata_query_id, nested_captures, openinference_kind, SpanFields, TracePlace,
-};
+use crate::grade::spans::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
 use crate::guarded;
 
 /// Rows decoded at a time: a few MiB of columns for a row of 100
@@ -118,9 +116,6 @@ pub enum RowRecord<'a> {
     LostResult { key: EventKey<'a>, invalid: Invalid },
     /// A row that carries no search event: a span of another kind.
     Other,
-    /// A capture span with no document inside another of its kind in the
-    /// same trace: counted, never graded ([`nested_captures`]).
-    Nested,
 }
 
 /// A search event's ranking and measurements.
@@ -129,6 +124,8 @@ pub struct Ranking<'a> {
     pub latency_ms: Option<f64>,
     pub context_tokens: Option<f64>,
     pub answer_ok: Option<bool>,
+    /// For a span's row, its place in its trace.
+    pub span: Option<SpanIds>,
 }
 
 /// A batch of decoded rows, with its columns typed for the layout.
@@ -141,10 +138,6 @@ pub struct Batch<'a> {
     key: KeyCells<'a>,
     view: View<'a>,
     spans: &'a SpanFields,
-    /// For a span dataframe, the capture rows holding no document, and
-    /// those of them nested in another capture of their kind.
-    empty: Vec<bool>,
-    nested: Vec<bool>,
 }
 
 /// The key columns: query id, stage, run.
@@ -248,7 +241,7 @@ impl<'a> Batch<'a> {
                 (key, view)
             }
         };
-        let mut batch = Batch {
+        Ok(Batch {
             origin: Origin::line(place.input, place.first_row),
             group: place.group,
             group_row: place.group_row,
@@ -256,46 +249,7 @@ impl<'a> Batch<'a> {
             key,
             view,
             spans,
-            empty: Vec::new(),
-            nested: Vec::new(),
-        };
-        batch.find_empty_captures();
-        Ok(batch)
-    }
-
-    /// For a span dataframe, find the capture rows holding no document,
-    /// and which of them are inside another capture span of their kind in
-    /// the batch.
-    fn find_empty_captures(&mut self) {
-        let View::Spans {
-            kind,
-            trace,
-            span_id,
-            parent,
-            ..
-        } = &self.view
-        else {
-            return;
-        };
-        let is_capture = |row| kind.cells.text(row).and_then(openinference_kind).is_some();
-        self.empty = (0..self.rows)
-            .map(|row| is_capture(row) && self.ranking(row).is_ok_and(|r| r.docs.is_empty()))
-            .collect();
-        let places: Vec<TracePlace> = (0..self.rows)
-            .map(|row| TracePlace {
-                trace: trace.cells.text(row),
-                span: span_id.cells.text(row),
-                parent: parent.cells.text(row).filter(|p| !p.is_empty()),
-                kind: kind.cells.text(row).and_then(openinference_kind),
-            })
-            .collect();
-        self.nested = nested_captures(&places, |row| self.empty[row]);
-    }
-
-    /// Whether row `row` of a span dataframe is a capture span holding no
-    /// document and nested in none: graded as an empty ranking.
-    pub fn empty_capture(&self, row: usize) -> bool {
-        self.empty.get(row).is_some_and(|&empty| empty) && !self.nested[row]
+        })
     }
 
     /// How many rows it holds.
@@ -343,9 +297,6 @@ impl<'a> Batch<'a> {
                 let Some(kind) = kind.cells.text(row).and_then(openinference_kind) else {
                     return Ok(RowRecord::Other);
                 };
-                if self.nested[row] {
-                    return Ok(RowRecord::Nested);
-                }
                 let i = SPAN_KINDS.iter().position(|k| *k == kind).unwrap_or(0);
                 let mut id = None;
                 for (column, json) in &query[i] {
@@ -405,12 +356,16 @@ impl<'a> Batch<'a> {
                 latency_ms: measured(latency)?,
                 context_tokens: measured(context)?,
                 answer_ok: outcome.cells.boolean(row),
+                span: None,
             }),
             View::Spans {
                 kind,
                 documents,
                 start,
                 end,
+                trace,
+                span_id,
+                parent,
                 ..
             } => {
                 let kind = kind.cells.text(row).and_then(openinference_kind);
@@ -423,11 +378,21 @@ impl<'a> Batch<'a> {
                     (Some(start), Some(end)) => Some(latency_ms(start, end)?),
                     _ => None,
                 };
+                let (trace, id, parent) = (
+                    trace.cells.id(row),
+                    span_id.cells.id(row),
+                    parent.cells.id(row),
+                );
                 Ok(Ranking {
                     docs,
                     latency_ms,
                     context_tokens: None,
                     answer_ok: None,
+                    span: Some(SpanIds::new(
+                        trace.as_deref(),
+                        id.as_deref(),
+                        parent.as_deref(),
+                    )),
                 })
             }
             View::Long { .. } => Ok(Ranking {
@@ -435,6 +400,7 @@ impl<'a> Batch<'a> {
                 latency_ms: None,
                 context_tokens: None,
                 answer_ok: None,
+                span: None,
             }),
         }
     }
