@@ -146,7 +146,8 @@ fn shards_that_do_not_fit_together_are_refused() {
     grade(&wd, &["--partial", "-o", "a", &shards[0]]).expect_code(0);
     grade(&wd, &["--partial", "-o", "b", &shards[1]]).expect_code(0);
     // Shard b's queries in another file: captured in two shards.
-    std::fs::copy(wd.path(&shards[1]), wd.path("again.jsonl")).unwrap();
+    let respaced = wd.read_text(&shards[1]).replace("}\n", "} \n");
+    wd.write("again.jsonl", respaced);
     grade(&wd, &["--partial", "-o", "again", "again.jsonl"]).expect_code(0);
     merge(&wd, "out", &["a", "b", "again"])
         .expect_code(2)
@@ -167,12 +168,15 @@ fn shards_that_do_not_fit_together_are_refused() {
     merge(&wd, "out", &["a", "task", "retried"])
         .expect_code(2)
         .expect_stderr(&["unlabeled.jsonl was graded by two shards, retried and task"]);
-    // The same file reached by another path is the same input.
+    // The same file reached by another path, or a link, is the same input.
+    std::fs::hard_link(wd.path("unlabeled.jsonl"), wd.path("linked.jsonl")).unwrap();
     let absolute = wd.path("unlabeled.jsonl").display().to_string();
-    grade(&wd, &["--partial", "-o", "by_path", &absolute]).expect_code(0);
-    merge(&wd, "out", &["a", "task", "by_path"])
-        .expect_code(2)
-        .expect_stderr(&["was graded by two shards, by_path and task"]);
+    for (shard, log) in [("by_path", absolute.as_str()), ("by_link", "linked.jsonl")] {
+        grade(&wd, &["--partial", "-o", shard, log]).expect_code(0);
+        merge(&wd, "out", &["a", "task", shard])
+            .expect_code(2)
+            .expect_stderr(&[&format!("was graded by two shards, {shard} and task")]);
+    }
     assert!(!wd.exists("out/summary.json"));
 
     let labels = crate_path(LABELS).display().to_string();

@@ -594,3 +594,69 @@ fn latencies_are_finite_and_not_negative_in_every_format() {
         assert_eq!(per_query.row(&[("query_id", "q2")])["latency_ms"], "5");
     }
 }
+
+/// A result row whose stage (or run) is null says no ranking: it would
+/// fall into the default stage and leave its own ranking short. It is
+/// rejected, and every ranking of its query in the file with it.
+#[test]
+fn a_result_row_of_no_stage_rejects_its_query_rankings() {
+    let wd = Workdir::new("parquet_long_null_stage");
+    wd.write("labels.jsonl", LABELS);
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        (
+            "query_id",
+            Arc::new(StringArray::from(vec!["q1", "q1", "q1", "q2"])),
+        ),
+        (
+            "doc_id",
+            Arc::new(StringArray::from(vec!["x", "y", "a", "b"])),
+        ),
+        ("rank", Arc::new(Int32Array::from(vec![1, 2, 3, 1]))),
+        (
+            "stage",
+            Arc::new(StringArray::from(vec![
+                Some("retrieve"),
+                None,
+                Some("retrieve"),
+                Some("retrieve"),
+            ])),
+        ),
+    ];
+    write_parquet(&wd.path("long.parquet"), columns, 10);
+    let args = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "-o",
+        "out",
+        "-q",
+        "long.parquet",
+    ];
+    wd.rgrade(&args).expect_code(1);
+    let per_query = wd.read_csv("out/per_query.csv");
+    let statuses: Vec<(String, String, String)> = (per_query.column("stage").into_iter())
+        .zip(per_query.column("query_id"))
+        .zip(per_query.column("status"))
+        .map(|((stage, query), status)| (stage, query, status))
+        .collect();
+    let row = |stage: &str, query: &str, status: &str| (stage.into(), query.into(), status.into());
+    assert_eq!(
+        statuses,
+        [
+            row("retrieve", "q1", "invalid"),
+            row("retrieve", "q2", "ok")
+        ]
+    );
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    let reasons: Vec<&str> = rejects
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        ["incomplete_ranking", "bad_field", "incomplete_ranking"]
+    );
+    assert_counts_add_up(&wd.read_json("out/summary.json"));
+}

@@ -478,6 +478,29 @@ fn report_refuses_cells_no_grading_writes() {
     }
 }
 
+/// A listed file that is a pipe in the grading's directory (or a link to
+/// a device) is refused, never read until it ends.
+#[cfg(unix)]
+#[test]
+fn report_refuses_a_pipe_in_place_of_an_output() {
+    let wd = Workdir::new("report_pipe");
+    let out = grade_sample(&wd, SAMPLES[0].args, "out", &[]);
+    std::fs::remove_file(out.join("per_query.csv")).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(out.join("per_query.csv"))
+        .status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let dir = out.display().to_string();
+    wd.rgrade(&["report", &dir, "-o", "page.html"])
+        .expect_code(2)
+        .expect_stderr(&["per_query.csv", "not a regular file"]);
+    std::fs::remove_file(out.join("per_query.csv")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", out.join("per_query.csv")).unwrap();
+    wd.rgrade(&["report", &dir, "-o", "page.html"])
+        .expect_code(2)
+        .expect_stderr(&["per_query.csv", "not a regular file"]);
+}
+
 #[test]
 fn a_failed_grade_leaves_no_page_of_an_earlier_run() {
     let wd = Workdir::new("report_stale");

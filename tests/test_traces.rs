@@ -627,6 +627,72 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
         (&q_export["status"][..], &q_export["n_results"][..]),
         ("ok", "0")
     );
+
+    // A span that names itself as its parent, or two empty spans that
+    // name each other, name no real parent: captures of their own.
+    let looped = [
+        in_trace(retriever("q_export", &[], 2), "g7", "g7-a", "g7-a"),
+        in_trace(retriever("q_reset", &[], 2), "h8", "h8-a", "h8-b"),
+        in_trace(retriever("q_reset", &[], 2), "h8", "h8-b", "h8-a"),
+    ];
+    wd.write(
+        "looped.jsonl",
+        format!("{}\n", export("llamaindex", &looped)),
+    );
+    let args = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "--repeats",
+        "first",
+        "-o",
+        "g7",
+        "looped.jsonl",
+    ];
+    wd.rgrade(&args).expect_code(0);
+    let summary = wd.read_json("g7/summary.json");
+    assert_eq!(
+        [
+            count(&summary, "nested_spans"),
+            count(&summary, "empty_spans")
+        ],
+        [0, 3]
+    );
+    let statuses = wd.read_csv("g7/per_query.csv").column("status");
+    assert_eq!(statuses, ["ok", "ok"], "empty rankings, not missing");
+
+    // The outer span rejected (its SDK dropped attributes): its inner call
+    // is still no capture of its own, and the query is invalid rather than
+    // graded on a ranking of nothing.
+    let mut outer = in_trace(
+        retriever("q_export", &["export_csv"], 3),
+        "f6",
+        "f6-outer",
+        "",
+    );
+    outer["droppedAttributesCount"] = json!(3);
+    let inner = in_trace(retriever("q_export", &[], 2), "f6", "f6-inner", "f6-outer");
+    wd.write(
+        "dropped.jsonl",
+        format!("{}\n", export("llamaindex", &[inner, outer])),
+    );
+    let args = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "--repeats",
+        "first",
+        "-o",
+        "f6",
+        "dropped.jsonl",
+    ];
+    wd.rgrade(&args).expect_code(1);
+    let q_export = wd
+        .read_csv("f6/per_query.csv")
+        .row(&[("query_id", "q_export")])
+        .clone();
+    assert_eq!(q_export["status"], "invalid");
+    assert_eq!(count(&wd.read_json("f6/summary.json"), "nested_spans"), 1);
 }
 
 /// Format detection looks past a first line it cannot place: an export

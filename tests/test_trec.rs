@@ -322,7 +322,7 @@ fn bad_trec_lines_are_rejected() {
     }
     assert!(
         (rejects[0]["detail"].as_str().unwrap_or_default())
-            .contains("run.trec:3 of this ranking of query 'q1' was rejected when read"),
+            .contains("a line of query 'q1' in run.trec that names no run was rejected"),
         "{}",
         rejects[0]
     );
@@ -427,13 +427,27 @@ fn a_rejected_run_line_invalidates_its_ranking() {
         assert_counts_add_up(&summary);
     }
     // A line whose doc id is not UTF-8, or an MS MARCO line cut short,
-    // still names its ranking, which it leaves incomplete.
+    // still names its ranking, which it leaves incomplete; a TREC line cut
+    // before its tag names its query only: every ranking of the query in
+    // that file is rejected (q2's is not).
     wd.write(
         "garbled.trec",
         b"q1 Q0 caf\xe9 1 9.0 run\nq1 Q0 a 2 5.0 run\n",
     );
     wd.write("short.tsv", "q1\tx\nq1\ta\t2\n");
-    for (log, format) in [("garbled.trec", "trec"), ("short.tsv", "msmarco")] {
+    let cut_lines = [
+        "q1 Q0 a 1 5.0 runA",
+        "q1 Q0 a 1 5.0 runB",
+        "q2 Q0 b 1 3.0 runA",
+        "q1 Q0 x 2 4.0",
+    ];
+    wd.write("cut.trec", text(&cut_lines));
+    let logs = [
+        ("garbled.trec", "trec"),
+        ("short.tsv", "msmarco"),
+        ("cut.trec", "trec"),
+    ];
+    for (log, format) in logs {
         let out = format!("out_{log}");
         let args = [
             "grade",
@@ -448,8 +462,23 @@ fn a_rejected_run_line_invalidates_its_ranking() {
         args.extend(["-o", &out, "-q", log]);
         wd.rgrade(&args).expect_code(1);
         let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
-        assert_text(&per_query.row(&[("query_id", "q1")]), "status", "invalid");
+        let statuses = per_query.column("status");
+        for (query, status) in per_query.column("query_id").iter().zip(&statuses) {
+            assert_eq!(
+                query == "q1",
+                status == "invalid",
+                "{log}: {query} is {status}"
+            );
+        }
+        assert_counts_add_up(&wd.read_json(&format!("{out}/summary.json")));
     }
+    let cut = wd.read_csv("out_cut.trec/per_query.csv");
+    let runs = cut.column("run").into_iter().zip(cut.column("query_id"));
+    let q1_runs: Vec<String> = runs
+        .filter(|(_, q)| q == "q1")
+        .map(|(run, _)| run)
+        .collect();
+    assert_eq!(q1_runs, ["runA", "runB"], "q1 is invalid in both runs");
 }
 
 /// A TREC run of several 1 MB blocks grades the same whether each query's

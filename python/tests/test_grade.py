@@ -180,9 +180,10 @@ def test_shards_merge_into_one_grading(tmp_path):
     partials[0].write(tmp_path / "copy")
     with pytest.raises(rgrade.ShardError, match="shard0.jsonl was graded by two shards"):
         rgrade.merge(labels, [partials[0], tmp_path / "copy"])
-    renamed = tmp_path / "renamed.jsonl"
-    renamed.write_bytes(shards[0].read_bytes())
-    again = rgrade.grade(labels, renamed, k=(1, 10), review_queue=True, partial=True)
+    # The same queries in another file: captured in two shards.
+    respaced = tmp_path / "respaced.jsonl"
+    respaced.write_bytes(shards[0].read_bytes().replace(b"}\n", b"} \n"))
+    again = rgrade.grade(labels, respaced, k=(1, 10), review_queue=True, partial=True)
     with pytest.raises(rgrade.ShardError, match="captured in two shards"):
         rgrade.merge(labels, [partials[0], again])
     with pytest.raises(rgrade.ShardError, match="shard is given twice"):

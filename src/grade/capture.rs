@@ -87,6 +87,8 @@ pub struct EmptySpan {
     pub query: u32,
     /// The capture, of no result.
     pub capture: Capture,
+    /// Its own place in the trace.
+    pub own: Option<u64>,
     /// Its parent's place in the trace.
     pub parent: Option<u64>,
 }

@@ -16,10 +16,10 @@ use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, EmptySpan, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
-use crate::grade::parse::RejectReason;
+use crate::grade::parse::{Invalid, RejectReason};
 use crate::grade::pool::{PoolSource, PoolStore};
 use crate::grade::read::{Input, InputStats};
-use crate::grade::trec::{RankRules, SplitRuns, TrecRuns};
+use crate::grade::trec::{RankRules, RunKey, SplitRuns, TrecRuns};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::metrics::{self, Cutoff, Hit, Metric};
 use crate::numbers;
@@ -352,6 +352,9 @@ pub struct Grouper {
     /// Where each capture span of a labeled query sits in its trace:
     /// (pair, query, own place).
     span_ids: HashSet<(u32, QueryIdx, u64)>,
+    /// (input, query) of rejected run lines whose run is unknown: every
+    /// ranking of the query in that input may have lost them.
+    unplaced: HashSet<(u32, QueryIdx)>,
 }
 
 /// Everything gathered, ready to grade.
@@ -391,6 +394,7 @@ impl Grouper {
             returned_judged: vec![false; labels.queries().len()],
             empty_spans: Vec::new(),
             span_ids: HashSet::new(),
+            unplaced: HashSet::new(),
         }
     }
 
@@ -413,6 +417,7 @@ impl Grouper {
         }
         let span_ids = outcome.span_ids.drain(..);
         (self.span_ids).extend(span_ids.map(|(pair, query, own)| (to_global(pair), query, own)));
+        self.unplaced.extend(outcome.unplaced.drain(..));
         let empty_spans = outcome.empty_spans.drain(..);
         (self.empty_spans).extend(empty_spans.map(|empty| EmptySpan {
             pair: to_global(empty.pair),
@@ -431,17 +436,12 @@ impl Grouper {
         let mut empty_spans = std::mem::take(&mut self.empty_spans);
         empty_spans.sort_by_key(|empty| empty.capture.origin);
         let span_ids = std::mem::take(&mut self.span_ids);
-        let decided = empty_spans.into_iter().map(|empty| {
-            let EmptySpan {
-                pair,
-                query,
-                capture,
-                parent,
-            } = empty;
-            let nested = parent.is_some_and(|parent| span_ids.contains(&(pair, query, parent)));
-            let input = capture.origin.input;
+        let nested = nested_spans(&empty_spans, &span_ids);
+        let decided = empty_spans.into_iter().zip(nested).map(|(empty, nested)| {
+            let input = empty.capture.origin.input;
             if !nested {
-                self.add(pair, query, capture, &[], PoolSource::Lines(&[]));
+                let (pair, query) = (empty.pair, empty.query);
+                self.add(pair, query, empty.capture, &[], PoolSource::Lines(&[]));
             }
             (input, nested)
         });
@@ -553,8 +553,10 @@ impl Grouper {
         let runs = std::mem::take(&mut self.trec);
         let sorted = runs.sort();
         for batch in sorted.batches() {
-            let repeated = |pair, query| self.repeat_of(labels, pair, query);
-            for mut chunk in batch.rank(labels, rules, &repeated) {
+            let refused = |key, inputs: &mut dyn Iterator<Item = u32>| {
+                self.refusal(labels, rules, key, inputs)
+            };
+            for mut chunk in batch.rank(labels, rules, &refused) {
                 self.take_judged(
                     |pair| pair,
                     &mut chunk.captures,
@@ -593,6 +595,35 @@ impl Grouper {
             .collect()
     }
 
+    /// Why the TREC ranking of `key`, whose lines are in `inputs`, is
+    /// rejected whole before it is ranked, if it is: it repeats a JSONL
+    /// capture under `--repeats error`, or one of those inputs lost a line
+    /// of its query whose run is unknown (a line cut short), which any
+    /// ranking of the query there may have lost.
+    fn refusal(
+        &self,
+        labels: &LabelIndex,
+        rules: RankRules<'_>,
+        (pair, query): RunKey,
+        inputs: &mut dyn Iterator<Item = u32>,
+    ) -> Option<Invalid> {
+        if let Some(detail) = self.repeat_of(labels, pair, query) {
+            return Some(Invalid::new(RejectReason::RepeatedCapture, detail));
+        }
+        let mut inputs = inputs;
+        let input = (&mut inputs).find(|&input| self.unplaced.contains(&(input, query)))?;
+        let name = rules
+            .input_names
+            .get(input as usize)
+            .map_or("?", String::as_str);
+        let detail = format!(
+            "a line of query '{}' in {name} that names no run was rejected; any ranking of \
+             the query there may have lost it, so each is rejected whole",
+            labels.query_id(query)
+        );
+        Some(Invalid::new(RejectReason::IncompleteRanking, detail))
+    }
+
     /// The reject detail of a TREC ranking of (pair, query) that repeats a
     /// JSONL capture, under `--repeats error`. The other captures are
     /// rejected when the slot is graded.
@@ -627,6 +658,52 @@ impl Grouper {
         };
         (grouped, rejects)
     }
+}
+
+/// Which of `empty` (capture spans that returned nothing) sit inside
+/// another capture span of their key: their parent is in `captured` (the
+/// places of every capture span of a labeled query, rejected ones
+/// included) and is not themselves; or their parent is another empty one
+/// whose own parents lead, without a loop, to a span that is no capture
+/// or to a capture's place. A span its own parent, or empty spans that are
+/// each other's parents, name no real parent, and are captures of their own.
+fn nested_spans(empty: &[EmptySpan], captured: &HashSet<(u32, QueryIdx, u64)>) -> Vec<bool> {
+    let by_place: HashMap<(u32, QueryIdx, u64), usize> = (empty.iter().enumerate())
+        .filter_map(|(i, e)| Some(((e.pair, e.query, e.own?), i)))
+        .collect();
+    // The empty span that is each one's parent, if any.
+    let parent_of = |i: usize| {
+        let e = &empty[i];
+        let parent = e.parent.filter(|&parent| Some(parent) != e.own)?;
+        Some(
+            by_place
+                .get(&(e.pair, e.query, parent))
+                .copied()
+                .ok_or(parent),
+        )
+    };
+    // Whether i's line of empty parents ends (in no span, or in a capture
+    // that is not empty), rather than going round.
+    let ends = |i: usize| {
+        let mut at = i;
+        for _ in 0..empty.len() {
+            match parent_of(at) {
+                Some(Ok(next)) => at = next,
+                _ => return true,
+            }
+        }
+        false
+    };
+    (0..empty.len())
+        .map(|i| match parent_of(i) {
+            None => false,
+            Some(Err(parent)) => {
+                let e = &empty[i];
+                captured.contains(&(e.pair, e.query, parent))
+            }
+            Some(Ok(_)) => ends(i),
+        })
+        .collect()
 }
 
 impl Grouped {

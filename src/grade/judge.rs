@@ -41,6 +41,9 @@ pub struct BlockOutcome {
     /// Where the capture spans of labeled queries sit in their traces:
     /// (pair, query, own place).
     pub span_ids: Vec<(u32, QueryIdx, u64)>,
+    /// (input, query) of rejected run lines of labeled queries whose run
+    /// is unknown.
+    pub unplaced: Vec<(u32, QueryIdx)>,
     /// The judged documents the captures found, back to back.
     pub found: Vec<Found>,
     /// Labeled (pair, query) keys whose capture was rejected.
@@ -383,8 +386,6 @@ struct EventBody<'i> {
     with_permissions: bool,
     /// The results outside them.
     outside: Vec<Outside>,
-    /// For a capture span, its place in its trace.
-    span: Option<SpanIds>,
 }
 
 /// Judge one search event of `key`, whose `body` is read only once its
@@ -396,7 +397,7 @@ fn take_event<'i>(
     judge: &mut RankingJudge,
     out: &mut BlockOutcome,
     origin: Origin,
-    key: &EventKey<'i>,
+    (key, span): (&EventKey<'i>, Option<SpanIds>),
     body: impl FnOnce() -> Result<EventBody<'i>, Invalid>,
 ) -> Result<(), Invalid> {
     if !config.wants_stage(key.stage, &mut out.stages_seen) {
@@ -410,6 +411,11 @@ fn take_event<'i>(
     let labeled = (config.labels)
         .find_captured(&key.query_id)
         .map(|query| (pair, query));
+    // A capture span's place, kept even when its ranking is rejected: an
+    // empty span inside it is its inner call all the same.
+    if let (Some((pair, query)), Some(own)) = (labeled, span.and_then(|ids| ids.own)) {
+        out.span_ids.push((pair, query, own));
+    }
     let event = body().inspect_err(|_| out.rejected_keys.extend(labeled))?;
     out.counts.events += 1;
     let Some((pair, query)) = labeled else {
@@ -450,22 +456,18 @@ fn take_event<'i>(
         pooled,
         returned_judged: judged.returned_judged,
     };
-    if let Some(ids) = event.span {
-        out.span_ids.extend(ids.own.map(|own| (pair, query, own)));
-        if capture.n_results == 0 {
-            // Perhaps an instrumentation's inner call: decided once every
-            // span of the query is known.
-            let parent = ids.parent;
-            out.empty_spans.push(EmptySpan {
-                pair,
-                query,
-                capture,
-                parent,
-            });
-            return Ok(());
-        }
+    match span {
+        // Perhaps an instrumentation's inner call: decided once every span
+        // of the query is known.
+        Some(ids) if capture.n_results == 0 => out.empty_spans.push(EmptySpan {
+            pair,
+            query,
+            capture,
+            own: ids.own,
+            parent: ids.parent,
+        }),
+        _ => out.captures.push((pair, query, capture)),
     }
-    out.captures.push((pair, query, capture));
     Ok(())
 }
 
@@ -619,7 +621,8 @@ impl<'a> BlockWorker<'a> {
                 out.counts.records += 1;
                 let taken = batch.read(row).and_then(|record| match record {
                     RowRecord::Event(key) => {
-                        take_event(config, &mut self.judge, out, origin, &key, || {
+                        let span = batch.span_ids(row);
+                        take_event(config, &mut self.judge, out, origin, (&key, span), || {
                             batch.ranking(row).map(|ranking| EventBody {
                                 docs: ranking.docs,
                                 latency_ms: ranking.latency_ms,
@@ -627,7 +630,6 @@ impl<'a> BlockWorker<'a> {
                                 answer_ok: ranking.answer_ok,
                                 with_permissions: false,
                                 outside: Vec::new(),
-                                span: ranking.span,
                             })
                         })
                     }
@@ -637,6 +639,9 @@ impl<'a> BlockWorker<'a> {
                     }
                     RowRecord::LostResult { key, invalid } => {
                         Err(self.lost_line(&key, invalid, origin, out))
+                    }
+                    RowRecord::Unplaced { query_id, invalid } => {
+                        Err(self.unplaced_line(&query_id, invalid, origin, out))
                     }
                     RowRecord::Other => {
                         out.counts.other_records += 1;
@@ -660,7 +665,7 @@ impl<'a> BlockWorker<'a> {
         let judge = &mut self.judge;
         self.parser.parse(line, |root| {
             let key = EventKey::from_value(root, config.fields)?;
-            take_event(config, judge, out, origin, &key, || {
+            take_event(config, judge, out, origin, (&key, None), || {
                 let event = Event::from_value(root, config.fields)?;
                 let docs: Vec<Cow<str>> = event.doc_ids(config.fields).collect::<Result<_, _>>()?;
                 let outside = match &event.allowed {
@@ -679,7 +684,6 @@ impl<'a> BlockWorker<'a> {
                     answer_ok: event.answer_ok,
                     with_permissions: event.allowed.is_some(),
                     outside,
-                    span: None,
                 })
             })
         })?
@@ -709,8 +713,8 @@ impl<'a> BlockWorker<'a> {
                         Ok(())
                     }
                     SpanRecord::Invalid(invalid) => Err(invalid),
-                    SpanRecord::Capture(key, ranking) => {
-                        take_event(config, judge, out, origin, &key, || {
+                    SpanRecord::Capture(key, ids, ranking) => {
+                        take_event(config, judge, out, origin, (&key, Some(ids)), || {
                             ranking.map(|ranking| EventBody {
                                 docs: ranking.docs,
                                 latency_ms: ranking.latency_ms,
@@ -718,7 +722,6 @@ impl<'a> BlockWorker<'a> {
                                 answer_ok: None,
                                 with_permissions: false,
                                 outside: Vec::new(),
-                                span: Some(ranking.ids),
                             })
                         })
                     }
@@ -776,8 +779,11 @@ impl<'a> BlockWorker<'a> {
     ) -> Invalid {
         let by_file = format == LogsFormat::Msmarco || self.config.run_name == RunName::File;
         let tag = bad.tag.or(by_file.then_some(""));
-        let (Some(query_id), Some(tag)) = (bad.query_id, tag) else {
+        let Some(query_id) = bad.query_id else {
             return bad.invalid;
+        };
+        let Some(tag) = tag else {
+            return self.unplaced_line(query_id, bad.invalid, origin, out);
         };
         let key = EventKey {
             query_id: Cow::Borrowed(query_id),
@@ -785,6 +791,32 @@ impl<'a> BlockWorker<'a> {
             run: self.config.run_of(tag, format, origin.input),
         };
         self.lost_line(&key, bad.invalid, origin, out)
+    }
+
+    /// A rejected record of `query_id`'s ranking in some run, of a ranking
+    /// spread over records, that does not say which run (a run line cut
+    /// before its tag, a result row whose run or stage is null): every
+    /// ranking of the query in its input may have lost it, and is rejected
+    /// whole once ranked.
+    fn unplaced_line(
+        &mut self,
+        query_id: &str,
+        invalid: Invalid,
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) -> Invalid {
+        let Some(query) = self.last_query.find(self.config.labels, query_id) else {
+            return invalid;
+        };
+        out.unplaced.push((origin.input, query));
+        Invalid {
+            detail: format!(
+                "{}; its run is unknown, so every ranking of query '{query_id}' in this input \
+                 is rejected whole",
+                invalid.detail
+            ),
+            ..invalid
+        }
     }
 
     /// A record of a ranking spread over records, rejected as `invalid`

@@ -271,11 +271,11 @@ fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
 const NO_SHARD: u32 = u32::MAX;
 
 /// The shards merged so far, which of them captured each query, and
-/// which graded each whole input (by its file name and content hash, so
-/// that one file reached by two paths is one input).
+/// which graded each whole input, known by its content (hash and size):
+/// one file reached by two paths, links or names is one input.
 struct Merged {
     owner: Vec<u32>,
-    inputs: HashMap<(String, String), (u32, String)>,
+    inputs: HashMap<(String, u64), (u32, String)>,
     grouping: Option<Grouping>,
 }
 
@@ -300,8 +300,7 @@ impl Merged {
         // would be counted twice.
         let whole = (grouping.input_names.iter().zip(&grouping.stats)).filter(|(_, s)| !s.part);
         for (name, stats) in whole {
-            let file_name = Path::new(name).file_name().unwrap_or_default();
-            let key = (file_name.to_string_lossy().into_owned(), stats.hash.clone());
+            let key = (stats.hash.clone(), stats.bytes);
             if let Some((earlier, earlier_name)) = self.inputs.get(&key) {
                 bail!(
                     "{name} was graded by two shards, {} and {} (as {earlier_name} there): \

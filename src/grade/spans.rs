@@ -166,22 +166,19 @@ impl Default for SpanFields {
 pub enum SpanRecord<'i> {
     /// A span of no kind rgrade grades (LLM, CHAIN, HTTP, ...).
     Other,
-    /// A retrieval or rerank span whose query, stage and run were read;
-    /// its ranking may still be invalid.
-    Capture(EventKey<'i>, Result<SpanRanking<'i>, Invalid>),
+    /// A retrieval or rerank span whose query, stage and run were read,
+    /// with its place in its trace; its ranking may still be invalid.
+    Capture(EventKey<'i>, SpanIds, Result<SpanRanking<'i>, Invalid>),
     /// A retrieval or rerank span whose key cannot be read.
     Invalid(Invalid),
 }
 
-/// The ranking and latency of a capture span, and where it sits in its
-/// trace.
+/// The ranking and latency of a capture span.
 pub struct SpanRanking<'i> {
     /// The doc ids in ranking order.
     pub docs: Vec<Cow<'i, str>>,
     /// End minus start, in milliseconds.
     pub latency_ms: Option<f64>,
-    /// Its own and its parent's place in the trace.
-    pub ids: SpanIds,
 }
 
 /// A span of an export line: its attributes and what resource it ran in.
@@ -346,8 +343,10 @@ impl<'t, 'i> Span<'t, 'i> {
         match key {
             Err(invalid) => SpanRecord::Invalid(about(invalid)),
             Ok(key) => {
+                let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
+                let ids = SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId"));
                 let ranking = self.ranking(kind, &fields.doc).map_err(about);
-                SpanRecord::Capture(key, ranking)
+                SpanRecord::Capture(key, ids, ranking)
             }
         }
     }
@@ -422,11 +421,9 @@ impl<'t, 'i> Span<'t, 'i> {
             SpanKind::Reranker => self.flattened_documents("reranker.output_documents.", doc)?,
             SpanKind::GenAiRetrieval => self.genai_documents(doc)?,
         };
-        let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
         Ok(SpanRanking {
             docs,
             latency_ms: self.latency_ms()?,
-            ids: SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId")),
         })
     }
 
@@ -683,11 +680,11 @@ mod tests {
                     SpanRecord::Invalid(invalid) => {
                         format!("{}: {}", invalid.reason, invalid.detail)
                     }
-                    SpanRecord::Capture(key, Ok(ranking)) => format!(
+                    SpanRecord::Capture(key, _, Ok(ranking)) => format!(
                         "{}/{}/{} {:?} {:?}",
                         key.run, key.stage, key.query_id, ranking.docs, ranking.latency_ms
                     ),
-                    SpanRecord::Capture(key, Err(invalid)) => {
+                    SpanRecord::Capture(key, _, Err(invalid)) => {
                         format!("{} {}: {}", key.query_id, invalid.reason, invalid.detail)
                     }
                 });

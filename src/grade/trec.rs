@@ -70,6 +70,10 @@ impl RankRules<'_> {
 /// A (run, query) of one run: the run's pair index and the query.
 pub type RunKey = (u32, QueryIdx);
 
+/// Why a (run, query), whose lines are in the inputs given, is rejected
+/// whole before it is ranked, if it is.
+pub type Refusal<'a> = dyn Fn(RunKey, &mut dyn Iterator<Item = u32>) -> Option<Invalid> + Sync + 'a;
+
 /// One labeled line of a TREC run, reduced to what ranking it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunLine {
@@ -499,22 +503,23 @@ pub struct RunBatch<'a>(&'a [Entry<'a>]);
 
 impl RunBatch<'_> {
     /// Rank every (pair, query) of the batch on the current rayon pool, in
-    /// key order, but those left to read again. `repeated` gives the
-    /// detail of a key whose capture repeats another and is rejected
-    /// whole; a ranking with a repeated document is rejected whole under
-    /// `DuplicateDocs::Reject`.
+    /// key order, but those left to read again. `refused` says why a key,
+    /// given the inputs its lines are in, is rejected whole before it is
+    /// ranked (its capture repeats another; a line of its query whose run
+    /// is unknown was lost in one of those inputs); a ranking with a
+    /// repeated document is rejected whole under `DuplicateDocs::Reject`.
     pub fn rank(
         &self,
         labels: &LabelIndex,
         rules: RankRules<'_>,
-        repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
+        refused: &Refusal<'_>,
     ) -> Vec<RankedRuns> {
         let keys: Vec<&[Entry]> = self.0.chunk_by(same_key).filter(|e| !is_split(e)).collect();
         keys.par_chunks(KEYS_AT_A_TIME)
             .map_init(Ranker::default, |ranker, keys| {
                 let mut out = RankedRuns::default();
                 for entries in keys {
-                    ranker.take(labels, entries, rules, repeated, &mut out);
+                    ranker.take(labels, entries, rules, refused, &mut out);
                 }
                 out
             })
@@ -619,7 +624,7 @@ impl Ranker {
         labels: &LabelIndex,
         entries: &[Entry],
         rules: RankRules<'_>,
-        repeated: &(dyn Fn(u32, QueryIdx) -> Option<String> + Sync),
+        refused: &Refusal<'_>,
         out: &mut RankedRuns,
     ) {
         let first = entries[0].span();
@@ -627,8 +632,9 @@ impl Ranker {
         let records = entries.iter().map(|e| e.span().len).sum();
         // Lines rejected when read are in the rejects already.
         let origins = || entries.iter().flat_map(Entry::kept_origins);
-        if let Some(detail) = repeated(key.0, key.1) {
-            out.reject(key, origins(), RejectReason::RepeatedCapture, &detail);
+        let mut inputs = entries.iter().map(|e| e.span().origin.input);
+        if let Some(invalid) = refused(key, &mut inputs) {
+            out.reject(key, origins(), invalid.reason, &invalid.detail);
             return;
         }
         type Documents<'d> = (&'d [Found], &'d [PooledLine]);

@@ -5,7 +5,7 @@
 //! changed since, is refused rather than read.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 use anyhow::{ensure, Context, Result};
@@ -62,7 +62,7 @@ fn read_marker<T: DeserializeOwned>(
     what: &str,
     outputs: impl Fn(&T) -> &[OutputFile],
 ) -> Result<T> {
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let file = open_regular(path).with_context(|| format!("{}: cannot open", path.display()))?;
     let parsed: T = serde_json::from_reader(BufReader::new(file))
         .with_context(|| format!("{}: not {what}", path.display()))?;
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -72,10 +72,21 @@ fn read_marker<T: DeserializeOwned>(
     Ok(parsed)
 }
 
+/// Open `path` if it is a regular file (or a link to one): a pipe or a
+/// device in its place would block a reader, or never end.
+fn open_regular(path: &Path) -> Result<File> {
+    let meta = std::fs::metadata(path)?;
+    ensure!(
+        meta.is_file(),
+        "not a regular file (a pipe, a device or a directory)"
+    );
+    Ok(File::open(path)?)
+}
+
 /// Fail unless `dir` holds `listed` with its size and hash.
 fn check_file(dir: &Path, listed: &OutputFile, summary: &Path) -> Result<()> {
     let path = dir.join(&listed.name);
-    let mut reader = File::open(&path).with_context(|| {
+    let reader = open_regular(&path).with_context(|| {
         format!(
             "{}: cannot open a file {} lists: not a complete grade output",
             path.display(),
@@ -83,7 +94,8 @@ fn check_file(dir: &Path, listed: &OutputFile, summary: &Path) -> Result<()> {
         )
     })?;
     let mut hasher = Xxh3::new();
-    let bytes = std::io::copy(&mut reader, &mut hasher)
+    // One byte past the size listed tells a longer file, however long.
+    let bytes = std::io::copy(&mut reader.take(listed.bytes + 1), &mut hasher)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let hash = format!("{:032x}", hasher.digest128());
     ensure!(

@@ -114,6 +114,13 @@ pub enum RowRecord<'a> {
     /// A result row of `key`'s ranking that cannot be read (a null doc
     /// id, a bad rank): rejected, and its ranking with it.
     LostResult { key: EventKey<'a>, invalid: Invalid },
+    /// A result row of `query_id` whose run or stage is null, so that its
+    /// ranking is unknown: rejected, and every ranking of the query in
+    /// the input with it.
+    Unplaced {
+        query_id: Cow<'a, str>,
+        invalid: Invalid,
+    },
     /// A row that carries no search event: a span of another kind.
     Other,
 }
@@ -124,8 +131,6 @@ pub struct Ranking<'a> {
     pub latency_ms: Option<f64>,
     pub context_tokens: Option<f64>,
     pub answer_ok: Option<bool>,
-    /// For a span's row, its place in its trace.
-    pub span: Option<SpanIds>,
 }
 
 /// A batch of decoded rows, with its columns typed for the layout.
@@ -252,6 +257,30 @@ impl<'a> Batch<'a> {
         })
     }
 
+    /// For a span's row, where it sits in its trace (`None` in other
+    /// layouts).
+    pub fn span_ids(&self, row: usize) -> Option<SpanIds> {
+        let View::Spans {
+            trace,
+            span_id,
+            parent,
+            ..
+        } = &self.view
+        else {
+            return None;
+        };
+        let (trace, id, parent) = (
+            trace.cells.id(row),
+            span_id.cells.id(row),
+            parent.cells.id(row),
+        );
+        Some(SpanIds::new(
+            trace.as_deref(),
+            id.as_deref(),
+            parent.as_deref(),
+        ))
+    }
+
     /// How many rows it holds.
     pub fn len(&self) -> usize {
         self.rows
@@ -274,6 +303,22 @@ impl<'a> Batch<'a> {
             View::Wide { .. } => self.key(row).map(RowRecord::Event),
             View::Long { doc, rank } => {
                 let key = self.key(row)?;
+                // A null run or stage in a column that is there: the row
+                // would fall into a ranking of the defaults.
+                let present_null = |named: &Named| {
+                    !matches!(named.cells.values, Values::Absent) && named.cells.is_null(row)
+                };
+                if let Some(named) = [&self.key.run, &self.key.stage]
+                    .into_iter()
+                    .find(|n| present_null(n))
+                {
+                    let detail = format!("'{}' is null", named.name);
+                    let invalid = Invalid::new(RejectReason::BadField, detail);
+                    return Ok(RowRecord::Unplaced {
+                        query_id: key.query_id,
+                        invalid,
+                    });
+                }
                 let Some(doc_id) = doc.cells.id(row) else {
                     let detail = format!("'{}' is null", doc.name);
                     let invalid = Invalid::new(RejectReason::BadResult, detail);
@@ -356,16 +401,12 @@ impl<'a> Batch<'a> {
                 latency_ms: measured(latency)?,
                 context_tokens: measured(context)?,
                 answer_ok: outcome.cells.boolean(row),
-                span: None,
             }),
             View::Spans {
                 kind,
                 documents,
                 start,
                 end,
-                trace,
-                span_id,
-                parent,
                 ..
             } => {
                 let kind = kind.cells.text(row).and_then(openinference_kind);
@@ -378,21 +419,11 @@ impl<'a> Batch<'a> {
                     (Some(start), Some(end)) => Some(latency_ms(start, end)?),
                     _ => None,
                 };
-                let (trace, id, parent) = (
-                    trace.cells.id(row),
-                    span_id.cells.id(row),
-                    parent.cells.id(row),
-                );
                 Ok(Ranking {
                     docs,
                     latency_ms,
                     context_tokens: None,
                     answer_ok: None,
-                    span: Some(SpanIds::new(
-                        trace.as_deref(),
-                        id.as_deref(),
-                        parent.as_deref(),
-                    )),
                 })
             }
             View::Long { .. } => Ok(Ranking {
@@ -400,7 +431,6 @@ impl<'a> Batch<'a> {
                 latency_ms: None,
                 context_tokens: None,
                 answer_ok: None,
-                span: None,
             }),
         }
     }
