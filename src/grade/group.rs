@@ -605,12 +605,11 @@ impl Grouper {
         labels: &LabelIndex,
         rules: RankRules<'_>,
         (pair, query): RunKey,
-        inputs: &mut dyn Iterator<Item = u32>,
+        mut inputs: &mut dyn Iterator<Item = u32>,
     ) -> Option<Invalid> {
         if let Some(detail) = self.repeat_of(labels, pair, query) {
             return Some(Invalid::new(RejectReason::RepeatedCapture, detail));
         }
-        let mut inputs = inputs;
         let input = (&mut inputs).find(|&input| self.unplaced.contains(&(input, query)))?;
         let name = rules
             .input_names
