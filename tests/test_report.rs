@@ -444,6 +444,16 @@ fn report_refuses_cells_no_grading_writes() {
             "'-5' is not a number of at least 0 in column latency_ms",
         ),
         (
+            "first_rel_rank",
+            "0",
+            "'0' is not a rank in column first_rel_rank",
+        ),
+        (
+            "n_relevant",
+            "0",
+            "a query graded ok with no relevant document",
+        ),
+        (
             "recall@3",
             "NaN",
             "'NaN' is not a number in column recall@3",

@@ -110,6 +110,13 @@ impl CsvRow {
             Some(Status::from_name(status).with_context(|| format!("unknown status '{status}'"))?);
         self.n_relevant = parse(&record[columns[6]])?.unwrap_or(0);
         self.first_rel_rank = parse(&record[columns[7]])?;
+        // Ranks start at 1, and a query graded ok has a relevant document.
+        if self.first_rel_rank == Some(0) {
+            bail!("'0' is not a rank in column first_rel_rank");
+        }
+        if self.status == Some(Status::Ok) && self.n_relevant == 0 {
+            bail!("a query graded ok with no relevant document (n_relevant 0)");
+        }
         // Cells as compare reads them: a number no output of rgrade holds
         // (NaN, inf, a negative latency, a metric beyond [0, 1]) is
         // refused, never drawn.
