@@ -562,6 +562,30 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
     let reset = graded.row(&[("query_id", "q_reset")]);
     assert_eq!((&reset["recall@3"][..], &reset["captures"][..]), ("1", "1"));
 
+    // One grading of `log` into `out` under `--repeats repeats`, and its
+    // nested and empty span counts.
+    let grade = |out: &str, repeats: &str, log: &str| {
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "3",
+            "--repeats",
+            repeats,
+        ];
+        let mut args = args.to_vec();
+        args.extend(["-o", out, log]);
+        wd.rgrade(&args)
+    };
+    let span_counts_of = |out: &str| {
+        let summary = wd.read_json(&format!("{out}/summary.json"));
+        [
+            count(&summary, "nested_spans"),
+            count(&summary, "empty_spans"),
+        ]
+    };
+
     // Under a capture of another query (a sub-question), or of another
     // trace, an empty span is a capture of its own.
     let outer = in_trace(
@@ -580,27 +604,12 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
         "other_trace.jsonl",
         format!("{}\n", export("llamaindex", &[other_trace])),
     );
-    let args = [
-        "grade",
-        "--labels",
-        "labels.jsonl",
-        "-k",
-        "3",
-        "-o",
-        "lone",
-        "lone.jsonl",
-    ];
-    wd.rgrade(&args).expect_code(0).expect_stderr(&[
-        "1 retrieval or rerank span held no document and was graded as an empty ranking",
-    ]);
-    let summary = wd.read_json("lone/summary.json");
-    assert_eq!(
-        [
-            count(&summary, "nested_spans"),
-            count(&summary, "empty_spans")
-        ],
-        [0, 1]
-    );
+    grade("lone", "error", "lone.jsonl")
+        .expect_code(0)
+        .expect_stderr(&[
+            "1 retrieval or rerank span held no document and was graded as an empty ranking",
+        ]);
+    assert_eq!(span_counts_of("lone"), [0, 1]);
     let lone = wd.read_csv("lone/per_query.csv");
     let q_reset = lone.row(&[("query_id", "q_reset")]);
     assert_eq!(
@@ -608,17 +617,7 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
         ("ok", "0")
     );
     assert_eq!(lone.row(&[("query_id", "q_export")])["rr@3"], "1");
-    let args = [
-        "grade",
-        "--labels",
-        "labels.jsonl",
-        "-k",
-        "3",
-        "-o",
-        "e5",
-        "other_trace.jsonl",
-    ];
-    wd.rgrade(&args).expect_code(0);
+    grade("e5", "error", "other_trace.jsonl").expect_code(0);
     let q_export = wd
         .read_csv("e5/per_query.csv")
         .row(&[("query_id", "q_export")])
@@ -639,25 +638,8 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
         "looped.jsonl",
         format!("{}\n", export("llamaindex", &looped)),
     );
-    let args = [
-        "grade",
-        "--labels",
-        "labels.jsonl",
-        "--repeats",
-        "first",
-        "-o",
-        "g7",
-        "looped.jsonl",
-    ];
-    wd.rgrade(&args).expect_code(0);
-    let summary = wd.read_json("g7/summary.json");
-    assert_eq!(
-        [
-            count(&summary, "nested_spans"),
-            count(&summary, "empty_spans")
-        ],
-        [0, 3]
-    );
+    grade("g7", "first", "looped.jsonl").expect_code(0);
+    assert_eq!(span_counts_of("g7"), [0, 3]);
     let statuses = wd.read_csv("g7/per_query.csv").column("status");
     assert_eq!(statuses, ["ok", "ok"], "empty rankings, not missing");
 
@@ -676,23 +658,13 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
         "dropped.jsonl",
         format!("{}\n", export("llamaindex", &[inner, outer])),
     );
-    let args = [
-        "grade",
-        "--labels",
-        "labels.jsonl",
-        "--repeats",
-        "first",
-        "-o",
-        "f6",
-        "dropped.jsonl",
-    ];
-    wd.rgrade(&args).expect_code(1);
+    grade("f6", "first", "dropped.jsonl").expect_code(1);
     let q_export = wd
         .read_csv("f6/per_query.csv")
         .row(&[("query_id", "q_export")])
         .clone();
     assert_eq!(q_export["status"], "invalid");
-    assert_eq!(count(&wd.read_json("f6/summary.json"), "nested_spans"), 1);
+    assert_eq!(span_counts_of("f6")[0], 1);
 }
 
 /// Format detection looks past a first line it cannot place: an export
