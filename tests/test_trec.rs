@@ -379,12 +379,8 @@ fn a_rejected_run_line_invalidates_its_ranking() {
             "q3\ty\t4294967296",
         ]),
     );
-    // (log, format, lines rejected when read, lines of their rankings):
-    // q3's TREC ranking is its lost line alone.
-    for (log, format, lost, incomplete) in
-        [("run.trec", "trec", 2, 1), ("ranks.tsv", "msmarco", 3, 2)]
-    {
-        let out = format!("out_{format}");
+    // `rgrade grade` of `log` read as `format` at k = 1 into `out`.
+    let grade = |log: &str, format: &str, out: &str, extra: &[&str]| {
         let args = [
             "grade",
             "--labels",
@@ -395,8 +391,17 @@ fn a_rejected_run_line_invalidates_its_ranking() {
             format,
         ];
         let mut args = args.to_vec();
-        args.extend(["--max-rejects", "10", "-o", &out, "-q", log]);
-        wd.rgrade(&args).expect_code(0);
+        args.extend(extra);
+        args.extend(["-o", out, "-q", log]);
+        wd.rgrade(&args)
+    };
+    // (log, format, lines rejected when read, lines of their rankings):
+    // q3's TREC ranking is its lost line alone.
+    for (log, format, lost, incomplete) in
+        [("run.trec", "trec", 2, 1), ("ranks.tsv", "msmarco", 3, 2)]
+    {
+        let out = format!("out_{format}");
+        grade(log, format, &out, &["--max-rejects", "10"]).expect_code(0);
         let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
         for (query, status, rr) in [
             ("q1", "invalid", 0.0),
@@ -449,18 +454,7 @@ fn a_rejected_run_line_invalidates_its_ranking() {
     ];
     for (log, format) in logs {
         let out = format!("out_{log}");
-        let args = [
-            "grade",
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "1",
-            "--logs-format",
-            format,
-        ];
-        let mut args = args.to_vec();
-        args.extend(["-o", &out, "-q", log]);
-        wd.rgrade(&args).expect_code(1);
+        grade(log, format, &out, &[]).expect_code(1);
         let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
         let statuses = per_query.column("status");
         for (query, status) in per_query.column("query_id").iter().zip(&statuses) {
