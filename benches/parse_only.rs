@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use rgrade::kernels::{
     discover, for_each_block, lines, pool, read_inputs, Chunk, ColumnNames, Event, EventKey,
-    FieldNames, Input, JsonParser, LogFields, SpanFields,
+    FieldNames, Input, JsonParser, LogChunk, LogFields, SpanFields,
 };
 use rgrade::LogsFormat;
 
@@ -38,7 +38,7 @@ fn main() -> anyhow::Result<()> {
     let inputs: Vec<(u32, &Input)> = (0..).zip(&inputs).collect();
     let fields = LogFields::default();
     let results = AtomicU64::new(0);
-    let parse = |parser: &mut JsonParser, chunk: &Chunk| {
+    let parse = |parser: &mut JsonParser, chunk: &LogChunk| {
         let Chunk::Lines(block) = chunk else { return };
         if decode_only {
             return;

@@ -33,52 +33,56 @@
 //! line into these plain plans; docs/DESIGN.md maps the whole tree.
 #![deny(missing_docs)]
 
+mod base;
 mod compare;
-mod failure;
 mod gen;
 mod grade;
-mod guarded;
+mod io;
 mod labels;
-mod metrics;
-mod numbers;
-mod options;
+mod logs;
 mod output;
 mod report;
-mod slices;
-mod tables;
+mod run;
 
-pub use compare::{run as compare, Compared, Plan as ComparePlan};
-pub use failure::{error_kind, ErrorKind};
-pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
-pub use grade::parse::FieldNames;
-pub use grade::partial::{grade as grade_partial, merge, MergePlan};
-pub use grade::plan::Tables;
-pub use grade::read::log_files;
-pub use grade::{run as grade, Graded, Plan as GradePlan, Warning};
-pub use guarded::quiet_decoder_panics;
-pub use metrics::Cutoff;
-pub use options::{
+pub use base::failure::{error_kind, ErrorKind};
+pub use base::metrics::Cutoff;
+pub use base::options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
     RunName, SpanKind,
 };
-pub use output::schema;
+pub use base::schema;
+pub use compare::{Compared, Plan as ComparePlan};
+pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
+pub use grade::plan::Tables;
+pub use grade::{Graded, Plan as GradePlan, Warning};
+pub use io::guarded::quiet_decoder_panics;
+pub use io::tables::{ArrowTable, LogLines};
+pub use logs::discover::log_files;
+pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;
-pub use tables::{ArrowTable, LogLines};
+pub use run::compare::run as compare;
+pub use run::grade::run as grade;
+pub use run::partial::{grade as grade_partial, merge, MergePlan};
 
 /// The pipeline's hot kernels, public for the benchmarks in `benches/` and
 /// the fuzz targets in `fuzz/`: not a stable API.
 #[doc(hidden)]
 pub mod kernels {
-    pub use crate::compare::stats::{bootstrap_mean_interval, paired_randomization_p_value};
+    pub use crate::base::metrics::{score, Hit, Judgments};
+    pub use crate::base::stats::{bootstrap_mean_interval, paired_randomization_p_value};
     pub use crate::grade::judge::{BlockWorker, JudgeConfig};
-    pub use crate::grade::parquet::ColumnNames;
-    pub use crate::grade::parse::{Event, EventKey, FieldNames, JsonParser, LogFields};
-    pub use crate::grade::read::{discover, lines, read_inputs, Block, Chunk, Input};
-    pub use crate::grade::spans::SpanFields;
-    pub use crate::grade::trec::TrecLines;
-    pub use crate::grade::workers::{for_each_block, pool};
+    pub use crate::grade::runs::TrecLines;
+    pub use crate::io::blocks::{lines, Block, Chunk};
+    pub use crate::io::inputs::Input;
+    pub use crate::io::json::JsonParser;
+    pub use crate::io::workers::{for_each_block, pool};
     pub use crate::labels::{id_hash, LabelIndex};
-    pub use crate::metrics::{score, Hit, Judgments};
+    pub use crate::logs::discover::discover;
+    pub use crate::logs::jsonl::{Event, FieldNames, LogFields};
+    pub use crate::logs::otlp::SpanFields;
+    pub use crate::logs::parquet::ColumnNames;
+    pub use crate::logs::read::{read_inputs, LogChunk};
+    pub use crate::logs::record::EventKey;
 }
 
 /// The compare readers fuzz/ drives one by one (`rgrade compare` only

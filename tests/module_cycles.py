@@ -17,14 +17,23 @@ a cycle only if the other imports it back). Imports made only in
 `#[cfg(test)]` code count too, and the cycles that need them are listed
 apart.
 
+The library's top-level modules (each folder of src/, and each single
+file) are checked the same way: a folder imports another when one of its
+modules imports one of the other's, and a cycle among folders is reported
+though every file be free of cycles. A crate named with --binary-only
+(clap) may be named by the binary's modules only: a library module that
+names it is reported.
+
 Usage:
-    python3 tests/module_cycles.py [--root DIR]   the crate in DIR (default:
+    python3 tests/module_cycles.py [--root DIR] [--binary-only CRATE]...
+                                                  the crate in DIR (default:
                                                   the one holding this file)
     python3 tests/module_cycles.py --self-test    check this script on a
                                                   small made-up crate
 
 Exit status 1, with every cycle and where each import is written, if there
-is a cycle; 0 and "no import cycles among N modules" otherwise.
+is a cycle (or a binary-only crate named by the library); 0 and "no import
+cycles among N modules nor among the folders of src/" otherwise.
 Python 3 standard library only.
 """
 
@@ -477,10 +486,62 @@ def elementary_cycles(nodes, succ, limit=MAX_CYCLES):
     return cycles, False
 
 
-def analyse(root):
-    """The modules of the crate at `root` and its import cycles: (number of
-    modules, cycles outside test code, cycles that need test code, edges,
-    whether the list was cut short)."""
+class Analysis:
+    """What was found in one crate."""
+
+    def __init__(self, count, plain, test_only, edges, cut, folder_cycles, folder_edges,
+                 binary_only):
+        self.count = count  # modules
+        self.plain = plain  # module cycles outside test code
+        self.test_only = test_only  # module cycles that need test code
+        self.edges = edges  # (from, to) -> [(file, line, in test)]
+        self.cut = cut  # whether the list of module cycles was cut short
+        self.folder_cycles = folder_cycles  # cycles among the library's top-level modules
+        self.folder_edges = folder_edges  # (from, to) top-level -> [(module, module)]
+        self.binary_only = binary_only  # [(crate name, file, line)] named outside the binary
+
+    def clean(self):
+        return not (self.plain or self.test_only or self.folder_cycles or self.binary_only)
+
+
+def top_level(key):
+    """The library's top-level module holding module `key` (a folder of
+    src/, or one of its single files); None for the library root and the
+    binaries."""
+    crate, path = key
+    return ("lib", path[:1]) if crate == "lib" and path else None
+
+
+def folder_imports(edges):
+    """The imports between the library's top-level modules: (from, to) ->
+    the module imports behind it."""
+    folders = {}
+    for a, b in edges:
+        fa, fb = top_level(a), top_level(b)
+        if fa and fb and fa != fb:
+            folders.setdefault((fa, fb), []).append((a, b))
+    return folders
+
+
+def crates_named(module, names):
+    """Where the module's file names one of the crates `names` (a path
+    starting with it, or `extern crate`): [(name, line)]."""
+    toks = tokens(module.file.read_text(encoding="utf-8"))
+    found = []
+    for i, (kind, text, line) in enumerate(toks):
+        if kind != "id" or text not in names:
+            continue
+        prev = toks[i - 1][1] if i else ""
+        follows = toks[i + 1][1] if i + 1 < len(toks) else ""
+        if prev not in ("::", ".") and (follows == "::" or prev in ("use", "crate")):
+            found.append((text, line))
+    return found
+
+
+def analyse(root, binary_only=()):
+    """The modules of the crate at `root`, their import cycles and those of
+    its top-level modules, and where a crate of `binary_only` is named
+    outside the binary."""
     src = root / "src"
     modules = find_modules(src)
     imports = Imports(modules, library_name(root))
@@ -496,36 +557,65 @@ def analyse(root):
         pairs = list(zip(cycle, cycle[1:] + cycle[:1]))
         needs_test = any(all(t for _, _, t in imports.edges[p]) for p in pairs)
         (test_only if needs_test else plain).append(cycle)
-    return len(modules), plain, test_only, imports.edges, cut
+    folder_edges = folder_imports(imports.edges)
+    folder_succ = {}
+    for a, b in folder_edges:
+        folder_succ.setdefault(a, set()).add(b)
+    folders = {top_level(m.key) for m in modules} - {None}
+    folder_cycles, _ = elementary_cycles(folders, folder_succ)
+    named = [(name, m.file, line)
+             for m in modules if m.crate == "lib"
+             for name, line in crates_named(m, set(binary_only))]
+    return Analysis(len(modules), plain, test_only, imports.edges, cut, folder_cycles,
+                    folder_edges, named)
 
 
-def report(root, out=sys.stdout):
-    """Print the cycles of the crate at `root`; the exit status."""
-    count, plain, test_only, edges, cut = analyse(root)
-    if not plain and not test_only:
-        print(f"no import cycles among {count} modules", file=out)
+def report(root, out=sys.stdout, binary_only=()):
+    """Print the cycles of the crate at `root`, and where a crate of
+    `binary_only` is named by the library; the exit status."""
+    found = analyse(root, binary_only)
+    if found.clean():
+        print(f"no import cycles among {found.count} modules nor among the folders of src/",
+              file=out)
         return 0
+    edges = found.edges
+
+    def where(a, b):
+        places = edges[(a, b)]
+        file, line, _ = places[0]
+        more = f" (+{len(places) - 1} more)" if len(places) > 1 else ""
+        return f"{file.relative_to(root)}:{line}{more}"
 
     def show(cycle):
         names = [module_name(k) for k in cycle + cycle[:1]]
         print("  " + " -> ".join(names), file=out)
         for a, b in zip(cycle, cycle[1:] + cycle[:1]):
-            places = edges[(a, b)]
-            file, line, _ = places[0]
-            more = f" (+{len(places) - 1} more)" if len(places) > 1 else ""
-            rel = file.relative_to(root)
-            print(f"    {module_name(a)} uses {module_name(b)} at {rel}:{line}{more}", file=out)
+            print(f"    {module_name(a)} uses {module_name(b)} at {where(a, b)}", file=out)
 
-    total = len(plain) + len(test_only)
-    print(f"{total} import cycle{'s' if total != 1 else ''} among {count} modules", file=out)
-    for cycle in plain:
+    total = len(found.plain) + len(found.test_only)
+    if total:
+        print(f"{total} import cycle{'s' if total != 1 else ''} among {found.count} modules",
+              file=out)
+    for cycle in found.plain:
         show(cycle)
-    if test_only:
+    if found.test_only:
         print("only through #[cfg(test)] code:", file=out)
-        for cycle in test_only:
+        for cycle in found.test_only:
             show(cycle)
-    if cut:
+    if found.cut:
         print(f"(listing stopped at {MAX_CYCLES} cycles)", file=out)
+    if found.folder_cycles:
+        n = len(found.folder_cycles)
+        print(f"{n} import cycle{'s' if n != 1 else ''} among the folders of src/", file=out)
+        for cycle in found.folder_cycles:
+            names = [module_name(k) for k in cycle + cycle[:1]]
+            print("  " + " -> ".join(names), file=out)
+            for fa, fb in zip(cycle, cycle[1:] + cycle[:1]):
+                a, b = sorted(found.folder_edges[(fa, fb)])[0]
+                print(f"    {module_name(a)} uses {module_name(b)} at {where(a, b)}", file=out)
+    for name, file, line in found.binary_only:
+        print(f"{file.relative_to(root)}:{line}: the library names {name}, which only the binary "
+              f"may use", file=out)
     return 1
 
 
@@ -572,6 +662,22 @@ CLEAN_CRATE = {
 }
 
 
+# Each file free of cycles, but folder a reaches b (a::x -> b::y) and b
+# reaches a (b::z -> a::w); a::w names clap, which the library may not, and
+# the binary may.
+FOLDER_CRATE = {
+    "Cargo.toml": '[package]\nname = "folders"\n',
+    "src/lib.rs": "pub mod a;\npub mod b;\n",
+    "src/a/mod.rs": "pub mod w;\npub mod x;\n",
+    "src/a/w.rs": "use clap::Parser;\npub struct W;\n#[derive(clap::ValueEnum)]\npub enum E { One }\n",
+    "src/a/x.rs": "use crate::b::y::Y;\npub fn f(_: Y) {}\n",
+    "src/b/mod.rs": "pub mod y;\npub mod z;\n",
+    "src/b/y.rs": "pub struct Y;\n// clap::Parser in a comment names nothing\n",
+    "src/b/z.rs": "use crate::a::w::W;\npub fn g(_: W) {}\n",
+    "src/main.rs": "use clap::Parser;\nfn main() {}\n",
+}
+
+
 def write_tree(root, files):
     for rel, text in files.items():
         path = root / rel
@@ -589,9 +695,10 @@ def self_test():
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "fake"
         write_tree(root, FAKE_CRATE)
-        count, plain, test_only, edges, _ = analyse(root)
+        found = analyse(root)
+        plain, test_only, edges = found.plain, found.test_only, found.edges
         name = lambda cycle: " -> ".join(module_name(k) for k in cycle)
-        check("modules", count, 11)
+        check("modules", found.count, 11)
         check("cycles", sorted(name(c) for c in plain), [
             "crate::a -> crate::b -> crate::c",
             "crate::d -> crate::d::inner",
@@ -609,7 +716,21 @@ def self_test():
         write_tree(clean, CLEAN_CRATE)
         buffer = io.StringIO()
         check("exit status without cycles", report(clean, buffer), 0)
-        check("message", buffer.getvalue(), "no import cycles among 3 modules\n")
+        check("message", buffer.getvalue(),
+              "no import cycles among 3 modules nor among the folders of src/\n")
+
+        folders = Path(tmp) / "folders"
+        write_tree(folders, FOLDER_CRATE)
+        found = analyse(folders, binary_only=["clap"])
+        check("no module cycle", found.plain + found.test_only, [])
+        check("folder cycles", [name(c) for c in found.folder_cycles], ["crate::a -> crate::b"])
+        check("binary-only crates named by the library",
+              [(n, f.relative_to(folders).as_posix(), line) for n, f, line in found.binary_only],
+              [("clap", "src/a/w.rs", 1), ("clap", "src/a/w.rs", 3)])
+        buffer = io.StringIO()
+        check("exit status with a folder cycle", report(folders, buffer, ["clap"]), 1)
+        check("folder cycle reported",
+              "crate::b::z uses crate::a::w at src/b/z.rs:1" in buffer.getvalue(), True)
 
     if failures:
         print("self-test failed:")
@@ -626,13 +747,15 @@ def main(argv=None):
                         help="the crate's directory (holding Cargo.toml and src/)")
     parser.add_argument("--self-test", action="store_true",
                         help="check this script on a small made-up crate")
+    parser.add_argument("--binary-only", action="append", default=[], metavar="CRATE",
+                        help="a crate only the binary may name (repeatable)")
     args = parser.parse_args(argv)
     if args.self_test:
         return self_test()
     if not (args.root / "src").is_dir():
         print(f"{args.root}: no src/ directory", file=sys.stderr)
         return 2
-    return report(args.root.resolve())
+    return report(args.root.resolve(), binary_only=args.binary_only)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::paired::{Paired, SideFacts, StagePairs};
-use super::stats::TIE_EPSILON;
-use crate::grade::aggregate::percentile;
-use crate::output::schema::{missing_column, QueryLoss, SideFigures, StageSides};
+use crate::base::numbers::percentile;
+use crate::base::schema::{missing_column, QueryLoss, SideFigures, StageSides};
+use crate::base::stats::TIE_EPSILON;
 
 /// Queries listed per stage among the biggest losses.
 pub const LOSSES_LISTED: usize = 10;
@@ -130,6 +130,6 @@ fn side_figures<'a>(sides: impl Iterator<Item = &'a SideFacts> + Clone) -> SideF
         latency_p50_ms: percentile(&latencies, 50.0),
         latency_p95_ms: percentile(&latencies, 95.0),
         latency_p99_ms: percentile(&latencies, 99.0),
-        context_tokens_mean: crate::numbers::mean(contexts),
+        context_tokens_mean: crate::base::numbers::mean(contexts),
     }
 }

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
-use crate::metrics::Cutoff;
-use crate::output::cells::{read_measure, read_metric};
-use crate::output::complete;
-use crate::output::schema::{
+use crate::base::metrics::Cutoff;
+use crate::base::schema::{
     judged_columns, metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE,
     QUERY_ID, REQUIRED, RUN, SPLIT, STAGE, STATUS, SUMMARY_FILE, TASK,
 };
-use crate::slices::NO_SLICE;
+use crate::base::slices::NO_SLICE;
+use crate::output::cells::{read_measure, read_metric};
+use crate::output::complete;
 
 /// The settings in summary.json that make two gradings comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]

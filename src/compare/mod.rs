@@ -1,9 +1,9 @@
 //! `rgrade compare` (docs/compare.md): one change at a time. Two grade outputs are
 //! [`graded`] (read back), [`paired`] by (stage, query_id), compared per
-//! grouping set and metric with paired statistics, checked against the
-//! user's acceptance [`rules`], and written by [`output`]; [`evidence`]
-//! finds what the biggest losses lost, and the report page is drawn by
-//! [`crate::report::compare`].
+//! grouping set and metric with paired statistics and checked against the
+//! user's acceptance [`rules`]; [`output`] writes what it found and
+//! [`evidence`] finds what the biggest losses lost. `crate::run::compare`
+//! drives it and has the report page drawn.
 
 pub mod evidence;
 pub mod graded;
@@ -11,23 +11,13 @@ pub mod output;
 pub mod paired;
 pub mod rules;
 pub mod slices;
-pub mod stats;
 
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::failure::{ErrorKind, OfKind};
-
-use crate::grade::workers;
-use crate::output::schema::{
-    CompareSettings, ComparedRun, ComparisonSummary, COMPARE_FILES, REPORT_FILE, SUMMARY_FILE,
-};
-use crate::output::staged;
-use crate::output::{refuse_other_result, remove_stale_output, OutputDir};
-use crate::report::{self, Sources};
 use graded::Side;
 use paired::{Paired, StatSettings};
 use rules::{Gate, RuleContext};
@@ -76,6 +66,10 @@ pub struct Compared {
     pub gate: Option<Gate>,
     /// The significance level the marks use.
     pub alpha: f64,
+    /// The metrics compared, as indexes into the paired metrics.
+    pub metrics: Vec<usize>,
+    /// How the statistics were drawn.
+    pub settings: StatSettings,
 }
 
 impl Compared {
@@ -104,20 +98,13 @@ impl Compared {
     }
 }
 
-/// Compare the two grade outputs `plan` names, writing the outputs if it
-/// names a directory, and hand each warning to `warn` as it arises.
+/// Compare the two grade outputs `plan` names, handing each warning to
+/// `warn` as it arises; nothing is written.
 ///
 /// # Errors
 /// Anything that leaves nothing compared: unreadable or incomparable
-/// inputs, an unknown run, metric or rule target, an unwritable output.
-pub fn run(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
-    let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
-    pool.install(|| compare(plan, warn))
-        .of_kind(ErrorKind::Comparison)
-}
-
-fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
-    let out_dir = plan.out.as_deref().map(claim).transpose()?;
+/// inputs, an unknown run, metric or rule target.
+pub fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
     let (baseline, candidate) = rayon::join(
         || graded::load(&plan.baseline, plan.baseline_run.as_deref(), Side::Baseline),
         || {
@@ -173,76 +160,13 @@ fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
         None => None,
     };
 
-    if let (Some(dir), Some(held)) = (&plan.out, &out_dir) {
-        let mut files = vec![
-            output::write_comparison(dir, &paired, &comparisons)?,
-            output::write_per_query_delta(dir, &paired, &metrics)?,
-        ];
-        if let Some(gate) = &gate {
-            files.push(output::write_gate(dir, gate)?);
-        }
-        let summary = summarize(plan, &paired, &metrics, &settings, &files)?;
-        let page = report::compare::page(&summary, &Sources::staged(&files))?;
-        files.push(report::stage_page(dir, REPORT_FILE, &page)?);
-        // The complete set moves into place at once, comparison.json last.
-        files.push(output::write_comparison_summary(dir, &summary)?);
-        held.commit(files)?;
-    }
     Ok(Compared {
         paired,
         comparisons,
         gate,
         alpha: plan.alpha,
-    })
-}
-
-/// Claim the output directory `dir` before anything is read: a run already
-/// writing there must not cost this one's work, and an earlier
-/// comparison's files must not pass for this one's while it runs, nor if
-/// it fails.
-fn claim(dir: &Path) -> Result<OutputDir> {
-    let claimed = OutputDir::claim(dir)?;
-    refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
-    for name in COMPARE_FILES {
-        remove_stale_output(dir, name)?;
-    }
-    Ok(claimed)
-}
-
-/// comparison.json's contents: what was compared, how, the figures of
-/// both sides, the biggest losses with their evidence, and `files`.
-///
-/// # Errors
-/// A per_query.csv cannot be read again for the evidence.
-fn summarize(
-    plan: &Plan,
-    paired: &Paired,
-    metrics: &[usize],
-    settings: &StatSettings,
-    files: &[staged::Staged],
-) -> Result<ComparisonSummary> {
-    let side = |origin: &paired::Origin| ComparedRun {
-        path: origin.path.display().to_string(),
-        run: origin.run.clone(),
-    };
-    Ok(ComparisonSummary {
-        tool: "rgrade".to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        baseline: side(&paired.baseline),
-        candidate: side(&paired.candidate),
-        labels_hash: paired.labels_hash.clone(),
-        settings: CompareSettings {
-            metrics: metrics.iter().map(|&m| paired.metrics[m].clone()).collect(),
-            permutations: settings.permutations,
-            bootstrap: settings.bootstrap,
-            seed: settings.seed,
-            alpha: plan.alpha,
-            confidence: settings.confidence,
-        },
-        stages: paired.stages.iter().map(evidence::stage_sides).collect(),
-        evidence_cutoff: paired.deepest.to_string(),
-        biggest_losses: evidence::biggest_losses(paired, metrics[0])?,
-        outputs: files.iter().map(|f| f.listed().clone()).collect(),
+        metrics,
+        settings,
     })
 }
 

@@ -12,16 +12,16 @@ use super::evidence::stage_sides;
 use super::paired::{Origin, Paired, PairedQuery, StagePairs};
 use super::rules::Gate;
 use super::slices::SliceComparison;
-use crate::compare::stats::TIE_EPSILON;
-use crate::output::cells::number_text;
-use crate::output::first_few;
-use crate::output::plural;
-use crate::output::schema::{
+use crate::base::schema::{
     per_query_delta_columns, ComparisonSummary, COMPARISON, COMPARISON_FILE,
     COMPARISON_SUMMARY_FILE, GATE_FILE, PER_QUERY_DELTA_FILE, PER_QUERY_DELTA_LEADING, SPLIT,
 };
+use crate::base::slices::{ANY, NO_SLICE};
+use crate::base::stats::TIE_EPSILON;
+use crate::base::text::first_few;
+use crate::base::text::plural;
+use crate::output::cells::number_text;
 use crate::output::staged::{self, stage, Staged, Staging};
-use crate::slices::{ANY, NO_SLICE};
 
 /// Queries listed per slice under "lost most" on stdout.
 const LOSERS_SHOWN: usize = 3;

@@ -10,10 +10,10 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::graded::{GradedRun, Names};
-use crate::compare::stats::{self, WinsTiesLosses};
-use crate::metrics::Cutoff;
-use crate::output::schema::{metric_columns, Status};
-use crate::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
+use crate::base::metrics::Cutoff;
+use crate::base::schema::{metric_columns, Status};
+use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
+use crate::base::stats::{self, WinsTiesLosses};
 
 /// One side's view of a paired query, besides its scores.
 #[derive(Debug, Clone, Copy)]

@@ -10,11 +10,11 @@ use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::paired::{Paired, PairedQuery, StagePairs, StatSettings};
-use crate::compare::stats::TIE_EPSILON;
-use crate::grade::aggregate::percentile;
-use crate::output::first_few;
-use crate::output::plural;
-use crate::output::schema::Status;
+use crate::base::numbers::percentile;
+use crate::base::schema::Status;
+use crate::base::stats::TIE_EPSILON;
+use crate::base::text::first_few;
+use crate::base::text::plural;
 
 /// The rules file: `[[rule]]` tables.
 #[derive(Debug, Deserialize)]

@@ -3,20 +3,15 @@
 //! averaged over grouping sets — overall, per task, per language, per task
 //! × language — as plain (macro) means over the queries that count.
 
-use std::path::Path;
-
 use anyhow::Result;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
+use crate::base::numbers::{percentile, FiniteSum};
+use crate::base::schema::Status;
+use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey};
 use crate::grade::group::{GradeSettings, Grouped, QueryRow};
 use crate::labels::LabelIndex;
-use crate::numbers::{self, FiniteSum};
-use crate::output::per_query::{join_missed, PerQueryWriter};
-use crate::output::schema::Status;
-use crate::output::staged::Staged;
-use crate::report::collect::{Collector, PairFigures, PerQueryRow};
-use crate::slices::{split_slice_keys, split_slice_order, SplitSliceKey};
 
 /// The means and counts of one grouping set.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,17 +151,6 @@ fn status_index(status: Status) -> usize {
     }
 }
 
-/// The p-th percentile (0–100) of sorted values, linearly interpolated
-/// between closest ranks (numpy's default); `None` when there are none.
-pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    let last = sorted.len().checked_sub(1)?;
-    let position = p / 100.0 * last as f64;
-    let below = position.floor() as usize;
-    let above = position.ceil() as usize;
-    let fraction = position - below as f64;
-    Some(numbers::between(sorted[below], sorted[above], fraction))
-}
-
 /// Gathers the rows of one (run, stage) into its grouping sets, a range of
 /// rows at a time.
 pub struct Aggregator<'a> {
@@ -235,67 +219,66 @@ pub struct GradedPairs {
     pub repeats: u64,
     /// Records behind the graded captures.
     pub graded_records: u64,
-    /// per_query.csv, complete under its temporary name (with an output
-    /// directory).
-    pub per_query: Option<Staged>,
-    /// What the report draws of per_query.csv's rows (with an output
-    /// directory).
-    pub figures: Option<Vec<PairFigures>>,
 }
 
-/// Grade each (run, stage) a range of queries at a time, writing its rows
-/// to per_query.csv (when there is an output directory) and gathering its
-/// aggregates, so that rows never pile up in memory.
+/// Where graded rows go as they come, besides the aggregates: to
+/// per_query.csv and the report's figures, or into a caller's memory.
+/// Rows reach it in query order, one (run, stage) after another.
+pub trait RowSink: Send {
+    /// A (run, stage) of `rows` rows begins.
+    fn begin_pair(&mut self, run: &str, stage: &str, rows: usize);
+
+    /// The next rows of the (run, stage) begun last.
+    ///
+    /// # Errors
+    /// The rows cannot be kept (an output cannot be written).
+    fn rows(&mut self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<()>;
+}
+
+/// Grade each (run, stage) a range of queries at a time, handing its rows
+/// to `sink` (when there is one) and gathering its aggregates, so that
+/// rows never pile up here.
 ///
 /// # Errors
-/// per_query.csv cannot be written.
+/// The sink failed to keep rows.
 pub fn grade_pairs(
     grouped: Grouped,
     labels: &LabelIndex,
     settings: &GradeSettings,
-    out: Option<&Path>,
+    mut sink: Option<&mut dyn RowSink>,
 ) -> Result<GradedPairs> {
     const QUERIES_AT_A_TIME: usize = 1 << 14;
-    let mut per_query = out
-        .map(|dir| PerQueryWriter::create(dir, labels, settings))
-        .transpose()?;
-    let mut figures = out.map(|_| Collector::new(&settings.ks));
     let mut graded = GradedPairs {
         aggregates: Vec::new(),
         ok_rows: 0,
         repeats: 0,
         graded_records: 0,
-        per_query: None,
-        figures: None,
     };
     for pair in grouped.pairs {
         let mut aggregator = Aggregator::new(labels, settings);
-        if let Some(figures) = &mut figures {
-            figures.begin_pair(&pair.run, &pair.stage, pair.n_queries());
+        if let Some(sink) = &mut sink {
+            sink.begin_pair(&pair.run, &pair.stage, pair.n_queries());
         }
         let n = pair.n_queries();
         for start in (0..n).step_by(QUERIES_AT_A_TIME) {
             let range = start..n.min(start + QUERIES_AT_A_TIME);
             let chunk = pair.grade(range, &grouped.store, labels, settings);
-            // The rows are written while they are counted: the sums run in
+            // The rows are kept while they are counted: the sums run in
             // query order, so the means do not depend on the thread count.
-            let (written, ()) = rayon::join(
-                || match &mut per_query {
-                    Some(writer) => writer.write(&pair.run, &pair.stage, &chunk.rows),
+            let (kept, ()) = rayon::join(
+                || match &mut sink {
+                    Some(sink) => sink.rows(&pair.run, &pair.stage, &chunk.rows),
                     None => Ok(()),
                 },
                 || {
                     for row in &chunk.rows {
                         aggregator.add(row);
-                        if let Some(figures) = &mut figures {
-                            figures.add(&RowView { row, labels });
-                        }
                         graded.ok_rows += u64::from(row.status == Status::Ok);
                         graded.repeats += u64::from(row.captures.saturating_sub(1));
                     }
                 },
             );
-            written?;
+            kept?;
             graded.graded_records += chunk.graded_records;
         }
         graded.aggregates.push(PairAggregates {
@@ -304,73 +287,5 @@ pub fn grade_pairs(
             aggregates: aggregator.finish(),
         });
     }
-    graded.per_query = per_query.map(PerQueryWriter::finish).transpose()?;
-    graded.figures = figures.map(Collector::finish);
     Ok(graded)
-}
-
-/// A graded row as the report reads it: what per_query.csv says of it.
-struct RowView<'a> {
-    row: &'a QueryRow,
-    labels: &'a LabelIndex,
-}
-
-impl PerQueryRow for RowView<'_> {
-    fn query_id(&self) -> &str {
-        self.labels.query_id(self.row.query)
-    }
-    fn task(&self) -> &str {
-        self.labels.slice_name(self.label().task)
-    }
-    fn language(&self) -> &str {
-        self.labels.slice_name(self.label().language)
-    }
-    fn split(&self) -> &str {
-        self.labels.slice_name(self.label().split)
-    }
-    fn status(&self) -> Status {
-        self.row.status
-    }
-    fn n_relevant(&self) -> u32 {
-        self.label().n_relevant
-    }
-    fn first_rel_rank(&self) -> Option<u32> {
-        self.row.first_rel_rank
-    }
-    fn latency_ms(&self) -> Option<f64> {
-        self.row.latency_ms
-    }
-    fn context_tokens(&self) -> Option<f64> {
-        self.row.context_tokens
-    }
-    fn scores(&self) -> Option<&[f64]> {
-        self.row.scores.as_deref()
-    }
-    fn missed(&self) -> String {
-        let mut cell = String::new();
-        join_missed(&mut cell, self.row, self.labels);
-        cell
-    }
-}
-
-impl RowView<'_> {
-    fn label(&self) -> &crate::labels::LabeledQuery {
-        &self.labels.queries()[self.row.query as usize]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_interpolate_like_numpy() {
-        let values = [1.0, 2.0, 3.0, 4.0, 10.0];
-        assert_eq!(percentile(&values, 50.0), Some(3.0));
-        let p95 = percentile(&values, 95.0).unwrap();
-        assert!((p95 - 8.8).abs() < 1e-12, "{p95}");
-        assert_eq!(percentile(&values, 100.0), Some(10.0));
-        assert_eq!(percentile(&[7.0], 99.0), Some(7.0));
-        assert_eq!(percentile(&[], 50.0), None);
-    }
 }

@@ -5,32 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-use crate::grade::parse::{Invalid, RejectReason, EXCERPT_BYTES};
-
-/// Where a record came from: the input's index, the 1-based line, and
-/// for a span its place in the line. Ordered as the input is: files in
-/// the order given, then line number, then span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Origin {
-    /// Index of the input in the order given.
-    pub input: u32,
-    /// 1-based line number within the input.
-    pub line: u64,
-    /// 0 for a record that is a whole line; a span's 1-based number
-    /// among the spans of its OTLP line.
-    pub item: u32,
-}
-
-impl Origin {
-    /// The record that is line `line` of input `input`.
-    pub fn line(input: u32, line: u64) -> Self {
-        Origin {
-            input,
-            line,
-            item: 0,
-        }
-    }
-}
+use crate::logs::record::{Invalid, Origin, RejectReason, EXCERPT_BYTES};
 
 /// A judged document found in a ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,40 +14,6 @@ pub struct Found {
     pub rank: u32,
     /// The document's index in the label index.
     pub doc: u32,
-}
-
-/// Where a capture span sits in its trace: its own id and its parent's,
-/// each hashed with the trace id (the ids as the export writes them, hex
-/// or base64), `None` where the span names none. Instrumentations trace a
-/// call and the call it makes: OpenInference's LlamaIndex instrumentation
-/// writes a RETRIEVER span for `retrieve()`, holding the documents, whose
-/// child `_retrieve()` is a RETRIEVER span holding none. Such an empty
-/// child of another capture of the same query is no capture of its own.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SpanIds {
-    /// The span's own place.
-    pub own: Option<u64>,
-    /// Its parent's place.
-    pub parent: Option<u64>,
-}
-
-impl SpanIds {
-    /// The places of the span `span` and of its parent `parent` in the
-    /// trace `trace`.
-    pub fn new(trace: Option<&str>, span: Option<&str>, parent: Option<&str>) -> Self {
-        let place = |id: Option<&str>| {
-            let (trace, id) = (trace?, id.filter(|id| !id.is_empty())?);
-            let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-            hasher.update(trace.as_bytes());
-            hasher.update(b"/");
-            hasher.update(id.as_bytes());
-            Some(hasher.digest())
-        };
-        SpanIds {
-            own: place(span),
-            parent: place(parent),
-        }
-    }
 }
 
 /// A capture span of a labeled query that returned no document, held

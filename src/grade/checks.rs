@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
+use crate::base::schema::REJECTS_FILE;
+use crate::base::text::plural;
 use crate::grade::graded::Graded;
-use crate::output::plural;
-use crate::output::schema::REJECTS_FILE;
 
 impl Graded {
     /// Why the rejected records exceed `max_rejects`, naming the first,

@@ -7,17 +7,19 @@
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::base::options::{LogsFormat, ProgressWhen};
 use crate::grade::capture::{LineCounts, Reject};
 use crate::grade::group::{Grouped, Grouper};
 use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
-use crate::grade::parquet::ColumnNames;
-use crate::grade::parse::FieldNames;
 use crate::grade::permissions::{Leak, LEAKS_LISTED};
-use crate::grade::read::{self, Input, InputStats};
 use crate::grade::rejects;
-use crate::grade::trec::TrecLines;
-use crate::grade::workers::{for_each_block, progress_bar};
-use crate::options::{LogsFormat, ProgressWhen};
+use crate::grade::runs::TrecLines;
+use crate::io::inputs::{Input, InputStats};
+use crate::io::reread;
+use crate::io::workers::{for_each_block, progress_bar};
+use crate::logs;
+use crate::logs::jsonl::FieldNames;
+use crate::logs::parquet::ColumnNames;
 
 /// How the inputs are read.
 #[derive(Debug, Clone, Copy)]
@@ -180,7 +182,7 @@ fn judge_inputs(
     let mut failed = None;
     let stats = for_each_block(
         pool,
-        |sink| read::read_inputs(inputs, reading.format, columns, sink, &on_bytes),
+        |sink| logs::read::read_inputs(inputs, reading.format, columns, sink, &on_bytes),
         || BlockWorker::new(config),
         BlockWorker::process,
         |_, mut outcome| {
@@ -247,7 +249,7 @@ fn rank_trec_runs(
         "reading TREC runs a second time, for the queries whose lines are in several places",
     )?;
     for (&(index, input), second) in again.iter().zip(&stats) {
-        read::ensure_unchanged(input, &first_reading[index as usize], &second.hash)?;
+        reread::ensure_unchanged(input, &first_reading[index as usize], &second.hash)?;
     }
     // A second reading ranks nothing early, so nothing is left to read again.
     let split = pool.install(|| grouper.rank_trec_runs(labels, config.rank_rules(), rejects));

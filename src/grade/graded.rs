@@ -3,17 +3,17 @@
 //! raised along the way.
 
 use std::fmt;
-use std::io::{self, Write};
 use std::path::PathBuf;
 
+use crate::base::schema::{Counts, StaleLabels};
+use crate::base::text::{first_few, plural};
 use crate::grade::aggregate::PairAggregates;
-use crate::grade::capture::{Origin, Reject};
+use crate::grade::capture::Reject;
 use crate::grade::group::GradeSettings;
 use crate::grade::permissions::Leak;
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
-use crate::output::schema::{Counts, StaleLabels};
-use crate::output::{first_few, plural, table};
+use crate::logs::record::Origin;
 
 /// What a grading found, for the caller to show and judge.
 pub struct Graded {
@@ -48,24 +48,6 @@ impl Graded {
                 .first()
                 .is_some_and(|all| all.attribution.answered > 0)
         })
-    }
-
-    /// Write the stdout table: means per (run, stage) and slice, turned
-    /// when wider than `width` characters, the evidence lost between
-    /// stages, how wrong answers split by their evidence, and a note of
-    /// rejects and leaks.
-    ///
-    /// # Errors
-    /// Writing to `out` fails (a closed pipe among others).
-    pub fn print_table(&self, out: &mut impl Write, width: usize) -> io::Result<()> {
-        table::print_table(out, &self.labels, &self.settings, &self.pairs, width)?;
-        if let Some(loss) = &self.stage_loss {
-            table::print_stage_loss(out, &self.labels, loss)?;
-        }
-        if self.has_answers() {
-            table::print_attribution(out, &self.pairs)?;
-        }
-        table::print_notes(out, &self.counts)
     }
 }
 

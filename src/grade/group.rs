@@ -14,17 +14,17 @@ use anyhow::Result;
 use hashbrown::{HashMap, HashSet};
 use rayon::prelude::*;
 
+use crate::base::metrics::{self, Cutoff, Hit, Metric};
+use crate::base::numbers;
+use crate::base::options::{MissingPolicy, RepeatPolicy};
+use crate::base::schema::Status;
 use crate::grade::capture::{Capture, EmptySpan, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
-use crate::grade::parse::{Invalid, RejectReason};
 use crate::grade::pool::{PoolSource, PoolStore};
-use crate::grade::read::{Input, InputStats};
-use crate::grade::trec::{RankRules, RunKey, SplitRuns, TrecRuns};
+use crate::grade::runs::{RankRules, RunKey, SplitRuns, TrecRuns};
+use crate::io::inputs::{Input, InputStats};
 use crate::labels::{LabelIndex, QueryIdx};
-use crate::metrics::{self, Cutoff, Hit, Metric};
-use crate::numbers;
-use crate::options::{MissingPolicy, RepeatPolicy};
-use crate::output::schema::Status;
+use crate::logs::record::{Invalid, RejectReason};
 
 /// How rows are graded.
 #[derive(Debug, Clone)]
@@ -1052,8 +1052,8 @@ mod sparse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::capture::Origin;
     use crate::grade::pool::Pooled;
+    use crate::logs::record::Origin;
 
     /// Queries `a`, `b` and `c`, each judging `d1` (grade 1).
     fn labels() -> LabelIndex {

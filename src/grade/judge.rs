@@ -9,22 +9,24 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use simd_json::prelude::Writable;
 
-use crate::grade::capture::{
-    Capture, EmptySpan, Found, LineCounts, Origin, Reject, RunStage, SpanIds,
-};
-use crate::grade::parquet::rows::{for_each_batch, RowRecord};
-use crate::grade::parquet::RowGroup;
-use crate::grade::parse::{
-    is_blank, BadRunLine, Event, EventKey, Invalid, JsonParser, LogFields, RankKey, RejectReason,
-    TrecLine, DEFAULT_STAGE,
-};
+use crate::grade::capture::{Capture, EmptySpan, Found, LineCounts, Reject, RunStage};
+
+use crate::base::options::{DuplicateDocs, LogsFormat, RunName};
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::pool::Pooled;
-use crate::grade::read::{line_ranges, Chunk, MAX_LINE};
-use crate::grade::spans::{for_each_span, SpanFields, SpanRecord};
-use crate::grade::trec::{BlockRuns, BlockScratch, RankRules, RunLine, TrecLines};
+use crate::grade::runs::{BlockRuns, BlockScratch, RankRules, RunLine, TrecLines};
+use crate::io::blocks::is_blank;
+use crate::io::blocks::{line_ranges, Chunk, MAX_LINE};
+use crate::io::json::JsonParser;
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
-use crate::options::{DuplicateDocs, LogsFormat, RunName};
+use crate::logs::jsonl::{Event, LogFields};
+use crate::logs::otlp::{for_each_span, SpanFields, SpanRecord};
+use crate::logs::parquet::rows::{for_each_batch, RowRecord};
+use crate::logs::parquet::RowGroup;
+use crate::logs::read::LogChunk;
+use crate::logs::record::{EventKey, Invalid, RejectReason, DEFAULT_STAGE};
+use crate::logs::record::{Origin, SpanIds};
+use crate::logs::trec::{BadRunLine, RankKey, TrecLine};
 
 /// Everything one block produced. Pair indices are local to the block.
 #[derive(Debug, Default)]
@@ -520,7 +522,7 @@ impl<'a> BlockWorker<'a> {
     }
 
     /// Parse and judge every line of a chunk.
-    pub fn process(&mut self, chunk: &Chunk) -> BlockOutcome {
+    pub fn process(&mut self, chunk: &LogChunk) -> BlockOutcome {
         let mut out = BlockOutcome {
             stages_seen: vec![false; self.config.stages.len()],
             ..BlockOutcome::default()
@@ -886,8 +888,8 @@ impl<'a> BlockWorker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::parse::EXCERPT_BYTES;
-    use crate::grade::read::{lines, Block};
+    use crate::io::blocks::{lines, Block};
+    use crate::logs::record::EXCERPT_BYTES;
     use proptest::prelude::*;
 
     fn labels() -> LabelIndex {

@@ -16,9 +16,10 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use hashbrown::HashMap;
 
-use crate::grade::capture::Origin;
-use crate::grade::parse::Invalid;
-use crate::grade::read::{Input, Source};
+use crate::io::decompress::Source;
+use crate::io::inputs::Input;
+use crate::logs::record::Invalid;
+use crate::logs::record::Origin;
 
 /// Leaks listed in summary.json.
 pub const LEAKS_LISTED: usize = 100;

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::grade::parse::FieldNames;
-use crate::metrics::Cutoff;
-use crate::options::{
+use crate::base::metrics::Cutoff;
+use crate::base::options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
     RunName, SpanKind,
 };
-use crate::tables::{ArrowTable, LogLines};
+use crate::io::tables::{ArrowTable, LogLines};
+use crate::logs::jsonl::FieldNames;
 
 /// Everything one grading needs: what to read, how to grade, where to
 /// write. The command line's `rgrade grade` options, as plain values.

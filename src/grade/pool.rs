@@ -14,11 +14,12 @@ use std::ops::Range;
 use anyhow::{Context, Result};
 use hashbrown::HashTable;
 
-use crate::grade::capture::Origin;
-use crate::grade::parse::TrecLine;
-use crate::grade::read::{self, Input, InputStats};
+use crate::base::options::LogsFormat;
+use crate::io::inputs::{Input, InputStats};
+use crate::io::reread;
 use crate::labels::id_hash;
-use crate::options::LogsFormat;
+use crate::logs::record::Origin;
+use crate::logs::trec::TrecLine;
 
 /// An unjudged document of a ranking built from run lines: its rank, and
 /// the line that names it.
@@ -155,7 +156,7 @@ impl PoolStore {
                 }
             };
             let read = format != LogsFormat::Parquet
-                && read::read_lines_again(&inputs[input], &first[input], &numbers, &mut read_id)
+                && reread::read_lines_again(&inputs[input], &first[input], &numbers, &mut read_id)
                     .context("reading runs again for the ids of the documents to review")?;
             if !read {
                 left += lines.len() as u64;

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 
+use crate::base::options::LogsFormat;
 use crate::grade::capture::Reject;
-use crate::grade::parse::EXCERPT_BYTES;
-use crate::grade::read::{self, Input, InputStats};
-use crate::options::LogsFormat;
+use crate::io::inputs::{Input, InputStats};
+use crate::io::reread;
+use crate::logs::record::EXCERPT_BYTES;
 
 /// Sort `rejects` into input order (then reason) and fill in the excerpts
 /// they lack; `stats` are the inputs' first readings.
@@ -45,7 +46,7 @@ fn recover_excerpts(inputs: &[Input], stats: &[InputStats], rejects: &mut [Rejec
         lines.dedup();
         let source = &inputs[input as usize];
         let mut found: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-        read::read_lines_again(source, &stats[input as usize], &lines, |line, text| {
+        reread::read_lines_again(source, &stats[input as usize], &lines, |line, text| {
             found.insert(line, text[..text.len().min(EXCERPT_BYTES)].to_vec());
         })
         .context("reading again for rejected records")?;
@@ -64,8 +65,8 @@ fn recover_excerpts(inputs: &[Input], stats: &[InputStats], rejects: &mut [Rejec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::capture::Origin;
-    use crate::grade::parse::RejectReason;
+    use crate::logs::record::Origin;
+    use crate::logs::record::RejectReason;
 
     #[test]
     fn excerpts_come_from_the_bytes_that_were_graded() {

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
+use crate::base::slices::{slice_keys, slice_order, SliceKey};
 use crate::grade::group::{GradeSettings, Grouped, PairSlots};
 use crate::labels::{LabelIndex, QueryIdx};
-use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// What one query lost from one stage to the next.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,28 +16,22 @@
 
 use std::io::BufRead;
 use std::ops::AddAssign;
-use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use hashbrown::{HashMap, HashTable};
 use rayon::prelude::*;
 
+use crate::base::schema::{SliceStale, StaleLabels};
+use crate::base::slices::ANY;
+use crate::base::slices::{slice_keys, slice_order, SliceKey};
+use crate::base::text::first_few;
 use crate::grade::group::Grouped;
-use crate::grade::read::{Input, Source};
+use crate::io::decompress::Source;
+use crate::io::inputs::Input;
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
-use crate::output::schema::{SliceStale, StaleLabels};
-use crate::output::{self, OutputDir};
-use crate::slices::ANY;
-use crate::slices::{slice_keys, slice_order, SliceKey};
 
 /// Unseen ids listed in summary.json.
 const SAMPLE: usize = 20;
-
-/// Whether the labels look made for other ids: more than half of the
-/// captured queries returned no judged document at all.
-pub fn looks_stale(stale: &StaleLabels) -> bool {
-    stale.queries_without_judged_results * 2 > stale.queries_captured
-}
 
 /// The stale-label counts of one query, or summed over a grouping set.
 #[derive(Debug, Clone, Copy, Default)]
@@ -252,42 +246,6 @@ pub fn require_collection_version(labels: &LabelIndex, version: &str) -> Result<
         labels.source.path.display(),
         other.len(),
         labels.queries().len(),
-        output::first_few(other.into_iter(), EXAMPLES)
-    )
-}
-
-/// Fail, before any log is read, when labeled doc ids are missing from the
-/// collection snapshot `corpus`: a changed id scheme would grade every
-/// query 0. With an output directory, all of them are listed there in
-/// labels_missing_from_corpus.txt.
-///
-/// # Errors
-/// The corpus cannot be read, or lacks labeled ids.
-pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&OutputDir>) -> Result<()> {
-    const EXAMPLES: usize = 5;
-    let missing = check_corpus(labels, &Input::File(corpus.to_path_buf()))?;
-    if missing.ids.is_empty() {
-        return Ok(());
-    }
-    let listed = match out {
-        Some(held) => {
-            let path = output::corpus::write_missing(held, &missing.ids)?;
-            format!("all are listed in {}", path.display())
-        }
-        None => "use -o DIR to list them all".to_string(),
-    };
-    let examples: Vec<&str> = missing
-        .ids
-        .iter()
-        .take(EXAMPLES)
-        .map(String::as_str)
-        .collect();
-    bail!(
-        "{}: {} of {} labeled doc ids are not in the corpus (e.g. {}); {listed}. \
-         Were the labels made for another snapshot or id scheme?",
-        corpus.display(),
-        missing.ids.len(),
-        missing.labeled,
-        examples.join(", ")
+        first_few(other.into_iter(), EXAMPLES)
     )
 }

@@ -4,14 +4,16 @@
 //! whatever the thread count.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::sync::Mutex;
 
 use anyhow::anyhow;
 
 use super::build::{Builder, LineError};
-use crate::grade::parse::JsonParser;
-use crate::grade::read::{read_blocks, Block, Chunk, Source, MAX_LINE};
-use crate::grade::workers::for_each_block;
+use crate::io::blocks::{read_blocks, Block, Chunk, ChunkSink, MAX_LINE};
+use crate::io::decompress::Source;
+use crate::io::json::JsonParser;
+use crate::io::workers::for_each_block;
 
 /// Reads one block of label lines into an empty part, with the worker's
 /// JSON parser where the format needs one; errors name the line.
@@ -34,7 +36,8 @@ pub(super) fn read_in_blocks(
     let mut failed = None;
     let read = for_each_block(
         pool,
-        |sink| read_blocks(source, sink),
+        // Labels are lines of text: no chunk holds rows.
+        |sink: &mut dyn ChunkSink<Infallible>| read_blocks(source, sink),
         JsonParser::default,
         |parser, chunk| {
             let mut part = spare_parts
@@ -44,8 +47,7 @@ pub(super) fn read_in_blocks(
             match chunk {
                 Chunk::Lines(block) => parse(parser, block, &mut part).map(|()| part),
                 Chunk::Oversized { line, .. } => Err((Some(*line as usize), too_long())),
-                // read_blocks cuts lines only.
-                Chunk::Rows(group) => Err((Some(group.first_row as usize), too_long())),
+                Chunk::Rows(never) => match *never {},
             }
         },
         |number, parsed| {

@@ -11,7 +11,7 @@ use super::ids::{IdRef, IdText};
 use super::index::{
     id_hash, join_form, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx, QueryTexts,
 };
-use crate::slices::NO_SLICE;
+use crate::base::slices::NO_SLICE;
 
 /// A labels error and the 1-based line it is about, if any.
 pub(super) type LineError = (Option<usize>, anyhow::Error);

@@ -11,8 +11,8 @@ use hashbrown::HashTable;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use super::ids::{IdRef, IdText};
-use crate::metrics::Judgments;
-use crate::slices::NO_SLICE;
+use crate::base::metrics::Judgments;
+use crate::base::slices::NO_SLICE;
 
 /// The hash used for query and doc ids everywhere in rgrade.
 pub fn id_hash(id: &[u8]) -> u64 {

@@ -8,8 +8,8 @@ use simd_json::tape::Value;
 
 use super::blocks::too_long;
 use super::build::{Attributes, Builder, LineError};
-use crate::grade::parse::{id_text, JsonParser};
-use crate::grade::read::{lines, Block, MAX_LINE};
+use crate::io::blocks::{lines, Block, MAX_LINE};
+use crate::io::json::{id_text, JsonParser};
 
 /// Read the labels of one block of JSONL lines into `part`, which is empty.
 pub(super) fn parse_block(
@@ -27,7 +27,7 @@ pub(super) fn parse_block(
         }
         parser
             .parse(line, |value| add_json(part, value, number))
-            .map_err(|invalid| anyhow!("{}", invalid.detail))
+            .map_err(|bad| anyhow!("{bad}"))
             .and_then(|added| added)
             .map_err(|err| (Some(number), err))?;
     }

@@ -25,9 +25,11 @@ use hashbrown::HashTable;
 
 pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 
-use crate::grade::read::{Input, Source};
-use crate::options::{JoinBy, LabelsFormat};
-use crate::tables::ArrowTable;
+use crate::io::decompress::Source;
+
+use crate::base::options::{JoinBy, LabelsFormat};
+use crate::io::inputs::Input;
+use crate::io::tables::ArrowTable;
 use build::Builder;
 
 impl LabelIndex {
@@ -184,7 +186,7 @@ impl LabelIndex {
 /// Parquet when it opens with PAR1, JSONL when the first non-blank byte
 /// is `{`, CSV when the first line holds a comma, TREC qrels otherwise.
 fn detect_format(head: &[u8]) -> LabelsFormat {
-    if head.starts_with(crate::grade::parquet::MAGIC) {
+    if head.starts_with(crate::io::parquet::MAGIC) {
         return LabelsFormat::Parquet;
     }
     let start = head
@@ -213,8 +215,8 @@ fn format_name(format: LabelsFormat) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::read::MAX_LINE;
-    use crate::slices::NO_SLICE;
+    use crate::base::slices::NO_SLICE;
+    use crate::io::blocks::MAX_LINE;
     use proptest::prelude::*;
 
     fn load_text(text: &str, format: LabelsFormat) -> Result<LabelIndex> {
@@ -227,7 +229,7 @@ mod tests {
         let path = dir.join("labels");
         std::fs::write(&path, text)?;
         // Two workers: blocks are parsed out of order and joined in order.
-        let pool = crate::grade::workers::pool(std::num::NonZeroUsize::new(2))?;
+        let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(2))?;
         let index = LabelIndex::load(&path, format, 1, JoinBy::Id, &pool);
         std::fs::remove_dir_all(&dir)?;
         index
@@ -371,7 +373,7 @@ mod tests {
         let n = 120_000;
         let text = many_labels(n, None);
         // More blocks than the workers hold at once.
-        assert!(text.len() > 8 * crate::grade::read::BLOCK_SIZE);
+        assert!(text.len() > 8 * crate::io::blocks::BLOCK_SIZE);
         let index = load_text(&text, LabelsFormat::Jsonl).unwrap();
         assert_eq!(index.queries().len(), n);
         for i in [0, 1, 7_001, n / 2, n - 1] {
@@ -394,7 +396,7 @@ mod tests {
         assert!(format!("{:#}", err.unwrap_err()).contains(&want));
 
         // Just over the limit (read whole), and far over it (cut off).
-        for length in [MAX_LINE + 1, MAX_LINE + 3 * crate::grade::read::BLOCK_SIZE] {
+        for length in [MAX_LINE + 1, MAX_LINE + 3 * crate::io::blocks::BLOCK_SIZE] {
             let long = format!("{}\n", "x".repeat(length));
             let text = many_labels(3, None).replace("\r\n", &format!("\n{long}"));
             let err = format!("{:#}", load_text(&text, LabelsFormat::Jsonl).unwrap_err());
@@ -429,7 +431,7 @@ mod tests {
         let n = 100_000;
         let lines = scattered_qrels(n);
         let text = lines.join("\n") + "\n";
-        assert!(text.len() > 8 * crate::grade::read::BLOCK_SIZE);
+        assert!(text.len() > 8 * crate::io::blocks::BLOCK_SIZE);
         let index = load_text(&text, LabelsFormat::Trec).unwrap();
         assert_eq!(index.queries().len(), n);
         for i in [0, 1, 7_001, n / 2, n - 1] {

@@ -14,11 +14,11 @@ use parquet::arrow::ProjectionMask;
 
 use super::build::{Attributes, Builder, LineError};
 use super::columns::{Column, Columns};
-use crate::grade::parquet::footer;
-use crate::grade::parquet::layout::{top_column, Want};
-use crate::grade::parquet::rows::Cells;
-use crate::guarded;
-use crate::tables::ArrowTable;
+use crate::io::guarded;
+use crate::io::parquet::footer;
+use crate::io::parquet::Cells;
+use crate::io::parquet::{top_column, Want};
+use crate::io::tables::ArrowTable;
 
 /// What a column of `kind` must hold.
 fn want(kind: Column) -> Want {

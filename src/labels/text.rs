@@ -8,8 +8,8 @@ use anyhow::anyhow;
 use super::blocks::too_long;
 use super::build::{Attributes, Builder, LineError};
 use super::columns::{Column, Columns};
-use crate::grade::parse::JsonParser;
-use crate::grade::read::{lines, Block, MAX_LINE};
+use crate::io::blocks::{lines, Block, MAX_LINE};
+use crate::io::json::JsonParser;
 
 /// Read the TREC qrels of one block (`query_id iteration doc_id grade`,
 /// whitespace separated) into `part`, which is empty. A query's lines may

@@ -5,12 +5,12 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::cells::NumberCell;
-use super::schema::{aggregates_header, Status, AGGREGATES_FILE, LATENCY_PERCENTILES};
 use super::staged::{self, stage, Staged};
+use crate::base::schema::{aggregates_header, Status, AGGREGATES_FILE, LATENCY_PERCENTILES};
+use crate::base::slices::ANY;
 use crate::grade::aggregate::PairAggregates;
 use crate::grade::group::GradeSettings;
 use crate::labels::LabelIndex;
-use crate::slices::ANY;
 
 /// Write aggregates.csv: one row per (run, stage, grouping set).
 ///

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::schema::{ATTRIBUTION, ATTRIBUTION_FILE};
 use super::staged::{self, stage, Staged};
+use crate::base::schema::{ATTRIBUTION, ATTRIBUTION_FILE};
+use crate::base::slices::ANY;
 use crate::grade::aggregate::PairAggregates;
 use crate::labels::LabelIndex;
-use crate::slices::ANY;
 
 /// Write attribution.csv, one row per (run, stage, grouping set) in the
 /// order of aggregates.csv.

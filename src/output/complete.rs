@@ -12,7 +12,7 @@ use anyhow::{ensure, Context, Result};
 use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
-use super::schema::{ComparisonSummary, OutputFile, PartialSummary, Summary};
+use crate::base::schema::{ComparisonSummary, OutputFile, PartialSummary, Summary};
 
 /// Read the summary.json at `summary` and check every output it lists in
 /// its directory.

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::schema::MISSING_FROM_CORPUS_FILE;
 use super::staged::{self, stage};
 use super::OutputDir;
+use crate::base::schema::MISSING_FROM_CORPUS_FILE;
 
 /// Write `ids` into the directory `held`, returning the file's path.
 ///

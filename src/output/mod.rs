@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::base::schema::LOCK_FILE;
+
 pub mod aggregates;
 pub mod attribution;
 pub mod cells;
@@ -28,31 +30,10 @@ pub mod corpus;
 pub mod per_query;
 pub mod rejects;
 pub mod review_queue;
-pub mod schema;
 pub mod stage_loss;
 pub mod staged;
 pub mod summary;
 pub mod table;
-
-/// A count and its noun: "1 query", "12 queries".
-pub fn plural(n: u64, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
-/// The first `shown` of `items`, comma separated, then "(+n more)" for
-/// the rest: a long list of queries stays one readable line.
-pub fn first_few(items: impl ExactSizeIterator<Item = String>, shown: usize) -> String {
-    let total = items.len();
-    let mut text = items.take(shown).collect::<Vec<_>>().join(", ");
-    if total > shown {
-        text.push_str(&format!(" (+{} more)", total - shown));
-    }
-    text
-}
 
 /// Remove `name` from `dir` if an earlier run left it there: an output
 /// this run does not write must not pass for one of its results (an old
@@ -101,7 +82,7 @@ impl OutputDir {
     pub fn claim(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
-        let path = dir.join(schema::LOCK_FILE);
+        let path = dir.join(LOCK_FILE);
         let lock = File::options()
             .create(true)
             .truncate(false)

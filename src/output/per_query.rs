@@ -7,8 +7,8 @@ use anyhow::Result;
 use rayon::prelude::*;
 
 use super::cells::CsvRows;
-use super::schema::{per_query_header, PER_QUERY_FILE};
 use super::staged::{self, stage, Staged, Staging};
+use crate::base::schema::{per_query_header, PER_QUERY_FILE};
 use crate::grade::group::{GradeSettings, QueryRow};
 use crate::labels::LabelIndex;
 

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::schema::{RejectLine, REJECTS_FILE};
 use super::staged::{self, stage, Staged};
+use crate::base::schema::{RejectLine, REJECTS_FILE};
 use crate::grade::capture::Reject;
 
 /// Write rejects.jsonl, one object per rejected record, in input order.

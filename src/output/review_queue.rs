@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::schema::{REVIEW_QUEUE, REVIEW_QUEUE_FILE};
 use super::staged::{self, stage, Staged};
+use crate::base::schema::{REVIEW_QUEUE, REVIEW_QUEUE_FILE};
 use crate::grade::group::{GradeSettings, Grouped};
 use crate::grade::review;
 use crate::labels::LabelIndex;

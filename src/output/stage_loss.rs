@@ -6,11 +6,13 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::cells::number_text;
-use super::schema::{STAGE_LOSS, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY, STAGE_LOSS_PER_QUERY_FILE};
 use super::staged::{self, stage, Staged};
+use crate::base::schema::{
+    STAGE_LOSS, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY, STAGE_LOSS_PER_QUERY_FILE,
+};
+use crate::base::slices::ANY;
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
-use crate::slices::ANY;
 
 /// stage_loss.csv (totals per run, transition and grouping set) and
 /// stage_loss_per_query.csv (the lost ids of every query and transition).

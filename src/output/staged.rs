@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, Result};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::schema::OutputFile;
+use crate::base::schema::OutputFile;
 
 /// Makes the process abort after writing this many output bytes in all:
 /// how the tests kill a run at any point of its writing.

@@ -7,7 +7,9 @@ use anyhow::Result;
 
 use super::staged::{self, stage, Staged};
 
-use super::schema::{metric_columns, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE};
+use crate::base::schema::{
+    metric_columns, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE,
+};
 use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::group::GradeSettings;
 

@@ -10,14 +10,15 @@
 
 use std::io::{self, Write};
 
-use super::plural;
-use super::schema::{judged_columns, metric_columns, Counts, Status};
+use crate::base::metrics::Metric;
+use crate::base::schema::{judged_columns, metric_columns, Counts, Status};
+use crate::base::text::plural;
 use crate::grade::aggregate::{Aggregate, PairAggregates};
+use crate::grade::graded::Graded;
 use crate::grade::group::GradeSettings;
-use crate::grade::parse::DEFAULT_STAGE;
 use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
-use crate::metrics::Metric;
+use crate::logs::record::DEFAULT_STAGE;
 
 /// The status count columns, after the slice.
 const COUNT_COLUMNS: [&str; 5] = ["queries", "ok", "missing", "invalid", "no_answer"];
@@ -339,4 +340,25 @@ pub fn print_notes(out: &mut impl Write, counts: &Counts) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The stdout table is laid out here, with the other outputs.
+impl Graded {
+    /// Write the stdout table: means per (run, stage) and slice, turned
+    /// when wider than `width` characters, the evidence lost between
+    /// stages, how wrong answers split by their evidence, and a note of
+    /// rejects and leaks.
+    ///
+    /// # Errors
+    /// Writing to `out` fails (a closed pipe among others).
+    pub fn print_table(&self, out: &mut impl Write, width: usize) -> io::Result<()> {
+        print_table(out, &self.labels, &self.settings, &self.pairs, width)?;
+        if let Some(loss) = &self.stage_loss {
+            print_stage_loss(out, &self.labels, loss)?;
+        }
+        if self.has_answers() {
+            print_attribution(out, &self.pairs)?;
+        }
+        print_notes(out, &self.counts)
+    }
 }

@@ -11,9 +11,9 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::intervals::{Gathered, MeanInterval};
+use crate::base::metrics::{Cutoff, Metric};
+use crate::base::schema::{metric_columns, Status};
 use crate::compare::graded::Names;
-use crate::metrics::{Cutoff, Metric};
-use crate::output::schema::{metric_columns, Status};
 
 /// Slices shown per kind (task, language, task × language, split): the largest.
 pub const SLICES_SHOWN: usize = 12;
@@ -474,7 +474,7 @@ impl LogHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slices::NO_SLICE;
+    use crate::base::slices::NO_SLICE;
 
     struct Row {
         id: &'static str,

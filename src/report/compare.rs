@@ -18,12 +18,12 @@ use maud::{html, Markup};
 use super::charts::{self, Change, ForestRow};
 use super::page::{self, cell, count, ids};
 use super::sources::Sources;
-use crate::compare::rules::Gate;
-use crate::output::schema::{
+use crate::base::schema::{
     ComparisonSummary, SideFigures, COMPARISON, COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE,
     STAGE,
 };
-use crate::slices::ANY;
+use crate::base::slices::ANY;
+use crate::compare::rules::Gate;
 
 /// Slices in a stage's forest plot at most, overall first.
 const FOREST_ROWS: usize = 40;
@@ -46,7 +46,7 @@ pub fn page(summary: &ComparisonSummary, sources: &Sources) -> Result<String> {
         .unwrap_or_default();
     let deltas = read_first_deltas(sources.require(PER_QUERY_DELTA_FILE)?, &first)?;
     let gate = sources.path(GATE_FILE).map(read_gate).transpose()?;
-    let side = |run: &crate::output::schema::ComparedRun| {
+    let side = |run: &crate::base::schema::ComparedRun| {
         html! { b { @if run.run.is_empty() { "(no run name)" } @else { (run.run) } } " (" code { (run.path) } ")" }
     };
     let lede = html! {
@@ -235,7 +235,7 @@ impl ComparisonRow {
 
 fn stage_section(
     summary: &ComparisonSummary,
-    sides: &crate::output::schema::StageSides,
+    sides: &crate::base::schema::StageSides,
     rows: &[&ComparisonRow],
     deltas: &[f64],
     first: &str,
@@ -380,7 +380,7 @@ fn stage_section(
     })
 }
 
-fn shift(sides: &crate::output::schema::StageSides) -> Markup {
+fn shift(sides: &crate::base::schema::StageSides) -> Markup {
     let figure = |name: &'static str, of: fn(&SideFigures) -> Option<f64>| {
         (name, of(&sides.baseline), of(&sides.candidate))
     };

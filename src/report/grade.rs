@@ -22,14 +22,13 @@ use super::collect::{PairFigures, SliceList, DECADES, RANK_BINS, SLICES_SHOWN};
 use super::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
 use super::page::{self, cell, count, ids};
 use super::sources::Sources;
-use crate::grade::stale::looks_stale;
-use crate::metrics::{Cutoff, Metric};
-use crate::output::schema::{
+use crate::base::metrics::{Cutoff, Metric};
+use crate::base::schema::{
     RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, ATTRIBUTION,
     ATTRIBUTION_FILE, LANGUAGE, REJECTS_FILE, REVIEW_QUEUE_FILE, RUN, STAGE_LOSS, STAGE_LOSS_FILE,
     TASK,
 };
-use crate::slices::ANY;
+use crate::base::slices::ANY;
 
 /// (run, stage) pairs drawn in full; the rest are in the overview only.
 const PAIRS_DRAWN: usize = 12;
@@ -396,7 +395,7 @@ fn overview(
                 p.warn { (were(counts.leaked_results, "result")) " outside their user's allowed \
                     collections; see " a href="#leaks" { "Leaks" } "." }
             }
-            @if looks_stale(&summary.stale_labels) {
+            @if summary.stale_labels.look_stale() {
                 p.warn { "Most captured queries returned no document their labels judge: the labels \
                     may be stale; see " a href="#stale" { "Stale labels" } "." }
             }
@@ -771,7 +770,7 @@ fn stale_labels(summary: &Summary) -> Markup {
     html! {
         section id="stale" {
             h2 { "Stale labels" }
-            @if looks_stale(stale) {
+            @if stale.look_stale() {
                 p.warn { (count(stale.queries_without_judged_results)) " of " (count(stale.queries_captured))
                     " captured queries returned no document their labels judge, at any depth and grade: \
                      a changed id scheme does this, pooled labels do not." }

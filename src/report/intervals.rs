@@ -9,7 +9,7 @@
 //! at no cost, where resampling a million queries a thousand times per
 //! slice and metric would take longer than grading them.
 
-use crate::compare::stats::bootstrap_mean_interval;
+use crate::base::stats::bootstrap_mean_interval;
 
 /// Slices up to this many counted queries are bootstrapped.
 pub const BOOTSTRAP_UP_TO: usize = 5_000;

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::output::schema::{
+use crate::base::schema::{
     OutputFile, COMPARE_FILES, COMPARISON_SUMMARY_FILE, GRADE_FILES, LOCK_FILE,
     PARTIAL_SUMMARY_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
 };

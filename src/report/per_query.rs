@@ -6,12 +6,12 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::collect::{Collector, PerQueryRow};
-use crate::metrics::Cutoff;
-use crate::output::cells::{read_measure, read_metric};
-use crate::output::schema::{
+use crate::base::metrics::Cutoff;
+use crate::base::schema::{
     metric_columns, missing_column, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, QUERY_ID, RUN,
     SPLIT, STAGE, STATUS, TASK,
 };
+use crate::output::cells::{read_measure, read_metric};
 
 /// The columns read, in the order [`CsvRow`] keeps them.
 const COLUMNS: [&str; 11] = [

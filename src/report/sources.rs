@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::output::schema::OutputFile;
+use crate::base::schema::OutputFile;
 use crate::output::staged::Staged;
 
 /// Where the page finds each output file it reads: complete files under

@@ -10,7 +10,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::metrics::{Cutoff, Metric};
+use crate::base::metrics::{Cutoff, Metric};
 
 /// per_query.csv: one row per (run, stage, labeled query).
 pub const PER_QUERY_FILE: &str = "per_query.csv";
@@ -585,6 +585,14 @@ pub struct StaleLabels {
     /// depth: what a changed id scheme does to every query, and pooled
     /// labels to none.
     pub queries_without_judged_results: u64,
+}
+
+impl StaleLabels {
+    /// Whether the labels look made for other ids: more than half of the
+    /// captured queries returned no judged document at all.
+    pub fn look_stale(&self) -> bool {
+        self.queries_without_judged_results * 2 > self.queries_captured
+    }
 }
 
 /// One leak as summary.json lists it.

@@ -23,21 +23,21 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::failure::{ErrorKind, OfKind};
+use crate::base::failure::{ErrorKind, OfKind};
+use crate::base::options::ProgressWhen;
+use crate::base::schema::{
+    PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
+};
 use crate::grade::gather::Grouping;
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::permissions::LEAKS_LISTED;
-use crate::grade::pipeline::{collect, finish, Setup};
 use crate::grade::plan::{Plan, Tables};
-use crate::grade::write::{input_summaries, labels_summary};
 use crate::labels::{LabelIndex, QueryIdx};
-use crate::options::ProgressWhen;
 use crate::output::complete::read_partial;
-use crate::output::schema::{
-    PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
-};
 use crate::output::staged::{self, stage};
 use crate::output::OutputDir;
+use crate::run::grade::{collect, finish, Setup};
+use crate::run::write::{input_summaries, labels_summary};
 
 /// The captures file's contents.
 #[derive(Serialize, Deserialize)]
@@ -114,7 +114,7 @@ pub struct MergePlan {
     pub labels: PathBuf,
     /// The answer key as a table, read instead of the file `labels`
     /// names (which then only names it).
-    pub labels_table: Option<crate::tables::ArrowTable>,
+    pub labels_table: Option<crate::io::tables::ArrowTable>,
     /// The partial gradings, in input order.
     pub shards: Vec<PathBuf>,
     /// The output directory.

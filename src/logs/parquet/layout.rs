@@ -13,9 +13,10 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ProjectionMask;
 use parquet::schema::types::SchemaDescriptor;
 
-use crate::grade::parse::{FieldNames, FieldPath};
-use crate::grade::spans::{DocField, QuerySource, SpanFields};
-use crate::options::SpanKind;
+use crate::base::options::SpanKind;
+use crate::io::parquet::{show, wrong_type, Want};
+use crate::logs::jsonl::{FieldNames, FieldPath};
+use crate::logs::otlp::{DocField, QuerySource, SpanFields};
 
 /// A column, or a field inside struct columns: the names from the top.
 pub type ColumnPath = Vec<String>;
@@ -95,49 +96,6 @@ pub struct SpanColumns {
     pub trace: Option<ColumnPath>,
     pub span_id: Option<ColumnPath>,
     pub parent: Option<ColumnPath>,
-}
-
-/// What a column must hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
-    /// Strings.
-    Text,
-    /// Strings, or integers read as their decimal text.
-    Id,
-    /// Numbers.
-    Number,
-    /// Whole numbers.
-    Integer,
-    /// Timestamps, or integer nanoseconds.
-    Time,
-    /// Booleans.
-    Bool,
-}
-
-impl Want {
-    fn fits(self, data_type: &DataType) -> bool {
-        use DataType::*;
-        let integer = data_type.is_integer();
-        match self {
-            Want::Text => matches!(data_type, Utf8),
-            Want::Id => integer || matches!(data_type, Utf8),
-            Want::Number => integer || matches!(data_type, Float32 | Float64),
-            Want::Integer => integer,
-            Want::Time => matches!(data_type, Timestamp(..) | Int64),
-            Want::Bool => matches!(data_type, Boolean),
-        }
-    }
-
-    fn expected(self) -> &'static str {
-        match self {
-            Want::Text => "a string",
-            Want::Id => "a string or an integer",
-            Want::Number => "a number",
-            Want::Integer => "an integer",
-            Want::Time => "a timestamp",
-            Want::Bool => "a boolean",
-        }
-    }
 }
 
 /// The Phoenix span kind columns, by preference.
@@ -447,21 +405,6 @@ impl Columns<'_> {
     }
 }
 
-/// The index of the top-level column `name`, if the schema has it.
-///
-/// # Errors
-/// It holds something else than `want`.
-pub fn top_column(schema: &Schema, name: &str, want: Want) -> Result<Option<usize>, String> {
-    let Ok(index) = schema.index_of(name) else {
-        return Ok(None);
-    };
-    let data_type = schema.field(index).data_type();
-    if !want.fits(data_type) {
-        return Err(wrong_type(&[name.to_string()], data_type, want.expected()));
-    }
-    Ok(Some(index))
-}
-
 /// The field `name` of a struct field.
 fn child<'f>(field: &'f Field, name: &str) -> Option<&'f Field> {
     match field.data_type() {
@@ -487,18 +430,6 @@ fn leaf_paths(field: &Field, path: &mut Vec<String>, leaves: &mut Vec<ColumnPath
         DataType::Map(entries, _) => leaf_paths(entries, path, leaves),
         _ => leaves.push(path.clone()),
     }
-}
-
-/// A column path as the user would name it.
-pub fn show(path: &[String]) -> String {
-    match path {
-        [column] => column.clone(),
-        _ => format!("/{}", path.join("/")),
-    }
-}
-
-fn wrong_type(path: &[String], found: &DataType, expected: &str) -> String {
-    format!("column '{}' is {found}, expected {expected}", show(path))
 }
 
 #[cfg(test)]

@@ -27,11 +27,14 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use rayon::prelude::*;
 
-use crate::grade::capture::{Capture, Found, Origin, Reject};
-use crate::grade::parse::{Invalid, RankKey, RejectReason};
+use crate::grade::capture::{Capture, Found, Reject};
+
+use crate::base::options::DuplicateDocs;
 use crate::grade::pool::PooledLine;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
-use crate::options::DuplicateDocs;
+use crate::logs::record::Origin;
+use crate::logs::record::{Invalid, RejectReason};
+use crate::logs::trec::RankKey;
 
 /// How a worker treats the labeled lines of a TREC block.
 #[derive(Debug, Clone, Copy)]

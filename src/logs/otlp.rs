@@ -18,11 +18,11 @@ use std::cell::RefCell;
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
-use crate::grade::capture::SpanIds;
-use crate::grade::parse::{
-    id_text, EventKey, FieldNames, FieldPath, Invalid, JsonParser, RejectReason,
-};
-use crate::options::{JoinBy, SpanKind};
+use crate::base::options::{JoinBy, SpanKind};
+use crate::io::json::{id_text, JsonParser};
+use crate::logs::jsonl::{FieldNames, FieldPath};
+use crate::logs::record::SpanIds;
+use crate::logs::record::{EventKey, Invalid, RejectReason};
 
 /// Where spans keep what a capture needs, as the user mapped it.
 #[derive(Debug, Clone)]

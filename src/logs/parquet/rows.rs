@@ -8,23 +8,18 @@ use std::borrow::Cow;
 use std::fs::File;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType,
-    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type,
-    UInt64Type, UInt8Type,
-};
-use arrow_array::{Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray};
-use arrow_buffer::NullBuffer;
-use arrow_schema::{DataType, TimeUnit};
+use arrow_array::{Array, ListArray, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Map, Value};
 
 use super::layout::{ColumnPath, KeyColumns, Layout, QueryColumn, Results, SPAN_KINDS};
 use super::{RowGroup, Rows};
-use crate::grade::capture::{Origin, SpanIds};
-use crate::grade::parse::{measure, EventKey, Invalid, RankKey, RejectReason, DEFAULT_STAGE};
-use crate::grade::spans::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
-use crate::guarded;
+use crate::io::guarded;
+use crate::io::parquet::{column, show, Cells};
+use crate::logs::otlp::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
+use crate::logs::record::{measure, EventKey, Invalid, RejectReason, DEFAULT_STAGE};
+use crate::logs::record::{Origin, SpanIds};
+use crate::logs::trec::RankKey;
 
 /// Rows decoded at a time: a few MiB of columns for a row of 100
 /// results, whatever the size of the row group.
@@ -305,9 +300,8 @@ impl<'a> Batch<'a> {
                 let key = self.key(row)?;
                 // A null run or stage in a column that is there: the row
                 // would fall into a ranking of the defaults.
-                let present_null = |named: &Named| {
-                    !matches!(named.cells.values, Values::Absent) && named.cells.is_null(row)
-                };
+                let present_null =
+                    |named: &Named| named.cells.is_present() && named.cells.is_null(row);
                 if let Some(named) = [&self.key.run, &self.key.stage]
                     .into_iter()
                     .find(|n| present_null(n))
@@ -515,9 +509,9 @@ struct Named<'a> {
 impl<'a> Named<'a> {
     fn of(batch: &'a RecordBatch, path: &[String]) -> Result<Self, String> {
         let array = column(batch, path)
-            .ok_or_else(|| format!("column '{}' was not decoded", super::layout::show(path)))?;
+            .ok_or_else(|| format!("column '{}' was not decoded", show(path)))?;
         Ok(Named {
-            name: super::layout::show(path),
+            name: show(path),
             cells: Cells::of(array)?,
         })
     }
@@ -525,178 +519,7 @@ impl<'a> Named<'a> {
     fn absent() -> Self {
         Named {
             name: String::new(),
-            cells: Cells {
-                nulls: None,
-                values: Values::Absent,
-            },
-        }
-    }
-}
-
-/// The array at `path`: a column, or a field of struct columns.
-fn column<'a>(batch: &'a RecordBatch, path: &[String]) -> Option<&'a ArrayRef> {
-    let (top, inner) = path.split_first()?;
-    let mut array = batch.column_by_name(top)?;
-    for name in inner {
-        array = array.as_struct_opt()?.column_by_name(name)?;
-    }
-    Some(array)
-}
-
-/// One column's values, typed, with its nulls.
-pub struct Cells<'a> {
-    nulls: Option<&'a NullBuffer>,
-    values: Values<'a>,
-}
-
-enum Values<'a> {
-    /// The column is not in the file: every cell is null.
-    Absent,
-    Text(&'a StringArray),
-    I8(&'a [i8]),
-    I16(&'a [i16]),
-    I32(&'a [i32]),
-    I64(&'a [i64]),
-    U8(&'a [u8]),
-    U16(&'a [u16]),
-    U32(&'a [u32]),
-    U64(&'a [u64]),
-    F32(&'a [f32]),
-    F64(&'a [f64]),
-    /// Times, as counts of this many nanoseconds.
-    Time(&'a [i64], i128),
-    Bool(&'a BooleanArray),
-}
-
-impl<'a> Cells<'a> {
-    /// The cells of `array`, whose type the layout checked.
-    ///
-    /// # Errors
-    /// A type rgrade does not read, for the caller to report.
-    pub fn of(array: &'a ArrayRef) -> Result<Self, String> {
-        let values = match array.data_type() {
-            DataType::Utf8 => array.as_string_opt::<i32>().map(Values::Text),
-            DataType::Int8 => array
-                .as_primitive_opt::<Int8Type>()
-                .map(|a| Values::I8(a.values())),
-            DataType::Int16 => array
-                .as_primitive_opt::<Int16Type>()
-                .map(|a| Values::I16(a.values())),
-            DataType::Int32 => array
-                .as_primitive_opt::<Int32Type>()
-                .map(|a| Values::I32(a.values())),
-            DataType::Int64 => array
-                .as_primitive_opt::<Int64Type>()
-                .map(|a| Values::I64(a.values())),
-            DataType::UInt8 => array
-                .as_primitive_opt::<UInt8Type>()
-                .map(|a| Values::U8(a.values())),
-            DataType::UInt16 => array
-                .as_primitive_opt::<UInt16Type>()
-                .map(|a| Values::U16(a.values())),
-            DataType::UInt32 => array
-                .as_primitive_opt::<UInt32Type>()
-                .map(|a| Values::U32(a.values())),
-            DataType::UInt64 => array
-                .as_primitive_opt::<UInt64Type>()
-                .map(|a| Values::U64(a.values())),
-            DataType::Float32 => array
-                .as_primitive_opt::<Float32Type>()
-                .map(|a| Values::F32(a.values())),
-            DataType::Float64 => array
-                .as_primitive_opt::<Float64Type>()
-                .map(|a| Values::F64(a.values())),
-            DataType::Timestamp(TimeUnit::Second, _) => array
-                .as_primitive_opt::<TimestampSecondType>()
-                .map(|a| Values::Time(a.values(), 1_000_000_000)),
-            DataType::Timestamp(TimeUnit::Millisecond, _) => array
-                .as_primitive_opt::<TimestampMillisecondType>()
-                .map(|a| Values::Time(a.values(), 1_000_000)),
-            DataType::Timestamp(TimeUnit::Microsecond, _) => array
-                .as_primitive_opt::<TimestampMicrosecondType>()
-                .map(|a| Values::Time(a.values(), 1_000)),
-            DataType::Timestamp(TimeUnit::Nanosecond, _) => array
-                .as_primitive_opt::<TimestampNanosecondType>()
-                .map(|a| Values::Time(a.values(), 1)),
-            DataType::Boolean => array.as_boolean_opt().map(Values::Bool),
-            _ => None,
-        };
-        let values = values.ok_or_else(|| format!("unexpected type {}", array.data_type()))?;
-        Ok(Cells {
-            nulls: array.nulls(),
-            values,
-        })
-    }
-
-    fn is_present(&self) -> bool {
-        !matches!(self.values, Values::Absent)
-    }
-
-    fn is_null(&self, row: usize) -> bool {
-        matches!(self.values, Values::Absent) || self.nulls.is_some_and(|n| n.is_null(row))
-    }
-
-    /// A string; `None` when null.
-    pub fn text(&self, row: usize) -> Option<&'a str> {
-        match self.values {
-            Values::Text(array) if !self.is_null(row) => Some(array.value(row)),
-            _ => None,
-        }
-    }
-
-    /// A string, or an integer as its decimal text; `None` when null.
-    pub fn id(&self, row: usize) -> Option<Cow<'a, str>> {
-        if self.is_null(row) {
-            return None;
-        }
-        match self.values {
-            Values::Text(array) => Some(Cow::Borrowed(array.value(row))),
-            _ => self.integer(row).map(|n| Cow::Owned(n.to_string())),
-        }
-    }
-
-    /// An integer; `None` when null.
-    pub fn integer(&self, row: usize) -> Option<i128> {
-        if self.is_null(row) {
-            return None;
-        }
-        match self.values {
-            Values::I8(v) => Some(v[row].into()),
-            Values::I16(v) => Some(v[row].into()),
-            Values::I32(v) => Some(v[row].into()),
-            Values::I64(v) => Some(v[row].into()),
-            Values::U8(v) => Some(v[row].into()),
-            Values::U16(v) => Some(v[row].into()),
-            Values::U32(v) => Some(v[row].into()),
-            Values::U64(v) => Some(v[row].into()),
-            _ => None,
-        }
-    }
-
-    /// A number as stored, NaN and infinities included; `None` when null.
-    fn number(&self, row: usize) -> Option<f64> {
-        if self.is_null(row) {
-            return None;
-        }
-        match self.values {
-            Values::F32(v) => Some(f64::from(v[row])),
-            Values::F64(v) => Some(v[row]),
-            _ => self.integer(row).map(|n| n as f64),
-        }
-    }
-
-    /// A boolean; `None` when null.
-    pub fn boolean(&self, row: usize) -> Option<bool> {
-        match self.values {
-            Values::Bool(array) if !self.is_null(row) => Some(array.value(row)),
-            _ => None,
-        }
-    }
-
-    fn nanos(&self, row: usize) -> Option<i128> {
-        match self.values {
-            Values::Time(v, unit) if !self.is_null(row) => Some(i128::from(v[row]) * unit),
-            _ => None,
+            cells: Cells::absent(),
         }
     }
 }
@@ -712,7 +535,7 @@ struct ResultCells<'a> {
 
 impl<'a> ResultCells<'a> {
     fn of(batch: &'a RecordBatch, results: &Results) -> Result<Self, String> {
-        let name = super::layout::show(&results.list);
+        let name = show(&results.list);
         let list = column(batch, &results.list)
             .and_then(|a| a.as_list_opt::<i32>())
             .ok_or_else(|| format!("column '{name}' was not decoded as a list"))?;

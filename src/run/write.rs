@@ -7,15 +7,15 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::ValueEnum;
 
-use crate::grade::capture::LineCounts;
-use crate::grade::graded::Graded;
-use crate::grade::plan::Plan;
-use crate::grade::read::InputStats;
-use crate::labels::LabelIndex;
-use crate::output::schema::{
+use crate::base::schema::{
     CollectionVersion, InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile,
     SettingsSummary, StaleLabels, Summary, Throughput, REPORT_FILE,
 };
+use crate::grade::capture::LineCounts;
+use crate::grade::graded::Graded;
+use crate::grade::plan::Plan;
+use crate::io::inputs::InputStats;
+use crate::labels::LabelIndex;
 use crate::output::staged::Staged;
 use crate::output::{aggregates, attribution, rejects, stage_loss, summary, OutputDir};
 use crate::report::collect::PairFigures;

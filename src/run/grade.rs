@@ -12,25 +12,30 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use crate::failure::{ErrorKind, OfKind};
+use crate::base::failure::{ErrorKind, OfKind};
 
-use crate::grade::aggregate;
+use crate::base::metrics::Cutoff;
+use crate::base::schema::{Counts, COMPARISON_SUMMARY_FILE, GRADE_FILES};
+use crate::grade::aggregate::{self, RowSink};
 use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Grouping, Reading};
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::group::{GradeSettings, Grouper};
 use crate::grade::judge::JudgeConfig;
-use crate::grade::parse::{FieldNames, LogFields, DEFAULT_STAGE};
 use crate::grade::permissions::DocCollections;
 use crate::grade::plan::Plan;
-use crate::grade::read::Input;
-use crate::grade::spans::SpanFields;
-use crate::grade::trec::TrecLines;
-use crate::grade::{read, stage_loss, stale, workers, write};
+use crate::grade::runs::TrecLines;
+use crate::grade::{stage_loss, stale};
+use crate::io::inputs::Input;
+use crate::io::workers;
 use crate::labels::LabelIndex;
-use crate::metrics::Cutoff;
-use crate::output::schema::{Counts, COMPARISON_SUMMARY_FILE, GRADE_FILES};
+use crate::logs::discover::{discover, Discovered};
+use crate::logs::jsonl::{FieldNames, LogFields};
+use crate::logs::otlp::SpanFields;
+use crate::logs::record::DEFAULT_STAGE;
 use crate::output::{self, OutputDir};
+use crate::run::rows::RowOutputs;
+use crate::run::write;
 
 /// Grade the logs `plan` names, writing its outputs if it names a
 /// directory, and hand each warning to `warn` as it arises.
@@ -136,7 +141,7 @@ fn claim(out: Option<&Path>) -> Result<Option<OutputDir>> {
 /// A refused corpus, a missing, empty or corrupt log input.
 pub fn collect(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Result<Grouping> {
     if let Some(corpus) = &plan.corpus {
-        stale::require_corpus(&setup.labels, corpus, setup.out_dir()).of_kind(ErrorKind::Labels)?;
+        require_corpus(&setup.labels, corpus, setup.out_dir()).of_kind(ErrorKind::Labels)?;
     }
     read_logs(plan, setup, warn).of_kind(ErrorKind::Logs)
 }
@@ -149,10 +154,10 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
         .as_deref()
         .map(DocCollections::load)
         .transpose()?;
-    let read::Discovered {
+    let Discovered {
         mut inputs,
         skipped,
-    } = read::discover(&plan.logs, plan.out.as_deref())?;
+    } = discover(&plan.logs, plan.out.as_deref())?;
     inputs.extend(plan.tables.logs.iter().cloned().map(Input::Table));
     if let Some(lines) = &plan.tables.lines {
         inputs.extend((0..lines.inputs().len()).map(|i| Input::Lines(Arc::clone(lines), i)));
@@ -260,11 +265,16 @@ pub fn finish(
 
     // Stage 5: grade and aggregate; per_query.csv is written as rows are graded.
     let superseded_records = grouped.superseded_records;
-    let mut graded = pool
-        .install(|| aggregate::grade_pairs(grouped, &labels, &settings, plan.out.as_deref()))
+    let mut row_outputs = (plan.out.as_deref())
+        .map(|dir| RowOutputs::create(dir, &labels, &settings))
+        .transpose()
         .of_kind(ErrorKind::Output)?;
-    let graded_per_query = graded.per_query.take();
-    let figures = graded.figures.take().unwrap_or_default();
+    let sink = row_outputs.as_mut().map(|rows| rows as &mut dyn RowSink);
+    let graded = pool
+        .install(|| aggregate::grade_pairs(grouped, &labels, &settings, sink))
+        .of_kind(ErrorKind::Output)?;
+    let row_outputs =
+        (row_outputs.map(RowOutputs::finish).transpose()).of_kind(ErrorKind::Output)?;
     let counts = tally(
         &labels,
         &per_input,
@@ -284,7 +294,8 @@ pub fn finish(
     };
 
     // Stage 6: write.
-    if let (Some(dir), Some(per_query), Some(held)) = (&plan.out, graded_per_query, &out_dir) {
+    if let (Some(dir), Some((per_query, figures)), Some(held)) = (&plan.out, row_outputs, &out_dir)
+    {
         let run = write::RunFacts {
             plan,
             threads: pool.current_num_threads(),
@@ -312,7 +323,7 @@ pub fn finish(
     for stage in unseen_stages {
         warn(Warning::StageNotRead(stage));
     }
-    if stale::looks_stale(&stale_labels) {
+    if stale_labels.look_stale() {
         warn(Warning::StaleLabels(stale_labels));
     }
     for stage in graded.stage_loss.iter().flat_map(|l| &l.unseen_stages) {
@@ -329,6 +340,42 @@ pub fn finish(
         });
     }
     Ok(graded)
+}
+
+/// Fail, before any log is read, when labeled doc ids are missing from the
+/// collection snapshot `corpus`: a changed id scheme would grade every
+/// query 0. With an output directory, all of them are listed there in
+/// labels_missing_from_corpus.txt.
+///
+/// # Errors
+/// The corpus cannot be read, or lacks labeled ids.
+pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&OutputDir>) -> Result<()> {
+    const EXAMPLES: usize = 5;
+    let missing = stale::check_corpus(labels, &Input::File(corpus.to_path_buf()))?;
+    if missing.ids.is_empty() {
+        return Ok(());
+    }
+    let listed = match out {
+        Some(held) => {
+            let path = output::corpus::write_missing(held, &missing.ids)?;
+            format!("all are listed in {}", path.display())
+        }
+        None => "use -o DIR to list them all".to_string(),
+    };
+    let examples: Vec<&str> = missing
+        .ids
+        .iter()
+        .take(EXAMPLES)
+        .map(String::as_str)
+        .collect();
+    bail!(
+        "{}: {} of {} labeled doc ids are not in the corpus (e.g. {}); {listed}. \
+         Were the labels made for another snapshot or id scheme?",
+        corpus.display(),
+        missing.ids.len(),
+        missing.labeled,
+        examples.join(", ")
+    )
 }
 
 /// summary.json's counts: the labels, the line counts of every input, and

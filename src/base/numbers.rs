@@ -63,6 +63,17 @@ pub fn between(low: f64, high: f64, fraction: f64) -> f64 {
     }
 }
 
+/// The p-th percentile (0–100) of sorted values, linearly interpolated
+/// between closest ranks (numpy's default); `None` when there are none.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let position = p / 100.0 * last as f64;
+    let below = position.floor() as usize;
+    let above = position.ceil() as usize;
+    let fraction = position - below as f64;
+    Some(between(sorted[below], sorted[above], fraction))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +114,16 @@ mod tests {
         assert_eq!(between(-1.7e308, 1.7e308, 0.5), 0.0);
         assert_eq!(between(1.0, 3.0, 0.25), 1.5);
         assert!(between(-f64::MAX, f64::MAX, 0.9).is_finite());
+    }
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let values = [1.0, 2.0, 3.0, 4.0, 10.0];
+        assert_eq!(percentile(&values, 50.0), Some(3.0));
+        let p95 = percentile(&values, 95.0).unwrap();
+        assert!((p95 - 8.8).abs() < 1e-12, "{p95}");
+        assert_eq!(percentile(&values, 100.0), Some(10.0));
+        assert_eq!(percentile(&[7.0], 99.0), Some(7.0));
+        assert_eq!(percentile(&[], 50.0), None);
     }
 }

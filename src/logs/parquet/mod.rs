@@ -19,17 +19,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::ProjectionMask;
 
-use crate::grade::parse::FieldNames;
-use crate::grade::spans::SpanFields;
-use crate::guarded;
-use crate::tables::ArrowTable;
+use crate::io::parquet::footer;
+use crate::io::tables::ArrowTable;
+use crate::logs::jsonl::FieldNames;
+use crate::logs::otlp::SpanFields;
 use layout::Layout;
-
-/// The magic bytes a Parquet file opens (and ends) with.
-pub const MAGIC: &[u8] = b"PAR1";
 
 /// How the columns of Parquet logs are named: the field flags, and the
 /// span mapping for Phoenix's exports.
@@ -105,25 +102,6 @@ pub struct RowGroup {
     pub rows: Rows,
     /// 1-based number of its first row in the file or table.
     pub first_row: u64,
-}
-
-/// The footer of a Parquet file: its metadata, with the schema read from
-/// the Parquet types alone (strings, large strings and dictionaries all
-/// decode as strings; large lists as lists).
-///
-/// # Errors
-/// The file is no readable Parquet file; the decoder's panics included.
-pub fn footer(file: &File) -> Result<ArrowReaderMetadata> {
-    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-    match guarded::decode(|| ArrowReaderMetadata::load(file, options)) {
-        Some(Ok(metadata)) => Ok(metadata),
-        Some(Err(err)) => Err(anyhow!(
-            "not a readable Parquet file (truncated or corrupt?): {err}"
-        )),
-        None => Err(anyhow!(
-            "not a readable Parquet file (truncated or corrupt?)"
-        )),
-    }
 }
 
 /// A row group's place in its file, for the reader.

@@ -17,8 +17,10 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::grade::read::{Chunk, ChunkSink, InlineSink, Input};
-use crate::options::ProgressWhen;
+use crate::io::blocks::{Chunk, ChunkSink, InlineSink};
+
+use crate::base::options::ProgressWhen;
+use crate::io::inputs::Input;
 
 /// The most worker threads a run starts: each holds blocks in flight, so
 /// thousands of them would only spend memory and time on a typo.
@@ -55,15 +57,16 @@ pub fn pool(threads: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
 /// with `work`; the calling thread hands each outcome to `take` with the
 /// chunk's number in read order (outcomes may arrive in any order).
 /// When `take` returns false, reading stops early. Returns what `read`
-/// returns.
-pub fn for_each_block<R, W, T>(
+/// returns. `G` is what a chunk of rows holds (the logs' row groups).
+pub fn for_each_block<G, R, W, T>(
     pool: &rayon::ThreadPool,
-    read: impl FnOnce(&mut dyn ChunkSink) -> R + Send,
+    read: impl FnOnce(&mut dyn ChunkSink<G>) -> R + Send,
     new_worker: impl Fn() -> W + Sync,
-    work: impl Fn(&mut W, &Chunk) -> T + Sync,
+    work: impl Fn(&mut W, &Chunk<G>) -> T + Sync,
     mut take: impl FnMut(u64, T) -> bool,
 ) -> R
 where
+    G: Send,
     R: Send,
     T: Send,
 {
@@ -71,13 +74,13 @@ where
     if threads == 1 {
         let mut worker = new_worker();
         let mut number = 0;
-        let mut sink = InlineSink::new(|chunk: &Chunk| {
+        let mut sink = InlineSink::new(|chunk: &Chunk<G>| {
             number += 1;
             take(number - 1, work(&mut worker, chunk))
         });
         return read(&mut sink);
     }
-    let (chunk_tx, chunk_rx) = sync_channel::<(u64, Chunk)>(2 * threads);
+    let (chunk_tx, chunk_rx) = sync_channel::<(u64, Chunk<G>)>(2 * threads);
     let (outcome_tx, outcome_rx) = sync_channel::<(u64, T)>(2 * threads);
     let (spent_tx, spent_rx) = std::sync::mpsc::channel();
     let stopped = AtomicBool::new(false);
@@ -130,16 +133,16 @@ where
 
 /// The reader's end of the threaded pipeline: a bounded channel of
 /// numbered chunks to the workers, and the buffers they hand back.
-struct ChannelSink<'a> {
-    chunks: SyncSender<(u64, Chunk)>,
+struct ChannelSink<'a, G> {
+    chunks: SyncSender<(u64, Chunk<G>)>,
     spent: Receiver<Vec<u8>>,
     sent: u64,
     /// Set once the taker wants no more.
     stopped: &'a AtomicBool,
 }
 
-impl ChunkSink for ChannelSink<'_> {
-    fn send(&mut self, chunk: Chunk) -> bool {
+impl<G> ChunkSink<G> for ChannelSink<'_, G> {
+    fn send(&mut self, chunk: Chunk<G>) -> bool {
         if self.stopped.load(Ordering::Relaxed) {
             return false;
         }

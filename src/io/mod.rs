@@ -1,0 +1,26 @@
+//! Input plumbing that knows no log format: where bytes come from, how
+//! their compression is undone, how they are cut into newline-aligned
+//! blocks and worked on in parallel, how a JSON line is parsed, and how
+//! Parquet columns and Arrow tables are read. Labels and logs both read
+//! through it.
+//!
+//! - [`inputs`]: one input (a file, stdin, a table, lines handed over) and
+//!   what reading it taught;
+//! - [`decompress`]: an input opened, gzip or zstd undone, bytes hashed;
+//! - [`blocks`]: a stream cut into blocks of whole lines;
+//! - [`workers`]: the reader thread and the worker pool over those blocks;
+//! - [`reread`]: lines read a second time, once their first reading is gone;
+//! - [`json`]: simd-json with reused buffers;
+//! - [`parquet`]: a Parquet footer and typed column cells;
+//! - [`tables`]: Arrow tables and lines handed over in memory;
+//! - [`guarded`]: third-party decoders' panics turned into input errors.
+
+pub mod blocks;
+pub mod decompress;
+pub mod guarded;
+pub mod inputs;
+pub mod json;
+pub mod parquet;
+pub mod reread;
+pub mod tables;
+pub mod workers;

@@ -1,0 +1,294 @@
+//! What reading Parquet and Arrow columns takes whatever they hold: the
+//! footer (decoder panics caught), a column checked for the type wanted,
+//! and a column's cells read as text, ids, numbers, times or booleans.
+
+use std::borrow::Cow;
+use std::fs::File;
+
+use anyhow::{anyhow, Result};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type,
+    UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Schema, TimeUnit};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+
+use crate::io::guarded;
+
+/// The magic bytes a Parquet file opens (and ends) with.
+pub const MAGIC: &[u8] = b"PAR1";
+
+/// The footer of a Parquet file: its metadata, with the schema read from
+/// the Parquet types alone (strings, large strings and dictionaries all
+/// decode as strings; large lists as lists).
+///
+/// # Errors
+/// The file is no readable Parquet file; the decoder's panics included.
+pub fn footer(file: &File) -> Result<ArrowReaderMetadata> {
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    match guarded::decode(|| ArrowReaderMetadata::load(file, options)) {
+        Some(Ok(metadata)) => Ok(metadata),
+        Some(Err(err)) => Err(anyhow!(
+            "not a readable Parquet file (truncated or corrupt?): {err}"
+        )),
+        None => Err(anyhow!(
+            "not a readable Parquet file (truncated or corrupt?)"
+        )),
+    }
+}
+
+/// What a column must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Strings.
+    Text,
+    /// Strings, or integers read as their decimal text.
+    Id,
+    /// Numbers.
+    Number,
+    /// Whole numbers.
+    Integer,
+    /// Timestamps, or integer nanoseconds.
+    Time,
+    /// Booleans.
+    Bool,
+}
+
+impl Want {
+    /// Whether a column of `data_type` holds what is wanted.
+    pub fn fits(self, data_type: &DataType) -> bool {
+        use DataType::*;
+        let integer = data_type.is_integer();
+        match self {
+            Want::Text => matches!(data_type, Utf8),
+            Want::Id => integer || matches!(data_type, Utf8),
+            Want::Number => integer || matches!(data_type, Float32 | Float64),
+            Want::Integer => integer,
+            Want::Time => matches!(data_type, Timestamp(..) | Int64),
+            Want::Bool => matches!(data_type, Boolean),
+        }
+    }
+
+    /// What is wanted, as a message says it.
+    pub fn expected(self) -> &'static str {
+        match self {
+            Want::Text => "a string",
+            Want::Id => "a string or an integer",
+            Want::Number => "a number",
+            Want::Integer => "an integer",
+            Want::Time => "a timestamp",
+            Want::Bool => "a boolean",
+        }
+    }
+}
+
+/// The index of the top-level column `name`, if the schema has it.
+///
+/// # Errors
+/// It holds something else than `want`.
+pub fn top_column(schema: &Schema, name: &str, want: Want) -> Result<Option<usize>, String> {
+    let Ok(index) = schema.index_of(name) else {
+        return Ok(None);
+    };
+    let data_type = schema.field(index).data_type();
+    if !want.fits(data_type) {
+        return Err(wrong_type(&[name.to_string()], data_type, want.expected()));
+    }
+    Ok(Some(index))
+}
+
+/// A column path as the user would name it.
+pub fn show(path: &[String]) -> String {
+    match path {
+        [column] => column.clone(),
+        _ => format!("/{}", path.join("/")),
+    }
+}
+
+/// What a column of the wrong type is told.
+pub fn wrong_type(path: &[String], found: &DataType, expected: &str) -> String {
+    format!("column '{}' is {found}, expected {expected}", show(path))
+}
+
+/// The array at `path`: a column, or a field of struct columns.
+pub fn column<'a>(batch: &'a RecordBatch, path: &[String]) -> Option<&'a ArrayRef> {
+    let (top, inner) = path.split_first()?;
+    let mut array = batch.column_by_name(top)?;
+    for name in inner {
+        array = array.as_struct_opt()?.column_by_name(name)?;
+    }
+    Some(array)
+}
+
+/// One column's values, typed, with its nulls.
+pub struct Cells<'a> {
+    nulls: Option<&'a NullBuffer>,
+    values: Values<'a>,
+}
+
+enum Values<'a> {
+    /// The column is not in the file: every cell is null.
+    Absent,
+    Text(&'a StringArray),
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    /// Times, as counts of this many nanoseconds.
+    Time(&'a [i64], i128),
+    Bool(&'a BooleanArray),
+}
+
+impl<'a> Cells<'a> {
+    /// The cells of a column the file does not have: every one is null.
+    pub fn absent() -> Self {
+        Cells {
+            nulls: None,
+            values: Values::Absent,
+        }
+    }
+
+    /// The cells of `array`, whose type the layout checked.
+    ///
+    /// # Errors
+    /// A type rgrade does not read, for the caller to report.
+    pub fn of(array: &'a ArrayRef) -> Result<Self, String> {
+        let values = match array.data_type() {
+            DataType::Utf8 => array.as_string_opt::<i32>().map(Values::Text),
+            DataType::Int8 => array
+                .as_primitive_opt::<Int8Type>()
+                .map(|a| Values::I8(a.values())),
+            DataType::Int16 => array
+                .as_primitive_opt::<Int16Type>()
+                .map(|a| Values::I16(a.values())),
+            DataType::Int32 => array
+                .as_primitive_opt::<Int32Type>()
+                .map(|a| Values::I32(a.values())),
+            DataType::Int64 => array
+                .as_primitive_opt::<Int64Type>()
+                .map(|a| Values::I64(a.values())),
+            DataType::UInt8 => array
+                .as_primitive_opt::<UInt8Type>()
+                .map(|a| Values::U8(a.values())),
+            DataType::UInt16 => array
+                .as_primitive_opt::<UInt16Type>()
+                .map(|a| Values::U16(a.values())),
+            DataType::UInt32 => array
+                .as_primitive_opt::<UInt32Type>()
+                .map(|a| Values::U32(a.values())),
+            DataType::UInt64 => array
+                .as_primitive_opt::<UInt64Type>()
+                .map(|a| Values::U64(a.values())),
+            DataType::Float32 => array
+                .as_primitive_opt::<Float32Type>()
+                .map(|a| Values::F32(a.values())),
+            DataType::Float64 => array
+                .as_primitive_opt::<Float64Type>()
+                .map(|a| Values::F64(a.values())),
+            DataType::Timestamp(TimeUnit::Second, _) => array
+                .as_primitive_opt::<TimestampSecondType>()
+                .map(|a| Values::Time(a.values(), 1_000_000_000)),
+            DataType::Timestamp(TimeUnit::Millisecond, _) => array
+                .as_primitive_opt::<TimestampMillisecondType>()
+                .map(|a| Values::Time(a.values(), 1_000_000)),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => array
+                .as_primitive_opt::<TimestampMicrosecondType>()
+                .map(|a| Values::Time(a.values(), 1_000)),
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => array
+                .as_primitive_opt::<TimestampNanosecondType>()
+                .map(|a| Values::Time(a.values(), 1)),
+            DataType::Boolean => array.as_boolean_opt().map(Values::Bool),
+            _ => None,
+        };
+        let values = values.ok_or_else(|| format!("unexpected type {}", array.data_type()))?;
+        Ok(Cells {
+            nulls: array.nulls(),
+            values,
+        })
+    }
+
+    /// Whether the column is in the file.
+    pub fn is_present(&self) -> bool {
+        !matches!(self.values, Values::Absent)
+    }
+
+    /// Whether the cell at `row` is null (every cell of an absent column is).
+    pub fn is_null(&self, row: usize) -> bool {
+        matches!(self.values, Values::Absent) || self.nulls.is_some_and(|n| n.is_null(row))
+    }
+
+    /// A string; `None` when null.
+    pub fn text(&self, row: usize) -> Option<&'a str> {
+        match self.values {
+            Values::Text(array) if !self.is_null(row) => Some(array.value(row)),
+            _ => None,
+        }
+    }
+
+    /// A string, or an integer as its decimal text; `None` when null.
+    pub fn id(&self, row: usize) -> Option<Cow<'a, str>> {
+        if self.is_null(row) {
+            return None;
+        }
+        match self.values {
+            Values::Text(array) => Some(Cow::Borrowed(array.value(row))),
+            _ => self.integer(row).map(|n| Cow::Owned(n.to_string())),
+        }
+    }
+
+    /// An integer; `None` when null.
+    pub fn integer(&self, row: usize) -> Option<i128> {
+        if self.is_null(row) {
+            return None;
+        }
+        match self.values {
+            Values::I8(v) => Some(v[row].into()),
+            Values::I16(v) => Some(v[row].into()),
+            Values::I32(v) => Some(v[row].into()),
+            Values::I64(v) => Some(v[row].into()),
+            Values::U8(v) => Some(v[row].into()),
+            Values::U16(v) => Some(v[row].into()),
+            Values::U32(v) => Some(v[row].into()),
+            Values::U64(v) => Some(v[row].into()),
+            _ => None,
+        }
+    }
+
+    /// A number as stored, NaN and infinities included; `None` when null.
+    pub fn number(&self, row: usize) -> Option<f64> {
+        if self.is_null(row) {
+            return None;
+        }
+        match self.values {
+            Values::F32(v) => Some(f64::from(v[row])),
+            Values::F64(v) => Some(v[row]),
+            _ => self.integer(row).map(|n| n as f64),
+        }
+    }
+
+    /// A boolean; `None` when null.
+    pub fn boolean(&self, row: usize) -> Option<bool> {
+        match self.values {
+            Values::Bool(array) if !self.is_null(row) => Some(array.value(row)),
+            _ => None,
+        }
+    }
+
+    /// A time in nanoseconds; `None` when null.
+    pub fn nanos(&self, row: usize) -> Option<i128> {
+        match self.values {
+            Values::Time(v, unit) if !self.is_null(row) => Some(i128::from(v[row]) * unit),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! Lines read a second time. What is decided after every block was
+//! judged needs bytes that are gone by then; they are read again, and the
+//! input is checked to be the one first read.
+
+use std::io::{self, BufRead};
+
+use anyhow::{bail, Context, Result};
+
+use crate::io::decompress::Source;
+use crate::io::inputs::{Input, InputStats};
+
+/// Read an input again, handing `each` the given lines (sorted, 1-based)
+/// without their line ends, then on to its end to check that its bytes
+/// are those of the first reading, `first`. What is decided after every
+/// block was judged (rejects of whole captures, the ids of pooled run
+/// lines) needs bytes that are gone by then; this recovers them. Returns
+/// false, reading nothing, for an input that cannot be read a second time
+/// (stdin, a pipe).
+///
+/// # Errors
+/// The input cannot be opened or read, or changed since it was first read.
+pub fn read_lines_again(
+    input: &Input,
+    first: &InputStats,
+    lines: &[u64],
+    mut each: impl FnMut(u64, &[u8]),
+) -> Result<bool> {
+    let name = input.name();
+    let path = match input {
+        Input::File(path) => path,
+        Input::Stdin | Input::Table(_) => return Ok(false),
+        Input::Lines(handed, i) => {
+            let mut wanted = lines.iter().copied().peekable();
+            for (number, text) in handed.lines(*i) {
+                if wanted.next_if_eq(&number).is_some() {
+                    each(number, text);
+                    while wanted.next_if_eq(&number).is_some() {}
+                }
+            }
+            return Ok(true);
+        }
+    };
+    // A file gone since is an error; a pipe simply cannot be read twice.
+    let metadata = std::fs::metadata(path).with_context(|| format!("{name}: cannot read again"))?;
+    if !metadata.is_file() {
+        return Ok(false);
+    }
+    let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
+    let mut wanted = lines.iter().copied().peekable();
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut read = || -> io::Result<()> {
+        while let Some(&next) = wanted.peek() {
+            line.clear();
+            if source.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            number += 1;
+            if number == next {
+                let text = line.strip_suffix(b"\n").unwrap_or(&line);
+                each(number, text.strip_suffix(b"\r").unwrap_or(text));
+                while wanted.next_if_eq(&number).is_some() {}
+            }
+        }
+        io::copy(&mut source, &mut io::sink())?;
+        Ok(())
+    };
+    read().with_context(|| format!("{name}: cannot read again"))?;
+    ensure_unchanged(input, first, &source.digest().1)?;
+    Ok(true)
+}
+
+/// Fail unless `hash`, of a second reading of `input`, is that of its
+/// first reading: what is recovered from other bytes than those graded
+/// would mislead.
+///
+/// # Errors
+/// The input changed.
+pub fn ensure_unchanged(input: &Input, first: &InputStats, hash: &str) -> Result<()> {
+    if hash != first.hash {
+        bail!(
+            "{}: changed while it was being graded; grade it again",
+            input.name()
+        );
+    }
+    Ok(())
+}

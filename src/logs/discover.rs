@@ -1,0 +1,261 @@
+//! Which files the LOGS arguments name: files as given, directories
+//! walked for log file names, `-` for standard input; rgrade's own
+//! outputs never, and a `.txt` or `.tsv` file only when it holds a run.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::base::options::LogsFormat;
+use crate::base::schema::{LOCK_FILE, PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
+use crate::io::decompress::Source;
+use crate::io::inputs::Input;
+use crate::logs::detect::detect;
+
+/// File name endings that a directory walk picks up: the text formats
+/// plain or compressed, and Parquet (compressed inside its own pages).
+const LOG_SUFFIXES: [&str; 10] = [
+    ".jsonl",
+    ".jsonl.gz",
+    ".jsonl.zst",
+    ".trec",
+    ".trec.gz",
+    ".trec.zst",
+    ".run",
+    ".run.gz",
+    ".run.zst",
+    ".parquet",
+];
+
+/// File name endings a directory walk picks up when the content is a TREC
+/// or MS MARCO run: published runs mostly end in `.txt`, MS MARCO's in `.tsv`.
+const RUN_TEXT_SUFFIXES: [&str; 6] = [".txt", ".txt.gz", ".txt.zst", ".tsv", ".tsv.gz", ".tsv.zst"];
+
+/// How much of a `.txt` or `.tsv` file is read to tell whether it is a run.
+const SNIFF_BYTES: u64 = 64 << 10;
+/// The log inputs the LOGS arguments name.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Files as given, then each directory's logs, `-` for stdin.
+    pub inputs: Vec<Input>,
+    /// `.txt` and `.tsv` files of the directories that hold no run.
+    pub skipped: Vec<PathBuf>,
+}
+
+/// Expand the LOGS arguments into inputs: files as given, directories
+/// walked (sorted, for a stable order) for log file names, `-` for stdin.
+/// A walk never yields rgrade's own outputs: the rejects.jsonl of the
+/// output directory `out`, or of any directory an earlier run wrote into
+/// (it holds rgrade's lock file, summary.json or per_query.csv), is no log. `.txt` and
+/// `.tsv` files are read when they hold a TREC or MS MARCO run, and
+/// otherwise listed as skipped.
+///
+/// # Errors
+/// A path that does not exist, an empty file, a directory with no logs, or
+/// one file reached twice (by a second path or a hard link).
+pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
+    let out = out.and_then(|dir| std::fs::canonicalize(dir).ok());
+    let mut found = Discovered::default();
+    let Discovered { inputs, skipped } = &mut found;
+    for arg in args {
+        if arg.as_os_str() == "-" {
+            inputs.push(Input::Stdin);
+            continue;
+        }
+        let meta = std::fs::metadata(arg)
+            .with_context(|| format!("{}: cannot open log input", arg.display()))?;
+        if meta.is_dir() {
+            let before = inputs.len();
+            walk(arg, out.as_deref(), inputs, skipped)?;
+            if inputs.len() == before {
+                bail!(
+                    "{}: directory holds no log files ({}, or runs in {})",
+                    arg.display(),
+                    LOG_SUFFIXES.join(", "),
+                    RUN_TEXT_SUFFIXES.join(", ")
+                );
+            }
+        } else {
+            add_file(arg.clone(), &meta, inputs)?;
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for input in inputs.iter() {
+        let key = match input {
+            Input::File(path) => file_key(path),
+            Input::Stdin => FileKey::Stdin,
+            // Handed over, never found by a walk.
+            Input::Table(_) | Input::Lines(..) => continue,
+        };
+        if !seen.insert(key) {
+            bail!(
+                "{}: log input is given twice (its records would be counted twice)",
+                input.name()
+            );
+        }
+    }
+    Ok(found)
+}
+
+/// The log files the LOGS arguments `args` name, in the order grade
+/// reads them: for a caller that reads them itself (the Spark job reads
+/// them with Spark, then hands their lines over).
+///
+/// # Errors
+/// As [`discover`]; standard input, which only rgrade itself can read.
+pub fn log_files(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    (discover(args, None)?.inputs.into_iter())
+        .map(|input| match input {
+            Input::File(path) => Ok(path),
+            other => bail!("{}: not a file another reader can read", other.name()),
+        })
+        .collect()
+}
+
+/// What makes two inputs one: the same file, however it is reached.
+#[derive(PartialEq, Eq, Hash)]
+enum FileKey {
+    /// Device and inode: a second path and a hard link are the same file.
+    Inode(u64, u64),
+    /// The canonical path, where there is no inode to go by.
+    Path(PathBuf),
+    /// Standard input.
+    Stdin,
+}
+
+#[cfg(unix)]
+fn file_key(path: &Path) -> FileKey {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(meta) => FileKey::Inode(meta.dev(), meta.ino()),
+        Err(_) => FileKey::Path(path.to_path_buf()),
+    }
+}
+
+#[cfg(not(unix))]
+fn file_key(path: &Path) -> FileKey {
+    FileKey::Path(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+}
+
+/// Whether `dir` holds a grading's outputs: `out`, or a directory an
+/// earlier run wrote into, complete or not.
+fn is_output_dir(dir: &Path, out: Option<&Path>) -> bool {
+    let is_out = out.is_some_and(|out| std::fs::canonicalize(dir).is_ok_and(|dir| dir == out));
+    let written = |name: &str| dir.join(name).is_file();
+    // A run takes the lock first and removes summary.json next, so a run
+    // killed or failed there left the lock, and perhaps per_query.csv.
+    is_out
+        || [LOCK_FILE, SUMMARY_FILE, PER_QUERY_FILE]
+            .into_iter()
+            .any(written)
+}
+
+/// Walk a directory in sorted order, leaving out rgrade's own outputs.
+/// Symbolic links to directories are not followed (as ripgrep and fd do
+/// not), so a link cycle cannot read a log over and over.
+fn walk(
+    dir: &Path,
+    out: Option<&Path>,
+    inputs: &mut Vec<Input>,
+    skipped: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let holds_outputs = is_output_dir(dir, out);
+    let listing = || format!("{}: cannot list directory", dir.display());
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
+        .with_context(listing)?
+        .collect::<io::Result<_>>()
+        .with_context(listing)?;
+    entries.sort_by_key(|entry| entry.path());
+    for entry in entries {
+        let path = entry.path();
+        let kind = entry.file_type().with_context(listing)?;
+        if kind.is_dir() {
+            walk(&path, out, inputs, skipped)?;
+        } else if holds_outputs && entry.file_name() == REJECTS_FILE
+            || kind.is_symlink() && path.is_dir()
+        {
+            continue;
+        } else if has_suffix(&path, &LOG_SUFFIXES) {
+            let meta = std::fs::metadata(&path)
+                .with_context(|| format!("{}: cannot open log input", path.display()))?;
+            add_file(path, &meta, inputs)?;
+        } else if has_suffix(&path, &RUN_TEXT_SUFFIXES) {
+            let meta = std::fs::metadata(&path)
+                .with_context(|| format!("{}: cannot open log input", path.display()))?;
+            if meta.len() > 0 && !holds_a_run(&path) {
+                skipped.push(path);
+            } else {
+                add_file(path, &meta, inputs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Add a log file; an empty regular file is an error (a pipe's size is
+/// only known once it is read).
+fn add_file(path: PathBuf, meta: &std::fs::Metadata, inputs: &mut Vec<Input>) -> Result<()> {
+    if meta.is_file() && meta.len() == 0 {
+        bail!("{}: log file is empty", path.display());
+    }
+    inputs.push(Input::File(path));
+    Ok(())
+}
+
+fn has_suffix(path: &Path, suffixes: &[&str]) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    suffixes.iter().any(|suffix| name.ends_with(suffix))
+}
+
+/// Whether the file at `path` opens as a TREC or MS MARCO run (a header
+/// line allowed). One that cannot be read is taken for a run, so that
+/// reading it reports the error.
+fn holds_a_run(path: &Path) -> bool {
+    let Ok(source) = Source::open(&Input::File(path.to_path_buf())) else {
+        return true;
+    };
+    let mut head = Vec::new();
+    if source.take(SNIFF_BYTES).read_to_end(&mut head).is_err() {
+        return true;
+    }
+    // Only the first line (or a header and the next) tells: a note whose
+    // later line happens to look like a run line is no run.
+    let detected = detect(&head, LogsFormat::Auto, 1);
+    !detected.looked_past_first && matches!(detected.format, LogsFormat::Trec | LogsFormat::Msmarco)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discover_rejects_missing_and_empty_inputs() {
+        let dir = std::env::temp_dir().join(format!("rgrade-discover-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/b.jsonl"), "x\n").unwrap();
+        std::fs::write(dir.join("a.run"), "x\n").unwrap();
+        std::fs::write(dir.join("c.trec.gz"), "x\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "x\n").unwrap();
+        std::fs::write(
+            dir.join("bm25.dl19.txt"),
+            "qid Q0 docno rank score tag\n1 Q0 d 1 2 r\n",
+        )
+        .unwrap();
+        let found = discover(std::slice::from_ref(&dir), None).unwrap();
+        let names: Vec<String> = found.inputs.iter().map(Input::name).collect();
+        let expected = ["a.run", "bm25.dl19.txt", "c.trec.gz", "sub/b.jsonl"].map(|f| dir.join(f));
+        assert_eq!(names, expected.map(|p| p.display().to_string()));
+        assert_eq!(found.skipped, [dir.join("notes.txt")]);
+        assert_eq!(found.inputs[1].run_name(), "bm25.dl19");
+        std::fs::write(dir.join("empty.jsonl"), "").unwrap();
+        let err = discover(&[dir.join("empty.jsonl")], None).unwrap_err();
+        assert!(format!("{err:#}").contains("empty.jsonl: log file is empty"));
+        let err = discover(&[dir.join("nope.jsonl")], None).unwrap_err();
+        assert!(format!("{err:#}").contains("nope.jsonl: cannot open log input"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,549 @@
+//! JSONL search events: one line, one ranking. Fields are found by key or
+//! JSON pointer, as the user mapped them (docs/guide.md, "Logs").
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use simd_json::prelude::*;
+use simd_json::tape::{Array, Value};
+
+use crate::io::json::id_text;
+use crate::logs::record::{measure, EventKey, Invalid, RejectReason, DEFAULT_STAGE};
+
+/// Where to find a field: a key, or the segments of a JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath {
+    segments: Vec<String>,
+    text: String,
+}
+
+impl FieldPath {
+    /// `/a/b` is a JSON pointer (RFC 6901, `~1` for `/`, `~0` for `~`);
+    /// anything else is a top-level key.
+    pub fn parse(text: &str) -> Self {
+        let segments = match text.strip_prefix('/') {
+            Some(pointer) => pointer
+                .split('/')
+                .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                .collect(),
+            None => vec![text.to_string()],
+        };
+        FieldPath {
+            segments,
+            text: text.to_string(),
+        }
+    }
+
+    /// The keys it goes through: one for a top-level key.
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    /// The value it names in `root`, if any.
+    pub fn find<'t, 'i>(&self, root: Value<'t, 'i>) -> Option<Value<'t, 'i>> {
+        let mut value = root;
+        for segment in &self.segments {
+            value = if value.is_array() {
+                value.get_idx(segment.parse().ok()?)?
+            } else {
+                value.get(segment.as_str())?
+            };
+        }
+        Some(value)
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Where a log record keeps each thing.
+#[derive(Debug, Clone)]
+pub struct LogFields {
+    query: FieldPath,
+    results: FieldPath,
+    doc: Option<FieldPath>,
+    stage: FieldPath,
+    run: FieldPath,
+    latency: FieldPath,
+    context: FieldPath,
+    outcome: FieldPath,
+    allowed: FieldPath,
+    collection: FieldPath,
+}
+
+impl LogFields {
+    /// The mapping `names` gives, the JSONL defaults where it names none.
+    pub fn new(names: &FieldNames) -> Self {
+        let path = |name: &Option<String>, default: &str| {
+            FieldPath::parse(name.as_deref().unwrap_or(default))
+        };
+        LogFields {
+            query: path(&names.query, FieldNames::QUERY),
+            results: path(&names.results, FieldNames::RESULTS),
+            doc: names.doc.as_deref().map(FieldPath::parse),
+            stage: path(&names.stage, FieldNames::STAGE),
+            run: path(&names.run, FieldNames::RUN),
+            latency: path(&names.latency, FieldNames::LATENCY),
+            context: path(&names.context, FieldNames::CONTEXT),
+            outcome: path(&names.outcome, FieldNames::OUTCOME),
+            allowed: path(&names.allowed, FieldNames::ALLOWED),
+            collection: path(&names.collection, FieldNames::COLLECTION),
+        }
+    }
+}
+
+impl Default for LogFields {
+    fn default() -> Self {
+        LogFields::new(&FieldNames::default())
+    }
+}
+
+/// Where a log record keeps each thing, as the user names it; `None`
+/// leaves it where the format keeps it. In JSONL, a name is a top-level
+/// key or a JSON pointer such as `/request/qid`, and the defaults are the
+/// constants below; spans read theirs from attributes (docs/guide.md,
+/// "Traces").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldNames {
+    /// The query id.
+    pub query: Option<String>,
+    /// The ranked results.
+    pub results: Option<String>,
+    /// A result object's doc id; JSONL reads `doc_id`, else `id`.
+    pub doc: Option<String>,
+    /// The stage (absent means `final`).
+    pub stage: Option<String>,
+    /// The run name (absent means empty).
+    pub run: Option<String>,
+    /// The latency in milliseconds.
+    pub latency: Option<String>,
+    /// The context size in tokens.
+    pub context: Option<String>,
+    /// Whether the answer was acceptable, a boolean.
+    pub outcome: Option<String>,
+    /// The collections the user may see, an array of names.
+    pub allowed: Option<String>,
+    /// A result object's collection, inside the result.
+    pub collection: Option<String>,
+    /// The rank of a result in a log of one row per result (Parquet).
+    pub rank: Option<String>,
+}
+
+impl FieldNames {
+    /// Where a JSONL record keeps the query id unless the user says otherwise.
+    pub const QUERY: &'static str = "query_id";
+    /// Where a JSONL record keeps the results unless the user says otherwise.
+    pub const RESULTS: &'static str = "results";
+    /// Where a JSONL record keeps the stage unless the user says otherwise.
+    pub const STAGE: &'static str = "stage";
+    /// Where a JSONL record keeps the run unless the user says otherwise.
+    pub const RUN: &'static str = "run";
+    /// Where a JSONL record keeps the latency unless the user says otherwise.
+    pub const LATENCY: &'static str = "latency_ms";
+    /// Where a JSONL record keeps the context size unless the user says otherwise.
+    pub const CONTEXT: &'static str = "context_tokens";
+    /// Where a JSONL record keeps the answer's outcome unless the user says otherwise.
+    pub const OUTCOME: &'static str = "answer_ok";
+    /// Where a JSONL record keeps the allowed collections unless the user says otherwise.
+    pub const ALLOWED: &'static str = "allowed_collections";
+    /// Where a result keeps its collection unless the user says otherwise.
+    pub const COLLECTION: &'static str = "collection";
+    /// Where a Parquet row of one result keeps its rank unless the user says otherwise.
+    pub const RANK: &'static str = "rank";
+}
+
+impl<'i> EventKey<'i> {
+    /// Read the key out of a parsed line. It is read before the rest, so
+    /// that a record rejected for its results still counts as a capture of
+    /// its query.
+    ///
+    /// # Errors
+    /// `not_an_object`, `missing_query_id`, `bad_query_id`, or `bad_field`
+    /// for a stage or run that is not a string.
+    pub fn from_value(root: Value<'_, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+        if !root.is_object() {
+            return Err(Invalid::new(
+                RejectReason::NotAnObject,
+                "a log line must be a JSON object",
+            ));
+        }
+        let query_id = match fields.query.find(root) {
+            None => {
+                return Err(Invalid::new(
+                    RejectReason::MissingQueryId,
+                    format!("no '{}' field", fields.query),
+                ))
+            }
+            Some(v) => id_text(v).ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadQueryId,
+                    format!(
+                        "'{}' must be a string or an integer within 64 bits",
+                        fields.query
+                    ),
+                )
+            })?,
+        };
+        Ok(EventKey {
+            query_id,
+            stage: optional_str(root, &fields.stage)?.unwrap_or(DEFAULT_STAGE),
+            run: optional_str(root, &fields.run)?.unwrap_or(""),
+        })
+    }
+}
+
+/// The ranking and measurements of a JSONL search event, borrowing from
+/// the parsed line.
+pub struct Event<'t, 'i> {
+    /// Latency in milliseconds, if recorded.
+    pub latency_ms: Option<f64>,
+    /// Context size in tokens, if recorded.
+    pub context_tokens: Option<f64>,
+    /// Whether the answer was acceptable, if recorded.
+    pub answer_ok: Option<bool>,
+    /// The collections the user may see, if the record says.
+    pub allowed: Option<Vec<&'i str>>,
+    /// The ranking; `None` for a null one, which found nothing.
+    results: Option<Array<'t, 'i>>,
+}
+
+impl<'t, 'i> Event<'t, 'i> {
+    /// Read the ranking and measurements out of a parsed line.
+    ///
+    /// # Errors
+    /// `missing_results`, `bad_results`, or `bad_field` for a latency or
+    /// context size that is not a number, or an outcome not a boolean. Null results are an empty
+    /// ranking: OpenSearch UBI, for one, records a search that found
+    /// nothing that way.
+    pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+        let results = match fields.results.find(root) {
+            None => {
+                return Err(Invalid::new(
+                    RejectReason::MissingResults,
+                    format!("no '{}' field", fields.results),
+                ))
+            }
+            Some(v) if v.is_null() => None,
+            Some(v) => Some(v.as_array().ok_or_else(|| {
+                Invalid::new(
+                    RejectReason::BadResults,
+                    format!("'{}' must be an array or null", fields.results),
+                )
+            })?),
+        };
+        Ok(Event {
+            latency_ms: optional_measure(root, &fields.latency)?,
+            context_tokens: optional_measure(root, &fields.context)?,
+            answer_ok: optional_bool(root, &fields.outcome)?,
+            allowed: optional_names(root, &fields.allowed)?,
+            results,
+        })
+    }
+
+    /// Each result's collection, if it names one.
+    ///
+    /// # Errors
+    /// `bad_field` for a collection that is not a string.
+    pub fn collections<'e>(
+        &'e self,
+        fields: &'e LogFields,
+    ) -> impl Iterator<Item = Result<Option<&'i str>, Invalid>> + 'e {
+        self.results
+            .iter()
+            .flat_map(Array::iter)
+            .enumerate()
+            .map(move |(i, result)| {
+                if !result.is_object() {
+                    return Ok(None);
+                }
+                match fields.collection.find(result) {
+                    None => Ok(None),
+                    Some(v) if v.is_null() => Ok(None),
+                    Some(v) => v.into_string().map(Some).ok_or_else(|| {
+                        Invalid::new(
+                            RejectReason::BadField,
+                            format!("result {}: '{}' must be a string", i + 1, fields.collection),
+                        )
+                    }),
+                }
+            })
+    }
+
+    /// The doc ids in ranking order.
+    pub fn doc_ids<'e>(
+        &'e self,
+        fields: &'e LogFields,
+    ) -> impl Iterator<Item = Result<Cow<'i, str>, Invalid>> + 'e {
+        self.results
+            .iter()
+            .flat_map(Array::iter)
+            .enumerate()
+            .map(move |(i, result)| {
+                doc_id(result, fields.doc.as_ref()).ok_or_else(|| {
+                    let wanted = fields
+                        .doc
+                        .as_ref()
+                        .map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
+                    Invalid::new(
+                        RejectReason::BadResult,
+                        format!(
+                            "result {} is neither a doc id nor an object with {wanted}",
+                            i + 1
+                        ),
+                    )
+                })
+            })
+    }
+}
+
+/// A result's doc id: the result itself, or a field of a result object
+/// (`doc_id`, else `id`, unless the user named one).
+fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Cow<'i, str>> {
+    if !result.is_object() {
+        return id_text(result);
+    }
+    match field {
+        Some(path) => path.find(result).and_then(id_text),
+        None => result
+            .get("doc_id")
+            .or_else(|| result.get("id"))
+            .and_then(id_text),
+    }
+}
+
+fn optional_str<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<&'i str>, Invalid> {
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v.into_string().map(Some).ok_or_else(|| {
+            Invalid::new(RejectReason::BadField, format!("'{path}' must be a string"))
+        }),
+    }
+}
+
+fn optional_names<'i>(
+    root: Value<'_, 'i>,
+    path: &FieldPath,
+) -> Result<Option<Vec<&'i str>>, Invalid> {
+    let bad = || {
+        Invalid::new(
+            RejectReason::BadField,
+            format!("'{path}' must be an array of strings"),
+        )
+    };
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => {
+            let names = v.as_array().ok_or_else(bad)?;
+            names
+                .iter()
+                .map(|name| name.into_string().ok_or_else(bad))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some)
+        }
+    }
+}
+
+fn optional_measure(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>, Invalid> {
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => measure(v.cast_f64(), &path.to_string()).map(Some),
+    }
+}
+
+fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, Invalid> {
+    match path.find(root) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v.as_bool().map(Some).ok_or_else(|| {
+            Invalid::new(
+                RejectReason::BadField,
+                format!("'{path}' must be true or false"),
+            )
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::json::JsonParser;
+
+    /// An event with everything owned, to compare in tests.
+    #[derive(Debug, PartialEq)]
+    struct Owned {
+        query_id: String,
+        stage: String,
+        run: String,
+        latency_ms: Option<f64>,
+        docs: Vec<String>,
+    }
+
+    fn parse_event(line: &str, fields: &LogFields) -> Result<Owned, Invalid> {
+        let mut parser = JsonParser::default();
+        parser.parse(line.as_bytes(), |root| {
+            let key = EventKey::from_value(root, fields)?;
+            let event = Event::from_value(root, fields)?;
+            let docs = event
+                .doc_ids(fields)
+                .map(|d| d.map(|d| d.into_owned()))
+                .collect::<Result<_, _>>()?;
+            Ok(Owned {
+                query_id: key.query_id.into_owned(),
+                stage: key.stage.to_string(),
+                run: key.run.to_string(),
+                latency_ms: event.latency_ms,
+                docs,
+            })
+        })?
+    }
+
+    #[test]
+    fn spec_example_record() {
+        let line = r#"{"query_id": "q_sharing", "stage": "final", "run": "bm25-v3", "results": [{"doc_id": "profile", "score": 3.1}, {"id": "share_roles"}, "billing", 42], "latency_ms": 41, "context_tokens": 1830}"#;
+        let want = Owned {
+            query_id: "q_sharing".into(),
+            stage: "final".into(),
+            run: "bm25-v3".into(),
+            latency_ms: Some(41.0),
+            docs: ["profile", "share_roles", "billing", "42"]
+                .map(String::from)
+                .to_vec(),
+        };
+        assert_eq!(parse_event(line, &LogFields::default()).unwrap(), want);
+    }
+
+    #[test]
+    fn defaults_escapes_and_pointers() {
+        let line = r#"{"request": {"qid": 17, "hits": ["a\"b", "c\u00e9"]}}"#;
+        let fields = LogFields {
+            query: FieldPath::parse("/request/qid"),
+            results: FieldPath::parse("/request/hits"),
+            ..LogFields::default()
+        };
+        let want = Owned {
+            query_id: "17".into(),
+            stage: "final".into(),
+            run: String::new(),
+            latency_ms: None,
+            docs: vec!["a\"b".into(), "cé".into()],
+        };
+        assert_eq!(parse_event(line, &fields).unwrap(), want);
+        assert_eq!(FieldPath::parse("/a~1b/c~0d").segments, ["a/b", "c~d"]);
+        let nested =
+            r#"{"query_id": "q", "results": [{"meta": {"id": "x"}}, {"meta": {"id": 7}}]}"#;
+        let fields = LogFields {
+            doc: Some(FieldPath::parse("/meta/id")),
+            ..LogFields::default()
+        };
+        assert_eq!(parse_event(nested, &fields).unwrap().docs, ["x", "7"]);
+    }
+
+    #[test]
+    fn numbers_beyond_64_bits() {
+        let fields = LogFields::default();
+        let reason = |line: &str| parse_event(line, &fields).map_err(|e| e.reason);
+        // Ignored fields: the record is graded.
+        for ignored in [
+            "123456789012345678901234567890",
+            "-99999999999999999999",
+            "1e400",
+            "-1E+400",
+            "[1e400, {\"deep\": 18446744073709551616}]",
+        ] {
+            let line = format!(r#"{{"trace_id": {ignored}, "query_id": "q", "results": ["a"]}}"#);
+            assert_eq!(reason(&line).unwrap().docs, ["a"], "{line}");
+        }
+        // Fields rgrade reads: rejected under the field's own reason.
+        let cases = [
+            (
+                r#"{"query_id": 123456789012345678901234567890, "results": []}"#,
+                RejectReason::BadQueryId,
+            ),
+            (
+                r#"{"query_id": "q", "latency_ms": 1e400, "results": []}"#,
+                RejectReason::BadField,
+            ),
+            (
+                r#"{"query_id": "q", "results": [18446744073709551616]}"#,
+                RejectReason::BadResult,
+            ),
+            // Not JSON numbers at all: still invalid JSON.
+            (
+                r#"{"query_id": "q", "x": 01e400, "results": []}"#,
+                RejectReason::InvalidJson,
+            ),
+            (
+                r#"{"query_id": "q", "x": 1.e400, "results": []}"#,
+                RejectReason::InvalidJson,
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(reason(line).unwrap_err(), want, "{line}");
+        }
+        // Digits inside strings are text, even after an escaped quote.
+        let quoted = r#"{"query_id": "q", "note": "\" 1e400", "results": ["a"]}"#;
+        assert_eq!(reason(quoted).unwrap().docs, ["a"]);
+        // In range: untouched, and an integer id keeps its digits.
+        let max = r#"{"query_id": 18446744073709551615, "x": 1e308, "results": []}"#;
+        assert_eq!(reason(max).unwrap().query_id, "18446744073709551615");
+    }
+
+    #[test]
+    fn every_reject_reason_has_a_distinct_code() {
+        let cases: [(&[u8], RejectReason); 9] = [
+            (
+                b"{\"query_id\": \"q\", \"results\": [\xff]}",
+                RejectReason::InvalidUtf8,
+            ),
+            (
+                b"{\"query_id\": \"q\", \"results\": [",
+                RejectReason::InvalidJson,
+            ),
+            (b"[1, 2]", RejectReason::NotAnObject),
+            (b"{\"results\": []}", RejectReason::MissingQueryId),
+            (
+                b"{\"query_id\": [1], \"results\": []}",
+                RejectReason::BadQueryId,
+            ),
+            (b"{\"query_id\": \"q\"}", RejectReason::MissingResults),
+            (
+                b"{\"query_id\": \"q\", \"results\": \"a\"}",
+                RejectReason::BadResults,
+            ),
+            (
+                b"{\"query_id\": \"q\", \"results\": [{\"score\": 1}]}",
+                RejectReason::BadResult,
+            ),
+            (
+                b"{\"query_id\": \"q\", \"results\": [], \"latency_ms\": \"fast\"}",
+                RejectReason::BadField,
+            ),
+        ];
+        let fields = LogFields::default();
+        let mut parser = JsonParser::default();
+        for (line, want) in cases {
+            let got = parser
+                .parse(line, |root| {
+                    EventKey::from_value(root, &fields)?;
+                    let event = Event::from_value(root, &fields)?;
+                    let docs = event.doc_ids(&fields).try_for_each(|d| d.map(drop));
+                    docs
+                })
+                .map_err(Invalid::from)
+                .and_then(|r| r);
+            assert_eq!(
+                got.map_err(|e| e.reason),
+                Err(want),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+}

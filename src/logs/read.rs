@@ -1,0 +1,437 @@
+//! Every log input cut into chunks for the workers, by format: lines of
+//! text in blocks (the format detected on the first block), a Parquet
+//! file as its row groups, an Arrow table as slices of its rows, and lines
+//! handed over as blocks of JSON.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::base::options::LogsFormat;
+use crate::io::blocks::{Block, BlockCutter, Chunk, ChunkSink, BLOCK_SIZE};
+use crate::io::decompress::{Source, BOM};
+use crate::io::inputs::{Input, InputStats};
+use crate::io::tables::ArrowTable;
+use crate::logs::detect::{detect, shape_of};
+use crate::logs::parquet::{self, ColumnNames, RowGroup, Rows};
+
+/// What the reader sends the workers of a grading.
+pub type LogChunk = Chunk<RowGroup>;
+
+/// Read every input in order (in `format`, or each by its first bytes when
+/// `Auto`), sending chunks to `sink`; `on_bytes` hears of raw bytes as
+/// they go. Each input comes with its index among all the inputs, which
+/// its chunks carry. A Parquet file is sent as its row groups, whose
+/// columns `columns` names.
+///
+/// # Errors
+/// An input that cannot be opened or read, or a corrupt compressed stream,
+/// named by its path; Parquet that is not a file, or whose columns do not
+/// fit. Sending stops early (without error) if the workers hang up.
+pub fn read_inputs(
+    inputs: &[(u32, &Input)],
+    format: LogsFormat,
+    columns: ColumnNames<'_>,
+    sink: &mut dyn ChunkSink<RowGroup>,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<InputStats>> {
+    let mut stats = Vec::with_capacity(inputs.len());
+    for &(index, input) in inputs {
+        let name = input.name();
+        let handed_over = match input {
+            Input::Table(table) => Some(read_table(index, table, columns, sink)),
+            Input::Lines(lines, i) => Some(send_lines(index, lines.lines(*i), format, sink)),
+            Input::File(_) | Input::Stdin => None,
+        };
+        if let Some(read) = handed_over {
+            match read.with_context(|| name.clone())? {
+                Some(read) => stats.push(read),
+                None => break,
+            }
+            continue;
+        }
+        let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
+        if format == LogsFormat::Parquet || format == LogsFormat::Auto && source.holds_parquet() {
+            let path = parquet_file(input, &source)?;
+            drop(source);
+            match read_row_groups(index, path, columns, sink, on_bytes)
+                .with_context(|| name.clone())?
+            {
+                Some(read) => stats.push(read),
+                None => break,
+            }
+            continue;
+        }
+        let decide = |bytes: &[u8], first_line| detect(bytes, format, first_line);
+        let mut cutter = BlockCutter::new(index, &mut *sink, &decide);
+        let lines = match cutter.run(&mut source, on_bytes) {
+            Ok(Some(lines)) => lines,
+            Ok(None) => break,
+            Err(err) => {
+                return Err(err)
+                    .with_context(|| format!("{name}: cannot read (truncated or corrupt input?)"))
+            }
+        };
+        if cutter.decoded_bytes() == 0 {
+            bail!("{name}: log input is empty");
+        }
+        let (bytes, hash) = source.digest();
+        stats.push(InputStats {
+            bytes,
+            decoded_bytes: cutter.decoded_bytes(),
+            lines,
+            hash,
+            format: cutter.detected().map_or(LogsFormat::Jsonl, |d| d.format),
+            format_doubt: cutter
+                .detected()
+                .and_then(|detected| detected.doubt.clone()),
+            part: false,
+        });
+    }
+    Ok(stats)
+}
+
+/// Read the Parquet file at `path`, input `index` of the run: send a chunk
+/// per row group to `sink`, and hash the file's bytes on this thread as
+/// the workers decode. Returns `None` if the sink stopped taking chunks.
+///
+/// # Errors
+/// As [`parquet::open`]; the file cannot be read; it holds no row.
+fn read_row_groups(
+    index: u32,
+    path: &Path,
+    columns: ColumnNames<'_>,
+    sink: &mut dyn ChunkSink<RowGroup>,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> Result<Option<InputStats>> {
+    let (file, places) = parquet::open(path, columns)?;
+    let mut hashing = Hashing {
+        file: File::open(path).context("cannot open")?,
+        hasher: Xxh3::new(),
+        read: 0,
+        buffer: vec![0; 1 << 20],
+    };
+    let (mut rows, mut decoded_bytes) = (0u64, 0u64);
+    for (i, place) in places.iter().enumerate() {
+        // Hashed up to the row group's end before it is sent: its bytes
+        // are then in the page cache when a worker decodes them.
+        hashing.up_to(place.end, on_bytes).context("cannot read")?;
+        let chunk = Chunk::Rows(RowGroup {
+            input: index,
+            rows: Rows::Parquet {
+                file: Arc::clone(&file),
+                group: i,
+            },
+            first_row: rows + 1,
+        });
+        if !sink.send(chunk) {
+            return Ok(None);
+        }
+        rows += place.rows;
+        decoded_bytes += place.decoded_bytes;
+    }
+    hashing.up_to(u64::MAX, on_bytes).context("cannot read")?;
+    if rows == 0 {
+        bail!("Parquet file holds no rows");
+    }
+    Ok(Some(InputStats {
+        bytes: hashing.read,
+        decoded_bytes,
+        lines: rows,
+        hash: format!("{:032x}", hashing.hasher.digest128()),
+        format: LogsFormat::Parquet,
+        format_doubt: None,
+        part: false,
+    }))
+}
+
+/// Send the rows of `table`, input `index` of the run, to `sink` a few
+/// thousand at a time, so that workers share even one large batch.
+/// Returns `None` if the sink stopped taking chunks.
+///
+/// # Errors
+/// As [`parquet::open_table`]; the table holds no rows.
+fn read_table(
+    index: u32,
+    table: &ArrowTable,
+    columns: ColumnNames<'_>,
+    sink: &mut dyn ChunkSink<RowGroup>,
+) -> Result<Option<InputStats>> {
+    let planned = parquet::open_table(table, columns)?;
+    let mut rows = 0u64;
+    for (batch, records) in (0..).zip(table.batches()) {
+        let len = records.num_rows();
+        for start in (0..len).step_by(TABLE_CHUNK_ROWS) {
+            let chunk = Chunk::Rows(RowGroup {
+                input: index,
+                rows: Rows::Table {
+                    table: Arc::clone(&planned),
+                    batch,
+                    range: start..len.min(start + TABLE_CHUNK_ROWS),
+                },
+                first_row: rows + start as u64 + 1,
+            });
+            if !sink.send(chunk) {
+                return Ok(None);
+            }
+        }
+        rows += len as u64;
+    }
+    if rows == 0 {
+        bail!("table holds no rows");
+    }
+    Ok(Some(InputStats {
+        bytes: table.bytes(),
+        decoded_bytes: table.bytes(),
+        lines: rows,
+        hash: table.content_hash(),
+        format: LogsFormat::Parquet,
+        format_doubt: None,
+        part: false,
+    }))
+}
+
+/// Send lines handed over with their numbers (`lines`, in line order) as
+/// blocks to `sink`, input `index` of the run. They read as JSONL, or as
+/// OTLP traces when asked or when the first JSON object has that shape. A part of
+/// an input has no content hash: its stats say it is a part.
+/// Returns `None` if the sink stopped taking chunks.
+///
+/// # Errors
+/// A format asked for that is not one of lines of JSON.
+fn send_lines<'a>(
+    index: u32,
+    lines: impl Iterator<Item = (u64, &'a [u8])>,
+    given: LogsFormat,
+    sink: &mut dyn ChunkSink<RowGroup>,
+) -> Result<Option<InputStats>> {
+    let mut format = match given {
+        LogsFormat::Jsonl | LogsFormat::Otlp => Some(given),
+        LogsFormat::Auto => None,
+        other => bail!("lines handed over are JSONL or OTLP records, not {other:?}"),
+    };
+    let (mut count, mut bytes) = (0u64, 0u64);
+    let mut block = Block {
+        input: index,
+        first_line: 1,
+        bytes: Vec::new(),
+        format: LogsFormat::Jsonl,
+        header_line: None,
+        numbers: Vec::new(),
+    };
+    let mut send = |block: &mut Block, format: LogsFormat| {
+        let full = Block {
+            bytes: std::mem::take(&mut block.bytes),
+            numbers: std::mem::take(&mut block.numbers),
+            format,
+            ..*block
+        };
+        sink.send(Chunk::Lines(full))
+    };
+    for (number, text) in lines {
+        let text = match number {
+            1 => text.strip_prefix(BOM).unwrap_or(text),
+            _ => text,
+        };
+        // The first JSON object decides, as the first line that fits does
+        // in a file: a broken line before it is rejected alone.
+        if format.is_none() {
+            format = shape_of(text)
+                .filter(|shape| matches!(shape, LogsFormat::Jsonl | LogsFormat::Otlp));
+        }
+        if block.numbers.is_empty() {
+            block.first_line = number;
+        }
+        block.numbers.push(number);
+        block.bytes.extend_from_slice(text);
+        block.bytes.push(b'\n');
+        count += 1;
+        bytes += text.len() as u64 + 1;
+        if block.bytes.len() >= BLOCK_SIZE
+            && !send(&mut block, *format.get_or_insert(LogsFormat::Jsonl))
+        {
+            return Ok(None);
+        }
+    }
+    if !block.numbers.is_empty() && !send(&mut block, format.unwrap_or(LogsFormat::Jsonl)) {
+        return Ok(None);
+    }
+    Ok(Some(InputStats {
+        bytes,
+        decoded_bytes: bytes,
+        lines: count,
+        hash: String::new(),
+        format: format.unwrap_or(LogsFormat::Jsonl),
+        format_doubt: None,
+        part: true,
+    }))
+}
+
+/// Rows of a table a worker takes at a time.
+const TABLE_CHUNK_ROWS: usize = 4096;
+
+/// Reads a file front to back for its content hash.
+struct Hashing {
+    file: File,
+    hasher: Xxh3,
+    read: u64,
+    buffer: Vec<u8>,
+}
+
+impl Hashing {
+    /// Hash up to byte `end`, or to the end of the file.
+    fn up_to(&mut self, end: u64, on_bytes: &(dyn Fn(u64) + Sync)) -> io::Result<()> {
+        while self.read < end {
+            let want = (end - self.read).min(self.buffer.len() as u64) as usize;
+            let n = match self.file.read(&mut self.buffer[..want]) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            self.hasher.update(&self.buffer[..n]);
+            self.read += n as u64;
+            on_bytes(n as u64);
+        }
+        Ok(())
+    }
+}
+
+/// The file a Parquet input is: Parquet is read by seeking to its footer,
+/// so it must be a regular file, not compressed.
+///
+/// # Errors
+/// The input does not open with Parquet's magic bytes, or is standard
+/// input, a pipe or a compressed stream.
+fn parquet_file<'i>(input: &'i Input, source: &Source) -> Result<&'i Path> {
+    let name = input.name();
+    if source.is_compressed() && source.holds_parquet() {
+        bail!("{name}: Parquet inside a compressed stream cannot be read: Parquet needs a seekable file (its columns are compressed already); decompress it to a file");
+    }
+    if !source.holds_parquet() {
+        bail!("{name}: not a Parquet file (it does not open with PAR1)");
+    }
+    match input {
+        Input::File(path) if input.can_read_again() => Ok(path),
+        _ => bail!("{name}: Parquet needs a seekable file, not standard input or a pipe; save it to a file and grade that"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::blocks::InlineSink;
+    use std::io::Write;
+
+    /// Blocks as (first line, bytes).
+    type Blocks = Vec<(u64, Vec<u8>)>;
+
+    fn read_all(bytes: &[u8]) -> Result<(Blocks, Vec<InputStats>)> {
+        let dir = std::env::temp_dir().join(format!(
+            "rgrade-read-{}-{:x}",
+            std::process::id(),
+            xxhash_rust::xxh3::xxh3_64(bytes)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join("log.jsonl");
+        std::fs::write(&path, bytes)?;
+        let mut blocks = Vec::new();
+        let mut sink = InlineSink::new(|chunk: &LogChunk| {
+            blocks.push(match chunk {
+                Chunk::Lines(block) => (block.first_line, block.bytes.clone()),
+                Chunk::Oversized { line, .. } => (*line, b"<oversized>".to_vec()),
+                Chunk::Rows(group) => (group.first_row, b"<row group>".to_vec()),
+            });
+            true
+        });
+        let input = Input::File(path);
+        let (fields, spans) = Default::default();
+        let columns = ColumnNames {
+            fields: &fields,
+            spans: &spans,
+        };
+        let stats = read_inputs(
+            &[(0, &input)],
+            LogsFormat::Auto,
+            columns,
+            &mut sink,
+            &|_| {},
+        );
+        std::fs::remove_dir_all(&dir)?;
+        Ok((blocks, stats?))
+    }
+
+    #[test]
+    fn lines_are_numbered_and_whole() {
+        let (blocks, stats) = read_all(b"a\nb\nc").unwrap();
+        assert_eq!(blocks, [(1, b"a\nb\nc".to_vec())]);
+        assert_eq!(
+            (stats[0].lines, stats[0].bytes, stats[0].decoded_bytes),
+            (3, 5, 5)
+        );
+    }
+
+    #[test]
+    fn compression_is_recognised_by_magic_bytes() {
+        let text = b"{\"x\":1}\n{\"x\":2}\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let zst = zstd::encode_all(&text[..], 3).unwrap();
+        for compressed in [gz, zst] {
+            let (blocks, stats) = read_all(&compressed).unwrap();
+            assert_eq!(blocks, [(1, text.to_vec())]);
+            assert_eq!(
+                (stats[0].bytes, stats[0].decoded_bytes, stats[0].lines),
+                (compressed.len() as u64, text.len() as u64, 2)
+            );
+        }
+    }
+
+    /// Every valid stream reads: gzip with a name, a comment and extra
+    /// fields in its header; zstd opening with a skippable frame (as
+    /// `pzstd` writes it) and holding another between two frames.
+    #[test]
+    fn compressed_streams_with_optional_parts_are_read() {
+        let text = b"{\"x\":1}\n{\"x\":2}\n";
+        let mut gz = flate2::GzBuilder::new()
+            .filename("log.jsonl")
+            .comment("captured nightly")
+            .extra(&b"RG\x02\x00ok"[..])
+            .write(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let skippable = |kind: u8, payload: &[u8]| {
+            let mut frame = vec![0x50 | kind, 0x2a, 0x4d, 0x18];
+            frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+            frame.extend_from_slice(payload);
+            frame
+        };
+        let mut zst = skippable(0xa, &[0, 0, 1, 0]);
+        zst.extend(zstd::encode_all(&text[..8], 3).unwrap());
+        zst.extend(skippable(0x0, b""));
+        zst.extend(zstd::encode_all(&text[8..], 3).unwrap());
+        for compressed in [gz, zst] {
+            let (blocks, stats) = read_all(&compressed).unwrap();
+            assert_eq!(blocks, [(1, text.to_vec())]);
+            assert_eq!(stats[0].decoded_bytes, text.len() as u64);
+        }
+    }
+
+    #[test]
+    fn truncated_compressed_input_is_an_error_naming_the_file() {
+        let text = "{\"x\":1}\n".repeat(1000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        let err = read_all(&gz[..gz.len() / 2]).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("log.jsonl: cannot read"),
+            "{err:#}"
+        );
+    }
+}

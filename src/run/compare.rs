@@ -1,0 +1,113 @@
+//! `rgrade compare` (docs/compare.md), driven: the output directory is
+//! claimed, the two gradings are [`crate::compare`]d, and the comparison's
+//! files and page are written as one complete set.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::base::failure::{ErrorKind, OfKind};
+use crate::base::schema::{
+    CompareSettings, ComparedRun, ComparisonSummary, COMPARE_FILES, REPORT_FILE, SUMMARY_FILE,
+};
+use crate::compare::paired::{self, Paired, StatSettings};
+use crate::compare::{compare, evidence, output, Compared, Plan};
+use crate::io::workers;
+use crate::output::staged;
+use crate::output::{refuse_other_result, remove_stale_output, OutputDir};
+use crate::report::{self, Sources};
+
+/// Compare the two grade outputs `plan` names, writing the outputs if it
+/// names a directory, and hand each warning to `warn` as it arises.
+///
+/// # Errors
+/// Anything that leaves nothing compared: unreadable or incomparable
+/// inputs, an unknown run, metric or rule target, an unwritable output.
+pub fn run(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
+    let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
+    pool.install(|| {
+        // Claimed before anything is read: see [`claim`].
+        let out_dir = plan.out.as_deref().map(claim).transpose()?;
+        let compared = compare(plan, warn)?;
+        if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
+            write(dir, held, plan, &compared)?;
+        }
+        Ok(compared)
+    })
+    .of_kind(ErrorKind::Comparison)
+}
+
+/// Write every output of `compared` into `dir`, which `held` claims: the
+/// complete set moves into place at once, comparison.json last.
+fn write(dir: &Path, held: OutputDir, plan: &Plan, compared: &Compared) -> Result<()> {
+    let Compared {
+        paired,
+        comparisons,
+        gate,
+        metrics,
+        settings,
+        ..
+    } = compared;
+    let mut files = vec![
+        output::write_comparison(dir, paired, comparisons)?,
+        output::write_per_query_delta(dir, paired, metrics)?,
+    ];
+    if let Some(gate) = gate {
+        files.push(output::write_gate(dir, gate)?);
+    }
+    let summary = summarize(plan, paired, metrics, settings, &files)?;
+    let page = report::compare::page(&summary, &Sources::staged(&files))?;
+    files.push(report::stage_page(dir, REPORT_FILE, &page)?);
+    files.push(output::write_comparison_summary(dir, &summary)?);
+    held.commit(files)
+}
+
+/// Claim the output directory `dir` before anything is read: a run already
+/// writing there must not cost this one's work, and an earlier
+/// comparison's files must not pass for this one's while it runs, nor if
+/// it fails.
+fn claim(dir: &Path) -> Result<OutputDir> {
+    let claimed = OutputDir::claim(dir)?;
+    refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
+    for name in COMPARE_FILES {
+        remove_stale_output(dir, name)?;
+    }
+    Ok(claimed)
+}
+
+/// comparison.json's contents: what was compared, how, the figures of
+/// both sides, the biggest losses with their evidence, and `files`.
+///
+/// # Errors
+/// A per_query.csv cannot be read again for the evidence.
+fn summarize(
+    plan: &Plan,
+    paired: &Paired,
+    metrics: &[usize],
+    settings: &StatSettings,
+    files: &[staged::Staged],
+) -> Result<ComparisonSummary> {
+    let side = |origin: &paired::Origin| ComparedRun {
+        path: origin.path.display().to_string(),
+        run: origin.run.clone(),
+    };
+    Ok(ComparisonSummary {
+        tool: "rgrade".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        baseline: side(&paired.baseline),
+        candidate: side(&paired.candidate),
+        labels_hash: paired.labels_hash.clone(),
+        settings: CompareSettings {
+            metrics: metrics.iter().map(|&m| paired.metrics[m].clone()).collect(),
+            permutations: settings.permutations,
+            bootstrap: settings.bootstrap,
+            seed: settings.seed,
+            alpha: plan.alpha,
+            confidence: settings.confidence,
+        },
+        stages: paired.stages.iter().map(evidence::stage_sides).collect(),
+        evidence_cutoff: paired.deepest.to_string(),
+        biggest_losses: evidence::biggest_losses(paired, metrics[0])?,
+        outputs: files.iter().map(|f| f.listed().clone()).collect(),
+    })
+}
