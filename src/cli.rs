@@ -1,14 +1,18 @@
 //! The command line as the user types it. Values are checked here (clap
-//! parses them through `FromStr`); `cmd::*` turns them into the plain
-//! plans the library takes.
+//! parses them through `FromStr`, and the library's choices through
+//! [`choice`]); `cmd::*` turns them into the plain plans the library takes.
+//! Only the binary knows clap.
 
+use std::ffi::OsStr;
+use std::marker::PhantomData;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
-    Cutoff, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat, MissingPolicy,
-    ProgressWhen, RepeatPolicy, RunName, SpanKind,
+    Choice, Cutoff, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat,
+    MissingPolicy, ProgressWhen, RepeatPolicy, RunName, SpanKind,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -129,19 +133,19 @@ pub struct GradeArgs {
     pub pool_depth: Option<NonZeroUsize>,
 
     /// Score a labeled query with no capture 0 (fail) or leave it out of the means (skip).
-    #[arg(long, value_enum, value_name = "POLICY", default_value_t = MissingPolicy::Fail)]
+    #[arg(long, value_parser = choice::<MissingPolicy>(), value_name = "POLICY", default_value_t = MissingPolicy::Fail)]
     pub missing: MissingPolicy,
 
     /// Handle several captures of the same (run, stage, query).
-    #[arg(long, value_enum, value_name = "POLICY", default_value_t = RepeatPolicy::Error)]
+    #[arg(long, value_parser = choice::<RepeatPolicy>(), value_name = "POLICY", default_value_t = RepeatPolicy::Error)]
     pub repeats: RepeatPolicy,
 
     /// Handle a doc id that appears twice in one ranking.
-    #[arg(long = "duplicate-docs", value_enum, value_name = "POLICY", default_value_t = DuplicateDocs::Reject)]
+    #[arg(long = "duplicate-docs", value_parser = choice::<DuplicateDocs>(), value_name = "POLICY", default_value_t = DuplicateDocs::Reject)]
     pub duplicate_docs: DuplicateDocs,
 
     /// Name each TREC run by its tag, or by its file's name (files all tagged alike stay apart).
-    #[arg(long = "run-name", value_enum, value_name = "FROM", default_value_t = RunName::Tag)]
+    #[arg(long = "run-name", value_parser = choice::<RunName>(), value_name = "FROM", default_value_t = RunName::Tag)]
     pub run_name: RunName,
 
     /// Count grades of at least N as relevant, like trec_eval -l.
@@ -178,11 +182,11 @@ pub struct GradeArgs {
     pub max_rejects: u64,
 
     /// Read the labels as this format.
-    #[arg(long = "labels-format", value_enum, value_name = "FORMAT", default_value_t = LabelsFormat::Auto)]
+    #[arg(long = "labels-format", value_parser = choice::<LabelsFormat>(), value_name = "FORMAT", default_value_t = LabelsFormat::Auto)]
     pub labels_format: LabelsFormat,
 
     /// Read the logs as this format.
-    #[arg(long = "logs-format", value_enum, value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
+    #[arg(long = "logs-format", value_parser = choice::<LogsFormat>(), value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
     pub logs_format: LogsFormat,
 
     /// Where a log record keeps each field.
@@ -190,7 +194,7 @@ pub struct GradeArgs {
     pub fields: FieldArgs,
 
     /// Match captures to labels by query id, or by the question text against each label's `query`.
-    #[arg(long, value_enum, value_name = "BY", default_value_t = JoinBy::Id)]
+    #[arg(long, value_parser = choice::<JoinBy>(), value_name = "BY", default_value_t = JoinBy::Id)]
     pub join: JoinBy,
 
     /// Give the captures of spans of KIND (RETRIEVER, RERANKER, retrieval) the stage NAME; repeatable.
@@ -206,7 +210,7 @@ pub struct GradeArgs {
     pub threads: Option<NonZeroUsize>,
 
     /// Show a progress bar on stderr.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
+    #[arg(long, value_parser = choice::<ProgressWhen>(), value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
     pub progress: ProgressWhen,
 
     /// Print no table on stdout.
@@ -351,7 +355,7 @@ pub struct GenArgs {
 
     /// Write the logs as JSONL (logs.jsonl), a TREC run (run.trec), OTLP/JSON spans
     /// (traces.jsonl) or Parquet rows (logs.parquet).
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = GenFormat::Jsonl)]
+    #[arg(long, value_parser = choice::<GenFormat>(), value_name = "FORMAT", default_value_t = GenFormat::Jsonl)]
     pub format: GenFormat,
 
     /// Also write N unlabeled queries' events, shuffled in (traffic the key does not cover).
@@ -425,5 +429,40 @@ mod tests {
         assert_eq!(parse_meta("a=b=c"), Ok(("a".into(), "b=c".into())));
         assert!(parse_meta("=b").is_err());
         assert!(parse_meta("novalue").is_err());
+    }
+}
+
+/// The value parser of a library [`Choice`]: clap offers its names with
+/// their help and refuses any other name, as it does for its own value
+/// enums.
+#[derive(Clone)]
+struct ChoiceParser<T>(PhantomData<T>);
+
+/// Parse a flag's value as the choice `T`.
+fn choice<T>() -> ChoiceParser<T> {
+    ChoiceParser(PhantomData)
+}
+
+impl<T: Choice + Clone + Send + Sync> TypedValueParser for ChoiceParser<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<T, clap::Error> {
+        let names = PossibleValuesParser::new(T::ALL.iter().map(|value| value.name()));
+        let name = names.parse_ref(cmd, arg, value)?;
+        T::from_name(&name).map_err(|_| clap::Error::new(clap::error::ErrorKind::InvalidValue))
+    }
+
+    /// Each name with its help, without the final period, as clap shows
+    /// a doc line.
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(T::ALL.iter().map(|value| {
+            let help = value.help();
+            PossibleValue::new(value.name()).help(help.strip_suffix('.').unwrap_or(help))
+        })))
     }
 }

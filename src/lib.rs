@@ -47,8 +47,8 @@ mod run;
 pub use base::failure::{error_kind, ErrorKind};
 pub use base::metrics::Cutoff;
 pub use base::options::{
-    DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
-    RunName, SpanKind,
+    Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
+    RepeatPolicy, RunName, SpanKind, UnknownChoice,
 };
 pub use base::schema;
 pub use compare::{Compared, Plan as ComparePlan};

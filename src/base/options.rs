@@ -1,80 +1,198 @@
 //! The choices a grading run is configured with: plain values the library
-//! takes, which the command line offers as flag values (hence `ValueEnum`;
-//! each variant's doc line is its `--help` text).
+//! takes. Each is a [`Choice`]: it has a name (what the command line, the
+//! Python keyword arguments and summary.json spell) and a line of help
+//! (its doc line), and reads from its name with `FromStr`.
 
-use clap::ValueEnum;
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
-/// What `--missing` does with a labeled query that has no capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum MissingPolicy {
-    /// Score it 0 in every metric and count it in the means (trec_eval -c).
-    Fail,
-    /// Leave it out of the means.
-    Skip,
+/// A value picked by name from a closed set.
+pub trait Choice: Copy + Sized + 'static {
+    /// Every value, in the order they are offered.
+    const ALL: &'static [Self];
+
+    /// The value's name, as typed.
+    fn name(self) -> &'static str;
+
+    /// One line saying what the value does.
+    fn help(self) -> &'static str;
+
+    /// The value named `name`.
+    ///
+    /// # Errors
+    /// No value has that name; the message lists those that do.
+    fn from_name(name: &str) -> Result<Self, UnknownChoice> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|value| value.name() == name)
+            .ok_or_else(|| UnknownChoice {
+                given: name.to_string(),
+                known: Self::ALL.iter().map(|value| value.name()).collect(),
+            })
+    }
 }
 
-/// What `--repeats` does with several captures of one (run, stage, query).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum RepeatPolicy {
-    /// Reject every capture of that key; the query is invalid.
-    Error,
-    /// Grade the first capture in input order.
-    First,
-    /// Grade the last capture in input order.
-    Last,
-    /// Grade every capture and average the scores.
-    Mean,
+/// A name no value of a [`Choice`] has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownChoice {
+    /// The name given.
+    pub given: String,
+    /// The names there are.
+    pub known: Vec<&'static str>,
 }
 
-/// What `--duplicate-docs` does with a doc id listed twice in one ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum DuplicateDocs {
-    /// Reject the capture.
-    Reject,
-    /// Keep the first occurrence and close the gap.
-    Dedupe,
+impl fmt::Display for UnknownChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?}: expected one of {}",
+            self.given,
+            self.known.join(", ")
+        )
+    }
 }
 
-/// The format of the labels file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum LabelsFormat {
-    /// Parquet by its PAR1 magic, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
-    Auto,
-    /// One JSON object per labeled query.
-    Jsonl,
-    /// TREC qrels: query_id iteration doc_id grade.
-    Trec,
-    /// CSV with a header holding query_id and doc_id.
-    Csv,
-    /// Parquet with the CSV labels' columns (a file opening with PAR1).
-    Parquet,
+impl std::error::Error for UnknownChoice {}
+
+/// Define a [`Choice`] enum: each variant with its doc line (its help) and
+/// its name, e.g. `/// Leave it out of the means.` then `Skip = "skip",`.
+/// The enum also reads from its name (`FromStr`) and prints as it
+/// (`Display`).
+macro_rules! choice {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[doc = $help:literal])+
+                $variant:ident = $text:literal,
+            )+
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $(
+                $(#[doc = $help])+
+                $variant,
+            )+
+        }
+
+        impl $crate::base::options::Choice for $name {
+            const ALL: &'static [Self] = &[$($name::$variant),+];
+
+            fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            fn help(self) -> &'static str {
+                match self {
+                    $($name::$variant => concat!($($help),+).trim_start(),)+
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::base::options::UnknownChoice;
+
+            fn from_str(name: &str) -> Result<Self, Self::Err> {
+                <$name as $crate::base::options::Choice>::from_name(name)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($crate::base::options::Choice::name(*self))
+            }
+        }
+    };
+}
+pub(crate) use choice;
+
+choice! {
+    /// What `--missing` does with a labeled query that has no capture.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum MissingPolicy {
+        /// Score it 0 in every metric and count it in the means (trec_eval -c).
+        Fail = "fail",
+        /// Leave it out of the means.
+        Skip = "skip",
+    }
 }
 
-/// The format of a log file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum LogsFormat {
-    /// Parquet by its PAR1 magic; TREC or MS MARCO run when the first line (or the one after a header) has that shape; else JSONL.
-    Auto,
-    /// One JSON object per search event.
-    Jsonl,
-    /// TREC run: query_id Q0 doc_id rank score tag.
-    Trec,
-    /// MS MARCO run: query_id doc_id rank, ranked by rank; the run is the file's name.
-    Msmarco,
-    /// OpenTelemetry traces as OTLP/JSON lines: retrieval and rerank spans are the captures.
-    Otlp,
-    /// Parquet: a row per search event, a row per (event, result) with a rank, or Phoenix spans.
-    Parquet,
+choice! {
+    /// What `--repeats` does with several captures of one (run, stage, query).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum RepeatPolicy {
+        /// Reject every capture of that key; the query is invalid.
+        Error = "error",
+        /// Grade the first capture in input order.
+        First = "first",
+        /// Grade the last capture in input order.
+        Last = "last",
+        /// Grade every capture and average the scores.
+        Mean = "mean",
+    }
 }
 
-/// What `--join` matches a capture to its label by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum JoinBy {
-    /// The query id.
-    Id,
-    /// The question text, trimmed, against each label's `query`.
-    Text,
+choice! {
+    /// What `--duplicate-docs` does with a doc id listed twice in one ranking.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum DuplicateDocs {
+        /// Reject the capture.
+        Reject = "reject",
+        /// Keep the first occurrence and close the gap.
+        Dedupe = "dedupe",
+    }
+}
+
+choice! {
+    /// The format of the labels file.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum LabelsFormat {
+        /// Parquet by its PAR1 magic, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
+        Auto = "auto",
+        /// One JSON object per labeled query.
+        Jsonl = "jsonl",
+        /// TREC qrels: query_id iteration doc_id grade.
+        Trec = "trec",
+        /// CSV with a header holding query_id and doc_id.
+        Csv = "csv",
+        /// Parquet with the CSV labels' columns (a file opening with PAR1).
+        Parquet = "parquet",
+    }
+}
+
+choice! {
+    /// The format of a log file.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum LogsFormat {
+        /// Parquet by its PAR1 magic; TREC or MS MARCO run when the first line (or the one after a header) has that shape; else JSONL.
+        Auto = "auto",
+        /// One JSON object per search event.
+        Jsonl = "jsonl",
+        /// TREC run: query_id Q0 doc_id rank score tag.
+        Trec = "trec",
+        /// MS MARCO run: query_id doc_id rank, ranked by rank; the run is the file's name.
+        Msmarco = "msmarco",
+        /// OpenTelemetry traces as OTLP/JSON lines: retrieval and rerank spans are the captures.
+        Otlp = "otlp",
+        /// Parquet: a row per search event, a row per (event, result) with a rank, or Phoenix spans.
+        Parquet = "parquet",
+    }
+}
+
+choice! {
+    /// What `--join` matches a capture to its label by.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum JoinBy {
+        /// The query id.
+        Id = "id",
+        /// The question text, trimmed, against each label's `query`.
+        Text = "text",
+    }
 }
 
 /// The kinds of span that are captures, as `--span-stage` names them.
@@ -120,22 +238,45 @@ impl SpanKind {
     }
 }
 
-/// What names the run of a TREC run line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum RunName {
-    /// The tag, its sixth field.
-    Tag,
-    /// The file's name without its extensions (`.trec`, `.txt`, `.gz`, ...).
-    File,
+choice! {
+    /// What names the run of a TREC run line.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum RunName {
+        /// The tag, its sixth field.
+        Tag = "tag",
+        /// The file's name without its extensions (`.trec`, `.txt`, `.gz`, ...).
+        File = "file",
+    }
 }
 
-/// When to draw the progress bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum ProgressWhen {
-    /// Only when stderr is a terminal.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
+choice! {
+    /// When to draw the progress bar.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ProgressWhen {
+        /// Only when stderr is a terminal.
+        Auto = "auto",
+        /// Always.
+        Always = "always",
+        /// Never.
+        Never = "never",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_reads_from_its_name_and_prints_as_it() {
+        for &value in LogsFormat::ALL {
+            assert_eq!(value.name().parse::<LogsFormat>(), Ok(value));
+            assert_eq!(value.to_string(), value.name());
+        }
+        assert_eq!(MissingPolicy::Skip.help(), "Leave it out of the means.");
+        let err = "sometimes".parse::<ProgressWhen>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#""sometimes": expected one of auto, always, never"#
+        );
+    }
 }

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 
+use crate::base::options::choice;
+
 /// The most results per ranking: rankings deeper than trec_eval's
 /// customary 1000 are rare, and the corpus grows with the ranking depth.
 pub const MAX_RESULTS: usize = 10_000;
@@ -29,17 +31,19 @@ pub struct GenConfig {
     pub out: PathBuf,
 }
 
-/// The log format `rgrade gen` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GenFormat {
-    /// logs.jsonl, one JSON object per search event.
-    Jsonl,
-    /// run.trec, a TREC run file.
-    Trec,
-    /// traces.jsonl, OTLP/JSON exports: a RETRIEVER, a RERANKER and an LLM span per query.
-    Otlp,
-    /// logs.parquet, the events of logs.jsonl as Parquet rows.
-    Parquet,
+choice! {
+    /// The log format `rgrade gen` writes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum GenFormat {
+        /// logs.jsonl, one JSON object per search event.
+        Jsonl = "jsonl",
+        /// run.trec, a TREC run file.
+        Trec = "trec",
+        /// traces.jsonl, OTLP/JSON exports: a RETRIEVER, a RERANKER and an LLM span per query.
+        Otlp = "otlp",
+        /// logs.parquet, the events of logs.jsonl as Parquet rows.
+        Parquet = "parquet",
+    }
 }
 
 impl GenConfig {

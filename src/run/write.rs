@@ -1,12 +1,12 @@
-//! Stage 6, write: every output of a grading into its directory, through
+//! Stage 6 driven: every output of a grading into its directory, through
 //! [`crate::output`]'s writers, and summary.json's facts about the run.
 
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
-use clap::ValueEnum;
 
+use crate::base::options::Choice;
 use crate::base::schema::{
     CollectionVersion, InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile,
     SettingsSummary, StaleLabels, Summary, Throughput, REPORT_FILE,
@@ -90,13 +90,6 @@ pub fn outputs(
     held.commit(files)
 }
 
-/// An option's value as typed on the command line.
-fn value_name(value: impl ValueEnum) -> String {
-    value
-        .to_possible_value()
-        .map_or_else(String::new, |v| v.get_name().to_string())
-}
-
 /// summary.json's contents.
 fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summary {
     let plan = run.plan;
@@ -112,9 +105,9 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
         inputs: input_summaries(&graded.input_names, run.stats, run.per_input),
         settings: SettingsSummary {
             k: settings.ks.clone(),
-            missing: value_name(plan.missing),
-            repeats: value_name(plan.repeats),
-            duplicate_docs: value_name(plan.duplicate_docs),
+            missing: plan.missing.name().to_string(),
+            repeats: plan.repeats.name().to_string(),
+            duplicate_docs: plan.duplicate_docs.name().to_string(),
             min_rel: plan.min_rel,
             stages: plan.stages.clone(),
             threads: run.threads,
