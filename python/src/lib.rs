@@ -13,11 +13,11 @@ use std::path::PathBuf;
 use arrow_array::ffi_stream::RecordBatchStreamReader;
 use arrow_array::RecordBatchReader;
 use arrow_pyarrow::FromPyArrow;
-use clap::ValueEnum;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::PyTypeInfo;
+use rgrade::Choice;
 
 create_exception!(
     _rgrade,
@@ -78,17 +78,8 @@ fn raised(err: anyhow::Error) -> PyErr {
 }
 
 /// An option's value as the command line spells it (`fail`, `last`, ...).
-fn choice<T: ValueEnum>(name: &str, value: &str) -> PyResult<T> {
-    T::from_str(value, false).map_err(|_| {
-        let allowed: Vec<String> = T::value_variants()
-            .iter()
-            .filter_map(|v| Some(v.to_possible_value()?.get_name().to_string()))
-            .collect();
-        UsageError::new_err(format!(
-            "{name}={value:?}: expected one of {}",
-            allowed.join(", ")
-        ))
-    })
+fn choice<T: Choice>(name: &str, value: &str) -> PyResult<T> {
+    T::from_name(value).map_err(|unknown| UsageError::new_err(format!("{name}={unknown}")))
 }
 
 /// The table `object` exports through `__arrow_c_stream__`, named `name`;
@@ -241,10 +232,8 @@ fn grade(
         .map_err(|err| UsageError::new_err(format!("k: {err}")))?;
     let sources = Sources::new(labels, labels_table.as_ref(), logs, &log_tables, lines)?;
     let plan = rgrade::GradePlan {
-        labels: sources.labels,
         labels_format: choice("labels_format", &options.labels_format)?,
         min_rel: options.min_rel,
-        logs: sources.logs,
         logs_format: choice("logs_format", &options.logs_format)?,
         fields: options.field_names(),
         join: choice("join", &options.join)?,
@@ -264,13 +253,13 @@ fn grade(
         pool_depth: options.pool_depth.and_then(NonZeroUsize::new),
         meta: options.meta,
         threads: options.threads.and_then(NonZeroUsize::new),
-        progress: rgrade::ProgressWhen::Never,
         command,
         tables: rgrade::Tables {
             labels: sources.labels_table,
             logs: sources.log_tables,
             lines: sources.lines.map(std::sync::Arc::new),
         },
+        ..rgrade::GradePlan::new(sources.labels, sources.logs)
     };
     let partial = options.partial;
     let warnings = py.detach(|| {
@@ -370,6 +359,27 @@ fn compare(
     compared.map_err(raised)
 }
 
+/// The options of `rgrade.grade` that have a default, as the library's
+/// `GradePlan::new` sets them: the Python signature's defaults are held to
+/// these by the tests.
+#[pyfunction]
+fn grade_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let plan = rgrade::GradePlan::new(PathBuf::new(), Vec::new());
+    let defaults = pyo3::types::PyDict::new(py);
+    let k: Vec<String> = plan.ks.iter().map(ToString::to_string).collect();
+    defaults.set_item("k", k)?;
+    defaults.set_item("labels_format", plan.labels_format.name())?;
+    defaults.set_item("logs_format", plan.logs_format.name())?;
+    defaults.set_item("missing", plan.missing.name())?;
+    defaults.set_item("repeats", plan.repeats.name())?;
+    defaults.set_item("duplicate_docs", plan.duplicate_docs.name())?;
+    defaults.set_item("run_name", plan.run_name.name())?;
+    defaults.set_item("join", plan.join.name())?;
+    defaults.set_item("min_rel", plan.min_rel)?;
+    defaults.set_item("review_queue", plan.review_queue)?;
+    Ok(defaults)
+}
+
 /// The log files `paths` name, in the order `grade` reads them.
 #[pyfunction]
 fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
@@ -391,5 +401,6 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
+    m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
     Ok(())
 }

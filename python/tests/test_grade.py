@@ -129,6 +129,23 @@ def test_the_seed_example_grades_as_the_tutorial_says():
     assert bare.per_query == graded.per_query
 
 
+def test_the_signatures_defaults_are_the_librarys():
+    """rgrade.grade's keyword defaults are those of the library's one plan
+    constructor, which the command line's are held to as well."""
+    import inspect
+
+    from rgrade import _rgrade
+
+    signature = inspect.signature(rgrade.grade)
+    defaults = _rgrade.grade_defaults()
+    assert set(defaults) <= set(signature.parameters)
+    for name, default in defaults.items():
+        given = signature.parameters[name].default
+        if name == "k":
+            given = [str(cutoff) for cutoff in given]
+        assert given == default, name
+
+
 def test_errors_raise_with_the_command_lines_message(tmp_path):
     seed_labels, seed_logs = SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl"
     with pytest.raises(rgrade.LabelsError, match="missing.jsonl: cannot read labels"):

@@ -1,4 +1,4 @@
-//! Pairing: the two runs' queries matched by (stage, query_id), with each
+//! Both sides paired: the two runs' queries matched by (stage, query_id), with each
 //! metric's scores held as one flat column per side, so that a slice's
 //! deltas are a gather over contiguous memory and the statistics run over
 //! plain `f64` slices.

@@ -1,4 +1,4 @@
-//! The corpus: chunked documents in a few collections, each chunk with a
+//! The synthetic corpus: chunked documents in a few collections, each chunk with a
 //! fixed size in tokens. Chunk ids look like a help center's
 //! (`kb/billing/invoice-export#chunk-0012`,
 //! `support/tickets/t-482913#chunk-0003`), and the corpus is small enough

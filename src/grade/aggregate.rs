@@ -1,5 +1,5 @@
 //! Stage 5, grade and aggregate: every (run, stage) is graded a range of
-//! queries at a time, its rows written to per_query.csv as they come, and
+//! queries at a time, its rows handed to a [`RowSink`] as they come, and
 //! averaged over grouping sets — overall, per task, per language, per task
 //! × language — as plain (macro) means over the queries that count.
 
@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use crate::base::numbers::{percentile, FiniteSum};
 use crate::base::schema::Status;
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey};
-use crate::grade::group::{GradeSettings, Grouped, QueryRow};
+use crate::grade::group::Grouped;
+use crate::grade::score::{GradeSettings, QueryRow};
 use crate::labels::LabelIndex;
 
 /// The means and counts of one grouping set.

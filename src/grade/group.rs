@@ -14,85 +14,16 @@ use anyhow::Result;
 use hashbrown::{HashMap, HashSet};
 use rayon::prelude::*;
 
-use crate::base::metrics::{self, Cutoff, Hit, Metric};
-use crate::base::numbers;
-use crate::base::options::{MissingPolicy, RepeatPolicy};
-use crate::base::schema::Status;
+use crate::base::options::RepeatPolicy;
 use crate::grade::capture::{Capture, EmptySpan, Found, Reject, RunStage};
 use crate::grade::judge::BlockOutcome;
 use crate::grade::pool::{PoolSource, PoolStore};
-use crate::grade::runs::{RankRules, RunKey, SplitRuns, TrecRuns};
+use crate::grade::ranker::{RankRules, RunKey};
+use crate::grade::runs::{SplitRuns, TrecRuns};
+use crate::grade::score::{self, GradeSettings, QueryRow};
 use crate::io::inputs::{Input, InputStats};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, RejectReason};
-
-/// How rows are graded.
-#[derive(Debug, Clone)]
-pub struct GradeSettings {
-    /// Cutoffs, in the order given.
-    pub ks: Vec<Cutoff>,
-    /// What a missing query scores.
-    pub missing: MissingPolicy,
-    /// What several captures of one key mean.
-    pub repeats: RepeatPolicy,
-}
-
-impl GradeSettings {
-    /// Whether a row with this status counts in the metric means.
-    pub fn counts_in_means(&self, status: Status) -> bool {
-        match status {
-            Status::Ok | Status::Invalid => true,
-            Status::Missing => self.missing == MissingPolicy::Fail,
-            Status::NoAnswer => false,
-        }
-    }
-
-    /// Metric columns per row: six per cutoff.
-    pub fn n_scores(&self) -> usize {
-        self.ks.len() * Metric::ALL.len()
-    }
-
-    /// Where a row's scores hold recall at the deepest cutoff: the
-    /// evidence the answer could draw on.
-    pub fn deepest_recall(&self) -> usize {
-        let deepest = (0..self.ks.len()).max_by_key(|&i| self.ks[i]).unwrap_or(0);
-        deepest * Metric::ALL.len()
-    }
-}
-
-/// One labeled query in one (run, stage): a row of per_query.csv.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueryRow {
-    /// The labeled query.
-    pub query: QueryIdx,
-    /// How it fared.
-    pub status: Status,
-    /// Captures seen for the key, rejected ones included.
-    pub captures: u32,
-    /// Results in the graded ranking (mean under `--repeats mean`).
-    pub n_results: Option<f64>,
-    /// Rank of the first relevant document at any depth (best over captures).
-    pub first_rel_rank: Option<u32>,
-    /// Latency in milliseconds (mean over the graded captures that have one).
-    pub latency_ms: Option<f64>,
-    /// Context size in tokens (mean over the graded captures that have one).
-    pub context_tokens: Option<f64>,
-    /// Results outside the user's allowed collections (mean over the
-    /// graded captures).
-    pub unauthorized: Option<f64>,
-    /// Six metrics per cutoff, cutoffs in the order given; `None` where no
-    /// value exists (no-answer, or missing under `--missing skip`).
-    pub scores: Option<Box<[f64]>>,
-    /// `judged@k` per cutoff, in the order given; `None` where `scores` is.
-    pub judged: Option<Box<[f64]>>,
-    /// Whether the answer built on the graded captures was acceptable, when
-    /// they say: under `--repeats mean`, ok only if every capture that says
-    /// was ok.
-    pub answer_ok: Option<bool>,
-    /// Relevant documents not in the top k of the largest cutoff (in any
-    /// graded capture), as label doc indices sorted by id.
-    pub missed: Vec<u32>,
-}
 
 /// The captures of one (run, stage), graded a range of queries at a time
 /// so that only one range of rows is ever held.
@@ -852,168 +783,11 @@ fn grade_slot(
     } else {
         &[]
     };
-    let q = &labels.queries()[query as usize];
-    let status = if q.n_relevant == 0 {
-        Status::NoAnswer
-    } else if !graded.is_empty() {
-        Status::Ok
-    } else if total > 0 {
-        Status::Invalid
-    } else {
-        Status::Missing
-    };
-    let depth = settings.ks.iter().map(|k| k.depth()).max().unwrap_or(0);
-    let zeros = |n: usize| Some(vec![0.0; n].into_boxed_slice());
-    let (scores, judged) = match status {
-        Status::Ok => (
-            Some(mean_scores(labels, store, query, graded, settings)),
-            Some(mean_judged(store, graded, settings)),
-        ),
-        Status::Invalid => (zeros(settings.n_scores()), zeros(settings.ks.len())),
-        Status::Missing if settings.counts_in_means(status) => {
-            (zeros(settings.n_scores()), zeros(settings.ks.len()))
-        }
-        Status::Missing | Status::NoAnswer => (None, None),
-    };
-    let missed = if status == Status::NoAnswer {
-        Vec::new()
-    } else {
-        missed_docs(labels, store, query, graded, depth)
-    };
-    let row = QueryRow {
-        query,
-        status,
-        captures: total,
-        n_results: mean_of(graded.iter().map(|c| Some(c.n_results as f64))),
-        first_rel_rank: graded
-            .iter()
-            .filter_map(|c| first_relevant(labels, store.found(c)))
-            .min(),
-        latency_ms: mean_of(graded.iter().map(|c| c.latency_ms)),
-        context_tokens: mean_of(graded.iter().map(|c| c.context_tokens)),
-        unauthorized: mean_of(graded.iter().map(|c| Some(f64::from(c.unauthorized)))),
-        scores,
-        judged,
-        answer_ok: graded
-            .iter()
-            .filter_map(|c| c.answer_ok)
-            .reduce(|all_ok, ok| all_ok && ok),
-        missed,
-    };
-    let graded_records = graded.iter().map(|c| u64::from(c.records)).sum();
-    (row, graded_records)
+    score::row(labels, query, total, graded, &|c| store.found(c), settings)
 }
 
 fn repeat_detail(run: &str, stage: &str, query: &str, total: u32) -> String {
     format!("run '{run}', stage '{stage}', query '{query}' was captured {total} times (--repeats error)")
-}
-
-/// The mean of the present values, if any.
-fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    numbers::mean(values.flatten())
-}
-
-/// The judged documents of a capture with a positive grade, the only ones
-/// the metrics see, with their grades.
-fn hits<'a>(labels: &'a LabelIndex, found: &'a [Found]) -> impl Iterator<Item = Hit> + 'a {
-    found
-        .iter()
-        .map(|f| Hit {
-            rank: f.rank,
-            grade: labels.grade(f.doc),
-        })
-        .filter(|hit| hit.grade > 0)
-}
-
-fn first_relevant(labels: &LabelIndex, found: &[Found]) -> Option<u32> {
-    found
-        .iter()
-        .find(|f| labels.is_relevant(f.doc))
-        .map(|f| f.rank)
-}
-
-/// `judged@k` at every cutoff, averaged over the graded captures.
-fn mean_judged(
-    store: &CaptureStore,
-    captures: &[&Capture],
-    settings: &GradeSettings,
-) -> Box<[f64]> {
-    let judged_of = |capture: &Capture| -> Vec<f64> {
-        let ranks = || store.found(capture).iter().map(|f| f.rank);
-        (settings.ks.iter())
-            .map(|&k| metrics::judged(ranks(), k, capture.n_results as usize))
-            .collect()
-    };
-    mean_per_column(captures, settings.ks.len(), judged_of)
-}
-
-/// The mean of each column of the values `of` gives each capture; each
-/// column sums its values in one order, whatever order the captures came in.
-fn mean_per_column(
-    captures: &[&Capture],
-    columns: usize,
-    of: impl Fn(&Capture) -> Vec<f64>,
-) -> Box<[f64]> {
-    if let [capture] = captures {
-        return of(capture).into_boxed_slice();
-    }
-    let all: Vec<Vec<f64>> = captures.iter().map(|c| of(c)).collect();
-    (0..columns)
-        .map(|i| numbers::mean(all.iter().map(|values| values[i])).unwrap_or(0.0))
-        .collect()
-}
-
-/// Every metric at every cutoff, averaged over the graded captures (one,
-/// except under `--repeats mean`).
-fn mean_scores(
-    labels: &LabelIndex,
-    store: &CaptureStore,
-    query: QueryIdx,
-    captures: &[&Capture],
-    settings: &GradeSettings,
-) -> Box<[f64]> {
-    let judgments = labels.judgments(query);
-    let scores_of = |capture: &Capture| -> Vec<f64> {
-        let found = store.found(capture);
-        settings
-            .ks
-            .iter()
-            .flat_map(|&k| {
-                metrics::score(
-                    hits(labels, found),
-                    &judgments,
-                    k,
-                    capture.n_results as usize,
-                )
-            })
-            .collect()
-    };
-    mean_per_column(captures, settings.n_scores(), scores_of)
-}
-
-/// Relevant documents that some graded capture did not rank within `depth`
-/// (all of them when nothing was graded), sorted by id.
-fn missed_docs(
-    labels: &LabelIndex,
-    store: &CaptureStore,
-    query: QueryIdx,
-    captures: &[&Capture],
-    depth: usize,
-) -> Vec<u32> {
-    let mut missed: Vec<u32> = labels
-        .relevant_docs(query)
-        .filter(|&doc| {
-            captures.is_empty()
-                || captures.iter().any(|c| {
-                    !store
-                        .found(c)
-                        .iter()
-                        .any(|f| f.doc == doc && f.rank as usize <= depth)
-                })
-        })
-        .collect();
-    missed.sort_by(|&a, &b| labels.doc_id(a).cmp(labels.doc_id(b)));
-    missed
 }
 
 /// A long vector of mostly default values (a slot per labeled query, a
@@ -1052,6 +826,8 @@ mod sparse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::metrics::Cutoff;
+    use crate::base::options::MissingPolicy;
     use crate::grade::pool::Pooled;
     use crate::logs::record::Origin;
 

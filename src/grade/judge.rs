@@ -4,9 +4,7 @@
 //! follows the number of labeled queries, not the bytes of the logs.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
-use hashbrown::HashTable;
 use simd_json::prelude::Writable;
 
 use crate::grade::capture::{Capture, EmptySpan, Found, LineCounts, Reject, RunStage};
@@ -14,11 +12,13 @@ use crate::grade::capture::{Capture, EmptySpan, Found, LineCounts, Reject, RunSt
 use crate::base::options::{DuplicateDocs, LogsFormat, RunName};
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::pool::Pooled;
-use crate::grade::runs::{BlockRuns, BlockScratch, RankRules, RunLine, TrecLines};
+use crate::grade::ranker::{RankRules, RunLine};
+use crate::grade::ranking::RankingJudge;
+use crate::grade::runs::{BlockRuns, BlockScratch, TrecLines};
 use crate::io::blocks::is_blank;
 use crate::io::blocks::{line_ranges, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;
-use crate::labels::{id_hash, LabelIndex, QueryIdx};
+use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::jsonl::{Event, LogFields};
 use crate::logs::otlp::{for_each_span, SpanFields, SpanRecord};
 use crate::logs::parquet::rows::{for_each_batch, RowRecord};
@@ -166,213 +166,6 @@ impl<'a> JudgeConfig<'a> {
         } else {
             tag
         }
-    }
-}
-
-/// What survives of a judged ranking.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Judged {
-    /// Results kept (after any dedupe).
-    pub n_results: u32,
-    /// Of those, the ones outside the user's allowed collections.
-    pub unauthorized: u32,
-    /// Where its judged documents are in the found list.
-    pub found: Range<u32>,
-    /// Whether it returned any judged document, of any grade.
-    pub returned_judged: bool,
-}
-
-/// Checks a ranking for duplicates and finds its judged documents.
-/// Reused across records so a ranking costs no allocation but its result.
-#[derive(Debug)]
-pub struct RankingJudge {
-    /// What to do with a doc id listed twice: fixed for a whole run.
-    duplicates: DuplicateDocs,
-    hashes: Vec<u64>,
-    /// A filter of the hashes seen so far in a short ranking: a doc id
-    /// whose bit is clear cannot have been seen, so only the few whose bit
-    /// is set look back for an earlier copy.
-    seen_bits: [u64; SEEN_WORDS],
-    /// Positions of the doc ids seen so far in a long ranking, by hash.
-    seen: HashTable<u32>,
-    dropped: Vec<bool>,
-}
-
-/// Words in [`RankingJudge::seen_bits`]: 4,096 bits.
-const SEEN_WORDS: usize = 64;
-
-/// The longest ranking checked for repeats with the filter; a longer one
-/// would set most of its bits, and uses a hash table.
-const FILTERED_RANKING: usize = 256;
-
-impl RankingJudge {
-    /// A judge that handles repeated doc ids as `duplicates` says.
-    pub fn new(duplicates: DuplicateDocs) -> Self {
-        RankingJudge {
-            duplicates,
-            hashes: Vec::new(),
-            seen_bits: [0; SEEN_WORDS],
-            seen: HashTable::new(),
-            dropped: Vec::new(),
-        }
-    }
-
-    /// Judge the ranking `docs` of `query`: append its judged documents, by
-    /// rank, to `found` and return what survives of it. Results `outside`
-    /// the user's allowed collections keep their rank but are never
-    /// graded: judged ones go to `withheld` instead.
-    ///
-    /// # Errors
-    /// `duplicate_doc` when a doc id repeats under `--duplicate-docs
-    /// reject`; `found` and `withheld` are then unchanged.
-    pub fn judge<S: AsRef<str>>(
-        &mut self,
-        labels: &LabelIndex,
-        query: QueryIdx,
-        docs: &[S],
-        outside: &[Outside],
-        found: &mut Vec<Found>,
-        withheld: &mut Vec<u32>,
-    ) -> Result<Judged, Invalid> {
-        self.hashes.clear();
-        self.hashes
-            .extend(docs.iter().map(|d| id_hash(d.as_ref().as_bytes())));
-        self.mark_duplicates(docs)?;
-        let start = found.len() as u32;
-        let mut rank = 0u32;
-        let mut unauthorized = 0u32;
-        let mut returned_judged = false;
-        let mut outside = outside.iter().map(|o| o.position).peekable();
-        for (i, doc) in docs.iter().enumerate() {
-            let is_outside = outside.next_if_eq(&i).is_some();
-            if self.dropped[i] {
-                continue;
-            }
-            rank += 1;
-            unauthorized += u32::from(is_outside);
-            let (doc, hash) = (doc.as_ref().as_bytes(), self.hashes[i]);
-            if let Some(doc) = labels.find_doc(query, doc, hash) {
-                returned_judged = true;
-                if is_outside {
-                    // Seen, but never graded: neither relevant nor judged.
-                    withheld.push(doc);
-                } else {
-                    found.push(Found { rank, doc });
-                }
-            }
-        }
-        Ok(Judged {
-            n_results: rank,
-            unauthorized,
-            found: start..found.len() as u32,
-            returned_judged,
-        })
-    }
-
-    /// Pool the documents of the ranking `docs` last judged (for `query`)
-    /// that rank within `depth` and that no label line of the query judges;
-    /// returns where they are in `pooled`. Results `outside` the user's
-    /// allowed collections are never graded, so never pooled either.
-    pub fn pool<S: AsRef<str>>(
-        &self,
-        labels: &LabelIndex,
-        query: QueryIdx,
-        docs: &[S],
-        outside: &[Outside],
-        depth: usize,
-        pooled: &mut Pooled,
-    ) -> Range<u32> {
-        let start = pooled.len();
-        let mut outside = outside.iter().map(|o| o.position).peekable();
-        let mut rank = 0u32;
-        for (i, doc) in docs.iter().enumerate() {
-            let is_outside = outside.next_if_eq(&i).is_some();
-            if self.dropped[i] {
-                continue;
-            }
-            rank += 1;
-            if rank as usize > depth {
-                break;
-            }
-            let id = doc.as_ref();
-            if !is_outside
-                && labels
-                    .find_doc(query, id.as_bytes(), self.hashes[i])
-                    .is_none()
-            {
-                pooled.push(rank, id);
-            }
-        }
-        start..pooled.len()
-    }
-
-    /// Mark every repeat of an earlier doc id as dropped, or fail. Equal
-    /// hashes are confirmed on the text, so a collision drops nothing.
-    fn mark_duplicates<S: AsRef<str>>(&mut self, docs: &[S]) -> Result<(), Invalid> {
-        self.dropped.clear();
-        self.dropped.resize(docs.len(), false);
-        let repeats = if docs.len() <= FILTERED_RANKING {
-            self.filtered_repeats(docs)
-        } else {
-            self.table_repeats(docs)
-        };
-        for (earlier, later) in repeats {
-            if self.duplicates == DuplicateDocs::Reject {
-                return Err(Invalid {
-                    reason: RejectReason::DuplicateDoc,
-                    detail: format!(
-                        "doc '{}' appears at positions {} and {}",
-                        docs[later].as_ref(),
-                        earlier + 1,
-                        later + 1
-                    ),
-                });
-            }
-            self.dropped[later] = true;
-        }
-        Ok(())
-    }
-
-    /// Each repeated doc id of a short ranking as (first position, later
-    /// position), in order of the later one.
-    fn filtered_repeats<S: AsRef<str>>(&mut self, docs: &[S]) -> Vec<(usize, usize)> {
-        let hashes = &self.hashes;
-        let bit = |hash: u64| ((hash >> 6) as usize % SEEN_WORDS, 1u64 << (hash & 63));
-        let mut repeats = Vec::new();
-        for (later, &hash) in hashes.iter().enumerate() {
-            let (word, mask) = bit(hash);
-            if self.seen_bits[word] & mask != 0 {
-                let doc = docs[later].as_ref();
-                let earlier = (0..later).find(|&i| hashes[i] == hash && docs[i].as_ref() == doc);
-                repeats.extend(earlier.map(|earlier| (earlier, later)));
-            }
-            self.seen_bits[word] |= mask;
-        }
-        for &hash in hashes {
-            self.seen_bits[bit(hash).0] = 0;
-        }
-        repeats
-    }
-
-    /// [`Self::filtered_repeats`] for a ranking of any length.
-    fn table_repeats<S: AsRef<str>>(&mut self, docs: &[S]) -> Vec<(usize, usize)> {
-        self.seen.clear();
-        let hashes = &self.hashes;
-        let mut repeats = Vec::new();
-        for (later, doc) in docs.iter().enumerate() {
-            let hash = hashes[later];
-            let same = |&earlier: &u32| {
-                hashes[earlier as usize] == hash && docs[earlier as usize].as_ref() == doc.as_ref()
-            };
-            match self.seen.find(hash, same) {
-                Some(&earlier) => repeats.push((earlier as usize, later)),
-                None => {
-                    self.seen
-                        .insert_unique(hash, later as u32, |&i| hashes[i as usize]);
-                }
-            }
-        }
-        repeats
     }
 }
 
@@ -888,17 +681,10 @@ impl<'a> BlockWorker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grade::ranking::tests::labels;
     use crate::io::blocks::{lines, Block};
     use crate::logs::record::EXCERPT_BYTES;
     use proptest::prelude::*;
-
-    fn labels() -> LabelIndex {
-        let queries = [
-            ("q1", None, None, vec![("a", 1), ("b", 2)]),
-            ("q2", Some("howto"), Some("en"), vec![]),
-        ];
-        LabelIndex::from_queries(queries, 1).unwrap()
-    }
 
     fn process(bytes: Vec<u8>, format: LogsFormat, stages: &[String]) -> BlockOutcome {
         let labels = labels();
@@ -1018,42 +804,6 @@ mod tests {
     }
 
     proptest! {
-        /// Short rankings (the filter) and long ones (the table) find the
-        /// repeats a naive look back finds: the first under reject, every
-        /// one under dedupe.
-        #[test]
-        fn repeats_are_found_as_a_naive_look_back_finds_them(
-            picks in prop::collection::vec(0..400usize, 0..600),
-        ) {
-            let labels = labels();
-            let q1 = labels.find_query(b"q1").unwrap();
-            let docs: Vec<String> = picks.iter().map(|p| match p {
-                0 => "a".to_string(),
-                1 => "b".to_string(),
-                p => format!("doc-{p}"),
-            }).collect();
-            let first_of = |later: usize| (0..later).find(|&i| docs[i] == docs[later]);
-            let first_repeat = (0..docs.len()).find_map(|later| first_of(later).map(|e| (e, later)));
-            let rejected = RankingJudge::new(DuplicateDocs::Reject)
-                .judge(&labels, q1, &docs, &[], &mut Vec::new(), &mut Vec::new());
-            match first_repeat {
-                Some((earlier, later)) => {
-                    let detail = rejected.unwrap_err().detail;
-                    let want = format!("doc '{}' appears at positions {} and {}", docs[later], earlier + 1, later + 1);
-                    prop_assert_eq!(detail, want);
-                }
-                None => prop_assert!(rejected.is_ok()),
-            }
-            let kept: Vec<&String> = (0..docs.len()).filter(|&i| first_of(i).is_none()).map(|i| &docs[i]).collect();
-            let want_ranks: Vec<u32> = (1..).zip(&kept).filter(|(_, d)| d.as_str() == "a" || d.as_str() == "b").map(|(rank, _)| rank).collect();
-            let mut found = Vec::new();
-            let judged = RankingJudge::new(DuplicateDocs::Dedupe)
-                .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
-                .unwrap();
-            prop_assert_eq!(judged.n_results as usize, kept.len());
-            prop_assert_eq!(found.iter().map(|f| f.rank).collect::<Vec<_>>(), want_ranks);
-        }
-
         /// No input panics the parser, and every line is graded, counted or rejected.
         #[test]
         fn any_bytes_are_accounted_for(raw_lines in prop::collection::vec(any_line(), 0..30), format in prop::sample::select(vec![LogsFormat::Jsonl, LogsFormat::Trec, LogsFormat::Otlp]), filter in any::<bool>()) {
@@ -1139,83 +889,5 @@ mod tests {
                 RejectReason::BadResults
             ]
         );
-    }
-
-    #[test]
-    fn dedupe_keeps_the_first_occurrence_and_closes_the_gap() {
-        let labels = labels();
-        let q1 = labels.find_query(b"q1").unwrap();
-        let docs = ["x", "a", "x", "b"];
-        let mut found = Vec::new();
-        let err = RankingJudge::new(DuplicateDocs::Reject)
-            .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
-            .unwrap_err();
-        assert!(found.is_empty(), "a rejected ranking adds nothing");
-        assert_eq!(err.reason, RejectReason::DuplicateDoc);
-        assert!(
-            err.detail.contains("'x' appears at positions 1 and 3"),
-            "{}",
-            err.detail
-        );
-        let judged = RankingJudge::new(DuplicateDocs::Dedupe)
-            .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
-            .unwrap();
-        assert_eq!(judged.found, 0..2);
-        let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
-        assert_eq!((judged.n_results, ranks), (3, vec![2, 3]));
-    }
-
-    #[test]
-    fn results_outside_the_allowed_collections_keep_their_rank_but_are_not_judged() {
-        let labels = labels();
-        let q1 = labels.find_query(b"q1").unwrap();
-        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe);
-        // a and b are judged for q1; a (and the duplicate x) are outside.
-        let docs = ["x", "a", "x", "b"];
-        let outside = [0, 1, 2].map(|position| Outside {
-            position,
-            collection: "hr".into(),
-        });
-        let (mut found, mut withheld) = (Vec::new(), Vec::new());
-        let judged = judge
-            .judge(&labels, q1, &docs, &outside, &mut found, &mut withheld)
-            .unwrap();
-        let ranks: Vec<u32> = found.iter().map(|f| f.rank).collect();
-        assert_eq!(
-            (judged.n_results, judged.unauthorized, ranks),
-            (3, 2, vec![3])
-        );
-        // a was returned, though withheld from grading.
-        let a = labels.find_doc(q1, b"a", id_hash(b"a")).unwrap();
-        assert_eq!(withheld, [a]);
-    }
-
-    #[test]
-    fn the_pool_holds_unjudged_documents_within_its_depth() {
-        let labels = labels();
-        let q1 = labels.find_query(b"q1").unwrap();
-        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe);
-        // a and b are judged for q1; the second x is dropped, y is outside.
-        let docs = ["x", "a", "x", "y", "z", "b", "w"];
-        let outside = [Outside {
-            position: 3,
-            collection: "hr".into(),
-        }];
-        judge
-            .judge(
-                &labels,
-                q1,
-                &docs,
-                &outside,
-                &mut Vec::new(),
-                &mut Vec::new(),
-            )
-            .unwrap();
-        let mut pooled = Pooled::default();
-        pooled.push(9, "earlier");
-        let range = judge.pool(&labels, q1, &docs, &outside, 5, &mut pooled);
-        let held: Vec<(u32, &str)> = pooled.get(range).collect();
-        assert_eq!(held, [(1, "x"), (4, "z")], "w ranks 6th, past the depth");
-        assert_eq!(pooled.get(0..1).collect::<Vec<_>>(), [(9, "earlier")]);
     }
 }

@@ -1,15 +1,17 @@
 //! The grading core: log records in, graded queries out. The stages, in
-//! the order a record meets them (reading and parsing are
-//! [`crate::logs`]'):
+//! the order a record meets them (1, read, and 2, parse, are
+//! [`crate::logs`]'; 6, write, is `crate::run`'s, through `crate::output`):
 //!
-//! 1. [`judge`]: each record is matched against the label index on its
-//!    worker; only the ranks of judged documents survive ([`capture`]),
-//!    and run lines become rankings ([`runs`]). [`permissions`] keeps
+//! 3. [`judge`]: each record is matched against the label index on its
+//!    worker ([`ranking`]); only the ranks of judged documents survive ([`capture`]),
+//!    and run lines become rankings ([`runs`], each ranked by a [`ranker`]). [`permissions`] keeps
 //!    results the user may not see from counting.
-//! 2. [`group`]: captures are gathered per (run, stage, query) under the
-//!    repeat policy and graded with [`crate::base::metrics`]. [`gather`]
-//!    drives reading, judging and grouping together.
-//! 3. [`aggregate`]: rows are averaged per grouping set.
+//! 4. [`group`]: captures are gathered per (run, stage, query) under the
+//!    repeat policy, and each key's graded into a row ([`score`]) with
+//!    [`crate::base::metrics`]. [`gather`]
+//!    drives stages 1 to 4 together.
+//! 5. [`aggregate`]: rows are averaged per grouping set, and handed on to
+//!    whatever keeps them.
 //!
 //! Beside the pipeline, the diagnostics: [`stage_loss`] (evidence dropped
 //! between stages) and [`stale`] (labels that no longer match the
@@ -30,9 +32,12 @@ pub mod judge;
 pub mod permissions;
 pub mod plan;
 pub mod pool;
+pub mod ranker;
+pub mod ranking;
 pub mod rejects;
 pub mod review;
 pub mod runs;
+pub mod score;
 pub mod stage_loss;
 pub mod stale;
 

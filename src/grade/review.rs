@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use crate::grade::group::{GradeSettings, Grouped};
+use crate::grade::group::Grouped;
+use crate::grade::score::GradeSettings;
 use crate::labels::{LabelIndex, QueryIdx};
 
 /// One row of review_queue.csv: an unjudged document of a labeled query.

@@ -24,17 +24,15 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use hashbrown::HashTable;
 use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, Found, Reject};
 
-use crate::base::options::DuplicateDocs;
 use crate::grade::pool::PooledLine;
-use crate::labels::{DocPlace, LabelIndex, QueryIdx};
+use crate::grade::ranker::{RankRules, Ranked, Ranker, RunKey, RunLine, Span};
+use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::record::Origin;
 use crate::logs::record::{Invalid, RejectReason};
-use crate::logs::trec::RankKey;
 
 /// How a worker treats the labeled lines of a TREC block.
 #[derive(Debug, Clone, Copy)]
@@ -48,122 +46,9 @@ pub enum TrecLines<'a> {
     HoldOnly(&'a [bool]),
 }
 
-/// How lines become a ranking: what it does with a document listed
-/// twice, the inputs' names its reject details cite, and how deep it pools
-/// unjudged documents.
-#[derive(Debug, Clone, Copy)]
-pub struct RankRules<'a> {
-    /// Reject the ranking, or keep the first copy.
-    pub duplicates: DuplicateDocs,
-    /// Each input's name, by index.
-    pub input_names: &'a [String],
-    /// With `--review-queue`, the depth within which the lines of unjudged
-    /// documents are pooled: their ids are read again from those lines.
-    pub pool_depth: Option<usize>,
-}
-
-impl RankRules<'_> {
-    /// Where a line is, as `file:line`.
-    fn place(&self, origin: Origin) -> String {
-        let name = self.input_names.get(origin.input as usize);
-        format!("{}:{}", name.map_or("?", String::as_str), origin.line)
-    }
-}
-
-/// A (run, query) of one run: the run's pair index and the query.
-pub type RunKey = (u32, QueryIdx);
-
 /// Why a (run, query), whose lines are in the inputs given, is rejected
 /// whole before it is ranked, if it is.
 pub type Refusal<'a> = dyn Fn(RunKey, &mut dyn Iterator<Item = u32>) -> Option<Invalid> + Sync + 'a;
-
-/// One labeled line of a TREC run, reduced to what ranking it needs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RunLine {
-    /// What ranks it, higher first.
-    key: RankKey,
-    /// 96 bits of the xxh3-128 of the doc id: two different ids of one
-    /// ranking share them with odds of 1 in 2^96 (about 1e-29), so they
-    /// stand for the text.
-    id_hash: u64,
-    id_hash_more: u32,
-    place: DocPlace,
-    /// A line rejected when read (a score that is no number, a rank below
-    /// 1, no doc id): its ranking lost a result, and is rejected whole
-    /// rather than graded with the documents below it moved up. The line
-    /// itself is in the rejects already.
-    lost: bool,
-}
-
-impl RunLine {
-    /// The line of `query` that ranks `doc_id` by `key`.
-    pub fn new(labels: &LabelIndex, query: QueryIdx, doc_id: &str, key: RankKey) -> Self {
-        let hash = xxhash_rust::xxh3::xxh3_128(doc_id.as_bytes());
-        RunLine {
-            key,
-            id_hash: hash as u64,
-            id_hash_more: (hash >> 64) as u32,
-            place: labels.place_doc(query, doc_id.as_bytes()),
-            lost: false,
-        }
-    }
-
-    /// A line of a ranking that was rejected when read: it only marks
-    /// its ranking as incomplete.
-    pub fn lost() -> Self {
-        RunLine {
-            key: RankKey::rank(u32::MAX),
-            id_hash: 0,
-            id_hash_more: 0,
-            place: DocPlace::new(0, false),
-            lost: true,
-        }
-    }
-
-    /// trec_eval's order: score descending, then doc id descending. The
-    /// place orders a line against every judged id as the text would;
-    /// lines that tie on both hold no judged document, and their order
-    /// changes no judged document's rank.
-    fn ranks_before(&self, other: &Self) -> std::cmp::Ordering {
-        other
-            .key
-            .cmp(&self.key)
-            .then_with(|| other.place.cmp(&self.place))
-    }
-
-    /// The same document: a judged one by its place, any other by its hash.
-    fn same_doc(&self, other: &Self) -> bool {
-        self.place == other.place
-            && self.id_hash == other.id_hash
-            && self.id_hash_more == other.id_hash_more
-    }
-}
-
-/// Consecutive lines of one (run, query) in the input.
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    pair: u32,
-    query: QueryIdx,
-    /// The first line's origin; the others follow it line by line.
-    origin: Origin,
-    len: u32,
-}
-
-impl Span {
-    fn key(&self) -> RunKey {
-        (self.pair, self.query)
-    }
-
-    /// Where the line after the span is.
-    fn next_origin(&self) -> Origin {
-        Origin::line(self.origin.input, self.origin.line + u64::from(self.len))
-    }
-
-    fn origins(&self) -> impl Iterator<Item = Origin> {
-        let first = self.origin;
-        (0..u64::from(self.len)).map(move |offset| Origin::line(first.input, first.line + offset))
-    }
-}
 
 /// A span whose lines are held, from `start` in its block's lines.
 #[derive(Debug, Clone, Copy)]
@@ -184,15 +69,6 @@ struct RankedSpan {
     span: Span,
     /// What the ranking found, or why it is rejected.
     ranking: Result<Ranking, Box<Invalid>>,
-}
-
-/// What a ranking shows besides its judged documents by rank.
-#[derive(Debug, Clone, Copy)]
-struct Ranked {
-    /// Results after any dedupe.
-    n_results: u32,
-    /// Whether any result is judged, of any grade.
-    returned_judged: bool,
 }
 
 /// A ranked (run, query), and where its judged documents and its pooled
@@ -327,8 +203,8 @@ impl BlockScratch {
                     .rank(labels, only.span.query, rules)
                     .map(|ranked| Ranking {
                         ranked,
-                        found: append(found, &ranker.found),
-                        pooled: append(pooled, &ranker.pooled),
+                        found: append(found, ranker.found()),
+                        pooled: append(pooled, ranker.pooled()),
                     });
                 self.done.ranked.push(RankedSpan {
                     span: only.span,
@@ -522,7 +398,7 @@ impl RunBatch<'_> {
             .map_init(Ranker::default, |ranker, keys| {
                 let mut out = RankedRuns::default();
                 for entries in keys {
-                    ranker.take(labels, entries, rules, refused, &mut out);
+                    take(ranker, labels, entries, rules, refused, &mut out);
                 }
                 out
             })
@@ -594,186 +470,58 @@ impl RankedRuns {
     }
 }
 
-/// Ranks one (pair, query) at a time in reused scratch space.
-#[derive(Debug, Default)]
-struct Ranker {
-    /// The key's lines with their origins, in input order, then ranked.
-    lines: Vec<(RunLine, Origin)>,
-    /// Positions of the documents seen so far, by hash.
-    seen: HashTable<u32>,
-    dropped: Vec<bool>,
-    /// The judged documents of the key being ranked.
-    found: Vec<Found>,
-    /// Its unjudged documents within the pool depth, by their lines.
-    pooled: Vec<PooledLine>,
-    /// The inputs of a copy dropped under `DuplicateDocs::Dedupe` and of
-    /// the copy it repeats, when they differ: two runs fused into one.
-    fused: Option<(u32, u32)>,
-}
-
-impl Ranker {
-    /// Take the lines of spans, in input order.
-    fn gather<'a>(&mut self, spans: impl IntoIterator<Item = (Span, &'a [RunLine])>) {
-        self.lines.clear();
-        for (span, lines) in spans {
-            self.lines.extend(lines.iter().copied().zip(span.origins()));
-        }
+/// Turn the spans of one key, sorted by origin, into its capture or
+/// its rejects in `out`.
+fn take(
+    ranker: &mut Ranker,
+    labels: &LabelIndex,
+    entries: &[Entry],
+    rules: RankRules<'_>,
+    refused: &Refusal<'_>,
+    out: &mut RankedRuns,
+) {
+    let first = entries[0].span();
+    let key = first.key();
+    let records = entries.iter().map(|e| e.span().len).sum();
+    // Lines rejected when read are in the rejects already.
+    let origins = || entries.iter().flat_map(Entry::kept_origins);
+    let mut inputs = entries.iter().map(|e| e.span().origin.input);
+    if let Some(invalid) = refused(key, &mut inputs) {
+        out.reject(key, origins(), invalid.reason, &invalid.detail);
+        return;
     }
-
-    /// Turn the spans of one key, sorted by origin, into its capture or
-    /// its rejects in `out`.
-    fn take(
-        &mut self,
-        labels: &LabelIndex,
-        entries: &[Entry],
-        rules: RankRules<'_>,
-        refused: &Refusal<'_>,
-        out: &mut RankedRuns,
-    ) {
-        let first = entries[0].span();
-        let key = first.key();
-        let records = entries.iter().map(|e| e.span().len).sum();
-        // Lines rejected when read are in the rejects already.
-        let origins = || entries.iter().flat_map(Entry::kept_origins);
-        let mut inputs = entries.iter().map(|e| e.span().origin.input);
-        if let Some(invalid) = refused(key, &mut inputs) {
-            out.reject(key, origins(), invalid.reason, &invalid.detail);
-            return;
-        }
-        type Documents<'d> = (&'d [Found], &'d [PooledLine]);
-        let ranking: Result<(Ranked, Documents), Cow<Invalid>> = match entries {
-            [Entry::Ranked(block, ranked)] => match &ranked.ranking {
-                Ok(r) => Ok((r.ranked, (block.found_of(r), block.pooled_of(r)))),
-                Err(invalid) => Err(Cow::Borrowed(invalid)),
-            },
-            _ => {
-                // Only held spans: a key ranked early has no other.
-                self.gather(entries.iter().filter_map(|e| match e {
-                    Entry::Held(block, held) => Some((held.span, held.lines(&block.lines))),
-                    Entry::Ranked(..) => None,
-                }));
-                let ranked = self.rank(labels, key.1, rules);
-                if let Some((first, copy)) = self.fused {
-                    out.fused.push((key.0, first, copy));
-                }
-                ranked
-                    .map(|ranked| (ranked, (&self.found[..], &self.pooled[..])))
-                    .map_err(Cow::Owned)
+    type Documents<'d> = (&'d [Found], &'d [PooledLine]);
+    let ranking: Result<(Ranked, Documents), Cow<Invalid>> = match entries {
+        [Entry::Ranked(block, ranked)] => match &ranked.ranking {
+            Ok(r) => Ok((r.ranked, (block.found_of(r), block.pooled_of(r)))),
+            Err(invalid) => Err(Cow::Borrowed(invalid)),
+        },
+        _ => {
+            // Only held spans: a key ranked early has no other.
+            ranker.gather(entries.iter().filter_map(|e| match e {
+                Entry::Held(block, held) => Some((held.span, held.lines(&block.lines))),
+                Entry::Ranked(..) => None,
+            }));
+            let ranked = ranker.rank(labels, key.1, rules);
+            if let Some((first, copy)) = ranker.fused() {
+                out.fused.push((key.0, first, copy));
             }
-        };
-        match ranking {
-            Ok((ranked, documents)) => out.capture(key, first.origin, records, ranked, documents),
-            Err(invalid) => out.reject(key, origins(), invalid.reason, &invalid.detail),
+            ranked
+                .map(|ranked| (ranked, (ranker.found(), ranker.pooled())))
+                .map_err(Cow::Owned)
         }
-    }
-
-    /// Rank the gathered lines of `query`, leaving its judged documents
-    /// (any grade) in `found` and the lines of its unjudged ones within
-    /// the pool depth in `pooled`; returns what else the ranking shows, or
-    /// why it is rejected: a line of it was rejected when read, or a
-    /// document repeats under `DuplicateDocs::Reject`.
-    fn rank(
-        &mut self,
-        labels: &LabelIndex,
-        query: QueryIdx,
-        rules: RankRules<'_>,
-    ) -> Result<Ranked, Invalid> {
-        self.fused = None;
-        if let Some((_, origin)) = self.lines.iter().find(|(line, _)| line.lost) {
-            let detail = format!(
-                "{} of this ranking of query '{}' was rejected when read; graded without it, \
-                 the documents below it would move up, so the whole ranking is rejected",
-                rules.place(*origin),
-                labels.query_id(query)
-            );
-            return Err(Invalid::new(RejectReason::IncompleteRanking, detail));
-        }
-        // Stable: lines that tie keep input order.
-        self.lines.sort_by(|(a, _), (b, _)| a.ranks_before(b));
-        self.mark_duplicates(labels, query, rules)
-            .map_err(|detail| Invalid::new(RejectReason::DuplicateDoc, detail))?;
-        self.found.clear();
-        self.pooled.clear();
-        let pool_depth = rules.pool_depth.unwrap_or(0);
-        let mut ranked = Ranked {
-            n_results: 0,
-            returned_judged: false,
-        };
-        let kept = self.lines.iter().zip(&self.dropped).filter(|(_, &d)| !d);
-        for ((line, origin), _) in kept {
-            ranked.n_results += 1;
-            let rank = ranked.n_results;
-            if line.place.judged() {
-                ranked.returned_judged = true;
-                let doc = labels.judged_at(query, line.place);
-                self.found.push(Found { rank, doc });
-            } else if rank as usize <= pool_depth {
-                self.pooled.push((rank, *origin));
-            }
-        }
-        Ok(ranked)
-    }
-
-    /// Mark every later copy of a document as dropped, or fail with the
-    /// reject's detail under `DuplicateDocs::Reject`.
-    fn mark_duplicates(
-        &mut self,
-        labels: &LabelIndex,
-        query: QueryIdx,
-        rules: RankRules<'_>,
-    ) -> Result<(), String> {
-        self.dropped.clear();
-        self.dropped.resize(self.lines.len(), false);
-        self.seen.clear();
-        let lines = &self.lines;
-        let hash = |i: u32| lines[i as usize].0.id_hash;
-        for (later, (line, origin)) in lines.iter().enumerate() {
-            let same = |&earlier: &u32| lines[earlier as usize].0.same_doc(line);
-            let Some(&earlier) = self.seen.find(line.id_hash, same) else {
-                self.seen
-                    .insert_unique(line.id_hash, later as u32, |&i| hash(i));
-                continue;
-            };
-            let first = lines[earlier as usize].1;
-            if rules.duplicates == DuplicateDocs::Dedupe {
-                self.dropped[later] = true;
-                if first.input != origin.input {
-                    self.fused.get_or_insert((first.input, origin.input));
-                }
-                continue;
-            }
-            let doc = if line.place.judged() {
-                format!(
-                    "doc '{}'",
-                    labels.doc_id(labels.judged_at(query, line.place))
-                )
-            } else {
-                "a doc id".to_string()
-            };
-            // Two runs written with the same tag (a tool's default) merge
-            // into one ranking full of duplicates: say so.
-            let hint = if lines.iter().any(|(_, o)| o.input != first.input) {
-                "; its lines come from several files: do two runs share a tag? \
-                 --run-name file keeps them apart"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "{doc} appears at positions {} and {} ({} and {}; the whole ranking of \
-                 this query and run is rejected{hint})",
-                earlier + 1,
-                later + 1,
-                rules.place(first),
-                rules.place(*origin)
-            ));
-        }
-        Ok(())
+    };
+    match ranking {
+        Ok((ranked, documents)) => out.capture(key, first.origin, records, ranked, documents),
+        Err(invalid) => out.reject(key, origins(), invalid.reason, &invalid.detail),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::options::DuplicateDocs;
+    use crate::logs::trec::RankKey;
 
     /// Rules for the one input of these tests, `run.trec`, pooling nothing.
     fn rules(duplicates: DuplicateDocs) -> RankRules<'static> {

@@ -11,7 +11,8 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use crate::base::slices::{slice_keys, slice_order, SliceKey};
-use crate::grade::group::{GradeSettings, Grouped, PairSlots};
+use crate::grade::group::{Grouped, PairSlots};
+use crate::grade::score::GradeSettings;
 use crate::labels::{LabelIndex, QueryIdx};
 
 /// What one query lost from one stage to the next.

@@ -9,7 +9,7 @@ use super::staged::{self, stage, Staged};
 use crate::base::schema::{aggregates_header, Status, AGGREGATES_FILE, LATENCY_PERCENTILES};
 use crate::base::slices::ANY;
 use crate::grade::aggregate::PairAggregates;
-use crate::grade::group::GradeSettings;
+use crate::grade::score::GradeSettings;
 use crate::labels::LabelIndex;
 
 /// Write aggregates.csv: one row per (run, stage, grouping set).

@@ -1,6 +1,6 @@
-//! Stage 6, write: every output of a grading, one file per format over
-//! the one [`schema`]. Nothing here computes a score; it only lays out what
-//! the earlier stages produced.
+//! The outputs of a grading, one file per output over the one
+//! [`crate::base::schema`]: stage 6 of the pipeline. Nothing here computes a
+//! score; it only lays out what the earlier stages produced.
 //!
 //! - [`per_query`] writes per_query.csv while rows are graded;
 //! - [`aggregates`] writes aggregates.csv;

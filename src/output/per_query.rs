@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::cells::CsvRows;
 use super::staged::{self, stage, Staged, Staging};
 use crate::base::schema::{per_query_header, PER_QUERY_FILE};
-use crate::grade::group::{GradeSettings, QueryRow};
+use crate::grade::score::{GradeSettings, QueryRow};
 use crate::labels::LabelIndex;
 
 /// Writes per_query.csv, one row per (run, stage, labeled query), as the

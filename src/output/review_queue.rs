@@ -8,8 +8,9 @@ use anyhow::Result;
 
 use super::staged::{self, stage, Staged};
 use crate::base::schema::{REVIEW_QUEUE, REVIEW_QUEUE_FILE};
-use crate::grade::group::{GradeSettings, Grouped};
+use crate::grade::group::Grouped;
 use crate::grade::review;
+use crate::grade::score::GradeSettings;
 use crate::labels::LabelIndex;
 
 /// Write review_queue.csv from the pool of `grouped`'s graded captures.

@@ -11,7 +11,7 @@ use crate::base::schema::{
     metric_columns, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE,
 };
 use crate::grade::aggregate::{Aggregate, PairAggregates};
-use crate::grade::group::GradeSettings;
+use crate::grade::score::GradeSettings;
 
 /// Write summary.json.
 ///

@@ -1,4 +1,4 @@
-//! The report: one HTML page beside the outputs of a grading or a
+//! The report page: one HTML page beside the outputs of a grading or a
 //! comparison, for the people who would rather look than read CSV. It is
 //! drawn from the outputs themselves (summary.json, aggregates.csv,
 //! rejects.jsonl, stage_loss.csv and per_query.csv's rows; or
