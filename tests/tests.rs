@@ -22,6 +22,7 @@ mod test_rejects;
 mod test_repeats;
 mod test_report;
 mod test_samples;
+mod test_source_map;
 mod test_stage_loss;
 mod test_stage_loss_generated;
 mod test_stage_order;

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::base::schema::Status;
 use crate::grade::aggregate::RowSink;
-use crate::grade::group::{GradeSettings, QueryRow};
+use crate::grade::score::{GradeSettings, QueryRow};
 use crate::labels::{LabelIndex, LabeledQuery};
 use crate::output::per_query::{join_missed, PerQueryWriter};
 use crate::output::staged::Staged;

@@ -1,0 +1,182 @@
+//! docs/DESIGN.md's source map is made from the module docs: every file of
+//! src/ opens with a `//!` doc, whose first sentence (up to its first
+//! colon, when it has one) is the file's line in the map, a folder's taken
+//! from its `mod.rs`. The test fails when a module has no doc or when the
+//! map in DESIGN.md is not the one the docs make (a file added, renamed or
+//! gone, a doc changed); `RGRADE_BLESS_DOCS=1 cargo test source_map`
+//! writes the map the docs make into DESIGN.md. A file of more than a
+//! thousand lines is one to split, and fails too.
+
+use std::fs;
+use std::path::Path;
+
+use crate::util::CRATE_ROOT;
+
+/// The line DESIGN.md's map follows, opening its code block.
+const MAP_START: &str = "```text\nsrc/\n";
+/// Where a summary begins on its line.
+const SUMMARY_COLUMN: usize = 24;
+/// The longest line of the map.
+const WIDTH: usize = 100;
+/// The most lines a file of src/ may have.
+const MOST_LINES: usize = 1000;
+
+/// The first sentence of the `//!` doc that opens `file`, up to its first
+/// colon (links as plain code); `None` when the file opens with no doc.
+fn summary(file: &Path) -> Option<String> {
+    let text = fs::read_to_string(file).ok()?;
+    let doc: Vec<&str> = text
+        .lines()
+        .map_while(|line| line.strip_prefix("//!"))
+        .map(str::trim)
+        .take_while(|line| !line.is_empty())
+        .collect();
+    // Intra-doc links read as the code they name.
+    let doc = doc.join(" ").replace("[`", "`").replace("`]", "`");
+    let ends = [". ", ": ", "; "];
+    let end = ends
+        .iter()
+        .filter_map(|e| doc.find(e))
+        .min()
+        .unwrap_or(doc.len());
+    let sentence = doc[..end].trim_end_matches(['.', ':', ';']).trim();
+    (!sentence.is_empty()).then(|| sentence.to_string())
+}
+
+/// `name` and its summary at `depth`, the summary wrapped at [`WIDTH`]
+/// under its column.
+fn map_line(out: &mut String, depth: usize, name: &str, summary: &str) {
+    let head = format!("{}{name}", "  ".repeat(depth));
+    let mut line = format!("{head:<width$}", width = SUMMARY_COLUMN.max(head.len() + 2));
+    let mut fresh = true;
+    for word in summary.split(' ') {
+        if !fresh && line.len() + 1 + word.len() > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(SUMMARY_COLUMN);
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// The map of directory `dir` (files first, then folders, each sorted by
+/// name; a folder's line is its `mod.rs`'s), with the files lacking a doc
+/// added to `undocumented`.
+fn map_dir(dir: &Path, depth: usize, out: &mut String, undocumented: &mut Vec<String>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .expect("src/ is readable")
+        .map(|entry| entry.expect("src/ is readable").path())
+        .collect();
+    entries.sort_by_key(|path| (path.is_dir(), path.file_name().map(|n| n.to_owned())));
+    for path in entries {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let (documented, shown) = if path.is_dir() {
+            (path.join("mod.rs"), format!("{name}/"))
+        } else if name.ends_with(".rs") && name != "mod.rs" {
+            (path.clone(), name)
+        } else {
+            continue;
+        };
+        match summary(&documented) {
+            Some(text) => map_line(out, depth, &shown, &text),
+            None => undocumented.push(documented.display().to_string()),
+        }
+        if path.is_dir() {
+            map_dir(&path, depth + 1, out, undocumented);
+        }
+    }
+}
+
+#[test]
+fn design_source_map_is_made_from_the_module_docs() {
+    let root = Path::new(CRATE_ROOT);
+    let (mut map, mut undocumented) = (String::new(), Vec::new());
+    map_dir(&root.join("src"), 1, &mut map, &mut undocumented);
+    assert!(
+        undocumented.is_empty(),
+        "modules with no //! doc: {}",
+        undocumented.join(", ")
+    );
+    let design_path = root.join("docs/DESIGN.md");
+    let design = fs::read_to_string(&design_path).unwrap();
+    let start = design
+        .find(MAP_START)
+        .expect("DESIGN.md has its source map")
+        + MAP_START.len();
+    let end = start + design[start..].find("```").expect("the map's block ends");
+    if std::env::var_os("RGRADE_BLESS_DOCS").is_some() {
+        let blessed = format!("{}{map}{}", &design[..start], &design[end..]);
+        fs::write(&design_path, blessed).unwrap();
+        return;
+    }
+    assert!(
+        design[start..end] == map,
+        "docs/DESIGN.md's source map is not the one the module docs make; \
+         run `RGRADE_BLESS_DOCS=1 cargo test source_map` and check the diff. The map:\n{map}"
+    );
+}
+
+/// Every `.rs` file under `dir`.
+fn source_files(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+    for entry in fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("src/ is readable").path();
+        if path.is_dir() {
+            source_files(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_file_of_src_is_over_a_thousand_lines() {
+    let mut files = Vec::new();
+    source_files(&Path::new(CRATE_ROOT).join("src"), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .map(|file| (file, fs::read_to_string(file).unwrap().lines().count()))
+        .filter(|&(_, lines)| lines > MOST_LINES)
+        .map(|(file, lines)| format!("{} ({lines} lines)", file.display()))
+        .collect();
+    assert!(long.is_empty(), "files to split: {}", long.join(", "));
+}
+
+#[test]
+fn a_summary_is_the_first_sentence_up_to_its_colon() {
+    let dir = std::env::temp_dir().join(format!("rgrade-map-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        fs::write(&path, text).unwrap();
+        summary(&path)
+    };
+    let colon = file(
+        "a.rs",
+        "//! Stage 3, judge: each record is\n//! matched. More.\n\nuse x;\n",
+    );
+    assert_eq!(colon.as_deref(), Some("Stage 3, judge"));
+    let sentence = file(
+        "b.rs",
+        "//! Lines read a second\n//! time. What is decided after.\n",
+    );
+    assert_eq!(sentence.as_deref(), Some("Lines read a second time"));
+    assert_eq!(file("c.rs", "use x;\n//! late\n"), None);
+    let link = file("d.rs", "//! Read by [`super::blocks`].\n");
+    assert_eq!(link.as_deref(), Some("Read by `super::blocks`"));
+    let mut out = String::new();
+    map_line(&mut out, 1, "x.rs", &"word ".repeat(30));
+    assert!(out.lines().all(|line| line.len() <= WIDTH), "{out}");
+    assert!(out
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with(&" ".repeat(SUMMARY_COLUMN)));
+    fs::remove_dir_all(&dir).unwrap();
+}
