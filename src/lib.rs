@@ -44,14 +44,14 @@ mod output;
 mod report;
 mod run;
 
-pub use base::failure::{error_kind, ErrorKind};
+pub use base::failure::{Error, ErrorKind};
 pub use base::metrics::Cutoff;
 pub use base::options::{
     Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
     RepeatPolicy, RunName, SpanKind, UnknownChoice,
 };
 pub use base::schema;
-pub use compare::{Compared, Plan as ComparePlan};
+pub use compare::{Compared, Plan as ComparePlan, Warning as CompareWarning};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::plan::Tables;
 pub use grade::{Graded, Plan as GradePlan, Warning};

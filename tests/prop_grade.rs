@@ -420,7 +420,7 @@ fn check_merge(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), String
     };
     let mut one = plan(&all, options, 2, &scratch.path("one"));
     one.review_queue = true;
-    let fail = |e: anyhow::Error| format!("{e:#}\n{}", written.description);
+    let fail = |e: rgrade::Error| format!("{e}\n{}", written.description);
     let graded = rgrade::grade(&one, &mut |_| {}).map_err(fail)?;
     let mut shard_dirs = Vec::new();
     for (shard, files) in parts.into_iter().enumerate() {
@@ -435,12 +435,9 @@ fn check_merge(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), String
         shard_dirs.push(dir);
     }
     let merge = rgrade::MergePlan {
-        labels: written.labels.clone(),
-        labels_table: None,
-        shards: shard_dirs,
-        out: scratch.path("merged"),
         threads: NonZeroUsize::new(2),
         command: vec!["rgrade".into(), "merge".into()],
+        ..rgrade::MergePlan::new(written.labels.clone(), shard_dirs, scratch.path("merged"))
     };
     let merged = rgrade::merge(&merge, &mut |_| {}).map_err(fail)?;
     let mut differences = Vec::new();
@@ -502,7 +499,7 @@ fn check_merge_lines(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), 
         }
     }
     let options = &scenario.options;
-    let fail = |e: anyhow::Error| format!("{e:#}\n{}", written.description);
+    let fail = |e: rgrade::Error| format!("{e}\n{}", written.description);
     let mut one = plan(&written, options, 2, &scratch.path("one"));
     one.review_queue = true;
     rgrade::grade(&one, &mut |_| {}).map_err(fail)?;
@@ -529,12 +526,8 @@ fn check_merge_lines(scenario: &Scenario, shards: u64, seed: u64) -> Result<(), 
         shard_dirs.push(dir);
     }
     let merge = rgrade::MergePlan {
-        labels: written.labels.clone(),
-        labels_table: None,
-        shards: shard_dirs,
-        out: scratch.path("merged"),
         threads: NonZeroUsize::new(2),
-        command: Vec::new(),
+        ..rgrade::MergePlan::new(written.labels.clone(), shard_dirs, scratch.path("merged"))
     };
     rgrade::merge(&merge, &mut |_| {}).map_err(fail)?;
     let mut differences = Vec::new();

@@ -166,7 +166,7 @@ fn a_bad_row_is_rejected_naming_its_table_and_row() {
 }
 
 /// The error grading `plan` ends in.
-fn refusal(plan: &GradePlan) -> anyhow::Error {
+fn refusal(plan: &GradePlan) -> rgrade::Error {
     match rgrade::grade(plan, &mut |_| {}) {
         Ok(_) => panic!("graded, though it should have been refused"),
         Err(err) => err,
@@ -186,7 +186,7 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
     plan.tables.logs.push(table.clone());
     let err = refusal(&plan);
     let message = format!("{err:#}");
-    assert_eq!(rgrade::error_kind(&err), Some(rgrade::ErrorKind::Logs));
+    assert_eq!(err.kind(), rgrade::ErrorKind::Logs);
     assert!(message.starts_with("mine: "), "{message}");
     assert!(message.contains("'qid'"), "{message}");
     assert!(!wd.exists("out/summary.json"));
@@ -196,18 +196,12 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
     plan.fields.query = None;
     let err = refusal(&plan);
     assert!(format!("{err:#}").contains("no log input"), "{err:#}");
-    assert_eq!(rgrade::error_kind(&err), Some(rgrade::ErrorKind::Logs));
+    assert_eq!(err.kind(), rgrade::ErrorKind::Logs);
     plan.ks.clear();
-    assert_eq!(
-        rgrade::error_kind(&refusal(&plan)),
-        Some(rgrade::ErrorKind::Usage)
-    );
+    assert_eq!(refusal(&plan).kind(), rgrade::ErrorKind::Usage);
     plan.ks = vec!["1".parse().unwrap()];
     plan.labels = wd.path("absent.jsonl");
-    assert_eq!(
-        rgrade::error_kind(&refusal(&plan)),
-        Some(rgrade::ErrorKind::Labels)
-    );
+    assert_eq!(refusal(&plan).kind(), rgrade::ErrorKind::Labels);
     plan.labels = wd.path("labels.jsonl");
     table = ArrowTable::new("empty", Arc::clone(table.schema()), Vec::new()).unwrap();
     plan.tables.logs.push(table);
@@ -293,12 +287,8 @@ fn lines_partitioned_by_query_merge_into_what_one_grading_writes() {
         shards.push(dir);
     }
     let merge = rgrade::MergePlan {
-        labels,
-        labels_table: None,
-        shards,
-        out: wd.path("merged"),
         threads: NonZeroUsize::new(2),
-        command: Vec::new(),
+        ..rgrade::MergePlan::new(labels, shards, wd.path("merged"))
     };
     rgrade::merge(&merge, &mut |_| {}).unwrap();
 
@@ -398,4 +388,85 @@ fn lines_handed_over_look_past_a_cut_first_line() {
         [49, 24, 1],
         "the cut line's 32 spans are one rejected record"
     );
+}
+
+/// The rows a grading keeps in memory are per_query.csv's, cell for cell:
+/// the same columns in the same order, text as written, numbers that read
+/// back as the same values, empty cells as nulls; and the same whether
+/// the grading writes files or not.
+#[test]
+fn rows_kept_in_memory_are_per_query_csvs() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
+    use arrow_schema::DataType;
+
+    let wd = Workdir::new("tables_rows_kept");
+    let sample = |rel: &str| crate_path("data-samples/diagnostics").join(rel);
+    let plan = GradePlan {
+        ks: vec![Cutoff::At(3), Cutoff::All],
+        repeats: RepeatPolicy::Mean,
+        stage_order: vec!["retrieve".into(), "rerank".into(), "final".into()],
+        keep_rows: true,
+        ..plan(
+            sample("labels.jsonl"),
+            vec![sample("logs.jsonl")],
+            &wd.path("out"),
+        )
+    };
+    let graded = rgrade::grade(&plan, &mut |_| {}).unwrap();
+    let batch = graded.per_query.expect("the rows were kept");
+
+    let mut csv = csv::Reader::from_path(wd.path("out/per_query.csv")).unwrap();
+    let header: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
+    let schema = batch.schema();
+    let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+    assert_eq!(names, header.iter().collect::<Vec<_>>());
+    let records: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
+    assert_eq!(batch.num_rows(), records.len());
+    let statuses: std::collections::BTreeSet<&str> = records.iter().map(|r| &r[6]).collect();
+    assert!(
+        statuses.len() >= 3,
+        "a sample of few statuses: {statuses:?}"
+    );
+    for (c, column) in batch.columns().iter().enumerate() {
+        for (r, record) in records.iter().enumerate() {
+            let cell = &record[c];
+            let at = format!("{} of row {}", header[c], r + 1);
+            if column.is_null(r) {
+                assert_eq!(cell, "", "{at}");
+                continue;
+            }
+            match column.data_type() {
+                DataType::Utf8 => assert_eq!(column.as_string::<i32>().value(r), cell, "{at}"),
+                DataType::Int64 => {
+                    let value = column.as_primitive::<Int64Type>().value(r);
+                    assert_eq!(value.to_string(), cell, "{at}");
+                }
+                DataType::Float64 => {
+                    let value = column.as_primitive::<Float64Type>().value(r);
+                    assert_eq!(Ok(value), cell.parse::<f64>(), "{at}");
+                }
+                DataType::Boolean => {
+                    let value = column.as_boolean().value(r);
+                    assert_eq!(value.to_string(), cell, "{at}");
+                }
+                other => panic!("{at}: a column of {other}"),
+            }
+        }
+    }
+
+    let in_memory = GradePlan {
+        out: None,
+        ..plan.clone()
+    };
+    let alone = rgrade::grade(&in_memory, &mut |_| {}).unwrap();
+    assert_eq!(alone.per_query.as_ref(), Some(&batch));
+    let not_kept = GradePlan {
+        keep_rows: false,
+        ..in_memory
+    };
+    assert!(rgrade::grade(&not_kept, &mut |_| {})
+        .unwrap()
+        .per_query
+        .is_none());
 }

@@ -87,10 +87,8 @@ pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
 /// The library's plan for the options in `args`.
 fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
     GradePlan {
-        labels: args.labels.clone(),
         labels_format: args.labels_format,
         min_rel: args.min_rel,
-        logs: args.logs.clone(),
         logs_format: args.logs_format,
         fields: args.fields.names(),
         join: args.join,
@@ -112,7 +110,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
         threads: args.threads,
         progress: args.progress,
         command,
-        tables: rgrade::Tables::default(),
+        ..GradePlan::new(args.labels.clone(), args.logs.clone())
     }
 }
 

@@ -17,12 +17,9 @@ use crate::cli::MergeArgs;
 /// that cannot be written.
 pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
     let plan = MergePlan {
-        labels: args.labels.clone(),
-        labels_table: None,
-        shards: args.shards.clone(),
-        out: args.out.clone(),
         threads: args.threads,
         command,
+        ..MergePlan::new(args.labels.clone(), args.shards.clone(), args.out.clone())
     };
     let mut warnings = Vec::new();
     let graded = rgrade::merge(&plan, &mut |warning| warnings.push(warning))?;

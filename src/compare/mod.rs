@@ -11,6 +11,7 @@ pub mod output;
 pub mod paired;
 pub mod rules;
 pub mod slices;
+pub mod warning;
 
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
@@ -22,6 +23,7 @@ use graded::Side;
 use paired::{Paired, StatSettings};
 use rules::{Gate, RuleContext};
 use slices::{compare_slices, SliceComparison};
+pub use warning::Warning;
 
 /// Coverage of the bootstrap interval of the mean delta.
 const CONFIDENCE: f64 = 0.95;
@@ -104,7 +106,7 @@ impl Compared {
 /// # Errors
 /// Anything that leaves nothing compared: unreadable or incomparable
 /// inputs, an unknown run, metric or rule target.
-pub fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
+pub fn compare(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compared> {
     let (baseline, candidate) = rayon::join(
         || graded::load(&plan.baseline, plan.baseline_run.as_deref(), Side::Baseline),
         || {
@@ -117,9 +119,10 @@ pub fn compare(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Com
     );
     let paired = paired::pair(baseline?, candidate?)?;
     for (stage, side) in &paired.unpaired_stages {
-        warn(format!(
-            "stage {stage} was graded in the {side} only; it is left out"
-        ));
+        warn(Warning::StageOnOneSide {
+            stage: stage.clone(),
+            side,
+        });
     }
     let metrics = chosen_metrics(&paired, &plan.metrics)?;
     let settings = StatSettings {

@@ -10,6 +10,7 @@ use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::paired::{Paired, PairedQuery, StagePairs, StatSettings};
+use super::warning::Warning;
 use crate::base::numbers::percentile;
 use crate::base::schema::Status;
 use crate::base::stats::TIE_EPSILON;
@@ -387,7 +388,7 @@ impl Rule {
 
     /// Why a `no_significant_loss` rule cannot fail on this selection,
     /// if so: with n queries no sign-flip p-value is below 2^(1-n).
-    pub fn cannot_fail(&self, paired: &Paired, context: &RuleContext) -> Option<String> {
+    pub fn cannot_fail(&self, paired: &Paired, context: &RuleContext) -> Option<Warning> {
         let Ok(metric) = self.per_query_metric() else {
             return None;
         };
@@ -398,16 +399,13 @@ impl Rule {
             .measured_members(&paired.stages[self.stage])
             .ok()?
             .len();
-        let family = context.family(metric).len() as f64;
-        let smallest = (family * 2f64.powi(1 - n.min(1024) as i32)).min(1.0);
-        (smallest >= context.alpha).then(|| {
-            format!(
-                "rule '{}': with {} and {family} metrics no loss can reach a Holm p-value below \
-                 alpha {}; it cannot fail",
-                self.name,
-                count_queries(n),
-                context.alpha
-            )
+        let family = context.family(metric).len();
+        let smallest = (family as f64 * 2f64.powi(1 - n.min(1024) as i32)).min(1.0);
+        (smallest >= context.alpha).then(|| Warning::RuleCannotFail {
+            rule: self.name.clone(),
+            queries: n,
+            metrics: family,
+            alpha: context.alpha,
         })
     }
 

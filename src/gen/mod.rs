@@ -53,6 +53,7 @@ mod testing;
 pub use config::{GenConfig, GenFormat};
 pub use output::{Written, WrittenFile};
 
+use crate::base::failure::{Error, ErrorKind, OfKind};
 use corpus::Corpus;
 use labels::write_labels;
 use logs::{traffic_order, write_events, JsonlLog, TrecRun};
@@ -62,8 +63,17 @@ use queries::QueryStreams;
 
 /// Write the answer key and the log (or TREC run) that `config` describes
 /// into `config.out`, and say what was written.
-pub fn write_dataset(config: &GenConfig) -> anyhow::Result<Written> {
-    config.check()?;
+///
+/// # Errors
+/// Counts the generator cannot honour (a usage error), or an output that
+/// cannot be written.
+pub fn write_dataset(config: &GenConfig) -> Result<Written, Error> {
+    config.check().of_kind(ErrorKind::Usage)?;
+    Ok(write(config).of_kind(ErrorKind::Output)?)
+}
+
+/// [`write_dataset`] once the counts are checked.
+fn write(config: &GenConfig) -> anyhow::Result<Written> {
     fs::create_dir_all(&config.out)
         .with_context(|| format!("cannot create output directory {}", config.out.display()))?;
     let mut rng = Pcg64::seed_from_u64(config.seed);

@@ -55,7 +55,7 @@ impl LogFormat for OtlpTraces {
         if !spans.is_empty() {
             spans.push(b',');
         }
-        let span = Span {
+        let span = TraceSpans {
             trace,
             start,
             query,
@@ -65,7 +65,7 @@ impl LogFormat for OtlpTraces {
         });
         let reranked = model.rerank(rng, spec);
         let final_tenths = final_latency(rng, retrieve_tenths, results);
-        let rerank = Span {
+        let rerank = TraceSpans {
             start: retrieve_end,
             ..span
         };
@@ -74,7 +74,7 @@ impl LogFormat for OtlpTraces {
         rerank.push(spans, 2, "RERANKER", rerank_end, |spans| {
             push_documents(spans, "reranker.output_documents.", reranked, corpus);
         });
-        let answer = Span {
+        let answer = TraceSpans {
             start: rerank_end,
             ..span
         };
@@ -114,13 +114,13 @@ impl OtlpTraces {
 
 /// What the spans of one trace share.
 #[derive(Clone, Copy)]
-struct Span {
+struct TraceSpans {
     trace: u64,
     start: u64,
     query: QueryName,
 }
 
-impl Span {
+impl TraceSpans {
     /// The span numbered `number` in its trace, of OpenInference `kind`,
     /// ending at `end`; `documents` adds its ranking's attributes.
     fn push(

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use arrow_array::RecordBatch;
+
 use crate::base::schema::{Counts, StaleLabels};
 use crate::base::text::{first_few, plural};
 use crate::grade::aggregate::PairAggregates;
@@ -33,6 +35,11 @@ pub struct Graded {
     pub leaks: Vec<Leak>,
     /// Each input's name, by input index.
     pub input_names: Vec<String>,
+    /// per_query.csv's rows, with its columns and values, when the plan
+    /// asked to keep them ([`crate::grade::Plan::keep_rows`]): texts as
+    /// strings, counts and ranks as 64-bit integers, measurements and
+    /// metrics as doubles, flags as booleans, empty cells as nulls.
+    pub per_query: Option<RecordBatch>,
 }
 
 impl Graded {

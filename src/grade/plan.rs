@@ -76,6 +76,12 @@ pub struct Plan {
     /// Tables handed over in memory: never part of a plan written down.
     #[serde(skip)]
     pub tables: Tables,
+    /// Keep per_query.csv's rows in memory, as [`crate::Graded::per_query`]
+    /// (with or without an output directory): for a caller that reads them
+    /// rather than the file. How the rows are read, not how they are
+    /// graded, so never part of a plan written down either.
+    #[serde(skip)]
+    pub keep_rows: bool,
 }
 
 /// Arrow tables a library caller grades instead of files.
@@ -138,6 +144,7 @@ impl Plan {
             progress: ProgressWhen::Never,
             command: Vec::new(),
             tables: Tables::default(),
+            keep_rows: false,
         }
     }
 

@@ -103,7 +103,7 @@ impl RunLine {
 
 /// Consecutive lines of one (run, query) in the input.
 #[derive(Debug, Clone, Copy)]
-pub struct Span {
+pub struct Stretch {
     /// The run's pair index.
     pub pair: u32,
     /// The labeled query.
@@ -114,7 +114,7 @@ pub struct Span {
     pub len: u32,
 }
 
-impl Span {
+impl Stretch {
     /// The (run, query) it is of.
     pub fn key(&self) -> RunKey {
         (self.pair, self.query)
@@ -160,7 +160,7 @@ pub struct Ranker {
 
 impl Ranker {
     /// Take the lines of spans, in input order.
-    pub fn gather<'a>(&mut self, spans: impl IntoIterator<Item = (Span, &'a [RunLine])>) {
+    pub fn gather<'a>(&mut self, spans: impl IntoIterator<Item = (Stretch, &'a [RunLine])>) {
         self.lines.clear();
         for (span, lines) in spans {
             self.lines.extend(lines.iter().copied().zip(span.origins()));

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use crate::grade::capture::{Capture, Found, Reject};
 
 use crate::grade::pool::PooledLine;
-use crate::grade::ranker::{RankRules, Ranked, Ranker, RunKey, RunLine, Span};
+use crate::grade::ranker::{RankRules, Ranked, Ranker, RunKey, RunLine, Stretch};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::record::Origin;
 use crate::logs::record::{Invalid, RejectReason};
@@ -52,12 +52,12 @@ pub type Refusal<'a> = dyn Fn(RunKey, &mut dyn Iterator<Item = u32>) -> Option<I
 
 /// A span whose lines are held, from `start` in its block's lines.
 #[derive(Debug, Clone, Copy)]
-struct HeldSpan {
-    span: Span,
+struct HeldStretch {
+    span: Stretch,
     start: u32,
 }
 
-impl HeldSpan {
+impl HeldStretch {
     fn lines<'a>(&self, lines: &'a [RunLine]) -> &'a [RunLine] {
         &lines[self.start as usize..][..self.span.len as usize]
     }
@@ -65,8 +65,8 @@ impl HeldSpan {
 
 /// A span ranked in the block that held all the lines of its (run, query).
 #[derive(Debug, Clone)]
-struct RankedSpan {
-    span: Span,
+struct RankedStretch {
+    span: Stretch,
     /// What the ranking found, or why it is rejected.
     ranking: Result<Ranking, Box<Invalid>>,
 }
@@ -85,8 +85,8 @@ struct Ranking {
 #[derive(Debug, Default)]
 pub struct BlockRuns {
     lines: Vec<RunLine>,
-    held: Vec<HeldSpan>,
-    ranked: Vec<RankedSpan>,
+    held: Vec<HeldStretch>,
+    ranked: Vec<RankedStretch>,
     found: Vec<Found>,
     pooled: Vec<PooledLine>,
 }
@@ -138,7 +138,7 @@ pub struct BlockScratch {
     /// The block's labeled lines as read.
     lines: Vec<RunLine>,
     /// Where they are: runs of consecutive lines of one (run, query).
-    spans: Vec<HeldSpan>,
+    spans: Vec<HeldStretch>,
     /// The spans' indices, sorted by (run, query).
     by_key: Vec<u32>,
     ranker: Ranker,
@@ -154,8 +154,8 @@ impl BlockScratch {
             Some(last) if last.span.key() == (pair, query) && last.span.next_origin() == origin => {
                 last.span.len += 1;
             }
-            _ => self.spans.push(HeldSpan {
-                span: Span {
+            _ => self.spans.push(HeldStretch {
+                span: Stretch {
                     pair,
                     query,
                     origin,
@@ -206,7 +206,7 @@ impl BlockScratch {
                         found: append(found, ranker.found()),
                         pooled: append(pooled, ranker.pooled()),
                     });
-                self.done.ranked.push(RankedSpan {
+                self.done.ranked.push(RankedStretch {
                     span: only.span,
                     ranking: ranking.map_err(Box::new),
                 });
@@ -215,7 +215,7 @@ impl BlockScratch {
                     let held = spans[i as usize];
                     let start = self.done.lines.len() as u32;
                     self.done.lines.extend_from_slice(held.lines(&self.lines));
-                    self.done.held.push(HeldSpan { start, ..held });
+                    self.done.held.push(HeldStretch { start, ..held });
                 }
             }
         }
@@ -254,12 +254,12 @@ const KEYS_AT_A_TIME: usize = 1 << 10;
 /// A held or ranked span, with the block it is in.
 #[derive(Clone, Copy)]
 enum Entry<'a> {
-    Held(&'a BlockRuns, &'a HeldSpan),
-    Ranked(&'a BlockRuns, &'a RankedSpan),
+    Held(&'a BlockRuns, &'a HeldStretch),
+    Ranked(&'a BlockRuns, &'a RankedStretch),
 }
 
 impl Entry<'_> {
-    fn span(&self) -> &Span {
+    fn span(&self) -> &Stretch {
         match self {
             Entry::Held(_, held) => &held.span,
             Entry::Ranked(_, ranked) => &ranked.span,

@@ -13,6 +13,8 @@ use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::base::failure::{Error, ErrorKind, OfKind};
+
 /// Record batches of one schema, with the name that messages and
 /// summary.json give them. Cloning shares the batches.
 #[derive(Clone)]
@@ -44,8 +46,12 @@ impl ArrowTable {
         name: impl Into<String>,
         schema: SchemaRef,
         batches: Vec<RecordBatch>,
-    ) -> Result<Self> {
-        let name = name.into();
+    ) -> Result<Self, Error> {
+        Ok(Self::cast(name.into(), schema, batches)?)
+    }
+
+    /// [`ArrowTable::new`], its error as it arose.
+    fn cast(name: String, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<Self> {
         let plain: Fields = schema.fields().iter().map(|f| plain_field(f)).collect();
         let plain = Arc::new(Schema::new_with_metadata(plain, schema.metadata().clone()));
         let mut cast = Vec::with_capacity(batches.len());
@@ -185,7 +191,12 @@ impl LogLines {
     /// A column missing, of another type or with nulls; an input index out
     /// of range; a line number below 1, or the same line twice; a text
     /// holding a line break.
-    pub fn new(inputs: Vec<String>, table: &ArrowTable) -> Result<Self> {
+    pub fn new(inputs: Vec<String>, table: &ArrowTable) -> Result<Self, Error> {
+        Ok(Self::read(inputs, table).of_kind(ErrorKind::Logs)?)
+    }
+
+    /// [`LogLines::new`], its error as it arose.
+    fn read(inputs: Vec<String>, table: &ArrowTable) -> Result<Self> {
         let name = table.name();
         let schema = table.schema();
         let column = |name: &str| schema.index_of(name).ok();

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::options::LogsFormat;
 use crate::base::schema::{LOCK_FILE, PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
 use crate::io::decompress::Source;
@@ -104,13 +105,16 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
 ///
 /// # Errors
 /// As [`discover`]; standard input, which only rgrade itself can read.
-pub fn log_files(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    (discover(args, None)?.inputs.into_iter())
-        .map(|input| match input {
-            Input::File(path) => Ok(path),
-            other => bail!("{}: not a file another reader can read", other.name()),
-        })
-        .collect()
+pub fn log_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let files = || -> Result<Vec<PathBuf>> {
+        (discover(args, None)?.inputs.into_iter())
+            .map(|input| match input {
+                Input::File(path) => Ok(path),
+                other => bail!("{}: not a file another reader can read", other.name()),
+            })
+            .collect()
+    };
+    Ok(files().of_kind(ErrorKind::Logs)?)
 }
 
 /// What makes two inputs one: the same file, however it is reached.

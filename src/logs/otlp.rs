@@ -182,7 +182,7 @@ pub struct SpanRanking<'i> {
 }
 
 /// A span of an export line: its attributes and what resource it ran in.
-struct Span<'t, 'i> {
+struct OtlpSpan<'t, 'i> {
     value: Value<'t, 'i>,
     /// (key, AnyValue object) pairs, in the order given.
     attributes: Vec<(&'i str, Value<'t, 'i>)>,
@@ -253,7 +253,7 @@ pub fn for_each_span<'t, 'i>(
     }
     let count = spans.len() as u64;
     for (value, service) in spans {
-        let record = match Span::new(value, service) {
+        let record = match OtlpSpan::new(value, service) {
             Ok(span) => span.record(fields),
             Err(invalid) => SpanRecord::Invalid(invalid),
         };
@@ -266,7 +266,7 @@ fn bad_span(detail: impl Into<String>) -> Invalid {
     Invalid::new(RejectReason::BadSpan, detail)
 }
 
-impl<'t, 'i> Span<'t, 'i> {
+impl<'t, 'i> OtlpSpan<'t, 'i> {
     fn new(value: Value<'t, 'i>, service: Option<&'i str>) -> Result<Self, Invalid> {
         if !value.is_object() {
             return Err(bad_span("a span must be a JSON object"));
@@ -290,7 +290,7 @@ impl<'t, 'i> Span<'t, 'i> {
                     .collect::<Result<_, _>>()?
             }
         };
-        Ok(Span {
+        Ok(OtlpSpan {
             value,
             attributes,
             service,

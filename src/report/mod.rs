@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
+use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::schema::{
     OutputFile, COMPARE_FILES, COMPARISON_SUMMARY_FILE, GRADE_FILES, LOCK_FILE,
     PARTIAL_SUMMARY_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
@@ -59,7 +60,12 @@ pub fn stage_page(dir: &Path, name: &str, html: &str) -> Result<Staged> {
 /// `dir` holds no complete result (no summary.json or comparison.json, or
 /// a file that does not match it), a file cannot be read, or the page
 /// cannot be written.
-pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
+pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf, Error> {
+    Ok(draw_page(dir, out).of_kind(ErrorKind::Output)?)
+}
+
+/// [`draw_again`], its error marked with its kind where it arose.
+fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
     ensure!(dir.is_dir(), "{}: no such output directory", dir.display());
     let target = out.map_or_else(|| dir.join(REPORT_FILE), Path::to_path_buf);
     let (parent, name) = split_target(&target)?;

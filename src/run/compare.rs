@@ -6,12 +6,12 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::base::failure::{ErrorKind, OfKind};
+use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::schema::{
     CompareSettings, ComparedRun, ComparisonSummary, COMPARE_FILES, REPORT_FILE, SUMMARY_FILE,
 };
 use crate::compare::paired::{self, Paired, StatSettings};
-use crate::compare::{compare, evidence, output, Compared, Plan};
+use crate::compare::{compare, evidence, output, Compared, Plan, Warning};
 use crate::io::workers;
 use crate::output::staged;
 use crate::output::{refuse_other_result, remove_stale_output, OutputDir};
@@ -23,7 +23,7 @@ use crate::report::{self, Sources};
 /// # Errors
 /// Anything that leaves nothing compared: unreadable or incomparable
 /// inputs, an unknown run, metric or rule target, an unwritable output.
-pub fn run(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compared> {
+pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compared, Error> {
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     pool.install(|| {
         // Claimed before anything is read: see [`claim`].
@@ -35,6 +35,7 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(String) + Send)) -> Result<Compare
         Ok(compared)
     })
     .of_kind(ErrorKind::Comparison)
+    .map_err(Error::from)
 }
 
 /// Write every output of `compared` into `dir`, which `held` claims: the

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use crate::base::failure::{ErrorKind, OfKind};
+use crate::base::failure::{Error, ErrorKind, OfKind};
 
 use crate::base::metrics::Cutoff;
 use crate::base::schema::{Counts, COMPARISON_SUMMARY_FILE, GRADE_FILES};
@@ -44,7 +44,12 @@ use crate::run::write;
 /// # Errors
 /// Anything that leaves nothing graded: a bad plan, unreadable or invalid
 /// labels, a missing, empty or corrupt log input, an unwritable output.
-pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
+pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded, Error> {
+    Ok(grade(plan, warn)?)
+}
+
+/// [`run`], its error marked with its kind where it arose.
+fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let started = Instant::now();
     let setup = Setup::new(plan)?;
     let grouping = collect(plan, &setup, warn)?;
@@ -264,18 +269,16 @@ pub fn finish(
     let stage_loss = (!stage_order.is_empty())
         .then(|| pool.install(|| stage_loss::measure(&grouped, &labels, &settings, &stage_order)));
 
-    // Stage 5: grade and aggregate; per_query.csv is written as rows are graded.
+    // Stage 5: grade and aggregate; per_query.csv is written (and the rows
+    // kept, when asked) as rows are graded.
     let superseded_records = grouped.superseded_records;
-    let mut row_outputs = (plan.out.as_deref())
-        .map(|dir| RowOutputs::create(dir, &labels, &settings))
-        .transpose()
+    let mut rows = RowOutputs::create(plan.out.as_deref(), plan.keep_rows, &labels, &settings)
         .of_kind(ErrorKind::Output)?;
-    let sink = row_outputs.as_mut().map(|rows| rows as &mut dyn RowSink);
+    let sink = rows.any().then_some(&mut rows as &mut dyn RowSink);
     let graded = pool
         .install(|| aggregate::grade_pairs(grouped, &labels, &settings, sink))
         .of_kind(ErrorKind::Output)?;
-    let row_outputs =
-        (row_outputs.map(RowOutputs::finish).transpose()).of_kind(ErrorKind::Output)?;
+    let rows = rows.finish().of_kind(ErrorKind::Output)?;
     let counts = tally(
         &labels,
         &per_input,
@@ -292,11 +295,11 @@ pub fn finish(
         stage_loss,
         rejects,
         leaks,
+        per_query: rows.table,
     };
 
     // Stage 6: write.
-    if let (Some(dir), Some((per_query, figures)), Some(held)) = (&plan.out, row_outputs, &out_dir)
-    {
+    if let (Some(dir), Some((per_query, figures)), Some(held)) = (&plan.out, rows.files, &out_dir) {
         let run = write::RunFacts {
             plan,
             threads: pool.current_num_threads(),

@@ -23,7 +23,7 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::base::failure::{ErrorKind, OfKind};
+use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::options::ProgressWhen;
 use crate::base::schema::{
     PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
@@ -56,7 +56,12 @@ struct PartialFile {
 ///
 /// # Errors
 /// As [`super::run()`]; `plan` names no output directory.
-pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummary> {
+pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummary, Error> {
+    Ok(grade_shard(plan, warn)?)
+}
+
+/// [`grade`], its error marked with its kind where it arose.
+fn grade_shard(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummary> {
     let dir = plan
         .out
         .as_deref()
@@ -123,6 +128,25 @@ pub struct MergePlan {
     pub threads: Option<std::num::NonZeroUsize>,
     /// The command line as typed, for summary.json.
     pub command: Vec<String>,
+    /// Keep per_query.csv's rows in memory, as [`Graded::per_query`].
+    pub keep_rows: bool,
+}
+
+impl MergePlan {
+    /// Merge `shards`, graded against `labels`, into `out`, as `rgrade merge
+    /// --labels LABELS -o OUT SHARD...` does with no other option: a caller
+    /// sets the fields it wants otherwise.
+    pub fn new(labels: PathBuf, shards: Vec<PathBuf>, out: PathBuf) -> Self {
+        MergePlan {
+            labels,
+            labels_table: None,
+            shards,
+            out,
+            threads: None,
+            command: Vec::new(),
+            keep_rows: false,
+        }
+    }
 }
 
 /// Merge the partial gradings `merge` names and grade them as one, writing
@@ -132,10 +156,14 @@ pub struct MergePlan {
 /// A shard that is not a complete partial grading of this version, shards
 /// graded with other labels or options, a query captured in two shards, an
 /// output that cannot be written.
-pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
+pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded, Error> {
     let started = Instant::now();
     let (plan, setup, grouping) = gather_shards(merge).of_kind(ErrorKind::Shards)?;
-    finish(&plan, setup, grouping, started, warn)
+    let plan = Plan {
+        keep_rows: merge.keep_rows,
+        ..plan
+    };
+    Ok(finish(&plan, setup, grouping, started, warn)?)
 }
 
 /// The shards `merge` names, read and put together, with the plan they

@@ -1,62 +1,111 @@
-//! Graded rows on their way to a result directory: per_query.csv is
-//! written and the report's figures gathered as each range of rows is
-//! graded, so rows never pile up in memory.
+//! Graded rows on their way out: to a result directory, where
+//! per_query.csv is written and the report's figures gathered as each
+//! range of rows is graded (so rows never pile up in memory), and, when
+//! the caller asks, into an Arrow record batch it reads instead.
 
 use std::path::Path;
 
 use anyhow::Result;
+use arrow_array::RecordBatch;
 
 use crate::base::schema::Status;
 use crate::grade::aggregate::RowSink;
 use crate::grade::score::{GradeSettings, QueryRow};
 use crate::labels::{LabelIndex, LabeledQuery};
-use crate::output::per_query::{join_missed, PerQueryWriter};
+use crate::output::per_query::{join_missed, PerQueryTable, PerQueryWriter};
 use crate::output::staged::Staged;
 use crate::report::collect::{Collector, PairFigures, PerQueryRow};
 
-/// per_query.csv and the report's figures, fed the rows as they come.
+/// Where the rows go: per_query.csv and the report's figures (with an
+/// output directory), a record batch (when kept), or both.
 pub struct RowOutputs<'a> {
-    per_query: PerQueryWriter<'a>,
-    figures: Collector,
+    files: Option<(PerQueryWriter<'a>, Collector)>,
+    table: Option<PerQueryTable<'a>>,
     labels: &'a LabelIndex,
 }
 
+/// What the rows left: per_query.csv, complete under its temporary name,
+/// with what the report draws of its rows; and the rows kept.
+pub struct RowsWritten {
+    /// per_query.csv and the report's figures, with an output directory.
+    pub files: Option<(Staged, Vec<PairFigures>)>,
+    /// The rows, when kept.
+    pub table: Option<RecordBatch>,
+}
+
 impl<'a> RowOutputs<'a> {
-    /// Start per_query.csv in `dir`.
+    /// Start per_query.csv in `dir`, if any, and keep the rows in memory
+    /// if `keep`.
     ///
     /// # Errors
     /// The file cannot be created.
-    pub fn create(dir: &Path, labels: &'a LabelIndex, settings: &GradeSettings) -> Result<Self> {
+    pub fn create(
+        dir: Option<&Path>,
+        keep: bool,
+        labels: &'a LabelIndex,
+        settings: &GradeSettings,
+    ) -> Result<Self> {
+        let files = match dir {
+            Some(dir) => Some((
+                PerQueryWriter::create(dir, labels, settings)?,
+                Collector::new(&settings.ks),
+            )),
+            None => None,
+        };
         Ok(RowOutputs {
-            per_query: PerQueryWriter::create(dir, labels, settings)?,
-            figures: Collector::new(&settings.ks),
+            files,
+            table: keep.then(|| PerQueryTable::new(labels, settings)),
             labels,
         })
     }
 
-    /// per_query.csv, complete under its temporary name, and what the
-    /// report draws of its rows.
+    /// Whether the rows go anywhere.
+    pub fn any(&self) -> bool {
+        self.files.is_some() || self.table.is_some()
+    }
+
+    /// What the rows left.
     ///
     /// # Errors
     /// The file cannot be flushed.
-    pub fn finish(self) -> Result<(Staged, Vec<PairFigures>)> {
-        Ok((self.per_query.finish()?, self.figures.finish()))
+    pub fn finish(self) -> Result<RowsWritten> {
+        let files = match self.files {
+            Some((per_query, figures)) => Some((per_query.finish()?, figures.finish())),
+            None => None,
+        };
+        let table = self.table.map(PerQueryTable::finish).transpose()?;
+        Ok(RowsWritten { files, table })
     }
 }
 
 impl RowSink for RowOutputs<'_> {
     fn begin_pair(&mut self, run: &str, stage: &str, rows: usize) {
-        self.figures.begin_pair(run, stage, rows);
+        if let Some((_, figures)) = &mut self.files {
+            figures.begin_pair(run, stage, rows);
+        }
     }
 
     fn rows(&mut self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<()> {
         let labels = self.labels;
-        let figures = &mut self.figures;
+        let (files, table) = (&mut self.files, &mut self.table);
         let (written, ()) = rayon::join(
-            || self.per_query.write(run, stage, rows),
+            || match files {
+                Some((per_query, figures)) => {
+                    let (written, ()) = rayon::join(
+                        || per_query.write(run, stage, rows),
+                        || {
+                            for row in rows {
+                                figures.add(&RowView { row, labels });
+                            }
+                        },
+                    );
+                    written
+                }
+                None => Ok(()),
+            },
             || {
-                for row in rows {
-                    figures.add(&RowView { row, labels });
+                if let Some(table) = table {
+                    table.add(run, stage, rows);
                 }
             },
         );

@@ -1,0 +1,55 @@
+//! What a comparison tells the user to look at, though it went on: a
+//! stage only one side graded, a rule that cannot fail.
+
+use std::fmt;
+
+use crate::base::text::plural;
+
+/// Something the user should look at, though the comparison went on.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// A stage graded on one side only: it is left out.
+    StageOnOneSide {
+        /// The stage.
+        stage: String,
+        /// The side that graded it: `baseline` or `candidate`.
+        side: &'static str,
+    },
+    /// A `no_significant_loss` rule that cannot fail: with this few
+    /// queries no loss reaches a Holm p-value below alpha.
+    RuleCannotFail {
+        /// The rule's name.
+        rule: String,
+        /// The queries its selection measures.
+        queries: usize,
+        /// The metrics in its Holm family.
+        metrics: usize,
+        /// The significance level.
+        alpha: f64,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::StageOnOneSide { stage, side } => {
+                write!(
+                    f,
+                    "stage {stage} was graded in the {side} only; it is left out"
+                )
+            }
+            Warning::RuleCannotFail {
+                rule,
+                queries,
+                metrics,
+                alpha,
+            } => write!(
+                f,
+                "rule '{rule}': with {} and {metrics} metrics no loss can reach a Holm p-value \
+                 below alpha {alpha}; it cannot fail",
+                plural(*queries as u64, "query", "queries")
+            ),
+        }
+    }
+}
