@@ -72,21 +72,21 @@ def _read_csv(path: Path) -> pa.Table:
 
 
 class Grading:
-    """What a grading wrote, read back: ``summary`` (summary.json as a dict),
-    ``per_query`` and ``aggregates`` (pyarrow Tables with the CSV files'
-    columns), ``rejects`` (rejects.jsonl as dicts) and ``warnings``.
+    """What a grading found: ``per_query`` (a pyarrow Table with
+    per_query.csv's columns and values, handed over from the grading's
+    memory: texts as strings, counts and ranks as int64, measurements and
+    metrics as float64, flags as bools, empty cells as nulls), ``summary``
+    (summary.json as a dict), ``aggregates`` (a pyarrow Table with the CSV
+    file's columns), ``rejects`` (rejects.jsonl as dicts) and ``warnings``.
     ``write(dir)`` writes the files ``rgrade grade -o dir`` writes."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory, warnings: Sequence[str]):
+    def __init__(self, files: tempfile.TemporaryDirectory, warnings: Sequence[str], rows):
         self._files = files
         self._dir = Path(files.name)
         self.warnings = list(warnings)
+        self.per_query = pa.Table.from_batches([rows])
         with open(self._dir / "summary.json", encoding="utf-8") as f:
             self.summary = json.load(f)
-
-    @property
-    def per_query(self) -> pa.Table:
-        return _read_csv(self._dir / "per_query.csv")
 
     @property
     def aggregates(self) -> pa.Table:
@@ -336,7 +336,7 @@ def grade(
         "rank_field": rank_field,
     }
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    warnings = _grade(
+    warnings, rows = _grade(
         labels_name,
         labels_table,
         paths,
@@ -346,7 +346,7 @@ def grade(
         options,
         ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
     )
-    return Shard(files, warnings) if partial else Grading(files, warnings)
+    return Shard(files, warnings) if partial else Grading(files, warnings, rows)
 
 
 def merge(
@@ -362,7 +362,7 @@ def merge(
     dirs = [os.fspath(s._dir if isinstance(s, Shard) else s) for s in shards]
     labels_name, labels_table = _labels(labels)
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    warnings = _merge(
+    warnings, rows = _merge(
         labels_name,
         labels_table,
         dirs,
@@ -370,7 +370,7 @@ def merge(
         threads=threads,
         command=["rgrade.merge", labels_name, *dirs],
     )
-    return Grading(files, warnings)
+    return Grading(files, warnings, rows)
 
 
 def compare(

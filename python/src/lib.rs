@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use arrow_array::ffi_stream::RecordBatchStreamReader;
 use arrow_array::RecordBatchReader;
 use arrow_pyarrow::FromPyArrow;
+use arrow_pyarrow::ToPyArrow;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -64,15 +65,15 @@ create_exception!(
 
 /// The exception for `err`, of the class its kind names, carrying the
 /// command line's message.
-fn raised(err: anyhow::Error) -> PyErr {
-    let message = format!("{err:#}");
-    match rgrade::error_kind(&err) {
-        Some(rgrade::ErrorKind::Usage) => UsageError::new_err(message),
-        Some(rgrade::ErrorKind::Labels) => LabelsError::new_err(message),
-        Some(rgrade::ErrorKind::Logs) => LogsError::new_err(message),
-        Some(rgrade::ErrorKind::Output) => OutputError::new_err(message),
-        Some(rgrade::ErrorKind::Comparison) => ComparisonError::new_err(message),
-        Some(rgrade::ErrorKind::Shards) => ShardError::new_err(message),
+fn raised(err: rgrade::Error) -> PyErr {
+    let message = err.to_string();
+    match err.kind() {
+        rgrade::ErrorKind::Usage => UsageError::new_err(message),
+        rgrade::ErrorKind::Labels => LabelsError::new_err(message),
+        rgrade::ErrorKind::Logs => LogsError::new_err(message),
+        rgrade::ErrorKind::Output => OutputError::new_err(message),
+        rgrade::ErrorKind::Comparison => ComparisonError::new_err(message),
+        rgrade::ErrorKind::Shards => ShardError::new_err(message),
         _ => RgradeError::new_err(message),
     }
 }
@@ -211,7 +212,8 @@ impl Sources {
 /// Grade `logs`, `log_tables` and `lines` against `labels` (or
 /// `labels_table`, which `labels` then names) into `out`, or write a
 /// partial grading there; returns the warnings, as the command line
-/// prints them.
+/// prints them, and per_query.csv's rows as a pyarrow RecordBatch (none
+/// for a partial grading).
 #[pyfunction]
 #[pyo3(signature = (labels, labels_table, logs, log_tables, lines, out, options, command))]
 #[allow(clippy::too_many_arguments)]
@@ -225,7 +227,7 @@ fn grade(
     out: PathBuf,
     options: GradeOptions,
     command: Vec<String>,
-) -> PyResult<Vec<String>> {
+) -> PyResult<(Vec<String>, Option<Py<PyAny>>)> {
     let ks = (options.k.iter())
         .map(|k| k.parse::<rgrade::Cutoff>())
         .collect::<Result<Vec<_>, _>>()
@@ -259,23 +261,27 @@ fn grade(
             logs: sources.log_tables,
             lines: sources.lines.map(std::sync::Arc::new),
         },
+        keep_rows: !options.partial,
         ..rgrade::GradePlan::new(sources.labels, sources.logs)
     };
     let partial = options.partial;
-    let warnings = py.detach(|| {
+    let graded = py.detach(|| {
         let mut warnings = Vec::new();
         let mut warn = |warning: rgrade::Warning| warnings.push(warning.to_string());
-        let done = if partial {
-            rgrade::grade_partial(&plan, &mut warn).map(drop)
+        let rows = if partial {
+            rgrade::grade_partial(&plan, &mut warn).map(|_| None)
         } else {
-            rgrade::grade(&plan, &mut warn).map(drop)
+            rgrade::grade(&plan, &mut warn).map(|graded| graded.per_query)
         };
-        done.map(|()| warnings)
+        rows.map(|rows| (warnings, rows))
     });
-    warnings.map_err(raised)
+    let (warnings, rows) = graded.map_err(raised)?;
+    let rows = rows.map(|rows| rows.to_pyarrow(py).map(Bound::unbind));
+    Ok((warnings, rows.transpose()?))
 }
 
-/// Merge the partial gradings `shards` into `out`; returns the warnings.
+/// Merge the partial gradings `shards` into `out`; returns the warnings
+/// and per_query.csv's rows as a pyarrow RecordBatch.
 #[pyfunction]
 #[pyo3(signature = (labels, labels_table, shards, out, threads=None, command=vec![]))]
 fn merge(
@@ -286,22 +292,23 @@ fn merge(
     out: PathBuf,
     threads: Option<usize>,
     command: Vec<String>,
-) -> PyResult<Vec<String>> {
+) -> PyResult<(Vec<String>, Py<PyAny>)> {
     let name = labels.display().to_string();
     let plan = rgrade::MergePlan {
         labels_table: (labels_table.map(|t| arrow_table::<LabelsError>(&name, &t))).transpose()?,
-        labels,
-        shards,
-        out,
         threads: threads.and_then(NonZeroUsize::new),
         command,
+        keep_rows: true,
+        ..rgrade::MergePlan::new(labels, shards, out)
     };
-    let warnings = py.detach(|| {
+    let merged = py.detach(|| {
         let mut warnings = Vec::new();
         let mut warn = |warning: rgrade::Warning| warnings.push(warning.to_string());
-        rgrade::merge(&plan, &mut warn).map(|_| warnings)
+        rgrade::merge(&plan, &mut warn).map(|graded| (warnings, graded.per_query))
     });
-    warnings.map_err(raised)
+    let (warnings, rows) = merged.map_err(raised)?;
+    let rows = rows.ok_or_else(|| RgradeError::new_err("the merged rows were not kept"))?;
+    Ok((warnings, rows.to_pyarrow(py)?.unbind()))
 }
 
 /// Compare two grade outputs into `out`; returns whether every rule
@@ -353,7 +360,7 @@ fn compare(
     };
     let compared = py.detach(|| {
         let mut warnings = Vec::new();
-        rgrade::compare(&plan, &mut |warning| warnings.push(warning))
+        rgrade::compare(&plan, &mut |warning| warnings.push(warning.to_string()))
             .map(|compared| (compared.passed(), warnings))
     });
     compared.map_err(raised)
@@ -383,7 +390,7 @@ fn grade_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
 /// The log files `paths` name, in the order `grade` reads them.
 #[pyfunction]
 fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
-    rgrade::log_files(&paths).map_err(|err| LogsError::new_err(format!("{err:#}")))
+    rgrade::log_files(&paths).map_err(raised)
 }
 
 /// The native module.

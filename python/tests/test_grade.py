@@ -117,6 +117,34 @@ def test_the_api_writes_the_command_lines_files(tmp_path, name, labels, logs, k,
     assert graded.aggregates.column_names[:4] == ["run", "stage", "task", "language"]
 
 
+def test_per_query_rows_are_the_cli_files_cell_for_cell(tmp_path):
+    """The per-query table comes from the grading's memory, not from the
+    file; every cell holds what per_query.csv writes, typed."""
+    import csv
+
+    sample = ROOT / "data-samples" / "diagnostics"
+    options = dict(repeats="mean", stage_order=["retrieve", "rerank", "final"])
+    graded = rgrade.grade(sample / "labels.jsonl", sample / "logs.jsonl", k=[3, "all"], **options)
+    graded.write(tmp_path / "py")
+    with open(tmp_path / "py" / "per_query.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    table = graded.per_query
+    assert table.column_names == rows[0]
+    assert table.num_rows == len(rows) - 1
+    types = {pa.string(), pa.int64(), pa.float64(), pa.bool_()}
+    assert {field.type for field in table.schema} <= types
+    for c, name in enumerate(table.column_names):
+        for cell, value in zip((row[c] for row in rows[1:]), table.column(name).to_pylist()):
+            if value is None:
+                assert cell == "", name
+            elif isinstance(value, bool):
+                assert cell == str(value).lower(), name
+            elif isinstance(value, float):
+                assert float(cell) == value, name
+            else:
+                assert cell == str(value), name
+
+
 def test_the_seed_example_grades_as_the_tutorial_says():
     graded = rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", k=(3,))
     overall = graded.aggregates.filter(pc.equal(graded.aggregates["task"], "*")).to_pylist()[0]
