@@ -8,15 +8,16 @@
 //! per_query.csv, at the offsets kept when it was first read, so that a
 //! comparison of a million queries holds no lists of ids.
 
-use std::fs::File;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::paired::{Paired, SideFacts, StagePairs};
+use crate::base::metrics::Cutoff;
 use crate::base::numbers::percentile;
-use crate::base::schema::{missing_column, QueryLoss, SideFigures, StageSides};
+use crate::base::schema::{QueryLoss, SideFigures, StageSides};
 use crate::base::stats::TIE_EPSILON;
+use crate::output::per_query::PerQueryReader;
 
 /// Queries listed per stage among the biggest losses.
 pub const LOSSES_LISTED: usize = 10;
@@ -46,10 +47,9 @@ pub fn biggest_losses(paired: &Paired, metric: usize) -> Result<Vec<QueryLoss>> 
                 .map(|&i| side(&pairs.queries[i]).offset)
                 .collect()
         };
-        let column = missing_column(&[paired.deepest]);
-        let base_missed = missed_cells(&paired.baseline.path, &column, &offsets(|q| &q.baseline))?;
-        let cand_missed =
-            missed_cells(&paired.candidate.path, &column, &offsets(|q| &q.candidate))?;
+        let missed = |path: &Path, offsets: &[u64]| missed_cells(path, &paired.ks, offsets);
+        let base_missed = missed(&paired.baseline.path, &offsets(|q| &q.baseline))?;
+        let cand_missed = missed(&paired.candidate.path, &offsets(|q| &q.candidate))?;
         for ((&i, base_missed), cand_missed) in losers.iter().zip(base_missed).zip(cand_missed) {
             let q = &pairs.queries[i];
             losses.push(QueryLoss {
@@ -76,33 +76,17 @@ fn except(ids: &[String], other: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The cells of the missing-evidence `column` of the rows of `path`
-/// starting at `offsets`, each split into its ids.
-fn missed_cells(path: &Path, column: &str, offsets: &[u64]) -> Result<Vec<Vec<String>>> {
+/// The missing-evidence cells of the rows of the per_query.csv at `path`,
+/// graded at cutoffs `ks`, that start at `offsets`, each split into its ids.
+fn missed_cells(path: &Path, ks: &[Cutoff], offsets: &[u64]) -> Result<Vec<Vec<String>>> {
     if offsets.is_empty() {
         return Ok(Vec::new());
     }
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let mut reader = csv::Reader::from_reader(file);
-    let column = reader
-        .headers()
-        .with_context(|| format!("{}: cannot read", path.display()))?
-        .iter()
-        .position(|h| h == column)
-        .with_context(|| format!("{}: no {column} column", path.display()))?;
-    let mut record = csv::StringRecord::new();
+    let mut reader = PerQueryReader::open(path, ks)?;
     offsets
         .iter()
         .map(|&offset| {
-            let mut at = csv::Position::new();
-            at.set_byte(offset);
-            reader.seek(at)?;
-            let read = reader.read_record(&mut record)?;
-            let cell = record
-                .get(column)
-                .filter(|_| read)
-                .with_context(|| format!("{}: changed since it was read", path.display()))?;
-            Ok(match cell {
+            Ok(match reader.row_at(offset)?.missed {
                 "" => Vec::new(),
                 ids => ids.split('|').map(str::to_string).collect(),
             })

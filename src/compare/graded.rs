@@ -2,21 +2,15 @@
 //! in per_query.csv, and the facts of summary.json that decide whether two
 //! gradings can be compared at all (same labels, same cutoffs).
 
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
+use anyhow::{bail, ensure, Result};
 use hashbrown::HashMap;
 
 use crate::base::metrics::Cutoff;
-use crate::base::schema::{
-    judged_columns, metric_columns, Status, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE,
-    QUERY_ID, REQUIRED, RUN, SPLIT, STAGE, STATUS, SUMMARY_FILE, TASK,
-};
-use crate::base::slices::NO_SLICE;
-use crate::output::cells::{read_measure, read_metric};
+use crate::base::schema::{judged_columns, metric_columns, Status, PER_QUERY_FILE, SUMMARY_FILE};
 use crate::output::complete;
+use crate::output::per_query::PerQueryReader;
 
 /// The settings in summary.json that make two gradings comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,44 +137,11 @@ impl Side {
 pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
     let (per_query, summary) = locate(path)?;
     let facts = read_facts(&summary, &per_query)?;
-    let file =
-        File::open(&per_query).with_context(|| format!("{}: cannot open", per_query.display()))?;
-    let mut reader = csv::Reader::from_reader(BufReader::with_capacity(1 << 20, file));
-    let at = |line: u64| format!("{}:{line}", per_query.display());
-    let header = reader.headers().with_context(|| at(1))?.clone();
-    let column = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .with_context(|| format!("{}: no column '{name}'", at(1)))
-    };
-    let run_col = column(RUN)?;
-    let stage_col = column(STAGE)?;
-    let query_col = column(QUERY_ID)?;
-    let task_col = column(TASK)?;
-    let language_col = column(LANGUAGE)?;
-    let required_col = column(REQUIRED)?;
-    let status_col = column(STATUS)?;
-    let latency_col = column(LATENCY_MS)?;
-    let context_col = column(CONTEXT_TOKENS)?;
-    // Older gradings have no split column: their labels named none.
-    let split_col = header.iter().position(|h| h == SPLIT);
+    let mut reader = PerQueryReader::open(&per_query, &facts.ks)?;
     let mut metrics = metric_columns(&facts.ks);
-    let mut metric_cols = metrics
-        .iter()
-        .map(|name| column(name))
-        .collect::<Result<Vec<_>>>()
-        .context("per_query.csv does not have the metric columns of summary.json's cutoffs")?;
-    // judged@k, which gradings by an older rgrade lack.
-    let judged = judged_columns(&facts.ks);
-    let judged_cols: Option<Vec<usize>> = (judged.iter())
-        .map(|name| header.iter().position(|h| h == name))
-        .collect();
-    if let Some(cols) = judged_cols {
-        metrics.extend(judged);
-        metric_cols.extend(cols);
+    if reader.has_judged() {
+        metrics.extend(judged_columns(&facts.ks));
     }
-
     let mut graded = GradedRun {
         path: per_query.clone(),
         run: run.unwrap_or_default().to_string(),
@@ -190,59 +151,36 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
         scores: Vec::new(),
         names: Names::default(),
     };
+    let width = graded.metrics.len();
     let mut picked = run.is_some();
     let mut other_runs: Vec<String> = Vec::new();
-    let mut record = csv::StringRecord::new();
-    while reader
-        .read_record(&mut record)
-        .with_context(|| at(reader.position().line()))?
-    {
-        let (line, offset) = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
-        let this_run = &record[run_col];
+    while let Some(row) = reader.next_row()? {
         if !picked {
-            graded.run = this_run.to_string();
+            graded.run = row.run.to_string();
             picked = true;
         }
-        if this_run != graded.run {
-            if !other_runs.iter().any(|r| r == this_run) {
-                other_runs.push(this_run.to_string());
+        if row.run != graded.run {
+            if !other_runs.iter().any(|r| r == row.run) {
+                other_runs.push(row.run.to_string());
             }
             continue;
         }
-        let status = Status::from_name(&record[status_col])
-            .with_context(|| format!("{}: unknown status '{}'", at(line), &record[status_col]))?;
-        let cell = |col: usize, read: fn(&str) -> Result<Option<f64>, String>| {
-            read(&record[col])
-                .map_err(|err| anyhow!("{}: {err} in column {}", at(line), &header[col]))
-        };
-        for &col in &metric_cols {
-            let score = cell(col, read_metric)?;
-            ensure!(
-                score.is_some() || !matches!(status, Status::Ok),
-                "{}: query graded ok without a value in column {}",
-                at(line),
-                &header[col]
-            );
-            graded.scores.push(score.unwrap_or(0.0));
-        }
-        let required = match &record[required_col] {
-            "true" => true,
-            "false" => false,
-            other => bail!("{}: required is '{other}', not true or false", at(line)),
-        };
+        // An empty cell (a query with no score, such as no_answer) reads as 0.
+        let cells = row.metrics.into_iter().chain(row.judged).flatten();
+        let start = graded.scores.len();
+        graded.scores.extend(cells);
+        graded.scores.resize(start + width, 0.0);
         let query = GradedQuery {
-            stage: graded.names.intern(&record[stage_col]),
-            query_id: record[query_col].into(),
-            task: graded.names.intern(&record[task_col]),
-            language: graded.names.intern(&record[language_col]),
-            split: graded
-                .names
-                .intern(split_col.map_or(NO_SLICE, |col| &record[col])),
-            required,
-            status,
-            latency_ms: cell(latency_col, read_measure)?,
-            context_tokens: cell(context_col, read_measure)?,
-            offset,
+            stage: graded.names.intern(row.stage),
+            query_id: row.query_id.into(),
+            task: graded.names.intern(row.task),
+            language: graded.names.intern(row.language),
+            split: graded.names.intern(row.split),
+            required: row.required,
+            status: row.status,
+            latency_ms: row.latency_ms,
+            context_tokens: row.context_tokens,
+            offset: row.offset,
         };
         graded.queries.push(query);
     }

@@ -236,8 +236,8 @@ pub struct Origin {
 pub struct Paired {
     /// xxh3-128 of the labels both runs were graded with.
     pub labels_hash: String,
-    /// The deepest cutoff both were graded at.
-    pub deepest: Cutoff,
+    /// The cutoffs both were graded at, in the order given.
+    pub ks: Vec<Cutoff>,
     /// The baseline run.
     pub baseline: Origin,
     /// The candidate run.
@@ -257,6 +257,12 @@ pub struct Paired {
 }
 
 impl Paired {
+    /// The deepest cutoff both were graded at: the one whose missing
+    /// evidence per_query.csv lists.
+    pub fn deepest(&self) -> Cutoff {
+        self.ks.iter().max().copied().unwrap_or(Cutoff::At(0))
+    }
+
     /// The index of a metric column, if both sides have it.
     pub fn metric(&self, name: &str) -> Option<usize> {
         self.metrics.iter().position(|m| m == name)
@@ -321,13 +327,7 @@ pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
     };
     Ok(Paired {
         labels_hash: baseline.facts.labels_hash.clone(),
-        deepest: baseline
-            .facts
-            .ks
-            .iter()
-            .max()
-            .copied()
-            .unwrap_or(Cutoff::At(0)),
+        ks: baseline.facts.ks.clone(),
         baseline: origin(&baseline),
         candidate: origin(&candidate),
         quality_metrics,

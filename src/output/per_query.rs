@@ -1,24 +1,29 @@
 //! per_query.csv: one row per (run, stage, labeled query), written as a
-//! file or kept as an Arrow record batch with the same columns and values.
-//! Both lay a row out through [`row_cells`], the one place that knows the
-//! columns' order.
+//! file or kept as an Arrow record batch with the same columns and values,
+//! and read back. Both writers lay a row out through [`row_cells`], the one
+//! place that knows the columns' order; [`PerQueryReader`] is the one
+//! reader, for compare and the report alike.
 
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use rayon::prelude::*;
 
-use super::cells::CsvRows;
+use super::cells::{read_measure, read_metric, CsvRows};
 use super::staged::{self, stage, Staged, Staging};
+use crate::base::metrics::Cutoff;
 use crate::base::schema::{
-    missing_column, per_query_header, ANSWER_OK, LANGUAGE, PER_QUERY_FILE, QUERY_ID, REQUIRED, RUN,
-    SPLIT, STAGE, STATUS, TASK,
+    judged_columns, metric_columns, missing_column, per_query_header, Status, ANSWER_OK,
+    CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID, REQUIRED, RUN, SPLIT, STAGE,
+    STATUS, TASK,
 };
+use crate::base::slices::NO_SLICE;
 use crate::grade::score::{GradeSettings, QueryRow};
 use crate::labels::LabelIndex;
 
@@ -281,5 +286,245 @@ impl<'a> PerQueryTable<'a> {
             })
             .collect();
         Ok(RecordBatch::try_new(self.schema, columns)?)
+    }
+}
+
+/// Where each column read back is in the file.
+struct Columns {
+    run: usize,
+    stage: usize,
+    query_id: usize,
+    task: usize,
+    language: usize,
+    required: usize,
+    status: usize,
+    n_relevant: usize,
+    first_rel_rank: usize,
+    latency_ms: usize,
+    context_tokens: usize,
+    missed: usize,
+    /// Gradings by an older rgrade have no split column: their labels
+    /// named none.
+    split: Option<usize>,
+    metrics: Vec<usize>,
+    /// `judged@k`, which gradings by an older rgrade lack.
+    judged: Option<Vec<usize>>,
+}
+
+/// per_query.csv read back a row at a time, every cell checked to be as
+/// rgrade writes it: a number no output of rgrade holds (NaN, an infinity,
+/// a negative latency, a metric beyond [0, 1], a rank of 0) is refused,
+/// never read. Errors name the file and line.
+pub struct PerQueryReader {
+    path: PathBuf,
+    reader: csv::Reader<BufReader<File>>,
+    header: csv::StringRecord,
+    columns: Columns,
+    record: csv::StringRecord,
+    metrics: Vec<f64>,
+    judged: Vec<f64>,
+}
+
+/// One row read back, borrowing from the reader.
+#[derive(Debug)]
+pub struct ReadRow<'r> {
+    /// The run.
+    pub run: &'r str,
+    /// The stage.
+    pub stage: &'r str,
+    /// The query.
+    pub query_id: &'r str,
+    /// Its task.
+    pub task: &'r str,
+    /// Its language.
+    pub language: &'r str,
+    /// Its held-out split ([`NO_SLICE`] in a file without the column).
+    pub split: &'r str,
+    /// A regression case a change must not lose.
+    pub required: bool,
+    /// How it was graded.
+    pub status: Status,
+    /// Its relevant documents.
+    pub n_relevant: u32,
+    /// The rank of its first relevant document.
+    pub first_rel_rank: Option<u32>,
+    /// Its latency.
+    pub latency_ms: Option<f64>,
+    /// Its context size.
+    pub context_tokens: Option<f64>,
+    /// Its metric cells, in [`metric_columns`] order; `None` when the row
+    /// holds none (a query with no score).
+    pub metrics: Option<&'r [f64]>,
+    /// Its `judged@k` cells, likewise; `None` in a file without them too.
+    pub judged: Option<&'r [f64]>,
+    /// The relevant ids it missed, `|`-joined.
+    pub missed: &'r str,
+    /// Its line in the file.
+    pub line: u64,
+    /// Where its record starts in the file, to read it again with
+    /// [`PerQueryReader::row_at`].
+    pub offset: u64,
+}
+
+impl PerQueryReader {
+    /// Open the per_query.csv at `path`, graded at cutoffs `ks`.
+    ///
+    /// # Errors
+    /// The file cannot be opened or lacks a column.
+    pub fn open(path: &Path, ks: &[Cutoff]) -> Result<Self> {
+        let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        let mut reader = csv::Reader::from_reader(BufReader::with_capacity(1 << 20, file));
+        let header = (reader.headers())
+            .with_context(|| format!("{}:1", path.display()))?
+            .clone();
+        let find = |name: &str| header.iter().position(|h| h == name);
+        let column = |name: &str| {
+            find(name).with_context(|| format!("{}:1: no column '{name}'", path.display()))
+        };
+        let metrics = (metric_columns(ks).iter())
+            .map(|name| column(name))
+            .collect::<Result<Vec<_>>>()
+            .context("per_query.csv does not have the metric columns of its cutoffs")?;
+        let columns = Columns {
+            run: column(RUN)?,
+            stage: column(STAGE)?,
+            query_id: column(QUERY_ID)?,
+            task: column(TASK)?,
+            language: column(LANGUAGE)?,
+            required: column(REQUIRED)?,
+            status: column(STATUS)?,
+            n_relevant: column("n_relevant")?,
+            first_rel_rank: column("first_rel_rank")?,
+            latency_ms: column(LATENCY_MS)?,
+            context_tokens: column(CONTEXT_TOKENS)?,
+            missed: column(&missing_column(ks))?,
+            split: find(SPLIT),
+            metrics,
+            judged: judged_columns(ks).iter().map(|name| find(name)).collect(),
+        };
+        Ok(PerQueryReader {
+            path: path.to_path_buf(),
+            reader,
+            header,
+            columns,
+            record: csv::StringRecord::new(),
+            metrics: Vec::new(),
+            judged: Vec::new(),
+        })
+    }
+
+    /// Whether the file has the `judged@k` columns.
+    pub fn has_judged(&self) -> bool {
+        self.columns.judged.is_some()
+    }
+
+    /// The next row, or `None` at the end of the file.
+    ///
+    /// # Errors
+    /// The file cannot be read, or a cell is not as rgrade writes it.
+    pub fn next_row(&mut self) -> Result<Option<ReadRow<'_>>> {
+        let read = self.reader.read_record(&mut self.record);
+        let at = self.reader.position().line();
+        if !read.with_context(|| format!("{}:{at}", self.path.display()))? {
+            return Ok(None);
+        }
+        self.row().map(Some)
+    }
+
+    /// The row whose record starts at `offset`, read again.
+    ///
+    /// # Errors
+    /// The file cannot be read, or holds no such row any more.
+    pub fn row_at(&mut self, offset: u64) -> Result<ReadRow<'_>> {
+        let mut position = csv::Position::new();
+        position.set_byte(offset);
+        self.reader.seek(position)?;
+        let read = self.reader.read_record(&mut self.record)?;
+        ensure!(read, "{}: changed since it was read", self.path.display());
+        self.row()
+    }
+
+    /// The record just read, checked.
+    fn row(&mut self) -> Result<ReadRow<'_>> {
+        let (line, offset) = (self.record.position()).map_or((0, 0), |p| (p.line(), p.byte()));
+        let (record, header, c) = (&self.record, &self.header, &self.columns);
+        let at = || format!("{}:{line}", self.path.display());
+        let status = &record[c.status];
+        let status = Status::from_name(status)
+            .with_context(|| format!("{}: unknown status '{status}'", at()))?;
+        let required = match &record[c.required] {
+            "true" => true,
+            "false" => false,
+            other => bail!("{}: required is '{other}', not true or false", at()),
+        };
+        let count = |col: usize| -> Result<Option<u32>> {
+            match &record[col] {
+                "" => Ok(None),
+                cell => (cell.parse().map(Some)).map_err(|_| {
+                    anyhow!(
+                        "{}: '{cell}' is not a count in column {}",
+                        at(),
+                        &header[col]
+                    )
+                }),
+            }
+        };
+        let n_relevant = count(c.n_relevant)?.unwrap_or(0);
+        let first_rel_rank = count(c.first_rel_rank)?;
+        // Ranks start at 1, and a query graded ok has a relevant document.
+        ensure!(
+            first_rel_rank != Some(0),
+            "{}: '0' is not a rank in column first_rel_rank",
+            at()
+        );
+        ensure!(
+            status != Status::Ok || n_relevant > 0,
+            "{}: a query graded ok with no relevant document (n_relevant 0)",
+            at()
+        );
+        let cell = |col: usize, read: fn(&str) -> Result<Option<f64>, String>| {
+            read(&record[col]).map_err(|err| anyhow!("{}: {err} in column {}", at(), &header[col]))
+        };
+        // A row has every metric cell or none, and a query graded ok has them.
+        let all_or_none = |columns: &[usize], into: &mut Vec<f64>| -> Result<bool> {
+            into.clear();
+            for &col in columns {
+                into.extend(cell(col, read_metric)?);
+            }
+            match into.len() {
+                n if n == columns.len() => Ok(true),
+                0 if status != Status::Ok => Ok(false),
+                0 => bail!(
+                    "{}: query graded ok without a value in column {}",
+                    at(),
+                    &header[columns[0]]
+                ),
+                _ => bail!("{}: some metric cells are empty and some not", at()),
+            }
+        };
+        let has_metrics = all_or_none(&c.metrics, &mut self.metrics)?;
+        let has_judged = match &c.judged {
+            Some(columns) => all_or_none(columns, &mut self.judged)?,
+            None => false,
+        };
+        Ok(ReadRow {
+            run: &record[c.run],
+            stage: &record[c.stage],
+            query_id: &record[c.query_id],
+            task: &record[c.task],
+            language: &record[c.language],
+            split: c.split.map_or(NO_SLICE, |col| &record[col]),
+            required,
+            status,
+            n_relevant,
+            first_rel_rank,
+            latency_ms: cell(c.latency_ms, read_measure)?,
+            context_tokens: cell(c.context_tokens, read_measure)?,
+            metrics: has_metrics.then_some(&self.metrics[..]),
+            judged: has_judged.then_some(&self.judged[..]),
+            missed: &record[c.missed],
+            line,
+            offset,
+        })
     }
 }

@@ -107,7 +107,7 @@ fn summarize(
             confidence: settings.confidence,
         },
         stages: paired.stages.iter().map(evidence::stage_sides).collect(),
-        evidence_cutoff: paired.deepest.to_string(),
+        evidence_cutoff: paired.deepest().to_string(),
         biggest_losses: evidence::biggest_losses(paired, metrics[0])?,
         outputs: files.iter().map(|f| f.listed().clone()).collect(),
     })
