@@ -152,7 +152,8 @@ compare_case() {
   ) >"$dir/stdout" 2>"$dir/stderr" || status=$?
   echo "$status" >"$dir/status"
   rm -rf "$dir/baseline" "$dir/candidate"
-  sed -i "s|$work/$side/compare|CASE|g" "$dir/stdout" "$dir/stderr"
+  # comparison.json and the page name both sides' files by path too.
+  sed -i "s|$work/$side/compare|CASE|g" "$dir/stdout" "$dir/stderr" "$dir"/out/*
 }
 
 failed=0
