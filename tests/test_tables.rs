@@ -414,24 +414,30 @@ fn rows_kept_in_memory_are_per_query_csvs() {
         )
     };
     let graded = rgrade::grade(&plan, &mut |_| {}).unwrap();
-    let batch = graded.per_query.expect("the rows were kept");
+    let table = graded.per_query.expect("the rows were kept");
 
     let mut csv = csv::Reader::from_path(wd.path("out/per_query.csv")).unwrap();
     let header: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
-    let schema = batch.schema();
-    let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+    let names: Vec<&String> = table.schema().fields().iter().map(|f| f.name()).collect();
     assert_eq!(names, header.iter().collect::<Vec<_>>());
     let records: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
-    assert_eq!(batch.num_rows(), records.len());
+    let rows: usize = table.batches().iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, records.len());
     let statuses: std::collections::BTreeSet<&str> = records.iter().map(|r| &r[6]).collect();
     assert!(
         statuses.len() >= 3,
         "a sample of few statuses: {statuses:?}"
     );
-    for (c, column) in batch.columns().iter().enumerate() {
-        for (r, record) in records.iter().enumerate() {
+    let batches = table.batches().iter();
+    let rows = batches.flat_map(|batch| (0..batch.num_rows()).map(move |r| (batch, r)));
+    for ((batch, r), record) in rows.zip(&records) {
+        for (c, column) in batch.columns().iter().enumerate() {
             let cell = &record[c];
-            let at = format!("{} of row {}", header[c], r + 1);
+            let at = format!(
+                "{} of line {}",
+                header[c],
+                record.position().unwrap().line()
+            );
             if column.is_null(r) {
                 assert_eq!(cell, "", "{at}");
                 continue;
@@ -460,7 +466,7 @@ fn rows_kept_in_memory_are_per_query_csvs() {
         ..plan.clone()
     };
     let alone = rgrade::grade(&in_memory, &mut |_| {}).unwrap();
-    assert_eq!(alone.per_query.as_ref(), Some(&batch));
+    assert_eq!(alone.per_query.unwrap().batches(), table.batches());
     let not_kept = GradePlan {
         keep_rows: false,
         ..in_memory

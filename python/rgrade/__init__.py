@@ -84,7 +84,8 @@ class Grading:
         self._files = files
         self._dir = Path(files.name)
         self.warnings = list(warnings)
-        self.per_query = pa.Table.from_batches([rows])
+        schema, batches = rows
+        self.per_query = pa.Table.from_batches(batches, schema=schema)
         with open(self._dir / "summary.json", encoding="utf-8") as f:
             self.summary = json.load(f)
 

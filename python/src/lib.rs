@@ -212,7 +212,8 @@ impl Sources {
 /// Grade `logs`, `log_tables` and `lines` against `labels` (or
 /// `labels_table`, which `labels` then names) into `out`, or write a
 /// partial grading there; returns the warnings, as the command line
-/// prints them, and per_query.csv's rows as a pyarrow RecordBatch (none
+/// prints them, and per_query.csv's rows as a pyarrow schema and record
+/// batches (none
 /// for a partial grading).
 #[pyfunction]
 #[pyo3(signature = (labels, labels_table, logs, log_tables, lines, out, options, command))]
@@ -276,12 +277,14 @@ fn grade(
         rows.map(|rows| (warnings, rows))
     });
     let (warnings, rows) = graded.map_err(raised)?;
-    let rows = rows.map(|rows| rows.to_pyarrow(py).map(Bound::unbind));
-    Ok((warnings, rows.transpose()?))
+    Ok((
+        warnings,
+        rows.map(|rows| rows_to_pyarrow(py, &rows)).transpose()?,
+    ))
 }
 
 /// Merge the partial gradings `shards` into `out`; returns the warnings
-/// and per_query.csv's rows as a pyarrow RecordBatch.
+/// and per_query.csv's rows as a pyarrow schema and record batches.
 #[pyfunction]
 #[pyo3(signature = (labels, labels_table, shards, out, threads=None, command=vec![]))]
 fn merge(
@@ -308,7 +311,15 @@ fn merge(
     });
     let (warnings, rows) = merged.map_err(raised)?;
     let rows = rows.ok_or_else(|| RgradeError::new_err("the merged rows were not kept"))?;
-    Ok((warnings, rows.to_pyarrow(py)?.unbind()))
+    Ok((warnings, rows_to_pyarrow(py, &rows)?))
+}
+
+/// A table's schema and record batches as pyarrow's, through the Arrow C
+/// data interface: no copy, no Python object per row.
+fn rows_to_pyarrow(py: Python<'_>, table: &rgrade::ArrowTable) -> PyResult<Py<PyAny>> {
+    let schema = table.schema().as_ref().to_pyarrow(py)?;
+    let batches = table.batches().to_vec().to_pyarrow(py)?;
+    Ok((schema, batches).into_pyobject(py)?.into_any().unbind())
 }
 
 /// Compare two grade outputs into `out`; returns whether every rule

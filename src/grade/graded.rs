@@ -5,8 +5,6 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use arrow_array::RecordBatch;
-
 use crate::base::schema::{Counts, StaleLabels};
 use crate::base::text::{first_few, plural};
 use crate::grade::aggregate::PairAggregates;
@@ -14,6 +12,7 @@ use crate::grade::capture::Reject;
 use crate::grade::permissions::Leak;
 use crate::grade::score::GradeSettings;
 use crate::grade::stage_loss::StageLoss;
+use crate::io::tables::ArrowTable;
 use crate::labels::LabelIndex;
 use crate::logs::record::Origin;
 
@@ -39,7 +38,7 @@ pub struct Graded {
     /// asked to keep them ([`crate::grade::Plan::keep_rows`]): texts as
     /// strings, counts and ranks as 64-bit integers, measurements and
     /// metrics as doubles, flags as booleans, empty cells as nulls.
-    pub per_query: Option<RecordBatch>,
+    pub per_query: Option<ArrowTable>,
 }
 
 impl Graded {

@@ -25,6 +25,7 @@ use crate::base::schema::{
 };
 use crate::base::slices::NO_SLICE;
 use crate::grade::score::{GradeSettings, QueryRow};
+use crate::io::tables::ArrowTable;
 use crate::labels::LabelIndex;
 
 /// One cell of a per-query row, typed.
@@ -195,12 +196,13 @@ pub fn join_missed(cell: &mut String, row: &QueryRow, labels: &LabelIndex) {
 /// Keeps per_query.csv's rows in memory as Arrow columns, for a caller
 /// that reads the rows rather than the file: texts as strings, counts and
 /// ranks as 64-bit integers, measurements and metrics as doubles, flags as
-/// booleans; an empty cell is a null.
+/// booleans; an empty cell is a null. Rows become record batches a piece at
+/// a time on the worker threads, as the file's rows become text.
 pub struct PerQueryTable<'a> {
     labels: &'a LabelIndex,
     widths: Widths,
     schema: Arc<Schema>,
-    columns: Vec<Column>,
+    batches: Vec<RecordBatch>,
 }
 
 /// One column under construction.
@@ -212,6 +214,9 @@ enum Column {
 }
 
 impl<'a> PerQueryTable<'a> {
+    /// Rows built into one record batch.
+    const ROWS_AT_A_TIME: usize = 1 << 13;
+
     /// No rows yet, of rows graded with `settings`.
     pub fn new(labels: &'a LabelIndex, settings: &GradeSettings) -> Self {
         let header = per_query_header(&settings.ks);
@@ -227,28 +232,42 @@ impl<'a> PerQueryTable<'a> {
             .iter()
             .map(|name| Field::new(name, data_type(name), true))
             .collect();
-        let columns = fields
-            .iter()
-            .map(|field| match field.data_type() {
-                DataType::Utf8 => Column::Text(StringBuilder::new()),
-                DataType::Int64 => Column::Count(Int64Builder::new()),
-                DataType::Boolean => Column::Flag(BooleanBuilder::new()),
-                _ => Column::Number(Float64Builder::new()),
-            })
-            .collect();
         PerQueryTable {
             labels,
             widths: Widths::of(settings),
             schema: Arc::new(Schema::new(fields)),
-            columns,
+            batches: Vec::new(),
         }
     }
 
-    /// Add the rows of one (run, stage), in the order given.
-    pub fn add(&mut self, run: &str, stage: &str, rows: &[QueryRow]) {
+    /// Add the rows of one (run, stage), in the order given, building them
+    /// on the current rayon pool.
+    ///
+    /// # Errors
+    /// Never in practice: every column has a cell of every row.
+    pub fn add(&mut self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<()> {
+        let batches: Vec<RecordBatch> = rows
+            .par_chunks(Self::ROWS_AT_A_TIME)
+            .map(|rows| self.batch(run, stage, rows))
+            .collect::<Result<_>>()?;
+        self.batches.extend(batches);
+        Ok(())
+    }
+
+    /// The record batch of `rows`.
+    fn batch(&self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<RecordBatch> {
+        let n = rows.len();
+        let mut columns: Vec<Column> = (self.schema.fields().iter())
+            .map(|field| match field.data_type() {
+                DataType::Utf8 => Column::Text(StringBuilder::with_capacity(n, 16 * n)),
+                DataType::Int64 => Column::Count(Int64Builder::with_capacity(n)),
+                DataType::Boolean => Column::Flag(BooleanBuilder::with_capacity(n)),
+                _ => Column::Number(Float64Builder::with_capacity(n)),
+            })
+            .collect();
         let mut missed = String::new();
         for row in rows {
-            let mut columns = self.columns.iter_mut();
+            let mut columns = columns.iter_mut();
             row_cells(
                 self.labels,
                 (run, stage),
@@ -266,26 +285,26 @@ impl<'a> PerQueryTable<'a> {
                 },
             );
         }
+        let arrays = columns.iter_mut().map(|column| -> ArrayRef {
+            match column {
+                Column::Text(b) => Arc::new(b.finish()),
+                Column::Count(b) => Arc::new(b.finish()),
+                Column::Number(b) => Arc::new(b.finish()),
+                Column::Flag(b) => Arc::new(b.finish()),
+            }
+        });
+        Ok(RecordBatch::try_new(
+            Arc::clone(&self.schema),
+            arrays.collect(),
+        )?)
     }
 
-    /// The rows added, as one record batch.
+    /// The rows added, as a table of record batches named per_query.csv.
     ///
     /// # Errors
-    /// Never in practice: every column has a cell of every row.
-    pub fn finish(self) -> Result<RecordBatch> {
-        let columns: Vec<ArrayRef> = self
-            .columns
-            .into_iter()
-            .map(|column| -> ArrayRef {
-                match column {
-                    Column::Text(mut b) => Arc::new(b.finish()),
-                    Column::Count(mut b) => Arc::new(b.finish()),
-                    Column::Number(mut b) => Arc::new(b.finish()),
-                    Column::Flag(mut b) => Arc::new(b.finish()),
-                }
-            })
-            .collect();
-        Ok(RecordBatch::try_new(self.schema, columns)?)
+    /// Never in practice: every batch has the table's schema.
+    pub fn finish(self) -> Result<ArrowTable> {
+        Ok(ArrowTable::new(PER_QUERY_FILE, self.schema, self.batches)?)
     }
 }
 

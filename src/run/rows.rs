@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use anyhow::Result;
-use arrow_array::RecordBatch;
 
 use crate::base::schema::Status;
 use crate::grade::aggregate::RowSink;
 use crate::grade::score::{GradeSettings, QueryRow};
+use crate::io::tables::ArrowTable;
 use crate::labels::{LabelIndex, LabeledQuery};
 use crate::output::per_query::{join_missed, PerQueryTable, PerQueryWriter};
 use crate::output::staged::Staged;
@@ -30,7 +30,7 @@ pub struct RowsWritten {
     /// per_query.csv and the report's figures, with an output directory.
     pub files: Option<(Staged, Vec<PairFigures>)>,
     /// The rows, when kept.
-    pub table: Option<RecordBatch>,
+    pub table: Option<ArrowTable>,
 }
 
 impl<'a> RowOutputs<'a> {
@@ -88,7 +88,7 @@ impl RowSink for RowOutputs<'_> {
     fn rows(&mut self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<()> {
         let labels = self.labels;
         let (files, table) = (&mut self.files, &mut self.table);
-        let (written, ()) = rayon::join(
+        let (written, kept) = rayon::join(
             || match files {
                 Some((per_query, figures)) => {
                     let (written, ()) = rayon::join(
@@ -103,13 +103,12 @@ impl RowSink for RowOutputs<'_> {
                 }
                 None => Ok(()),
             },
-            || {
-                if let Some(table) = table {
-                    table.add(run, stage, rows);
-                }
+            || match table {
+                Some(table) => table.add(run, stage, rows),
+                None => Ok(()),
             },
         );
-        written
+        written.and(kept)
     }
 }
 
