@@ -454,7 +454,8 @@ impl<T: Choice + Clone + Send + Sync> TypedValueParser for ChoiceParser<T> {
     ) -> Result<T, clap::Error> {
         let names = PossibleValuesParser::new(T::ALL.iter().map(|value| value.name()));
         let name = names.parse_ref(cmd, arg, value)?;
-        T::from_name(&name).map_err(|_| clap::Error::new(clap::error::ErrorKind::InvalidValue))
+        T::from_name(&name)
+            .map_err(|_| clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd))
     }
 
     /// Each name with its help, without the final period, as clap shows

@@ -17,12 +17,14 @@
 //!
 //! # Map
 //!
-//! - [`grade()`] takes a [`GradePlan`]: the pipeline from logs to graded
-//!   queries, one module per stage in `src/grade/`, from reading blocks to
-//!   writing outputs. [`grade_partial`] grades a shard of logs partitioned
-//!   by query id up to its captures, and [`merge()`] grades the shards as one. The answer key is `src/labels/`, the metric
-//!   definitions `src/metrics.rs`, the writers `src/output/`, one file per
-//!   output over one [`schema`].
+//! - [`grade()`] takes a [`GradePlan`]: the logs read and parsed by
+//!   `src/logs/` (over the plumbing of `src/io/`), graded by `src/grade/`,
+//!   written by `src/output/` (one file per output over one [`schema`]),
+//!   all driven by `src/run/`. [`grade_partial`] grades a shard of logs
+//!   partitioned by query id up to its captures, and [`merge()`] grades the
+//!   shards as one. The answer key is `src/labels/`; the metric
+//!   definitions, the options and the other shared vocabulary are in
+//!   `src/base/`.
 //! - [`compare()`] takes a [`ComparePlan`]: two grade outputs read back,
 //!   paired per query, tested with paired statistics and held to rules.
 //! - [`draw_report`] draws the report page of a grade output again;

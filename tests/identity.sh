@@ -153,7 +153,10 @@ compare_case() {
   echo "$status" >"$dir/status"
   rm -rf "$dir/baseline" "$dir/candidate"
   # comparison.json and the page name both sides' files by path too.
-  sed -i "s|$work/$side/compare|CASE|g" "$dir/stdout" "$dir/stderr" "$dir"/out/*
+  sed -i "s|$work/$side/compare|CASE|g" "$dir/stdout" "$dir/stderr"
+  if [ -d "$dir/out" ]; then
+    find "$dir/out" -type f -exec sed -i "s|$work/$side/compare|CASE|g" {} +
+  fi
 }
 
 failed=0

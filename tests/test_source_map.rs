@@ -1,6 +1,6 @@
 //! docs/DESIGN.md's source map is made from the module docs: every file of
 //! src/ opens with a `//!` doc, whose first sentence (up to its first
-//! colon, when it has one) is the file's line in the map, a folder's taken
+//! colon or semicolon, when it has one) is the file's line in the map, a folder's taken
 //! from its `mod.rs`. The test fails when a module has no doc or when the
 //! map in DESIGN.md is not the one the docs make (a file added, renamed or
 //! gone, a doc changed); `RGRADE_BLESS_DOCS=1 cargo test source_map`

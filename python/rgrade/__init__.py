@@ -75,7 +75,7 @@ class Grading:
     """What a grading found: ``per_query`` (a pyarrow Table with
     per_query.csv's columns and values, handed over from the grading's
     memory: texts as strings, counts and ranks as int64, measurements and
-    metrics as float64, flags as bools, empty cells as nulls), ``summary``
+    metrics as float64, flags as bools, empty numbers and flags as nulls), ``summary``
     (summary.json as a dict), ``aggregates`` (a pyarrow Table with the CSV
     file's columns), ``rejects`` (rejects.jsonl as dicts) and ``warnings``.
     ``write(dir)`` writes the files ``rgrade grade -o dir`` writes."""

@@ -211,10 +211,9 @@ impl Sources {
 
 /// Grade `logs`, `log_tables` and `lines` against `labels` (or
 /// `labels_table`, which `labels` then names) into `out`, or write a
-/// partial grading there; returns the warnings, as the command line
-/// prints them, and per_query.csv's rows as a pyarrow schema and record
-/// batches (none
-/// for a partial grading).
+/// partial grading there. Returns the warnings, as the command line prints
+/// them, and per_query.csv's rows as a pyarrow schema and record batches
+/// (none for a partial grading).
 #[pyfunction]
 #[pyo3(signature = (labels, labels_table, logs, log_tables, lines, out, options, command))]
 #[allow(clippy::too_many_arguments)]

@@ -151,7 +151,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
         scores: Vec::new(),
         names: Names::default(),
     };
-    let width = graded.metrics.len();
+    let (width, quality) = (graded.metrics.len(), metric_columns(&graded.facts.ks).len());
     let mut picked = run.is_some();
     let mut other_runs: Vec<String> = Vec::new();
     while let Some(row) = reader.next_row()? {
@@ -165,11 +165,12 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
             }
             continue;
         }
-        // An empty cell (a query with no score, such as no_answer) reads as 0.
-        let cells = row.metrics.into_iter().chain(row.judged).flatten();
-        let start = graded.scores.len();
-        graded.scores.extend(cells);
-        graded.scores.resize(start + width, 0.0);
+        // A row without scores (a query such as no_answer) reads as 0s.
+        for (cells, columns) in [(row.metrics, quality), (row.judged, width - quality)] {
+            let start = graded.scores.len();
+            graded.scores.extend(cells.into_iter().flatten());
+            graded.scores.resize(start + columns, 0.0);
+        }
         let query = GradedQuery {
             stage: graded.names.intern(row.stage),
             query_id: row.query_id.into(),

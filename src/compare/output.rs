@@ -18,8 +18,7 @@ use crate::base::schema::{
 };
 use crate::base::slices::{ANY, NO_SLICE};
 use crate::base::stats::TIE_EPSILON;
-use crate::base::text::first_few;
-use crate::base::text::plural;
+use crate::base::text::{first_few, plural};
 use crate::output::cells::number_text;
 use crate::output::staged::{self, stage, Staged, Staging};
 

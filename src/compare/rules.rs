@@ -14,8 +14,7 @@ use super::warning::Warning;
 use crate::base::numbers::percentile;
 use crate::base::schema::Status;
 use crate::base::stats::TIE_EPSILON;
-use crate::base::text::first_few;
-use crate::base::text::plural;
+use crate::base::text::{first_few, plural};
 
 /// The rules file: `[[rule]]` tables.
 #[derive(Debug, Deserialize)]

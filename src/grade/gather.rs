@@ -34,7 +34,7 @@ pub struct Reading<'a> {
 
 /// What stages 1 to 4 leave for the rest: every capture grouped by (run,
 /// stage, query), and the facts of the logs read. A partial grading is
-/// one of these on disk ([`super::partial`]).
+/// one of these on disk (`crate::run::partial`).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Grouping {
     /// The captures of every (run, stage), sorted by run then stage.

@@ -37,7 +37,8 @@ pub struct Graded {
     /// per_query.csv's rows, with its columns and values, when the plan
     /// asked to keep them ([`crate::grade::Plan::keep_rows`]): texts as
     /// strings, counts and ranks as 64-bit integers, measurements and
-    /// metrics as doubles, flags as booleans, empty cells as nulls.
+    /// metrics as doubles, flags as booleans, empty numbers and flags as
+    /// nulls (empty text stays empty text).
     pub per_query: Option<ArrowTable>,
 }
 

@@ -7,16 +7,14 @@ use std::borrow::Cow;
 
 use simd_json::prelude::Writable;
 
-use crate::grade::capture::{Capture, EmptySpan, Found, LineCounts, Reject, RunStage};
-
 use crate::base::options::{DuplicateDocs, LogsFormat, RunName};
+use crate::grade::capture::{Capture, EmptySpan, Found, LineCounts, Reject, RunStage};
 use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
 use crate::grade::pool::Pooled;
 use crate::grade::ranker::{RankRules, RunLine};
 use crate::grade::ranking::RankingJudge;
 use crate::grade::runs::{BlockRuns, BlockScratch, TrecLines};
-use crate::io::blocks::is_blank;
-use crate::io::blocks::{line_ranges, Chunk, MAX_LINE};
+use crate::io::blocks::{is_blank, line_ranges, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::jsonl::{Event, LogFields};
@@ -24,8 +22,7 @@ use crate::logs::otlp::{for_each_span, SpanFields, SpanRecord};
 use crate::logs::parquet::rows::{for_each_batch, RowRecord};
 use crate::logs::parquet::RowGroup;
 use crate::logs::read::LogChunk;
-use crate::logs::record::{EventKey, Invalid, RejectReason, DEFAULT_STAGE};
-use crate::logs::record::{Origin, SpanIds};
+use crate::logs::record::{EventKey, Invalid, Origin, RejectReason, SpanIds, DEFAULT_STAGE};
 use crate::logs::trec::{BadRunLine, RankKey, TrecLine};
 
 /// Everything one block produced. Pair indices are local to the block.

@@ -18,8 +18,7 @@ use hashbrown::HashMap;
 
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
-use crate::logs::record::Invalid;
-use crate::logs::record::Origin;
+use crate::logs::record::{Invalid, Origin};
 
 /// Leaks listed in summary.json.
 pub const LEAKS_LISTED: usize = 100;

@@ -120,7 +120,7 @@ impl Stretch {
         (self.pair, self.query)
     }
 
-    /// Where the line after the span is.
+    /// Where the line after the stretch is.
     pub fn next_origin(&self) -> Origin {
         Origin::line(self.origin.input, self.origin.line + u64::from(self.len))
     }
@@ -159,11 +159,12 @@ pub struct Ranker {
 }
 
 impl Ranker {
-    /// Take the lines of spans, in input order.
-    pub fn gather<'a>(&mut self, spans: impl IntoIterator<Item = (Stretch, &'a [RunLine])>) {
+    /// Take the lines of stretches, in input order.
+    pub fn gather<'a>(&mut self, stretches: impl IntoIterator<Item = (Stretch, &'a [RunLine])>) {
         self.lines.clear();
-        for (span, lines) in spans {
-            self.lines.extend(lines.iter().copied().zip(span.origins()));
+        for (stretch, lines) in stretches {
+            self.lines
+                .extend(lines.iter().copied().zip(stretch.origins()));
         }
     }
 

@@ -27,12 +27,10 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, Found, Reject};
-
 use crate::grade::pool::PooledLine;
 use crate::grade::ranker::{RankRules, Ranked, Ranker, RunKey, RunLine, Stretch};
 use crate::labels::{LabelIndex, QueryIdx};
-use crate::logs::record::Origin;
-use crate::logs::record::{Invalid, RejectReason};
+use crate::logs::record::{Invalid, Origin, RejectReason};
 
 /// How a worker treats the labeled lines of a TREC block.
 #[derive(Debug, Clone, Copy)]
@@ -50,23 +48,23 @@ pub enum TrecLines<'a> {
 /// whole before it is ranked, if it is.
 pub type Refusal<'a> = dyn Fn(RunKey, &mut dyn Iterator<Item = u32>) -> Option<Invalid> + Sync + 'a;
 
-/// A span whose lines are held, from `start` in its block's lines.
+/// A stretch whose lines are held, from `start` in its block's lines.
 #[derive(Debug, Clone, Copy)]
 struct HeldStretch {
-    span: Stretch,
+    stretch: Stretch,
     start: u32,
 }
 
 impl HeldStretch {
     fn lines<'a>(&self, lines: &'a [RunLine]) -> &'a [RunLine] {
-        &lines[self.start as usize..][..self.span.len as usize]
+        &lines[self.start as usize..][..self.stretch.len as usize]
     }
 }
 
-/// A span ranked in the block that held all the lines of its (run, query).
+/// A stretch ranked in the block that held all the lines of its (run, query).
 #[derive(Debug, Clone)]
 struct RankedStretch {
-    span: Stretch,
+    stretch: Stretch,
     /// What the ranking found, or why it is rejected.
     ranking: Result<Ranking, Box<Invalid>>,
 }
@@ -96,7 +94,7 @@ impl BlockRuns {
     pub fn n_lines(&self) -> u64 {
         let held = (self.held.iter())
             .map(|h| h.lines(&self.lines).iter().filter(|l| !l.lost).count() as u64);
-        let ranked = self.ranked.iter().map(|r| u64::from(r.span.len));
+        let ranked = self.ranked.iter().map(|r| u64::from(r.stretch.len));
         held.chain(ranked).sum()
     }
 
@@ -138,8 +136,8 @@ pub struct BlockScratch {
     /// The block's labeled lines as read.
     lines: Vec<RunLine>,
     /// Where they are: runs of consecutive lines of one (run, query).
-    spans: Vec<HeldStretch>,
-    /// The spans' indices, sorted by (run, query).
+    stretches: Vec<HeldStretch>,
+    /// The stretches' indices, sorted by (run, query).
     by_key: Vec<u32>,
     ranker: Ranker,
     /// What the block hands on.
@@ -150,12 +148,14 @@ impl BlockScratch {
     /// Add the line at `origin` of (pair, query).
     pub fn push(&mut self, pair: u32, query: QueryIdx, origin: Origin, line: RunLine) {
         let start = self.lines.len() as u32;
-        match self.spans.last_mut() {
-            Some(last) if last.span.key() == (pair, query) && last.span.next_origin() == origin => {
-                last.span.len += 1;
+        match self.stretches.last_mut() {
+            Some(last)
+                if last.stretch.key() == (pair, query) && last.stretch.next_origin() == origin =>
+            {
+                last.stretch.len += 1;
             }
-            _ => self.spans.push(HeldStretch {
-                span: Stretch {
+            _ => self.stretches.push(HeldStretch {
+                stretch: Stretch {
                     pair,
                     query,
                     origin,
@@ -167,10 +167,10 @@ impl BlockScratch {
         self.lines.push(line);
     }
 
-    /// Finish the block. With `rank_early`, a (run, query) with one span
+    /// Finish the block. With `rank_early`, a (run, query) with one stretch
     /// in the block, away from both edges and whole (no line of it
-    /// rejected when read), is ranked here; the other spans are held, each
-    /// (run, query)'s lines together. A block whose spans
+    /// rejected when read), is ranked here; the other stretches are held, each
+    /// (run, query)'s lines together. A block whose stretches
     /// average under two lines is not grouped by query (a run sorted by
     /// score, say): its (run, query)s would almost all turn up in other
     /// blocks and be read again, so all its lines are held.
@@ -180,39 +180,40 @@ impl BlockScratch {
         rules: RankRules<'_>,
         rank_early: bool,
     ) -> BlockRuns {
-        let spans = &self.spans;
-        if !rank_early || self.lines.len() < 2 * spans.len() {
+        let stretches = &self.stretches;
+        if !rank_early || self.lines.len() < 2 * stretches.len() {
             // Everything held, as read.
             std::mem::swap(&mut self.done.lines, &mut self.lines);
-            std::mem::swap(&mut self.done.held, &mut self.spans);
+            std::mem::swap(&mut self.done.held, &mut self.stretches);
             return self.done.take_exact();
         }
-        let edges = [spans.first(), spans.last()].map(|s| s.map(|s| s.span.key()));
+        let edges = [stretches.first(), stretches.last()].map(|s| s.map(|s| s.stretch.key()));
         self.by_key.clear();
-        self.by_key.extend(0..spans.len() as u32);
-        self.by_key.sort_by_key(|&i| spans[i as usize].span.key());
-        let key_of = |i: &u32| spans[*i as usize].span.key();
+        self.by_key.extend(0..stretches.len() as u32);
+        self.by_key
+            .sort_by_key(|&i| stretches[i as usize].stretch.key());
+        let key_of = |i: &u32| stretches[*i as usize].stretch.key();
         for group in self.by_key.chunk_by(|a, b| key_of(a) == key_of(b)) {
-            let only = spans[group[0] as usize];
+            let only = stretches[group[0] as usize];
             let whole = || !only.lines(&self.lines).iter().any(|l| l.lost);
-            if group.len() == 1 && !edges.contains(&Some(only.span.key())) && whole() {
+            if group.len() == 1 && !edges.contains(&Some(only.stretch.key())) && whole() {
                 let ranker = &mut self.ranker;
-                ranker.gather([(only.span, only.lines(&self.lines))]);
+                ranker.gather([(only.stretch, only.lines(&self.lines))]);
                 let BlockRuns { found, pooled, .. } = &mut self.done;
                 let ranking = ranker
-                    .rank(labels, only.span.query, rules)
+                    .rank(labels, only.stretch.query, rules)
                     .map(|ranked| Ranking {
                         ranked,
                         found: append(found, ranker.found()),
                         pooled: append(pooled, ranker.pooled()),
                     });
                 self.done.ranked.push(RankedStretch {
-                    span: only.span,
+                    stretch: only.stretch,
                     ranking: ranking.map_err(Box::new),
                 });
             } else {
                 for &i in group {
-                    let held = spans[i as usize];
+                    let held = stretches[i as usize];
                     let start = self.done.lines.len() as u32;
                     self.done.lines.extend_from_slice(held.lines(&self.lines));
                     self.done.held.push(HeldStretch { start, ..held });
@@ -220,7 +221,7 @@ impl BlockScratch {
             }
         }
         self.lines.clear();
-        self.spans.clear();
+        self.stretches.clear();
         self.done.take_exact()
     }
 }
@@ -251,7 +252,7 @@ pub struct TrecRuns {
 /// Keys ranked per task on the worker pool.
 const KEYS_AT_A_TIME: usize = 1 << 10;
 
-/// A held or ranked span, with the block it is in.
+/// A held or ranked stretch, with the block it is in.
 #[derive(Clone, Copy)]
 enum Entry<'a> {
     Held(&'a BlockRuns, &'a HeldStretch),
@@ -259,22 +260,22 @@ enum Entry<'a> {
 }
 
 impl Entry<'_> {
-    fn span(&self) -> &Stretch {
+    fn stretch(&self) -> &Stretch {
         match self {
-            Entry::Held(_, held) => &held.span,
-            Entry::Ranked(_, ranked) => &ranked.span,
+            Entry::Held(_, held) => &held.stretch,
+            Entry::Ranked(_, ranked) => &ranked.stretch,
         }
     }
 
-    /// The origins of the span's lines that were not rejected when read:
-    /// only a held span can hold such lines.
+    /// The origins of the stretch's lines that were not rejected when read:
+    /// only a held stretch can hold such lines.
     fn kept_origins(&self) -> impl Iterator<Item = Origin> + '_ {
         let lines = match self {
             Entry::Held(block, held) => Some(held.lines(&block.lines)),
             Entry::Ranked(..) => None,
         };
         let lost = move |i: usize| lines.is_some_and(|lines| lines[i].lost);
-        (self.span().origins().enumerate())
+        (self.stretch().origins().enumerate())
             .filter(move |&(i, _)| !lost(i))
             .map(|(_, origin)| origin)
     }
@@ -283,10 +284,10 @@ impl Entry<'_> {
 impl TrecRuns {
     /// Keep a block's runs; `global` maps its pair indices to the run's.
     pub fn add(&mut self, mut block: BlockRuns, global: impl Fn(u32) -> u32) {
-        let held = block.held.iter_mut().map(|h| &mut h.span);
-        let ranked = block.ranked.iter_mut().map(|r| &mut r.span);
-        for span in held.chain(ranked) {
-            span.pair = global(span.pair);
+        let held = block.held.iter_mut().map(|h| &mut h.stretch);
+        let ranked = block.ranked.iter_mut().map(|r| &mut r.stretch);
+        for stretch in held.chain(ranked) {
+            stretch.pair = global(stretch.pair);
         }
         if !block.is_empty() {
             self.blocks.push(block);
@@ -303,16 +304,16 @@ impl TrecRuns {
     ) {
         block.ranked.clear();
         block.held.retain_mut(|held| {
-            let Some(pair) = global(held.span.pair) else {
+            let Some(pair) = global(held.stretch.pair) else {
                 return false;
             };
-            held.span.pair = pair;
-            keys.binary_search(&held.span.key()).is_ok()
+            held.stretch.pair = pair;
+            keys.binary_search(&held.stretch.key()).is_ok()
         });
         self.add(block, |pair| pair);
     }
 
-    /// Sort the spans of every (run, query) together, and find those
+    /// Sort the stretches of every (run, query) together, and find those
     /// ranked early in one block whose lines are in others too.
     pub fn sort(&self) -> SortedRuns<'_> {
         let n = self.blocks.iter().map(|b| b.held.len() + b.ranked.len());
@@ -321,13 +322,13 @@ impl TrecRuns {
             entries.extend(block.held.iter().map(|h| Entry::Held(block, h)));
             entries.extend(block.ranked.iter().map(|r| Entry::Ranked(block, r)));
         }
-        entries.par_sort_unstable_by_key(|e| (e.span().key(), e.span().origin));
+        entries.par_sort_unstable_by_key(|e| (e.stretch().key(), e.stretch().origin));
         let mut split = SplitRuns::default();
         for entries in entries.chunk_by(same_key).filter(|e| is_split(e)) {
-            split.keys.push(entries[0].span().key());
+            split.keys.push(entries[0].stretch().key());
             split
                 .inputs
-                .extend(entries.iter().map(|e| e.span().origin.input));
+                .extend(entries.iter().map(|e| e.stretch().origin.input));
         }
         split.inputs.sort_unstable();
         split.inputs.dedup();
@@ -336,27 +337,27 @@ impl TrecRuns {
 }
 
 fn same_key(a: &Entry, b: &Entry) -> bool {
-    a.span().key() == b.span().key()
+    a.stretch().key() == b.stretch().key()
 }
 
-/// Whether the spans of one (run, query) hold one ranked early in its
+/// Whether the stretches of one (run, query) hold one ranked early in its
 /// block and others besides.
 fn is_split(entries: &[Entry]) -> bool {
     entries.len() > 1 && entries.iter().any(|e| matches!(e, Entry::Ranked(..)))
 }
 
-/// The spans of every (run, query), sorted by key and origin.
+/// The stretches of every (run, query), sorted by key and origin.
 pub struct SortedRuns<'a> {
     entries: Vec<Entry<'a>>,
     split: SplitRuns,
 }
 
-/// Spans ranked per batch: the grouper takes in one batch's captures
+/// Stretches ranked per batch: the grouper takes in one batch's captures
 /// before the next is ranked, so they reuse the same memory.
 const SPANS_AT_A_TIME: usize = 1 << 16;
 
 impl<'a> SortedRuns<'a> {
-    /// The spans in batches of whole (run, query)s, to rank one by one.
+    /// The stretches in batches of whole (run, query)s, to rank one by one.
     pub fn batches(&self) -> impl Iterator<Item = RunBatch<'_>> {
         let entries = &self.entries[..];
         let mut start = 0;
@@ -377,7 +378,7 @@ impl<'a> SortedRuns<'a> {
     }
 }
 
-/// Spans of whole (run, query)s, sorted by key and origin.
+/// Stretches of whole (run, query)s, sorted by key and origin.
 pub struct RunBatch<'a>(&'a [Entry<'a>]);
 
 impl RunBatch<'_> {
@@ -470,7 +471,7 @@ impl RankedRuns {
     }
 }
 
-/// Turn the spans of one key, sorted by origin, into its capture or
+/// Turn the stretches of one key, sorted by origin, into its capture or
 /// its rejects in `out`.
 fn take(
     ranker: &mut Ranker,
@@ -480,12 +481,12 @@ fn take(
     refused: &Refusal<'_>,
     out: &mut RankedRuns,
 ) {
-    let first = entries[0].span();
+    let first = entries[0].stretch();
     let key = first.key();
-    let records = entries.iter().map(|e| e.span().len).sum();
+    let records = entries.iter().map(|e| e.stretch().len).sum();
     // Lines rejected when read are in the rejects already.
     let origins = || entries.iter().flat_map(Entry::kept_origins);
-    let mut inputs = entries.iter().map(|e| e.span().origin.input);
+    let mut inputs = entries.iter().map(|e| e.stretch().origin.input);
     if let Some(invalid) = refused(key, &mut inputs) {
         out.reject(key, origins(), invalid.reason, &invalid.detail);
         return;
@@ -497,9 +498,9 @@ fn take(
             Err(invalid) => Err(Cow::Borrowed(invalid)),
         },
         _ => {
-            // Only held spans: a key ranked early has no other.
+            // Only held stretches: a key ranked early has no other.
             ranker.gather(entries.iter().filter_map(|e| match e {
-                Entry::Held(block, held) => Some((held.span, held.lines(&block.lines))),
+                Entry::Held(block, held) => Some((held.stretch, held.lines(&block.lines))),
                 Entry::Ranked(..) => None,
             }));
             let ranked = ranker.rank(labels, key.1, rules);
@@ -683,7 +684,7 @@ mod tests {
         let early = block(&labels, 1, &lines, true);
         // q0 and q2 are at the block's edges: their lines may go on.
         assert_eq!(early.ranked.len(), 1);
-        assert_eq!(early.ranked[0].span.query, 1);
+        assert_eq!(early.ranked[0].stretch.query, 1);
         assert_eq!((early.lines.len(), early.n_lines()), (3, 6));
         let next = block(&labels, 7, &[(2, "b", 6.0), (0, "z", 0.0)], true);
 
@@ -738,7 +739,7 @@ mod tests {
         assert_eq!(
             queries,
             [0, 2],
-            "q0 from held spans of two blocks, q2 ranked"
+            "q0 from held stretches of two blocks, q2 ranked"
         );
     }
 
@@ -785,7 +786,7 @@ mod tests {
         let labels = labels();
         let lines = [(0, "a", 1.0), (1, "d", 1.0), (2, "b", 1.0), (0, "c", 1.0)];
         let block = block(&labels, 1, &lines, true);
-        assert!(block.ranked.is_empty(), "spans of one line: all held");
+        assert!(block.ranked.is_empty(), "stretches of one line: all held");
         assert_eq!(block.lines.len(), lines.len());
     }
 }

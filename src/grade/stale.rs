@@ -22,8 +22,7 @@ use hashbrown::{HashMap, HashTable};
 use rayon::prelude::*;
 
 use crate::base::schema::{SliceStale, StaleLabels};
-use crate::base::slices::ANY;
-use crate::base::slices::{slice_keys, slice_order, SliceKey};
+use crate::base::slices::{slice_keys, slice_order, SliceKey, ANY};
 use crate::base::text::first_few;
 use crate::grade::group::Grouped;
 use crate::io::decompress::Source;

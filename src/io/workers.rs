@@ -17,9 +17,8 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::io::blocks::{Chunk, ChunkSink, InlineSink};
-
 use crate::base::options::ProgressWhen;
+use crate::io::blocks::{Chunk, ChunkSink, InlineSink};
 use crate::io::inputs::Input;
 
 /// The most worker threads a run starts: each holds blocks in flight, so

@@ -25,9 +25,8 @@ use hashbrown::HashTable;
 
 pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 
-use crate::io::decompress::Source;
-
 use crate::base::options::{JoinBy, LabelsFormat};
+use crate::io::decompress::Source;
 use crate::io::inputs::Input;
 use crate::io::tables::ArrowTable;
 use build::Builder;

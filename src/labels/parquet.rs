@@ -15,9 +15,7 @@ use parquet::arrow::ProjectionMask;
 use super::build::{Attributes, Builder, LineError};
 use super::columns::{Column, Columns};
 use crate::io::guarded;
-use crate::io::parquet::footer;
-use crate::io::parquet::Cells;
-use crate::io::parquet::{top_column, Want};
+use crate::io::parquet::{footer, top_column, Cells, Want};
 use crate::io::tables::ArrowTable;
 
 /// What a column of `kind` must hold.

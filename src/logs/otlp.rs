@@ -21,8 +21,7 @@ use simd_json::tape::Value;
 use crate::base::options::{JoinBy, SpanKind};
 use crate::io::json::{id_text, JsonParser};
 use crate::logs::jsonl::{FieldNames, FieldPath};
-use crate::logs::record::SpanIds;
-use crate::logs::record::{EventKey, Invalid, RejectReason};
+use crate::logs::record::{EventKey, Invalid, RejectReason, SpanIds};
 
 /// Where spans keep what a capture needs, as the user mapped it.
 #[derive(Debug, Clone)]

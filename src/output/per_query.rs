@@ -196,8 +196,9 @@ pub fn join_missed(cell: &mut String, row: &QueryRow, labels: &LabelIndex) {
 /// Keeps per_query.csv's rows in memory as Arrow columns, for a caller
 /// that reads the rows rather than the file: texts as strings, counts and
 /// ranks as 64-bit integers, measurements and metrics as doubles, flags as
-/// booleans; an empty cell is a null. Rows become record batches a piece at
-/// a time on the worker threads, as the file's rows become text.
+/// booleans; an empty number or flag is a null, an empty text stays empty.
+/// Rows become record batches a piece at a time on the worker threads, as
+/// the file's rows become text.
 pub struct PerQueryTable<'a> {
     labels: &'a LabelIndex,
     widths: Widths,
@@ -457,9 +458,13 @@ impl PerQueryReader {
     pub fn row_at(&mut self, offset: u64) -> Result<ReadRow<'_>> {
         let mut position = csv::Position::new();
         position.set_byte(offset);
-        self.reader.seek(position)?;
-        let read = self.reader.read_record(&mut self.record)?;
-        ensure!(read, "{}: changed since it was read", self.path.display());
+        let name = self.path.display();
+        self.reader
+            .seek(position)
+            .with_context(|| format!("{name}: cannot read again"))?;
+        let read = (self.reader.read_record(&mut self.record))
+            .with_context(|| format!("{name}: cannot read again"))?;
+        ensure!(read, "{name}: changed since it was read");
         self.row()
     }
 
@@ -505,7 +510,7 @@ impl PerQueryReader {
             read(&record[col]).map_err(|err| anyhow!("{}: {err} in column {}", at(), &header[col]))
         };
         // A row has every metric cell or none, and a query graded ok has them.
-        let all_or_none = |columns: &[usize], into: &mut Vec<f64>| -> Result<bool> {
+        let all_or_none = |columns: &[usize], into: &mut Vec<f64>, what: &str| -> Result<bool> {
             into.clear();
             for &col in columns {
                 into.extend(cell(col, read_metric)?);
@@ -518,12 +523,12 @@ impl PerQueryReader {
                     at(),
                     &header[columns[0]]
                 ),
-                _ => bail!("{}: some metric cells are empty and some not", at()),
+                _ => bail!("{}: some {what} cells are empty and some not", at()),
             }
         };
-        let has_metrics = all_or_none(&c.metrics, &mut self.metrics)?;
+        let has_metrics = all_or_none(&c.metrics, &mut self.metrics, "metric")?;
         let has_judged = match &c.judged {
-            Some(columns) => all_or_none(columns, &mut self.judged)?,
+            Some(columns) => all_or_none(columns, &mut self.judged, "judged@k")?,
             None => false,
         };
         Ok(ReadRow {

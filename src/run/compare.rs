@@ -13,8 +13,7 @@ use crate::base::schema::{
 use crate::compare::paired::{self, Paired, StatSettings};
 use crate::compare::{compare, evidence, output, Compared, Plan, Warning};
 use crate::io::workers;
-use crate::output::staged;
-use crate::output::{refuse_other_result, remove_stale_output, OutputDir};
+use crate::output::{refuse_other_result, remove_stale_output, staged, OutputDir};
 use crate::report::{self, Sources};
 
 /// Compare the two grade outputs `plan` names, writing the outputs if it

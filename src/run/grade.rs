@@ -13,7 +13,6 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
-
 use crate::base::metrics::Cutoff;
 use crate::base::schema::{Counts, COMPARISON_SUMMARY_FILE, GRADE_FILES};
 use crate::grade::aggregate::{self, RowSink};

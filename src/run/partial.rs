@@ -8,7 +8,7 @@
 //! indices following each other in the order the shards are given (or,
 //! for shards of lines handed over, parts of the same inputs, whose
 //! records interleave in input order), and
-//! grades them as `grade` does ([`super::finish`]): every output, the
+//! grades them as `grade` does ([`super::grade::finish`]): every output, the
 //! missing queries, the percentiles, stage loss, stale labels and leaks
 //! come from the same code over the same captures. A query captured in two
 //! shards would have been graded from captures no shard saw together: it

@@ -2,7 +2,7 @@
 //! read as Parquet rows do (docs/guide.md, "Parquet"). Stage 1 for a Parquet file is
 //! its footer: the reader thread [`open`]s it, decides the file's
 //! [`layout`] from the schema, and sends one chunk per row group (hashing
-//! the file's bytes as it goes, in [`crate::grade::read`]). Each worker
+//! the file's bytes as it goes, in [`crate::logs::read`]). Each worker
 //! then decodes its own row group from the file ([`rows`]), so row groups
 //! decode in parallel and memory stays a batch of rows per worker.
 //!

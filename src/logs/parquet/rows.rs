@@ -17,8 +17,9 @@ use super::{RowGroup, Rows};
 use crate::io::guarded;
 use crate::io::parquet::{column, show, Cells};
 use crate::logs::otlp::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
-use crate::logs::record::{measure, EventKey, Invalid, RejectReason, DEFAULT_STAGE};
-use crate::logs::record::{Origin, SpanIds};
+use crate::logs::record::{
+    measure, EventKey, Invalid, Origin, RejectReason, SpanIds, DEFAULT_STAGE,
+};
 use crate::logs::trec::RankKey;
 
 /// Rows decoded at a time: a few MiB of columns for a row of 100
