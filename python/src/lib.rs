@@ -355,8 +355,6 @@ fn compare(
         )));
     }
     let plan = rgrade::ComparePlan {
-        baseline,
-        candidate,
         baseline_run,
         candidate_run,
         rules,
@@ -367,6 +365,7 @@ fn compare(
         seed,
         alpha,
         threads: threads.and_then(NonZeroUsize::new),
+        ..rgrade::ComparePlan::new(baseline, candidate)
     };
     let compared = py.detach(|| {
         let mut warnings = Vec::new();
@@ -397,6 +396,20 @@ fn grade_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     Ok(defaults)
 }
 
+/// The options of `rgrade.compare` that have a default, as the library's
+/// `ComparePlan::new` sets them.
+#[pyfunction]
+fn compare_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let plan = rgrade::ComparePlan::new(PathBuf::new(), PathBuf::new());
+    let defaults = pyo3::types::PyDict::new(py);
+    defaults.set_item("metrics", plan.metrics)?;
+    defaults.set_item("permutations", plan.permutations)?;
+    defaults.set_item("bootstrap", plan.bootstrap)?;
+    defaults.set_item("seed", plan.seed)?;
+    defaults.set_item("alpha", plan.alpha)?;
+    Ok(defaults)
+}
+
 /// The log files `paths` name, in the order `grade` reads them.
 #[pyfunction]
 fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
@@ -419,5 +432,6 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
     m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
     Ok(())
 }

@@ -157,20 +157,24 @@ def test_the_seed_example_grades_as_the_tutorial_says():
     assert bare.per_query == graded.per_query
 
 
-def test_the_signatures_defaults_are_the_librarys():
-    """rgrade.grade's keyword defaults are those of the library's one plan
-    constructor, which the command line's are held to as well."""
+@pytest.mark.parametrize("function", ["grade", "compare"])
+def test_the_signatures_defaults_are_the_librarys(function):
+    """rgrade.grade's and rgrade.compare's keyword defaults are those of the
+    library's plan constructors, which the command line's are held to as
+    well."""
     import inspect
 
     from rgrade import _rgrade
 
-    signature = inspect.signature(rgrade.grade)
-    defaults = _rgrade.grade_defaults()
+    signature = inspect.signature(getattr(rgrade, function))
+    defaults = getattr(_rgrade, f"{function}_defaults")()
     assert set(defaults) <= set(signature.parameters)
     for name, default in defaults.items():
         given = signature.parameters[name].default
         if name == "k":
             given = [str(cutoff) for cutoff in given]
+        if name == "metrics":
+            given = list(given)
         assert given == default, name
 
 

@@ -13,9 +13,21 @@ use crate::cli::CompareArgs;
 /// Anything that leaves nothing compared: unreadable or incomparable
 /// inputs, an unknown run, metric or rule target, an unwritable output.
 pub fn run(args: &CompareArgs) -> Result<Exit> {
-    let plan = ComparePlan {
-        baseline: args.baseline.clone(),
-        candidate: args.candidate.clone(),
+    let compared = rgrade::compare(&plan(args), &mut |warning| {
+        tell(format_args!("rgrade: warning: {warning}"));
+    })?;
+    // The verdict decides the exit status, even if the table is lost.
+    print_stdout(|out| compared.print(out, args.quiet));
+    Ok(if compared.passed() {
+        Exit::Clean
+    } else {
+        Exit::CheckFailed
+    })
+}
+
+/// The library's plan for the options in `args`.
+fn plan(args: &CompareArgs) -> ComparePlan {
+    ComparePlan {
         baseline_run: args.baseline_run.clone(),
         candidate_run: args.candidate_run.clone(),
         rules: args.rules.clone(),
@@ -26,15 +38,25 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         seed: args.seed,
         alpha: args.alpha,
         threads: args.threads,
-    };
-    let compared = rgrade::compare(&plan, &mut |warning| {
-        tell(format_args!("rgrade: warning: {warning}"));
-    })?;
-    // The verdict decides the exit status, even if the table is lost.
-    print_stdout(|out| compared.print(out, args.quiet));
-    Ok(if compared.passed() {
-        Exit::Clean
-    } else {
-        Exit::CheckFailed
-    })
+        ..ComparePlan::new(args.baseline.clone(), args.candidate.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use rgrade::ComparePlan;
+
+    use super::plan;
+    use crate::cli::{Cli, Command};
+
+    /// `ComparePlan::new` holds the command line's defaults.
+    #[test]
+    fn a_library_plan_holds_the_command_lines_defaults() {
+        let cli = Cli::try_parse_from(["rgrade", "compare", "a", "b"]).unwrap();
+        let Command::Compare(args) = cli.command else {
+            panic!("expected compare")
+        };
+        assert_eq!(plan(&args), ComparePlan::new("a".into(), "b".into()));
+    }
 }

@@ -30,7 +30,7 @@ const CONFIDENCE: f64 = 0.95;
 
 /// Everything one comparison needs: the command line's `rgrade compare`
 /// options, as plain values.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// The current system: a grade output directory or its per_query.csv.
     pub baseline: PathBuf,
@@ -56,6 +56,29 @@ pub struct Plan {
     pub alpha: f64,
     /// Worker threads; `None` means all cores.
     pub threads: Option<NonZeroUsize>,
+}
+
+impl Plan {
+    /// Compare `candidate` with `baseline` as `rgrade compare BASELINE
+    /// CANDIDATE` does with no other option (every quality metric, 10,000
+    /// permutations, 1,000 resamples, seed 0, alpha 0.05, all cores),
+    /// writing nothing: a caller sets the fields it wants otherwise.
+    pub fn new(baseline: PathBuf, candidate: PathBuf) -> Self {
+        Plan {
+            baseline,
+            candidate,
+            baseline_run: None,
+            candidate_run: None,
+            rules: None,
+            out: None,
+            metrics: Vec::new(),
+            permutations: 10_000,
+            bootstrap: 1_000,
+            seed: 0,
+            alpha: 0.05,
+            threads: None,
+        }
+    }
 }
 
 /// What a comparison found.
