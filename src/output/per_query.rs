@@ -1,5 +1,5 @@
 //! per_query.csv: one row per (run, stage, labeled query), written as a
-//! file or kept as an Arrow record batch with the same columns and values,
+//! file or kept as Arrow record batches with the same columns and values,
 //! and read back. Both writers lay a row out through [`row_cells`], the one
 //! place that knows the columns' order; [`PerQueryReader`] is the one
 //! reader, for compare and the report alike.

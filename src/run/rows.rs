@@ -1,7 +1,7 @@
 //! Graded rows on their way out: to a result directory, where
 //! per_query.csv is written and the report's figures gathered as each
 //! range of rows is graded (so rows never pile up in memory), and, when
-//! the caller asks, into an Arrow record batch it reads instead.
+//! the caller asks, into Arrow record batches it reads instead.
 
 use std::path::Path;
 
@@ -17,7 +17,7 @@ use crate::output::staged::Staged;
 use crate::report::collect::{Collector, PairFigures, PerQueryRow};
 
 /// Where the rows go: per_query.csv and the report's figures (with an
-/// output directory), a record batch (when kept), or both.
+/// output directory), record batches (when kept), or both.
 pub struct RowOutputs<'a> {
     files: Option<(PerQueryWriter<'a>, Collector)>,
     table: Option<PerQueryTable<'a>>,
