@@ -348,6 +348,88 @@ fn a_log_of_one_row_per_result_is_ranked_by_its_rank_column() {
     assert_eq!(wd.read_csv("out/review_queue.csv").rows.len(), 0);
 }
 
+/// pandas' `rank()` gives floats: a rank column of doubles holding whole
+/// numbers ranks as the same integers would; a rank with a fraction, NaN
+/// or an infinity is `bad_rank`, and its ranking is rejected.
+#[test]
+fn whole_number_float_ranks_read_as_integers() {
+    let wd = Workdir::new("parquet_float_ranks");
+    wd.write("labels.jsonl", LABELS);
+    let write = |name: &str, ranks: ArrayRef| {
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            (
+                "query_id",
+                Arc::new(StringArray::from(vec!["q1", "q1", "q1", "q2", "q2"])),
+            ),
+            (
+                "doc_id",
+                Arc::new(StringArray::from(vec!["z", "y", "a", "b", "c"])),
+            ),
+            ("rank", ranks),
+        ];
+        write_parquet(&wd.path(name), columns, 2);
+    };
+    write(
+        "int.parquet",
+        Arc::new(Int32Array::from(vec![1, 2, 2, 2, 1])),
+    );
+    write(
+        "float.parquet",
+        Arc::new(Float64Array::from(vec![1.0, 2.0, 2.0, 2.0, 1.0])),
+    );
+    let grade = |log: &str, out: &str| {
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "3",
+            "-o",
+            out,
+            "-q",
+            log,
+        ];
+        wd.rgrade(&args).expect_code(0);
+        std::fs::read(wd.path(&format!("{out}/per_query.csv"))).unwrap()
+    };
+    assert_eq!(grade("float.parquet", "float"), grade("int.parquet", "int"));
+    let per_query = wd.read_csv("float/per_query.csv");
+    // z at 1, then y and a tied at 2: a after y (doc id descending).
+    assert_eq!(per_query.row(&[("query_id", "q1")])["first_rel_rank"], "3");
+
+    for (name, bad) in [("half", 1.5), ("nan", f64::NAN), ("inf", f64::INFINITY)] {
+        let file = format!("{name}.parquet");
+        write(
+            &file,
+            Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, bad, 1.0])),
+        );
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "3",
+            "-o",
+            name,
+            "-q",
+            &file,
+        ];
+        wd.rgrade(&args).expect_code(1);
+        let rejects = wd.read_jsonl(&format!("{name}/rejects.jsonl"));
+        let reasons: Vec<&str> = rejects
+            .iter()
+            .map(|r| r["reason"].as_str().unwrap())
+            .collect();
+        assert_eq!(reasons, ["bad_rank", "incomplete_ranking"], "{name}");
+        let per_query = wd.read_csv(&format!("{name}/per_query.csv"));
+        assert_eq!(
+            per_query.row(&[("query_id", "q2")])["status"],
+            "invalid",
+            "{name}"
+        );
+    }
+}
+
 /// pandas and polars keep small integers in 8- and 16-bit columns: ids,
 /// grades and ranks of any integer width read as the same numbers.
 #[test]

@@ -112,6 +112,23 @@ def test_pandas_and_ranx_grades_in_floats_are_whole_numbers(tmp_path):
         rgrade.grade(labels, logs, k=(2,))
 
 
+def test_ranks_from_pandas_rank_are_whole_numbers(tmp_path):
+    """pandas' rank() gives floats: a run of one row per result ranked by
+    them grades as the same integer ranks do."""
+    labels = pa.table({"query_id": ["q1", "q2"], "doc_id": ["a", "c"]})
+    run = pandas.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["b", "a", "c", "x"], "score": [9.0, 3.0, 5.0, 7.0]}
+    )
+    run["rank"] = run.groupby("query_id")["score"].rank(ascending=False, method="first")
+    assert run["rank"].dtype == "float64"
+    floats = rgrade.grade(labels, run[["query_id", "doc_id", "rank"]], k=(1, 2))
+    run["rank"] = run["rank"].astype("int64")
+    integers = rgrade.grade(labels, run[["query_id", "doc_id", "rank"]], k=(1, 2))
+    assert floats.per_query == integers.per_query
+    rr = dict(zip(floats.per_query["query_id"].to_pylist(), floats.per_query["rr@2"].to_pylist()))
+    assert rr == {"q1": 0.5, "q2": 0.5}
+
+
 def test_a_table_without_its_columns_raises_naming_it():
     labels = SAMPLES / "seed/labels.jsonl"
     with pytest.raises(rgrade.RgradeError, match="logs table 1: .*'query_id'"):

@@ -52,6 +52,9 @@ pub enum Want {
     Number,
     /// Whole numbers.
     Integer,
+    /// Whole numbers, or floats that hold them (pandas' `rank()` gives
+    /// floats): [`Cells::whole`] reads them.
+    Whole,
     /// Timestamps, or integer nanoseconds.
     Time,
     /// Booleans.
@@ -68,6 +71,7 @@ impl Want {
             Want::Id => integer || matches!(data_type, Utf8),
             Want::Number => integer || matches!(data_type, Float32 | Float64),
             Want::Integer => integer,
+            Want::Whole => integer || matches!(data_type, Float32 | Float64),
             Want::Time => matches!(data_type, Timestamp(..) | Int64),
             Want::Bool => matches!(data_type, Boolean),
         }
@@ -80,6 +84,7 @@ impl Want {
             Want::Id => "a string or an integer",
             Want::Number => "a number",
             Want::Integer => "an integer",
+            Want::Whole => "a whole number",
             Want::Time => "a timestamp",
             Want::Bool => "a boolean",
         }
@@ -261,6 +266,17 @@ impl<'a> Cells<'a> {
             Values::U32(v) => Some(v[row].into()),
             Values::U64(v) => Some(v[row].into()),
             _ => None,
+        }
+    }
+
+    /// A whole number: an integer, or a float that holds one exactly;
+    /// `None` when null, or for a float with a fraction, NaN or an infinity.
+    pub fn whole(&self, row: usize) -> Option<i128> {
+        // Below 2^63 a float's whole value converts exactly.
+        let whole = |x: f64| (x.fract() == 0.0 && x.abs() < 9.2e18).then_some(x as i128);
+        match self.values {
+            Values::F32(_) | Values::F64(_) => self.number(row).and_then(whole),
+            _ => self.integer(row),
         }
     }
 

@@ -161,7 +161,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                     Want::Id,
                     "a result's doc id; --doc-field names another",
                 )?,
-                rank: columns.require(rank, Want::Integer, "")?,
+                rank: columns.require(rank, Want::Whole, "")?,
             })
         } else {
             let doc = names

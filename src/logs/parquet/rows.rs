@@ -319,7 +319,7 @@ impl<'a> Batch<'a> {
                     let invalid = Invalid::new(RejectReason::BadResult, detail);
                     return Ok(RowRecord::LostResult { key, invalid });
                 };
-                let value = (rank.cells.integer(row))
+                let value = (rank.cells.whole(row))
                     .and_then(|r| u32::try_from(r).ok())
                     .filter(|&r| r >= 1);
                 let Some(value) = value else {
