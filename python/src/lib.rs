@@ -63,10 +63,75 @@ create_exception!(
     "Partial gradings cannot be merged."
 );
 
+/// The command line's flags whose keyword argument is not the flag's
+/// name with `-` as `_`.
+const KEYWORDS: [(&str, &str); 2] = [("stage", "stages"), ("span-stage", "span_stages")];
+
+/// Whether `value` is one of the values the choice flag `flag` takes.
+fn takes_value(flag: &str, value: &str) -> bool {
+    fn named<T: Choice>(value: &str) -> bool {
+        T::from_name(value).is_ok()
+    }
+    match flag {
+        "join" => named::<rgrade::JoinBy>(value),
+        "repeats" => named::<rgrade::RepeatPolicy>(value),
+        "missing" => named::<rgrade::MissingPolicy>(value),
+        "duplicate-docs" => named::<rgrade::DuplicateDocs>(value),
+        "run-name" => named::<rgrade::RunName>(value),
+        "logs-format" => named::<rgrade::LogsFormat>(value),
+        "labels-format" => named::<rgrade::LabelsFormat>(value),
+        _ => false,
+    }
+}
+
+/// `message`, a command line's message, as a Python caller reads it: every
+/// `--flag` named as the keyword argument that sets it, `--flag value` as
+/// `flag="value"` for a choice's value, else `flag=` (`--rank-field` is
+/// `rank_field=`).
+fn in_keywords(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        let start = at + 2;
+        let len = rest[start..]
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .unwrap_or(rest.len() - start);
+        let flag = rest[start..start + len].trim_end_matches('-');
+        let inside_a_word = rest[..at].ends_with(|c: char| c.is_alphanumeric());
+        out.push_str(&rest[..at]);
+        if flag.is_empty() || inside_a_word {
+            out.push_str("--");
+            rest = &rest[start..];
+            continue;
+        }
+        let keyword = (KEYWORDS.iter().find(|(name, _)| *name == flag)).map_or_else(
+            || flag.replace('-', "_"),
+            |(_, keyword)| keyword.to_string(),
+        );
+        rest = &rest[start + flag.len()..];
+        let value = rest.strip_prefix(' ').map(|after| {
+            let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'));
+            &after[..end.unwrap_or(after.len())]
+        });
+        match value.filter(|value| takes_value(flag, value)) {
+            Some(value) => {
+                out.push_str(&format!("{keyword}=\"{value}\""));
+                rest = &rest[1 + value.len()..];
+            }
+            None => {
+                out.push_str(&keyword);
+                out.push('=');
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The exception for `err`, of the class its kind names, carrying the
-/// command line's message.
+/// command line's message with its flags named as keyword arguments.
 fn raised(err: rgrade::Error) -> PyErr {
-    let message = err.to_string();
+    let message = in_keywords(&err.to_string());
     match err.kind() {
         rgrade::ErrorKind::Usage => UsageError::new_err(message),
         rgrade::ErrorKind::Labels => LabelsError::new_err(message),
@@ -267,7 +332,7 @@ fn grade(
     let partial = options.partial;
     let graded = py.detach(|| {
         let mut warnings = Vec::new();
-        let mut warn = |warning: rgrade::Warning| warnings.push(warning.to_string());
+        let mut warn = |warning: rgrade::Warning| warnings.push(in_keywords(&warning.to_string()));
         let rows = if partial {
             rgrade::grade_partial(&plan, &mut warn).map(|_| None)
         } else {
@@ -305,7 +370,7 @@ fn merge(
     };
     let merged = py.detach(|| {
         let mut warnings = Vec::new();
-        let mut warn = |warning: rgrade::Warning| warnings.push(warning.to_string());
+        let mut warn = |warning: rgrade::Warning| warnings.push(in_keywords(&warning.to_string()));
         rgrade::merge(&plan, &mut warn).map(|graded| (warnings, graded.per_query))
     });
     let (warnings, rows) = merged.map_err(raised)?;
@@ -369,8 +434,10 @@ fn compare(
     };
     let compared = py.detach(|| {
         let mut warnings = Vec::new();
-        rgrade::compare(&plan, &mut |warning| warnings.push(warning.to_string()))
-            .map(|compared| (compared.passed(), warnings))
+        rgrade::compare(&plan, &mut |warning| {
+            warnings.push(in_keywords(&warning.to_string()))
+        })
+        .map(|compared| (compared.passed(), warnings))
     });
     compared.map_err(raised)
 }

@@ -198,6 +198,21 @@ def test_errors_raise_with_the_command_lines_message(tmp_path):
         assert issubclass(error, rgrade.RgradeError)
 
 
+def test_errors_name_keyword_arguments_not_flags():
+    """A message the command line words with its flags names the keyword
+    arguments in Python: `--join text` is join="text", `--rank-field` is
+    rank_field=."""
+    labels = pa.table({"query_id": ["q1"], "doc_id": ["a"]})
+    logs = pa.table({"query_id": ["q1"], "doc_id": ["a"]})
+    with pytest.raises(rgrade.LogsError) as raised:
+        rgrade.grade(labels, logs)
+    assert "rank_field=" in str(raised.value) and "--" not in str(raised.value), raised.value
+    events = pa.table({"query_id": ["q1"], "results": [["a"]]})
+    with pytest.raises(rgrade.LabelsError) as raised:
+        rgrade.grade(labels, events, join="text")
+    assert 'join="text" matches captures' in str(raised.value), raised.value
+
+
 def test_rejected_records_never_raise(tmp_path):
     logs = tmp_path / "logs.jsonl"
     logs.write_bytes((SAMPLES / "seed/logs.jsonl").read_bytes() + b"{not json\n")
