@@ -430,6 +430,85 @@ fn whole_number_float_ranks_read_as_integers() {
     }
 }
 
+/// A log of one row per result with a score and no rank column is ranked
+/// as trec_eval ranks a run: score (as a 32-bit float) descending, then
+/// doc id descending; it grades as the same lines in a TREC run do. A
+/// score that is no finite number is `bad_score`, and its ranking is
+/// rejected.
+#[test]
+fn a_scored_log_without_ranks_is_ranked_as_a_run() {
+    let wd = Workdir::new("parquet_scored");
+    wd.write("labels.jsonl", LABELS);
+    let queries = ["q1", "q1", "q1", "q2", "q2"];
+    let docs = ["z", "a", "y", "c", "b"];
+    let write = |name: &str, scores: Vec<f64>| {
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("query_id", Arc::new(StringArray::from(queries.to_vec()))),
+            ("doc_id", Arc::new(StringArray::from(docs.to_vec()))),
+            ("score", Arc::new(Float64Array::from(scores))),
+        ];
+        write_parquet(&wd.path(name), columns, 2);
+    };
+    let scores = vec![2.5, 1.0, 2.5, 0.5, 0.25];
+    write("scored.parquet", scores.clone());
+    let lines: String = (queries.iter().zip(docs).zip(&scores))
+        .map(|((q, d), s)| format!("{q} Q0 {d} 0 {s} run\n"))
+        .collect();
+    wd.write("run.trec", &lines);
+    let grade = |log: &str, out: &str| {
+        let args = [
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "1,3",
+            "-o",
+            out,
+            "-q",
+            log,
+        ];
+        wd.rgrade(&args).expect_code(0);
+        let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
+        let cells = |q: &str| {
+            let row = per_query.row(&[("query_id", q)]);
+            [
+                row["first_rel_rank"].clone(),
+                row["rr@3"].clone(),
+                row["n_results"].clone(),
+            ]
+        };
+        [cells("q1"), cells("q2")]
+    };
+    let scored = grade("scored.parquet", "scored");
+    // q1: z and y tie at 2.5, z first (doc id descending), then a.
+    assert_eq!(
+        scored[0],
+        ["3", "0.3333333333333333", "3"].map(String::from)
+    );
+    assert_eq!(scored[1], ["2", "0.5", "2"].map(String::from));
+    assert_eq!(scored, grade("run.trec", "trec"));
+
+    write("nan.parquet", vec![2.5, 1.0, 2.5, f64::NAN, 0.25]);
+    let args = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "3",
+        "-o",
+        "nan",
+        "-q",
+        "nan.parquet",
+    ];
+    wd.rgrade(&args).expect_code(1);
+    let rejects = wd.read_jsonl("nan/rejects.jsonl");
+    let reasons: Vec<&str> = rejects
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["bad_score", "incomplete_ranking"]);
+}
+
 /// pandas and polars keep small integers in 8- and 16-bit columns: ids,
 /// grades and ranks of any integer width read as the same numbers.
 #[test]

@@ -129,6 +129,19 @@ def test_ranks_from_pandas_rank_are_whole_numbers(tmp_path):
     assert rr == {"q1": 0.5, "q2": 0.5}
 
 
+def test_a_scored_run_frame_is_ranked_by_score(tmp_path):
+    """A run frame of scores and no ranks (query_id, doc_id, score) is
+    ranked as trec_eval ranks it: score descending, then doc id
+    descending."""
+    labels = pa.table({"query_id": ["q1", "q2"], "doc_id": ["a", "c"]})
+    run = pandas.DataFrame(
+        {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["z", "a", "y", "c"], "score": [2.5, 1.0, 2.5, 0.5]}
+    )
+    graded = rgrade.grade(labels, run, k=(3,))
+    rank = dict(zip(graded.per_query["query_id"].to_pylist(), graded.per_query["first_rel_rank"].to_pylist()))
+    assert rank == {"q1": 3, "q2": 1}
+
+
 def test_a_table_without_its_columns_raises_naming_it():
     labels = SAMPLES / "seed/labels.jsonl"
     with pytest.raises(rgrade.RgradeError, match="logs table 1: .*'query_id'"):

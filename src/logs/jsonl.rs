@@ -154,6 +154,9 @@ impl FieldNames {
     pub const COLLECTION: &'static str = "collection";
     /// Where a Parquet row of one result keeps its rank unless the user says otherwise.
     pub const RANK: &'static str = "rank";
+    /// The score column of a Parquet log of one row per result that has
+    /// no rank column: its results are ranked by score, as a run's are.
+    pub const SCORE: &'static str = "score";
 }
 
 impl<'i> EventKey<'i> {

@@ -65,7 +65,11 @@ pub struct Results {
 pub struct LongColumns {
     pub key: KeyColumns,
     pub doc: ColumnPath,
+    /// The rank column, or with `by_score` the score column.
     pub rank: ColumnPath,
+    /// Whether the results are ranked by their scores, higher first, as
+    /// trec_eval ranks a run's lines (no rank column, a score column).
+    pub by_score: bool,
 }
 
 /// Where a Phoenix row keeps its query id or text: tried in order.
@@ -152,16 +156,24 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
             stage: columns.optional(path(names.stage.as_deref(), FieldNames::STAGE), Want::Text)?,
             run: columns.optional(path(names.run.as_deref(), FieldNames::RUN), Want::Text)?,
         };
-        if columns.find(&results).is_none() && columns.find(&rank).is_some() {
+        let score = path(None, FieldNames::SCORE);
+        let ranked = columns.find(&rank).is_some();
+        if columns.find(&results).is_none() && (ranked || columns.find(&score).is_some()) {
             let doc = path(names.doc.as_deref(), "doc_id");
+            let doc = columns.require(
+                doc,
+                Want::Id,
+                "a result's doc id; --doc-field names another",
+            )?;
+            let (rank, by_score) = match ranked {
+                true => (columns.require(rank, Want::Whole, "")?, false),
+                false => (columns.require(score, Want::Number, "")?, true),
+            };
             Layout::Long(LongColumns {
                 key,
-                doc: columns.require(
-                    doc,
-                    Want::Id,
-                    "a result's doc id; --doc-field names another",
-                )?,
-                rank: columns.require(rank, Want::Whole, "")?,
+                doc,
+                rank,
+                by_score,
             })
         } else {
             let doc = names
@@ -260,9 +272,10 @@ impl Columns<'_> {
         let field = self.find(&list).ok_or_else(|| {
             format!(
                 "no column '{}' (the results; --results-field names another; a log of one \
-                 row per result needs a '{}' column, or --rank-field)",
+                 row per result needs a '{}' column, or --rank-field, or a '{}' column)",
                 show(&list),
-                FieldNames::RANK
+                FieldNames::RANK,
+                FieldNames::SCORE
             )
         })?;
         let DataType::List(element) = field.data_type() else {

@@ -161,6 +161,7 @@ enum View<'a> {
     Long {
         doc: Named<'a>,
         rank: Named<'a>,
+        by_score: bool,
     },
     Spans {
         kind: Named<'a>,
@@ -209,6 +210,7 @@ impl<'a> Batch<'a> {
                 View::Long {
                     doc: Named::of(batch, &long.doc)?,
                     rank: Named::of(batch, &long.rank)?,
+                    by_score: long.by_score,
                 },
             ),
             Layout::Spans(columns) => {
@@ -297,7 +299,11 @@ impl<'a> Batch<'a> {
     pub fn read(&self, row: usize) -> Result<RowRecord<'a>, Invalid> {
         match &self.view {
             View::Wide { .. } => self.key(row).map(RowRecord::Event),
-            View::Long { doc, rank } => {
+            View::Long {
+                doc,
+                rank,
+                by_score,
+            } => {
                 let key = self.key(row)?;
                 // A null run or stage in a column that is there: the row
                 // would fall into a ranking of the defaults.
@@ -319,19 +325,22 @@ impl<'a> Batch<'a> {
                     let invalid = Invalid::new(RejectReason::BadResult, detail);
                     return Ok(RowRecord::LostResult { key, invalid });
                 };
-                let value = (rank.cells.whole(row))
-                    .and_then(|r| u32::try_from(r).ok())
-                    .filter(|&r| r >= 1);
-                let Some(value) = value else {
+                let (rank, invalid) = if *by_score {
+                    let score = rank.cells.number(row).filter(|s| s.is_finite());
+                    let detail = format!("'{}' is not a finite number", rank.name);
+                    (score.map(RankKey::score), (RejectReason::BadScore, detail))
+                } else {
+                    let value = (rank.cells.whole(row))
+                        .and_then(|r| u32::try_from(r).ok())
+                        .filter(|&r| r >= 1);
                     let detail = format!("'{}' is not a whole number of at least 1", rank.name);
-                    let invalid = Invalid::new(RejectReason::BadRank, detail);
+                    (value.map(RankKey::rank), (RejectReason::BadRank, detail))
+                };
+                let Some(rank) = rank else {
+                    let invalid = Invalid::new(invalid.0, invalid.1);
                     return Ok(RowRecord::LostResult { key, invalid });
                 };
-                Ok(RowRecord::Result {
-                    key,
-                    doc_id,
-                    rank: RankKey::rank(value),
-                })
+                Ok(RowRecord::Result { key, doc_id, rank })
             }
             View::Spans { kind, query, .. } => {
                 let Some(kind) = kind.cells.text(row).and_then(openinference_kind) else {
@@ -491,7 +500,7 @@ impl<'a> Batch<'a> {
                 let docs = results.excerpt(row);
                 object.insert(results.name.clone(), docs);
             }
-            View::Long { doc, rank } => {
+            View::Long { doc, rank, .. } => {
                 put(doc, text(doc));
                 put(rank, number(rank));
             }
