@@ -149,6 +149,13 @@ fn results(rows: &[Option<Vec<Option<&str>>>]) -> ArrayRef {
     Arc::new(builder.finish())
 }
 
+/// The reason of every reject in `dir`/rejects.jsonl, in input order.
+fn reject_reasons(wd: &Workdir, dir: &str) -> Vec<String> {
+    let rejects = wd.read_jsonl(&format!("{dir}/rejects.jsonl"));
+    let reason = |r: &serde_json::Value| r["reason"].as_str().unwrap().to_string();
+    rejects.iter().map(reason).collect()
+}
+
 const LABELS: &str = concat!(
     r#"{"query_id": "q1", "relevant": ["a"]}"#,
     "\n",
@@ -415,11 +422,7 @@ fn whole_number_float_ranks_read_as_integers() {
             &file,
         ];
         wd.rgrade(&args).expect_code(1);
-        let rejects = wd.read_jsonl(&format!("{name}/rejects.jsonl"));
-        let reasons: Vec<&str> = rejects
-            .iter()
-            .map(|r| r["reason"].as_str().unwrap())
-            .collect();
+        let reasons = reject_reasons(&wd, name);
         assert_eq!(reasons, ["bad_rank", "incomplete_ranking"], "{name}");
         let per_query = wd.read_csv(&format!("{name}/per_query.csv"));
         assert_eq!(
@@ -501,11 +504,7 @@ fn a_scored_log_without_ranks_is_ranked_as_a_run() {
         "nan.parquet",
     ];
     wd.rgrade(&args).expect_code(1);
-    let rejects = wd.read_jsonl("nan/rejects.jsonl");
-    let reasons: Vec<&str> = rejects
-        .iter()
-        .map(|r| r["reason"].as_str().unwrap())
-        .collect();
+    let reasons = reject_reasons(&wd, "nan");
     assert_eq!(reasons, ["bad_score", "incomplete_ranking"]);
 }
 
@@ -743,11 +742,7 @@ fn latencies_are_finite_and_not_negative_in_every_format() {
             log,
         ];
         wd.rgrade(&args).expect_code(1);
-        let rejects = wd.read_jsonl(&format!("{out}/rejects.jsonl"));
-        let reasons: Vec<&str> = rejects
-            .iter()
-            .map(|r| r["reason"].as_str().unwrap())
-            .collect();
+        let reasons = reject_reasons(&wd, &out);
         assert_eq!(reasons, [first_reason, "bad_field", "bad_field"], "{log}");
         let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
         let q1 = per_query.row(&[("query_id", "q1")]);
@@ -810,11 +805,7 @@ fn a_result_row_of_no_stage_rejects_its_query_rankings() {
             row("retrieve", "q2", "ok")
         ]
     );
-    let rejects = wd.read_jsonl("out/rejects.jsonl");
-    let reasons: Vec<&str> = rejects
-        .iter()
-        .map(|r| r["reason"].as_str().unwrap())
-        .collect();
+    let reasons = reject_reasons(&wd, "out");
     assert_eq!(
         reasons,
         ["incomplete_ranking", "bad_field", "incomplete_ranking"]
