@@ -77,7 +77,7 @@ fn judge_block(c: &mut Criterion) {
         first_line: 1,
         bytes: log_block(),
         format: LogsFormat::Jsonl,
-        header_line: None,
+        header: None,
         numbers: Vec::new(),
     });
     let Chunk::Lines(block) = &chunk else {

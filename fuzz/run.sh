@@ -54,6 +54,8 @@ seed() {
     trec_lines)
         printf 'q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n7 Q0 8 1 -3e1 dense extra\n' \
             >"$corpus/run.txt"
+        printf 'q_id,doc_id,score,run,stage\nq1,d1,2.5,bm25,final\n7,"8",1.0,dense,retrieve\nq2,d2,NaN,bm25,final\n' \
+            >"$corpus/run.csv"
         ;;
     labels_jsonl)
         cp "$samples/seed/labels.jsonl" "$corpus/seed-labels.jsonl"

@@ -74,7 +74,7 @@ pub mod kernels {
     pub use crate::base::stats::{bootstrap_mean_interval, paired_randomization_p_value};
     pub use crate::grade::judge::{BlockWorker, JudgeConfig};
     pub use crate::grade::runs::TrecLines;
-    pub use crate::io::blocks::{lines, Block, Chunk};
+    pub use crate::io::blocks::{lines, Block, Chunk, Header};
     pub use crate::io::inputs::Input;
     pub use crate::io::json::JsonParser;
     pub use crate::io::workers::{for_each_block, pool};

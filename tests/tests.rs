@@ -6,6 +6,7 @@ mod prop_stage_loss;
 mod test_compare;
 mod test_compare_rules;
 mod test_compare_stats;
+mod test_csv_runs;
 mod test_diagnostics_sample;
 mod test_docs;
 mod test_gen;

@@ -1,5 +1,5 @@
-//! TREC and MS MARCO run lines: the input is one block of run lines (its
-//! first line perhaps a header), judged as a grading worker judges it,
+//! TREC, MS MARCO and CSV run lines: the input is one block of run lines
+//! (its first line perhaps a header; a CSV run's names its columns), judged as a grading worker judges it,
 //! ranking the (run, query)s it holds whole, and again holding every line
 //! as a worker does for input read only once.
 #![no_main]
@@ -12,7 +12,7 @@ use rgrade_fuzz::judge;
 fuzz_target!(|data: &[u8]| {
     let fields = LogFields::default();
     let spans = SpanFields::default();
-    for format in [LogsFormat::Trec, LogsFormat::Msmarco] {
+    for format in [LogsFormat::Trec, LogsFormat::Msmarco, LogsFormat::Csv] {
         judge(
             data,
             format,

@@ -16,7 +16,8 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema};
 
 use rgrade::kernels::{
-    pool, Block, BlockWorker, Chunk, JudgeConfig, LabelIndex, LogFields, SpanFields, TrecLines,
+    pool, Block, BlockWorker, Chunk, Header, JudgeConfig, LabelIndex, LogFields, SpanFields,
+    TrecLines,
 };
 use rgrade::{
     ArrowTable, Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy,
@@ -118,8 +119,17 @@ pub fn judge(
         first_line: 1,
         bytes: bytes.to_vec(),
         format,
-        // A run's first line may be its header.
-        header_line: matches!(format, LogsFormat::Trec | LogsFormat::Msmarco).then_some(1),
+        // A run's first line may be its header; a CSV run's names its columns.
+        header: matches!(
+            format,
+            LogsFormat::Trec | LogsFormat::Msmarco | LogsFormat::Csv
+        )
+        .then(|| Header {
+            line: 1,
+            text: String::from_utf8_lossy(bytes.split(|&b| b == b'\n').next().unwrap_or_default())
+                .trim()
+                .into(),
+        }),
         numbers: Vec::new(),
     });
     BlockWorker::new(&config).process(&chunk);

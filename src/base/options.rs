@@ -169,7 +169,7 @@ choice! {
     /// The format of a log file.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum LogsFormat {
-        /// Parquet by its PAR1 magic; TREC or MS MARCO run when the first line (or the one after a header) has that shape; else JSONL.
+        /// Parquet by its PAR1 magic; a CSV run by its header; TREC or MS MARCO run when the first line (or the one after a header) has that shape; else JSONL.
         Auto = "auto",
         /// One JSON object per search event.
         Jsonl = "jsonl",
@@ -181,6 +181,8 @@ choice! {
         Otlp = "otlp",
         /// Parquet: a row per search event, a row per (event, result) with a rank, or Phoenix spans.
         Parquet = "parquet",
+        /// CSV run: a header naming query_id (or q_id), doc_id and score or rank; a row per result.
+        Csv = "csv",
     }
 }
 

@@ -178,7 +178,8 @@ fn judge_inputs(
         fields: reading.fields,
         spans: config.spans,
     };
-    // A row group that cannot be decoded stops the run: its input is corrupt.
+    // A row group that cannot be decoded, or a CSV run's header that
+    // cannot be read, stops the run.
     let mut failed = None;
     let stats = for_each_block(
         pool,
@@ -200,10 +201,7 @@ fn judge_inputs(
             .iter()
             .find(|(i, _)| *i == input)
             .map(|(_, input)| input.name());
-        bail!(
-            "{}: cannot read (truncated or corrupt Parquet?): {err}",
-            name.unwrap_or_default()
-        );
+        bail!("{}: {err}", name.unwrap_or_default());
     }
     stats
 }

@@ -108,7 +108,7 @@ impl fmt::Display for Warning {
         match self {
             Warning::NotRuns(paths) => write!(
                 f,
-                "skipped {} with no TREC or MS MARCO run: {}",
+                "skipped {} with no TREC, MS MARCO or CSV run: {}",
                 plural(paths.len() as u64, "file", "files"),
                 first_few(paths.iter().map(|p| p.display().to_string()), 5)
             ),

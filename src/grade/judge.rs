@@ -14,9 +14,10 @@ use crate::grade::pool::Pooled;
 use crate::grade::ranker::{RankRules, RunLine};
 use crate::grade::ranking::RankingJudge;
 use crate::grade::runs::{BlockRuns, BlockScratch, TrecLines};
-use crate::io::blocks::{is_blank, line_ranges, Chunk, MAX_LINE};
+use crate::io::blocks::{is_blank, line_ranges, Block, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;
 use crate::labels::{LabelIndex, QueryIdx};
+use crate::logs::csv_run::{BadCsvLine, CsvRun};
 use crate::logs::jsonl::{Event, LogFields};
 use crate::logs::otlp::{for_each_span, SpanFields, SpanRecord};
 use crate::logs::parquet::rows::{for_each_batch, RowRecord};
@@ -66,7 +67,8 @@ pub struct BlockOutcome {
     /// it (empty when no stage is named).
     pub stages_seen: Vec<bool>,
     /// Why the chunk could not be read at all (a Parquet row group that
-    /// does not decode): the whole input is then in error.
+    /// does not decode, a CSV run's header that cannot be read): the whole
+    /// input is then in error.
     pub failed: Option<String>,
 }
 
@@ -299,6 +301,27 @@ impl LastQuery {
     }
 }
 
+/// Where the fields of a block's lines are when it is a CSV run.
+///
+/// # Errors
+/// A CSV run without a header, or whose header names a column rgrade
+/// does not know: the input cannot be read.
+fn csv_run(block: &Block) -> Result<Option<CsvRun>, String> {
+    if block.format != LogsFormat::Csv {
+        return Ok(None);
+    }
+    let Some(header) = &block.header else {
+        return Err(
+            "a CSV run's first line must be its header, naming query_id (or q_id), \
+                    doc_id, and score or rank"
+                .to_string(),
+        );
+    };
+    CsvRun::from_header(&header.text)
+        .map(Some)
+        .map_err(|err| format!("line {}: {err}", header.line))
+}
+
 impl<'a> BlockWorker<'a> {
     /// A worker with empty scratch space.
     pub fn new(config: &'a JudgeConfig<'a>) -> Self {
@@ -329,66 +352,81 @@ impl<'a> BlockWorker<'a> {
             }
             Chunk::Lines(block) => {
                 out.input = block.input;
-                let run_file = matches!(block.format, LogsFormat::Trec | LogsFormat::Msmarco);
-                // A run file's block is checked as UTF-8 once, not line by line.
-                let text = run_file
-                    .then(|| std::str::from_utf8(&block.bytes).ok())
-                    .flatten();
-                for (offset, range) in line_ranges(&block.bytes).enumerate() {
-                    let line = &block.bytes[range.clone()];
-                    let origin = Origin::line(block.input, block.line_number(offset));
-                    if is_blank(line) {
-                        out.counts.blank += 1;
-                        continue;
-                    }
-                    if block.header_line == Some(origin.line) {
-                        out.counts.header += 1;
-                        continue;
-                    }
-                    let judged = if line.len() > MAX_LINE {
-                        Err(too_long())
-                    } else if block.format == LogsFormat::Otlp {
-                        match self.otlp_line(line, origin, &mut out) {
-                            Ok(records) => {
-                                out.counts.records += records;
-                                continue;
-                            }
-                            Err(invalid) => Err(invalid),
-                        }
-                    } else if run_file {
-                        let text = text.and_then(|text| text.get(range));
-                        let parsed = match text {
-                            Some(text) => TrecLine::parse_text(text, block.format),
-                            None => TrecLine::parse(line, block.format),
-                        };
-                        match parsed {
-                            Ok(parsed) => {
-                                self.trec_line(parsed, block.format, origin, &mut out);
-                                Ok(())
-                            }
-                            Err(bad) => {
-                                Err(self.bad_trec_line(bad, block.format, origin, &mut out))
-                            }
-                        }
-                    } else {
-                        self.json_line(line, origin, &mut out)
-                    };
-                    out.counts.records += 1;
-                    if let Err(invalid) = judged {
-                        out.reject(origin, invalid, line);
-                    }
+                match csv_run(block) {
+                    Ok(csv) => self.lines(block, csv.as_ref(), &mut out),
+                    Err(err) => out.failed = Some(err),
                 }
                 self.finish_runs(&mut out);
             }
             Chunk::Rows(group) => {
                 out.input = group.input;
                 if let Err(err) = self.row_group(group, &mut out) {
-                    out.failed = Some(err);
+                    out.failed = Some(format!(
+                        "cannot read (truncated or corrupt Parquet?): {err}"
+                    ));
                 }
                 self.finish_runs(&mut out);
             }
         }
         out
+    }
+
+    /// Parse and judge every line of a block; `csv` says where a CSV
+    /// run's fields are.
+    fn lines(&mut self, block: &Block, csv: Option<&CsvRun>, out: &mut BlockOutcome) {
+        let run_file = matches!(
+            block.format,
+            LogsFormat::Trec | LogsFormat::Msmarco | LogsFormat::Csv
+        );
+        // A run file's block is checked as UTF-8 once, not line by line.
+        let text = run_file
+            .then(|| std::str::from_utf8(&block.bytes).ok())
+            .flatten();
+        for (offset, range) in line_ranges(&block.bytes).enumerate() {
+            let line = &block.bytes[range.clone()];
+            let origin = Origin::line(block.input, block.line_number(offset));
+            if is_blank(line) {
+                out.counts.blank += 1;
+                continue;
+            }
+            if block.header.as_ref().is_some_and(|h| h.line == origin.line) {
+                out.counts.header += 1;
+                continue;
+            }
+            let judged = if line.len() > MAX_LINE {
+                Err(too_long())
+            } else if block.format == LogsFormat::Otlp {
+                match self.otlp_line(line, origin, out) {
+                    Ok(records) => {
+                        out.counts.records += records;
+                        continue;
+                    }
+                    Err(invalid) => Err(invalid),
+                }
+            } else if let Some(csv) = csv {
+                let text = text.and_then(|text| text.get(range));
+                self.csv_line(csv, line, text, origin, out)
+            } else if run_file {
+                let text = text.and_then(|text| text.get(range));
+                let parsed = match text {
+                    Some(text) => TrecLine::parse_text(text, block.format),
+                    None => TrecLine::parse(line, block.format),
+                };
+                match parsed {
+                    Ok(parsed) => {
+                        self.trec_line(parsed, block.format, origin, out);
+                        Ok(())
+                    }
+                    Err(bad) => Err(self.bad_trec_line(bad, block.format, origin, out)),
+                }
+            } else {
+                self.json_line(line, origin, out)
+            };
+            out.counts.records += 1;
+            if let Err(invalid) = judged {
+                out.reject(origin, invalid, line);
+            }
+        }
     }
 
     /// Rank or hold the run lines of the chunk just read.
@@ -559,6 +597,67 @@ impl<'a> BlockWorker<'a> {
         self.run_line(&key, parsed.doc_id, parsed.key, origin, out);
     }
 
+    /// Judge a line of a CSV run (`text` when the block is UTF-8).
+    fn csv_line(
+        &mut self,
+        csv: &CsvRun,
+        line: &[u8],
+        text: Option<&str>,
+        origin: Origin,
+        out: &mut BlockOutcome,
+    ) -> Result<(), Invalid> {
+        let Some(text) = text.or_else(|| std::str::from_utf8(line).ok()) else {
+            // What the line names of its ranking, where those fields are
+            // valid UTF-8, places the loss.
+            let lossy = String::from_utf8_lossy(line);
+            let readable = |field: &str| !field.contains(char::REPLACEMENT_CHARACTER);
+            let (query_id, place) = match csv.parse(&lossy) {
+                Ok(line) => (Some(line.query_id), Some((line.run, line.stage))),
+                Err(bad) => (bad.query_id, bad.place),
+            };
+            let bad = BadCsvLine {
+                invalid: Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"),
+                query_id: query_id.filter(|q| readable(q)),
+                place: place
+                    .filter(|(run, stage)| readable(run) && stage.as_deref().is_none_or(readable)),
+            };
+            return Err(self.bad_csv_line(bad, origin, out));
+        };
+        match csv.parse(text) {
+            Ok(parsed) => {
+                let config = self.config;
+                let key = EventKey {
+                    query_id: parsed.query_id,
+                    stage: parsed.stage.as_deref().unwrap_or(DEFAULT_STAGE),
+                    run: config.run_of(&parsed.run, LogsFormat::Csv, origin.input),
+                };
+                self.run_line(&key, &parsed.doc_id, parsed.key, origin, out);
+                Ok(())
+            }
+            Err(bad) => Err(self.bad_csv_line(bad, origin, out)),
+        }
+    }
+
+    /// Why a CSV run line is rejected; a line that names its ranking (its
+    /// query, run and stage) is also a line that ranking lost, and one that
+    /// names its query alone is a line every ranking of the query may
+    /// have lost.
+    fn bad_csv_line(&mut self, bad: BadCsvLine, origin: Origin, out: &mut BlockOutcome) -> Invalid {
+        let Some(query_id) = bad.query_id else {
+            return bad.invalid;
+        };
+        let Some((run, stage)) = bad.place else {
+            return self.unplaced_line(&query_id, bad.invalid, origin, out);
+        };
+        let config = self.config;
+        let key = EventKey {
+            query_id,
+            stage: stage.as_deref().unwrap_or(DEFAULT_STAGE),
+            run: config.run_of(&run, LogsFormat::Csv, origin.input),
+        };
+        self.lost_line(&key, bad.invalid, origin, out)
+    }
+
     /// Why a run line is rejected; a line whose fields name its ranking
     /// (its query, and its tag unless runs are named after their files)
     /// is also a line that ranking lost.
@@ -704,7 +803,7 @@ mod tests {
             first_line: 1,
             bytes,
             format,
-            header_line: None,
+            header: None,
             numbers: Vec::new(),
         };
         BlockWorker::new(&config).process(&Chunk::Lines(block))

@@ -9,6 +9,7 @@
 
 use std::io::{self, BufRead, Read};
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::base::options::LogsFormat;
 use crate::io::decompress::Source;
@@ -33,8 +34,8 @@ pub struct Block {
     pub bytes: Vec<u8>,
     /// The input's format (never `Auto`): decided once per input.
     pub format: LogsFormat,
-    /// The line number of the run's header line, if it has one.
-    pub header_line: Option<u64>,
+    /// The run's header line, if it has one.
+    pub header: Option<Header>,
     /// Each line's number when they do not follow each other from
     /// `first_line` (lines handed over from several places); else empty.
     pub numbers: Vec<u64>,
@@ -250,7 +251,7 @@ impl<'a, R> BlockCutter<'a, R> {
             first_line: self.next_line,
             bytes,
             format: detected.format,
-            header_line: detected.header_line,
+            header: detected.header.clone(),
             numbers: Vec::new(),
         };
         self.next_line += lines;
@@ -265,8 +266,8 @@ impl<'a, R> BlockCutter<'a, R> {
 pub struct Detected {
     /// The format (never `Auto`).
     pub format: LogsFormat,
-    /// The line number of a run's header line.
-    pub header_line: Option<u64>,
+    /// A run's header line.
+    pub header: Option<Header>,
     /// The first line fit no format (nor was a header) and a later line
     /// decided: the first is rejected by that format's reader.
     pub looked_past_first: bool,
@@ -274,12 +275,22 @@ pub struct Detected {
     pub doubt: Option<String>,
 }
 
+/// A run's header line: where it is, and what it says (a CSV run's header
+/// tells where each field is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// Its text, without the line end.
+    pub text: Arc<str>,
+}
+
 impl Detected {
     /// Lines read in `format`, no question asked.
     pub fn lines(format: LogsFormat) -> Self {
         Detected {
             format,
-            header_line: None,
+            header: None,
             looked_past_first: false,
             doubt: None,
         }

@@ -36,11 +36,12 @@ impl Column {
     ];
 }
 
-/// Every name a labels table may give a column, with what it holds. A
-/// grade goes by the names other tools write it under: `relevance`
-/// (ir_measures), `score` (ranx), `rel`.
-const NAMES: [(&str, Column); 12] = [
+/// Every name a labels table may give a column, with what it holds. The
+/// query id and the grade go by the names other tools write them under:
+/// `q_id` (ranx); `relevance` (ir_measures), `score` (ranx), `rel`.
+const NAMES: [(&str, Column); 13] = [
     ("query_id", Column::QueryId),
+    ("q_id", Column::QueryId),
     ("doc_id", Column::DocId),
     ("grade", Column::Grade),
     ("relevance", Column::Grade),
@@ -97,8 +98,13 @@ impl Columns {
             };
             let slot = &mut columns.0[kind as usize];
             if let Some(earlier) = *slot {
+                // Only the query id and the grade go by several names.
+                let what = match kind {
+                    Column::QueryId => "the query id",
+                    _ => "the grade",
+                };
                 return Err(format!(
-                    "columns '{}' and '{name}' both hold the grade: keep one",
+                    "columns '{}' and '{name}' both hold {what}: keep one",
                     names[earlier]
                 ));
             }
@@ -147,6 +153,13 @@ mod tests {
         );
         let err = Columns::find(["", "query_id", "doc_id"]).unwrap_err();
         assert!(err.contains("index=False"), "{err}");
+        let err = Columns::find(["query_id", "q_id", "doc_id"]).unwrap_err();
+        assert!(
+            err.contains("'query_id' and 'q_id' both hold the query id"),
+            "{err}"
+        );
+        let ranx = Columns::find(["q_id", "doc_id", "score"]).unwrap();
+        assert_eq!(ranx.get(Column::QueryId), Some(0));
         let err = Columns::find(["query_id", "doc_id", "grade", "relevance"]).unwrap_err();
         assert!(
             err.contains("'grade' and 'relevance' both hold the grade"),

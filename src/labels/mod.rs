@@ -333,7 +333,7 @@ mod tests {
             ("q1 0 a x\n", ":1: grade 'x' is not an integer"),
             ("q1 0 a 1\nq1 0 a 2\n", ":2: doc_id 'a' is judged twice for query_id 'q1' (first on line 1)"),
             ("query,doc\nq,a\n", ":1: the CSV header: unknown labels column 'doc'"),
-            ("query_id,task\nq,a\n", ":1: the CSV header needs query_id and doc_id"),
+            ("query_id,task\nq,a\n", ":1: the CSV header needs query_id (or q_id) and doc_id"),
             ("query_id,doc_id,doc_id\nq,a,b\n", ":1: the CSV header: column 'doc_id' is named twice"),
             ("query_id,doc_id,task\nq,a,x\nq,b,y\n", ":3: query_id 'q' has task 'y' here but 'x' on line 2"),
         ];

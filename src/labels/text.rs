@@ -66,7 +66,7 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         let found = headers.iter().collect::<Vec<_>>().join(",");
         return Err((
             Some(1),
-            anyhow!("the CSV header needs query_id and doc_id columns, found: {found}"),
+            anyhow!("the CSV header needs query_id (or q_id) and doc_id columns, found: {found}"),
         ));
     };
     let (grade_col, required_col) = (columns.get(Column::Grade), columns.get(Column::Required));

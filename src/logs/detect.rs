@@ -1,9 +1,11 @@
-//! An input's format, told from its first lines: a JSON object (a search
-//! event, or an OTLP request of spans), a TREC run line, an MS MARCO run
-//! line; a run's header and a broken first line looked past.
+//! An input's format, told from its first lines: a CSV run's header, a
+//! JSON object (a search event, or an OTLP request of spans), a TREC run
+//! line, an MS MARCO run line; a run's header and a broken first line
+//! looked past.
 
 use crate::base::options::LogsFormat;
-use crate::io::blocks::{is_blank, line_ranges, Detected};
+use crate::io::blocks::{is_blank, line_ranges, Detected, Header};
+use crate::logs::csv_run;
 
 /// Decide how the input whose first block is `bytes` (from line
 /// `first_line`) reads. A line of the given format (or, under `Auto`, a
@@ -35,20 +37,30 @@ pub fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
         LogsFormat::Auto => shape_of(line),
         wanted => shape_of(line).filter(|&format| format == wanted),
     };
-    let read_as = |format, header_line, looked_past_first| Detected {
+    let read_as = |format, header: Option<(&[u8], u64)>, looked_past_first| Detected {
         format,
-        header_line,
+        header: header.map(|(text, line)| Header {
+            line,
+            text: String::from_utf8_lossy(text).trim().into(),
+        }),
         looked_past_first,
         doubt: None,
     };
+    let csv_header = first.filter(|(line, _)| {
+        matches!(given, LogsFormat::Auto | LogsFormat::Csv)
+            && std::str::from_utf8(line).is_ok_and(csv_run::is_header)
+    });
+    if csv_header.is_some() {
+        return read_as(LogsFormat::Csv, csv_header, false);
+    }
     if let Some(format) = first.and_then(|(line, _)| fits(line)) {
         return read_as(format, None, false);
     }
     match (first, lines.find_map(|(line, _)| fits(line))) {
-        (Some((header, number)), Some(format @ (LogsFormat::Trec | LogsFormat::Msmarco)))
-            if is_header(header, format) =>
+        (Some(header), Some(format @ (LogsFormat::Trec | LogsFormat::Msmarco)))
+            if is_header(header.0, format) =>
         {
-            read_as(format, Some(number), false)
+            read_as(format, Some(header), false)
         }
         (_, Some(format)) => read_as(format, None, true),
         _ => {
@@ -59,7 +71,7 @@ pub fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
             };
             Detected {
                 format,
-                header_line: None,
+                header: None,
                 looked_past_first: false,
                 doubt: first.map(|(line, _)| doubt(line, format)),
             }
@@ -101,7 +113,11 @@ fn is_header(line: &[u8], format: LogsFormat) -> bool {
     match format {
         LogsFormat::Trec => fields.len() >= 6 && !number(fields[3]) && !number(fields[4]),
         LogsFormat::Msmarco => fields.len() == 3 && !number(fields[2]),
-        LogsFormat::Jsonl | LogsFormat::Otlp | LogsFormat::Parquet | LogsFormat::Auto => false,
+        LogsFormat::Jsonl
+        | LogsFormat::Otlp
+        | LogsFormat::Parquet
+        | LogsFormat::Csv
+        | LogsFormat::Auto => false,
     }
 }
 
@@ -113,9 +129,16 @@ fn doubt(line: &[u8], format: LogsFormat) -> String {
         LogsFormat::Msmarco => "an MS MARCO run",
         LogsFormat::Otlp => "OTLP traces",
         LogsFormat::Parquet => "Parquet",
+        LogsFormat::Csv => "a CSV run",
         LogsFormat::Jsonl | LogsFormat::Auto => "JSONL",
     };
     let text = String::from_utf8_lossy(line);
+    if text.contains(',') && !text.trim_start().starts_with('{') {
+        return format!(
+            "read as {read_as}, but its first line is no CSV run header (comma-separated names \
+             among which query_id or q_id, doc_id, and score or rank)"
+        );
+    }
     let fields = text.split_ascii_whitespace().count();
     let saw = match shape_of(line) {
         Some(LogsFormat::Msmarco) => {
@@ -147,6 +170,10 @@ fn doubt(line: &[u8], format: LogsFormat) -> String {
 mod tests {
     use super::*;
 
+    fn header_line(detected: &Detected) -> Option<u64> {
+        detected.header.as_ref().map(|header| header.line)
+    }
+
     #[test]
     fn format_is_detected_from_the_first_line() {
         let format = |bytes: &[u8]| detect(bytes, LogsFormat::Auto, 1).format;
@@ -177,16 +204,23 @@ mod tests {
     fn detection_looks_past_a_header_and_explains_itself() {
         let auto = |bytes: &[u8]| detect(bytes, LogsFormat::Auto, 1);
         let trec = auto(b"\nqid Q0 docno rank score tag\nq1 Q0 d1 1 2.5 run\n");
-        assert_eq!((trec.format, trec.header_line), (LogsFormat::Trec, Some(2)));
+        assert_eq!(
+            (trec.format, header_line(&trec)),
+            (LogsFormat::Trec, Some(2))
+        );
         let msmarco = auto(b"qid\tpid\trank\n1\t7\t1\n");
         assert_eq!(
-            (msmarco.format, msmarco.header_line),
+            (msmarco.format, header_line(&msmarco)),
             (LogsFormat::Msmarco, Some(1))
         );
         // A run line with a defect is rejected later, not taken for a header.
         let broken = auto(b"q1 Q0 d1 1 2.5\nq1 Q0 d2 2 2.0 run\n");
         assert_eq!(
-            (broken.format, broken.header_line, broken.looked_past_first),
+            (
+                broken.format,
+                header_line(&broken),
+                broken.looked_past_first
+            ),
             (LogsFormat::Trec, None, true)
         );
         let lone = auto(b"q1 Q0 d1 1 2.5\n");
@@ -199,7 +233,27 @@ mod tests {
         assert_eq!(asked.format, LogsFormat::Trec);
         assert!(asked.doubt.unwrap().contains("--logs-format msmarco"));
         let header = detect(b"qid\tpid\trank\n1\t7\t1\n", LogsFormat::Msmarco, 1);
-        assert_eq!(header.header_line, Some(1));
+        assert_eq!(header_line(&header), Some(1));
         assert_eq!(auto(b"{\"query_id\": 1}\n").doubt, None);
+    }
+
+    #[test]
+    fn a_csv_run_is_known_by_its_header_on_the_first_line() {
+        let auto = |bytes: &[u8]| detect(bytes, LogsFormat::Auto, 1);
+        let csv = auto(b"\nq_id,doc_id,score\nq1,d1,0.5\n");
+        assert_eq!(csv.format, LogsFormat::Csv);
+        let header = csv.header.unwrap();
+        assert_eq!((header.line, &*header.text), (2, "q_id,doc_id,score"));
+        let labels = auto(b"query_id,doc_id,relevance\nq1,d1,1\n");
+        assert_eq!(labels.format, LogsFormat::Jsonl);
+        assert!(labels.doubt.unwrap().contains("no CSV run header"));
+        let asked = detect(b"q1,d1,0.5\n", LogsFormat::Csv, 1);
+        assert_eq!((asked.format, asked.header), (LogsFormat::Csv, None));
+        assert!(asked.doubt.unwrap().starts_with("read as a CSV run"));
+        // Asked for JSONL, a CSV header is not looked for.
+        assert_eq!(
+            detect(b"q_id,doc_id,score\n", LogsFormat::Jsonl, 1).format,
+            LogsFormat::Jsonl
+        );
     }
 }

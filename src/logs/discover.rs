@@ -1,6 +1,7 @@
 //! Which files the LOGS arguments name: files as given, directories
 //! walked for log file names, `-` for standard input; rgrade's own
-//! outputs never, and a `.txt` or `.tsv` file only when it holds a run.
+//! outputs never, and a `.txt`, `.tsv` or `.csv` file only when it holds a
+//! run.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -29,9 +30,12 @@ const LOG_SUFFIXES: [&str; 10] = [
     ".parquet",
 ];
 
-/// File name endings a directory walk picks up when the content is a TREC
-/// or MS MARCO run: published runs mostly end in `.txt`, MS MARCO's in `.tsv`.
-const RUN_TEXT_SUFFIXES: [&str; 6] = [".txt", ".txt.gz", ".txt.zst", ".tsv", ".tsv.gz", ".tsv.zst"];
+/// File name endings a directory walk picks up when the content is a run:
+/// published TREC runs mostly end in `.txt`, MS MARCO's in `.tsv`, and runs
+/// saved from data frames in `.csv`.
+const RUN_TEXT_SUFFIXES: [&str; 9] = [
+    ".txt", ".txt.gz", ".txt.zst", ".tsv", ".tsv.gz", ".tsv.zst", ".csv", ".csv.gz", ".csv.zst",
+];
 
 /// How much of a `.txt` or `.tsv` file is read to tell whether it is a run.
 const SNIFF_BYTES: u64 = 64 << 10;
@@ -40,17 +44,18 @@ const SNIFF_BYTES: u64 = 64 << 10;
 pub struct Discovered {
     /// Files as given, then each directory's logs, `-` for stdin.
     pub inputs: Vec<Input>,
-    /// `.txt` and `.tsv` files of the directories that hold no run.
+    /// `.txt`, `.tsv` and `.csv` files of the directories that hold no run.
     pub skipped: Vec<PathBuf>,
 }
 
 /// Expand the LOGS arguments into inputs: files as given, directories
 /// walked (sorted, for a stable order) for log file names, `-` for stdin.
-/// A walk never yields rgrade's own outputs: the rejects.jsonl of the
-/// output directory `out`, or of any directory an earlier run wrote into
-/// (it holds rgrade's lock file, summary.json or per_query.csv), is no log. `.txt` and
-/// `.tsv` files are read when they hold a TREC or MS MARCO run, and
-/// otherwise listed as skipped.
+/// A walk never yields rgrade's own outputs: the rejects.jsonl and CSV
+/// files of the output directory `out`, or of any directory an earlier run
+/// wrote into (it holds rgrade's lock file, summary.json or per_query.csv),
+/// are no logs.
+/// `.txt`, `.tsv` and `.csv` files are read when they hold a TREC, MS MARCO
+/// or CSV run, and otherwise listed as skipped.
 ///
 /// # Errors
 /// A path that does not exist, an empty file, a directory with no logs, or
@@ -176,9 +181,7 @@ fn walk(
         let kind = entry.file_type().with_context(listing)?;
         if kind.is_dir() {
             walk(&path, out, inputs, skipped)?;
-        } else if holds_outputs && entry.file_name() == REJECTS_FILE
-            || kind.is_symlink() && path.is_dir()
-        {
+        } else if holds_outputs && is_output_file(&path) || kind.is_symlink() && path.is_dir() {
             continue;
         } else if has_suffix(&path, &LOG_SUFFIXES) {
             let meta = std::fs::metadata(&path)
@@ -195,6 +198,12 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// Whether `path`, in a directory of outputs, is one of them: its
+/// rejects.jsonl, or a CSV file (per_query.csv and the others).
+fn is_output_file(path: &Path) -> bool {
+    path.file_name() == Some(REJECTS_FILE.as_ref()) || has_suffix(path, &[".csv"])
 }
 
 /// Add a log file; an empty regular file is an error (a pipe's size is
@@ -215,8 +224,8 @@ fn has_suffix(path: &Path, suffixes: &[&str]) -> bool {
     suffixes.iter().any(|suffix| name.ends_with(suffix))
 }
 
-/// Whether the file at `path` opens as a TREC or MS MARCO run (a header
-/// line allowed). One that cannot be read is taken for a run, so that
+/// Whether the file at `path` opens as a TREC, MS MARCO or CSV run (a
+/// header line allowed). One that cannot be read is taken for a run, so that
 /// reading it reports the error.
 fn holds_a_run(path: &Path) -> bool {
     let Ok(source) = Source::open(&Input::File(path.to_path_buf())) else {
@@ -229,7 +238,11 @@ fn holds_a_run(path: &Path) -> bool {
     // Only the first line (or a header and the next) tells: a note whose
     // later line happens to look like a run line is no run.
     let detected = detect(&head, LogsFormat::Auto, 1);
-    !detected.looked_past_first && matches!(detected.format, LogsFormat::Trec | LogsFormat::Msmarco)
+    !detected.looked_past_first
+        && matches!(
+            detected.format,
+            LogsFormat::Trec | LogsFormat::Msmarco | LogsFormat::Csv
+        )
 }
 
 #[cfg(test)]
@@ -244,6 +257,8 @@ mod tests {
         std::fs::write(dir.join("a.run"), "x\n").unwrap();
         std::fs::write(dir.join("c.trec.gz"), "x\n").unwrap();
         std::fs::write(dir.join("notes.txt"), "x\n").unwrap();
+        std::fs::write(dir.join("per_query_old.csv"), "run,stage,query_id\n").unwrap();
+        std::fs::write(dir.join("ranx.csv"), "q_id,doc_id,score\nq1,d1,0.5\n").unwrap();
         std::fs::write(
             dir.join("bm25.dl19.txt"),
             "qid Q0 docno rank score tag\n1 Q0 d 1 2 r\n",
@@ -251,9 +266,19 @@ mod tests {
         .unwrap();
         let found = discover(std::slice::from_ref(&dir), None).unwrap();
         let names: Vec<String> = found.inputs.iter().map(Input::name).collect();
-        let expected = ["a.run", "bm25.dl19.txt", "c.trec.gz", "sub/b.jsonl"].map(|f| dir.join(f));
+        let expected = [
+            "a.run",
+            "bm25.dl19.txt",
+            "c.trec.gz",
+            "ranx.csv",
+            "sub/b.jsonl",
+        ]
+        .map(|f| dir.join(f));
         assert_eq!(names, expected.map(|p| p.display().to_string()));
-        assert_eq!(found.skipped, [dir.join("notes.txt")]);
+        assert_eq!(
+            found.skipped,
+            [dir.join("notes.txt"), dir.join("per_query_old.csv")]
+        );
         assert_eq!(found.inputs[1].run_name(), "bm25.dl19");
         std::fs::write(dir.join("empty.jsonl"), "").unwrap();
         let err = discover(&[dir.join("empty.jsonl")], None).unwrap_err();

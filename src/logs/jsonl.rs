@@ -152,6 +152,9 @@ impl FieldNames {
     pub const ALLOWED: &'static str = "allowed_collections";
     /// Where a result keeps its collection unless the user says otherwise.
     pub const COLLECTION: &'static str = "collection";
+    /// The query id column of a table of one row per result that has no
+    /// `query_id` column: ranx names it so.
+    pub const QUERY_ALIAS: &'static str = "q_id";
     /// Where a Parquet row of one result keeps its rank unless the user says otherwise.
     pub const RANK: &'static str = "rank";
     /// The score column of a Parquet log of one row per result that has

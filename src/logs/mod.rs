@@ -8,8 +8,10 @@
 //! - [`jsonl`]: a JSONL search event and its field mapping;
 //! - [`otlp`]: OTLP/JSON traces and the capture spans in them;
 //! - [`trec`]: a TREC or MS MARCO run line;
+//! - [`csv_run`]: a CSV run's header and lines;
 //! - [`parquet`]: Parquet logs and Arrow tables, row by row.
 
+pub mod csv_run;
 pub mod detect;
 pub mod discover;
 pub mod jsonl;

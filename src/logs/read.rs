@@ -220,7 +220,7 @@ fn send_lines<'a>(
         first_line: 1,
         bytes: Vec::new(),
         format: LogsFormat::Jsonl,
-        header_line: None,
+        header: None,
         numbers: Vec::new(),
     };
     let mut send = |block: &mut Block, format: LogsFormat| {
@@ -228,7 +228,9 @@ fn send_lines<'a>(
             bytes: std::mem::take(&mut block.bytes),
             numbers: std::mem::take(&mut block.numbers),
             format,
-            ..*block
+            input: block.input,
+            first_line: block.first_line,
+            header: None,
         };
         sink.send(Chunk::Lines(full))
     };

@@ -48,6 +48,9 @@ pub enum RejectReason {
     BadScore,
     /// An MS MARCO run line whose rank is not a whole number of at least 1.
     BadRank,
+    /// A CSV run line with not as many fields as its header names, or a
+    /// quote that does not close.
+    BadCsvLine,
     /// An OTLP line that is no trace export (no `resourceSpans` of scopes
     /// of spans).
     NotATrace,
@@ -81,6 +84,7 @@ impl RejectReason {
             RejectReason::BadTrecLine => "bad_trec_line",
             RejectReason::BadScore => "bad_score",
             RejectReason::BadRank => "bad_rank",
+            RejectReason::BadCsvLine => "bad_csv_line",
             RejectReason::NotATrace => "not_a_trace",
             RejectReason::BadSpan => "bad_span",
             RejectReason::DroppedAttributes => "dropped_attributes",

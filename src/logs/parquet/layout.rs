@@ -149,7 +149,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
         let rank = path(names.rank.as_deref(), FieldNames::RANK);
         let key = KeyColumns {
             query: columns.require(
-                path(names.query.as_deref(), FieldNames::QUERY),
+                query_path(&columns, names.query.as_deref()),
                 Want::Id,
                 "the query id; --query-field names another",
             )?,
@@ -202,6 +202,18 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
         layout,
         wanted: columns.wanted,
     })
+}
+
+/// The query id column: the one `--query-field` names, else `query_id`,
+/// else ranx's `q_id` when the table has no `query_id`.
+fn query_path(columns: &Columns<'_>, named: Option<&str>) -> ColumnPath {
+    let default = match named {
+        None if !columns.has(FieldNames::QUERY) && columns.has(FieldNames::QUERY_ALIAS) => {
+            FieldNames::QUERY_ALIAS
+        }
+        _ => FieldNames::QUERY,
+    };
+    path(named, default)
 }
 
 /// The column path a flag names, or the default.
