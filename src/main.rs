@@ -1,13 +1,8 @@
-//! The `rgrade` binary: parse the command line, run the subcommand, and turn
-//! the outcome into an exit status (0 clean, 1 a check tripped, 2 nothing
-//! graded).
+//! The `rgrade` binary: the command line of [`cmd::main`], run with
+//! mimalloc as the allocator, and its exit status (0 clean, 1 a check
+//! tripped, 2 nothing graded).
 
 use std::process::ExitCode;
-
-use clap::Parser;
-
-use cli::{Cli, Command};
-use cmd::Exit;
 
 mod cli;
 mod cmd;
@@ -33,32 +28,7 @@ fn keep_freed_memory() {
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
 }
 
-/// The command line as typed, for summary.json; arguments that are not
-/// UTF-8 (file names) are shown lossily.
-fn command_line() -> Vec<String> {
-    std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect()
-}
-
 fn main() -> ExitCode {
     keep_freed_memory();
-    // A decoder's panic on a corrupt input is reported as that input's
-    // error, not printed as a crash.
-    rgrade::quiet_decoder_panics();
-    let cli = Cli::parse();
-    let outcome = match &cli.command {
-        Command::Grade(args) => cmd::grade::run(args, command_line()),
-        Command::Compare(args) => cmd::compare::run(args),
-        Command::Report(args) => cmd::report::run(args),
-        Command::Gen(args) => cmd::gen::run(args),
-        Command::Merge(args) => cmd::merge::run(args, command_line()),
-    };
-    match outcome {
-        Ok(exit) => exit.into(),
-        Err(err) => {
-            cmd::tell(format_args!("rgrade: {err:#}"));
-            Exit::NothingGraded.into()
-        }
-    }
+    ExitCode::from(cmd::main(std::env::args_os().collect()))
 }

@@ -6,6 +6,10 @@
 //! of the arrow version rgrade reads Parquet with, so no array is copied
 //! or converted on the way. `rgrade/__init__.py` turns the files written
 //! into pyarrow tables and dicts.
+//!
+//! The package's `rgrade` command is the binary's own command line: its
+//! modules (`src/cli.rs`, `src/cmd/`) are compiled into this crate as they
+//! are, so a pip install gives the same program without cargo.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -19,6 +23,13 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::PyTypeInfo;
 use rgrade::Choice;
+
+// The binary's command line, compiled here as it is (the crate root names
+// them `crate::cli` and `crate::cmd`, as the binary's does).
+#[path = "../../src/cli.rs"]
+mod cli;
+#[path = "../../src/cmd/mod.rs"]
+mod cmd;
 
 create_exception!(
     _rgrade,
@@ -484,6 +495,13 @@ fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
 }
 
 /// The native module.
+/// Run the `rgrade` command line `args` (the program's name first), as the
+/// binary does, with the GIL released; returns its exit status.
+#[pyfunction]
+fn main(py: Python<'_>, args: Vec<std::ffi::OsString>) -> u8 {
+    py.detach(|| cmd::main(args))
+}
+
 #[pymodule]
 fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -500,5 +518,6 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
     m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }

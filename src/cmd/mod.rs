@@ -1,6 +1,7 @@
 //! One module per subcommand; each turns its arguments into a plan, calls
 //! the library, prints what the user should see and says how the run
-//! ended as an [`Exit`] status.
+//! ended as an [`Exit`] status. [`main`] runs a command line; the binary
+//! and the Python package's `rgrade` command both call it.
 
 pub mod compare;
 pub mod gen;
@@ -8,9 +9,49 @@ pub mod grade;
 pub mod merge;
 pub mod report;
 
+use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Write};
-use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+/// Run the command line `args` (the program's name first) and return its
+/// exit status: 0 clean, 1 a check tripped, 2 nothing graded (a usage
+/// error included; `--help` and `--version` are 0).
+pub fn main(args: Vec<OsString>) -> u8 {
+    // A decoder's panic on a corrupt input is reported as that input's
+    // error, not printed as a crash.
+    rgrade::quiet_decoder_panics();
+    // The command line as typed, for summary.json; arguments that are
+    // not UTF-8 (file names) are shown lossily.
+    let command_line: Vec<String> = (args.iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help and usage errors as its `exit` would.
+            let _ = err.print();
+            return u8::try_from(err.exit_code()).unwrap_or(Exit::NothingGraded as u8);
+        }
+    };
+    let outcome = match &cli.command {
+        Command::Grade(args) => grade::run(args, command_line),
+        Command::Compare(args) => compare::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Gen(args) => gen::run(args),
+        Command::Merge(args) => merge::run(args, command_line),
+    };
+    match outcome {
+        Ok(exit) => exit as u8,
+        Err(err) => {
+            tell(format_args!("rgrade: {err:#}"));
+            Exit::NothingGraded as u8
+        }
+    }
+}
 
 /// How a run ended, as its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,12 +63,6 @@ pub enum Exit {
     CheckFailed = 1,
     /// 2: nothing graded: a usage error, unreadable input, invalid labels.
     NothingGraded = 2,
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> Self {
-        ExitCode::from(exit as u8)
-    }
 }
 
 /// Write a table to stdout with `print`. The table is a view of outputs
