@@ -708,3 +708,57 @@ fn a_broken_first_line_does_not_decide_the_format() {
         );
     }
 }
+
+/// The shapes other instrumentations write (data-samples/traces/README.md,
+/// "More shapes" lists what is left): OpenInference's LangChain
+/// spans, whose ids are only in `output.value`, and `retrieval.documents`
+/// held as one JSON string, grade their four questions as captures.jsonl's
+/// retriever rankings do. LangChain's span times pass through a float, so
+/// the latency is left out of the comparison.
+#[test]
+fn instrumentation_shapes_grade_as_their_captures() {
+    let subset = ["q000005", "q000021", "q000025", "q000035"];
+    let rows = |csv: &[u8], status_of_others: &str| -> Vec<String> {
+        let text = String::from_utf8(csv.to_vec()).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let latency = header.iter().position(|c| *c == "latency_ms").unwrap();
+        let status = header.iter().position(|c| *c == "status").unwrap();
+        let mut kept = Vec::new();
+        for line in lines {
+            let cells: Vec<&str> = line.split(',').collect();
+            if cells[1] != "retrieve" {
+                continue;
+            }
+            if subset.contains(&cells[2]) {
+                let without: Vec<&str> = (cells.iter().enumerate())
+                    .filter(|(i, _)| *i != latency)
+                    .map(|(_, c)| *c)
+                    .collect();
+                kept.push(without.join(","));
+            } else {
+                assert_eq!(cells[status], status_of_others, "{line}");
+            }
+        }
+        assert_eq!(kept.len(), subset.len());
+        kept
+    };
+    let want = rows(&expected("per_query.csv", &["retrieve"]), "ok");
+    for (file, join) in [
+        ("langchain.jsonl", "id"),
+        ("langchain.jsonl", "text"),
+        ("openinference_json_documents.jsonl", "id"),
+    ] {
+        let wd = Workdir::new("traces_instrumentations");
+        let logs = format!("{TRACES}/otlp/{file}");
+        grade_traces(&wd, &["--join", join, &logs]).expect_code(0);
+        assert_eq!(
+            rows(&wd.read("out/per_query.csv"), "missing"),
+            want,
+            "{file}, --join {join}"
+        );
+        let summary = wd.read_json("out/summary.json");
+        assert_counts_add_up(&summary);
+        assert_eq!(count(&summary, "rejected"), 0, "{file}");
+    }
+}

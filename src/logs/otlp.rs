@@ -416,7 +416,7 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             ));
         }
         let docs = match kind {
-            SpanKind::Retriever => self.flattened_documents("retrieval.documents.", doc)?,
+            SpanKind::Retriever => self.retriever_documents(doc)?,
             SpanKind::Reranker => self.flattened_documents("reranker.output_documents.", doc)?,
             SpanKind::GenAiRetrieval => self.genai_documents(doc)?,
         };
@@ -424,6 +424,94 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             docs,
             latency_ms: self.latency_ms()?,
         })
+    }
+
+    /// A RETRIEVER span's documents: flattened attributes, or one
+    /// `retrieval.documents` attribute holding a JSON list of them (as
+    /// Phoenix's manual-instrumentation guide writes it). OpenInference's
+    /// LangChain instrumentation writes no `document.id`: the ids are then
+    /// those of the documents in `output.value`, when they are as many.
+    fn retriever_documents(&self, doc: &DocField) -> Result<Vec<Cow<'i, str>>, Invalid> {
+        const KEY: &str = "retrieval.documents";
+        const PREFIX: &str = "retrieval.documents.";
+        if let Some(value) = self.attribute(KEY) {
+            let json = value.get("stringValue").and_then(|v| v.into_string());
+            let json = json.ok_or_else(|| {
+                let detail = format!("'{KEY}' must be a JSON string of documents");
+                Invalid::new(RejectReason::BadResults, detail)
+            })?;
+            if self
+                .attributes
+                .iter()
+                .any(|(key, _)| key.starts_with(PREFIX))
+            {
+                let detail = format!("'{KEY}' is given both as a JSON string and flattened");
+                return Err(Invalid::new(RejectReason::BadResults, detail));
+            }
+            return json_documents(KEY, json, doc);
+        }
+        let has_ids = (self.attributes.iter())
+            .any(|(key, _)| key.starts_with(PREFIX) && key.ends_with(".document.id"));
+        if has_ids || !matches!(doc, DocField::Id) {
+            return self.flattened_documents(PREFIX, doc);
+        }
+        let Some(ids) = self.output_documents()? else {
+            return self.flattened_documents(PREFIX, doc);
+        };
+        let flattened = self.documents_numbered(PREFIX);
+        if flattened > 0 && flattened != ids.len() {
+            return Err(Invalid::new(
+                RejectReason::BadResults,
+                format!(
+                    "the span flattens {flattened} documents without a 'document.id', and \
+                     'output.value' holds {} documents: which ids are ranked is unclear",
+                    ids.len()
+                ),
+            ));
+        }
+        Ok(ids)
+    }
+
+    /// How many documents the attributes under `prefix` number.
+    fn documents_numbered(&self, prefix: &str) -> usize {
+        let mut numbers: Vec<&str> = (self.attributes.iter())
+            .filter_map(|(key, _)| key.strip_prefix(prefix))
+            .map(|rest| rest.split_once('.').map_or(rest, |(number, _)| number))
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers.len()
+    }
+
+    /// The ids of the documents in `output.value`, a JSON object whose
+    /// `documents` are LangChain documents (`{"id", "metadata",
+    /// "page_content"}`); `None` when it holds no such list.
+    ///
+    /// # Errors
+    /// `bad_result`: a document without a string or integer `id`.
+    fn output_documents(&self) -> Result<Option<Vec<Cow<'i, str>>>, Invalid> {
+        const KEY: &str = "output.value";
+        let Some(json) = self.string(KEY) else {
+            return Ok(None);
+        };
+        let ids = with_embedded(json, |root| {
+            let documents = root.get("documents")?.as_array()?;
+            let ids = (documents.iter().enumerate()).map(|(i, document)| {
+                let id = document.get("id").and_then(owned_id);
+                id.map(Cow::Owned).ok_or_else(|| {
+                    Invalid::new(
+                        RejectReason::BadResult,
+                        format!(
+                            "document {i} of '{KEY}' has no 'id', and the span no \
+                             'document.id' (--doc-field /KEY reads the id from each \
+                             document's metadata)"
+                        ),
+                    )
+                })
+            });
+            Some(ids.collect::<Result<Vec<_>, _>>())
+        });
+        ids.flatten().transpose()
     }
 
     /// OpenInference's documents, flattened into attributes
@@ -602,6 +690,66 @@ fn with_embedded<R>(json: &str, visit: impl FnOnce(Value<'_, '_>) -> R) -> Optio
     EMBEDDED.with(|parser| parser.borrow_mut().parse(json.as_bytes(), visit).ok())
 }
 
+/// The ids of a JSON list of OpenInference documents held in the attribute
+/// `key`: each document's `document.id` (else `id`), the key `--doc-field`
+/// names, or what its pointer finds in the document's `document.metadata`
+/// (an object, or a JSON string holding one).
+///
+/// # Errors
+/// `bad_results` when the text is no JSON list, `bad_result` for a
+/// document without the id.
+fn json_documents<'i>(key: &str, json: &str, doc: &DocField) -> Result<Vec<Cow<'i, str>>, Invalid> {
+    let not_a_list = || {
+        let detail = format!("'{key}' is not a JSON list of documents");
+        Invalid::new(RejectReason::BadResults, detail)
+    };
+    let (wanted, pointer) = match doc {
+        DocField::Id => ("document.id", None),
+        DocField::Key(name) => (name.as_str(), None),
+        DocField::Metadata(pointer) => ("document.metadata", Some(pointer)),
+    };
+    // Each document's id, or the JSON text of its metadata, to be read
+    // once this list's parser is free again.
+    let found = with_embedded(json, |root| {
+        let documents = root.as_array().ok_or_else(not_a_list)?;
+        let found = documents.iter().map(|document| {
+            let field = document.get(wanted);
+            let field = match doc {
+                DocField::Id => field.or_else(|| document.get("id")),
+                _ => field,
+            };
+            match (field, pointer) {
+                (Some(metadata), Some(pointer)) => match metadata.into_string() {
+                    Some(text) => Embedded::Text(text.to_string()),
+                    None => Embedded::Id(pointer.find(metadata).and_then(owned_id)),
+                },
+                (field, _) => Embedded::Id(field.and_then(owned_id)),
+            }
+        });
+        Ok(found.collect::<Vec<_>>())
+    });
+    let found = found.unwrap_or_else(|| Err(not_a_list()))?;
+    (found.into_iter().enumerate())
+        .map(|(i, found)| {
+            let id = match (found, pointer) {
+                (Embedded::Id(id), _) => id,
+                (Embedded::Text(text), Some(pointer)) => {
+                    with_embedded(&text, |root| pointer.find(root).and_then(owned_id)).flatten()
+                }
+                (Embedded::Text(_), None) => None,
+            };
+            id.map(Cow::Owned).ok_or_else(|| no_document_id(i, wanted))
+        })
+        .collect()
+}
+
+/// What a document of a JSON list gives for its id: the id, or JSON text
+/// to look in.
+enum Embedded {
+    Id(Option<String>),
+    Text(String),
+}
+
 /// A string id, or an integer id as its decimal text, outliving its tape.
 fn owned_id(value: Value<'_, '_>) -> Option<String> {
     id_text(value).map(Cow::into_owned)
@@ -764,6 +912,74 @@ mod tests {
             "{seen:?}"
         );
         assert!(seen[1].starts_with(r#"svc/retrieve/q1 ["a"]"#), "{seen:?}");
+    }
+
+    #[test]
+    fn retriever_documents_as_a_json_string_or_only_in_the_output() {
+        let with = |attributes: Vec<Json>| {
+            let mut span = retriever("q1", &[]);
+            span["attributes"]
+                .as_array_mut()
+                .unwrap()
+                .extend(attributes);
+            export("svc", vec![span])
+        };
+        let listed = with(vec![string(
+            "retrieval.documents",
+            r#"[{"document.id": "a", "document.metadata": "{\"id\": \"m-a\"}"},
+                {"id": 7, "document.metadata": {"id": "m-7"}}]"#,
+        )]);
+        assert_eq!(
+            records(&listed, &SpanFields::default()).unwrap(),
+            [r#"svc/retrieve/q1 ["a", "7"] Some(2.5)"#]
+        );
+        let metadata = FieldNames {
+            doc: Some("/id".to_string()),
+            ..FieldNames::default()
+        };
+        let by_metadata = SpanFields::new(&metadata, &[], JoinBy::Id);
+        assert_eq!(
+            records(&listed, &by_metadata).unwrap(),
+            [r#"svc/retrieve/q1 ["m-a", "m-7"] Some(2.5)"#]
+        );
+        let both = with(vec![
+            string("retrieval.documents", "[]"),
+            string("retrieval.documents.0.document.id", "a"),
+        ]);
+        let refused = records(&both, &SpanFields::default()).unwrap();
+        assert!(
+            refused[0].contains("both as a JSON string and flattened"),
+            "{refused:?}"
+        );
+        let not_a_list = records(
+            &with(vec![string("retrieval.documents", "{}")]),
+            &SpanFields::default(),
+        );
+        assert!(not_a_list.unwrap()[0].contains("bad_results"));
+
+        // LangChain's instrumentation: content and metadata flattened, the
+        // ids only in output.value's documents.
+        let output = |ids: &str| string("output.value", &format!(r#"{{"documents": [{ids}]}}"#));
+        let content =
+            |i: usize| string(&format!("retrieval.documents.{i}.document.content"), "text");
+        let langchain = with(vec![
+            content(0),
+            content(1),
+            output(r#"{"id": "x"}, {"id": "y"}"#),
+        ]);
+        assert_eq!(
+            records(&langchain, &SpanFields::default()).unwrap(),
+            [r#"svc/retrieve/q1 ["x", "y"] Some(2.5)"#]
+        );
+        let fewer = with(vec![content(0), content(1), output(r#"{"id": "x"}"#)]);
+        let refused = records(&fewer, &SpanFields::default()).unwrap();
+        assert!(refused[0].contains("flattens 2 documents"), "{refused:?}");
+        let no_id = with(vec![content(0), output(r#"{"page_content": "text"}"#)]);
+        let refused = records(&no_id, &SpanFields::default()).unwrap();
+        assert!(
+            refused[0].contains("document 0 of 'output.value' has no 'id'"),
+            "{refused:?}"
+        );
     }
 
     #[test]
