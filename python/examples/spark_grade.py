@@ -23,6 +23,7 @@ import argparse
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -142,7 +143,10 @@ def grade_partitions(labels_name: str, inputs: list, options: dict):
         if table.num_rows == 0:
             return
         lines = rgrade.Lines(inputs, table.select(["input", "line", "text"]))
-        shard = rgrade.grade(SparkFiles.get(labels_name), lines, partial=True, threads=1, **options)
+        with warnings.catch_warnings():
+            # A shard warns of its partition only; the merge warns of the whole.
+            warnings.simplefilter("ignore", rgrade.RgradeWarning)
+            shard = rgrade.grade(SparkFiles.get(labels_name), lines, partial=True, threads=1, **options)
         part = TaskContext.get().partitionId()
         with tempfile.TemporaryDirectory() as directory:
             shard.write(directory)
@@ -196,7 +200,11 @@ def main(argv=None) -> int:
             for name, content in shards[part].items():
                 (shard / name).write_bytes(content)
             dirs.append(shard)
-        graded = rgrade.merge(args.labels, dirs)
+        with warnings.catch_warnings():
+            # The job says rgrade's warnings and the rejects itself, as `rgrade grade` does.
+            warnings.simplefilter("ignore", rgrade.RgradeWarning)
+            warnings.simplefilter("ignore", rgrade.RejectedRecordsWarning)
+            graded = rgrade.merge(args.labels, dirs)
     graded.write(args.out)
     for warning in graded.warnings:
         print(f"spark_grade: warning: {warning}", file=sys.stderr)
@@ -214,7 +222,7 @@ def limits_exceeded(graded, args):
     counts = graded.summary["counts"]
     reasons = []
     if counts["rejected"] > args.max_rejects:
-        first = graded.rejects[0]
+        first = graded.rejects.slice(0, 1).to_pylist()[0]
         reasons.append(
             f"{counts['rejected']} rejected record(s) exceed --max-rejects {args.max_rejects}; "
             f"the first is {first['file']}:{first['line']}: {first['reason']}: {first['detail']} "

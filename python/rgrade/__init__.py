@@ -6,21 +6,45 @@ files, as pyarrow tables and dicts. ``grade(..., partial=True)`` grades a
 shard of logs partitioned by query id, and ``merge`` grades the shards as
 one. ``compare`` compares two gradings. Every grading runs in rgrade's
 native code with the GIL released; errors raise :class:`RgradeError`
-subclasses with the command line's messages.
+subclasses with the command line's messages. What the command line prints
+as warnings, and rejected records, are Python warnings
+(:class:`RgradeWarning`, :class:`RejectedRecordsWarning`), so a notebook
+shows them and a job can filter them or turn them into errors.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import math
 import os
 import shutil
 import tempfile
+import warnings
+from collections import Counter
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+    overload,
+    runtime_checkable,
+)
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+import pyarrow.json as pajson
 
 from ._rgrade import (
     ComparisonError,
@@ -35,6 +59,11 @@ from ._rgrade import compare as _compare
 from ._rgrade import grade as _grade
 from ._rgrade import log_files as _log_files
 from ._rgrade import merge as _merge
+from ._shapes import labels_table, run_table
+
+if TYPE_CHECKING:
+    import pandas
+    import polars
 
 __all__ = [
     "Comparison",
@@ -44,7 +73,9 @@ __all__ = [
     "Lines",
     "LogsError",
     "OutputError",
+    "RejectedRecordsWarning",
     "RgradeError",
+    "RgradeWarning",
     "Shard",
     "ShardError",
     "UsageError",
@@ -54,13 +85,61 @@ __all__ = [
     "merge",
 ]
 
+
+class RgradeWarning(UserWarning):
+    """A warning of rgrade's, as the command line prints it (a stage no
+    record had, stale labels, ...); also kept in ``.warnings``."""
+
+
+class RejectedRecordsWarning(UserWarning):
+    """Records of the logs were rejected: the grading left them out, and
+    ``Grading.rejects`` lists each with its reason. Rejects never raise, so
+    this is what tells a notebook or a job that some logs were not graded."""
+
+
+@runtime_checkable
+class ArrowStreamExportable(Protocol):
+    """Anything that exports a table through the Arrow C stream interface,
+    as pyarrow tables and readers, and polars and pandas (2.2 or newer)
+    frames do."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object: ...
+
+
 PathLike = Union[str, "os.PathLike[str]"]
-# A pyarrow Table or RecordBatchReader, a pandas or polars DataFrame, or
-# any object with ``__arrow_c_stream__``.
-TableLike = object
+# The kinds of table named for readers of the signatures; pandas frames
+# before 2.2 have no __arrow_c_stream__ and are converted.
+TableLike = Union[
+    ArrowStreamExportable, pa.Table, pa.RecordBatchReader, "pandas.DataFrame", "polars.DataFrame"
+]
+Log = Union[PathLike, TableLike, "Lines"]
+Cutoffs = Union[int, str, Sequence[Union[int, str]]]
+
+# The values of grade's options, as the command line's `choice!` enums
+# (src/base/options.rs) name them; a test holds them to those.
+Missing = Literal["fail", "skip"]
+Repeats = Literal["error", "first", "last", "mean"]
+DuplicateDocs = Literal["reject", "dedupe"]
+RunName = Literal["tag", "file"]
+JoinBy = Literal["id", "text"]
+LabelsFormat = Literal["auto", "jsonl", "trec", "csv", "parquet"]
+LogsFormat = Literal["auto", "jsonl", "trec", "msmarco", "otlp", "parquet", "csv"]
 
 # Columns that hold names and ids: read as text whatever they look like.
 _TEXT_COLUMNS = {"run", "stage", "query_id", "task", "language", "split"}
+
+# rejects.jsonl's keys, typed.
+_REJECTS_COLUMNS: Dict[str, pa.DataType] = {
+    "file": pa.string(),
+    "line": pa.int64(),
+    "reason": pa.string(),
+    "detail": pa.string(),
+    "record": pa.string(),
+}
+_REJECTS_SCHEMA = pa.schema(_REJECTS_COLUMNS)
+
+# The standard normal quantile of 97.5%: 95% intervals.
+_Z_975 = 1.959963984540054
 
 
 def _read_csv(path: Path) -> pa.Table:
@@ -71,51 +150,196 @@ def _read_csv(path: Path) -> pa.Table:
     return pacsv.read_csv(path, convert_options=options)
 
 
+def _read_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _number(value: object) -> str:
+    """A cell: a dash for no value, a mean to three decimals as the
+    command line prints it."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _p(value: Optional[float]) -> str:
+    return _number(value) if value is None or math.isnan(value) else f"{value:.4g}"
+
+
+def _interval(
+    mean: Optional[float], low: Optional[float], high: Optional[float], signed: bool = False
+) -> str:
+    if mean is None or low is None or high is None:
+        return _number(mean)
+    form = "+.3f" if signed else ".3f"
+    return f"{mean:{form}} [{low:{form}}, {high:{form}}]"
+
+
+def _html_table(caption: str, header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A table with every cell escaped: ids, paths and reasons come from
+    the logs, and a notebook renders what a repr returns as markup."""
+
+    def cells(tag: str, row: Sequence[object]) -> str:
+        return "".join(f"<{tag}>{html.escape(str(cell))}</{tag}>" for cell in row)
+
+    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
+    return f"<table><caption>{html.escape(caption)}</caption><tr>{cells('th', header)}</tr>{body}</table>"
+
+
+def _deepest(cutoffs: Iterable[Union[int, str]]) -> str:
+    """The deepest of ``cutoffs``: ``all`` if given, else the largest."""
+    given = [str(k) for k in cutoffs]
+    return "all" if "all" in given else str(max(int(k) for k in given))
+
+
+def _reasons(rejects: pa.Table) -> List[Tuple[str, int]]:
+    """Each reject reason with its count, the most common first."""
+    counts = Counter(str(reason) for reason in rejects.column("reason").to_pylist())
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _key(run: str, stage: str) -> str:
+    """A (run, stage) as one name; logs without runs have an empty run."""
+    return " ".join(part for part in (run, stage) if part)
+
+
 class Grading:
     """What a grading found: ``per_query`` (a pyarrow Table with
     per_query.csv's columns and values, handed over from the grading's
     memory: texts as strings, counts and ranks as int64, measurements and
     metrics as float64, flags as bools, empty numbers and flags as nulls), ``summary``
     (summary.json as a dict), ``aggregates`` (a pyarrow Table with the CSV
-    file's columns), ``rejects`` (rejects.jsonl as dicts) and ``warnings``.
-    ``write(dir)`` writes the files ``rgrade grade -o dir`` writes."""
+    file's columns), ``rejects`` (a pyarrow Table of rejects.jsonl) and
+    ``warnings``. ``write(dir)`` writes the files ``rgrade grade -o dir``
+    writes. In a notebook it shows its counts, rejects and headline means."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory, warnings: Sequence[str], rows):
+    def __init__(
+        self,
+        files: tempfile.TemporaryDirectory[str],
+        warnings: Sequence[str],
+        rows: Tuple[pa.Schema, List[pa.RecordBatch]],
+    ):
         self._files = files
         self._dir = Path(files.name)
         self.warnings = list(warnings)
         schema, batches = rows
         self.per_query = pa.Table.from_batches(batches, schema=schema)
-        with open(self._dir / "summary.json", encoding="utf-8") as f:
-            self.summary = json.load(f)
+        self.summary: Dict[str, Any] = _read_json(self._dir / "summary.json")
 
     @property
     def aggregates(self) -> pa.Table:
         return _read_csv(self._dir / "aggregates.csv")
 
     @property
-    def rejects(self) -> list:
-        with open(self._dir / "rejects.jsonl", encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
+    def rejects(self) -> pa.Table:
+        """rejects.jsonl as a table, a row per rejected record in input
+        order: ``file``, ``line`` (int64), ``reason``, ``detail`` and
+        ``record`` (its first 200 bytes); no rows when none was rejected."""
+        path = self._dir / "rejects.jsonl"
+        if path.stat().st_size == 0:
+            return _REJECTS_SCHEMA.empty_table()
+        options = pajson.ParseOptions(explicit_schema=_REJECTS_SCHEMA, unexpected_field_behavior="error")
+        return pajson.read_json(path, parse_options=options)
 
     def write(self, directory: PathLike) -> None:
         """Write every file of the grading into ``directory``, summary.json last."""
         _copy_files(self._dir, Path(directory), "summary.json")
+
+    def _deepest_metrics(self) -> List[str]:
+        """The metrics of the deepest cutoff, in per_query.csv's order
+        (judged@k is label coverage, not a metric of the ranking)."""
+        deepest = _deepest(self.summary["settings"]["k"])
+        columns = self.per_query.column_names
+        return [c for c in columns if c.endswith(f"@{deepest}") and not c.startswith("judged@")]
+
+    def headline(self) -> List[Dict[str, Any]]:
+        """Per (run, stage), in summary.json's order: ``run``, ``stage``,
+        ``queries`` and ``metrics``, each metric of the deepest cutoff as
+        ``(mean, low, high)``: its mean over the queries that count (those
+        with a value in per_query, as summary.json's means) and a 95%
+        interval, or Nones when no query counts.
+
+        summary.json and aggregates.csv keep no intervals (the report draws
+        its own), so these are normal approximations from per_query's
+        values, ``mean ± 1.96 s/√n`` kept within the values' range: the
+        report's own way for over 5,000 queries; below that the report
+        bootstraps, which can differ in the third decimal."""
+        names = self._deepest_metrics()
+        stats = self.per_query.group_by(["run", "stage"]).aggregate(
+            [(m, f) for m in names for f in ("mean", "count", "min", "max")]
+            + [(m, "stddev", pc.VarianceOptions(ddof=1)) for m in names]
+        )
+        by_key = {(row["run"], row["stage"]): row for row in stats.to_pylist()}
+        headline = []
+        for overall in self.summary["overall"]:
+            row = by_key[(overall["run"], overall["stage"])]
+            metrics: Dict[str, Tuple[Optional[float], Optional[float], Optional[float]]] = {}
+            for m in names:
+                mean, n = row[f"{m}_mean"], row[f"{m}_count"]
+                if not n:
+                    metrics[m] = (None, None, None)
+                    continue
+                half = _Z_975 * (row[f"{m}_stddev"] or 0.0) / math.sqrt(n)
+                metrics[m] = (mean, max(mean - half, row[f"{m}_min"]), min(mean + half, row[f"{m}_max"]))
+            run, stage, queries = overall["run"], overall["stage"], overall["queries"]
+            headline.append({"run": run, "stage": stage, "queries": queries, "metrics": metrics})
+        return headline
+
+    def _counts(self) -> List[Tuple[str, int]]:
+        counts = self.summary["counts"]
+        return [
+            ("labeled queries", counts["labeled"]),
+            ("graded rows", counts["graded"]),
+            ("rejected records", counts["rejected"]),
+            ("unlabeled events", counts["unlabeled_events"]),
+        ]
+
+    def __repr__(self) -> str:
+        """The counts, then a line per (run, stage) with its means at the
+        deepest cutoff, from summary.json."""
+        ks = ",".join(str(k) for k in self.summary["settings"]["k"])
+        lines = [f"<rgrade.Grading k={ks}: " + ", ".join(f"{n} {what}" for what, n in self._counts())]
+        names = self._deepest_metrics()
+        for row in self.summary["overall"]:
+            means = ", ".join(f"{m} {_number(row['metrics'].get(m))}" for m in names)
+            lines.append(f"  {_key(row['run'], row['stage'])}: {row['queries']} queries; {means}")
+        return "\n".join(lines) + ">"
+
+    def _repr_html_(self) -> str:
+        """The counts, the rejects by reason and the :meth:`headline`."""
+        counts = self._counts()
+        parts = [_html_table("rgrade grading", [what for what, _ in counts], [[n for _, n in counts]])]
+        reasons = _reasons(self.rejects)
+        if reasons:
+            parts.append(_html_table("Rejected records by reason", ["reason", "records"], reasons))
+        names = self._deepest_metrics()
+        means = [
+            [h["run"], h["stage"], h["queries"], *(_interval(*h["metrics"][m]) for m in names)]
+            for h in self.headline()
+        ]
+        caption = "Means over the queries that count, with 95% intervals (normal approximation)"
+        parts.append(_html_table(caption, ["run", "stage", "queries", *names], means))
+        return "<div>" + "".join(parts) + "</div>"
 
 
 class Comparison:
     """What a comparison wrote, read back: ``comparison`` and
     ``per_query_delta`` (pyarrow Tables), ``gate`` (gate.json as a dict, or
     None without rules), ``passed`` and ``warnings``. ``write(dir)`` writes
-    the files ``rgrade compare -o dir`` writes."""
+    the files ``rgrade compare -o dir`` writes. In a notebook it shows the
+    verdict and each metric's change over all queries, with compare's own
+    bootstrap interval and Holm-adjusted p."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory, passed: bool, warnings: Sequence[str]):
+    def __init__(self, files: tempfile.TemporaryDirectory[str], passed: bool, warnings: Sequence[str]):
         self._files = files
         self._dir = Path(files.name)
         self.passed = passed
         self.warnings = list(warnings)
         gate = self._dir / "gate.json"
-        self.gate = json.loads(gate.read_text(encoding="utf-8")) if gate.exists() else None
+        self.gate: Optional[Dict[str, Any]] = _read_json(gate) if gate.exists() else None
 
     @property
     def comparison(self) -> pa.Table:
@@ -129,22 +353,80 @@ class Comparison:
         """Write every file of the comparison into ``directory``, comparison.json last."""
         _copy_files(self._dir, Path(directory), "comparison.json")
 
+    def _overall(self) -> List[Dict[str, Any]]:
+        """comparison.csv's rows over all queries (every task, language and
+        split), per stage and metric."""
+        rows = self.comparison.to_pylist()
+        return [r for r in rows if r["task"] == r["language"] == r["split"] == "*"]
+
+    def _verdict(self) -> str:
+        runs = _read_json(self._dir / "comparison.json")
+        sides = f"{runs['baseline']['run'] or 'baseline'} -> {runs['candidate']['run'] or 'candidate'}"
+        if self.gate is None:
+            return f"{sides}: no rules"
+        failed = sum(not rule["passed"] for rule in self.gate["rules"])
+        verdict = "passed" if self.passed else f"failed ({failed} of {len(self.gate['rules'])} rules)"
+        return f"{sides}: gate {verdict}"
+
+    def __repr__(self) -> str:
+        """The verdict, and per stage the change in each metric of the
+        deepest cutoff compared (``_repr_html_`` shows every metric)."""
+        rows = self._overall()
+        deepest = _deepest(row["metric"].rsplit("@", 1)[1] for row in rows) if rows else ""
+        lines = [f"<rgrade.Comparison {self._verdict()}"]
+        for row in rows:
+            if row["metric"].endswith(f"@{deepest}"):
+                change = _interval(row["delta"], row["ci_low"], row["ci_high"], signed=True)
+                lines.append(f"  {row['stage']} {row['metric']}: {change}, p_holm {_p(row['p_holm'])}")
+        return "\n".join(lines) + ">"
+
+    def _repr_html_(self) -> str:
+        """The verdict, the rules and every metric's change over all queries."""
+        parts = [f"<p>{html.escape(self._verdict())}</p>"]
+        if self.gate is not None:
+            rules = [[r["name"], "yes" if r["passed"] else "no", r["detail"]] for r in self.gate["rules"]]
+            parts.append(_html_table("Rules", ["rule", "passed", "detail"], rules))
+        header = ["stage", "metric", "queries", "baseline", "candidate", "change [95% interval]"]
+        changes = [
+            [r["stage"], r["metric"], r["queries"], _number(r["baseline"]), _number(r["candidate"]),
+             _interval(r["delta"], r["ci_low"], r["ci_high"], signed=True),
+             r["wins"], r["ties"], r["losses"], _p(r["p_holm"])]
+            for r in self._overall()
+        ]
+        caption = "Change over all queries (candidate minus baseline), with compare's 95% bootstrap interval"
+        parts.append(_html_table(caption, [*header, "won", "tied", "lost", "p (Holm)"], changes))
+        return "<div>" + "".join(parts) + "</div>"
+
 
 class Shard:
     """A partial grading (``grade(..., partial=True)``): ``summary`` is its
     partial.json; ``write(dir)`` writes the directory ``rgrade merge`` takes,
     and ``merge`` takes the Shard itself too."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory, warnings: Sequence[str]):
+    def __init__(self, files: tempfile.TemporaryDirectory[str], warnings: Sequence[str]):
         self._files = files
         self._dir = Path(files.name)
         self.warnings = list(warnings)
-        with open(self._dir / "partial.json", encoding="utf-8") as f:
-            self.summary = json.load(f)
+        self.summary: Dict[str, Any] = _read_json(self._dir / "partial.json")
 
     def write(self, directory: PathLike) -> None:
         """Write the partial grading into ``directory``, partial.json last."""
         _copy_files(self._dir, Path(directory), "partial.json")
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<rgrade.Shard: {s['captured_queries']} captured queries, {s['rejected']} rejected records, "
+            f"{len(s['inputs'])} inputs>"
+        )
+
+    def _repr_html_(self) -> str:
+        s = self.summary
+        return "<div>" + _html_table(
+            f"rgrade shard: {s['captured_queries']} captured queries, {s['rejected']} rejected records",
+            ["input", "records", "rejected"],
+            [[i["path"], i["records"], i["rejected"]] for i in s["inputs"]],
+        ) + "</div>"
 
 
 def _copy_files(source: Path, target: Path, marker: str) -> None:
@@ -159,20 +441,21 @@ def _copy_files(source: Path, target: Path, marker: str) -> None:
     shutil.copyfile(source / marker, target / marker)
 
 
-def _is_table(value) -> bool:
+def _is_table(value: object) -> bool:
     return not isinstance(value, (str, bytes, os.PathLike))
 
 
-def _arrow(table):
+def _arrow(table: object) -> ArrowStreamExportable:
     """An object that exports ``table`` through ``__arrow_c_stream__``:
     pyarrow tables and readers, polars and pandas (2.2 or newer) frames do
     so themselves; older pandas and polars frames are converted."""
-    if hasattr(table, "__arrow_c_stream__"):
+    if isinstance(table, ArrowStreamExportable):
         return table
     if hasattr(table, "to_arrow"):
-        return table.to_arrow()
+        converted: pa.Table = table.to_arrow()
+        return converted
     if type(table).__module__.startswith("pandas"):
-        return pa.Table.from_pandas(table, preserve_index=False)
+        return pa.Table.from_pandas(cast("pandas.DataFrame", table), preserve_index=False)
     raise TypeError(
         f"expected a path or a table (pyarrow, pandas or polars), got {type(table).__name__}"
     )
@@ -188,12 +471,12 @@ class Lines:
     grading of lines of some queries is a shard: grade it with
     ``partial=True`` and merge the shards."""
 
-    def __init__(self, inputs: Sequence[PathLike], table: "TableLike"):
+    def __init__(self, inputs: Sequence[PathLike], table: TableLike):
         self.inputs = [os.fspath(name) for name in inputs]
         self.table = _arrow(table)
 
 
-def log_files(paths: Union[PathLike, Sequence[PathLike]]) -> list:
+def log_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:
     """The log files ``paths`` (files and directories) name, in the order
     ``grade`` reads them."""
     if isinstance(paths, (str, os.PathLike)):
@@ -201,11 +484,16 @@ def log_files(paths: Union[PathLike, Sequence[PathLike]]) -> list:
     return [str(path) for path in _log_files([os.fspath(p) for p in paths])]
 
 
-def _logs(logs) -> tuple:
+def _logs(logs: Any) -> Tuple[
+    List[str], List[Tuple[str, ArrowStreamExportable]], Optional[Tuple[List[str], ArrowStreamExportable]]
+]:
     """Log paths, log tables with their names, and lines handed over,
-    from ``logs``: a path, a table, Lines, or a list of them."""
+    from ``logs``: a path, a table, Lines, or a list of them. pytrec_eval's
+    run dicts and ranx's Runs become tables first."""
     if not isinstance(logs, (list, tuple)):
         logs = [logs]
+    logs = [run_table(log) for log in logs]
+    tables: List[Tuple[str, ArrowStreamExportable]]
     paths, tables, lines = [], [], None
     for log in logs:
         if isinstance(log, Lines):
@@ -223,10 +511,12 @@ def _logs(logs) -> tuple:
 _GRADE_COLUMNS = ("grade", "relevance", "score", "rel")
 
 
-def _labels(labels) -> tuple:
+def _labels(labels: Any) -> Tuple[str, Optional[pa.Table]]:
     """The labels' name and, for a table, the table. A float grade column
     (pandas makes floats of integers with missing values; ranx's scores
-    are floats) is read as the whole numbers it holds."""
+    are floats) is read as the whole numbers it holds. pytrec_eval's
+    qrels dicts and ranx's Qrels become tables first."""
+    labels = labels_table(labels)
     if not _is_table(labels):
         return os.fspath(labels), None
     name = "labels table"
@@ -243,19 +533,93 @@ def _labels(labels) -> tuple:
     return name, table
 
 
+@overload
 def grade(
-    labels: Union[PathLike, "TableLike"],
-    logs: Union[PathLike, "TableLike", Iterable[Union[PathLike, "TableLike"]]],
-    k: Union[int, str, Sequence[Union[int, str]]] = (10,),
+    labels: Union[PathLike, TableLike],
+    logs: Union[Log, Sequence[Log]],
+    k: Cutoffs = ...,
+    *,
+    partial: Literal[False] = ...,
+    labels_format: LabelsFormat = ...,
+    logs_format: LogsFormat = ...,
+    missing: Missing = ...,
+    repeats: Repeats = ...,
+    duplicate_docs: DuplicateDocs = ...,
+    run_name: RunName = ...,
+    join: JoinBy = ...,
+    min_rel: int = ...,
+    stages: Sequence[str] = ...,
+    stage_order: Sequence[str] = ...,
+    span_stages: Optional[Mapping[str, str]] = ...,
+    doc_collections: Optional[PathLike] = ...,
+    corpus: Optional[PathLike] = ...,
+    collection_version: Optional[str] = ...,
+    review_queue: bool = ...,
+    pool_depth: Optional[int] = ...,
+    meta: Optional[Mapping[str, str]] = ...,
+    threads: Optional[int] = ...,
+    query_field: Optional[str] = ...,
+    results_field: Optional[str] = ...,
+    doc_field: Optional[str] = ...,
+    stage_field: Optional[str] = ...,
+    run_field: Optional[str] = ...,
+    latency_field: Optional[str] = ...,
+    context_field: Optional[str] = ...,
+    outcome_field: Optional[str] = ...,
+    allowed_field: Optional[str] = ...,
+    collection_field: Optional[str] = ...,
+    rank_field: Optional[str] = ...,
+) -> Grading: ...
+@overload
+def grade(
+    labels: Union[PathLike, TableLike],
+    logs: Union[Log, Sequence[Log]],
+    k: Cutoffs = ...,
+    *,
+    partial: Literal[True],
+    labels_format: LabelsFormat = ...,
+    logs_format: LogsFormat = ...,
+    missing: Missing = ...,
+    repeats: Repeats = ...,
+    duplicate_docs: DuplicateDocs = ...,
+    run_name: RunName = ...,
+    join: JoinBy = ...,
+    min_rel: int = ...,
+    stages: Sequence[str] = ...,
+    stage_order: Sequence[str] = ...,
+    span_stages: Optional[Mapping[str, str]] = ...,
+    doc_collections: Optional[PathLike] = ...,
+    corpus: Optional[PathLike] = ...,
+    collection_version: Optional[str] = ...,
+    review_queue: bool = ...,
+    pool_depth: Optional[int] = ...,
+    meta: Optional[Mapping[str, str]] = ...,
+    threads: Optional[int] = ...,
+    query_field: Optional[str] = ...,
+    results_field: Optional[str] = ...,
+    doc_field: Optional[str] = ...,
+    stage_field: Optional[str] = ...,
+    run_field: Optional[str] = ...,
+    latency_field: Optional[str] = ...,
+    context_field: Optional[str] = ...,
+    outcome_field: Optional[str] = ...,
+    allowed_field: Optional[str] = ...,
+    collection_field: Optional[str] = ...,
+    rank_field: Optional[str] = ...,
+) -> Shard: ...
+def grade(
+    labels: Union[PathLike, TableLike],
+    logs: Union[Log, Sequence[Log]],
+    k: Cutoffs = (10,),
     *,
     partial: bool = False,
-    labels_format: str = "auto",
-    logs_format: str = "auto",
-    missing: str = "fail",
-    repeats: str = "error",
-    duplicate_docs: str = "reject",
-    run_name: str = "tag",
-    join: str = "id",
+    labels_format: LabelsFormat = "auto",
+    logs_format: LogsFormat = "auto",
+    missing: Missing = "fail",
+    repeats: Repeats = "error",
+    duplicate_docs: DuplicateDocs = "reject",
+    run_name: RunName = "tag",
+    join: JoinBy = "id",
     min_rel: int = 1,
     stages: Sequence[str] = (),
     stage_order: Sequence[str] = (),
@@ -299,8 +663,10 @@ def grade(
     Raises a :class:`RgradeError` with the command line's message when
     nothing can be graded, of the class that says what was wrong:
     :class:`UsageError`, :class:`LabelsError`, :class:`LogsError` or
-    :class:`OutputError`. Rejected records never raise (see
-    ``Grading.rejects``)."""
+    :class:`OutputError`. Rejected records never raise: they warn with a
+    :class:`RejectedRecordsWarning` and are ``Grading.rejects``. rgrade's
+    own warnings warn as :class:`RgradeWarning` and are kept in
+    ``.warnings`` too."""
     labels_name, labels_table = _labels(labels)
     paths, tables, lines = _logs(logs)
     options = {
@@ -337,7 +703,7 @@ def grade(
         "rank_field": rank_field,
     }
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    warnings, rows = _grade(
+    messages, rows = _grade(
         labels_name,
         labels_table,
         paths,
@@ -347,11 +713,17 @@ def grade(
         options,
         ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
     )
-    return Shard(files, warnings) if partial else Grading(files, warnings, rows)
+    _warn(messages)
+    if partial:
+        return Shard(files, messages)
+    assert rows is not None, "a full grading hands its rows over"
+    graded = Grading(files, messages, rows)
+    _warn_rejects(graded)
+    return graded
 
 
 def merge(
-    labels: Union[PathLike, "TableLike"],
+    labels: Union[PathLike, TableLike],
     shards: Iterable[Union[Shard, PathLike]],
     *,
     threads: Optional[int] = None,
@@ -363,7 +735,7 @@ def merge(
     dirs = [os.fspath(s._dir if isinstance(s, Shard) else s) for s in shards]
     labels_name, labels_table = _labels(labels)
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    warnings, rows = _merge(
+    messages, rows = _merge(
         labels_name,
         labels_table,
         dirs,
@@ -371,7 +743,10 @@ def merge(
         threads=threads,
         command=["rgrade.merge", labels_name, *dirs],
     )
-    return Grading(files, warnings, rows)
+    _warn(messages)
+    graded = Grading(files, messages, rows)
+    _warn_rejects(graded)
+    return graded
 
 
 def compare(
@@ -394,7 +769,7 @@ def compare(
     not raise: see ``Comparison.passed`` and ``gate``."""
     sides = [os.fspath(s._dir if isinstance(s, Grading) else s) for s in (baseline, candidate)]
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    passed, warnings = _compare(
+    passed, messages = _compare(
         sides[0],
         sides[1],
         files.name,
@@ -408,4 +783,27 @@ def compare(
         alpha=alpha,
         threads=threads,
     )
-    return Comparison(files, passed, warnings)
+    _warn(messages)
+    return Comparison(files, passed, messages)
+
+
+def _warn(messages: Sequence[str]) -> None:
+    """rgrade's warnings as Python's, blamed on the caller of rgrade's function."""
+    for message in messages:
+        warnings.warn(message, RgradeWarning, stacklevel=3)
+
+
+def _warn_rejects(graded: Grading) -> None:
+    """Warn when records were rejected, naming the most common reasons:
+    rejects never raise, and a grading that left logs out should say so."""
+    rejected = graded.summary["counts"]["rejected"]
+    if not rejected:
+        return
+    reasons = _reasons(graded.rejects)
+    named = ", ".join(f"{reason} ({n})" for reason, n in reasons[:3])
+    more = f" and {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+    warnings.warn(
+        f"{rejected} record(s) rejected, not graded: {named}{more}; see the grading's .rejects",
+        RejectedRecordsWarning,
+        stacklevel=3,
+    )

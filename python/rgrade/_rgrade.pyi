@@ -1,6 +1,9 @@
 """The native half of rgrade: see rgrade's own functions for the API."""
 
+from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Tuple
+
+import pyarrow as pa
 
 class RgradeError(Exception):
     """rgrade could not grade: the message is the command line's."""
@@ -32,7 +35,7 @@ def grade(
     out: str,
     options: Mapping[str, Any],
     command: Sequence[str],
-) -> list[str]: ...
+) -> Tuple[list[str], Optional[Tuple[pa.Schema, list[pa.RecordBatch]]]]: ...
 def compare(
     baseline: str,
     candidate: str,
@@ -54,5 +57,8 @@ def merge(
     out: str,
     threads: Optional[int] = ...,
     command: Sequence[str] = ...,
-) -> list[str]: ...
-def log_files(paths: Sequence[str]) -> list[str]: ...
+) -> Tuple[list[str], Tuple[pa.Schema, list[pa.RecordBatch]]]: ...
+def log_files(paths: Sequence[str]) -> list[Path]: ...
+def grade_defaults() -> dict[str, Any]: ...
+def compare_defaults() -> dict[str, Any]: ...
+def main(args: Sequence[str]) -> int: ...

@@ -6,6 +6,7 @@ import filecmp
 import json
 import os
 import subprocess
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -98,8 +99,13 @@ def assert_same_outputs(expected: Path, got: Path):
 
 @pytest.mark.parametrize("name,labels,logs,k,options,flags", CASES, ids=[c[0] for c in CASES])
 def test_the_api_writes_the_command_lines_files(tmp_path, name, labels, logs, k, options, flags):
-    graded = rgrade.grade(SAMPLES / labels, [SAMPLES / log for log in logs], k=k, threads=2, **options)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        graded = rgrade.grade(SAMPLES / labels, [SAMPLES / log for log in logs], k=k, threads=2, **options)
     graded.write(tmp_path / "api")
+    # A grading that rejected records says so once; one that did not, never.
+    rejected = [w for w in warned if w.category is rgrade.RejectedRecordsWarning]
+    assert len(rejected) == (graded.summary["counts"]["rejected"] > 0)
     ks = ",".join(str(cutoff) for cutoff in k)
     args = ["grade", "--labels", str(SAMPLES / labels), "-k", ks, "-j", "2", "-q", *flags]
     run = cli([*args, "-o", str(tmp_path / "cli"), *[str(SAMPLES / log) for log in logs]], ROOT)
@@ -213,12 +219,64 @@ def test_errors_name_keyword_arguments_not_flags():
     assert 'join="text" matches captures' in str(raised.value), raised.value
 
 
-def test_rejected_records_never_raise(tmp_path):
+def test_rejected_records_never_raise_but_warn(tmp_path):
+    """Rejects are a table and a warning naming the count and the most
+    common reasons, blamed on the caller's line; a shard leaves the
+    warning to the merge, which grades its rejects."""
     logs = tmp_path / "logs.jsonl"
-    logs.write_bytes((SAMPLES / "seed/logs.jsonl").read_bytes() + b"{not json\n")
-    graded = rgrade.grade(SAMPLES / "seed/labels.jsonl", logs, k=(3,))
-    assert [r["reason"] for r in graded.rejects] == ["invalid_json"]
-    assert graded.summary["counts"]["rejected"] == 1
+    bad = b"{not json\n" + b'{"results": ["billing"]}\n' + b"[1,\n"
+    logs.write_bytes((SAMPLES / "seed/logs.jsonl").read_bytes() + bad)
+    labels = SAMPLES / "seed/labels.jsonl"
+    with pytest.warns(rgrade.RejectedRecordsWarning) as warned:
+        graded = rgrade.grade(labels, logs, k=(3,))
+    (warning,) = [w for w in warned if w.category is rgrade.RejectedRecordsWarning]
+    assert str(warning.message) == (
+        "3 record(s) rejected, not graded: invalid_json (2), missing_query_id (1); see the grading's .rejects"
+    )
+    assert warning.filename == __file__
+    assert graded.summary["counts"]["rejected"] == 3
+    rejects = graded.rejects
+    assert rejects.schema == pa.schema(
+        [("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()),
+         ("detail", pa.string()), ("record", pa.string())]
+    )
+    assert rejects["line"].to_pylist() == [4, 5, 6]
+    assert rejects["reason"].to_pylist() == ["invalid_json", "missing_query_id", "invalid_json"]
+    assert rejects["record"].to_pylist() == ["{not json", '{"results": ["billing"]}', "[1,"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rgrade.RejectedRecordsWarning)
+        shard = rgrade.grade(labels, logs, k=(3,), partial=True)
+    with pytest.warns(rgrade.RejectedRecordsWarning, match="^3 record"):
+        merged = rgrade.merge(labels, [shard])
+    assert merged.rejects == rejects
+
+
+def test_rejects_are_rejects_jsonl_as_a_table(tmp_path):
+    """Every key and value of the file, in its order; no rows, and no
+    warning, when nothing was rejected."""
+    with pytest.warns(rgrade.RejectedRecordsWarning, match="^5 record"):
+        graded = rgrade.grade(SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", repeats="last")
+    graded.write(tmp_path)
+    lines = (tmp_path / "rejects.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5
+    assert graded.rejects.to_pylist() == [json.loads(line) for line in lines]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clean = rgrade.grade(SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl", k=(3,))
+    assert clean.rejects.num_rows == 0
+    assert clean.rejects.schema == graded.rejects.schema
+
+
+def test_rgrades_warnings_are_python_warnings():
+    """A warning the command line prints is an RgradeWarning, and stays in
+    ``.warnings``."""
+    seed_labels, seed_logs = SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl"
+    with pytest.warns(rgrade.RgradeWarning) as warned:
+        graded = rgrade.grade(seed_labels, seed_logs, k=(3,), stages=["final", "nosuch"])
+    assert graded.warnings == ["no record of stages= nosuch was read; check the name"]
+    ours = [w for w in warned if w.category is rgrade.RgradeWarning]
+    assert [str(w.message) for w in ours] == graded.warnings
+    assert ours[0].filename == __file__
 
 
 def test_shards_merge_into_one_grading(tmp_path):
@@ -259,7 +317,8 @@ def test_compare_writes_the_command_lines_comparison(tmp_path):
     of its acceptance rules, from Gradings and from directories alike."""
     labels = SAMPLES / "compare/labels.jsonl"
     options = {"k": (1, 5, 10), "repeats": "last"}
-    baseline = rgrade.grade(labels, SAMPLES / "realistic/logs", **options)
+    with pytest.warns(rgrade.RejectedRecordsWarning):
+        baseline = rgrade.grade(labels, SAMPLES / "realistic/logs", **options)
     candidate = rgrade.grade(labels, SAMPLES / "compare/candidate", **options)
     rules = SAMPLES / "compare/rules.toml"
     compared = rgrade.compare(baseline, candidate, rules, seed=1)
@@ -281,6 +340,7 @@ def test_compare_writes_the_command_lines_comparison(tmp_path):
         assert filecmp.cmp(tmp_path / "cli" / name, tmp_path / "api" / name, shallow=False), name
     with pytest.raises(rgrade.UsageError, match="alpha"):
         rgrade.compare(baseline, candidate, alpha=2.0)
-    other = rgrade.grade(SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", **options)
+    with pytest.warns(rgrade.RejectedRecordsWarning):
+        other = rgrade.grade(SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", **options)
     with pytest.raises(rgrade.ComparisonError, match="labels"):
         rgrade.compare(baseline, other)

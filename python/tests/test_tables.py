@@ -155,6 +155,7 @@ def test_a_table_without_its_columns_raises_naming_it():
 
 def test_a_bad_row_is_rejected_with_its_row():
     logs = pa.table({"query_id": ["q_export", None], "results": [["export_csv"], ["billing"]]})
-    graded = rgrade.grade(SAMPLES / "seed/labels.jsonl", logs, k=(3,))
-    (reject,) = graded.rejects
+    with pytest.warns(rgrade.RejectedRecordsWarning, match=r"^1 record\(s\) rejected, .*missing_query_id \(1\)"):
+        graded = rgrade.grade(SAMPLES / "seed/labels.jsonl", logs, k=(3,))
+    (reject,) = graded.rejects.to_pylist()
     assert (reject["file"], reject["line"], reject["reason"]) == ("logs table 1", 2, "missing_query_id")
