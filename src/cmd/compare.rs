@@ -4,7 +4,7 @@
 use anyhow::Result;
 use rgrade::ComparePlan;
 
-use super::{print_stdout, tell, Exit};
+use super::terminal::{print_stdout, tell, Exit};
 use crate::cli::CompareArgs;
 
 /// Compare the two grade outputs named in `args`.

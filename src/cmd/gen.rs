@@ -2,7 +2,7 @@
 
 use rgrade::{GenConfig, Written};
 
-use super::{tell, Exit};
+use super::terminal::{tell, Exit};
 use crate::cli::GenArgs;
 
 /// Write the data set described by `args` and say on stderr what was written

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 use rgrade::{GradePlan, Graded, Warning};
 
-use super::{print_stdout, stdout_width, tell, Exit};
+use super::terminal::{print_stdout, stdout_width, tell, Exit};
 use crate::cli::GradeArgs;
 
 /// Grade the logs named in `args`; `command` is the command line as typed,

@@ -5,7 +5,7 @@ use anyhow::Result;
 use rgrade::MergePlan;
 
 use super::grade::{show, Checks};
-use super::Exit;
+use super::terminal::Exit;
 use crate::cli::MergeArgs;
 
 /// Merge the shards named in `args`; `command` is the command line as

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{tell, Exit};
+use super::terminal::{tell, Exit};
 use crate::cli::ReportArgs;
 
 /// Draw the page of `args.dir` and say on stderr where it went.
