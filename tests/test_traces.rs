@@ -762,3 +762,26 @@ fn instrumentation_shapes_grade_as_their_captures() {
         assert_eq!(count(&summary, "rejected"), 0, "{file}");
     }
 }
+
+/// Shapes that hold no gradable capture in a form rgrade reads are named
+/// and refused (exit 2), not read line by line into rejects or misread:
+/// the ConsoleSpanExporter's pretty-printed spans, and Phoenix's
+/// retrieved-documents frame, which holds no document id.
+#[test]
+fn shapes_rgrade_does_not_read_are_named() {
+    for (file, needle) in [
+        ("otlp/console_spans.json", "ConsoleSpanExporter prints them"),
+        (
+            "parquet/phoenix_retrieved_documents.parquet",
+            "Phoenix's retrieved-documents frame",
+        ),
+    ] {
+        let wd = Workdir::new("traces_unread");
+        let logs = format!("{TRACES}/{file}");
+        let run = grade_traces(&wd, &[&logs]);
+        run.expect_code(2);
+        assert!(run.stderr.contains(&format!("{logs}: ")), "{}", run.stderr);
+        assert!(run.stderr.contains(needle), "{}", run.stderr);
+        assert!(!wd.exists("out/summary.json"));
+    }
+}

@@ -115,6 +115,12 @@ impl Source {
         self.reader.buffer().starts_with(parquet::MAGIC)
     }
 
+    /// Its first (decoded) bytes, as far as the buffer holds them, without
+    /// reading them.
+    pub fn head(&self) -> &[u8] {
+        self.reader.buffer()
+    }
+
     /// Whether it was gzip or zstd.
     pub fn is_compressed(&self) -> bool {
         !matches!(self.reader.get_ref(), Decoded::Plain(_))

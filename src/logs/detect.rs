@@ -79,6 +79,37 @@ pub fn detect(bytes: &[u8], given: LogsFormat, first_line: u64) -> Detected {
     }
 }
 
+/// What an input that opens with `head` is, when it is a shape rgrade
+/// knows and does not read, asked to read it as `given`: pretty-printed
+/// JSON spans one after another, as the OpenTelemetry SDK's
+/// ConsoleSpanExporter prints them (its first line a lone `{`, a span's
+/// `"name"` and `"context"` after it). Read as JSONL, every line of it
+/// would be rejected, and nothing would say why.
+pub fn unread_shape(head: &[u8], given: LogsFormat) -> Option<String> {
+    if !matches!(
+        given,
+        LogsFormat::Auto | LogsFormat::Jsonl | LogsFormat::Otlp
+    ) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
+    let console = lines.next() == Some("{")
+        && lines
+            .next()
+            .is_some_and(|line| line.starts_with("\"name\":"))
+        && lines
+            .next()
+            .is_some_and(|line| line.starts_with("\"context\": {"));
+    console.then(|| {
+        "pretty-printed JSON spans one after another, as the OpenTelemetry SDK's \
+         ConsoleSpanExporter prints them: rgrade reads OTLP/JSON traces, one export \
+         request a line, as the OpenTelemetry Collector's file exporter writes them \
+         (docs/guide.md, \"Traces\")"
+            .to_string()
+    })
+}
+
 /// The format a single line has the shape of: an OTLP trace export (a
 /// JSON object whose first key is `resourceSpans`, as exporters write
 /// it); another JSON object; a TREC run line (at least six fields, a
@@ -235,6 +266,18 @@ mod tests {
         let header = detect(b"qid\tpid\trank\n1\t7\t1\n", LogsFormat::Msmarco, 1);
         assert_eq!(header_line(&header), Some(1));
         assert_eq!(auto(b"{\"query_id\": 1}\n").doubt, None);
+    }
+
+    #[test]
+    fn console_spans_are_named_not_misread() {
+        let console =
+            b"{\n    \"name\": \"retrieve\",\n    \"context\": {\n        \"trace_id\": \"0x1\"\n";
+        let said = unread_shape(console, LogsFormat::Auto).unwrap();
+        assert!(said.contains("ConsoleSpanExporter"), "{said}");
+        assert!(unread_shape(console, LogsFormat::Trec).is_none());
+        // A JSON object a line, or pretty JSON of another shape, reads as asked.
+        assert!(unread_shape(b"{\"name\": \"x\", \"context\": {}}\n", LogsFormat::Auto).is_none());
+        assert!(unread_shape(b"{\n  \"query_id\": \"q1\"\n}\n", LogsFormat::Auto).is_none());
     }
 
     #[test]

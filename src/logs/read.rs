@@ -16,7 +16,7 @@ use crate::io::blocks::{Block, BlockCutter, Chunk, ChunkSink, BLOCK_SIZE};
 use crate::io::decompress::{Source, BOM};
 use crate::io::inputs::{Input, InputStats};
 use crate::io::tables::ArrowTable;
-use crate::logs::detect::{detect, shape_of};
+use crate::logs::detect::{detect, shape_of, unread_shape};
 use crate::logs::parquet::{self, ColumnNames, RowGroup, Rows};
 
 /// What the reader sends the workers of a grading.
@@ -65,6 +65,9 @@ pub fn read_inputs(
                 None => break,
             }
             continue;
+        }
+        if let Some(shape) = unread_shape(source.head(), format) {
+            bail!("{name}: {shape}");
         }
         let decide = |bytes: &[u8], first_line| detect(bytes, format, first_line);
         let mut cutter = BlockCutter::new(index, &mut *sink, &decide);

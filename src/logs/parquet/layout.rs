@@ -140,6 +140,18 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
         schema,
         wanted: Vec::new(),
     };
+    // Phoenix's retrieved-documents frame (its index `context.span_id`,
+    // `document_position`) names each document by its text and position
+    // only: nothing in it says which document was retrieved.
+    if names.doc.is_none() && columns.has("document_position") && columns.has("context.span_id") {
+        return Err(
+            "this is Phoenix's retrieved-documents frame (get_retrieved_documents()), \
+                    which names each document by its text and position, never by an id, so \
+                    it cannot be graded; save the spans instead (get_spans_dataframe()), \
+                    whose retrieval documents hold their ids (docs/guide.md, \"Parquet\")"
+                .to_string(),
+        );
+    }
     let layout = if SPAN_KIND_COLUMNS.iter().any(|c| columns.has(c))
         && DOCUMENT_COLUMNS.iter().any(|c| columns.has(c))
     {
