@@ -239,6 +239,114 @@ fn bad_rows_are_rejected_with_their_row_group_and_row() {
     );
 }
 
+/// A pointer that reaches a string column goes on inside the JSON it
+/// holds (LangSmith's export): each row's JSON is read as a JSONL record's
+/// field is, and a cell that holds none, or not what the pointer wants,
+/// rejects its row alone with the reason a JSONL line would get.
+#[test]
+fn pointers_into_json_held_in_string_columns() {
+    let wd = Workdir::new("parquet_json_text");
+    let labels = format!("{LABELS}{}\n", r#"{"query_id": "3", "relevant": ["c"]}"#);
+    wd.write("labels.jsonl", &labels);
+    let rows: [(Option<&str>, Option<&str>); 9] = [
+        (
+            Some(r#"{"metadata": {"query_id": "q1"}}"#),
+            Some(r#"{"documents": [{"metadata": {"id": "x"}}, {"metadata": {"id": "a"}}]}"#),
+        ),
+        (
+            Some(r#"{"metadata": {"query_id": 3}}"#),
+            Some(r#"{"documents": null}"#),
+        ),
+        (Some("not json"), Some(r#"{"documents": []}"#)),
+        (Some(r#"{"metadata": {}}"#), Some(r#"{"documents": []}"#)),
+        (None, Some(r#"{"documents": []}"#)),
+        (Some(r#"{"metadata": {"query_id": "q2"}}"#), Some("{")),
+        (Some(r#"{"metadata": {"query_id": "q2"}}"#), Some("{}")),
+        (
+            Some(r#"{"metadata": {"query_id": "q2"}}"#),
+            Some(r#"{"documents": "b"}"#),
+        ),
+        (
+            Some(r#"{"metadata": {"query_id": "q2"}}"#),
+            Some(r#"{"documents": [{"id": "b"}]}"#),
+        ),
+    ];
+    let extra: ArrayRef = Arc::new(StringArray::from_iter(rows.iter().map(|r| r.0)));
+    let outputs: ArrayRef = Arc::new(StringArray::from_iter(rows.iter().map(|r| r.1)));
+    let columns = vec![("extra", extra), ("outputs", outputs)];
+    write_parquet(&wd.path("log.parquet"), columns, 4);
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-o",
+        "out",
+        "-q",
+        "-k",
+        "2",
+        "--query-field",
+        "/extra/metadata/query_id",
+        "--results-field",
+        "/outputs/documents",
+        "--doc-field",
+        "/metadata/id",
+        "log.parquet",
+    ])
+    .expect_code(1);
+    let summary = wd.read_json("out/summary.json");
+    assert_counts_add_up(&summary);
+    assert_eq!(count(&summary, "graded_records"), 2);
+    let rejects = wd.read_jsonl("out/rejects.jsonl");
+    let got: Vec<(u64, &str, &str)> = (rejects.iter())
+        .map(|r| {
+            let line = r["line"].as_u64().unwrap();
+            let detail = r["detail"].as_str().unwrap();
+            (line, r["reason"].as_str().unwrap(), detail)
+        })
+        .collect();
+    let row = |group, row, detail: &str| format!("row group {group}, row {row}: {detail}");
+    let result =
+        "result 1 in '/outputs/documents' is neither a doc id nor an object with '/metadata/id'";
+    let want = [
+        (3, "bad_query_id", row(0, 2, "'extra' holds no valid JSON")),
+        (
+            4,
+            "missing_query_id",
+            row(0, 3, "'/extra/metadata/query_id' is absent or null"),
+        ),
+        (
+            5,
+            "missing_query_id",
+            row(1, 0, "'/extra/metadata/query_id' is absent or null"),
+        ),
+        (6, "bad_results", row(1, 1, "'outputs' holds no valid JSON")),
+        (7, "missing_results", row(1, 2, "no '/outputs/documents'")),
+        (
+            8,
+            "bad_results",
+            row(1, 3, "'/outputs/documents' must be an array or null"),
+        ),
+        (9, "bad_result", row(2, 0, result)),
+    ];
+    let want: Vec<(u64, &str, &str)> = (want.iter())
+        .map(|(line, reason, detail)| (*line, *reason, detail.as_str()))
+        .collect();
+    assert_eq!(got, want);
+    // q1 ranked x, a; 3 (an integer id) found nothing: null documents are
+    // an empty ranking, as in JSONL; q2's captures were all rejected.
+    let per_query = String::from_utf8(wd.read("out/per_query.csv")).unwrap();
+    let recall: Vec<(&str, &str, &str)> = (per_query.lines().skip(1))
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            (cells[2], cells[6], cells[13])
+        })
+        .collect();
+    assert_eq!(
+        recall,
+        [("3", "ok", "0"), ("q1", "ok", "1"), ("q2", "invalid", "0")]
+    );
+}
+
 /// A column of the wrong type stops the input at once, naming the file,
 /// the column, and the type found against the one expected.
 #[test]

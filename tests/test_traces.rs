@@ -709,57 +709,134 @@ fn a_broken_first_line_does_not_decide_the_format() {
     }
 }
 
+/// The per_query.csv rows of `stage` for the queries of `subset`, without
+/// their run, stage and latency; every other row must have status
+/// `status_of_others`.
+fn rows_of<S: AsRef<str>>(
+    csv: &[u8],
+    stage: &str,
+    subset: &[S],
+    status_of_others: &str,
+) -> Vec<String> {
+    let text = String::from_utf8(csv.to_vec()).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let left_out = ["run", "stage", "latency_ms"].map(|c| header.iter().position(|h| *h == c));
+    let status = header.iter().position(|c| *c == "status").unwrap();
+    let mut kept = Vec::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells[1] != stage {
+            continue;
+        }
+        if subset.iter().any(|q| q.as_ref() == cells[2]) {
+            let without: Vec<&str> = (cells.iter().enumerate())
+                .filter(|(i, _)| !left_out.contains(&Some(*i)))
+                .map(|(_, c)| *c)
+                .collect();
+            kept.push(without.join(","));
+        } else {
+            assert_eq!(cells[status], status_of_others, "{line}");
+        }
+    }
+    assert_eq!(kept.len(), subset.len());
+    kept
+}
+
 /// The shapes other instrumentations write (data-samples/traces/README.md,
-/// "More shapes" lists what is left): OpenInference's LangChain
-/// spans, whose ids are only in `output.value`, and `retrieval.documents`
-/// held as one JSON string, grade their four questions as captures.jsonl's
-/// retriever rankings do. LangChain's span times pass through a float, so
-/// the latency is left out of the comparison.
+/// "More shapes"): OpenInference's LangChain spans, whose ids are only in
+/// `output.value`, `retrieval.documents` held as one JSON string, and
+/// Langfuse's observations export (its documents a JSON string in
+/// `output`, its question in `input`), grade their four questions as
+/// captures.jsonl's retriever rankings do. The rows are compared without
+/// their run and stage (Langfuse's export names neither as the spans do)
+/// and latency (LangChain's span times pass through a float; Langfuse
+/// keeps seconds).
 #[test]
 fn instrumentation_shapes_grade_as_their_captures() {
     let subset = ["q000005", "q000021", "q000025", "q000035"];
-    let rows = |csv: &[u8], status_of_others: &str| -> Vec<String> {
-        let text = String::from_utf8(csv.to_vec()).unwrap();
-        let mut lines = text.lines();
-        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-        let latency = header.iter().position(|c| *c == "latency_ms").unwrap();
-        let status = header.iter().position(|c| *c == "status").unwrap();
-        let mut kept = Vec::new();
-        for line in lines {
-            let cells: Vec<&str> = line.split(',').collect();
-            if cells[1] != "retrieve" {
-                continue;
-            }
-            if subset.contains(&cells[2]) {
-                let without: Vec<&str> = (cells.iter().enumerate())
-                    .filter(|(i, _)| *i != latency)
-                    .map(|(_, c)| *c)
-                    .collect();
-                kept.push(without.join(","));
-            } else {
-                assert_eq!(cells[status], status_of_others, "{line}");
-            }
-        }
-        assert_eq!(kept.len(), subset.len());
-        kept
-    };
-    let want = rows(&expected("per_query.csv", &["retrieve"]), "ok");
-    for (file, join) in [
-        ("langchain.jsonl", "id"),
-        ("langchain.jsonl", "text"),
-        ("openinference_json_documents.jsonl", "id"),
+    let expected = expected("per_query.csv", &["retrieve"]);
+    let want = rows_of(&expected, "retrieve", &subset, "ok");
+    let langfuse = [
+        "--join",
+        "text",
+        "--query-field",
+        "input",
+        "--results-field",
+        "output",
+        "--doc-field",
+        "id",
+        "--stage-field",
+        "type",
+        "--stage",
+        "RETRIEVER",
+    ];
+    for (file, stage, options) in [
+        ("otlp/langchain.jsonl", "retrieve", &["--join", "id"][..]),
+        ("otlp/langchain.jsonl", "retrieve", &["--join", "text"][..]),
+        (
+            "otlp/openinference_json_documents.jsonl",
+            "retrieve",
+            &[][..],
+        ),
+        ("langfuse_observations.jsonl", "RETRIEVER", &langfuse[..]),
     ] {
         let wd = Workdir::new("traces_instrumentations");
-        let logs = format!("{TRACES}/otlp/{file}");
-        grade_traces(&wd, &["--join", join, &logs]).expect_code(0);
-        assert_eq!(
-            rows(&wd.read("out/per_query.csv"), "missing"),
-            want,
-            "{file}, --join {join}"
-        );
+        let logs = format!("{TRACES}/{file}");
+        let mut args = options.to_vec();
+        args.push(&logs);
+        grade_traces(&wd, &args).expect_code(0);
+        let got = rows_of(&wd.read("out/per_query.csv"), stage, &subset, "missing");
+        assert_eq!(got, want, "{file} {options:?}");
         let summary = wd.read_json("out/summary.json");
         assert_counts_add_up(&summary);
         assert_eq!(count(&summary, "rejected"), 0, "{file}");
+    }
+}
+
+/// LangSmith's runs, exported one a line by its SDK or in bulk as Parquet
+/// (`inputs`, `outputs` and `extra` JSON held in string columns), grade
+/// through the same field flags as captures.jsonl's retriever rankings:
+/// a pointer that reaches a string column goes on inside its JSON.
+#[test]
+fn langsmith_runs_grade_as_their_captures() {
+    let expected = expected("per_query.csv", &["retrieve"]);
+    let queries: Vec<String> = (String::from_utf8_lossy(&expected).lines().skip(1))
+        .map(|line| line.split(',').nth(2).unwrap().to_string())
+        .collect();
+    assert_eq!(queries.len(), 20);
+    let want = rows_of(&expected, "retrieve", &queries, "ok");
+    for file in [
+        "langsmith_runs.jsonl",
+        "parquet/langsmith_bulk_export.parquet",
+    ] {
+        let wd = Workdir::new("traces_langsmith");
+        let logs = format!("{TRACES}/{file}");
+        let options = [
+            "--query-field",
+            "/extra/metadata/query_id",
+            "--results-field",
+            "/outputs/documents",
+            "--doc-field",
+            "/metadata/id",
+            "--stage-field",
+            "run_type",
+            "--stage",
+            "retriever",
+            &logs,
+        ];
+        grade_traces(&wd, &options).expect_code(0);
+        let got = rows_of(&wd.read("out/per_query.csv"), "retriever", &queries, "");
+        assert_eq!(got, want, "{file}");
+        let summary = wd.read_json("out/summary.json");
+        assert_counts_add_up(&summary);
+        // Per question a chain, a retriever and an LLM run: the chain and
+        // LLM runs are of a stage left out.
+        assert_eq!(
+            ["records", "graded_records", "rejected"].map(|c| count(&summary, c)),
+            [60, 20, 0],
+            "{file}"
+        );
     }
 }
 

@@ -134,14 +134,14 @@ fn doc_key(doc: &str) -> u128 {
 /// A collection that is not a string (from `collections`).
 pub fn outside<'i>(
     allowed: &[&str],
-    collections: impl Iterator<Item = Result<Option<&'i str>, Invalid>>,
+    collections: impl Iterator<Item = Result<Option<Cow<'i, str>>, Invalid>>,
     docs: &[Cow<'_, str>],
     mapped: Option<&DocCollections>,
 ) -> Result<Vec<Outside>, Invalid> {
     let mut found = Vec::new();
     for (position, (collection, doc)) in collections.zip(docs).enumerate() {
-        let collection = collection?.or_else(|| mapped.and_then(|m| m.get(doc)));
-        if let Some(collection) = collection.filter(|c| !allowed.contains(c)) {
+        let collection = collection?.or_else(|| mapped.and_then(|m| m.get(doc)).map(Cow::Borrowed));
+        if let Some(collection) = collection.filter(|c| !allowed.contains(&c.as_ref())) {
             found.push(Outside {
                 position,
                 collection: collection.to_string(),
@@ -169,8 +169,9 @@ mod tests {
         let mut mapped = DocCollections::default();
         mapped.names.push("hr".into());
         mapped.by_doc.insert(doc_key("c"), 0);
-        let own = [Ok(Some("public")), Ok(Some("finance")), Ok(None), Ok(None)];
-        let found = outside(&["public"], own.into_iter(), &docs, Some(&mapped)).unwrap();
+        let own =
+            || [Some("public"), Some("finance"), None, None].map(|c| Ok(c.map(Cow::Borrowed)));
+        let found = outside(&["public"], own().into_iter(), &docs, Some(&mapped)).unwrap();
         assert_eq!(
             found,
             [
@@ -185,8 +186,7 @@ mod tests {
             ]
         );
         // Without the map, c's collection is unknown: allowed.
-        let own = [Ok(Some("public")), Ok(Some("finance")), Ok(None), Ok(None)];
-        let found = outside(&["public", "finance"], own.into_iter(), &docs, None).unwrap();
+        let found = outside(&["public", "finance"], own().into_iter(), &docs, None).unwrap();
         assert!(found.is_empty());
     }
 }

@@ -4,6 +4,7 @@
 //! is described by what is wrong and where.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
 
 use simd_json::prelude::*;
@@ -214,6 +215,25 @@ fn is_json_number(text: &[u8]) -> bool {
         rest = &after_sign[exponent..];
     }
     rest.is_empty()
+}
+
+thread_local! {
+    /// A parser for JSON held in a string of a parsed line (a span's
+    /// attribute, results kept as text), one a thread: the line's own
+    /// parser is still in use.
+    static EMBEDDED: RefCell<JsonParser> = RefCell::new(JsonParser::default());
+}
+
+/// Hand the root of `json`, JSON held in a string, to `visit`; `None`
+/// when it is no valid JSON. It reads as a log line does: the first of a
+/// key named twice counts, and a number beyond 64 bits is harmless where
+/// rgrade does not read it. Called again from inside `visit`, it parses
+/// with a parser of its own.
+pub fn with_embedded<R>(json: &str, visit: impl FnOnce(Value<'_, '_>) -> R) -> Option<R> {
+    EMBEDDED.with(|parser| match parser.try_borrow_mut() {
+        Ok(mut parser) => parser.parse(json.as_bytes(), visit).ok(),
+        Err(_) => JsonParser::default().parse(json.as_bytes(), visit).ok(),
+    })
 }
 
 /// A string id, or an integer id as its decimal text.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
-use crate::io::json::id_text;
+use crate::io::json::{id_text, with_embedded};
 use crate::logs::record::{measure, EventKey, Invalid, RejectReason, DEFAULT_STAGE};
 
 /// Where to find a field: a key, or the segments of a JSON pointer.
@@ -32,6 +32,17 @@ impl FieldPath {
         FieldPath {
             segments,
             text: text.to_string(),
+        }
+    }
+
+    /// The JSON pointer through `segments`.
+    pub fn from_segments(segments: &[String]) -> Self {
+        let escaped: Vec<String> = (segments.iter())
+            .map(|s| s.replace('~', "~0").replace('/', "~1"))
+            .collect();
+        FieldPath {
+            segments: segments.to_vec(),
+            text: format!("/{}", escaped.join("/")),
         }
     }
 
@@ -213,8 +224,19 @@ pub struct Event<'t, 'i> {
     pub answer_ok: Option<bool>,
     /// The collections the user may see, if the record says.
     pub allowed: Option<Vec<&'i str>>,
-    /// The ranking; `None` for a null one, which found nothing.
+    /// The ranking; `None` for a null one, which found nothing, and for
+    /// one held as JSON text.
     results: Option<Array<'t, 'i>>,
+    /// A ranking held as JSON text (Langfuse keeps a retriever's output
+    /// so), read out of the text: each result's doc id and collection.
+    from_text: Vec<TextResult>,
+}
+
+/// A result of a ranking held as JSON text: its doc id, if it has one,
+/// and its collection (`Err` when that is not a string).
+struct TextResult {
+    doc: Option<String>,
+    collection: Result<Option<String>, ()>,
 }
 
 impl<'t, 'i> Event<'t, 'i> {
@@ -224,8 +246,15 @@ impl<'t, 'i> Event<'t, 'i> {
     /// `missing_results`, `bad_results`, or `bad_field` for a latency or
     /// context size that is not a number, or an outcome not a boolean. Null results are an empty
     /// ranking: OpenSearch UBI, for one, records a search that found
-    /// nothing that way.
+    /// nothing that way. Results may be a string holding a JSON array.
     pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+        let bad_results = |what: &str| {
+            Invalid::new(
+                RejectReason::BadResults,
+                format!("'{}' {what}", fields.results),
+            )
+        };
+        let mut from_text = Vec::new();
         let results = match fields.results.find(root) {
             None => {
                 return Err(Invalid::new(
@@ -234,12 +263,23 @@ impl<'t, 'i> Event<'t, 'i> {
                 ))
             }
             Some(v) if v.is_null() => None,
-            Some(v) => Some(v.as_array().ok_or_else(|| {
-                Invalid::new(
-                    RejectReason::BadResults,
-                    format!("'{}' must be an array or null", fields.results),
-                )
-            })?),
+            Some(v) => match (v.as_array(), v.into_string()) {
+                (Some(array), _) => Some(array),
+                (None, Some(text)) => {
+                    from_text = with_embedded(text, |root| {
+                        let results = root.as_array()?;
+                        let read = results.iter().map(|result| TextResult {
+                            doc: doc_id(result, fields.doc.as_ref()).map(Cow::into_owned),
+                            collection: collection(result, fields).map(|c| c.map(str::to_string)),
+                        });
+                        Some(read.collect())
+                    })
+                    .flatten()
+                    .ok_or_else(|| bad_results("is a string that holds no JSON array"))?;
+                    None
+                }
+                (None, None) => return Err(bad_results("must be an array or null")),
+            },
         };
         Ok(Event {
             latency_ms: optional_measure(root, &fields.latency)?,
@@ -247,6 +287,7 @@ impl<'t, 'i> Event<'t, 'i> {
             answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
             results,
+            from_text,
         })
     }
 
@@ -257,25 +298,21 @@ impl<'t, 'i> Event<'t, 'i> {
     pub fn collections<'e>(
         &'e self,
         fields: &'e LogFields,
-    ) -> impl Iterator<Item = Result<Option<&'i str>, Invalid>> + 'e {
-        self.results
-            .iter()
-            .flat_map(Array::iter)
+    ) -> impl Iterator<Item = Result<Option<Cow<'i, str>>, Invalid>> + 'e {
+        let listed = (self.results.iter().flat_map(Array::iter))
+            .map(move |result| collection(result, fields).map(|c| c.map(Cow::Borrowed)));
+        let from_text = (self.from_text.iter())
+            .map(|result| (result.collection.clone()).map(|c| c.map(Cow::Owned)));
+        listed
+            .chain(from_text)
             .enumerate()
-            .map(move |(i, result)| {
-                if !result.is_object() {
-                    return Ok(None);
-                }
-                match fields.collection.find(result) {
-                    None => Ok(None),
-                    Some(v) if v.is_null() => Ok(None),
-                    Some(v) => v.into_string().map(Some).ok_or_else(|| {
-                        Invalid::new(
-                            RejectReason::BadField,
-                            format!("result {}: '{}' must be a string", i + 1, fields.collection),
-                        )
-                    }),
-                }
+            .map(move |(i, collection)| {
+                collection.map_err(|()| {
+                    Invalid::new(
+                        RejectReason::BadField,
+                        format!("result {}: '{}' must be a string", i + 1, fields.collection),
+                    )
+                })
             })
     }
 
@@ -284,31 +321,43 @@ impl<'t, 'i> Event<'t, 'i> {
         &'e self,
         fields: &'e LogFields,
     ) -> impl Iterator<Item = Result<Cow<'i, str>, Invalid>> + 'e {
-        self.results
-            .iter()
-            .flat_map(Array::iter)
-            .enumerate()
-            .map(move |(i, result)| {
-                doc_id(result, fields.doc.as_ref()).ok_or_else(|| {
-                    let wanted = fields
-                        .doc
-                        .as_ref()
-                        .map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
-                    Invalid::new(
-                        RejectReason::BadResult,
-                        format!(
-                            "result {} is neither a doc id nor an object with {wanted}",
-                            i + 1
-                        ),
-                    )
-                })
+        let listed = (self.results.iter().flat_map(Array::iter))
+            .map(move |result| doc_id(result, fields.doc.as_ref()));
+        let from_text = (self.from_text.iter()).map(|result| result.doc.clone().map(Cow::Owned));
+        listed.chain(from_text).enumerate().map(move |(i, id)| {
+            id.ok_or_else(|| {
+                let wanted = fields
+                    .doc
+                    .as_ref()
+                    .map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
+                Invalid::new(
+                    RejectReason::BadResult,
+                    format!(
+                        "result {} is neither a doc id nor an object with {wanted}",
+                        i + 1
+                    ),
+                )
             })
+        })
+    }
+}
+
+/// A result's collection: `None` when it names none (or is no object),
+/// `Err` when it names one that is not a string.
+fn collection<'i>(result: Value<'_, 'i>, fields: &LogFields) -> Result<Option<&'i str>, ()> {
+    if !result.is_object() {
+        return Ok(None);
+    }
+    match fields.collection.find(result) {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v.into_string().map(Some).ok_or(()),
     }
 }
 
 /// A result's doc id: the result itself, or a field of a result object
 /// (`doc_id`, else `id`, unless the user named one).
-fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Cow<'i, str>> {
+pub fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Cow<'i, str>> {
     if !result.is_object() {
         return id_text(result);
     }
@@ -408,6 +457,41 @@ mod tests {
                 docs,
             })
         })?
+    }
+
+    #[test]
+    fn results_held_as_json_text_read_as_an_array() {
+        let fields = LogFields::new(&FieldNames {
+            results: Some("output".to_string()),
+            ..FieldNames::default()
+        });
+        let line = r#"{"query_id": "q1", "output": "[{\"id\": \"a\"}, \"b\", {\"doc_id\": 7}]"}"#;
+        assert_eq!(parse_event(line, &fields).unwrap().docs, ["a", "b", "7"]);
+        for bad in [r#""not json""#, r#""{\"id\": \"a\"}""#, "3"] {
+            let line = format!(r#"{{"query_id": "q1", "output": {bad}}}"#);
+            let err = parse_event(&line, &fields).unwrap_err();
+            assert_eq!(err.reason, RejectReason::BadResults, "{bad}");
+        }
+        let no_id = r#"{"query_id": "q1", "output": "[{\"title\": \"x\"}]"}"#;
+        let err = parse_event(no_id, &fields).unwrap_err();
+        assert_eq!(err.reason, RejectReason::BadResult);
+        // Collections inside the text are read as in an array of the line.
+        let mut parser = JsonParser::default();
+        let line = r#"{"query_id": "q1", "output": "[{\"id\": \"a\", \"collection\": \"hr\"}, {\"id\": \"b\", \"collection\": 5}]"}"#;
+        let collections = parser
+            .parse(line.as_bytes(), |root| {
+                let event = Event::from_value(root, &fields).unwrap();
+                let read: Vec<Result<Option<String>, RejectReason>> = event
+                    .collections(&fields)
+                    .map(|c| c.map(|c| c.map(Cow::into_owned)).map_err(|e| e.reason))
+                    .collect();
+                read
+            })
+            .unwrap();
+        assert_eq!(
+            collections,
+            [Ok(Some("hr".to_string())), Err(RejectReason::BadField)]
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
-use super::{any_id, owned_id, with_embedded, DocField, OtlpSpan};
+use super::{any_id, owned_id, DocField, OtlpSpan};
+use crate::io::json::with_embedded;
 use crate::logs::record::{Invalid, RejectReason};
 
 impl<'i> OtlpSpan<'_, 'i> {
@@ -234,51 +235,34 @@ fn json_documents<'i>(key: &str, json: &str, doc: &DocField) -> Result<Vec<Cow<'
         let detail = format!("'{key}' is not a JSON list of documents");
         Invalid::new(RejectReason::BadResults, detail)
     };
-    let (wanted, pointer) = match doc {
-        DocField::Id => ("document.id", None),
-        DocField::Key(name) => (name.as_str(), None),
-        DocField::Metadata(pointer) => ("document.metadata", Some(pointer)),
+    let wanted = match doc {
+        DocField::Id => "document.id",
+        DocField::Key(name) => name.as_str(),
+        DocField::Metadata(_) => "document.metadata",
     };
-    // Each document's id, or the JSON text of its metadata, to be read
-    // once this list's parser is free again.
-    let found = with_embedded(json, |root| {
+    let ids = with_embedded(json, |root| {
         let documents = root.as_array().ok_or_else(not_a_list)?;
-        let found = documents.iter().map(|document| {
-            let field = document.get(wanted);
-            let field = match doc {
-                DocField::Id => field.or_else(|| document.get("id")),
-                _ => field,
-            };
-            match (field, pointer) {
-                (Some(metadata), Some(pointer)) => match metadata.into_string() {
-                    Some(text) => Embedded::Text(text.to_string()),
-                    None => Embedded::Id(pointer.find(metadata).and_then(owned_id)),
-                },
-                (field, _) => Embedded::Id(field.and_then(owned_id)),
-            }
-        });
-        Ok(found.collect::<Vec<_>>())
+        (documents.iter().enumerate())
+            .map(|(i, document)| {
+                let field = document.get(wanted);
+                let id = match doc {
+                    DocField::Id => field.or_else(|| document.get("id")).and_then(owned_id),
+                    DocField::Key(_) => field.and_then(owned_id),
+                    DocField::Metadata(pointer) => {
+                        field.and_then(|metadata| match metadata.into_string() {
+                            Some(text) => {
+                                with_embedded(text, |root| pointer.find(root).and_then(owned_id))
+                                    .flatten()
+                            }
+                            None => pointer.find(metadata).and_then(owned_id),
+                        })
+                    }
+                };
+                id.map(Cow::Owned).ok_or_else(|| no_document_id(i, wanted))
+            })
+            .collect()
     });
-    let found = found.unwrap_or_else(|| Err(not_a_list()))?;
-    (found.into_iter().enumerate())
-        .map(|(i, found)| {
-            let id = match (found, pointer) {
-                (Embedded::Id(id), _) => id,
-                (Embedded::Text(text), Some(pointer)) => {
-                    with_embedded(&text, |root| pointer.find(root).and_then(owned_id)).flatten()
-                }
-                (Embedded::Text(_), None) => None,
-            };
-            id.map(Cow::Owned).ok_or_else(|| no_document_id(i, wanted))
-        })
-        .collect()
-}
-
-/// What a document of a JSON list gives for its id: the id, or JSON text
-/// to look in.
-enum Embedded {
-    Id(Option<String>),
-    Text(String),
+    ids.unwrap_or_else(|| Err(not_a_list()))
 }
 
 fn no_document_id(i: usize, key: &str) -> Invalid {

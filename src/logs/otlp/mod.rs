@@ -16,13 +16,12 @@
 mod documents;
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
 use crate::base::options::{JoinBy, SpanKind};
-use crate::io::json::{id_text, JsonParser};
+use crate::io::json::{id_text, with_embedded};
 use crate::logs::jsonl::{FieldNames, FieldPath};
 use crate::logs::record::{EventKey, Invalid, RejectReason, SpanIds};
 
@@ -470,20 +469,6 @@ pub fn metadata_query_id<'i>(metadata: &str) -> Result<Option<Cow<'i, str>>, Inv
     query_id.unwrap_or_else(|| Err(bad("'metadata' is not valid JSON")))
 }
 
-thread_local! {
-    /// A parser for JSON held in an attribute, one a thread: the parser of
-    /// the line the span is on is still in use.
-    static EMBEDDED: RefCell<JsonParser> = RefCell::new(JsonParser::default());
-}
-
-/// Hand the root of `json`, the text of an attribute, to `visit`; `None`
-/// when it is no valid JSON. It reads as a log line does: the first of a
-/// key named twice counts, and a number beyond 64 bits is harmless where
-/// rgrade does not read it.
-fn with_embedded<R>(json: &str, visit: impl FnOnce(Value<'_, '_>) -> R) -> Option<R> {
-    EMBEDDED.with(|parser| parser.borrow_mut().parse(json.as_bytes(), visit).ok())
-}
-
 /// An AnyValue holding an id: a string, or an integer (OTLP/JSON writes
 /// 64-bit integers as strings) as its decimal text.
 fn any_id<'i>(value: Value<'_, 'i>) -> Option<Cow<'i, str>> {
@@ -505,6 +490,7 @@ fn owned_id(value: Value<'_, '_>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::json::JsonParser;
     use serde_json::{json, Value as Json};
 
     fn string(key: &str, value: &str) -> Json {

@@ -7,7 +7,10 @@
 //!
 //! A flag names a column; a JSON pointer (`/a/b`) names field `b` of the
 //! struct column `a`. Phoenix's columns have dots in their names
-//! (`attributes.input.value`), so dots never split a name.
+//! (`attributes.input.value`), so dots never split a name. Where the
+//! pointer reaches a string column and goes on, the rest points into the
+//! JSON that column holds (LangSmith's export keeps `outputs` and `extra`
+//! so): the query id and the results may be found that way.
 
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ProjectionMask;
@@ -37,19 +40,40 @@ pub enum Layout {
 /// every row the default.
 #[derive(Debug, Clone)]
 pub struct KeyColumns {
-    pub query: ColumnPath,
+    pub query: Located,
     pub stage: Option<ColumnPath>,
     pub run: Option<ColumnPath>,
+}
+
+/// A column, or a value inside the JSON a string column holds.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub column: ColumnPath,
+    /// Where in the column's JSON, when the column holds JSON text.
+    pub inside: Option<FieldPath>,
 }
 
 /// The wide layout's columns.
 #[derive(Debug, Clone)]
 pub struct WideColumns {
     pub key: KeyColumns,
-    pub results: Results,
+    pub results: ResultsColumn,
     pub latency: Option<ColumnPath>,
     pub context: Option<ColumnPath>,
     pub outcome: Option<ColumnPath>,
+}
+
+/// Where a row's results are.
+#[derive(Debug, Clone)]
+pub enum ResultsColumn {
+    /// A list column.
+    List(Results),
+    /// An array inside the JSON a string column holds, its elements read
+    /// as a JSONL record's results are (`doc` is `--doc-field`).
+    Json {
+        located: Located,
+        doc: Option<FieldPath>,
+    },
 }
 
 /// A list column of results, and where in an element the doc id is:
@@ -160,7 +184,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
         let results = path(names.results.as_deref(), FieldNames::RESULTS);
         let rank = path(names.rank.as_deref(), FieldNames::RANK);
         let key = KeyColumns {
-            query: columns.require(
+            query: columns.require_located(
                 query_path(&columns, names.query.as_deref()),
                 Want::Id,
                 "the query id; --query-field names another",
@@ -170,7 +194,9 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
         };
         let score = path(None, FieldNames::SCORE);
         let ranked = columns.find(&rank).is_some();
-        if columns.find(&results).is_none() && (ranked || columns.find(&score).is_some()) {
+        let has_results =
+            columns.find(&results).is_some() || columns.json_split(&results).is_some();
+        if !has_results && (ranked || columns.find(&score).is_some()) {
             let doc = path(names.doc.as_deref(), "doc_id");
             let doc = columns.require(
                 doc,
@@ -188,13 +214,17 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                 by_score,
             })
         } else {
-            let doc = names
-                .doc
-                .as_deref()
-                .map(|d| FieldPath::parse(d).segments().to_vec());
+            let doc = names.doc.as_deref().map(FieldPath::parse);
+            let results = match columns.json_text(&results) {
+                Some(located) => ResultsColumn::Json { located, doc },
+                None => {
+                    let doc = doc.as_ref().map(FieldPath::segments);
+                    ResultsColumn::List(columns.results(results, doc, &["doc_id", "id"])?)
+                }
+            };
             Layout::Wide(WideColumns {
                 key,
-                results: columns.results(results, doc.as_deref(), &["doc_id", "id"])?,
+                results,
                 latency: columns.optional(
                     path(names.latency.as_deref(), FieldNames::LATENCY),
                     Want::Number,
@@ -273,6 +303,49 @@ impl Columns<'_> {
     /// type costs nothing but that.
     fn if_fits(&mut self, path: ColumnPath, want: Want) -> Option<ColumnPath> {
         self.optional(path, want).ok().flatten()
+    }
+
+    /// Where `path` points into the JSON of a string column: the
+    /// column its first segments name, the rest a pointer; `None` when a
+    /// column or struct field has the whole path, or no string column
+    /// starts it.
+    fn json_text(&mut self, path: &[String]) -> Option<Located> {
+        let split = self.json_split(path)?;
+        let column = path[..split].to_vec();
+        self.wanted.push(column.clone());
+        Some(Located {
+            column,
+            inside: Some(FieldPath::from_segments(&path[split..])),
+        })
+    }
+
+    /// How many segments of `path` name the string column whose JSON
+    /// the rest points into, as [`Columns::json_text`] finds it.
+    fn json_split(&self, path: &[String]) -> Option<usize> {
+        if self.find(path).is_some() {
+            return None;
+        }
+        (1..path.len()).find(|&i| {
+            self.find(&path[..i])
+                .is_some_and(|f| Want::Text.fits(f.data_type()))
+        })
+    }
+
+    /// As [`Columns::require`], or a value inside a string column's JSON.
+    fn require_located(
+        &mut self,
+        path: ColumnPath,
+        want: Want,
+        what: &str,
+    ) -> Result<Located, String> {
+        if let Some(located) = self.json_text(&path) {
+            return Ok(located);
+        }
+        let column = self.require(path, want, what)?;
+        Ok(Located {
+            column,
+            inside: None,
+        })
     }
 
     /// The column at `path`, which must be there and hold `want`.

@@ -11,11 +11,16 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ListArray, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Map, Value};
+use simd_json::prelude::*;
 
-use super::layout::{ColumnPath, KeyColumns, Layout, QueryColumn, Results, SPAN_KINDS};
+use super::layout::{
+    ColumnPath, KeyColumns, Layout, Located, QueryColumn, Results, ResultsColumn, SPAN_KINDS,
+};
 use super::{RowGroup, Rows};
 use crate::io::guarded;
+use crate::io::json::{id_text, with_embedded};
 use crate::io::parquet::{column, show, Cells};
+use crate::logs::jsonl::{doc_id, FieldPath};
 use crate::logs::otlp::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
 use crate::logs::record::{
     measure, EventKey, Invalid, Origin, RejectReason, SpanIds, DEFAULT_STAGE,
@@ -153,7 +158,7 @@ struct KeyCells<'a> {
 #[allow(clippy::large_enum_variant)]
 enum View<'a> {
     Wide {
-        results: ResultCells<'a>,
+        results: WideResults<'a>,
         latency: Named<'a>,
         context: Named<'a>,
         outcome: Named<'a>,
@@ -188,9 +193,9 @@ impl<'a> Batch<'a> {
             None => Ok(Named::absent()),
         };
         let results = |results: &Results| ResultCells::of(batch, results);
-        let key = |key: &KeyColumns| -> Result<KeyCells<'a>, String> {
+        let key = |key: &'a KeyColumns| -> Result<KeyCells<'a>, String> {
             Ok(KeyCells {
-                query: Named::of(batch, &key.query)?,
+                query: Named::located(batch, &key.query)?,
                 stage: named(&key.stage)?,
                 run: named(&key.run)?,
             })
@@ -199,7 +204,7 @@ impl<'a> Batch<'a> {
             Layout::Wide(wide) => (
                 key(&wide.key)?,
                 View::Wide {
-                    results: results(&wide.results)?,
+                    results: WideResults::of(batch, &wide.results)?,
                     latency: named(&wide.latency)?,
                     context: named(&wide.context)?,
                     outcome: named(&wide.outcome)?,
@@ -370,10 +375,15 @@ impl<'a> Batch<'a> {
     /// The key of a wide or long row.
     fn key(&self, row: usize) -> Result<EventKey<'a>, Invalid> {
         let query = &self.key.query;
-        let query_id = query.cells.id(row).ok_or_else(|| {
+        let query_id = query.id(row)?.ok_or_else(|| {
+            let absent = if query.inside.is_some() {
+                "absent or null"
+            } else {
+                "null"
+            };
             Invalid::new(
                 RejectReason::MissingQueryId,
-                format!("'{}' is null", query.name),
+                format!("'{}' is {absent}", query.name),
             )
         })?;
         Ok(EventKey {
@@ -477,7 +487,10 @@ impl<'a> Batch<'a> {
                 object.insert(named.name.clone(), value);
             }
         };
-        let text = |named: &Named| named.cells.id(row).map_or(Value::Null, |t| t.into());
+        let text = |named: &Named| {
+            let id = named.id(row).ok().flatten();
+            id.map_or(Value::Null, |t| t.into())
+        };
         let number = |named: &Named| named.cells.number(row).map_or(Value::Null, Value::from);
         match &self.view {
             View::Spans {
@@ -497,8 +510,8 @@ impl<'a> Batch<'a> {
         }
         match &self.view {
             View::Wide { results, .. } => {
-                let docs = results.excerpt(row);
-                object.insert(results.name.clone(), docs);
+                let (name, docs) = results.excerpt(row);
+                object.insert(name.to_string(), docs);
             }
             View::Long { doc, rank, .. } => {
                 put(doc, text(doc));
@@ -514,6 +527,21 @@ impl<'a> Batch<'a> {
 struct Named<'a> {
     name: String,
     cells: Cells<'a>,
+    /// Where in the JSON its strings hold the value is, if they hold JSON.
+    inside: Option<Inside<'a>>,
+}
+
+/// A value inside the JSON a string column holds.
+struct Inside<'a> {
+    /// The column, as messages name it.
+    column: String,
+    pointer: &'a FieldPath,
+}
+
+impl Inside<'_> {
+    fn no_json(&self, reason: RejectReason) -> Invalid {
+        Invalid::new(reason, format!("'{}' holds no valid JSON", self.column))
+    }
 }
 
 impl<'a> Named<'a> {
@@ -523,13 +551,135 @@ impl<'a> Named<'a> {
         Ok(Named {
             name: show(path),
             cells: Cells::of(array)?,
+            inside: None,
         })
+    }
+
+    /// A column, or a string column's JSON and where the value is in it;
+    /// named by the whole path.
+    fn located(batch: &'a RecordBatch, located: &'a Located) -> Result<Self, String> {
+        let mut named = Named::of(batch, &located.column)?;
+        if let Some(pointer) = &located.inside {
+            let mut path = located.column.clone();
+            path.extend_from_slice(pointer.segments());
+            named.name = show(&path);
+            named.inside = Some(Inside {
+                column: show(&located.column),
+                pointer,
+            });
+        }
+        Ok(named)
     }
 
     fn absent() -> Self {
         Named {
             name: String::new(),
             cells: Cells::absent(),
+            inside: None,
+        }
+    }
+
+    /// The id in row `row`: the cell, or the string or integer its JSON
+    /// holds where `inside` points; `None` when null or absent.
+    ///
+    /// # Errors
+    /// `bad_query_id` for a cell that should hold JSON and does not.
+    fn id(&self, row: usize) -> Result<Option<Cow<'a, str>>, Invalid> {
+        let Some(inside) = &self.inside else {
+            return Ok(self.cells.id(row));
+        };
+        let Some(text) = self.cells.text(row) else {
+            return Ok(None);
+        };
+        let found = with_embedded(text, |root| {
+            (inside.pointer.find(root))
+                .and_then(id_text)
+                .map(Cow::into_owned)
+        });
+        let found = found.ok_or_else(|| inside.no_json(RejectReason::BadQueryId))?;
+        Ok(found.map(Cow::Owned))
+    }
+}
+
+/// The results of an event row: a list column, or an array inside a
+/// string column's JSON.
+enum WideResults<'a> {
+    List(ResultCells<'a>),
+    Json {
+        named: Named<'a>,
+        doc: Option<&'a FieldPath>,
+    },
+}
+
+impl<'a> WideResults<'a> {
+    fn of(batch: &'a RecordBatch, results: &'a ResultsColumn) -> Result<Self, String> {
+        Ok(match results {
+            ResultsColumn::List(list) => WideResults::List(ResultCells::of(batch, list)?),
+            ResultsColumn::Json { located, doc } => WideResults::Json {
+                named: Named::located(batch, located)?,
+                doc: doc.as_ref(),
+            },
+        })
+    }
+
+    /// The doc ids of row `row` in ranking order. A null cell, or a null
+    /// where the pointer leads, is an empty ranking; elements read as a
+    /// JSONL record's results do.
+    ///
+    /// # Errors
+    /// `bad_results` for JSON that is not valid or holds no array there,
+    /// `missing_results` when the pointer leads nowhere, `bad_result` for
+    /// an element without a doc id.
+    fn docs(&self, row: usize) -> Result<Vec<Cow<'a, str>>, Invalid> {
+        let (named, doc) = match self {
+            WideResults::List(list) => return list.docs(row),
+            WideResults::Json { named, doc } => (named, *doc),
+        };
+        let (Some(text), Some(inside)) = (named.cells.text(row), &named.inside) else {
+            return Ok(Vec::new());
+        };
+        let name = &named.name;
+        let bad_results = || {
+            let detail = format!("'{name}' must be an array or null");
+            Invalid::new(RejectReason::BadResults, detail)
+        };
+        let read = with_embedded(text, |root| {
+            let Some(found) = inside.pointer.find(root) else {
+                let detail = format!("no '{name}'");
+                return Err(Invalid::new(RejectReason::MissingResults, detail));
+            };
+            if found.is_null() {
+                return Ok(Vec::new());
+            }
+            let results = found.as_array().ok_or_else(bad_results)?;
+            (results.iter().enumerate())
+                .map(|(i, result)| match doc_id(result, doc) {
+                    Some(id) => Ok(Cow::Owned(id.into_owned())),
+                    None => {
+                        let wanted = doc.map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
+                        let detail = format!(
+                            "result {} in '{name}' is neither a doc id nor an object with {wanted}",
+                            i + 1
+                        );
+                        Err(Invalid::new(RejectReason::BadResult, detail))
+                    }
+                })
+                .collect()
+        });
+        read.unwrap_or_else(|| Err(inside.no_json(RejectReason::BadResults)))
+    }
+
+    /// The column's name and the first ids of row `row`, for an excerpt.
+    fn excerpt(&self, row: usize) -> (&str, Value) {
+        match self {
+            WideResults::List(list) => (&list.name, list.excerpt(row)),
+            WideResults::Json { named, .. } => {
+                let docs = self.docs(row).ok().map(|docs| {
+                    let ids = docs.into_iter().take(EXCERPT_RESULTS);
+                    Value::Array(ids.map(|id| Value::from(id.into_owned())).collect())
+                });
+                (&named.name, docs.unwrap_or(Value::Null))
+            }
         }
     }
 }
