@@ -53,6 +53,38 @@ pub enum Command {
     /// writes: every shard must have been graded with the same labels and
     /// options, and each query's captures must all be in one shard.
     Merge(MergeArgs),
+    /// Compile an answer key into a file that grade reads without parsing the labels.
+    ///
+    /// For nightly jobs whose labels rarely change: `grade --labels KEY`
+    /// (and merge, and the Python API) read the key as they read labels,
+    /// whatever --min-rel says. summary.json reports the labels it was
+    /// compiled from, so gradings from the key and from the labels compare.
+    /// A key made by another version of rgrade is refused: compile again.
+    Index(IndexArgs),
+}
+
+/// Options of `rgrade index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// The labels to compile (JSONL, TREC qrels, CSV or Parquet).
+    #[arg(value_name = "LABELS")]
+    pub labels: PathBuf,
+
+    /// Write the compiled key to KEY (replaced only once complete).
+    #[arg(short = 'o', long = "out", value_name = "KEY")]
+    pub out: PathBuf,
+
+    /// Read the labels as this format.
+    #[arg(long = "labels-format", value_parser = choice::<LabelsFormat>(), value_name = "FORMAT", default_value_t = LabelsFormat::Auto)]
+    pub labels_format: LabelsFormat,
+
+    /// Keep each label's question text, for gradings with --join text.
+    #[arg(long, value_parser = choice::<JoinBy>(), value_name = "BY", default_value_t = JoinBy::Id)]
+    pub join: JoinBy,
+
+    /// Use N worker threads [default: all cores].
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
 }
 
 /// Options of `rgrade merge`.

@@ -27,6 +27,8 @@
 //!   `src/base/`.
 //! - [`compare()`] takes a [`ComparePlan`]: two grade outputs read back,
 //!   paired per query, tested with paired statistics and held to rules.
+//! - [`index()`] takes an [`IndexPlan`]: the answer key compiled into a
+//!   file that gradings read back instead of parsing the labels.
 //! - [`draw_report`] draws the report page of a grade output again;
 //!   `src/report/` draws it (grading draws it too, as it writes).
 //! - [`write_dataset`] takes a [`GenConfig`]: synthetic labels and logs.
@@ -64,6 +66,7 @@ pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;
 pub use run::compare::run as compare;
 pub use run::grade::run as grade;
+pub use run::index::{run as index, Compiled as CompiledKey, Plan as IndexPlan};
 pub use run::partial::{grade as grade_partial, merge, MergePlan};
 
 /// The pipeline's hot kernels, public for the benchmarks in `benches/` and

@@ -11,6 +11,7 @@ mod test_diagnostics_sample;
 mod test_docs;
 mod test_gen;
 mod test_grade_cli;
+mod test_index;
 mod test_inputs;
 mod test_labels;
 mod test_merge;

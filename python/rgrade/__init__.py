@@ -122,7 +122,7 @@ Repeats = Literal["error", "first", "last", "mean"]
 DuplicateDocs = Literal["reject", "dedupe"]
 RunName = Literal["tag", "file"]
 JoinBy = Literal["id", "text"]
-LabelsFormat = Literal["auto", "jsonl", "trec", "csv", "parquet"]
+LabelsFormat = Literal["auto", "jsonl", "trec", "csv", "parquet", "compiled"]
 LogsFormat = Literal["auto", "jsonl", "trec", "msmarco", "otlp", "parquet", "csv"]
 
 # Columns that hold names and ids: read as text whatever they look like.

@@ -59,3 +59,21 @@ def test_statuses_and_messages_are_the_binarys(tmp_path, args, status, needle):
 def test_python_dash_m_runs_it(tmp_path):
     shown = subprocess.run([sys.executable, "-m", "rgrade", "--version"], capture_output=True, text=True)
     assert (shown.returncode, shown.stdout.strip()) == (0, "rgrade 0.1.0")
+
+
+def test_a_compiled_key_grades_as_its_labels(tmp_path):
+    import rgrade
+
+    labels = SAMPLES / "realistic/labels.jsonl"
+    compiled = run(SCRIPT, ["index", str(labels), "-o", "labels.rgx"], tmp_path)
+    assert compiled.returncode == 0, compiled.stderr
+    logs = str(SAMPLES / "realistic/logs")
+    options = dict(k=(1, 5, 10), repeats="last", min_rel=2)
+    with pytest.warns(rgrade.RejectedRecordsWarning):
+        from_labels = rgrade.grade(str(labels), logs, **options)
+    with pytest.warns(rgrade.RejectedRecordsWarning):
+        from_key = rgrade.grade(str(tmp_path / "labels.rgx"), logs, **options)
+    assert from_key.per_query.equals(from_labels.per_query)
+    assert from_key.aggregates.equals(from_labels.aggregates)
+    assert from_key.summary["labels"]["hash"] == from_labels.summary["labels"]["hash"]
+    assert from_key.summary["labels"]["compiled_key"]["path"].endswith("labels.rgx")

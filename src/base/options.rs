@@ -152,7 +152,7 @@ choice! {
     /// The format of the labels file.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum LabelsFormat {
-        /// Parquet by its PAR1 magic, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
+        /// A compiled key or Parquet by its first bytes, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
         Auto = "auto",
         /// One JSON object per labeled query.
         Jsonl = "jsonl",
@@ -162,6 +162,8 @@ choice! {
         Csv = "csv",
         /// Parquet with the CSV labels' columns (a file opening with PAR1).
         Parquet = "parquet",
+        /// A compiled answer key, as `rgrade index` writes it.
+        Compiled = "compiled",
     }
 }
 

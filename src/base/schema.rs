@@ -409,6 +409,22 @@ pub struct LabelsSummary {
     /// queries whose label names none are not listed.
     #[serde(default)]
     pub collection_versions: Vec<CollectionVersion>,
+    /// The compiled key the labels were read from (`rgrade index`), if
+    /// they were; the fields above are then the labels it was compiled
+    /// from, so that gradings from the key and from its labels compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled_key: Option<CompiledKeySummary>,
+}
+
+/// A compiled answer key in summary.json.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompiledKeySummary {
+    /// The path as given.
+    pub path: String,
+    /// File size.
+    pub bytes: u64,
+    /// xxh3-128 of the key's body, as its header says.
+    pub hash: String,
 }
 
 /// A collection version the labels name, in summary.json.

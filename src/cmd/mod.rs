@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod gen;
 pub mod grade;
+pub mod index;
 pub mod merge;
 pub mod report;
 pub mod terminal;
@@ -43,6 +44,7 @@ pub fn main(args: Vec<OsString>) -> u8 {
         Command::Report(args) => report::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Merge(args) => merge::run(args, command_line),
+        Command::Index(args) => index::run(args),
     };
     match outcome {
         Ok(exit) => exit as u8,

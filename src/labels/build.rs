@@ -618,6 +618,7 @@ mod tests {
             bytes: 0,
             hash: String::new(),
             format: "jsonl",
+            compiled: None,
         }
     }
 

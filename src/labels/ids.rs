@@ -4,7 +4,19 @@
 use anyhow::{bail, Result};
 
 /// Where an id's text is in [`IdText`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    zerocopy::FromBytes,
+    zerocopy::IntoBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+)]
 pub struct IdRef {
     start: u32,
     len: u32,
@@ -46,6 +58,13 @@ impl IdText {
         };
         self.0.push_str(more);
         Ok(start)
+    }
+
+    /// Whether `id` names a whole text of ours, cut where characters
+    /// begin and end: what a compiled key is checked for.
+    pub fn holds(&self, id: IdRef) -> bool {
+        let (start, end) = (id.start as usize, id.start as usize + id.len as usize);
+        end <= self.0.len() && self.0.is_char_boundary(start) && self.0.is_char_boundary(end)
     }
 
     /// The text of an id.

@@ -66,7 +66,16 @@ pub struct LabeledQuery {
 }
 
 /// A judged document, with any grade.
-#[derive(Debug, Clone, Default)]
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Default,
+    zerocopy::FromBytes,
+    zerocopy::IntoBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+)]
 pub(super) struct JudgedDoc {
     pub(super) hash: u64,
     pub(super) grade: i64,
@@ -84,6 +93,21 @@ pub struct LabelsSource {
     pub hash: String,
     /// The format that was read.
     pub format: &'static str,
+    /// The compiled key they were read from, when they were
+    /// (`rgrade index`); the fields above are then the labels it was
+    /// compiled from.
+    pub compiled: Option<CompiledKey>,
+}
+
+/// A compiled answer key file, for summary.json.
+#[derive(Debug, Clone)]
+pub struct CompiledKey {
+    /// The path as given.
+    pub path: PathBuf,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+    /// xxh3-128 of its body, as its header says and reading checked.
+    pub hash: String,
 }
 
 /// The labels' question texts, for captures that name their query by

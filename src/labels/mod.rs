@@ -1,5 +1,6 @@
-//! The answer key: read JSONL, TREC qrels or CSV labels into a compact
-//! index keyed by hashed ids (docs/guide.md, "Labels").
+//! The answer key: read JSONL, TREC qrels, CSV or Parquet labels into a
+//! compact index keyed by hashed ids (docs/guide.md, "Labels"), or read
+//! that index back from a compiled key ([`compiled`], `rgrade index`).
 //!
 //! The index is what every worker consults for every captured result, so it
 //! is built for lookups: one hash table from query id to query, and per
@@ -11,6 +12,7 @@
 mod blocks;
 mod build;
 mod columns;
+mod compiled;
 mod ids;
 mod index;
 mod jsonl;
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use hashbrown::HashTable;
 
+use compiled::is_compiled;
 pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 
 use crate::base::options::{JoinBy, LabelsFormat};
@@ -33,14 +36,16 @@ use build::Builder;
 
 impl LabelIndex {
     /// Read and index the labels file (plain, gzip or zstd), parsing JSONL
-    /// labels and sorting the index on `pool`. Joined by text, each label's `query` text is
+    /// labels and sorting the index on `pool`, or read the index back
+    /// from a compiled key. Joined by text, each label's `query` text is
     /// indexed too.
     ///
     /// # Errors
     /// An unreadable file, a malformed line (named as `path:line`), the same
     /// query twice in JSONL or the same (query, doc) twice, or no query at
     /// all; joined by text, qrels (which hold no text), a label without a
-    /// text, or two labels with the same text.
+    /// text, or two labels with the same text; a compiled key that is
+    /// damaged, of another rgrade version, or without the texts to join by.
     pub fn load(
         path: &Path,
         format: LabelsFormat,
@@ -59,6 +64,9 @@ impl LabelIndex {
             ),
             other => other,
         };
+        if format == LabelsFormat::Compiled {
+            return compiled::read(path, min_rel, join).with_context(|| name.to_string());
+        }
         // Reserved from the file size: untouched capacity costs no memory,
         // while growing a large vector copies it.
         let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
@@ -82,7 +90,8 @@ impl LabelIndex {
             }
             LabelsFormat::Csv => text::read_csv(&mut source, &mut builder),
             LabelsFormat::Parquet => parquet::read_parquet(path, &mut builder),
-            LabelsFormat::Trec | LabelsFormat::Auto => {
+            // (A compiled key was read above.)
+            LabelsFormat::Trec | LabelsFormat::Auto | LabelsFormat::Compiled => {
                 blocks::read_in_blocks(&mut source, &mut builder, pool, text::parse_qrels_block)
             }
         };
@@ -95,6 +104,7 @@ impl LabelIndex {
             bytes,
             hash,
             format: format_name(format),
+            compiled: None,
         };
         read.and_then(|()| pool.install(|| builder.build(min_rel, source)))
             .map_err(|(line, err)| match line {
@@ -129,6 +139,7 @@ impl LabelIndex {
             bytes: table.bytes(),
             hash: table.content_hash(),
             format: "arrow",
+            compiled: None,
         };
         read.and_then(|()| pool.install(|| builder.build(min_rel, source)))
             .map_err(|(line, err)| match line {
@@ -175,6 +186,7 @@ impl LabelIndex {
             bytes: 0,
             hash: String::new(),
             format: "memory",
+            compiled: None,
         };
         builder
             .build(min_rel, source)
@@ -182,9 +194,12 @@ impl LabelIndex {
     }
 }
 
-/// Parquet when it opens with PAR1, JSONL when the first non-blank byte
+/// A compiled key or Parquet by their first bytes, JSONL when the first non-blank byte
 /// is `{`, CSV when the first line holds a comma, TREC qrels otherwise.
 fn detect_format(head: &[u8]) -> LabelsFormat {
+    if is_compiled(head) {
+        return LabelsFormat::Compiled;
+    }
     if head.starts_with(crate::io::parquet::MAGIC) {
         return LabelsFormat::Parquet;
     }
@@ -207,7 +222,7 @@ fn format_name(format: LabelsFormat) -> &'static str {
         LabelsFormat::Jsonl => "jsonl",
         LabelsFormat::Csv => "csv",
         LabelsFormat::Parquet => "parquet",
-        LabelsFormat::Trec | LabelsFormat::Auto => "trec",
+        LabelsFormat::Trec | LabelsFormat::Auto | LabelsFormat::Compiled => "trec",
     }
 }
 

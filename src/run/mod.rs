@@ -3,6 +3,7 @@
 //! this folder writes a result directory.
 //!
 //! - [`grade`]: logs in, graded queries out, in three steps;
+//! - [`index`]: the answer key compiled into a file gradings read back;
 //! - [`rows`]: per_query.csv and the report's figures, as rows are graded;
 //! - [`write`]: every output of a grading, and summary.json;
 //! - [`partial`]: a shard of the logs graded up to its captures, and the
@@ -11,6 +12,7 @@
 
 pub mod compare;
 pub mod grade;
+pub mod index;
 pub mod partial;
 pub mod rows;
 pub mod write;

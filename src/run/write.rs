@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use crate::base::options::Choice;
 use crate::base::schema::{
-    CollectionVersion, InputSummary, LabelsSummary, LeakSummary, OrderedMap, OutputFile,
-    SettingsSummary, StaleLabels, Summary, Throughput, REPORT_FILE,
+    CollectionVersion, CompiledKeySummary, InputSummary, LabelsSummary, LeakSummary, OrderedMap,
+    OutputFile, SettingsSummary, StaleLabels, Summary, Throughput, REPORT_FILE,
 };
 use crate::grade::capture::LineCounts;
 use crate::grade::graded::Graded;
@@ -159,6 +159,11 @@ pub fn labels_summary(labels: &LabelIndex) -> LabelsSummary {
                 queries,
             })
             .collect(),
+        compiled_key: (labels.source.compiled.as_ref()).map(|key| CompiledKeySummary {
+            path: key.path.display().to_string(),
+            bytes: key.bytes,
+            hash: key.hash.clone(),
+        }),
     }
 }
 

@@ -1,0 +1,567 @@
+//! A compiled answer key (`rgrade index`): the label index as it lies in
+//! memory, written to a file that grading reads back at the speed of the
+//! disk instead of parsing and indexing the labels again. The labels of a
+//! nightly job rarely change from one night to the next: compiled once,
+//! they cost a read each night (docs/guide.md, "Compiled answer keys").
+//!
+//! The file is [`MAGIC`], one line of JSON (the [`Header`]: the version
+//! that wrote it, the labels it was compiled from, the size of each
+//! section, the body's xxh3-128), zeros up to a multiple of 8 bytes, and
+//! the body: each section's values as they lie in memory (little-endian),
+//! padded with zeros to a multiple of 8 bytes. A key written by another
+//! version of rgrade, or whose body does not hash to what its header says,
+//! is refused; every place its values name is checked to lie inside the
+//! key, so that no file, however made, can send a lookup out of bounds.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use hashbrown::HashTable;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+use super::ids::{IdRef, IdText};
+use super::index::{id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
+use super::index::{CompiledKey, QueryTexts};
+use crate::base::options::JoinBy;
+use crate::base::slices::NO_SLICE;
+
+/// How a compiled key begins: a line a person who opens it can read.
+pub const MAGIC: &[u8] = b"rgrade compiled answer key\n";
+
+/// The layout of the body; a key of another layout is refused (so is one
+/// of another rgrade version, whose layout may differ without this saying).
+const LAYOUT: u32 = 1;
+
+/// The longest header read: its slice names are the only part that grows.
+const MAX_HEADER: u64 = 64 << 20;
+
+/// What a compiled key says of itself, as its JSON line.
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    /// The rgrade version that wrote it.
+    rgrade: String,
+    layout: u32,
+    /// The labels it was compiled from: what summary.json reports, so a
+    /// grading from the key and one from its labels compare as the same.
+    labels: Origin,
+    queries: u64,
+    docs: u64,
+    text_bytes: u64,
+    /// Whether each query's question text is kept (`--join text`).
+    query_texts: bool,
+    /// The task, language, split and collection version names.
+    slice_names: Vec<String>,
+    /// xxh3-128 of the body, in hex.
+    body_hash: String,
+}
+
+/// The labels file a key was compiled from.
+#[derive(Debug, Serialize, Deserialize)]
+struct Origin {
+    path: String,
+    bytes: u64,
+    hash: String,
+    format: String,
+}
+
+/// A labeled query as the key stores it; `n_relevant`, which depends on
+/// `--min-rel`, is counted again when the key is read.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, Immutable, KnownLayout)]
+struct StoredQuery {
+    id: IdRef,
+    task: u32,
+    language: u32,
+    split: u32,
+    collection_version: u32,
+    docs_start: u32,
+    docs_end: u32,
+    judged_end: u32,
+    required: u32,
+}
+
+/// Zeros to pad a section with.
+const PADDING: [u8; 8] = [0; 8];
+
+/// The zeros that bring `len` bytes up to a multiple of 8.
+fn padding(len: usize) -> &'static [u8] {
+    &PADDING[..(8 - len % 8) % 8]
+}
+
+/// Whether `head`, the first bytes of a file, begin a compiled key.
+pub fn is_compiled(head: &[u8]) -> bool {
+    head.starts_with(MAGIC)
+}
+
+impl LabelIndex {
+    /// Write the index as a compiled key to `out`; it reads back as the
+    /// same index, whatever `--min-rel` it is read with.
+    ///
+    /// # Errors
+    /// `out` cannot be written.
+    pub fn write_compiled(&self, out: &mut impl Write) -> Result<()> {
+        let queries: Vec<StoredQuery> = (self.queries.iter())
+            .map(|q| StoredQuery {
+                id: q.id,
+                task: q.task,
+                language: q.language,
+                split: q.split,
+                collection_version: q.collection_version,
+                docs_start: q.docs.start,
+                docs_end: q.docs.end,
+                judged_end: q.judged_end,
+                required: u32::from(q.required),
+            })
+            .collect();
+        let texts = self.query_texts.as_ref().map_or(&[][..], |t| &t.texts[..]);
+        let sections: [&[u8]; 6] = [
+            queries.as_bytes(),
+            self.docs.as_bytes(),
+            self.ideal_grades.as_bytes(),
+            self.by_text.as_bytes(),
+            self.text.0.as_bytes(),
+            texts.as_bytes(),
+        ];
+        let mut body = Xxh3::new();
+        for section in sections {
+            body.update(section);
+            body.update(padding(section.len()));
+        }
+        let header = Header {
+            rgrade: env!("CARGO_PKG_VERSION").to_string(),
+            layout: LAYOUT,
+            labels: Origin {
+                path: self.source.path.display().to_string(),
+                bytes: self.source.bytes,
+                hash: self.source.hash.clone(),
+                format: self.source.format.to_string(),
+            },
+            queries: self.queries.len() as u64,
+            docs: self.docs.len() as u64,
+            text_bytes: self.text.0.len() as u64,
+            query_texts: self.query_texts.is_some(),
+            slice_names: self.slice_names.iter().map(|n| n.to_string()).collect(),
+            body_hash: format!("{:032x}", body.digest128()),
+        };
+        let mut head = MAGIC.to_vec();
+        serde_json::to_writer(&mut head, &header)?;
+        head.push(b'\n');
+        head.extend_from_slice(padding(head.len()));
+        out.write_all(&head)?;
+        for section in sections {
+            out.write_all(section)?;
+            out.write_all(padding(section.len()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Read the compiled key at `path`, counting as relevant the grades of at
+/// least `min_rel`; joined by text, the key must keep the question texts.
+///
+/// # Errors
+/// A file that is no complete key of this version of rgrade, whose body
+/// does not match its header, or whose values point outside it.
+pub fn read(path: &Path, min_rel: i64, join: JoinBy) -> Result<LabelIndex> {
+    let file = File::open(path).context("cannot read labels")?;
+    let size = file.metadata().context("cannot read labels")?.len();
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut magic = vec![0; MAGIC.len()];
+    reader.read_exact(&mut magic).context("no compiled key")?;
+    if magic != MAGIC {
+        bail!(
+            "no compiled key: it does not begin as `rgrade index` writes one (a key is read \
+             as written, never compressed)"
+        );
+    }
+    let mut line = Vec::new();
+    (&mut reader)
+        .take(MAX_HEADER)
+        .read_until(b'\n', &mut line)?;
+    let header: Header = serde_json::from_slice(&line)
+        .context("a compiled key whose header cannot be read (a damaged file?)")?;
+    let version = env!("CARGO_PKG_VERSION");
+    if header.rgrade != version || header.layout != LAYOUT {
+        bail!(
+            "a compiled key made by rgrade {} (layout {}); this is rgrade {version} (layout \
+             {LAYOUT}): compile the labels again with `rgrade index`",
+            header.rgrade,
+            header.layout
+        );
+    }
+    if join == JoinBy::Text && !header.query_texts {
+        bail!(
+            "this compiled key keeps no question texts, which --join text matches captures \
+             by: compile it with `rgrade index --join text`"
+        );
+    }
+    let head = MAGIC.len() + line.len();
+    let mut skip = vec![0; padding(head).len()];
+    reader
+        .read_exact(&mut skip)
+        .context("a truncated compiled key")?;
+
+    // The whole size, from the header's counts, before anything is
+    // allocated: a damaged count must not ask for terabytes.
+    let queries = header.queries;
+    let texts = if header.query_texts { queries } else { 0 };
+    let section_bytes = [
+        queries.checked_mul(size_of::<StoredQuery>() as u64),
+        header.docs.checked_mul(size_of::<JudgedDoc>() as u64),
+        header.docs.checked_mul(8),
+        header.docs.checked_mul(4),
+        Some(header.text_bytes),
+        texts.checked_mul(size_of::<IdRef>() as u64),
+    ];
+    let body = (section_bytes.iter()).try_fold(0u64, |sum, bytes| {
+        bytes.and_then(|b| sum.checked_add(b.checked_add(7)? / 8 * 8))
+    });
+    if body.and_then(|b| b.checked_add((head + skip.len()) as u64)) != Some(size) {
+        bail!("a compiled key whose size is not what its header says (a truncated file?)");
+    }
+
+    let mut hasher = Xxh3::new();
+    let (r, h) = (&mut reader, &mut hasher);
+    let stored: Vec<StoredQuery> = section(r, queries, h)?;
+    let docs: Vec<JudgedDoc> = section(r, header.docs, h)?;
+    let ideal_grades: Vec<i64> = section(r, header.docs, h)?;
+    let by_text: Vec<u32> = section(r, header.docs, h)?;
+    let text: Vec<u8> = section(r, header.text_bytes, h)?;
+    let texts: Vec<IdRef> = section(r, texts, h)?;
+    if format!("{:032x}", hasher.digest128()) != header.body_hash {
+        bail!("a compiled key whose content does not match its header (a damaged file?)");
+    }
+    let text = IdText(String::from_utf8(text).map_err(|_| damaged("ids that are not UTF-8"))?);
+    let slice_names: Vec<Box<str>> = header.slice_names.into_iter().map(Into::into).collect();
+    let queries = labeled_queries(&stored, &text, &slice_names, &docs, &ideal_grades, min_rel)?;
+    if !(docs.iter().all(|d| text.holds(d.id))
+        && by_text.iter().all(|&d| (d as usize) < docs.len()))
+    {
+        bail!(damaged("a document that points outside it"));
+    }
+    let hashes: Vec<u64> = (queries.iter())
+        .map(|q| id_hash(text.get(q.id).as_bytes()))
+        .collect();
+    let mut by_id = HashTable::with_capacity(queries.len());
+    for (index, &hash) in hashes.iter().enumerate() {
+        by_id.insert_unique(hash, index as QueryIdx, |&q| hashes[q as usize]);
+    }
+    let query_texts = match join {
+        JoinBy::Text => Some(query_texts(texts, &text)?),
+        JoinBy::Id => None,
+    };
+    let has_splits = (queries.iter()).any(|q| &*slice_names[q.split as usize] != NO_SLICE);
+    let Origin {
+        path: labels_path,
+        bytes,
+        hash,
+        format,
+    } = header.labels;
+    let source = LabelsSource {
+        path: PathBuf::from(labels_path),
+        bytes,
+        hash,
+        format: format_name(&format)?,
+        compiled: Some(CompiledKey {
+            path: path.to_path_buf(),
+            bytes: size,
+            hash: header.body_hash,
+        }),
+    };
+    Ok(LabelIndex {
+        queries,
+        by_id,
+        docs,
+        ideal_grades,
+        by_text,
+        query_texts,
+        text,
+        slice_names,
+        has_splits,
+        min_rel,
+        source,
+    })
+}
+
+/// The next section of `reader`: `n` values and the padding after them,
+/// added to `hasher`.
+fn section<T: FromBytes + IntoBytes + Immutable + KnownLayout>(
+    reader: &mut impl Read,
+    n: u64,
+    hasher: &mut Xxh3,
+) -> Result<Vec<T>> {
+    let n = usize::try_from(n).map_err(|_| damaged("a count beyond this machine"))?;
+    let mut values = T::new_vec_zeroed(n).map_err(|_| damaged("a count beyond memory"))?;
+    let bytes = values.as_mut_bytes();
+    reader
+        .read_exact(bytes)
+        .context("a truncated compiled key")?;
+    hasher.update(bytes);
+    let mut pad = vec![0; padding(bytes.len()).len()];
+    reader
+        .read_exact(&mut pad)
+        .context("a truncated compiled key")?;
+    hasher.update(&pad);
+    Ok(values)
+}
+
+/// The labeled queries of a key, each checked to point inside it, with
+/// ids in strictly increasing byte order as an index keeps them.
+fn labeled_queries(
+    stored: &[StoredQuery],
+    text: &IdText,
+    slice_names: &[Box<str>],
+    docs: &[JudgedDoc],
+    ideal_grades: &[i64],
+    min_rel: i64,
+) -> Result<Vec<LabeledQuery>> {
+    let slice = |n: u32| (n as usize) < slice_names.len();
+    let mut queries: Vec<LabeledQuery> = Vec::with_capacity(stored.len());
+    for q in stored {
+        let inside = text.holds(q.id)
+            && [q.task, q.language, q.split, q.collection_version]
+                .into_iter()
+                .all(slice)
+            && q.docs_start <= q.docs_end
+            && q.docs_end <= q.judged_end
+            && (q.judged_end as usize) <= docs.len()
+            && q.required <= 1;
+        if !inside {
+            bail!(damaged("a query that points outside it"));
+        }
+        if queries
+            .last()
+            .is_some_and(|p| text.get(p.id) >= text.get(q.id))
+        {
+            bail!(damaged("queries out of order"));
+        }
+        let grades = &ideal_grades[q.docs_start as usize..q.docs_end as usize];
+        queries.push(LabeledQuery {
+            id: q.id,
+            task: q.task,
+            language: q.language,
+            split: q.split,
+            collection_version: q.collection_version,
+            required: q.required == 1,
+            docs: q.docs_start..q.docs_end,
+            judged_end: q.judged_end,
+            n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
+        });
+    }
+    Ok(queries)
+}
+
+/// The question texts of a key's queries, found again by their text.
+fn query_texts(texts: Vec<IdRef>, text: &IdText) -> Result<QueryTexts> {
+    let mut table: HashTable<QueryIdx> = HashTable::with_capacity(texts.len());
+    for (index, &id) in texts.iter().enumerate() {
+        if !text.holds(id) {
+            bail!(damaged("a question text that points outside it"));
+        }
+        let wanted = text.get(id);
+        let hash = id_hash(wanted.as_bytes());
+        if table
+            .find(hash, |&q| text.get(texts[q as usize]) == wanted)
+            .is_some()
+        {
+            bail!(damaged("a question text twice"));
+        }
+        table.insert_unique(hash, index as QueryIdx, |&q| {
+            id_hash(text.get(texts[q as usize]).as_bytes())
+        });
+    }
+    Ok(QueryTexts { texts, table })
+}
+
+/// The name of a labels format a key says it was compiled from.
+fn format_name(format: &str) -> Result<&'static str> {
+    ["jsonl", "csv", "parquet", "trec", "arrow", "memory"]
+        .into_iter()
+        .find(|&f| f == format)
+        .ok_or_else(|| damaged("an unknown labels format"))
+}
+
+fn damaged(what: &str) -> anyhow::Error {
+    anyhow::anyhow!("a compiled key with {what} (a damaged file?)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::options::LabelsFormat;
+    use proptest::prelude::*;
+
+    const LABELS: &str = concat!(
+        r#"{"query_id": "q2", "relevant": {"a": 2, "b": 1, "c": 0, "d": -1}, "task": "howto", "language": "de", "query": "Wie?"}"#,
+        "\n",
+        r#"{"query_id": 7, "relevant": ["x", "ÿ"], "required": true, "split": "test", "query": "seven"}"#,
+        "\n",
+        r#"{"query_id": "q1", "relevant": [], "collection_version": "v2", "query": "none"}"#,
+        "\n",
+    );
+
+    /// A scratch directory of this test's own.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("rgrade-key-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn load(path: &Path, min_rel: i64, join: JoinBy) -> Result<LabelIndex> {
+        let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(2))?;
+        LabelIndex::load(path, LabelsFormat::Auto, min_rel, join, &pool)
+    }
+
+    /// The labels, and the key compiled from them, in `dir`.
+    fn compiled(dir: &Path) -> (PathBuf, PathBuf) {
+        let labels = dir.join("labels.jsonl");
+        std::fs::write(&labels, LABELS).unwrap();
+        let mut key = Vec::new();
+        let index = load(&labels, 1, JoinBy::Text).unwrap();
+        index.write_compiled(&mut key).unwrap();
+        let path = dir.join("key.rgx");
+        std::fs::write(&path, key).unwrap();
+        (labels, path)
+    }
+
+    /// Everything a grading asks of an index, for every query and doc.
+    fn answers(index: &LabelIndex) -> Vec<String> {
+        let mut said = vec![format!("{:?}", index.source.hash)];
+        for q in 0..index.queries().len() as QueryIdx {
+            let query = &index.queries()[q as usize];
+            let judgments = index.judgments(q);
+            said.push(format!(
+                "{} {:?} task={} language={} split={:?} version={:?} required={} relevant={} ideal={:?} judged={:?}",
+                index.query_id(q),
+                index.find_query(index.query_id(q).as_bytes()),
+                index.slice_name(query.task),
+                index.slice_name(query.language),
+                index.split_of(q).map(|s| index.slice_name(s)),
+                index.collection_version(q),
+                query.required,
+                judgments.n_relevant,
+                judgments.ideal_grades,
+                index.judges_any(q),
+            ));
+            for doc in ["a", "b", "c", "d", "x", "ÿ", "zz"] {
+                let found = index.find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes()));
+                let found = found.map(|d| (index.doc_id(d), index.grade(d), index.is_relevant(d)));
+                let place = index.place_doc(q, doc.as_bytes());
+                said.push(format!("  {doc}: {found:?} {place:?}"));
+            }
+        }
+        for text in ["Wie?", " seven ", "none", "other"] {
+            said.push(format!("{text}: {:?}", index.find_captured(text)));
+        }
+        said
+    }
+
+    #[test]
+    fn a_key_answers_as_its_labels_at_any_min_rel() {
+        let dir = scratch("same");
+        let (labels, key) = compiled(&dir);
+        for (min_rel, join) in [(1, JoinBy::Text), (2, JoinBy::Text), (1, JoinBy::Id)] {
+            let from_labels = load(&labels, min_rel, join).unwrap();
+            let from_key = load(&key, min_rel, join).unwrap();
+            assert_eq!(
+                answers(&from_key),
+                answers(&from_labels),
+                "{min_rel} {join:?}"
+            );
+            assert_eq!(from_key.source.format, "jsonl");
+            let compiled = from_key.source.compiled.as_ref().unwrap();
+            assert_eq!(compiled.path, key);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_key_is_refused() {
+        let dir = scratch("refused");
+        let (_, key) = compiled(&dir);
+        let bytes = std::fs::read(&key).unwrap();
+        let refused = |bytes: &[u8], join: JoinBy| {
+            let path = dir.join("bad.rgx");
+            std::fs::write(&path, bytes).unwrap();
+            format!("{:#}", load(&path, 1, join).unwrap_err())
+        };
+        let cut = refused(&bytes[..bytes.len() - 8], JoinBy::Id);
+        assert!(cut.contains("size is not what its header says"), "{cut}");
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        let flipped = refused(&flipped, JoinBy::Id);
+        assert!(flipped.contains("does not match its header"), "{flipped}");
+        let text = String::from_utf8_lossy(&bytes).replace("\"rgrade\":\"", "\"rgrade\":\"9");
+        let foreign = refused(text.as_bytes(), JoinBy::Id);
+        assert!(foreign.contains("compile the labels again"), "{foreign}");
+
+        // Compiled without the question texts, it cannot join by text.
+        let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(1)).unwrap();
+        let index = LabelIndex::load(&key, LabelsFormat::Auto, 1, JoinBy::Id, &pool).unwrap();
+        let mut by_id = Vec::new();
+        index.write_compiled(&mut by_id).unwrap();
+        let no_texts = refused(&by_id, JoinBy::Text);
+        assert!(no_texts.contains("rgrade index --join text"), "{no_texts}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `bytes` with its header's body hash made to fit its body again, so
+    /// that the values' checks are what stands between them and a lookup.
+    fn rehashed(bytes: &[u8]) -> Vec<u8> {
+        let header_end = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+        let line_end = header_end
+            + bytes[header_end..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap()
+            + 1;
+        let body_start = line_end + padding(line_end).len();
+        let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes[body_start..]));
+        let line = String::from_utf8_lossy(&bytes[header_end..line_end]).into_owned();
+        let header: Header = serde_json::from_str(&line).unwrap();
+        let line = line.replace(&header.body_hash, &hash);
+        let mut out = bytes[..header_end].to_vec();
+        out.extend_from_slice(line.as_bytes());
+        out.extend_from_slice(&bytes[line_end..]);
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Any bytes of the body, its hash made to fit, read as a key
+        /// or refused, and a key read answers without a panic.
+        #[test]
+        fn no_body_makes_a_lookup_panic(
+            changes in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)
+        ) {
+            let dir = scratch("prop");
+            let (_, key) = compiled(&dir);
+            let mut bytes = std::fs::read(&key).unwrap();
+            let body_start = bytes.len() - {
+                let index = load(&key, 1, JoinBy::Text).unwrap();
+                let mut body = Vec::new();
+                index.write_compiled(&mut body).unwrap();
+                let header_end = body.iter().position(|&b| b == b'\n').unwrap() + 1;
+                let line_end = header_end + body[header_end..].iter().position(|&b| b == b'\n').unwrap() + 1;
+                body.len() - line_end - padding(line_end).len()
+            };
+            for (at, value) in changes {
+                let at = body_start + at.index(bytes.len() - body_start);
+                bytes[at] = value;
+            }
+            let path = dir.join("changed.rgx");
+            std::fs::write(&path, rehashed(&bytes)).unwrap();
+            for join in [JoinBy::Id, JoinBy::Text] {
+                if let Ok(index) = load(&path, 1, join) {
+                    answers(&index);
+                }
+            }
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! `rgrade index`: the answer key compiled once into a file that gradings
+//! read back instead of parsing the labels (docs/guide.md, "Compiled
+//! answer keys"). The key is written under a temporary name beside its
+//! final one and renamed into place when complete, so a killed run leaves
+//! no file that looks like a key.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::base::failure::{ErrorKind, OfKind};
+use crate::base::options::{JoinBy, LabelsFormat};
+use crate::io::workers;
+use crate::labels::LabelIndex;
+use crate::output::staged::{commit, finish, stage};
+
+/// What to compile, and where to.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The labels file.
+    pub labels: PathBuf,
+    /// Its format.
+    pub labels_format: LabelsFormat,
+    /// Whether the key keeps each query's question text, for gradings
+    /// joined by text.
+    pub join: JoinBy,
+    /// The key file to write.
+    pub out: PathBuf,
+    /// Worker threads for parsing the labels; all cores when `None`.
+    pub threads: Option<NonZeroUsize>,
+}
+
+/// What was compiled.
+#[derive(Debug, Clone, Copy)]
+pub struct Compiled {
+    /// Labeled queries in the key.
+    pub queries: usize,
+    /// Judged documents, over all queries, of any grade.
+    pub judged_docs: usize,
+    /// The key's size in bytes.
+    pub bytes: u64,
+}
+
+/// Read the labels of `plan` and write them as a compiled key.
+///
+/// # Errors
+/// A bad thread count, labels that do not load, a key that cannot be
+/// written.
+pub fn run(plan: &Plan) -> Result<Compiled> {
+    let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
+    // Any --min-rel: a key counts the relevant documents when it is read.
+    let labels = LabelIndex::load(&plan.labels, plan.labels_format, 1, plan.join, &pool)
+        .of_kind(ErrorKind::Labels)?;
+    write(&labels, &plan.out).of_kind(ErrorKind::Output)?;
+    let bytes = std::fs::metadata(&plan.out).map_or(0, |m| m.len());
+    Ok(Compiled {
+        queries: labels.queries().len(),
+        judged_docs: labels.n_judged_docs(),
+        bytes,
+    })
+}
+
+/// Write `labels` as the compiled key at `path`, complete or not at all,
+/// creating its folder if missing (as `grade -o` does its directory).
+fn write(labels: &LabelIndex, path: &Path) -> Result<()> {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        bail!("{}: not a file name to write a key to", path.display());
+    };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let mut writer = stage(dir, name)?;
+    labels.write_compiled(&mut writer)?;
+    commit(vec![finish(writer)?])
+}
