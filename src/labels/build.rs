@@ -9,7 +9,8 @@ use rayon::prelude::*;
 
 use super::ids::{IdRef, IdText};
 use super::index::{
-    id_hash, join_form, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx, QueryTexts,
+    id_hash, join_form, query_table, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx,
+    QueryTexts,
 };
 use crate::base::slices::NO_SLICE;
 
@@ -342,14 +343,7 @@ impl Builder {
                 }
             })
             .collect();
-        let hashes: Vec<u64> = queries
-            .par_iter()
-            .map(|q| id_hash(text.get(q.id).as_bytes()))
-            .collect();
-        let mut by_id = HashTable::with_capacity(queries.len());
-        for (index, &hash) in hashes.iter().enumerate() {
-            by_id.insert_unique(hash, index as QueryIdx, |&q| hashes[q as usize]);
-        }
+        let by_id = query_table(&queries, &text);
         let has_splits = queries.iter().any(|q| q.split != none);
         Ok(LabelIndex {
             queries,

@@ -25,7 +25,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::ids::{IdRef, IdText};
 use super::index::{id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
-use super::index::{CompiledKey, QueryTexts};
+use super::index::{query_table, CompiledKey, QueryTexts};
 use crate::base::options::JoinBy;
 use crate::base::slices::NO_SLICE;
 
@@ -161,12 +161,18 @@ impl LabelIndex {
 }
 
 /// Read the compiled key at `path`, counting as relevant the grades of at
-/// least `min_rel`; joined by text, the key must keep the question texts.
+/// least `min_rel` (its query table built on `pool`); joined by text, the
+/// key must keep the question texts.
 ///
 /// # Errors
 /// A file that is no complete key of this version of rgrade, whose body
 /// does not match its header, or whose values point outside it.
-pub fn read(path: &Path, min_rel: i64, join: JoinBy) -> Result<LabelIndex> {
+pub fn read(
+    path: &Path,
+    min_rel: i64,
+    join: JoinBy,
+    pool: &rayon::ThreadPool,
+) -> Result<LabelIndex> {
     let file = File::open(path).context("cannot read labels")?;
     let size = file.metadata().context("cannot read labels")?.len();
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -243,13 +249,7 @@ pub fn read(path: &Path, min_rel: i64, join: JoinBy) -> Result<LabelIndex> {
     {
         bail!(damaged("a document that points outside it"));
     }
-    let hashes: Vec<u64> = (queries.iter())
-        .map(|q| id_hash(text.get(q.id).as_bytes()))
-        .collect();
-    let mut by_id = HashTable::with_capacity(queries.len());
-    for (index, &hash) in hashes.iter().enumerate() {
-        by_id.insert_unique(hash, index as QueryIdx, |&q| hashes[q as usize]);
-    }
+    let by_id = pool.install(|| query_table(&queries, &text));
     let query_texts = match join {
         JoinBy::Text => Some(query_texts(texts, &text)?),
         JoinBy::Id => None,

@@ -8,6 +8,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use hashbrown::HashTable;
+use rayon::prelude::*;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use super::ids::{IdRef, IdText};
@@ -110,6 +111,20 @@ pub struct CompiledKey {
     pub hash: String,
 }
 
+/// The table that finds each of `queries` by its id, their ids' hashes
+/// computed on the current rayon pool.
+pub(super) fn query_table(queries: &[LabeledQuery], text: &IdText) -> HashTable<QueryIdx> {
+    let hashes: Vec<u64> = queries
+        .par_iter()
+        .map(|q| id_hash(text.get(q.id).as_bytes()))
+        .collect();
+    let mut table = HashTable::with_capacity(queries.len());
+    for (index, &hash) in hashes.iter().enumerate() {
+        table.insert_unique(hash, index as QueryIdx, |&q| hashes[q as usize]);
+    }
+    table
+}
+
 /// The labels' question texts, for captures that name their query by
 /// its text (`--join text`).
 #[derive(Debug)]
@@ -159,11 +174,8 @@ impl LabelIndex {
     /// The query with this id, if labeled.
     pub fn find_query(&self, id: &[u8]) -> Option<QueryIdx> {
         let hash = id_hash(id);
-        self.by_id
-            .find(hash, |&q| {
-                self.text.get(self.queries[q as usize].id).as_bytes() == id
-            })
-            .copied()
+        let same = |&q: &QueryIdx| self.text.get(self.queries[q as usize].id).as_bytes() == id;
+        self.by_id.find(hash, same).copied()
     }
 
     /// The query a capture names: by its id, or by its question text,

@@ -65,7 +65,7 @@ impl LabelIndex {
             other => other,
         };
         if format == LabelsFormat::Compiled {
-            return compiled::read(path, min_rel, join).with_context(|| name.to_string());
+            return compiled::read(path, min_rel, join, pool).with_context(|| name.to_string());
         }
         // Reserved from the file size: untouched capacity costs no memory,
         // while growing a large vector copies it.
