@@ -248,7 +248,7 @@ fn pointers_into_json_held_in_string_columns() {
     let wd = Workdir::new("parquet_json_text");
     let labels = format!("{LABELS}{}\n", r#"{"query_id": "3", "relevant": ["c"]}"#);
     wd.write("labels.jsonl", &labels);
-    let rows: [(Option<&str>, Option<&str>); 9] = [
+    let rows: [(Option<&str>, Option<&str>); 10] = [
         (
             Some(r#"{"metadata": {"query_id": "q1"}}"#),
             Some(r#"{"documents": [{"metadata": {"id": "x"}}, {"metadata": {"id": "a"}}]}"#),
@@ -269,6 +269,10 @@ fn pointers_into_json_held_in_string_columns() {
         (
             Some(r#"{"metadata": {"query_id": "q2"}}"#),
             Some(r#"{"documents": [{"id": "b"}]}"#),
+        ),
+        (
+            Some(r#"{"metadata": {"query_id": ["q2"]}}"#),
+            Some(r#"{"documents": []}"#),
         ),
     ];
     let extra: ArrayRef = Arc::new(StringArray::from_iter(rows.iter().map(|r| r.0)));
@@ -327,6 +331,15 @@ fn pointers_into_json_held_in_string_columns() {
             row(1, 3, "'/outputs/documents' must be an array or null"),
         ),
         (9, "bad_result", row(2, 0, result)),
+        (
+            10,
+            "bad_query_id",
+            row(
+                2,
+                1,
+                "'/extra/metadata/query_id' must be a string or an integer within 64 bits",
+            ),
+        ),
     ];
     let want: Vec<(u64, &str, &str)> = (want.iter())
         .map(|(line, reason, detail)| (*line, *reason, detail.as_str()))

@@ -242,7 +242,7 @@ pub fn require_collection_version(labels: &LabelIndex, version: &str) -> Result<
     bail!(
         "{}: {} of {} labeled queries were not reviewed against collection version '{version}' \
          (--collection-version): {}; review them against it, or grade the version they name",
-        labels.source.path.display(),
+        labels.source.given_path().display(),
         other.len(),
         labels.queries().len(),
         first_few(other.into_iter(), EXAMPLES)

@@ -218,22 +218,24 @@ fn is_json_number(text: &[u8]) -> bool {
 }
 
 thread_local! {
-    /// A parser for JSON held in a string of a parsed line (a span's
-    /// attribute, results kept as text), one a thread: the line's own
-    /// parser is still in use.
-    static EMBEDDED: RefCell<JsonParser> = RefCell::new(JsonParser::default());
+    /// Parsers for JSON held in a string of a parsed line (a span's
+    /// attribute, results kept as text), kept for reuse: the line's own
+    /// parser is still in use, and JSON found inside that JSON needs one
+    /// more.
+    static EMBEDDED: RefCell<Vec<JsonParser>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Hand the root of `json`, JSON held in a string, to `visit`; `None`
 /// when it is no valid JSON. It reads as a log line does: the first of a
 /// key named twice counts, and a number beyond 64 bits is harmless where
 /// rgrade does not read it. Called again from inside `visit`, it parses
-/// with a parser of its own.
+/// with another parser.
 pub fn with_embedded<R>(json: &str, visit: impl FnOnce(Value<'_, '_>) -> R) -> Option<R> {
-    EMBEDDED.with(|parser| match parser.try_borrow_mut() {
-        Ok(mut parser) => parser.parse(json.as_bytes(), visit).ok(),
-        Err(_) => JsonParser::default().parse(json.as_bytes(), visit).ok(),
-    })
+    let spare = EMBEDDED.with(|spare| spare.borrow_mut().pop());
+    let mut parser = spare.unwrap_or_default();
+    let parsed = parser.parse(json.as_bytes(), visit).ok();
+    EMBEDDED.with(|spare| spare.borrow_mut().push(parser));
+    parsed
 }
 
 /// A string id, or an integer id as its decimal text.

@@ -9,8 +9,7 @@ use rayon::prelude::*;
 
 use super::ids::{IdRef, IdText};
 use super::index::{
-    id_hash, join_form, query_table, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx,
-    QueryTexts,
+    id_hash, join_form, query_table, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryTexts,
 };
 use crate::base::slices::NO_SLICE;
 
@@ -541,7 +540,6 @@ fn index_query_texts(
     text: &IdText,
 ) -> Result<QueryTexts, LineError> {
     let mut texts = Vec::with_capacity(order.len());
-    let mut table: HashTable<QueryIdx> = HashTable::with_capacity(order.len());
     for &old in order {
         let query = &raw[old as usize];
         let Some(query_text) = query.query_text else {
@@ -552,32 +550,21 @@ fn index_query_texts(
             );
             return Err((Some(query.line), message));
         };
-        let wanted = text.get(query_text);
-        let hash = id_hash(wanted.as_bytes());
-        let same = |&q: &QueryIdx| text.get(texts[q as usize]) == wanted;
-        if let Some(&earlier) = table.find(hash, same) {
-            let earlier = &raw[order[earlier as usize] as usize];
-            let (first, second) = if earlier.line < query.line {
-                (earlier, query)
-            } else {
-                (query, earlier)
-            };
-            let message = anyhow!(
-                "query_id '{}' has the query text of query_id '{}' (line {}): '{wanted}'; \
-                 --join text needs each text once",
-                text.get(second.id),
-                text.get(first.id),
-                first.line
-            );
-            return Err((Some(second.line), message));
-        }
-        let index = texts.len() as QueryIdx;
         texts.push(query_text);
-        table.insert_unique(hash, index, |&q| {
-            id_hash(text.get(texts[q as usize]).as_bytes())
-        });
     }
-    Ok(QueryTexts { texts, table })
+    QueryTexts::new(texts, text).map_err(|pair| {
+        let [a, b] = pair.map(|q| &raw[order[q as usize] as usize]);
+        let (first, second) = if a.line < b.line { (a, b) } else { (b, a) };
+        let message = anyhow!(
+            "query_id '{}' has the query text of query_id '{}' (line {}): '{}'; --join \
+             text needs each text once",
+            text.get(second.id),
+            text.get(first.id),
+            first.line,
+            text.get(first.query_text.unwrap_or_default())
+        );
+        (Some(second.line), message)
+    })
 }
 
 #[cfg(test)]

@@ -18,14 +18,13 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use hashbrown::HashTable;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::ids::{IdRef, IdText};
-use super::index::{id_hash, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 use super::index::{query_table, CompiledKey, QueryTexts};
+use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
 use crate::base::options::JoinBy;
 use crate::base::slices::NO_SLICE;
 
@@ -104,6 +103,9 @@ impl LabelIndex {
     /// # Errors
     /// `out` cannot be written.
     pub fn write_compiled(&self, out: &mut impl Write) -> Result<()> {
+        if cfg!(target_endian = "big") {
+            bail!("rgrade writes compiled keys on little-endian machines only");
+        }
         let queries: Vec<StoredQuery> = (self.queries.iter())
             .map(|q| StoredQuery {
                 id: q.id,
@@ -191,13 +193,20 @@ pub fn read(
     let header: Header = serde_json::from_slice(&line)
         .context("a compiled key whose header cannot be read (a damaged file?)")?;
     let version = env!("CARGO_PKG_VERSION");
-    if header.rgrade != version || header.layout != LAYOUT {
+    if header.rgrade != version || header.layout != LAYOUT || cfg!(target_endian = "big") {
         bail!(
             "a compiled key made by rgrade {} (layout {}); this is rgrade {version} (layout \
              {LAYOUT}): compile the labels again with `rgrade index`",
             header.rgrade,
             header.layout
         );
+    }
+    // Ids are addressed in u32, as when labels are read.
+    if header.text_bytes > u64::from(u32::MAX) {
+        bail!(damaged("more than 4 GiB of ids"));
+    }
+    if header.queries == 0 {
+        bail!("a compiled key without a labeled query");
     }
     if join == JoinBy::Text && !header.query_texts {
         bail!(
@@ -357,24 +366,10 @@ fn labeled_queries(
 
 /// The question texts of a key's queries, found again by their text.
 fn query_texts(texts: Vec<IdRef>, text: &IdText) -> Result<QueryTexts> {
-    let mut table: HashTable<QueryIdx> = HashTable::with_capacity(texts.len());
-    for (index, &id) in texts.iter().enumerate() {
-        if !text.holds(id) {
-            bail!(damaged("a question text that points outside it"));
-        }
-        let wanted = text.get(id);
-        let hash = id_hash(wanted.as_bytes());
-        if table
-            .find(hash, |&q| text.get(texts[q as usize]) == wanted)
-            .is_some()
-        {
-            bail!(damaged("a question text twice"));
-        }
-        table.insert_unique(hash, index as QueryIdx, |&q| {
-            id_hash(text.get(texts[q as usize]).as_bytes())
-        });
+    if !texts.iter().all(|&id| text.holds(id)) {
+        bail!(damaged("a question text that points outside it"));
     }
-    Ok(QueryTexts { texts, table })
+    QueryTexts::new(texts, text).map_err(|_| damaged("a question text twice"))
 }
 
 /// The name of a labels format a key says it was compiled from.
@@ -393,6 +388,7 @@ fn damaged(what: &str) -> anyhow::Error {
 mod tests {
     use super::*;
     use crate::base::options::LabelsFormat;
+    use crate::labels::index::{id_hash, QueryIdx};
     use proptest::prelude::*;
 
     const LABELS: &str = concat!(

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use hashbrown::HashTable;
 use rayon::prelude::*;
@@ -100,6 +100,14 @@ pub struct LabelsSource {
     pub compiled: Option<CompiledKey>,
 }
 
+impl LabelsSource {
+    /// The file the user named: the compiled key when the labels were read
+    /// from one, else the labels file. Messages name it.
+    pub fn given_path(&self) -> &Path {
+        self.compiled.as_ref().map_or(&self.path, |key| &key.path)
+    }
+}
+
 /// A compiled answer key file, for summary.json.
 #[derive(Debug, Clone)]
 pub struct CompiledKey {
@@ -133,6 +141,29 @@ pub(super) struct QueryTexts {
     pub(super) texts: Vec<IdRef>,
     /// Finds a query by its text.
     pub(super) table: HashTable<QueryIdx>,
+}
+
+impl QueryTexts {
+    /// Query `q`'s text at `texts[q]`, and the table that finds a query by
+    /// its text.
+    ///
+    /// # Errors
+    /// Two queries with one text: the first such pair, by query index.
+    pub(super) fn new(texts: Vec<IdRef>, text: &IdText) -> Result<Self, [QueryIdx; 2]> {
+        let mut table: HashTable<QueryIdx> = HashTable::with_capacity(texts.len());
+        for (index, &id) in texts.iter().enumerate() {
+            let wanted = text.get(id);
+            let hash = id_hash(wanted.as_bytes());
+            let same = |&q: &QueryIdx| text.get(texts[q as usize]) == wanted;
+            if let Some(&earlier) = table.find(hash, same) {
+                return Err([earlier, index as QueryIdx]);
+            }
+            table.insert_unique(hash, index as QueryIdx, |&q| {
+                id_hash(text.get(texts[q as usize]).as_bytes())
+            });
+        }
+        Ok(QueryTexts { texts, table })
+    }
 }
 
 /// The answer key, ready for lookups from many threads.

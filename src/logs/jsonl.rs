@@ -324,21 +324,8 @@ impl<'t, 'i> Event<'t, 'i> {
         let listed = (self.results.iter().flat_map(Array::iter))
             .map(move |result| doc_id(result, fields.doc.as_ref()));
         let from_text = (self.from_text.iter()).map(|result| result.doc.clone().map(Cow::Owned));
-        listed.chain(from_text).enumerate().map(move |(i, id)| {
-            id.ok_or_else(|| {
-                let wanted = fields
-                    .doc
-                    .as_ref()
-                    .map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
-                Invalid::new(
-                    RejectReason::BadResult,
-                    format!(
-                        "result {} is neither a doc id nor an object with {wanted}",
-                        i + 1
-                    ),
-                )
-            })
-        })
+        (listed.chain(from_text).enumerate())
+            .map(move |(i, id)| id.ok_or_else(|| no_doc_id(i + 1, "", fields.doc.as_ref())))
     }
 }
 
@@ -353,6 +340,21 @@ fn collection<'i>(result: Value<'_, 'i>, fields: &LogFields) -> Result<Option<&'
         Some(v) if v.is_null() => Ok(None),
         Some(v) => v.into_string().map(Some).ok_or(()),
     }
+}
+
+/// The reject of result `position` (from 1) of the ranking `within`
+/// (empty when the record holds one), which is neither a doc id nor an
+/// object with one at `field` (else `doc_id` or `id`).
+pub fn no_doc_id(position: usize, within: &str, field: Option<&FieldPath>) -> Invalid {
+    let wanted = field.map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
+    let within = if within.is_empty() {
+        String::new()
+    } else {
+        format!(" in '{within}'")
+    };
+    let detail =
+        format!("result {position}{within} is neither a doc id nor an object with {wanted}");
+    Invalid::new(RejectReason::BadResult, detail)
 }
 
 /// A result's doc id: the result itself, or a field of a result object

@@ -274,7 +274,7 @@ fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex) -> Result<()> {
         shard.labels_hash == labels.source.hash,
         "{}: graded with other labels than {} (their content hashes differ)",
         dir.display(),
-        labels.source.path.display()
+        labels.source.given_path().display()
     );
     Ok(())
 }

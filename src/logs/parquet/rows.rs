@@ -20,7 +20,7 @@ use super::{RowGroup, Rows};
 use crate::io::guarded;
 use crate::io::json::{id_text, with_embedded};
 use crate::io::parquet::{column, show, Cells};
-use crate::logs::jsonl::{doc_id, FieldPath};
+use crate::logs::jsonl::{doc_id, no_doc_id, FieldPath};
 use crate::logs::otlp::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
 use crate::logs::record::{
     measure, EventKey, Invalid, Origin, RejectReason, SpanIds, DEFAULT_STAGE,
@@ -583,7 +583,8 @@ impl<'a> Named<'a> {
     /// holds where `inside` points; `None` when null or absent.
     ///
     /// # Errors
-    /// `bad_query_id` for a cell that should hold JSON and does not.
+    /// `bad_query_id` for a cell that should hold JSON and does not, or
+    /// whose JSON holds something else than an id there.
     fn id(&self, row: usize) -> Result<Option<Cow<'a, str>>, Invalid> {
         let Some(inside) = &self.inside else {
             return Ok(self.cells.id(row));
@@ -591,13 +592,20 @@ impl<'a> Named<'a> {
         let Some(text) = self.cells.text(row) else {
             return Ok(None);
         };
-        let found = with_embedded(text, |root| {
-            (inside.pointer.find(root))
-                .and_then(id_text)
-                .map(Cow::into_owned)
+        // As in a JSONL record: absent is no id, any value not an id a bad one.
+        let found = with_embedded(text, |root| match inside.pointer.find(root) {
+            None => Ok(None),
+            Some(value) => {
+                (id_text(value).map(|id| Some(Cow::Owned(id.into_owned())))).ok_or_else(|| {
+                    let detail = format!(
+                        "'{}' must be a string or an integer within 64 bits",
+                        self.name
+                    );
+                    Invalid::new(RejectReason::BadQueryId, detail)
+                })
+            }
         });
-        let found = found.ok_or_else(|| inside.no_json(RejectReason::BadQueryId))?;
-        Ok(found.map(Cow::Owned))
+        found.unwrap_or_else(|| Err(inside.no_json(RejectReason::BadQueryId)))
     }
 }
 
@@ -655,14 +663,7 @@ impl<'a> WideResults<'a> {
             (results.iter().enumerate())
                 .map(|(i, result)| match doc_id(result, doc) {
                     Some(id) => Ok(Cow::Owned(id.into_owned())),
-                    None => {
-                        let wanted = doc.map_or("doc_id or id".to_string(), |d| format!("'{d}'"));
-                        let detail = format!(
-                            "result {} in '{name}' is neither a doc id nor an object with {wanted}",
-                            i + 1
-                        );
-                        Err(Invalid::new(RejectReason::BadResult, detail))
-                    }
+                    None => Err(no_doc_id(i + 1, name, doc)),
                 })
                 .collect()
         });
