@@ -2,12 +2,17 @@
 //! (blocks, decompression, reader thread) and the same JSON parse and field
 //! mapping on the same number of rayon workers, touching every doc id —
 //! and nothing else: no label lookup, no grouping, no grading, no output.
+//! Given the labels too, it parses their lines as well.
 //!
 //! ```sh
-//! cargo bench --bench parse_only -- [-j N] [--decode-only] LOGS...
+//! cargo bench --bench parse_only -- [-j N] [--decode-only | --trec] FILES...
 //! ```
-//! `--decode-only` stops after reading and decompressing the blocks. With
-//! `-j 1` one thread reads and parses, as `rgrade grade -j 1` does.
+//! `--decode-only` stops after reading and decompressing the blocks.
+//! `--trec` is the TREC baseline instead: each block checked as UTF-8
+//! once, every line of qrels and runs split into its whitespace-separated
+//! fields, and a run line's score (its fifth of six or more) parsed as a
+//! 32-bit float, as trec_eval keeps it. With `-j 1` one thread reads and
+//! parses, as `rgrade grade -j 1` does.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -23,12 +28,14 @@ use rgrade::LogsFormat;
 fn main() -> anyhow::Result<()> {
     let mut threads = None;
     let mut decode_only = false;
+    let mut trec = false;
     let mut paths = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "-j" => threads = args.next().and_then(|n| n.parse::<NonZeroUsize>().ok()),
             "--decode-only" => decode_only = true,
+            "--trec" => trec = true,
             // cargo bench passes --bench to every bench target.
             flag if flag.starts_with("--") => {}
             path => paths.push(PathBuf::from(path)),
@@ -41,6 +48,10 @@ fn main() -> anyhow::Result<()> {
     let parse = |parser: &mut JsonParser, chunk: &LogChunk| {
         let Chunk::Lines(block) = chunk else { return };
         if decode_only {
+            return;
+        }
+        if trec {
+            results.fetch_add(split_trec(&block.bytes), Ordering::Relaxed);
             return;
         }
         let mut touched = 0;
@@ -74,10 +85,37 @@ fn main() -> anyhow::Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     let decoded: u64 = stats.iter().map(|s| s.decoded_bytes).sum();
     println!(
-        "{} MB in {seconds:.3} s: {:.1} MB/s on {threads} thread(s), {} results touched",
+        "{} MB in {seconds:.3} s: {:.1} MB/s on {threads} thread(s), {} results (or fields) touched",
         decoded / 1_000_000,
         decoded as f64 / 1e6 / seconds,
         results.load(Ordering::Relaxed)
     );
     Ok(())
+}
+
+/// Split a block of TREC qrels or run lines into fields and parse each run
+/// line's score as an f32; returns the fields seen (and folds the scores
+/// in, so that no work can be left out).
+fn split_trec(block: &[u8]) -> u64 {
+    let Ok(text) = std::str::from_utf8(block) else {
+        return 0;
+    };
+    let mut fields_seen = 0u64;
+    let mut scores = 0f32;
+    for line in text.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let mut n = 0;
+        let mut score = None;
+        for field in fields.by_ref() {
+            n += 1;
+            if n == 5 {
+                score = Some(field);
+            }
+        }
+        fields_seen += n;
+        if n >= 6 {
+            scores += score.and_then(|s| s.parse::<f32>().ok()).unwrap_or(0.0);
+        }
+    }
+    fields_seen + u64::from(scores.is_nan())
 }
