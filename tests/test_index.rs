@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{crate_path, summary_without, Workdir, RUN_KEYS};
+use crate::util::{crate_path, summary_without, Workdir, REALISTIC_OPTIONS, RUN_KEYS};
 
 /// The realistic sample's labels (graded, with no-answer and required
 /// queries) and logs.
@@ -14,20 +14,8 @@ const LOGS: &str = "data-samples/realistic/logs";
 /// `rgrade grade --labels LABELS` with the realistic sample's options
 /// and `--min-rel 2`, which a key must apply as the labels do.
 fn grade(wd: &Workdir, labels: &str, args: &[&str]) -> crate::util::Run {
-    let mut all = vec![
-        "grade",
-        "--labels",
-        labels,
-        "-k",
-        "1,5,10",
-        "--repeats",
-        "last",
-        "--max-rejects",
-        "10",
-        "--min-rel",
-        "2",
-        "-q",
-    ];
+    let mut all = vec!["grade", "--labels", labels, "--min-rel", "2", "-q"];
+    all.extend_from_slice(&REALISTIC_OPTIONS);
     all.extend_from_slice(args);
     wd.rgrade(&all)
 }

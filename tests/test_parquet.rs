@@ -15,7 +15,9 @@ use arrow_array::{
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
-use crate::util::{assert_counts_add_up, assert_same_lines, count, crate_path, Workdir};
+use crate::util::{
+    assert_counts_add_up, assert_same_lines, count, crate_path, Workdir, LANGSMITH_FIELDS,
+};
 
 /// The trace samples, as absolute paths.
 fn traces(rel: &str) -> String {
@@ -279,7 +281,7 @@ fn pointers_into_json_held_in_string_columns() {
     let outputs: ArrayRef = Arc::new(StringArray::from_iter(rows.iter().map(|r| r.1)));
     let columns = vec![("extra", extra), ("outputs", outputs)];
     write_parquet(&wd.path("log.parquet"), columns, 4);
-    wd.rgrade(&[
+    let mut args = vec![
         "grade",
         "--labels",
         "labels.jsonl",
@@ -288,15 +290,10 @@ fn pointers_into_json_held_in_string_columns() {
         "-q",
         "-k",
         "2",
-        "--query-field",
-        "/extra/metadata/query_id",
-        "--results-field",
-        "/outputs/documents",
-        "--doc-field",
-        "/metadata/id",
-        "log.parquet",
-    ])
-    .expect_code(1);
+    ];
+    args.extend(LANGSMITH_FIELDS);
+    args.push("log.parquet");
+    wd.rgrade(&args).expect_code(1);
     let summary = wd.read_json("out/summary.json");
     assert_counts_add_up(&summary);
     assert_eq!(count(&summary, "graded_records"), 2);

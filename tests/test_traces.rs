@@ -6,7 +6,10 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::util::{assert_counts_add_up, assert_same_lines, count, rgrade_in, Workdir, CRATE_ROOT};
+use crate::util::{
+    assert_counts_add_up, assert_same_lines, count, rgrade_in, Workdir, CRATE_ROOT,
+    LANGSMITH_FIELDS,
+};
 
 const TRACES: &str = "data-samples/traces";
 
@@ -812,19 +815,8 @@ fn langsmith_runs_grade_as_their_captures() {
     ] {
         let wd = Workdir::new("traces_langsmith");
         let logs = format!("{TRACES}/{file}");
-        let options = [
-            "--query-field",
-            "/extra/metadata/query_id",
-            "--results-field",
-            "/outputs/documents",
-            "--doc-field",
-            "/metadata/id",
-            "--stage-field",
-            "run_type",
-            "--stage",
-            "retriever",
-            &logs,
-        ];
+        let mut options = LANGSMITH_FIELDS.to_vec();
+        options.extend(["--stage-field", "run_type", "--stage", "retriever", &logs]);
         grade_traces(&wd, &options).expect_code(0);
         let got = rows_of(&wd.read("out/per_query.csv"), "retriever", &queries, "");
         assert_eq!(got, want, "{file}");

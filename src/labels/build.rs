@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::ids::{IdRef, IdText};
 use super::index::{
-    id_hash, join_form, query_table, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryTexts,
+    id_hash, join_form, IndexParts, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryTexts,
 };
 use crate::base::slices::NO_SLICE;
 
@@ -325,7 +325,6 @@ impl Builder {
             .map(|&old| {
                 let raw = &self.queries[old as usize];
                 let (range, judged_end) = ranges[old as usize].clone();
-                let grades = &ideal_grades[range.start as usize..range.end as usize];
                 let Interned([task, language, split, collection_version]) = raw
                     .attributes
                     .map_or(Interned([none; 4]), |(names, _)| names);
@@ -336,27 +335,22 @@ impl Builder {
                     split,
                     collection_version,
                     required: raw.required,
-                    n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
+                    n_relevant: 0,
                     docs: range,
                     judged_end,
                 }
             })
             .collect();
-        let by_id = query_table(&queries, &text);
-        let has_splits = queries.iter().any(|q| q.split != none);
-        Ok(LabelIndex {
+        let parts = IndexParts {
             queries,
-            has_splits,
-            by_id,
             docs,
             ideal_grades,
             by_text,
             query_texts,
             text,
             slice_names: self.slice_names,
-            min_rel,
-            source,
-        })
+        };
+        Ok(LabelIndex::assemble(parts, min_rel, source))
     }
 }
 

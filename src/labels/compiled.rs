@@ -23,10 +23,9 @@ use xxhash_rust::xxh3::Xxh3;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::ids::{IdRef, IdText};
-use super::index::{query_table, CompiledKey, QueryTexts};
+use super::index::{CompiledKey, IndexParts, QueryTexts};
 use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
 use crate::base::options::JoinBy;
-use crate::base::slices::NO_SLICE;
 
 /// How a compiled key begins: a line a person who opens it can read.
 pub const MAGIC: &[u8] = b"rgrade compiled answer key\n";
@@ -252,18 +251,16 @@ pub fn read(
     }
     let text = IdText(String::from_utf8(text).map_err(|_| damaged("ids that are not UTF-8"))?);
     let slice_names: Vec<Box<str>> = header.slice_names.into_iter().map(Into::into).collect();
-    let queries = labeled_queries(&stored, &text, &slice_names, &docs, &ideal_grades, min_rel)?;
+    let queries = labeled_queries(&stored, &text, &slice_names, &docs)?;
     if !(docs.iter().all(|d| text.holds(d.id))
         && by_text.iter().all(|&d| (d as usize) < docs.len()))
     {
         bail!(damaged("a document that points outside it"));
     }
-    let by_id = pool.install(|| query_table(&queries, &text));
     let query_texts = match join {
         JoinBy::Text => Some(query_texts(texts, &text)?),
         JoinBy::Id => None,
     };
-    let has_splits = (queries.iter()).any(|q| &*slice_names[q.split as usize] != NO_SLICE);
     let Origin {
         path: labels_path,
         bytes,
@@ -281,19 +278,16 @@ pub fn read(
             hash: header.body_hash,
         }),
     };
-    Ok(LabelIndex {
+    let parts = IndexParts {
         queries,
-        by_id,
         docs,
         ideal_grades,
         by_text,
         query_texts,
         text,
         slice_names,
-        has_splits,
-        min_rel,
-        source,
-    })
+    };
+    Ok(pool.install(|| LabelIndex::assemble(parts, min_rel, source)))
 }
 
 /// The next section of `reader`: `n` values and the padding after them,
@@ -325,8 +319,6 @@ fn labeled_queries(
     text: &IdText,
     slice_names: &[Box<str>],
     docs: &[JudgedDoc],
-    ideal_grades: &[i64],
-    min_rel: i64,
 ) -> Result<Vec<LabeledQuery>> {
     let slice = |n: u32| (n as usize) < slice_names.len();
     let mut queries: Vec<LabeledQuery> = Vec::with_capacity(stored.len());
@@ -348,7 +340,6 @@ fn labeled_queries(
         {
             bail!(damaged("queries out of order"));
         }
-        let grades = &ideal_grades[q.docs_start as usize..q.docs_end as usize];
         queries.push(LabeledQuery {
             id: q.id,
             task: q.task,
@@ -358,7 +349,7 @@ fn labeled_queries(
             required: q.required == 1,
             docs: q.docs_start..q.docs_end,
             judged_end: q.judged_end,
-            n_relevant: grades.iter().filter(|&&g| g >= min_rel).count() as u32,
+            n_relevant: 0,
         });
     }
     Ok(queries)

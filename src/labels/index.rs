@@ -119,9 +119,59 @@ pub struct CompiledKey {
     pub hash: String,
 }
 
+/// The arrays of an index, as built from labels or read from a compiled
+/// key; [`LabelIndex::assemble`] derives the rest from them.
+pub(super) struct IndexParts {
+    /// The queries, sorted by id; their `n_relevant` is counted anew.
+    pub(super) queries: Vec<LabeledQuery>,
+    pub(super) docs: Vec<JudgedDoc>,
+    pub(super) ideal_grades: Vec<i64>,
+    pub(super) by_text: Vec<u32>,
+    pub(super) query_texts: Option<QueryTexts>,
+    pub(super) text: IdText,
+    pub(super) slice_names: Vec<Box<str>>,
+}
+
+impl LabelIndex {
+    /// The index over `parts`, with what follows from them: each query's
+    /// relevant documents at `min_rel`, the table that finds a query by
+    /// its id, and whether any label names a split. Runs on the current
+    /// rayon pool.
+    pub(super) fn assemble(parts: IndexParts, min_rel: i64, source: LabelsSource) -> Self {
+        let IndexParts {
+            mut queries,
+            docs,
+            ideal_grades,
+            by_text,
+            query_texts,
+            text,
+            slice_names,
+        } = parts;
+        queries.par_iter_mut().for_each(|q| {
+            let grades = &ideal_grades[q.docs.start as usize..q.docs.end as usize];
+            q.n_relevant = grades.iter().filter(|&&g| g >= min_rel).count() as u32;
+        });
+        let by_id = query_table(&queries, &text);
+        let has_splits = (queries.iter()).any(|q| &*slice_names[q.split as usize] != NO_SLICE);
+        LabelIndex {
+            queries,
+            by_id,
+            docs,
+            ideal_grades,
+            by_text,
+            query_texts,
+            text,
+            slice_names,
+            has_splits,
+            min_rel,
+            source,
+        }
+    }
+}
+
 /// The table that finds each of `queries` by its id, their ids' hashes
 /// computed on the current rayon pool.
-pub(super) fn query_table(queries: &[LabeledQuery], text: &IdText) -> HashTable<QueryIdx> {
+fn query_table(queries: &[LabeledQuery], text: &IdText) -> HashTable<QueryIdx> {
     let hashes: Vec<u64> = queries
         .par_iter()
         .map(|q| id_hash(text.get(q.id).as_bytes()))

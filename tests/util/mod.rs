@@ -71,6 +71,22 @@ pub fn text<S: AsRef<str>>(lines: &[S]) -> String {
         .collect()
 }
 
+/// The options the realistic sample is graded with (its README): three
+/// cutoffs, retried requests kept last, its ten flawed lines tolerated.
+pub const REALISTIC_OPTIONS: [&str; 6] =
+    ["-k", "1,5,10", "--repeats", "last", "--max-rejects", "10"];
+
+/// Where LangSmith's runs keep a retriever's query id and documents, as
+/// field flags: the same for its JSONL runs and its bulk Parquet export.
+pub const LANGSMITH_FIELDS: [&str; 6] = [
+    "--query-field",
+    "/extra/metadata/query_id",
+    "--results-field",
+    "/outputs/documents",
+    "--doc-field",
+    "/metadata/id",
+];
+
 /// `rgrade grade ARGS` in `wd`.
 pub fn grade(wd: &Workdir, args: &[&str]) -> Run {
     let mut all = vec!["grade"];
