@@ -406,13 +406,11 @@ impl Grouper {
         self.pairs.push(pair.clone());
         self.pair_ids.insert(pair.clone(), id);
         self.slots.push(vec![Slot::default(); self.n_queries]);
-        if id == 0 {
-            // Room for a capture of every query from the start: doubling
-            // up to that size would copy the store, and fault its pages
-            // in, many times over. Beyond it the store doubles when full,
-            // so a copy never takes capacity that was not written.
-            self.store.reserve(self.n_queries, self.seen_docs.len());
-        }
+        // Room for a capture of every query as each (run, stage) appears:
+        // growing by doubling instead would copy the store, and fault its
+        // pages in, many times over. Only address space is taken until
+        // captures arrive.
+        self.store.reserve(self.n_queries, self.seen_docs.len());
         id
     }
 
