@@ -61,6 +61,46 @@ pub enum Command {
     /// compiled from, so gradings from the key and from the labels compare.
     /// A key made by another version of rgrade is refused: compile again.
     Index(IndexArgs),
+    /// Compare two answer keys (reviewers, an LLM judge, clicks) on the pairs both judge.
+    ///
+    /// Prints how many (query, document) pairs each key judges, the
+    /// confusion matrix of their grades, Cohen's kappa on relevant or not
+    /// and linear-weighted kappa on grades. With --out, also the pairs they
+    /// grade differently (agreement.csv) and their agreement per task and
+    /// language (agreement_slices.csv).
+    Agree(AgreeArgs),
+}
+
+/// Options of `rgrade agree`.
+#[derive(Debug, Args)]
+pub struct AgreeArgs {
+    /// The first answer key (JSONL, TREC qrels, CSV, Parquet or a compiled key).
+    #[arg(value_name = "KEY_A")]
+    pub key_a: PathBuf,
+
+    /// The second answer key.
+    #[arg(value_name = "KEY_B")]
+    pub key_b: PathBuf,
+
+    /// Write agreement.csv, agreement_slices.csv and agreement.json into DIR.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Read both keys as this format.
+    #[arg(long = "labels-format", value_parser = choice::<LabelsFormat>(), value_name = "FORMAT", default_value_t = LabelsFormat::Auto)]
+    pub labels_format: LabelsFormat,
+
+    /// Count a document relevant from grade N up, in both keys.
+    #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
+    pub min_rel: i64,
+
+    /// Print nothing on stdout.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Use N worker threads [default: all cores].
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
 }
 
 /// Options of `rgrade index`.

@@ -29,6 +29,8 @@
 //!   paired per query, tested with paired statistics and held to rules.
 //! - [`index()`] takes an [`IndexPlan`]: the answer key compiled into a
 //!   file that gradings read back instead of parsing the labels.
+//! - [`agree()`] takes an [`AgreePlan`]: two answer keys compared on the
+//!   pairs both judge (`src/agree/`).
 //! - [`draw_report`] draws the report page of a grade output again;
 //!   `src/report/` draws it (grading draws it too, as it writes).
 //! - [`write_dataset`] takes a [`GenConfig`]: synthetic labels and logs.
@@ -37,6 +39,7 @@
 //! line into these plain plans; docs/DESIGN.md maps the whole tree.
 #![deny(missing_docs)]
 
+mod agree;
 mod base;
 mod compare;
 mod gen;
@@ -48,6 +51,7 @@ mod output;
 mod report;
 mod run;
 
+pub use agree::{Agreement, Disagreement, SliceAgreement};
 pub use base::failure::{Error, ErrorKind};
 pub use base::metrics::Cutoff;
 pub use base::options::{
@@ -64,6 +68,7 @@ pub use io::tables::{ArrowTable, LogLines};
 pub use logs::discover::log_files;
 pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;
+pub use run::agree::{run as agree, Agreed, Plan as AgreePlan};
 pub use run::compare::run as compare;
 pub use run::grade::run as grade;
 pub use run::index::{run as index, Compiled as CompiledKey, Plan as IndexPlan};

@@ -55,6 +55,7 @@ from ._rgrade import (
     ShardError,
     UsageError,
 )
+from ._rgrade import agree as _agree
 from ._rgrade import compare as _compare
 from ._rgrade import grade as _grade
 from ._rgrade import log_files as _log_files
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     import polars
 
 __all__ = [
+    "Agreement",
     "Comparison",
     "ComparisonError",
     "Grading",
@@ -79,6 +81,7 @@ __all__ = [
     "Shard",
     "ShardError",
     "UsageError",
+    "agree",
     "compare",
     "grade",
     "log_files",
@@ -126,7 +129,7 @@ LabelsFormat = Literal["auto", "jsonl", "trec", "csv", "parquet", "compiled"]
 LogsFormat = Literal["auto", "jsonl", "trec", "msmarco", "otlp", "parquet", "csv"]
 
 # Columns that hold names and ids: read as text whatever they look like.
-_TEXT_COLUMNS = {"run", "stage", "query_id", "task", "language", "split"}
+_TEXT_COLUMNS = {"run", "stage", "query_id", "doc_id", "task", "language", "split"}
 
 # rejects.jsonl's keys, typed.
 _REJECTS_COLUMNS: Dict[str, pa.DataType] = {
@@ -396,6 +399,75 @@ class Comparison:
         caption = "Change over all queries (candidate minus baseline), with compare's 95% bootstrap interval"
         parts.append(_html_table(caption, [*header, "won", "tied", "lost", "p (Holm)"], changes))
         return "<div>" + "".join(parts) + "</div>"
+
+
+class Agreement:
+    """How far two answer keys agree, as ``rgrade agree`` finds it:
+    ``summary`` (agreement.json as a dict: the pair counts, ``grades``,
+    ``confusion``, ``relevance_kappa`` and ``grade_kappa``), ``pairs`` (the
+    pairs graded differently, agreement.csv) and ``slices`` (per grouping
+    set, agreement_slices.csv), both pyarrow Tables. ``write(dir)`` writes
+    the files ``rgrade agree -o dir`` writes."""
+
+    def __init__(self, files: tempfile.TemporaryDirectory[str]):
+        self._files = files
+        self._dir = Path(files.name)
+        self.summary: Dict[str, Any] = _read_json(self._dir / "agreement.json")
+
+    @property
+    def pairs(self) -> pa.Table:
+        return _read_csv(self._dir / "agreement.csv")
+
+    @property
+    def slices(self) -> pa.Table:
+        return _read_csv(self._dir / "agreement_slices.csv")
+
+    def write(self, directory: PathLike) -> None:
+        """Write every file of the agreement into ``directory``, agreement.json last."""
+        _copy_files(self._dir, Path(directory), "agreement.json")
+
+    def _headline(self) -> str:
+        s = self.summary
+        return (
+            f"{s['pairs_both']} pairs judged by both, "
+            f"kappa {_number(s['relevance_kappa'])} on relevance, "
+            f"{_number(s['grade_kappa'])} on grades"
+        )
+
+    def __repr__(self) -> str:
+        return f"<rgrade.Agreement {self._headline()}>"
+
+    def _repr_html_(self) -> str:
+        """The counts, and the confusion matrix of the grades."""
+        s = self.summary
+        rows = [[grade, *counts] for grade, counts in zip(s["grades"], s["confusion"])]
+        header = ["A \\ B", *s["grades"]]
+        matrix = _html_table("Grades of the pairs both judge, A by row and B by column", header, rows)
+        return f"<div><p>{html.escape(self._headline())}</p>{matrix}</div>"
+
+
+def agree(
+    key_a: PathLike,
+    key_b: PathLike,
+    *,
+    labels_format: LabelsFormat = "auto",
+    min_rel: int = 1,
+    threads: Optional[int] = None,
+) -> Agreement:
+    """Compare two answer keys on the (query, document) pairs both judge,
+    as ``rgrade agree`` does: Cohen's kappa on relevance (a grade counts
+    from ``min_rel`` up, in both keys), linear-weighted kappa on grades,
+    the confusion matrix, and the pairs graded differently."""
+    files = tempfile.TemporaryDirectory(prefix="rgrade-")
+    _agree(
+        os.fspath(key_a),
+        os.fspath(key_b),
+        files.name,
+        labels_format=labels_format,
+        min_rel=min_rel,
+        threads=threads,
+    )
+    return Agreement(files)
 
 
 class Shard:

@@ -50,6 +50,14 @@ def compare(
     alpha: float = ...,
     threads: Optional[int] = ...,
 ) -> Tuple[bool, list[str]]: ...
+def agree(
+    key_a: str,
+    key_b: str,
+    out: str,
+    labels_format: str = ...,
+    min_rel: int = ...,
+    threads: Optional[int] = ...,
+) -> None: ...
 def merge(
     labels: str,
     labels_table: Optional[object],

@@ -453,6 +453,34 @@ fn compare(
     compared.map_err(raised)
 }
 
+/// Compare the answer keys `key_a` and `key_b`, writing agreement.json,
+/// agreement.csv and agreement_slices.csv into `out`.
+#[pyfunction]
+#[pyo3(signature = (key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, threads=None))]
+fn agree(
+    py: Python<'_>,
+    key_a: PathBuf,
+    key_b: PathBuf,
+    out: PathBuf,
+    labels_format: String,
+    min_rel: i64,
+    threads: Option<usize>,
+) -> PyResult<()> {
+    if min_rel < 1 {
+        return Err(UsageError::new_err(format!(
+            "min_rel: expected a grade of at least 1, got {min_rel}"
+        )));
+    }
+    let plan = rgrade::AgreePlan {
+        labels_format: choice("labels_format", &labels_format)?,
+        min_rel,
+        out: Some(out),
+        threads: threads.and_then(NonZeroUsize::new),
+        ..rgrade::AgreePlan::new(key_a, key_b)
+    };
+    py.detach(|| rgrade::agree(&plan).map(drop)).map_err(raised)
+}
+
 /// The options of `rgrade.grade` that have a default, as the library's
 /// `GradePlan::new` sets them: the Python signature's defaults are held to
 /// these by the tests.
@@ -515,6 +543,7 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grade, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(agree, m)?)?;
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
     m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;

@@ -91,6 +91,49 @@ pub const COMPARE_FILES: [&str; 5] = [
     COMPARISON_FILE,
 ];
 
+/// agreement.csv: one row per (query, document) pair two answer keys
+/// both judge and grade differently (`rgrade agree`).
+pub const AGREEMENT_FILE: &str = "agreement.csv";
+/// agreement_slices.csv: one row per grouping set of two keys' agreement.
+pub const AGREEMENT_SLICES_FILE: &str = "agreement_slices.csv";
+/// agreement.json: which keys were compared, the pair counts, the
+/// confusion matrix and every other file; written last, so a directory
+/// without it holds no complete agreement.
+pub const AGREEMENT_SUMMARY_FILE: &str = "agreement.json";
+
+/// Every file `rgrade agree` may leave in its directory, agreement.json
+/// (which marks it complete) first.
+pub const AGREE_FILES: [&str; 3] = [
+    AGREEMENT_SUMMARY_FILE,
+    AGREEMENT_SLICES_FILE,
+    AGREEMENT_FILE,
+];
+
+/// agreement.csv's columns, in order.
+pub const AGREEMENT: [&str; 9] = [
+    QUERY_ID,
+    "doc_id",
+    TASK,
+    LANGUAGE,
+    "grade_a",
+    "grade_b",
+    "relevant_a",
+    "relevant_b",
+    "query_shift",
+];
+
+/// agreement_slices.csv's columns, in order.
+pub const AGREEMENT_SLICES: [&str; 8] = [
+    TASK,
+    LANGUAGE,
+    "queries",
+    "pairs",
+    "same_grade",
+    "same_relevance",
+    "relevance_kappa",
+    "grade_kappa",
+];
+
 /// The lock a run holds on its output directory while it writes there.
 pub const LOCK_FILE: &str = ".rgrade.lock";
 
@@ -805,5 +848,46 @@ pub struct PartialSummary {
     /// Records rejected.
     pub rejected: u64,
     /// The files of the partial grading, with sizes and hashes.
+    pub outputs: Vec<OutputFile>,
+}
+
+/// agreement.json: the two answer keys `rgrade agree` compared, how many
+/// pairs each judges, and the confusion matrix of their grades.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgreementSummary {
+    /// Always "rgrade".
+    pub tool: String,
+    /// rgrade's version.
+    pub version: String,
+    /// The first key (rows of the confusion matrix, `grade_a`).
+    pub key_a: LabelsSummary,
+    /// The second key (columns, `grade_b`).
+    pub key_b: LabelsSummary,
+    /// The lowest grade that counts as relevant, in both keys.
+    pub min_rel: i64,
+    /// Queries both keys label.
+    pub queries_both: u64,
+    /// Queries only the first key labels.
+    pub queries_a_only: u64,
+    /// Queries only the second key labels.
+    pub queries_b_only: u64,
+    /// (query, document) pairs both keys judge, whatever the grade.
+    pub pairs_both: u64,
+    /// Pairs only the first key judges.
+    pub pairs_a_only: u64,
+    /// Pairs only the second key judges.
+    pub pairs_b_only: u64,
+    /// The grades of the confusion matrix, in order.
+    pub grades: Vec<i64>,
+    /// Pairs both judge, by the first key's grade (row) and the second's
+    /// (column), in the order of `grades`.
+    pub confusion: Vec<Vec<u64>>,
+    /// Cohen's kappa on relevant or not over every pair both judge;
+    /// null when undefined (both keys always give one and the same answer).
+    pub relevance_kappa: Option<f64>,
+    /// Linear-weighted kappa on the grades over every pair both judge;
+    /// null when undefined.
+    pub grade_kappa: Option<f64>,
+    /// Every other output, as written.
     pub outputs: Vec<OutputFile>,
 }

@@ -3,6 +3,7 @@
 //! ended as an [`Exit`] status. [`main`] runs a command line; the binary
 //! and the Python package's `rgrade` command both call it.
 
+pub mod agree;
 pub mod compare;
 pub mod gen;
 pub mod grade;
@@ -45,6 +46,7 @@ pub fn main(args: Vec<OsString>) -> u8 {
         Command::Gen(args) => gen::run(args),
         Command::Merge(args) => merge::run(args, command_line),
         Command::Index(args) => index::run(args),
+        Command::Agree(args) => agree::run(args),
     };
     match outcome {
         Ok(exit) => exit as u8,

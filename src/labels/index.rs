@@ -344,6 +344,13 @@ impl LabelIndex {
         self.queries[query as usize].docs.clone()
     }
 
+    /// Global indices of every document `query`'s labels judge, whatever
+    /// its grade: those of [`Self::judged_docs`], then the others.
+    pub fn every_judged_doc(&self, query: QueryIdx) -> Range<u32> {
+        let q = &self.queries[query as usize];
+        q.docs.start..q.judged_end
+    }
+
     /// Whether `query`'s labels judge any document, whatever its grade.
     pub fn judges_any(&self, query: QueryIdx) -> bool {
         let q = &self.queries[query as usize];

@@ -6,6 +6,7 @@
 //! - [`aggregates`] writes aggregates.csv;
 //! - [`rejects`] writes rejects.jsonl;
 //! - [`stage_loss`] writes stage_loss.csv and stage_loss_per_query.csv;
+//! - [`agreement`] writes `rgrade agree`'s files;
 //! - [`corpus`] lists the labeled ids a corpus snapshot lacks;
 //! - [`summary`] writes summary.json;
 //! - [`table`] prints the table on stdout;
@@ -23,6 +24,7 @@ use anyhow::{bail, Context, Result};
 use crate::base::schema::LOCK_FILE;
 
 pub mod aggregates;
+pub mod agreement;
 pub mod attribution;
 pub mod cells;
 pub mod complete;

@@ -8,8 +8,10 @@
 //! - [`write`]: every output of a grading, and summary.json;
 //! - [`partial`]: a shard of the logs graded up to its captures, and the
 //!   shards merged into one grading;
-//! - [`compare`]: two gradings compared, with their outputs and page.
+//! - [`compare`]: two gradings compared, with their outputs and page;
+//! - [`agree`]: two answer keys compared, with their outputs.
 
+pub mod agree;
 pub mod compare;
 pub mod grade;
 pub mod index;

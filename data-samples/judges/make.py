@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Rebuilds this sample from the realistic one: two answer keys for the
+same help-center traffic, as a team that fills its reviewed key with an
+LLM judge has them.
+
+- human.jsonl: reviewers' grades (0-3) for a random 80 of the 300
+  labeled queries, the documents the realistic key judges.
+- judge.qrels: an LLM judge's grades (0-3) for all 300 queries: the same
+  documents, most graded as the reviewers did, some a grade apart, and the
+  first two unlabeled documents the final stage ranked for each query,
+  which the judge mostly calls not relevant.
+
+Deterministic (seeded); standard library only. Usage:
+    python3 data-samples/judges/make.py
+"""
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REALISTIC = HERE.parent / "realistic"
+REVIEWED_QUERIES = 80
+
+
+def realistic_labels():
+    with open(REALISTIC / "labels.jsonl", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def final_rankings():
+    """Each query's first final-stage ranking in the realistic logs."""
+    rankings = {}
+    logs = REALISTIC / "logs"
+    for path in sorted(logs.iterdir()):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                results = event.get("results")
+                if event.get("stage") != "final" or not isinstance(results, list):
+                    continue
+                ids = [r["doc_id"] if isinstance(r, dict) else r for r in results]
+                rankings.setdefault(event["query_id"], ids)
+    return rankings
+
+
+def reviewed_grades(label):
+    """The realistic key's judgments on the 0-3 scale: a listed document
+    is relevant (2), a graded one keeps its grade."""
+    relevant = label["relevant"]
+    if isinstance(relevant, list):
+        return {doc: 2 for doc in relevant}
+    return dict(relevant)
+
+
+def main():
+    rng = random.Random(33)
+    labels = realistic_labels()
+    rankings = final_rankings()
+    reviewed = set(rng.sample([l["query_id"] for l in labels], REVIEWED_QUERIES))
+
+    with open(HERE / "human.jsonl", "w", encoding="utf-8") as human:
+        for label in labels:
+            if label["query_id"] not in reviewed:
+                continue
+            record = {
+                "query_id": label["query_id"],
+                "relevant": reviewed_grades(label),
+                "task": label.get("task"),
+                "language": label.get("language"),
+            }
+            human.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+    with open(HERE / "judge.qrels", "w", encoding="utf-8") as judge:
+        for label in labels:
+            query = label["query_id"]
+            grades = reviewed_grades(label)
+            for doc, grade in grades.items():
+                step = rng.choices([0, 1, -1], weights=[70, 15, 15])[0]
+                judge.write(f"{query} 0 {doc} {min(3, max(0, grade + step))}\n")
+            unlabeled = [d for d in rankings.get(query, []) if d not in grades][:2]
+            for doc in unlabeled:
+                judge.write(f"{query} 0 {doc} {rng.choices([0, 1], weights=[80, 20])[0]}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""``rgrade.agree`` on the judges sample: every kappa equals
+scikit-learn's on the same pairs, read here from the keys themselves, and
+the Python API writes what the command line writes."""
+
+import json
+import math
+import os
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+import rgrade
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGES = ROOT / "data-samples" / "judges"
+RGRADE = os.environ.get("RGRADE_BIN", str(ROOT / "target" / "debug" / "rgrade"))
+
+
+def human_key():
+    """(query, doc) -> grade, and query -> (task, language), of human.jsonl."""
+    grades, slices = {}, {}
+    with open(JUDGES / "human.jsonl", encoding="utf-8") as f:
+        for line in f:
+            label = json.loads(line)
+            relevant = label["relevant"]
+            docs = relevant if isinstance(relevant, dict) else dict.fromkeys(relevant, 1)
+            for doc, grade in docs.items():
+                grades[label["query_id"], doc] = grade
+            slices[label["query_id"]] = (label["task"], label["language"])
+    return grades, slices
+
+
+def judge_key():
+    with open(JUDGES / "judge.qrels", encoding="utf-8") as f:
+        return {(q, d): int(g) for q, _, d, g in (line.split() for line in f)}
+
+
+def sklearn_kappas(pairs, grades, min_rel=1):
+    """Both kappas of (grade_a, grade_b) pairs, the matrix's categories
+    being ``grades``, as scikit-learn computes them."""
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    relevance = cohen_kappa_score([g >= min_rel for g in a], [g >= min_rel for g in b])
+    graded = cohen_kappa_score(a, b, labels=grades, weights="linear")
+    return relevance, graded
+
+
+def same(value, expected):
+    """rgrade's kappa against scikit-learn's: undefined is None here, NaN there."""
+    if math.isnan(expected):
+        return value is None
+    return value == pytest.approx(expected, abs=1e-12)
+
+
+# scikit-learn warns of the slices where kappa is undefined.
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_kappas_equal_scikit_learns():
+    human, slices = human_key()
+    judge = judge_key()
+    both = sorted(set(human) & set(judge))
+    pairs = [(human[p], judge[p]) for p in both]
+    agreement = rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.qrels")
+    s = agreement.summary
+    assert s["pairs_both"] == len(both)
+    assert s["pairs_a_only"] == len(set(human) - set(judge))
+    assert s["pairs_b_only"] == len(set(judge) - set(human))
+    grades = sorted({g for p in pairs for g in p})
+    assert s["grades"] == grades
+    relevance, graded = sklearn_kappas(pairs, grades)
+    assert same(s["relevance_kappa"], relevance)
+    assert same(s["grade_kappa"], graded)
+    # The sample is built so the judge mostly agrees, not always.
+    assert 0.3 < s["grade_kappa"] < 0.95
+
+    # Per task: the same computation over the task's pairs, with the
+    # overall categories.
+    by_task = defaultdict(list)
+    for p in both:
+        by_task[slices[p[0]][0]].append((human[p], judge[p]))
+    rows = {(r["task"], r["language"]): r for r in agreement.slices.to_pylist()}
+    for task, task_pairs in by_task.items():
+        row = rows[task, "*"]
+        relevance, graded = sklearn_kappas(task_pairs, grades)
+        assert row["pairs"] == len(task_pairs)
+        assert same(row["relevance_kappa"], relevance), task
+        assert same(row["grade_kappa"], graded), task
+
+    differ = [p for p in both if human[p] != judge[p]]
+    listed = agreement.pairs.to_pylist()
+    assert sorted((r["query_id"], r["doc_id"]) for r in listed) == differ
+    shifts = [r["query_shift"] for r in listed]
+    assert shifts == sorted(shifts, reverse=True)
+    assert "pairs judged by both" in repr(agreement)
+    assert "<table>" in agreement._repr_html_()
+
+
+def test_the_api_writes_what_the_command_writes(tmp_path):
+    agreement = rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.qrels", min_rel=2)
+    agreement.write(tmp_path / "api")
+    run = subprocess.run(
+        [RGRADE, "agree", str(JUDGES / "human.jsonl"), str(JUDGES / "judge.qrels"),
+         "--min-rel", "2", "-o", str(tmp_path / "cli"), "-q"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    for name in ["agreement.csv", "agreement_slices.csv"]:
+        assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    api = json.loads((tmp_path / "api" / "agreement.json").read_text())
+    cli = json.loads((tmp_path / "cli" / "agreement.json").read_text())
+    assert api["min_rel"] == cli["min_rel"] == 2
+    assert api["confusion"] == cli["confusion"]
+
+
+def test_a_bad_key_raises_a_labels_error(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "q1", "relevant": ["d1"]}\n{"query_id": \n')
+    with pytest.raises(rgrade.LabelsError, match="bad.jsonl:2"):
+        rgrade.agree(JUDGES / "human.jsonl", bad)

@@ -1,0 +1,373 @@
+//! Two answer keys compared on the (query, document) pairs both judge
+//! (docs/guide.md, "How far two answer keys agree"): how many pairs each
+//! key judges, the grade confusion matrix, Cohen's kappa on relevant or
+//! not and linear-weighted kappa on grades, overall and per grouping set,
+//! and the pairs the keys grade differently, those of the queries whose
+//! relevant documents they change most first.
+//!
+//! Grouping sets are the first key's (its task and language); the grade
+//! categories are every grade either key gives a pair both judge, in
+//! order, the same for every grouping set.
+
+mod kappa;
+
+use std::collections::BTreeMap;
+
+pub use kappa::{cohen_kappa, Weights};
+
+use crate::base::slices::{slice_keys, slice_order, SliceKey, ANY};
+use crate::labels::{id_hash, LabelIndex, QueryIdx};
+
+/// How two answer keys agree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agreement {
+    /// Queries both keys label.
+    pub queries_both: u64,
+    /// Queries only the first key labels.
+    pub queries_a_only: u64,
+    /// Queries only the second key labels.
+    pub queries_b_only: u64,
+    /// (query, document) pairs both keys judge, whatever the grade.
+    pub pairs_both: u64,
+    /// Pairs only the first key judges.
+    pub pairs_a_only: u64,
+    /// Pairs only the second key judges.
+    pub pairs_b_only: u64,
+    /// The grade categories of the confusion matrix, in order.
+    pub grades: Vec<i64>,
+    /// Pairs both judge, by the first key's grade (row) and the second's
+    /// (column), both indices into `grades`.
+    pub confusion: Vec<Vec<u64>>,
+    /// Agreement per grouping set, overall first, in aggregates.csv's order.
+    pub slices: Vec<SliceAgreement>,
+    /// The pairs both judge with different grades, the queries whose
+    /// relevant documents the keys change most first, then by query and
+    /// document id.
+    pub disagreements: Vec<Disagreement>,
+}
+
+/// How the keys agree on the queries of one grouping set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SliceAgreement {
+    /// The task, `*` for any.
+    pub task: String,
+    /// The language, `*` for any.
+    pub language: String,
+    /// Queries both keys label.
+    pub queries: u64,
+    /// Pairs both judge.
+    pub pairs: u64,
+    /// Pairs both grade alike.
+    pub same_grade: u64,
+    /// Pairs both call relevant, or both not.
+    pub same_relevance: u64,
+    /// Cohen's kappa on relevant or not; `None` when undefined.
+    pub relevance_kappa: Option<f64>,
+    /// Linear-weighted kappa on the grades; `None` when undefined.
+    pub grade_kappa: Option<f64>,
+}
+
+/// A pair both keys judge, graded differently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Disagreement {
+    /// The query.
+    pub query_id: String,
+    /// The document.
+    pub doc_id: String,
+    /// The query's task in the first key.
+    pub task: String,
+    /// The query's language in the first key.
+    pub language: String,
+    /// The first key's grade.
+    pub grade_a: i64,
+    /// The second key's grade.
+    pub grade_b: i64,
+    /// Whether the first key counts the document relevant.
+    pub relevant_a: bool,
+    /// Whether the second key counts it relevant.
+    pub relevant_b: bool,
+    /// The share of the query's documents relevant under either key
+    /// (among the pairs both judge) that only one key calls relevant: the
+    /// most Recall@k can move between the keys for a ranking that holds
+    /// them all. 0 when neither key calls any relevant.
+    pub query_shift: f64,
+}
+
+/// The pairs of one grouping set, as (first grade, second grade) counts.
+type PairCounts = BTreeMap<(i64, i64), u64>;
+
+/// Compare the keys `a` and `b` (each counting a document relevant from
+/// its own `--min-rel`).
+pub fn agreement(a: &LabelIndex, b: &LabelIndex) -> Agreement {
+    let mut counts = Agreement {
+        queries_both: 0,
+        queries_a_only: 0,
+        queries_b_only: 0,
+        pairs_both: 0,
+        pairs_a_only: 0,
+        pairs_b_only: 0,
+        grades: Vec::new(),
+        confusion: Vec::new(),
+        slices: Vec::new(),
+        disagreements: Vec::new(),
+    };
+    let mut by_slice: BTreeMap<SliceKey, (u64, PairCounts)> = BTreeMap::new();
+    for query_a in 0..a.queries().len() as QueryIdx {
+        let judged_a = a.every_judged_doc(query_a);
+        let Some(query_b) = b.find_query(a.query_id(query_a).as_bytes()) else {
+            counts.queries_a_only += 1;
+            counts.pairs_a_only += judged_a.len() as u64;
+            continue;
+        };
+        counts.queries_both += 1;
+        let pairs = judged_pairs(a, query_a, b, query_b);
+        counts.pairs_a_only += judged_a.len() as u64 - pairs.len() as u64;
+        counts.pairs_b_only += b.every_judged_doc(query_b).len() as u64 - pairs.len() as u64;
+        counts.pairs_both += pairs.len() as u64;
+        let labeled = &a.queries()[query_a as usize];
+        for key in slice_keys(labeled.task, labeled.language) {
+            let (queries, grades) = by_slice.entry(key).or_default();
+            *queries += 1;
+            for pair in &pairs {
+                *grades
+                    .entry((a.grade(pair.doc_a), b.grade(pair.doc_b)))
+                    .or_default() += 1;
+            }
+        }
+        counts
+            .disagreements
+            .extend(disagreements(a, query_a, b, &pairs));
+    }
+    counts.queries_b_only = b.queries().len() as u64 - counts.queries_both;
+    counts.pairs_b_only += (0..b.queries().len() as QueryIdx)
+        .filter(|&query_b| a.find_query(b.query_id(query_b).as_bytes()).is_none())
+        .map(|query_b| b.every_judged_doc(query_b).len() as u64)
+        .sum::<u64>();
+
+    let overall = by_slice
+        .get(&(None, None))
+        .map(|(_, g)| g.clone())
+        .unwrap_or_default();
+    counts.grades = overall.keys().flat_map(|&(ga, gb)| [ga, gb]).collect();
+    counts.grades.sort_unstable();
+    counts.grades.dedup();
+    counts.confusion = confusion(&overall, &counts.grades);
+    let mut slices: Vec<(SliceKey, (u64, PairCounts))> = by_slice.into_iter().collect();
+    slices.sort_by(|x, y| {
+        slice_order(x.0, |s| a.slice_name(s)).cmp(&slice_order(y.0, |s| a.slice_name(s)))
+    });
+    counts.slices = (slices.into_iter())
+        .map(|((task, language), (queries, grades))| {
+            let name = |slice: Option<u32>| slice.map_or(ANY, |s| a.slice_name(s)).to_string();
+            slice_agreement(
+                name(task),
+                name(language),
+                queries,
+                &grades,
+                &counts.grades,
+                a,
+                b,
+            )
+        })
+        .collect();
+    counts.disagreements.sort_by(|x, y| {
+        (y.query_shift.total_cmp(&x.query_shift))
+            .then_with(|| x.query_id.cmp(&y.query_id))
+            .then_with(|| x.doc_id.cmp(&y.doc_id))
+    });
+    counts
+}
+
+/// A document both keys judge for one query: its index in each.
+struct JudgedPair {
+    doc_a: u32,
+    doc_b: u32,
+}
+
+/// The documents both keys judge for a query, in the first key's order.
+fn judged_pairs(
+    a: &LabelIndex,
+    query_a: QueryIdx,
+    b: &LabelIndex,
+    query_b: QueryIdx,
+) -> Vec<JudgedPair> {
+    a.every_judged_doc(query_a)
+        .filter_map(|doc_a| {
+            let id = a.doc_id(doc_a).as_bytes();
+            let doc_b = b.find_doc(query_b, id, id_hash(id))?;
+            Some(JudgedPair { doc_a, doc_b })
+        })
+        .collect()
+}
+
+/// The pairs of one query graded differently, with the query's shift.
+fn disagreements(
+    a: &LabelIndex,
+    query_a: QueryIdx,
+    b: &LabelIndex,
+    pairs: &[JudgedPair],
+) -> Vec<Disagreement> {
+    let relevant = |pair: &JudgedPair| (a.is_relevant(pair.doc_a), b.is_relevant(pair.doc_b));
+    let either = pairs
+        .iter()
+        .filter(|p| relevant(p) != (false, false))
+        .count();
+    let one = pairs
+        .iter()
+        .filter(|p| relevant(p).0 != relevant(p).1)
+        .count();
+    let query_shift = if either == 0 {
+        0.0
+    } else {
+        one as f64 / either as f64
+    };
+    let labeled = &a.queries()[query_a as usize];
+    (pairs.iter())
+        .filter(|pair| a.grade(pair.doc_a) != b.grade(pair.doc_b))
+        .map(|pair| Disagreement {
+            query_id: a.query_id(query_a).to_string(),
+            doc_id: a.doc_id(pair.doc_a).to_string(),
+            task: a.slice_name(labeled.task).to_string(),
+            language: a.slice_name(labeled.language).to_string(),
+            grade_a: a.grade(pair.doc_a),
+            grade_b: b.grade(pair.doc_b),
+            relevant_a: a.is_relevant(pair.doc_a),
+            relevant_b: b.is_relevant(pair.doc_b),
+            query_shift,
+        })
+        .collect()
+}
+
+/// The confusion matrix of `pairs` over `grades`.
+fn confusion(pairs: &PairCounts, grades: &[i64]) -> Vec<Vec<u64>> {
+    let mut matrix = vec![vec![0; grades.len()]; grades.len()];
+    let at = |grade: i64| grades.binary_search(&grade).unwrap_or_default();
+    for (&(ga, gb), &count) in pairs {
+        matrix[at(ga)][at(gb)] += count;
+    }
+    matrix
+}
+
+/// One grouping set's figures, from its pairs' grades.
+fn slice_agreement(
+    task: String,
+    language: String,
+    queries: u64,
+    pairs: &PairCounts,
+    grades: &[i64],
+    a: &LabelIndex,
+    b: &LabelIndex,
+) -> SliceAgreement {
+    let relevant = |grade: i64, key: &LabelIndex| grade > 0 && grade >= key.min_rel();
+    let mut relevance = vec![vec![0; 2]; 2];
+    for (&(ga, gb), &count) in pairs {
+        relevance[usize::from(relevant(ga, a))][usize::from(relevant(gb, b))] += count;
+    }
+    let count_where = |same: &dyn Fn(i64, i64) -> bool| -> u64 {
+        (pairs.iter())
+            .filter(|((ga, gb), _)| same(*ga, *gb))
+            .map(|(_, c)| c)
+            .sum()
+    };
+    SliceAgreement {
+        task,
+        language,
+        queries,
+        pairs: pairs.values().sum(),
+        same_grade: count_where(&|ga, gb| ga == gb),
+        same_relevance: count_where(&|ga, gb| relevant(ga, a) == relevant(gb, b)),
+        relevance_kappa: cohen_kappa(&relevance, Weights::Unweighted),
+        grade_kappa: cohen_kappa(&confusion(pairs, grades), Weights::Linear),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A query's id, task and judged documents with their grades.
+    type Label = (&'static str, &'static str, &'static [(&'static str, i64)]);
+
+    fn key(queries: &[Label]) -> LabelIndex {
+        LabelIndex::from_queries(
+            queries
+                .iter()
+                .map(|&(id, task, docs)| (id, Some(task), Some("en"), docs.to_vec())),
+            1,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn pairs_are_counted_where_both_keys_judge() {
+        let a = key(&[
+            ("q1", "howto", &[("d1", 2), ("d2", 0), ("d3", 1)]),
+            ("q2", "howto", &[("d1", 1)]),
+            ("q3", "faq", &[("d9", 1)]),
+        ]);
+        let b = key(&[
+            ("q1", "other", &[("d1", 2), ("d2", 1), ("d4", 3)]),
+            ("q2", "howto", &[("d1", 1), ("d5", 0)]),
+            ("q4", "faq", &[("d1", 1), ("d2", 1)]),
+        ]);
+        let got = agreement(&a, &b);
+        assert_eq!(
+            (got.queries_both, got.queries_a_only, got.queries_b_only),
+            (2, 1, 1)
+        );
+        // Both: q1/d1, q1/d2, q2/d1. A only: q1/d3, q3/d9. B only: q1/d4,
+        // q2/d5, q4/d1, q4/d2.
+        assert_eq!(
+            (got.pairs_both, got.pairs_a_only, got.pairs_b_only),
+            (3, 2, 4)
+        );
+        assert_eq!(got.grades, [0, 1, 2]);
+        assert_eq!(got.confusion, [vec![0, 1, 0], vec![0, 1, 0], vec![0, 0, 1]]);
+        // One disagreement: q1/d2, 0 against 1. Of q1's pairs both judge,
+        // d1 is relevant under both and d2 under b only: a shift of 1/2.
+        assert_eq!(got.disagreements.len(), 1);
+        let d = &got.disagreements[0];
+        assert_eq!((d.query_id.as_str(), d.doc_id.as_str()), ("q1", "d2"));
+        assert_eq!(
+            (d.grade_a, d.grade_b, d.relevant_a, d.relevant_b),
+            (0, 1, false, true)
+        );
+        assert_eq!(d.query_shift, 0.5);
+        // The slices are the first key's: q1 and q2 are both howto.
+        let names: Vec<(&str, &str)> = (got.slices.iter())
+            .map(|s| (s.task.as_str(), s.language.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("*", "*"), ("howto", "*"), ("*", "en"), ("howto", "en")]
+        );
+        let overall = &got.slices[0];
+        assert_eq!(
+            (
+                overall.queries,
+                overall.pairs,
+                overall.same_grade,
+                overall.same_relevance
+            ),
+            (2, 3, 2, 2)
+        );
+    }
+
+    #[test]
+    fn disagreements_come_from_the_queries_that_shift_most_first() {
+        let a = key(&[
+            ("q1", "t", &[("d1", 1), ("d2", 1), ("d3", 1), ("d4", 2)]),
+            ("q2", "t", &[("d1", 1), ("d2", 1)]),
+        ]);
+        let b = key(&[
+            ("q1", "t", &[("d1", 1), ("d2", 1), ("d3", 1), ("d4", 1)]),
+            ("q2", "t", &[("d1", 0), ("d2", 1)]),
+        ]);
+        let got = agreement(&a, &b);
+        let order: Vec<(&str, &str, f64)> = (got.disagreements.iter())
+            .map(|d| (d.query_id.as_str(), d.doc_id.as_str(), d.query_shift))
+            .collect();
+        // q2 loses one of its two relevant documents; q1 only regrades one.
+        assert_eq!(order, [("q2", "d1", 0.5), ("q1", "d4", 0.0)]);
+    }
+}

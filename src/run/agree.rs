@@ -1,0 +1,138 @@
+//! `rgrade agree` (docs/guide.md, "How far two answer keys agree"),
+//! driven: the output directory is claimed, both keys are loaded and
+//! [`crate::agree`]d, and the files are written as one complete set,
+//! agreement.json last.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::agree::{agreement, Agreement};
+use crate::base::failure::{Error, ErrorKind, OfKind};
+use crate::base::options::{JoinBy, LabelsFormat};
+use crate::base::schema::{AgreementSummary, OutputFile, AGREE_FILES, SUMMARY_FILE};
+use crate::io::workers;
+use crate::labels::LabelIndex;
+use crate::output::{agreement as files, refuse_other_result, remove_stale_output, OutputDir};
+use crate::run::write::labels_summary;
+
+/// Which answer keys to compare, and where to write what was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The first key (any label format, or a compiled key).
+    pub key_a: PathBuf,
+    /// The second key.
+    pub key_b: PathBuf,
+    /// The format of both keys (`Auto` decides per key).
+    pub labels_format: LabelsFormat,
+    /// The lowest grade that counts as relevant, in both keys.
+    pub min_rel: i64,
+    /// The directory to write the outputs into, if any.
+    pub out: Option<PathBuf>,
+    /// Worker threads for reading the keys; all cores when `None`.
+    pub threads: Option<NonZeroUsize>,
+}
+
+impl Plan {
+    /// Compare `key_a` with `key_b` with the command line's defaults.
+    pub fn new(key_a: PathBuf, key_b: PathBuf) -> Self {
+        Plan {
+            key_a,
+            key_b,
+            labels_format: LabelsFormat::Auto,
+            min_rel: 1,
+            out: None,
+            threads: None,
+        }
+    }
+}
+
+/// What `rgrade agree` found: the figures, and agreement.json's contents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agreed {
+    /// How far the keys agree.
+    pub agreement: Agreement,
+    /// agreement.json, whose `outputs` lists the files written (none
+    /// without an output directory).
+    pub summary: AgreementSummary,
+}
+
+/// Compare the two keys `plan` names, writing the outputs if it names a
+/// directory.
+///
+/// # Errors
+/// A key that does not load, an output that cannot be written.
+pub fn run(plan: &Plan) -> Result<Agreed, Error> {
+    let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
+    // Claimed before anything is read, as `grade -o` claims its directory.
+    let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
+    let load = |path: &Path| {
+        LabelIndex::load(path, plan.labels_format, plan.min_rel, JoinBy::Id, &pool)
+            .of_kind(ErrorKind::Labels)
+    };
+    let (a, b) = (load(&plan.key_a)?, load(&plan.key_b)?);
+    let agreement = agreement(&a, &b);
+    let mut summary = summarize(&a, &b, plan.min_rel, &agreement, Vec::new());
+    if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
+        write(dir, &held, &agreement, &mut summary).of_kind(ErrorKind::Output)?;
+    }
+    Ok(Agreed { agreement, summary })
+}
+
+/// Claim `dir`, refuse it if it holds a grading, and clear an earlier
+/// agreement's files from it.
+fn claim(dir: &Path) -> Result<OutputDir> {
+    let claimed = OutputDir::claim(dir)?;
+    refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
+    for name in AGREE_FILES {
+        remove_stale_output(dir, name)?;
+    }
+    Ok(claimed)
+}
+
+/// Write every output into `dir`, which `held` claims, agreement.json
+/// last and listing the others.
+fn write(
+    dir: &Path,
+    held: &OutputDir,
+    agreement: &Agreement,
+    summary: &mut AgreementSummary,
+) -> Result<()> {
+    let mut staged = vec![
+        files::write_disagreements(dir, agreement)?,
+        files::write_slices(dir, agreement)?,
+    ];
+    summary.outputs = staged.iter().map(|f| f.listed().clone()).collect();
+    staged.push(files::write_summary(dir, summary)?);
+    held.commit(staged)
+}
+
+/// agreement.json's contents, listing `outputs`.
+fn summarize(
+    a: &LabelIndex,
+    b: &LabelIndex,
+    min_rel: i64,
+    agreement: &Agreement,
+    outputs: Vec<OutputFile>,
+) -> AgreementSummary {
+    let overall = agreement.slices.first();
+    AgreementSummary {
+        tool: "rgrade".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        key_a: labels_summary(a),
+        key_b: labels_summary(b),
+        min_rel,
+        queries_both: agreement.queries_both,
+        queries_a_only: agreement.queries_a_only,
+        queries_b_only: agreement.queries_b_only,
+        pairs_both: agreement.pairs_both,
+        pairs_a_only: agreement.pairs_a_only,
+        pairs_b_only: agreement.pairs_b_only,
+        grades: agreement.grades.clone(),
+        confusion: agreement.confusion.clone(),
+        relevance_kappa: overall.and_then(|s| s.relevance_kappa),
+        grade_kappa: overall.and_then(|s| s.grade_kappa),
+        outputs,
+    }
+}

@@ -1,0 +1,169 @@
+//! `rgrade agree` through the binary: two answer keys in different
+//! formats, every figure computed by hand.
+
+use crate::util::Workdir;
+
+/// Graded JSONL labels: q1 and q2 are judged by both keys, q3 by this one only.
+const KEY_A: &str = r#"{"query_id": "q1", "relevant": {"d1": 2, "d2": 0, "d3": 1}, "task": "howto", "language": "en"}
+{"query_id": "q2", "relevant": {"d1": 1, "d2": 1, "d3": 1}, "task": "faq", "language": "en"}
+{"query_id": "q3", "relevant": ["d9"], "task": "faq", "language": "de"}
+"#;
+
+/// The same questions as TREC qrels, from another judge; q4 only here.
+const KEY_B: &str = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d4 3\nq2 0 d1 0\nq2 0 d2 1\nq2 0 d3 1\nq4 0 d1 1\n";
+
+fn workdir(name: &str) -> Workdir {
+    let wd = Workdir::new(name);
+    wd.write("a.jsonl", KEY_A);
+    wd.write("b.qrels", KEY_B);
+    wd
+}
+
+fn close(value: &serde_json::Value, expected: f64) -> bool {
+    value.as_f64().is_some_and(|v| (v - expected).abs() < 1e-12)
+}
+
+#[test]
+fn two_keys_agree_as_computed_by_hand() {
+    let wd = workdir("agree_by_hand");
+    let run = wd.rgrade(&["agree", "a.jsonl", "b.qrels", "-o", "out"]);
+    run.expect_code(0);
+    let summary = wd.read_json("out/agreement.json");
+    // Both judge q1/d1 (2, 2), q1/d2 (0, 1), q2/d1 (1, 0), q2/d2 (1, 1)
+    // and q2/d3 (1, 1); only A judges q1/d3 and q3/d9; only B q1/d4 and q4/d1.
+    for (field, value) in [
+        ("queries_both", 2),
+        ("queries_a_only", 1),
+        ("queries_b_only", 1),
+        ("pairs_both", 5),
+        ("pairs_a_only", 2),
+        ("pairs_b_only", 2),
+    ] {
+        assert_eq!(summary[field], value, "{field}: {summary}");
+    }
+    assert_eq!(summary["grades"], serde_json::json!([0, 1, 2]));
+    assert_eq!(
+        summary["confusion"],
+        serde_json::json!([[0, 1, 0], [1, 2, 0], [0, 0, 1]])
+    );
+    // Relevance: 3 of 5 alike; each key says "relevant" 4 times in 5, so
+    // chance agrees on 17/25: kappa = (15/25 - 17/25) / (8/25) = -0.25.
+    assert!(close(&summary["relevance_kappa"], -0.25), "{summary}");
+    // Grades: rows and columns 1, 3, 1; observed weight 2, expected 16/5:
+    // kappa = 1 - 10/16.
+    assert!(close(&summary["grade_kappa"], 0.375), "{summary}");
+    let outputs: Vec<&str> = (summary["outputs"].as_array().unwrap().iter())
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(outputs, ["agreement.csv", "agreement_slices.csv"]);
+    assert!(
+        run.stdout
+            .contains("kappa on relevance (grade >= 1): -0.250"),
+        "{run}"
+    );
+
+    // q1 changes one of its two relevant documents, q2 one of three.
+    let pairs = wd.read_csv("out/agreement.csv");
+    assert_eq!(
+        pairs.rows,
+        [
+            ["q1", "d2", "howto", "en", "0", "1", "false", "true", "0.5"],
+            [
+                "q2",
+                "d1",
+                "faq",
+                "en",
+                "1",
+                "0",
+                "true",
+                "false",
+                "0.3333333333333333"
+            ],
+        ]
+    );
+    let slices = wd.read_csv("out/agreement_slices.csv");
+    let names: Vec<(&str, &str)> = (slices.rows.iter())
+        .map(|r| (r[0].as_str(), r[1].as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("*", "*"),
+            ("faq", "*"),
+            ("howto", "*"),
+            ("*", "en"),
+            ("faq", "en"),
+            ("howto", "en")
+        ]
+    );
+    // faq is q2 alone: A calls all three relevant, B two of them; chance
+    // then agrees as often as the keys do, and kappa is 0.
+    assert_eq!(slices.rows[1][2..7], ["1", "3", "2", "2", "0"]);
+    // howto is q1: (2, 2) and (0, 1). On relevance B always says "yes":
+    // chance agrees half the time, as the keys do (kappa 0). On grades,
+    // observed weight 1 against expected 2: kappa 1/2.
+    assert_eq!(slices.rows[2][2..8], ["1", "2", "1", "1", "0", "0.5"]);
+}
+
+#[test]
+fn swapping_the_keys_transposes_the_matrix_and_keeps_kappa() {
+    let wd = workdir("agree_swapped");
+    wd.rgrade(&["agree", "a.jsonl", "b.qrels", "-o", "ab", "-q"])
+        .expect_code(0);
+    wd.rgrade(&["agree", "b.qrels", "a.jsonl", "-o", "ba", "-q"])
+        .expect_code(0);
+    let (ab, ba) = (
+        wd.read_json("ab/agreement.json"),
+        wd.read_json("ba/agreement.json"),
+    );
+    assert_eq!(
+        ba["confusion"],
+        serde_json::json!([[0, 1, 0], [1, 2, 0], [0, 0, 1]])
+    );
+    assert_eq!(
+        (ab["pairs_a_only"].clone(), ab["queries_a_only"].clone()),
+        (ba["pairs_b_only"].clone(), ba["queries_b_only"].clone())
+    );
+    for field in ["relevance_kappa", "grade_kappa"] {
+        assert!(close(&ba[field], ab[field].as_f64().unwrap()), "{field}");
+    }
+}
+
+#[test]
+fn a_key_that_does_not_load_names_its_file_and_writes_nothing() {
+    let wd = workdir("agree_bad_key");
+    wd.write(
+        "bad.jsonl",
+        "{\"query_id\": \"q1\", \"relevant\": [\"d1\"]}\n{\"query_id\": \n",
+    );
+    let run = wd.rgrade(&["agree", "a.jsonl", "bad.jsonl", "-o", "out"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("bad.jsonl:2"), "{run}");
+    assert!(!wd.exists("out/agreement.json"));
+    let run = wd.rgrade(&["agree", "a.jsonl", "missing.qrels"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("missing.qrels"), "{run}");
+}
+
+#[test]
+fn a_directory_holding_a_grading_is_refused() {
+    let wd = workdir("agree_grade_dir");
+    wd.write(
+        "logs.jsonl",
+        "{\"query_id\": \"q1\", \"results\": [\"d1\"]}\n",
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "a.jsonl",
+        "-q",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ])
+    .expect_code(0);
+    let run = wd.rgrade(&["agree", "a.jsonl", "b.qrels", "-o", "out"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("a grade output"), "{run}");
+    assert!(!wd.exists("out/agreement.csv"));
+}
