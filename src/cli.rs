@@ -67,7 +67,9 @@ pub enum Command {
     /// confusion matrix of their grades, Cohen's kappa on relevant or not
     /// and linear-weighted kappa on grades. With --out, also the pairs they
     /// grade differently (agreement.csv) and their agreement per task and
-    /// language (agreement_slices.csv).
+    /// language (agreement_slices.csv). With --logs, the logs are graded
+    /// under each key, and each run's means and how alike the keys order
+    /// the runs (Kendall's tau) are written too.
     Agree(AgreeArgs),
 }
 
@@ -93,6 +95,32 @@ pub struct AgreeArgs {
     /// Count a document relevant from grade N up, in both keys.
     #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub min_rel: i64,
+
+    /// Grade these logs (files or directories, as grade takes them) under both keys.
+    #[arg(long = "logs", value_name = "LOGS", num_args = 1..)]
+    pub logs: Vec<PathBuf>,
+
+    /// With --logs, grade at these cutoffs, comma separated (as grade's -k).
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "10"
+    )]
+    pub k: Vec<Cutoff>,
+
+    /// With --logs, read them as this format.
+    #[arg(long = "logs-format", value_parser = choice::<LogsFormat>(), value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
+    pub logs_format: LogsFormat,
+
+    /// With --logs, score a labeled query with no capture 0 (fail) or leave it out (skip).
+    #[arg(long, value_parser = choice::<MissingPolicy>(), value_name = "POLICY", default_value_t = MissingPolicy::Fail)]
+    pub missing: MissingPolicy,
+
+    /// With --logs, handle several captures of the same (run, stage, query).
+    #[arg(long, value_parser = choice::<RepeatPolicy>(), value_name = "POLICY", default_value_t = RepeatPolicy::Error)]
+    pub repeats: RepeatPolicy,
 
     /// Print nothing on stdout.
     #[arg(short, long)]

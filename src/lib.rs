@@ -51,7 +51,7 @@ mod output;
 mod report;
 mod run;
 
-pub use agree::{Agreement, Disagreement, SliceAgreement};
+pub use agree::{Agreement, Disagreement, RunMeans, RunOrder, RunsUnderBoth, SliceAgreement};
 pub use base::failure::{Error, ErrorKind};
 pub use base::metrics::Cutoff;
 pub use base::options::{
@@ -68,7 +68,7 @@ pub use io::tables::{ArrowTable, LogLines};
 pub use logs::discover::log_files;
 pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;
-pub use run::agree::{run as agree, Agreed, Plan as AgreePlan};
+pub use run::agree::{run as agree, Agreed, LogsPlan as AgreeLogs, Plan as AgreePlan};
 pub use run::compare::run as compare;
 pub use run::grade::run as grade;
 pub use run::index::{run as index, Compiled as CompiledKey, Plan as IndexPlan};

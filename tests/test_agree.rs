@@ -167,3 +167,86 @@ fn a_directory_holding_a_grading_is_refused() {
     assert!(run.stderr.contains("a grade output"), "{run}");
     assert!(!wd.exists("out/agreement.csv"));
 }
+
+/// Kendall's tau-b the textbook way, ties in either ordering left out of
+/// its side of the denominator.
+fn naive_tau_b(pairs: &[(f64, f64)]) -> Option<f64> {
+    let n = pairs.len();
+    let (mut score, mut untied_x, mut untied_y) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        for j in i + 1..n {
+            let dx =
+                (pairs[i].0 - pairs[j].0).signum() * f64::from(u8::from(pairs[i].0 != pairs[j].0));
+            let dy =
+                (pairs[i].1 - pairs[j].1).signum() * f64::from(u8::from(pairs[i].1 != pairs[j].1));
+            score += dx * dy;
+            untied_x += dx.abs();
+            untied_y += dy.abs();
+        }
+    }
+    let denominator = (untied_x * untied_y).sqrt();
+    (denominator > 0.0).then(|| score / denominator)
+}
+
+#[test]
+fn runs_graded_under_both_keys_are_ordered_by_each() {
+    let wd = Workdir::new("agree_runs");
+    let sample = crate::util::crate_path("data-samples/judges");
+    let [human, judge, logs] = ["human.jsonl", "judge.qrels", "logs.jsonl"]
+        .map(|name| sample.join(name).display().to_string());
+    let run = wd.rgrade(&[
+        "agree", &human, &judge, "--logs", &logs, "-k", "5,10", "-o", "out",
+    ]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("4 runs graded under both keys"),
+        "{run}"
+    );
+    // Each key's means are those `grade` finds under it.
+    for (key, column) in [(&human, 5), (&judge, 6)] {
+        let dir = format!("graded-{column}");
+        wd.rgrade(&[
+            "grade", "--labels", key, "-k", "5,10", "-q", "-o", &dir, &logs,
+        ])
+        .expect_code(0);
+        let aggregates = wd.read_csv(&format!("{dir}/aggregates.csv"));
+        let means = wd.read_csv("out/agreement_runs.csv");
+        for row in &aggregates.rows {
+            let metric_at = |name: &str| aggregates.header.iter().position(|h| h == name).unwrap();
+            let found = (means.rows.iter())
+                .find(|m| {
+                    m[0] == row[0]
+                        && m[1] == row[1]
+                        && m[2] == row[2]
+                        && m[3] == row[3]
+                        && m[4] == "recall@10"
+                })
+                .unwrap_or_else(|| panic!("no means for {row:?}"));
+            assert_eq!(found[column], row[metric_at("recall@10")], "{row:?}");
+        }
+    }
+    // Each tau is the textbook one over the runs' means.
+    let means = wd.read_csv("out/agreement_runs.csv");
+    let taus = wd.read_csv("out/agreement_tau.csv");
+    assert!(taus.rows.len() >= 12, "{taus:?}");
+    for tau in &taus.rows {
+        let pairs: Vec<(f64, f64)> = (means.rows.iter())
+            .filter(|m| m[1..5] == tau[0..4] && !m[5].is_empty() && !m[6].is_empty())
+            .map(|m| (m[5].parse().unwrap(), m[6].parse().unwrap()))
+            .collect();
+        assert_eq!(tau[4], pairs.len().to_string(), "{tau:?}");
+        match naive_tau_b(&pairs) {
+            Some(expected) => {
+                let got: f64 = tau[5].parse().unwrap();
+                assert!((got - expected).abs() < 1e-12, "{tau:?}: {expected}");
+            }
+            None => assert_eq!(tau[5], "", "{tau:?}"),
+        }
+    }
+    let overall = (taus.rows.iter())
+        .find(|t| t[1] == "*" && t[2] == "*" && t[3] == "recall@10")
+        .unwrap();
+    assert_eq!(overall[4], "4");
+    let summary = wd.read_json("out/agreement.json");
+    assert_eq!(summary["logs"]["runs"], 4);
+}

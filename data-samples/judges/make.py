@@ -9,6 +9,10 @@ LLM judge has them.
   documents, most graded as the reviewers did, some a grade apart, and the
   first two unlabeled documents the final stage ranked for each query,
   which the judge mostly calls not relevant.
+- logs.jsonl: four retrievers' top 10 for every query, made from the
+  realistic sample's retrieve rankings: each run lifts or sinks the
+  labeled documents among the first 14 by its own amount, so the runs
+  differ in quality.
 
 Deterministic (seeded); standard library only. Usage:
     python3 data-samples/judges/make.py
@@ -22,6 +26,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REALISTIC = HERE.parent / "realistic"
 REVIEWED_QUERIES = 80
+# Each run's chance of moving a labeled document up (positive) or down
+# (negative) the ranking, by a few places.
+RUNS = {"bm25": 0.0, "dense": -0.4, "hybrid": 0.4, "hybrid-rerank": 0.8}
 
 
 def realistic_labels():
@@ -29,8 +36,8 @@ def realistic_labels():
         return [json.loads(line) for line in f]
 
 
-def final_rankings():
-    """Each query's first final-stage ranking in the realistic logs."""
+def rankings_of(stage):
+    """Each query's first ranking at `stage` in the realistic logs."""
     rankings = {}
     logs = REALISTIC / "logs"
     for path in sorted(logs.iterdir()):
@@ -42,7 +49,7 @@ def final_rankings():
                 except json.JSONDecodeError:
                     continue
                 results = event.get("results")
-                if event.get("stage") != "final" or not isinstance(results, list):
+                if event.get("stage") != stage or not isinstance(results, list):
                     continue
                 ids = [r["doc_id"] if isinstance(r, dict) else r for r in results]
                 rankings.setdefault(event["query_id"], ids)
@@ -61,7 +68,7 @@ def reviewed_grades(label):
 def main():
     rng = random.Random(33)
     labels = realistic_labels()
-    rankings = final_rankings()
+    rankings = rankings_of("final")
     reviewed = set(rng.sample([l["query_id"] for l in labels], REVIEWED_QUERIES))
 
     with open(HERE / "human.jsonl", "w", encoding="utf-8") as human:
@@ -86,6 +93,25 @@ def main():
             unlabeled = [d for d in rankings.get(query, []) if d not in grades][:2]
             for doc in unlabeled:
                 judge.write(f"{query} 0 {doc} {rng.choices([0, 1], weights=[80, 20])[0]}\n")
+    write_logs(rng, labels, rankings_of("retrieve"))
+
+
+def write_logs(rng, labels, rankings):
+    """Each run's top 10, from the first 14 of each query's `rankings`."""
+    with open(HERE / "logs.jsonl", "w", encoding="utf-8") as logs:
+        for label in labels:
+            query = label["query_id"]
+            labeled = set(reviewed_grades(label))
+            for run, lift in RUNS.items():
+                ranking = list(rankings.get(query, []))[:14]
+                for doc in [d for d in ranking if d in labeled]:
+                    if rng.random() < abs(lift):
+                        at = ranking.index(doc)
+                        ranking.remove(doc)
+                        step = rng.randint(1, 4)
+                        ranking.insert(max(0, at - step) if lift > 0 else at + step, doc)
+                record = {"query_id": query, "run": run, "results": ranking[:10]}
+                logs.write(json.dumps(record, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

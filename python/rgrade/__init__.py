@@ -406,12 +406,16 @@ class Agreement:
     ``summary`` (agreement.json as a dict: the pair counts, ``grades``,
     ``confusion``, ``relevance_kappa`` and ``grade_kappa``), ``pairs`` (the
     pairs graded differently, agreement.csv) and ``slices`` (per grouping
-    set, agreement_slices.csv), both pyarrow Tables. ``write(dir)`` writes
-    the files ``rgrade agree -o dir`` writes."""
+    set, agreement_slices.csv), both pyarrow Tables; with logs also
+    ``runs`` (each run's means under both keys, agreement_runs.csv) and
+    ``run_orders`` (Kendall's tau between the keys' orderings of the runs,
+    agreement_tau.csv), else None. ``write(dir)`` writes the files
+    ``rgrade agree -o dir`` writes."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory[str]):
+    def __init__(self, files: tempfile.TemporaryDirectory[str], warnings: Sequence[str]):
         self._files = files
         self._dir = Path(files.name)
+        self.warnings = list(warnings)
         self.summary: Dict[str, Any] = _read_json(self._dir / "agreement.json")
 
     @property
@@ -421,6 +425,16 @@ class Agreement:
     @property
     def slices(self) -> pa.Table:
         return _read_csv(self._dir / "agreement_slices.csv")
+
+    @property
+    def runs(self) -> Optional[pa.Table]:
+        path = self._dir / "agreement_runs.csv"
+        return _read_csv(path) if path.exists() else None
+
+    @property
+    def run_orders(self) -> Optional[pa.Table]:
+        path = self._dir / "agreement_tau.csv"
+        return _read_csv(path) if path.exists() else None
 
     def write(self, directory: PathLike) -> None:
         """Write every file of the agreement into ``directory``, agreement.json last."""
@@ -452,22 +466,37 @@ def agree(
     *,
     labels_format: LabelsFormat = "auto",
     min_rel: int = 1,
+    logs: Union[PathLike, Sequence[PathLike], None] = None,
+    k: Cutoffs = (10,),
+    logs_format: LogsFormat = "auto",
+    missing: Missing = "fail",
+    repeats: Repeats = "error",
     threads: Optional[int] = None,
 ) -> Agreement:
     """Compare two answer keys on the (query, document) pairs both judge,
     as ``rgrade agree`` does: Cohen's kappa on relevance (a grade counts
     from ``min_rel`` up, in both keys), linear-weighted kappa on grades,
-    the confusion matrix, and the pairs graded differently."""
+    the confusion matrix, and the pairs graded differently. With ``logs``
+    (files or directories), they are graded at ``k`` under each key, and
+    each run's means and Kendall's tau between the keys' orderings of the
+    runs come too."""
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    _agree(
+    paths = [] if logs is None else [logs] if isinstance(logs, (str, os.PathLike)) else list(logs)
+    messages = _agree(
         os.fspath(key_a),
         os.fspath(key_b),
         files.name,
         labels_format=labels_format,
         min_rel=min_rel,
+        logs=[os.fspath(p) for p in paths],
+        k=[str(cutoff) for cutoff in ([k] if isinstance(k, (int, str)) else k)],
+        logs_format=logs_format,
+        missing=missing,
+        repeats=repeats,
         threads=threads,
     )
-    return Agreement(files)
+    _warn(messages)
+    return Agreement(files, messages)
 
 
 class Shard:

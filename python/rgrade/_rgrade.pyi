@@ -56,8 +56,13 @@ def agree(
     out: str,
     labels_format: str = ...,
     min_rel: int = ...,
+    logs: Sequence[str] = ...,
+    k: Sequence[str] = ...,
+    logs_format: str = ...,
+    missing: str = ...,
+    repeats: str = ...,
     threads: Optional[int] = ...,
-) -> None: ...
+) -> list[str]: ...
 def merge(
     labels: str,
     labels_table: Optional[object],

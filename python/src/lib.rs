@@ -454,9 +454,16 @@ fn compare(
 }
 
 /// Compare the answer keys `key_a` and `key_b`, writing agreement.json,
-/// agreement.csv and agreement_slices.csv into `out`.
+/// agreement.csv and agreement_slices.csv into `out`, and with `logs`
+/// the runs' means under both (graded at `k`, with `missing` and
+/// `repeats` as `grade` takes them).
 #[pyfunction]
-#[pyo3(signature = (key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, threads=None))]
+#[pyo3(signature = (
+    key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, logs=vec![],
+    k=vec!["10".to_string()], logs_format="auto".to_string(), missing="fail".to_string(),
+    repeats="error".to_string(), threads=None,
+))]
+#[allow(clippy::too_many_arguments)]
 fn agree(
     py: Python<'_>,
     key_a: PathBuf,
@@ -464,21 +471,48 @@ fn agree(
     out: PathBuf,
     labels_format: String,
     min_rel: i64,
+    logs: Vec<PathBuf>,
+    k: Vec<String>,
+    logs_format: String,
+    missing: String,
+    repeats: String,
     threads: Option<usize>,
-) -> PyResult<()> {
+) -> PyResult<Vec<String>> {
     if min_rel < 1 {
         return Err(UsageError::new_err(format!(
             "min_rel: expected a grade of at least 1, got {min_rel}"
         )));
     }
+    let logs = if logs.is_empty() {
+        None
+    } else {
+        Some(rgrade::AgreeLogs {
+            logs,
+            logs_format: choice("logs_format", &logs_format)?,
+            ks: (k.iter())
+                .map(|k| k.parse::<rgrade::Cutoff>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|err| UsageError::new_err(format!("k: {err}")))?,
+            missing: choice("missing", &missing)?,
+            repeats: choice("repeats", &repeats)?,
+        })
+    };
     let plan = rgrade::AgreePlan {
         labels_format: choice("labels_format", &labels_format)?,
         min_rel,
         out: Some(out),
         threads: threads.and_then(NonZeroUsize::new),
+        logs,
         ..rgrade::AgreePlan::new(key_a, key_b)
     };
-    py.detach(|| rgrade::agree(&plan).map(drop)).map_err(raised)
+    py.detach(|| {
+        let mut warnings = Vec::new();
+        rgrade::agree(&plan, &mut |warning| {
+            warnings.push(in_keywords(&warning.to_string()))
+        })
+        .map(|_| warnings)
+    })
+    .map_err(raised)
 }
 
 /// The options of `rgrade.grade` that have a default, as the library's

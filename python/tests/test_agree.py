@@ -118,3 +118,30 @@ def test_a_bad_key_raises_a_labels_error(tmp_path):
     bad.write_text('{"query_id": "q1", "relevant": ["d1"]}\n{"query_id": \n')
     with pytest.raises(rgrade.LabelsError, match="bad.jsonl:2"):
         rgrade.agree(JUDGES / "human.jsonl", bad)
+
+
+# scipy warns of the sets where all runs tie under one key.
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_runs_under_both_keys_are_ordered_as_scipy_orders_them():
+    from scipy.stats import kendalltau
+
+    agreement = rgrade.agree(
+        JUDGES / "human.jsonl", JUDGES / "judge.qrels", logs=JUDGES / "logs.jsonl", k=(5, 10)
+    )
+    means = agreement.runs.to_pylist()
+    orders = agreement.run_orders.to_pylist()
+    assert agreement.summary["logs"]["runs"] == 4
+    for order in orders:
+        rows = [
+            m for m in means
+            if (m["stage"], m["task"], m["language"], m["metric"])
+            == (order["stage"], order["task"], order["language"], order["metric"])
+            and m["mean_a"] is not None and m["mean_b"] is not None
+        ]
+        assert order["runs"] == len(rows)
+        if len(rows) < 2:
+            assert order["kendall_tau"] is None
+            continue
+        expected = kendalltau([r["mean_a"] for r in rows], [r["mean_b"] for r in rows]).statistic
+        assert same(order["kendall_tau"], expected), order
+    assert rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.qrels").runs is None

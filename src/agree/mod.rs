@@ -5,15 +5,20 @@
 //! and the pairs the keys grade differently, those of the queries whose
 //! relevant documents they change most first.
 //!
+//! With logs, [`runs`] sets the runs' means under each key side by side.
+//!
 //! Grouping sets are the first key's (its task and language); the grade
 //! categories are every grade either key gives a pair both judge, in
 //! order, the same for every grouping set.
 
 mod kappa;
+mod runs;
+mod tau;
 
 use std::collections::BTreeMap;
 
 pub use kappa::{cohen_kappa, Weights};
+pub use runs::{runs_under_both, RunMeans, RunOrder, RunsUnderBoth};
 
 use crate::base::slices::{slice_keys, slice_order, SliceKey, ANY};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};

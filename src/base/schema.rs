@@ -96,6 +96,12 @@ pub const COMPARE_FILES: [&str; 5] = [
 pub const AGREEMENT_FILE: &str = "agreement.csv";
 /// agreement_slices.csv: one row per grouping set of two keys' agreement.
 pub const AGREEMENT_SLICES_FILE: &str = "agreement_slices.csv";
+/// agreement_runs.csv: with logs, one row per (run, stage, grouping set,
+/// metric): the run's mean under each key.
+pub const AGREEMENT_RUNS_FILE: &str = "agreement_runs.csv";
+/// agreement_tau.csv: with logs, one row per (stage, grouping set,
+/// metric): how alike the two keys order the runs.
+pub const AGREEMENT_TAU_FILE: &str = "agreement_tau.csv";
 /// agreement.json: which keys were compared, the pair counts, the
 /// confusion matrix and every other file; written last, so a directory
 /// without it holds no complete agreement.
@@ -103,10 +109,12 @@ pub const AGREEMENT_SUMMARY_FILE: &str = "agreement.json";
 
 /// Every file `rgrade agree` may leave in its directory, agreement.json
 /// (which marks it complete) first.
-pub const AGREE_FILES: [&str; 3] = [
+pub const AGREE_FILES: [&str; 5] = [
     AGREEMENT_SUMMARY_FILE,
     AGREEMENT_SLICES_FILE,
     AGREEMENT_FILE,
+    AGREEMENT_RUNS_FILE,
+    AGREEMENT_TAU_FILE,
 ];
 
 /// agreement.csv's columns, in order.
@@ -121,6 +129,12 @@ pub const AGREEMENT: [&str; 9] = [
     "relevant_b",
     "query_shift",
 ];
+
+/// agreement_runs.csv's columns, in order.
+pub const AGREEMENT_RUNS: [&str; 7] = [RUN, STAGE, TASK, LANGUAGE, "metric", "mean_a", "mean_b"];
+
+/// agreement_tau.csv's columns, in order.
+pub const AGREEMENT_TAU: [&str; 6] = [STAGE, TASK, LANGUAGE, "metric", "runs", "kendall_tau"];
 
 /// agreement_slices.csv's columns, in order.
 pub const AGREEMENT_SLICES: [&str; 8] = [
@@ -888,6 +902,24 @@ pub struct AgreementSummary {
     /// Linear-weighted kappa on the grades over every pair both judge;
     /// null when undefined.
     pub grade_kappa: Option<f64>,
+    /// The logs graded under both keys, if any were given.
+    pub logs: Option<AgreementLogs>,
     /// Every other output, as written.
     pub outputs: Vec<OutputFile>,
+}
+
+/// The logs `rgrade agree --logs` graded under both keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgreementLogs {
+    /// Each input's name.
+    pub inputs: Vec<String>,
+    /// The cutoffs graded at.
+    pub k: Vec<Cutoff>,
+    /// The (run, stage) pairs graded under either key.
+    pub runs: u64,
+    /// Records rejected grading under the first key (as `grade` would
+    /// reject them: run `grade -o` to see why).
+    pub rejected_a: u64,
+    /// Records rejected grading under the second key.
+    pub rejected_b: u64,
 }

@@ -3,9 +3,9 @@
 use std::io::{self, Write};
 
 use anyhow::Result;
-use rgrade::{AgreePlan, Agreed};
+use rgrade::{AgreeLogs, AgreePlan, Agreed};
 
-use super::terminal::{print_stdout, Exit};
+use super::terminal::{print_stdout, tell, Exit};
 use crate::cli::AgreeArgs;
 
 /// Compare the keys `args` names, print the figures unless quiet.
@@ -18,9 +18,18 @@ pub fn run(args: &AgreeArgs) -> Result<Exit> {
         min_rel: args.min_rel,
         out: args.out.clone(),
         threads: args.threads,
+        logs: (!args.logs.is_empty()).then(|| AgreeLogs {
+            logs: args.logs.clone(),
+            logs_format: args.logs_format,
+            ks: args.k.clone(),
+            missing: args.missing,
+            repeats: args.repeats,
+        }),
         ..AgreePlan::new(args.key_a.clone(), args.key_b.clone())
     };
-    let agreed = rgrade::agree(&plan)?;
+    let agreed = rgrade::agree(&plan, &mut |warning| {
+        tell(format_args!("rgrade: warning: {warning}"));
+    })?;
     if !args.quiet {
         print_stdout(|out| print(out, &agreed));
     }
@@ -83,6 +92,29 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
             kappa(slice.relevance_kappa),
             kappa(slice.grade_kappa)
         )?;
+    }
+    if let (Some(runs), Some(logs)) = (&agreed.runs, &summary.logs) {
+        writeln!(
+            out,
+            "\n{} runs graded under both keys ({} and {} records rejected); over all queries:",
+            logs.runs, logs.rejected_a, logs.rejected_b
+        )?;
+        writeln!(
+            out,
+            "{:<10} {:<14} {:>5} {:>12}",
+            "stage", "metric", "runs", "kendall_tau"
+        )?;
+        let overall = (runs.orders.iter()).filter(|o| o.task == "*" && o.language == "*");
+        for order in overall {
+            writeln!(
+                out,
+                "{:<10} {:<14} {:>5} {:>12}",
+                order.stage,
+                order.metric,
+                order.runs,
+                kappa(order.kendall_tau)
+            )?;
+        }
     }
     Ok(())
 }

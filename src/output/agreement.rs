@@ -10,10 +10,11 @@ use anyhow::Result;
 
 use super::cells::NumberCell;
 use super::staged::{self, stage, Staged};
-use crate::agree::Agreement;
+use crate::agree::{Agreement, RunsUnderBoth};
 use crate::base::schema::{
-    AgreementSummary, AGREEMENT, AGREEMENT_FILE, AGREEMENT_SLICES, AGREEMENT_SLICES_FILE,
-    AGREEMENT_SUMMARY_FILE,
+    AgreementSummary, AGREEMENT, AGREEMENT_FILE, AGREEMENT_RUNS, AGREEMENT_RUNS_FILE,
+    AGREEMENT_SLICES, AGREEMENT_SLICES_FILE, AGREEMENT_SUMMARY_FILE, AGREEMENT_TAU,
+    AGREEMENT_TAU_FILE,
 };
 
 /// Write agreement.csv: one row per pair both keys judge and grade
@@ -65,6 +66,37 @@ pub fn write_slices(dir: &Path, agreement: &Agreement) -> Result<Staged> {
         wtr.write_record(None::<&[u8]>)?;
     }
     staged::finish_csv(wtr)
+}
+
+/// Write agreement_runs.csv (every run's means under both keys) and
+/// agreement_tau.csv (how alike the keys order the runs).
+///
+/// # Errors
+/// A file cannot be created or written.
+pub fn write_runs(dir: &Path, runs: &RunsUnderBoth) -> Result<[Staged; 2]> {
+    let mut cell = NumberCell::default();
+    let mut wtr = csv::Writer::from_writer(stage(dir, AGREEMENT_RUNS_FILE)?);
+    wtr.write_record(AGREEMENT_RUNS)?;
+    for row in &runs.means {
+        for text in [&row.run, &row.stage, &row.task, &row.language, &row.metric] {
+            wtr.write_field(text)?;
+        }
+        wtr.write_field(cell.text(row.mean_a))?;
+        wtr.write_field(cell.text(row.mean_b))?;
+        wtr.write_record(None::<&[u8]>)?;
+    }
+    let means = staged::finish_csv(wtr)?;
+    let mut wtr = csv::Writer::from_writer(stage(dir, AGREEMENT_TAU_FILE)?);
+    wtr.write_record(AGREEMENT_TAU)?;
+    for row in &runs.orders {
+        for text in [&row.stage, &row.task, &row.language, &row.metric] {
+            wtr.write_field(text)?;
+        }
+        wtr.write_field(row.runs.to_string())?;
+        wtr.write_field(cell.text(row.kendall_tau))?;
+        wtr.write_record(None::<&[u8]>)?;
+    }
+    Ok([means, staged::finish_csv(wtr)?])
 }
 
 /// Write agreement.json.

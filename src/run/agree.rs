@@ -1,17 +1,21 @@
 //! `rgrade agree` (docs/guide.md, "How far two answer keys agree"),
 //! driven: the output directory is claimed, both keys are loaded and
-//! [`crate::agree`]d, and the files are written as one complete set,
-//! agreement.json last.
+//! [`crate::agree`]d, the logs, if given, are graded under each, and the
+//! files are written as one complete set, agreement.json last.
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::agree::{agreement, Agreement};
+use crate::agree::{agreement, runs_under_both, Agreement, RunsUnderBoth};
 use crate::base::failure::{Error, ErrorKind, OfKind};
-use crate::base::options::{JoinBy, LabelsFormat};
-use crate::base::schema::{AgreementSummary, OutputFile, AGREE_FILES, SUMMARY_FILE};
+use crate::base::metrics::Cutoff;
+use crate::base::options::{JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy};
+use crate::base::schema::{
+    AgreementLogs, AgreementSummary, OutputFile, AGREE_FILES, COMPARISON_SUMMARY_FILE, SUMMARY_FILE,
+};
+use crate::grade::{Graded, Plan as GradePlan, Warning};
 use crate::io::workers;
 use crate::labels::LabelIndex;
 use crate::output::{agreement as files, refuse_other_result, remove_stale_output, OutputDir};
@@ -32,6 +36,23 @@ pub struct Plan {
     pub out: Option<PathBuf>,
     /// Worker threads for reading the keys; all cores when `None`.
     pub threads: Option<NonZeroUsize>,
+    /// Logs to grade under both keys, if any.
+    pub logs: Option<LogsPlan>,
+}
+
+/// The logs `agree` grades under each key, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogsPlan {
+    /// Log files or directories, as `grade` takes them.
+    pub logs: Vec<PathBuf>,
+    /// Their format.
+    pub logs_format: LogsFormat,
+    /// The cutoffs.
+    pub ks: Vec<Cutoff>,
+    /// What a labeled query without a capture scores.
+    pub missing: MissingPolicy,
+    /// What several captures of one (run, stage, query) mean.
+    pub repeats: RepeatPolicy,
 }
 
 impl Plan {
@@ -44,6 +65,7 @@ impl Plan {
             min_rel: 1,
             out: None,
             threads: None,
+            logs: None,
         }
     }
 }
@@ -56,14 +78,18 @@ pub struct Agreed {
     /// agreement.json, whose `outputs` lists the files written (none
     /// without an output directory).
     pub summary: AgreementSummary,
+    /// With logs, the runs' means under both keys.
+    pub runs: Option<RunsUnderBoth>,
 }
 
-/// Compare the two keys `plan` names, writing the outputs if it names a
-/// directory.
+/// Compare the two keys `plan` names, grade its logs under each if it
+/// names any (handing `warn` each grading's warnings), and write the
+/// outputs if it names a directory.
 ///
 /// # Errors
-/// A key that does not load, an output that cannot be written.
-pub fn run(plan: &Plan) -> Result<Agreed, Error> {
+/// A key that does not load, logs that cannot be graded, an output that
+/// cannot be written.
+pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> {
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     // Claimed before anything is read, as `grade -o` claims its directory.
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
@@ -74,10 +100,60 @@ pub fn run(plan: &Plan) -> Result<Agreed, Error> {
     let (a, b) = (load(&plan.key_a)?, load(&plan.key_b)?);
     let agreement = agreement(&a, &b);
     let mut summary = summarize(&a, &b, plan.min_rel, &agreement, Vec::new());
+    let runs = match &plan.logs {
+        Some(logs) => {
+            let graded_a = grade_under(plan, &plan.key_a, logs, warn)?;
+            let graded_b = grade_under(plan, &plan.key_b, logs, warn)?;
+            summary.logs = Some(logs_summary(logs, &graded_a, &graded_b));
+            Some(runs_under_both(&graded_a, &graded_b))
+        }
+        None => None,
+    };
     if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
-        write(dir, &held, &agreement, &mut summary).of_kind(ErrorKind::Output)?;
+        write(dir, &held, &agreement, runs.as_ref(), &mut summary).of_kind(ErrorKind::Output)?;
     }
-    Ok(Agreed { agreement, summary })
+    Ok(Agreed {
+        agreement,
+        summary,
+        runs,
+    })
+}
+
+/// The logs of `logs` graded under `key`, as `grade` grades them, with
+/// no output directory.
+fn grade_under(
+    plan: &Plan,
+    key: &Path,
+    logs: &LogsPlan,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Graded, Error> {
+    let grading = GradePlan {
+        labels_format: plan.labels_format,
+        min_rel: plan.min_rel,
+        logs_format: logs.logs_format,
+        ks: logs.ks.clone(),
+        missing: logs.missing,
+        repeats: logs.repeats,
+        threads: plan.threads,
+        ..GradePlan::new(key.to_path_buf(), logs.logs.clone())
+    };
+    crate::run::grade::run(&grading, warn)
+}
+
+/// agreement.json's facts of the logs graded under both keys.
+fn logs_summary(logs: &LogsPlan, a: &Graded, b: &Graded) -> AgreementLogs {
+    let mut runs: Vec<(&str, &str)> = (a.pairs.iter().chain(&b.pairs))
+        .map(|pair| (&*pair.run, &*pair.stage))
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    AgreementLogs {
+        inputs: a.input_names.clone(),
+        k: logs.ks.clone(),
+        runs: runs.len() as u64,
+        rejected_a: a.counts.rejected,
+        rejected_b: b.counts.rejected,
+    }
 }
 
 /// Claim `dir`, refuse it if it holds a grading, and clear an earlier
@@ -85,6 +161,7 @@ pub fn run(plan: &Plan) -> Result<Agreed, Error> {
 fn claim(dir: &Path) -> Result<OutputDir> {
     let claimed = OutputDir::claim(dir)?;
     refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
+    refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
     for name in AGREE_FILES {
         remove_stale_output(dir, name)?;
     }
@@ -97,12 +174,16 @@ fn write(
     dir: &Path,
     held: &OutputDir,
     agreement: &Agreement,
+    runs: Option<&RunsUnderBoth>,
     summary: &mut AgreementSummary,
 ) -> Result<()> {
     let mut staged = vec![
         files::write_disagreements(dir, agreement)?,
         files::write_slices(dir, agreement)?,
     ];
+    if let Some(runs) = runs {
+        staged.extend(files::write_runs(dir, runs)?);
+    }
     summary.outputs = staged.iter().map(|f| f.listed().clone()).collect();
     staged.push(files::write_summary(dir, summary)?);
     held.commit(staged)
@@ -133,6 +214,7 @@ fn summarize(
         confusion: agreement.confusion.clone(),
         relevance_kappa: overall.and_then(|s| s.relevance_kappa),
         grade_kappa: overall.and_then(|s| s.grade_kappa),
+        logs: None,
         outputs,
     }
 }
