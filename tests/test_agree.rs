@@ -250,3 +250,14 @@ fn runs_graded_under_both_keys_are_ordered_by_each() {
     let summary = wd.read_json("out/agreement.json");
     assert_eq!(summary["logs"]["runs"], 4);
 }
+
+#[test]
+fn logs_on_standard_input_are_refused() {
+    let wd = workdir("agree_stdin");
+    let run = wd.rgrade_stdin(&["agree", "a.jsonl", "b.qrels", "--logs", "-"], b"");
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("standard input cannot be read twice"),
+        "{run}"
+    );
+}

@@ -13,7 +13,7 @@ use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy};
 use crate::base::schema::{
-    AgreementLogs, AgreementSummary, OutputFile, AGREE_FILES, COMPARISON_SUMMARY_FILE, SUMMARY_FILE,
+    AgreementLogs, AgreementSummary, AGREE_FILES, COMPARISON_SUMMARY_FILE, SUMMARY_FILE,
 };
 use crate::grade::{Graded, Plan as GradePlan, Warning};
 use crate::io::workers;
@@ -91,6 +91,7 @@ pub struct Agreed {
 /// cannot be written.
 pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> {
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
+    refuse_stdin(plan).of_kind(ErrorKind::Usage)?;
     // Claimed before anything is read, as `grade -o` claims its directory.
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
     let load = |path: &Path| {
@@ -99,7 +100,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     };
     let (a, b) = (load(&plan.key_a)?, load(&plan.key_b)?);
     let agreement = agreement(&a, &b);
-    let mut summary = summarize(&a, &b, plan.min_rel, &agreement, Vec::new());
+    let mut summary = summarize(&a, &b, plan.min_rel, &agreement);
     let runs = match &plan.logs {
         Some(logs) => {
             let graded_a = grade_under(plan, &plan.key_a, logs, warn)?;
@@ -117,6 +118,17 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
         summary,
         runs,
     })
+}
+
+/// Refuse logs on standard input: they are read once under each key.
+fn refuse_stdin(plan: &Plan) -> Result<()> {
+    let logs = plan.logs.as_ref().map_or(&[][..], |logs| &logs.logs[..]);
+    anyhow::ensure!(
+        !logs.iter().any(|path| path.as_os_str() == "-"),
+        "--logs -: agree reads the logs once under each key, and standard input cannot be \
+         read twice; save it to a file"
+    );
+    Ok(())
 }
 
 /// The logs of `logs` graded under `key`, as `grade` grades them, with
@@ -189,13 +201,12 @@ fn write(
     held.commit(staged)
 }
 
-/// agreement.json's contents, listing `outputs`.
+/// agreement.json's contents, before the logs and the files written are known.
 fn summarize(
     a: &LabelIndex,
     b: &LabelIndex,
     min_rel: i64,
     agreement: &Agreement,
-    outputs: Vec<OutputFile>,
 ) -> AgreementSummary {
     let overall = agreement.slices.first();
     AgreementSummary {
@@ -215,6 +226,6 @@ fn summarize(
         relevance_kappa: overall.and_then(|s| s.relevance_kappa),
         grade_kappa: overall.and_then(|s| s.grade_kappa),
         logs: None,
-        outputs,
+        outputs: Vec::new(),
     }
 }
