@@ -39,7 +39,7 @@ pub enum Command {
     /// Both must have been graded with the same labels and cutoffs. Exit
     /// status 1 when an acceptance rule fails.
     Compare(CompareArgs),
-    /// Draw the report page of a grade or compare output directory again.
+    /// Draw the report page of a grade, compare or agree output directory again.
     ///
     /// `grade -o DIR` and `compare -o DIR` write DIR/report.html themselves;
     /// this draws it again, from the complete set of files DIR holds (say,

@@ -261,3 +261,26 @@ fn logs_on_standard_input_are_refused() {
         "{run}"
     );
 }
+
+#[test]
+fn the_page_shows_the_figures_and_is_drawn_again_the_same() {
+    let wd = workdir("agree_page");
+    wd.rgrade(&["agree", "a.jsonl", "b.qrels", "-q", "-o", "out"])
+        .expect_code(0);
+    let page = wd.read_text("out/report.html");
+    assert!(page.contains("rgrade agree report"), "{page}");
+    assert!(page.contains("-0.250") && page.contains("0.375"), "{page}");
+    assert!(page.contains("<code>d2</code>"), "{page}");
+    let summary = wd.read_json("out/agreement.json");
+    let listed: Vec<&str> = (summary["outputs"].as_array().unwrap().iter())
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert!(!listed.contains(&"report.html"), "{listed:?}");
+    wd.rgrade(&["report", "out", "-o", "again.html"])
+        .expect_code(0);
+    assert_eq!(wd.read("again.html"), wd.read("out/report.html"));
+    // Another kind of result does not go where an agreement is.
+    let run = wd.rgrade(&["grade", "--labels", "a.jsonl", "-q", "-o", "out", "a.jsonl"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("an agreement of answer keys"), "{run}");
+}

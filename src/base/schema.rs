@@ -109,8 +109,9 @@ pub const AGREEMENT_SUMMARY_FILE: &str = "agreement.json";
 
 /// Every file `rgrade agree` may leave in its directory, agreement.json
 /// (which marks it complete) first.
-pub const AGREE_FILES: [&str; 5] = [
+pub const AGREE_FILES: [&str; 6] = [
     AGREEMENT_SUMMARY_FILE,
+    REPORT_FILE,
     AGREEMENT_SLICES_FILE,
     AGREEMENT_FILE,
     AGREEMENT_RUNS_FILE,

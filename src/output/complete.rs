@@ -12,7 +12,9 @@ use anyhow::{ensure, Context, Result};
 use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::base::schema::{ComparisonSummary, OutputFile, PartialSummary, Summary};
+use crate::base::schema::{
+    AgreementSummary, ComparisonSummary, OutputFile, PartialSummary, Summary,
+};
 
 /// Read the summary.json at `summary` and check every output it lists in
 /// its directory.
@@ -53,6 +55,16 @@ pub fn read_partial(path: &Path) -> Result<PartialSummary> {
 pub fn read_comparison(path: &Path) -> Result<ComparisonSummary> {
     let what = "a comparison.json written by rgrade";
     read_marker(path, what, |s: &ComparisonSummary| &s.outputs)
+}
+
+/// Read agreement.json at `path` and check every file it lists.
+///
+/// # Errors
+/// agreement.json unreadable or not rgrade's, or a listed file missing,
+/// unreadable or changed: each message names the file.
+pub fn read_agreement(path: &Path) -> Result<AgreementSummary> {
+    let what = "an agreement.json written by rgrade";
+    read_marker(path, what, |s: &AgreementSummary| &s.outputs)
 }
 
 /// Read the file at `path` that marks a set of outputs complete (`what` it

@@ -13,11 +13,13 @@
 //! - [`charts`] draws the figures (plotters, SVG);
 //! - [`page`] is the frame every page shares (maud, inline CSS);
 //! - [`sources`] says where the output files a page reads are;
-//! - [`grade`] lays out the grade page, [`compare`] the compare page.
+//! - [`grade`] lays out the grade page, [`compare`] the compare page,
+//!   [`agree`] the page of two answer keys' agreement.
 //!
 //! The page is self-contained: inline CSS and SVG, no script, and a
 //! Content-Security-Policy that forbids every request.
 
+pub mod agree;
 pub mod charts;
 pub mod collect;
 pub mod compare;
@@ -34,8 +36,8 @@ use anyhow::{bail, ensure, Context, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::schema::{
-    OutputFile, COMPARE_FILES, COMPARISON_SUMMARY_FILE, GRADE_FILES, LOCK_FILE,
-    PARTIAL_SUMMARY_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
+    OutputFile, AGREEMENT_SUMMARY_FILE, AGREE_FILES, COMPARE_FILES, COMPARISON_SUMMARY_FILE,
+    GRADE_FILES, LOCK_FILE, PARTIAL_SUMMARY_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
 };
 use crate::output::staged::{self, stage, Staged};
 use crate::output::{complete, OutputDir};
@@ -81,7 +83,7 @@ fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
     // Never in the place of a result's file, this one's or another's: a
     // page is no per_query.csv, and another result's page shows another
     // grading.
-    let result_file = (GRADE_FILES.iter().chain(&COMPARE_FILES))
+    let result_file = (GRADE_FILES.iter().chain(&COMPARE_FILES).chain(&AGREE_FILES))
         .chain(&[LOCK_FILE])
         .any(|&file| file == name && file != REPORT_FILE);
     if result_file {
@@ -96,6 +98,7 @@ fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
     let holds_result = [
         SUMMARY_FILE,
         COMPARISON_SUMMARY_FILE,
+        AGREEMENT_SUMMARY_FILE,
         PARTIAL_SUMMARY_FILE,
         LOCK_FILE,
     ]
@@ -141,8 +144,17 @@ struct Drawn {
     outputs: Vec<OutputFile>,
 }
 
-/// Draw the page of the complete grade or compare output `dir`.
+/// Draw the page of the complete grade, compare or agree output `dir`.
 fn draw(dir: &Path) -> Result<Drawn> {
+    if dir.join(AGREEMENT_SUMMARY_FILE).exists() {
+        let summary = complete::read_agreement(&dir.join(AGREEMENT_SUMMARY_FILE))?;
+        let html = agree::page(&summary, &Sources::listed(dir, &summary.outputs))?;
+        return Ok(Drawn {
+            html,
+            marker: AGREEMENT_SUMMARY_FILE,
+            outputs: summary.outputs,
+        });
+    }
     if dir.join(COMPARISON_SUMMARY_FILE).exists() {
         let summary = complete::read_comparison(&dir.join(COMPARISON_SUMMARY_FILE))?;
         let html = compare::page(&summary, &Sources::listed(dir, &summary.outputs))?;
@@ -169,8 +181,9 @@ fn draw(dir: &Path) -> Result<Drawn> {
         });
     }
     bail!(
-        "{}: no {SUMMARY_FILE} or {COMPARISON_SUMMARY_FILE}: not a complete grade or compare \
-         output (a run that failed, was killed or is still writing leaves neither)",
+        "{}: no {SUMMARY_FILE}, {COMPARISON_SUMMARY_FILE} or {AGREEMENT_SUMMARY_FILE}: not a \
+         complete grade, compare or agree output (a run that failed, was killed or is still \
+         writing leaves none)",
         dir.display()
     )
 }
@@ -181,6 +194,8 @@ fn marker_outputs(dir: &Path, marker: &str) -> Result<Vec<OutputFile>> {
     let path = dir.join(marker);
     Ok(if marker == COMPARISON_SUMMARY_FILE {
         complete::read_comparison(&path)?.outputs
+    } else if marker == AGREEMENT_SUMMARY_FILE {
+        complete::read_agreement(&path)?.outputs
     } else {
         complete::read_summary(&path)?.outputs
     })

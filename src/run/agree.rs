@@ -13,12 +13,14 @@ use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy};
 use crate::base::schema::{
-    AgreementLogs, AgreementSummary, AGREE_FILES, COMPARISON_SUMMARY_FILE, SUMMARY_FILE,
+    AgreementLogs, AgreementSummary, AGREE_FILES, COMPARISON_SUMMARY_FILE, REPORT_FILE,
+    SUMMARY_FILE,
 };
 use crate::grade::{Graded, Plan as GradePlan, Warning};
 use crate::io::workers;
 use crate::labels::LabelIndex;
 use crate::output::{agreement as files, refuse_other_result, remove_stale_output, OutputDir};
+use crate::report::{self, Sources};
 use crate::run::write::labels_summary;
 
 /// Which answer keys to compare, and where to write what was found.
@@ -197,6 +199,8 @@ fn write(
         staged.extend(files::write_runs(dir, runs)?);
     }
     summary.outputs = staged.iter().map(|f| f.listed().clone()).collect();
+    let page = report::agree::page(summary, &Sources::staged(&staged))?;
+    staged.push(report::stage_page(dir, REPORT_FILE, &page)?);
     staged.push(files::write_summary(dir, summary)?);
     held.commit(staged)
 }

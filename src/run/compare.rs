@@ -8,7 +8,8 @@ use anyhow::Result;
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::schema::{
-    CompareSettings, ComparedRun, ComparisonSummary, COMPARE_FILES, REPORT_FILE, SUMMARY_FILE,
+    CompareSettings, ComparedRun, ComparisonSummary, AGREEMENT_SUMMARY_FILE, COMPARE_FILES,
+    REPORT_FILE, SUMMARY_FILE,
 };
 use crate::compare::paired::{self, Paired, StatSettings};
 use crate::compare::{compare, evidence, output, Compared, Plan, Warning};
@@ -69,6 +70,7 @@ fn write(dir: &Path, held: OutputDir, plan: &Plan, compared: &Compared) -> Resul
 fn claim(dir: &Path) -> Result<OutputDir> {
     let claimed = OutputDir::claim(dir)?;
     refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
+    refuse_other_result(dir, AGREEMENT_SUMMARY_FILE, "an agreement of answer keys")?;
     for name in COMPARE_FILES {
         remove_stale_output(dir, name)?;
     }

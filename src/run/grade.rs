@@ -14,7 +14,7 @@ use anyhow::{bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
-use crate::base::schema::{Counts, COMPARISON_SUMMARY_FILE, GRADE_FILES};
+use crate::base::schema::{Counts, AGREEMENT_SUMMARY_FILE, COMPARISON_SUMMARY_FILE, GRADE_FILES};
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Grouping, Reading};
@@ -133,6 +133,7 @@ fn claim(out: Option<&Path>) -> Result<Option<OutputDir>> {
     // grading's per_query.csv, or the reverse), nor an optional output
     // this run will not write.
     output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
+    output::refuse_other_result(dir, AGREEMENT_SUMMARY_FILE, "an agreement of answer keys")?;
     for name in GRADE_FILES {
         output::remove_stale_output(dir, name)?;
     }
