@@ -67,7 +67,7 @@ pub enum Command {
     /// confusion matrix of their grades, Cohen's kappa on relevant or not
     /// and linear-weighted kappa on grades. With --out, also the pairs they
     /// grade differently (agreement.csv) and their agreement per task and
-    /// language (agreement_slices.csv). With --logs, the logs are graded
+    /// language (agreement_slices.csv), and report.html. With --logs, the logs are graded
     /// under each key, and each run's means and how alike the keys order
     /// the runs (Kendall's tau) are written too.
     Agree(AgreeArgs),
@@ -84,7 +84,8 @@ pub struct AgreeArgs {
     #[arg(value_name = "KEY_B")]
     pub key_b: PathBuf,
 
-    /// Write agreement.csv, agreement_slices.csv and agreement.json into DIR.
+    /// Write agreement.csv, agreement_slices.csv, report.html and agreement.json (with --logs,
+    /// also agreement_runs.csv and agreement_tau.csv) into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 
@@ -96,8 +97,8 @@ pub struct AgreeArgs {
     #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub min_rel: i64,
 
-    /// Grade these logs (files or directories, as grade takes them) under both keys.
-    #[arg(long = "logs", value_name = "LOGS", num_args = 1..)]
+    /// Grade this log file or directory (as grade takes them) under both keys; repeat for more.
+    #[arg(long = "logs", value_name = "LOGS", action = clap::ArgAction::Append)]
     pub logs: Vec<PathBuf>,
 
     /// With --logs, grade at these cutoffs, comma separated (as grade's -k).
@@ -106,20 +107,21 @@ pub struct AgreeArgs {
         long = "k",
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "10"
+        default_value = "10",
+        requires = "logs"
     )]
     pub k: Vec<Cutoff>,
 
     /// With --logs, read them as this format.
-    #[arg(long = "logs-format", value_parser = choice::<LogsFormat>(), value_name = "FORMAT", default_value_t = LogsFormat::Auto)]
+    #[arg(long = "logs-format", value_parser = choice::<LogsFormat>(), value_name = "FORMAT", default_value_t = LogsFormat::Auto, requires = "logs")]
     pub logs_format: LogsFormat,
 
     /// With --logs, score a labeled query with no capture 0 (fail) or leave it out (skip).
-    #[arg(long, value_parser = choice::<MissingPolicy>(), value_name = "POLICY", default_value_t = MissingPolicy::Fail)]
+    #[arg(long, value_parser = choice::<MissingPolicy>(), value_name = "POLICY", default_value_t = MissingPolicy::Fail, requires = "logs")]
     pub missing: MissingPolicy,
 
     /// With --logs, handle several captures of the same (run, stage, query).
-    #[arg(long, value_parser = choice::<RepeatPolicy>(), value_name = "POLICY", default_value_t = RepeatPolicy::Error)]
+    #[arg(long, value_parser = choice::<RepeatPolicy>(), value_name = "POLICY", default_value_t = RepeatPolicy::Error, requires = "logs")]
     pub repeats: RepeatPolicy,
 
     /// Print nothing on stdout.

@@ -62,25 +62,33 @@ fn two_keys_agree_as_computed_by_hand() {
         "{run}"
     );
 
-    // q1 changes one of its two relevant documents, q2 one of three.
+    // q1's relevant documents are d1, d3 under A and d1, d2, d4 under B:
+    // a ranking of d3 and d1 has recall 1 under A and 1/3 under B. q2's
+    // are d1, d2, d3 and d2, d3: d2 and d3 alone score 2/3 against 1.
     let pairs = wd.read_csv("out/agreement.csv");
-    assert_eq!(
-        pairs.rows,
-        [
-            ["q1", "d2", "howto", "en", "0", "1", "false", "true", "0.5"],
-            [
-                "q2",
-                "d1",
-                "faq",
-                "en",
-                "1",
-                "0",
-                "true",
-                "false",
-                "0.3333333333333333"
-            ],
-        ]
-    );
+    let q1 = [
+        "q1",
+        "d2",
+        "howto",
+        "en",
+        "0",
+        "1",
+        "false",
+        "true",
+        "0.6666666666666666",
+    ];
+    let q2 = [
+        "q2",
+        "d1",
+        "faq",
+        "en",
+        "1",
+        "0",
+        "true",
+        "false",
+        "0.3333333333333333",
+    ];
+    assert_eq!(pairs.rows, [q1, q2]);
     let slices = wd.read_csv("out/agreement_slices.csv");
     let names: Vec<(&str, &str)> = (slices.rows.iter())
         .map(|r| (r[0].as_str(), r[1].as_str()))
@@ -169,16 +177,22 @@ fn a_directory_holding_a_grading_is_refused() {
 }
 
 /// Kendall's tau-b the textbook way, ties in either ordering left out of
-/// its side of the denominator.
+/// its side of the denominator, means within 1e-12 tied (as rgrade ties
+/// means that differ by their summation order alone).
 fn naive_tau_b(pairs: &[(f64, f64)]) -> Option<f64> {
+    let sign = |x: f64, y: f64| {
+        if (x - y).abs() <= 1e-12 {
+            0.0
+        } else {
+            (x - y).signum()
+        }
+    };
     let n = pairs.len();
     let (mut score, mut untied_x, mut untied_y) = (0.0, 0.0, 0.0);
     for i in 0..n {
         for j in i + 1..n {
-            let dx =
-                (pairs[i].0 - pairs[j].0).signum() * f64::from(u8::from(pairs[i].0 != pairs[j].0));
-            let dy =
-                (pairs[i].1 - pairs[j].1).signum() * f64::from(u8::from(pairs[i].1 != pairs[j].1));
+            let dx = sign(pairs[i].0, pairs[j].0);
+            let dy = sign(pairs[i].1, pairs[j].1);
             score += dx * dy;
             untied_x += dx.abs();
             untied_y += dy.abs();
@@ -283,4 +297,18 @@ fn the_page_shows_the_figures_and_is_drawn_again_the_same() {
     let run = wd.rgrade(&["grade", "--labels", "a.jsonl", "-q", "-o", "out", "a.jsonl"]);
     run.expect_code(2);
     assert!(run.stderr.contains("an agreement of answer keys"), "{run}");
+}
+
+#[test]
+fn keys_of_no_common_query_and_log_options_without_logs_are_refused() {
+    let wd = workdir("agree_refused");
+    wd.write("other.qrels", "x1 0 d1 1\nx2 0 d2 1\n");
+    let run = wd.rgrade(&["agree", "a.jsonl", "other.qrels", "-o", "out"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("label no query in common"), "{run}");
+    assert!(!wd.exists("out/agreement.json"));
+    // Options that only matter when logs are graded say so.
+    let run = wd.rgrade(&["agree", "a.jsonl", "b.qrels", "-k", "5"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("--logs"), "{run}");
 }

@@ -483,20 +483,18 @@ fn agree(
             "min_rel: expected a grade of at least 1, got {min_rel}"
         )));
     }
-    let logs = if logs.is_empty() {
-        None
-    } else {
-        Some(rgrade::AgreeLogs {
-            logs,
-            logs_format: choice("logs_format", &logs_format)?,
-            ks: (k.iter())
-                .map(|k| k.parse::<rgrade::Cutoff>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|err| UsageError::new_err(format!("k: {err}")))?,
-            missing: choice("missing", &missing)?,
-            repeats: choice("repeats", &repeats)?,
-        })
+    // Checked with logs or without, as the command line checks them.
+    let graded = rgrade::AgreeLogs {
+        logs,
+        logs_format: choice("logs_format", &logs_format)?,
+        ks: (k.iter())
+            .map(|k| k.parse::<rgrade::Cutoff>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| UsageError::new_err(format!("k: {err}")))?,
+        missing: choice("missing", &missing)?,
+        repeats: choice("repeats", &repeats)?,
     };
+    let logs = (!graded.logs.is_empty()).then_some(graded);
     let plan = rgrade::AgreePlan {
         labels_format: choice("labels_format", &labels_format)?,
         min_rel,

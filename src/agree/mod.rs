@@ -45,8 +45,8 @@ pub struct Agreement {
     pub confusion: Vec<Vec<u64>>,
     /// Agreement per grouping set, overall first, in aggregates.csv's order.
     pub slices: Vec<SliceAgreement>,
-    /// The pairs both judge with different grades, the queries whose
-    /// relevant documents the keys change most first, then by query and
+    /// The pairs both judge with different grades, those of the queries
+    /// whose recall the keys can move most first, then by query and
     /// document id.
     pub disagreements: Vec<Disagreement>,
 }
@@ -91,11 +91,11 @@ pub struct Disagreement {
     pub relevant_a: bool,
     /// Whether the second key counts it relevant.
     pub relevant_b: bool,
-    /// The share of the query's documents relevant under either key
-    /// (among the pairs both judge) that only one key calls relevant: the
-    /// most Recall@k can move between the keys for a ranking that holds
-    /// them all. 0 when neither key calls any relevant.
-    pub query_shift: f64,
+    /// The most the query's recall can differ between the two keys, for
+    /// any ranking (at a cutoff deep enough to hold its documents): how far
+    /// the disagreement can move the query's metrics. 1 when only one key
+    /// has a relevant document for the query, 0 when neither has.
+    pub recall_shift: f64,
 }
 
 /// The pairs of one grouping set, as (first grade, second grade) counts.
@@ -141,7 +141,7 @@ pub fn agreement(a: &LabelIndex, b: &LabelIndex) -> Agreement {
         }
         counts
             .disagreements
-            .extend(disagreements(a, query_a, b, &pairs));
+            .extend(disagreements(a, query_a, b, query_b, &pairs));
     }
     counts.queries_b_only = b.queries().len() as u64 - counts.queries_both;
     counts.pairs_b_only += (0..b.queries().len() as QueryIdx)
@@ -176,7 +176,7 @@ pub fn agreement(a: &LabelIndex, b: &LabelIndex) -> Agreement {
         })
         .collect();
     counts.disagreements.sort_by(|x, y| {
-        (y.query_shift.total_cmp(&x.query_shift))
+        (y.recall_shift.total_cmp(&x.recall_shift))
             .then_with(|| x.query_id.cmp(&y.query_id))
             .then_with(|| x.doc_id.cmp(&y.doc_id))
     });
@@ -205,27 +205,40 @@ fn judged_pairs(
         .collect()
 }
 
-/// The pairs of one query graded differently, with the query's shift.
+/// The most a query's recall can differ between the keys. A ranking
+/// holding `a_only` of the documents only the first key calls relevant and
+/// `common` of those both call relevant, among `n_a` and `n_b` relevant
+/// under each, scores (a_only + common) / n_a under the first and common /
+/// n_b under the second: the difference is largest when the ranking holds
+/// every document that only the first key counts, and the common ones if
+/// they weigh more under the first key (n_a < n_b); and the other way
+/// round. Computed on whole numbers, then divided once.
+fn recall_shift(n_a: u64, n_b: u64, common: u64) -> f64 {
+    match (n_a, n_b) {
+        (0, 0) => 0.0,
+        (0, _) | (_, 0) => 1.0,
+        _ => {
+            let toward =
+                |n: u64, other: u64| (n - common) * other + common * other.saturating_sub(n);
+            toward(n_a, n_b).max(toward(n_b, n_a)) as f64 / (n_a * n_b) as f64
+        }
+    }
+}
+
+/// The pairs of one query graded differently, with the query's recall shift.
 fn disagreements(
     a: &LabelIndex,
     query_a: QueryIdx,
     b: &LabelIndex,
+    query_b: QueryIdx,
     pairs: &[JudgedPair],
 ) -> Vec<Disagreement> {
-    let relevant = |pair: &JudgedPair| (a.is_relevant(pair.doc_a), b.is_relevant(pair.doc_b));
-    let either = pairs
-        .iter()
-        .filter(|p| relevant(p) != (false, false))
-        .count();
-    let one = pairs
-        .iter()
-        .filter(|p| relevant(p).0 != relevant(p).1)
-        .count();
-    let query_shift = if either == 0 {
-        0.0
-    } else {
-        one as f64 / either as f64
-    };
+    let n_a = a.relevant_docs(query_a).count() as u64;
+    let n_b = b.relevant_docs(query_b).count() as u64;
+    let common = (pairs.iter())
+        .filter(|p| a.is_relevant(p.doc_a) && b.is_relevant(p.doc_b))
+        .count() as u64;
+    let recall_shift = recall_shift(n_a, n_b, common);
     let labeled = &a.queries()[query_a as usize];
     (pairs.iter())
         .filter(|pair| a.grade(pair.doc_a) != b.grade(pair.doc_b))
@@ -238,7 +251,7 @@ fn disagreements(
             grade_b: b.grade(pair.doc_b),
             relevant_a: a.is_relevant(pair.doc_a),
             relevant_b: b.is_relevant(pair.doc_b),
-            query_shift,
+            recall_shift,
         })
         .collect()
 }
@@ -246,7 +259,10 @@ fn disagreements(
 /// The confusion matrix of `pairs` over `grades`.
 fn confusion(pairs: &PairCounts, grades: &[i64]) -> Vec<Vec<u64>> {
     let mut matrix = vec![vec![0; grades.len()]; grades.len()];
-    let at = |grade: i64| grades.binary_search(&grade).unwrap_or_default();
+    // Every grade of a grouping set's pairs is one of all pairs' grades.
+    let at = |grade: i64| {
+        (grades.binary_search(&grade)).expect("a pair's grade among the matrix's grades")
+    };
     for (&(ga, gb), &count) in pairs {
         matrix[at(ga)][at(gb)] += count;
     }
@@ -263,7 +279,7 @@ fn slice_agreement(
     a: &LabelIndex,
     b: &LabelIndex,
 ) -> SliceAgreement {
-    let relevant = |grade: i64, key: &LabelIndex| grade > 0 && grade >= key.min_rel();
+    let relevant = |grade: i64, key: &LabelIndex| key.counts_as_relevant(grade);
     let mut relevance = vec![vec![0; 2]; 2];
     for (&(ga, gb), &count) in pairs {
         relevance[usize::from(relevant(ga, a))][usize::from(relevant(gb, b))] += count;
@@ -328,8 +344,10 @@ mod tests {
         );
         assert_eq!(got.grades, [0, 1, 2]);
         assert_eq!(got.confusion, [vec![0, 1, 0], vec![0, 1, 0], vec![0, 0, 1]]);
-        // One disagreement: q1/d2, 0 against 1. Of q1's pairs both judge,
-        // d1 is relevant under both and d2 under b only: a shift of 1/2.
+        // One disagreement: q1/d2, 0 against 1. q1's relevant documents
+        // are d1, d3 under a and d1, d2, d4 under b: a ranking of d3 alone
+        // scores 1/2 under a and 0 under b, one of d3 and d1 1 against
+        // 1/3, so the recall shift is 2/3.
         assert_eq!(got.disagreements.len(), 1);
         let d = &got.disagreements[0];
         assert_eq!((d.query_id.as_str(), d.doc_id.as_str()), ("q1", "d2"));
@@ -337,7 +355,7 @@ mod tests {
             (d.grade_a, d.grade_b, d.relevant_a, d.relevant_b),
             (0, 1, false, true)
         );
-        assert_eq!(d.query_shift, 0.5);
+        assert_eq!(d.recall_shift, 2.0 / 3.0);
         // The slices are the first key's: q1 and q2 are both howto.
         let names: Vec<(&str, &str)> = (got.slices.iter())
             .map(|s| (s.task.as_str(), s.language.as_str()))
@@ -370,9 +388,29 @@ mod tests {
         ]);
         let got = agreement(&a, &b);
         let order: Vec<(&str, &str, f64)> = (got.disagreements.iter())
-            .map(|d| (d.query_id.as_str(), d.doc_id.as_str(), d.query_shift))
+            .map(|d| (d.query_id.as_str(), d.doc_id.as_str(), d.recall_shift))
             .collect();
-        // q2 loses one of its two relevant documents; q1 only regrades one.
+        // q2 loses one of its two relevant documents (a ranking of d1
+        // scores 1/2 under a, 0 under b); q1 only regrades one.
         assert_eq!(order, [("q2", "d1", 0.5), ("q1", "d4", 0.0)]);
+    }
+
+    #[test]
+    fn the_recall_shift_is_the_largest_difference_any_ranking_shows() {
+        // Every ranking of documents drawn from a's relevant set {0, 1},
+        // b's {1, 2} and an unjudged 3, against the closed form.
+        let a = [0u32, 1];
+        let b = [1u32, 2];
+        let mut largest: f64 = 0.0;
+        for subset in 0u32..16 {
+            let held = |d: u32| subset & (1 << d) != 0;
+            let recall =
+                |set: &[u32]| set.iter().filter(|&&d| held(d)).count() as f64 / set.len() as f64;
+            largest = largest.max((recall(&a) - recall(&b)).abs());
+        }
+        assert_eq!(recall_shift(2, 2, 1), largest);
+        assert_eq!(recall_shift(2, 3, 1), 2.0 / 3.0);
+        assert_eq!(recall_shift(3, 3, 3), 0.0);
+        assert_eq!((recall_shift(0, 2, 0), recall_shift(0, 0, 0)), (1.0, 0.0));
     }
 }

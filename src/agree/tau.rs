@@ -1,16 +1,32 @@
 //! Kendall's tau-b: how far two answer keys order the same runs alike.
 //! Runs are few, so every pair of them is compared.
 
-/// Kendall's tau-b of the paired values `(x, y)`, ties counted as
-/// scipy's `kendalltau` counts them; `None` when it is undefined: fewer
-/// than two pairs, or every `x` or every `y` the same.
+use std::cmp::Ordering;
+
+/// Means closer than this are tied: two runs whose per-query values are
+/// the same, summed in another order, differ in the last bits of their
+/// means, and must not count as ordered.
+const TIED: f64 = 1e-12;
+
+/// How `x` orders against `y`, equal within [`TIED`].
+fn order(x: f64, y: f64) -> Ordering {
+    if (x - y).abs() <= TIED {
+        Ordering::Equal
+    } else {
+        x.total_cmp(&y)
+    }
+}
+
+/// Kendall's tau-b of the paired values `(x, y)`, ties (within
+/// [`TIED`]) counted as scipy's `kendalltau` counts them; `None` when it is
+/// undefined: fewer than two pairs, or every `x` or every `y` the same.
 pub fn kendall_tau_b(pairs: &[(f64, f64)]) -> Option<f64> {
     let (mut concordant, mut discordant) = (0i64, 0i64);
     let (mut tied_x, mut tied_y, mut all) = (0i64, 0i64, 0i64);
     for (i, &(xi, yi)) in pairs.iter().enumerate() {
         for &(xj, yj) in &pairs[i + 1..] {
             all += 1;
-            let (dx, dy) = (xi.total_cmp(&xj), yi.total_cmp(&yj));
+            let (dx, dy) = (order(xi, xj), order(yi, yj));
             tied_x += i64::from(dx.is_eq());
             tied_y += i64::from(dy.is_eq());
             if dx.is_ne() && dy.is_ne() {
@@ -49,6 +65,15 @@ mod tests {
         let tied = [(1.0, 1.0), (1.0, 2.0), (2.0, 3.0)];
         let expected = 2.0 / 6f64.sqrt();
         assert!((kendall_tau_b(&tied).unwrap() - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn means_apart_by_rounding_alone_are_tied() {
+        // 0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1, each over 3.
+        let x = (0.1 + 0.2 + 0.3) / 3.0;
+        let y = (0.3 + 0.2 + 0.1) / 3.0;
+        assert_ne!(x, y);
+        assert_eq!(kendall_tau_b(&[(x, 0.5), (y, 0.7)]), None);
     }
 
     #[test]

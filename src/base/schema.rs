@@ -128,7 +128,7 @@ pub const AGREEMENT: [&str; 9] = [
     "grade_b",
     "relevant_a",
     "relevant_b",
-    "query_shift",
+    "recall_shift",
 ];
 
 /// agreement_runs.csv's columns, in order.
@@ -916,8 +916,13 @@ pub struct AgreementLogs {
     pub inputs: Vec<String>,
     /// The cutoffs graded at.
     pub k: Vec<Cutoff>,
-    /// The (run, stage) pairs graded under either key.
+    /// The runs graded under either key.
     pub runs: u64,
+    /// (run, stage, query) rows graded with status ok under the first key:
+    /// the queries each mean of the first key covers.
+    pub graded_a: u64,
+    /// The same under the second key.
+    pub graded_b: u64,
     /// Records rejected grading under the first key (as `grade` would
     /// reject them: run `grade -o` to see why).
     pub rejected_a: u64,

@@ -96,8 +96,9 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
     if let (Some(runs), Some(logs)) = (&agreed.runs, &summary.logs) {
         writeln!(
             out,
-            "\n{} runs graded under both keys ({} and {} records rejected); over all queries:",
-            logs.runs, logs.rejected_a, logs.rejected_b
+            "\n{} runs graded under both keys ({} and {} rows graded, {} and {} records \
+             rejected); over all queries:",
+            logs.runs, logs.graded_a, logs.graded_b, logs.rejected_a, logs.rejected_b
         )?;
         writeln!(
             out,

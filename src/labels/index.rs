@@ -325,7 +325,12 @@ impl LabelIndex {
     /// Whether a judged document counts as relevant: a positive grade of
     /// at least min-rel (the documents `n_relevant` counts).
     pub fn is_relevant(&self, doc: u32) -> bool {
-        let grade = self.docs[doc as usize].grade;
+        self.counts_as_relevant(self.docs[doc as usize].grade)
+    }
+
+    /// Whether a document of this grade counts as relevant: a positive
+    /// grade of at least min-rel.
+    pub fn counts_as_relevant(&self, grade: i64) -> bool {
         grade > 0 && grade >= self.min_rel
     }
 

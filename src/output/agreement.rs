@@ -36,7 +36,7 @@ pub fn write_disagreements(dir: &Path, agreement: &Agreement) -> Result<Staged> 
         wtr.write_field(d.grade_b.to_string())?;
         wtr.write_field(flag(d.relevant_a))?;
         wtr.write_field(flag(d.relevant_b))?;
-        wtr.write_field(cell.text(Some(d.query_shift)))?;
+        wtr.write_field(cell.text(Some(d.recall_shift)))?;
         wtr.write_record(None::<&[u8]>)?;
     }
     staged::finish_csv(wtr)

@@ -2,6 +2,7 @@
 //! agreement.json, agreement_slices.csv and agreement.csv, and with logs
 //! from agreement_runs.csv and agreement_tau.csv.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{ensure, Context, Result};
@@ -146,10 +147,10 @@ fn disagreements_section(rows: &[Vec<String>]) -> Result<Markup> {
             @if rows.is_empty() {
                 p { "None: the keys grade every pair both judge alike." }
             } @else {
-                p.note { "From the queries whose relevant documents the keys change most (query shift: the share of them only one key calls relevant)." }
+                p.note { "From the queries whose recall the keys can move most (recall shift: the largest difference in recall between the keys that any ranking shows)." }
                 table {
                     tr { th { "query" } th { "document" } th { "task" } th { "language" }
-                         th.n { "grade A" } th.n { "grade B" } th.n { "query shift" } }
+                         th.n { "grade A" } th.n { "grade B" } th.n { "recall shift" } }
                     @for (row, shift) in shown.iter().zip(shifts) {
                         tr { td { code { (row[0]) } } td { code { (row[1]) } } td { (row[2]) } td { (row[3]) }
                              td.n { (row[4]) } td.n { (row[5]) } (shift) }
@@ -167,22 +168,21 @@ fn disagreements_section(rows: &[Vec<String>]) -> Result<Markup> {
 /// runs, and each run's mean under A and B.
 fn runs_section(means: &[Vec<String>], taus: &[Vec<String>]) -> Result<Markup> {
     let overall = |row: &&Vec<String>, task: usize| row[task] == ANY && row[task + 1] == ANY;
+    // The overall means by (run, stage, metric).
+    let mut by_run = HashMap::new();
+    for m in means.iter().filter(|m| overall(m, 2)) {
+        let side = |i: usize| read_number(&m[i]).map_err(anyhow::Error::msg);
+        by_run.insert((&*m[0], &*m[1], &*m[4]), (side(5)?, side(6)?));
+    }
     let mut runs: Vec<&str> = means.iter().map(|m| m[0].as_str()).collect();
     runs.sort_unstable();
     runs.dedup();
     let mut rows = Vec::new();
     for tau in taus.iter().filter(|t| overall(t, 1)) {
-        let mut sides = Vec::new();
-        for run in &runs {
-            let found = (means.iter().filter(|m| overall(m, 2)))
-                .find(|m| m[0] == *run && m[1] == tau[0] && m[4] == tau[3]);
-            let side = |i: usize| {
-                found
-                    .map_or(Ok(None), |m| read_number(&m[i]))
-                    .map_err(anyhow::Error::msg)
-            };
-            sides.push((side(5)?, side(6)?));
-        }
+        let sides: Vec<(Option<f64>, Option<f64>)> = (runs.iter())
+            .map(|&run| by_run.get(&(run, &*tau[0], &*tau[3])))
+            .map(|side| side.copied().unwrap_or((None, None)))
+            .collect();
         rows.push((tau, number(&tau[5])?, sides));
     }
     let both = |(a, b): (Option<f64>, Option<f64>)| {

@@ -102,7 +102,10 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     };
     let (a, b) = (load(&plan.key_a)?, load(&plan.key_b)?);
     let agreement = agreement(&a, &b);
+    no_query_in_common(plan, &agreement).of_kind(ErrorKind::Labels)?;
     let mut summary = summarize(&a, &b, plan.min_rel, &agreement);
+    // Each grading below loads its key again: these are no longer needed.
+    drop((a, b));
     let runs = match &plan.logs {
         Some(logs) => {
             let graded_a = grade_under(plan, &plan.key_a, logs, warn)?;
@@ -120,6 +123,20 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
         summary,
         runs,
     })
+}
+
+/// Refuse keys that label no query in common: every figure would be
+/// empty, and keys of the same queries whose ids are written differently
+/// look just like this.
+fn no_query_in_common(plan: &Plan, agreement: &Agreement) -> Result<()> {
+    anyhow::ensure!(
+        agreement.queries_both > 0,
+        "{} and {} label no query in common: nothing to compare (are the query ids written \
+         the same way in both?)",
+        plan.key_a.display(),
+        plan.key_b.display()
+    );
+    Ok(())
 }
 
 /// Refuse logs on standard input: they are read once under each key.
@@ -156,8 +173,8 @@ fn grade_under(
 
 /// agreement.json's facts of the logs graded under both keys.
 fn logs_summary(logs: &LogsPlan, a: &Graded, b: &Graded) -> AgreementLogs {
-    let mut runs: Vec<(&str, &str)> = (a.pairs.iter().chain(&b.pairs))
-        .map(|pair| (&*pair.run, &*pair.stage))
+    let mut runs: Vec<&str> = (a.pairs.iter().chain(&b.pairs))
+        .map(|pair| &*pair.run)
         .collect();
     runs.sort_unstable();
     runs.dedup();
@@ -165,6 +182,8 @@ fn logs_summary(logs: &LogsPlan, a: &Graded, b: &Graded) -> AgreementLogs {
         inputs: a.input_names.clone(),
         k: logs.ks.clone(),
         runs: runs.len() as u64,
+        graded_a: a.counts.graded,
+        graded_b: b.counts.graded,
         rejected_a: a.counts.rejected,
         rejected_b: b.counts.rejected,
     }
