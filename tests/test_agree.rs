@@ -312,3 +312,16 @@ fn keys_of_no_common_query_and_log_options_without_logs_are_refused() {
     run.expect_code(2);
     assert!(run.stderr.contains("--logs"), "{run}");
 }
+
+#[test]
+fn what_both_gradings_say_of_the_logs_is_said_once() {
+    let wd = workdir("agree_warnings");
+    wd.write(
+        "logs/logs.jsonl",
+        "{\"query_id\": \"q1\", \"results\": [\"d1\"]}\n",
+    );
+    wd.write("logs/notes.txt", "not a run\n");
+    let run = wd.rgrade(&["agree", "a.jsonl", "b.qrels", "--logs", "logs", "-q"]);
+    run.expect_code(0);
+    assert_eq!(run.stderr.matches("logs/notes.txt").count(), 1, "{run}");
+}

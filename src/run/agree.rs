@@ -108,8 +108,17 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     drop((a, b));
     let runs = match &plan.logs {
         Some(logs) => {
-            let graded_a = grade_under(plan, &plan.key_a, logs, warn)?;
-            let graded_b = grade_under(plan, &plan.key_b, logs, warn)?;
+            // What both gradings say of the same logs is said once.
+            let mut said = Vec::new();
+            let graded_a = grade_under(plan, &plan.key_a, logs, &mut |warning| {
+                said.push(warning.clone());
+                warn(warning);
+            })?;
+            let graded_b = grade_under(plan, &plan.key_b, logs, &mut |warning| {
+                if !said.contains(&warning) {
+                    warn(warning);
+                }
+            })?;
             summary.logs = Some(logs_summary(logs, &graded_a, &graded_b));
             Some(runs_under_both(&graded_a, &graded_b))
         }
