@@ -548,6 +548,23 @@ fn compare_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> 
     Ok(defaults)
 }
 
+/// The options of `rgrade.agree` that have a default, as the library's
+/// `AgreePlan::new` and `AgreeLogs::new` set them.
+#[pyfunction]
+fn agree_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let plan = rgrade::AgreePlan::new(PathBuf::new(), PathBuf::new());
+    let logs = rgrade::AgreeLogs::new(Vec::new());
+    let defaults = pyo3::types::PyDict::new(py);
+    defaults.set_item("labels_format", plan.labels_format.name())?;
+    defaults.set_item("min_rel", plan.min_rel)?;
+    let k: Vec<String> = logs.ks.iter().map(ToString::to_string).collect();
+    defaults.set_item("k", k)?;
+    defaults.set_item("logs_format", logs.logs_format.name())?;
+    defaults.set_item("missing", logs.missing.name())?;
+    defaults.set_item("repeats", logs.repeats.name())?;
+    Ok(defaults)
+}
+
 /// The log files `paths` name, in the order `grade` reads them.
 #[pyfunction]
 fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
@@ -579,6 +596,7 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
     m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(agree_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }

@@ -163,11 +163,11 @@ def test_the_seed_example_grades_as_the_tutorial_says():
     assert bare.per_query == graded.per_query
 
 
-@pytest.mark.parametrize("function", ["grade", "compare"])
+@pytest.mark.parametrize("function", ["grade", "compare", "agree"])
 def test_the_signatures_defaults_are_the_librarys(function):
-    """rgrade.grade's and rgrade.compare's keyword defaults are those of the
-    library's plan constructors, which the command line's are held to as
-    well."""
+    """rgrade.grade's, rgrade.compare's and rgrade.agree's keyword defaults
+    are those of the library's plan constructors, which the command line's
+    are held to as well."""
     import inspect
 
     from rgrade import _rgrade

@@ -13,7 +13,18 @@ use crate::cli::AgreeArgs;
 /// # Errors
 /// A key that does not load, an output that cannot be written.
 pub fn run(args: &AgreeArgs) -> Result<Exit> {
-    let plan = AgreePlan {
+    let agreed = rgrade::agree(&plan(args), &mut |warning| {
+        tell(format_args!("rgrade: warning: {warning}"));
+    })?;
+    if !args.quiet {
+        print_stdout(|out| print(out, &agreed));
+    }
+    Ok(Exit::Clean)
+}
+
+/// The library's plan for the options in `args`.
+fn plan(args: &AgreeArgs) -> AgreePlan {
+    AgreePlan {
         labels_format: args.labels_format,
         min_rel: args.min_rel,
         out: args.out.clone(),
@@ -26,14 +37,7 @@ pub fn run(args: &AgreeArgs) -> Result<Exit> {
             repeats: args.repeats,
         }),
         ..AgreePlan::new(args.key_a.clone(), args.key_b.clone())
-    };
-    let agreed = rgrade::agree(&plan, &mut |warning| {
-        tell(format_args!("rgrade: warning: {warning}"));
-    })?;
-    if !args.quiet {
-        print_stdout(|out| print(out, &agreed));
     }
-    Ok(Exit::Clean)
 }
 
 /// The counts, both kappas, the confusion matrix and each grouping set.
@@ -118,4 +122,30 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use rgrade::{AgreeLogs, AgreePlan};
+
+    use super::plan;
+    use crate::cli::{Cli, Command};
+
+    fn parsed(args: &[&str]) -> AgreePlan {
+        let cli = Cli::try_parse_from(args).unwrap();
+        let Command::Agree(args) = cli.command else {
+            panic!("expected agree")
+        };
+        plan(&args)
+    }
+
+    /// `AgreePlan::new` and `AgreeLogs::new` hold the command line's defaults.
+    #[test]
+    fn the_library_plans_hold_the_command_lines_defaults() {
+        let plain = parsed(&["rgrade", "agree", "a", "b"]);
+        assert_eq!(plain, AgreePlan::new("a".into(), "b".into()));
+        let with_logs = parsed(&["rgrade", "agree", "a", "b", "--logs", "l"]);
+        assert_eq!(with_logs.logs, Some(AgreeLogs::new(vec!["l".into()])));
+    }
 }

@@ -57,6 +57,19 @@ pub struct LogsPlan {
     pub repeats: RepeatPolicy,
 }
 
+impl LogsPlan {
+    /// Grade `logs` with the command line's defaults.
+    pub fn new(logs: Vec<PathBuf>) -> Self {
+        LogsPlan {
+            logs,
+            logs_format: LogsFormat::Auto,
+            ks: vec![Cutoff::At(10)],
+            missing: MissingPolicy::Fail,
+            repeats: RepeatPolicy::Error,
+        }
+    }
+}
+
 impl Plan {
     /// Compare `key_a` with `key_b` with the command line's defaults.
     pub fn new(key_a: PathBuf, key_b: PathBuf) -> Self {
