@@ -20,24 +20,15 @@ use std::collections::BTreeMap;
 pub use kappa::{cohen_kappa, Weights};
 pub use runs::{runs_under_both, RunMeans, RunOrder, RunsUnderBoth};
 
+use crate::base::schema::KeyOverlap;
 use crate::base::slices::{slice_keys, slice_order, SliceKey, ANY};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 
 /// How two answer keys agree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Agreement {
-    /// Queries both keys label.
-    pub queries_both: u64,
-    /// Queries only the first key labels.
-    pub queries_a_only: u64,
-    /// Queries only the second key labels.
-    pub queries_b_only: u64,
-    /// (query, document) pairs both keys judge, whatever the grade.
-    pub pairs_both: u64,
-    /// Pairs only the first key judges.
-    pub pairs_a_only: u64,
-    /// Pairs only the second key judges.
-    pub pairs_b_only: u64,
+    /// The queries and pairs each key labels.
+    pub overlap: KeyOverlap,
     /// The grade categories of the confusion matrix, in order.
     pub grades: Vec<i64>,
     /// Pairs both judge, by the first key's grade (row) and the second's
@@ -105,12 +96,7 @@ type PairCounts = BTreeMap<(i64, i64), u64>;
 /// its own `--min-rel`).
 pub fn agreement(a: &LabelIndex, b: &LabelIndex) -> Agreement {
     let mut counts = Agreement {
-        queries_both: 0,
-        queries_a_only: 0,
-        queries_b_only: 0,
-        pairs_both: 0,
-        pairs_a_only: 0,
-        pairs_b_only: 0,
+        overlap: KeyOverlap::default(),
         grades: Vec::new(),
         confusion: Vec::new(),
         slices: Vec::new(),
@@ -120,15 +106,16 @@ pub fn agreement(a: &LabelIndex, b: &LabelIndex) -> Agreement {
     for query_a in 0..a.queries().len() as QueryIdx {
         let judged_a = a.every_judged_doc(query_a);
         let Some(query_b) = b.find_query(a.query_id(query_a).as_bytes()) else {
-            counts.queries_a_only += 1;
-            counts.pairs_a_only += judged_a.len() as u64;
+            counts.overlap.queries_a_only += 1;
+            counts.overlap.pairs_a_only += judged_a.len() as u64;
             continue;
         };
-        counts.queries_both += 1;
+        counts.overlap.queries_both += 1;
         let pairs = judged_pairs(a, query_a, b, query_b);
-        counts.pairs_a_only += judged_a.len() as u64 - pairs.len() as u64;
-        counts.pairs_b_only += b.every_judged_doc(query_b).len() as u64 - pairs.len() as u64;
-        counts.pairs_both += pairs.len() as u64;
+        counts.overlap.pairs_a_only += judged_a.len() as u64 - pairs.len() as u64;
+        counts.overlap.pairs_b_only +=
+            b.every_judged_doc(query_b).len() as u64 - pairs.len() as u64;
+        counts.overlap.pairs_both += pairs.len() as u64;
         let labeled = &a.queries()[query_a as usize];
         for key in slice_keys(labeled.task, labeled.language) {
             let (queries, grades) = by_slice.entry(key).or_default();
@@ -143,8 +130,8 @@ pub fn agreement(a: &LabelIndex, b: &LabelIndex) -> Agreement {
             .disagreements
             .extend(disagreements(a, query_a, b, query_b, &pairs));
     }
-    counts.queries_b_only = b.queries().len() as u64 - counts.queries_both;
-    counts.pairs_b_only += (0..b.queries().len() as QueryIdx)
+    counts.overlap.queries_b_only = b.queries().len() as u64 - counts.overlap.queries_both;
+    counts.overlap.pairs_b_only += (0..b.queries().len() as QueryIdx)
         .filter(|&query_b| a.find_query(b.query_id(query_b).as_bytes()).is_none())
         .map(|query_b| b.every_judged_doc(query_b).len() as u64)
         .sum::<u64>();
@@ -333,13 +320,21 @@ mod tests {
         ]);
         let got = agreement(&a, &b);
         assert_eq!(
-            (got.queries_both, got.queries_a_only, got.queries_b_only),
+            (
+                got.overlap.queries_both,
+                got.overlap.queries_a_only,
+                got.overlap.queries_b_only
+            ),
             (2, 1, 1)
         );
         // Both: q1/d1, q1/d2, q2/d1. A only: q1/d3, q3/d9. B only: q1/d4,
         // q2/d5, q4/d1, q4/d2.
         assert_eq!(
-            (got.pairs_both, got.pairs_a_only, got.pairs_b_only),
+            (
+                got.overlap.pairs_both,
+                got.overlap.pairs_a_only,
+                got.overlap.pairs_b_only
+            ),
             (3, 2, 4)
         );
         assert_eq!(got.grades, [0, 1, 2]);

@@ -880,18 +880,9 @@ pub struct AgreementSummary {
     pub key_b: LabelsSummary,
     /// The lowest grade that counts as relevant, in both keys.
     pub min_rel: i64,
-    /// Queries both keys label.
-    pub queries_both: u64,
-    /// Queries only the first key labels.
-    pub queries_a_only: u64,
-    /// Queries only the second key labels.
-    pub queries_b_only: u64,
-    /// (query, document) pairs both keys judge, whatever the grade.
-    pub pairs_both: u64,
-    /// Pairs only the first key judges.
-    pub pairs_a_only: u64,
-    /// Pairs only the second key judges.
-    pub pairs_b_only: u64,
+    /// The queries and pairs each key labels, written in place.
+    #[serde(flatten)]
+    pub overlap: KeyOverlap,
     /// The grades of the confusion matrix, in order.
     pub grades: Vec<i64>,
     /// Pairs both judge, by the first key's grade (row) and the second's
@@ -907,6 +898,24 @@ pub struct AgreementSummary {
     pub logs: Option<AgreementLogs>,
     /// Every other output, as written.
     pub outputs: Vec<OutputFile>,
+}
+
+/// What two answer keys label: queries and (query, document) pairs
+/// judged by both, and by one only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyOverlap {
+    /// Queries both keys label.
+    pub queries_both: u64,
+    /// Queries only the first key labels.
+    pub queries_a_only: u64,
+    /// Queries only the second key labels.
+    pub queries_b_only: u64,
+    /// (query, document) pairs both keys judge, whatever the grade.
+    pub pairs_both: u64,
+    /// Pairs only the first key judges.
+    pub pairs_a_only: u64,
+    /// Pairs only the second key judges.
+    pub pairs_b_only: u64,
 }
 
 /// The logs `rgrade agree --logs` graded under both keys.

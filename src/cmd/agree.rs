@@ -48,14 +48,16 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
     writeln!(
         out,
         "queries: {} both, {} A only, {} B only",
-        summary.queries_both, summary.queries_a_only, summary.queries_b_only
+        summary.overlap.queries_both,
+        summary.overlap.queries_a_only,
+        summary.overlap.queries_b_only
     )?;
     writeln!(
         out,
         "judged pairs: {} both, {} A only, {} B only; {} graded differently",
-        summary.pairs_both,
-        summary.pairs_a_only,
-        summary.pairs_b_only,
+        summary.overlap.pairs_both,
+        summary.overlap.pairs_a_only,
+        summary.overlap.pairs_b_only,
         agreement.disagreements.len()
     )?;
     writeln!(

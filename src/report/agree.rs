@@ -84,10 +84,10 @@ fn counts_section(summary: &AgreementSummary) -> Markup {
             h2 { "Agreement" }
             table {
                 tr { th { "" } th.n { "both" } th.n { "A only" } th.n { "B only" } }
-                tr { th { "labeled queries" } td.n { (count(summary.queries_both)) }
-                     td.n { (count(summary.queries_a_only)) } td.n { (count(summary.queries_b_only)) } }
-                tr { th { "judged pairs" } td.n { (count(summary.pairs_both)) }
-                     td.n { (count(summary.pairs_a_only)) } td.n { (count(summary.pairs_b_only)) } }
+                tr { th { "labeled queries" } td.n { (count(summary.overlap.queries_both)) }
+                     td.n { (count(summary.overlap.queries_a_only)) } td.n { (count(summary.overlap.queries_b_only)) } }
+                tr { th { "judged pairs" } td.n { (count(summary.overlap.pairs_both)) }
+                     td.n { (count(summary.overlap.pairs_a_only)) } td.n { (count(summary.overlap.pairs_b_only)) } }
             }
             p {
                 "Cohen's kappa on relevant or not: " b { (kappa(summary.relevance_kappa)) }

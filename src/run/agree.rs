@@ -152,7 +152,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
 /// look just like this.
 fn no_query_in_common(plan: &Plan, agreement: &Agreement) -> Result<()> {
     anyhow::ensure!(
-        agreement.queries_both > 0,
+        agreement.overlap.queries_both > 0,
         "{} and {} label no query in common: nothing to compare (are the query ids written \
          the same way in both?)",
         plan.key_a.display(),
@@ -260,12 +260,7 @@ fn summarize(
         key_a: labels_summary(a),
         key_b: labels_summary(b),
         min_rel,
-        queries_both: agreement.queries_both,
-        queries_a_only: agreement.queries_a_only,
-        queries_b_only: agreement.queries_b_only,
-        pairs_both: agreement.pairs_both,
-        pairs_a_only: agreement.pairs_a_only,
-        pairs_b_only: agreement.pairs_b_only,
+        overlap: agreement.overlap,
         grades: agreement.grades.clone(),
         confusion: agreement.confusion.clone(),
         relevance_kappa: overall.and_then(|s| s.relevance_kappa),
