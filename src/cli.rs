@@ -12,7 +12,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
     Choice, Cutoff, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat,
-    MissingPolicy, ProgressWhen, RepeatPolicy, RunName, SpanKind,
+    MissingPolicy, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -97,6 +97,27 @@ pub struct AgreeArgs {
     #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub min_rel: i64,
 
+    /// In both keys, where several reviewers judged one pair, count the majority's grade (a
+    /// tie counts the lower), the highest (any), the lowest (all), or only this reviewer's.
+    #[arg(long, value_name = "majority|any|all|REVIEWER")]
+    pub reviewers: Option<ReviewerPolicy>,
+
+    /// As --reviewers, for KEY_A only (with --reviewers-b, two reviewers of one key compare).
+    #[arg(
+        long = "reviewers-a",
+        value_name = "POLICY",
+        conflicts_with = "reviewers"
+    )]
+    pub reviewers_a: Option<ReviewerPolicy>,
+
+    /// As --reviewers, for KEY_B only.
+    #[arg(
+        long = "reviewers-b",
+        value_name = "POLICY",
+        conflicts_with = "reviewers"
+    )]
+    pub reviewers_b: Option<ReviewerPolicy>,
+
     /// Grade this log file or directory (as grade takes them) under both keys; repeat for more.
     #[arg(long = "logs", value_name = "LOGS", action = clap::ArgAction::Append)]
     pub logs: Vec<PathBuf>,
@@ -151,6 +172,11 @@ pub struct IndexArgs {
     /// Keep each label's question text, for gradings with --join text.
     #[arg(long, value_parser = choice::<JoinBy>(), value_name = "BY", default_value_t = JoinBy::Id)]
     pub join: JoinBy,
+
+    /// Where several reviewers judged one (query, doc) pair, the key holds the majority's grade
+    /// (a tie counts the lower), the highest (any), the lowest (all), or only this reviewer's.
+    #[arg(long, value_name = "majority|any|all|REVIEWER")]
+    pub reviewers: Option<ReviewerPolicy>,
 
     /// Use N worker threads [default: all cores].
     #[arg(short = 'j', long = "threads", value_name = "N")]
@@ -253,6 +279,11 @@ pub struct GradeArgs {
     /// Count grades of at least N as relevant, like trec_eval -l.
     #[arg(long = "min-rel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub min_rel: i64,
+
+    /// Where several reviewers judged one (query, doc) pair, count the majority's grade
+    /// (a tie counts the lower), the highest (any), the lowest (all), or only this reviewer's.
+    #[arg(long, value_name = "majority|any|all|REVIEWER")]
+    pub reviewers: Option<ReviewerPolicy>,
 
     /// Grade only this stage; repeat the flag for several [default: all stages].
     #[arg(long = "stage", value_name = "NAME")]

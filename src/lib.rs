@@ -56,7 +56,7 @@ pub use base::failure::{Error, ErrorKind};
 pub use base::metrics::Cutoff;
 pub use base::options::{
     Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
-    RepeatPolicy, RunName, SpanKind, UnknownChoice,
+    RepeatPolicy, ReviewerPolicy, RunName, SpanKind, UnknownChoice,
 };
 pub use base::schema;
 pub use compare::{Compared, Plan as ComparePlan, Warning as CompareWarning};

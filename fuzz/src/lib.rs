@@ -21,7 +21,7 @@ use rgrade::kernels::{
 };
 use rgrade::{
     ArrowTable, Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy,
-    RunName, Tables,
+    ReviewerPolicy, RunName, Tables,
 };
 
 /// This process's scratch directory, under `$TMPDIR` (fuzz/run.sh points
@@ -136,13 +136,16 @@ pub fn judge(
 }
 
 /// Load `data` as a labels file of `format`, as `rgrade grade --labels`
-/// does (on a pool of one thread, made once).
+/// does, and again as `--reviewers majority` does (on a pool of one
+/// thread, made once).
 pub fn load_labels(data: &[u8], format: LabelsFormat) {
     quiet_decoder_panics_once();
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
     let path = write_input("labels", data);
-    let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, pool);
+    for reviewers in [None, Some(&ReviewerPolicy::Majority)] {
+        let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewers, pool);
+    }
 }
 
 /// Grade `data` as a Parquet log against the traces sample's labels, as
@@ -382,5 +385,5 @@ pub fn grade_table(table: &ArrowTable, join: JoinBy) {
     let _ = rgrade::grade(&plan, &mut |_| {});
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
-    let _ = LabelIndex::load_table(table, 1, join, pool);
+    let _ = LabelIndex::load_table(table, 1, join, None, pool);
 }

@@ -11,13 +11,12 @@
 //! categories are every grade either key gives a pair both judge, in
 //! order, the same for every grouping set.
 
-mod kappa;
 mod runs;
 mod tau;
 
 use std::collections::BTreeMap;
 
-pub use kappa::{cohen_kappa, Weights};
+pub use crate::base::kappa::{cohen_kappa, Weights};
 pub use runs::{runs_under_both, RunMeans, RunOrder, RunsUnderBoth};
 
 use crate::base::schema::KeyOverlap;

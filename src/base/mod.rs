@@ -1,6 +1,6 @@
 //! The vocabulary every other folder speaks, importing none of them: the
 //! metric definitions, the choices a run is configured with, the grouping
-//! sets, order-free means and percentiles, the paired statistics, the
+//! sets, order-free means and percentiles, the paired statistics, kappa, the
 //! outputs' schema and the kinds of error.
 //!
 //! - [`metrics`]: Recall@k, MRR@k and the rest, pure and small;
@@ -8,11 +8,13 @@
 //! - [`slices`]: the grouping sets every output lists;
 //! - [`numbers`]: finite, order-independent sums and percentiles;
 //! - [`stats`]: randomization test, bootstrap interval, Holm adjustment;
+//! - [`kappa`]: Cohen's and Fleiss' kappa, agreement beyond chance;
 //! - [`schema`]: every output's file name, columns and summary types;
 //! - [`text`]: counts and lists as messages spell them;
 //! - [`failure`]: what an error that leaves nothing done is about.
 
 pub mod failure;
+pub mod kappa;
 pub mod metrics;
 pub mod numbers;
 pub mod options;

@@ -199,6 +199,91 @@ choice! {
     }
 }
 
+/// Which grade counts when several reviewers judged one (query, document)
+/// pair (`--reviewers`; docs/guide.md, "Several reviewers in one key").
+/// Each is decided among the reviewers who judged that pair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum ReviewerPolicy {
+    /// The grade most of them gave; a tie counts the lowest of the tied
+    /// grades, so a split vote never makes a document more relevant.
+    Majority,
+    /// The highest grade any of them gave.
+    Any,
+    /// The lowest grade any of them gave: relevant only if all agree.
+    All,
+    /// This reviewer's grades only; the queries they did not label are
+    /// left out of the key.
+    Only(String),
+}
+
+impl ReviewerPolicy {
+    /// The words that name a rule rather than a reviewer.
+    pub const RULES: [&'static str; 3] = ["majority", "any", "all"];
+
+    /// The grade that counts among `grades` (not empty), those of the
+    /// reviewers who judged one pair, under a rule ([`ReviewerPolicy::Only`]
+    /// picks a reviewer, not a grade, and answers `None`).
+    pub fn combine(&self, grades: &[i64]) -> Option<i64> {
+        match self {
+            ReviewerPolicy::Any => grades.iter().copied().max(),
+            ReviewerPolicy::All => grades.iter().copied().min(),
+            ReviewerPolicy::Majority => {
+                let mut sorted = grades.to_vec();
+                sorted.sort_unstable();
+                // Runs of equal grades, lowest first: the first longest wins.
+                let mut best: Option<(usize, i64)> = None;
+                for run in sorted.chunk_by(|a, b| a == b) {
+                    if best.is_none_or(|(count, _)| run.len() > count) {
+                        best = Some((run.len(), run[0]));
+                    }
+                }
+                best.map(|(_, grade)| grade)
+            }
+            ReviewerPolicy::Only(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for ReviewerPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReviewerPolicy::Majority => "majority",
+            ReviewerPolicy::Any => "any",
+            ReviewerPolicy::All => "all",
+            ReviewerPolicy::Only(name) => name,
+        })
+    }
+}
+
+impl std::str::FromStr for ReviewerPolicy {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        Ok(match name {
+            "majority" => ReviewerPolicy::Majority,
+            "any" => ReviewerPolicy::Any,
+            "all" => ReviewerPolicy::All,
+            "" => return Err("expected majority, any, all or a reviewer's name".into()),
+            reviewer => ReviewerPolicy::Only(reviewer.to_string()),
+        })
+    }
+}
+
+impl From<ReviewerPolicy> for String {
+    fn from(policy: ReviewerPolicy) -> String {
+        policy.to_string()
+    }
+}
+
+impl TryFrom<String> for ReviewerPolicy {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        name.parse()
+    }
+}
+
 /// The kinds of span that are captures, as `--span-stage` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum SpanKind {
@@ -282,5 +367,27 @@ mod tests {
             err.to_string(),
             r#""sometimes": expected one of auto, always, never"#
         );
+    }
+
+    #[test]
+    fn reviewer_rules_combine_grades_as_documented() {
+        let majority = ReviewerPolicy::Majority;
+        assert_eq!(majority.combine(&[2, 0, 2]), Some(2));
+        assert_eq!(majority.combine(&[3, 1, 1, 3]), Some(1), "a tie: the lower");
+        assert_eq!(
+            majority.combine(&[1, 2, 3]),
+            Some(1),
+            "all tied: the lowest"
+        );
+        assert_eq!(majority.combine(&[0, 3, 3, 1, 1]), Some(1));
+        assert_eq!(ReviewerPolicy::Any.combine(&[0, 3, 1]), Some(3));
+        assert_eq!(ReviewerPolicy::All.combine(&[2, 3, 1]), Some(1));
+        let only: ReviewerPolicy = "alice".parse().unwrap();
+        assert_eq!(only, ReviewerPolicy::Only("alice".into()));
+        assert_eq!(only.combine(&[1]), None);
+        for name in ["majority", "any", "all", "alice"] {
+            assert_eq!(name.parse::<ReviewerPolicy>().unwrap().to_string(), name);
+        }
+        assert!("".parse::<ReviewerPolicy>().is_err());
     }
 }

@@ -11,6 +11,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::base::metrics::{Cutoff, Metric};
+use crate::base::options::ReviewerPolicy;
 
 /// per_query.csv: one row per (run, stage, labeled query).
 pub const PER_QUERY_FILE: &str = "per_query.csv";
@@ -472,6 +473,41 @@ pub struct LabelsSummary {
     /// from, so that gradings from the key and from its labels compare.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiled_key: Option<CompiledKeySummary>,
+    /// The reviewers the labels name (`reviewer`), when they name any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewers: Option<ReviewersSummary>,
+}
+
+/// The reviewers of one answer key in summary.json (docs/guide.md,
+/// "Several reviewers in one key").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewersSummary {
+    /// `--reviewers`: how the grades of a pair judged by several were
+    /// combined (`majority`, `any`, `all`), or the one reviewer whose
+    /// grades count; null when none was given.
+    pub policy: Option<ReviewerPolicy>,
+    /// Each reviewer, by name; `(none)` stands for labels that name none.
+    pub reviewers: Vec<ReviewerSummary>,
+    /// (query, document) pairs judged by two reviewers or more.
+    pub pairs_judged_by_several: u64,
+    /// Of those, the pairs not all given the same grade.
+    pub pairs_disputed: u64,
+    /// Fleiss' kappa over those pairs on relevant or not (at `--min-rel`);
+    /// null when undefined (no such pair, or all in one category).
+    pub fleiss_kappa_relevance: Option<f64>,
+    /// Fleiss' kappa over those pairs, each grade a category of its own.
+    pub fleiss_kappa_grade: Option<f64>,
+}
+
+/// One reviewer in summary.json.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewerSummary {
+    /// The reviewer's name, as the labels write it.
+    pub name: String,
+    /// The queries they labeled.
+    pub queries: u64,
+    /// The (query, document) pairs they judged.
+    pub pairs: u64,
 }
 
 /// A compiled answer key in summary.json.

@@ -27,6 +27,8 @@ fn plan(args: &AgreeArgs) -> AgreePlan {
     AgreePlan {
         labels_format: args.labels_format,
         min_rel: args.min_rel,
+        reviewers: [&args.reviewers_a, &args.reviewers_b]
+            .map(|one| one.clone().or_else(|| args.reviewers.clone())),
         out: args.out.clone(),
         threads: args.threads,
         logs: (!args.logs.is_empty()).then(|| AgreeLogs {

@@ -89,6 +89,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
     GradePlan {
         labels_format: args.labels_format,
         min_rel: args.min_rel,
+        reviewers: args.reviewers.clone(),
         logs_format: args.logs_format,
         fields: args.fields.names(),
         join: args.join,

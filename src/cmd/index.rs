@@ -15,6 +15,7 @@ pub fn run(args: &IndexArgs) -> Result<Exit> {
         labels: args.labels.clone(),
         labels_format: args.labels_format,
         join: args.join,
+        reviewers: args.reviewers.clone(),
         out: args.out.clone(),
         threads: args.threads,
     };

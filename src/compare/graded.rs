@@ -8,6 +8,7 @@ use anyhow::{bail, ensure, Result};
 use hashbrown::HashMap;
 
 use crate::base::metrics::Cutoff;
+use crate::base::options::ReviewerPolicy;
 use crate::base::schema::{judged_columns, metric_columns, Status, PER_QUERY_FILE, SUMMARY_FILE};
 use crate::output::complete;
 use crate::output::per_query::PerQueryReader;
@@ -17,6 +18,9 @@ use crate::output::per_query::PerQueryReader;
 pub struct GradingFacts {
     /// Content hash of the labels file.
     pub labels_hash: String,
+    /// `--reviewers`: whose grades counted where several reviewers
+    /// judged a pair.
+    pub reviewers: Option<ReviewerPolicy>,
     /// Cutoffs, in the order given.
     pub ks: Vec<Cutoff>,
     /// `--min-rel`: which grades count as relevant.
@@ -260,6 +264,7 @@ fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
     };
     Ok(GradingFacts {
         labels_hash: parsed.labels.hash,
+        reviewers: parsed.labels.reviewers.and_then(|r| r.policy),
         ks: parsed.settings.k,
         min_rel: parsed.settings.min_rel,
         missing_counts,

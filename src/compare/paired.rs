@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::graded::{GradedRun, Names};
 use crate::base::metrics::Cutoff;
+use crate::base::options::ReviewerPolicy;
 use crate::base::schema::{metric_columns, Status};
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
 use crate::base::stats::{self, WinsTiesLosses};
@@ -362,6 +363,17 @@ fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
         b.labels_hash,
         c.labels_hash
     );
+    let policy = |p: &Option<ReviewerPolicy>| match p {
+        Some(policy) => format!("--reviewers {policy}"),
+        None => "no --reviewers".to_string(),
+    };
+    ensure!(
+        b.reviewers == c.reviewers,
+        "{both} were graded with the labels' reviewers counted differently ({} vs {}): \
+         compare needs the same answer key",
+        policy(&b.reviewers),
+        policy(&c.reviewers)
+    );
     ensure!(
         b.ks == c.ks,
         "{both} were graded at different cutoffs (-k {} vs -k {}): regrade one with the other's -k",
@@ -516,6 +528,7 @@ mod tests {
             run: name.into(),
             facts: GradingFacts {
                 labels_hash: "h".into(),
+                reviewers: None,
                 ks: vec![Cutoff::At(1)],
                 min_rel: 1,
                 missing_counts,

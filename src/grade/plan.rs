@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
-    RunName, SpanKind,
+    ReviewerPolicy, RunName, SpanKind,
 };
 use crate::io::tables::{ArrowTable, LogLines};
 use crate::logs::jsonl::FieldNames;
@@ -25,6 +25,9 @@ pub struct Plan {
     pub labels_format: LabelsFormat,
     /// The lowest grade that counts as relevant.
     pub min_rel: i64,
+    /// Whose grade counts for a (query, document) pair several reviewers
+    /// judged; `None` when the labels hold no such pair.
+    pub reviewers: Option<ReviewerPolicy>,
     /// Log files or directories; `-` is standard input.
     pub logs: Vec<PathBuf>,
     /// The logs' format, or `Auto` to decide per input.
@@ -121,6 +124,7 @@ impl Plan {
             labels,
             labels_format: LabelsFormat::Auto,
             min_rel: 1,
+            reviewers: None,
             logs,
             logs_format: LogsFormat::Auto,
             fields: FieldNames::default(),

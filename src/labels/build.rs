@@ -11,6 +11,8 @@ use super::ids::{IdRef, IdText};
 use super::index::{
     id_hash, join_form, IndexParts, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryTexts,
 };
+use super::reviewers::{self, NOT_NAMED};
+use crate::base::options::ReviewerPolicy;
 use crate::base::slices::NO_SLICE;
 
 /// A labels error and the 1-based line it is about, if any.
@@ -27,25 +29,33 @@ pub struct Builder {
     pub(super) queries: Vec<RawQuery>,
     /// Finds a query again by its id: qrels and CSV repeat it on each line.
     pub(super) by_id: HashTable<u32>,
-    docs: Vec<RawDoc>,
+    pub(super) docs: Vec<RawDoc>,
+    /// The names of slices and of reviewers, interned.
     slice_ids: HashMap<Box<str>, u32>,
-    slice_names: Vec<Box<str>>,
+    pub(super) slice_names: Vec<Box<str>>,
+    /// Whether any label names its reviewer.
+    pub(super) has_reviewers: bool,
+    /// (query, reviewer) for each row of tabular labels that names a
+    /// reviewer: who labeled which query, rows without a document included.
+    pub(super) reviewed: Vec<(u32, u32)>,
 }
 
 pub(super) struct RawQuery {
-    id: IdRef,
+    pub(super) id: IdRef,
     /// The question text, trimmed, when kept.
-    query_text: Option<IdRef>,
-    line: usize,
+    pub(super) query_text: Option<IdRef>,
+    pub(super) line: usize,
     /// The attributes' interned names and the line that first gave them.
-    attributes: Option<(Interned, usize)>,
-    required: bool,
+    pub(super) attributes: Option<(Interned, usize)>,
+    pub(super) required: bool,
+    /// The reviewer of a JSONL line, [`NOT_NAMED`] when it names none.
+    pub(super) reviewer: u32,
 }
 
 /// A query's task, language, split and collection version, as indices
 /// into the builder's names.
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct Interned([u32; 4]);
+pub(super) struct Interned([u32; 4]);
 
 /// What a label says about its query besides its judgments; `None` where
 /// it says nothing.
@@ -66,11 +76,14 @@ pub struct Attributes<'a> {
 /// The attribute names, in [`Interned`] order, for messages.
 const ATTRIBUTE_NAMES: [&str; 4] = ["task", "language", "split", "collection_version"];
 
-struct RawDoc {
-    query: u32,
-    id: IdRef,
-    grade: i64,
-    line: usize,
+#[derive(Clone, Copy)]
+pub(super) struct RawDoc {
+    pub(super) query: u32,
+    /// Its reviewer, [`NOT_NAMED`] when the label names none.
+    pub(super) reviewer: u32,
+    pub(super) id: IdRef,
+    pub(super) grade: i64,
+    pub(super) line: usize,
 }
 
 impl Builder {
@@ -101,6 +114,14 @@ impl Builder {
             .iter()
             .map(|name| self.intern(Some(name)))
             .collect();
+        let reviewer = |r: u32| {
+            if r == NOT_NAMED {
+                r
+            } else {
+                slices[r as usize]
+            }
+        };
+        self.has_reviewers |= part.has_reviewers;
         let by_id = !part.by_id.is_empty();
         let mut joined = Vec::new();
         for q in part.queries.drain(..) {
@@ -110,6 +131,7 @@ impl Builder {
                 attributes: q
                     .attributes
                     .map(|(names, line)| (Interned(names.0.map(|n| slices[n as usize])), line)),
+                reviewer: reviewer(q.reviewer),
                 ..q
             };
             if by_id {
@@ -128,15 +150,22 @@ impl Builder {
             }
             self.queries.push(q);
         }
-        self.docs.extend(part.docs.drain(..).map(|d| RawDoc {
-            query: if by_id {
-                joined[d.query as usize]
+        let query = |q: u32| {
+            if by_id {
+                joined[q as usize]
             } else {
-                first_query + d.query
-            },
+                first_query + q
+            }
+        };
+        self.docs.extend(part.docs.drain(..).map(|d| RawDoc {
+            query: query(d.query),
+            reviewer: reviewer(d.reviewer),
             id: d.id.shifted(text_start),
             ..d
         }));
+        let reviewed = part.reviewed.drain(..);
+        self.reviewed
+            .extend(reviewed.map(|(q, r)| (query(q), reviewer(r))));
         part.text.0.clear();
         part.by_id.clear();
         part.slice_ids.clear();
@@ -172,6 +201,7 @@ impl Builder {
             line,
             attributes: None,
             required: false,
+            reviewer: NOT_NAMED,
         });
         Ok(index)
     }
@@ -202,6 +232,30 @@ impl Builder {
         id
     }
 
+    /// The reviewer called `name`, interned; [`NOT_NAMED`] for none.
+    pub(super) fn reviewer(&mut self, name: Option<&str>) -> u32 {
+        match name {
+            None => NOT_NAMED,
+            Some(name) => {
+                self.has_reviewers = true;
+                self.intern(Some(name))
+            }
+        }
+    }
+
+    /// Record that `reviewer` labeled the JSONL line that declared `query`.
+    pub(super) fn set_line_reviewer(&mut self, query: usize, reviewer: u32) {
+        self.queries[query].reviewer = reviewer;
+    }
+
+    /// Record that `reviewer` labeled `query` (a row of tabular labels,
+    /// with or without a document).
+    pub(super) fn reviewed_by(&mut self, query: usize, reviewer: u32) {
+        if reviewer != NOT_NAMED {
+            self.reviewed.push((query as u32, reviewer));
+        }
+    }
+
     /// Record a query's attributes; a later line must agree.
     pub(super) fn set_attributes(
         &mut self,
@@ -217,21 +271,39 @@ impl Builder {
         ]);
         let q = &mut self.queries[query];
         q.required |= attributes.required;
-        let Some((earlier, first)) = q.attributes else {
+        let Some(earlier) = q.attributes else {
             q.attributes = Some((names, line));
             return Ok(());
         };
-        // The first attribute that differs from the line that gave them.
+        self.same_attributes(query, names, earlier)
+    }
+
+    /// That `names`, given to `query` again, are the attributes `earlier`
+    /// gave it (with the line that gave them).
+    ///
+    /// # Errors
+    /// The first attribute that differs, naming both values.
+    pub(super) fn same_attributes(
+        &self,
+        query: usize,
+        names: Interned,
+        (earlier, first): (Interned, usize),
+    ) -> Result<()> {
         if let Some(i) = (0..ATTRIBUTE_NAMES.len()).find(|&i| earlier.0[i] != names.0[i]) {
             bail!(
                 "query_id '{}' has {} '{}' here but '{}' on line {first}",
-                self.text.get(q.id),
+                self.text.get(self.queries[query].id),
                 ATTRIBUTE_NAMES[i],
                 self.slice_names[names.0[i] as usize],
                 self.slice_names[earlier.0[i] as usize],
             )
         }
         Ok(())
+    }
+
+    /// The text of an id.
+    pub(super) fn text(&self, id: IdRef) -> &str {
+        self.text.get(id)
     }
 
     /// Record a query's question text, trimmed and in Unicode's composed
@@ -261,10 +333,19 @@ impl Builder {
         Ok(())
     }
 
-    pub(super) fn judge(&mut self, query: usize, doc: &str, grade: i64, line: usize) -> Result<()> {
+    /// Record `reviewer`'s grade of `doc` for `query`.
+    pub(super) fn judge(
+        &mut self,
+        query: usize,
+        doc: &str,
+        grade: i64,
+        reviewer: u32,
+        line: usize,
+    ) -> Result<()> {
         let id = self.text.push(doc)?;
         self.docs.push(RawDoc {
             query: query as u32,
+            reviewer,
             id,
             grade,
             line,
@@ -274,22 +355,36 @@ impl Builder {
 
     /// Index the labels: queries in byte order of their ids, each query's
     /// judged documents sorted by hash, those with a positive grade first.
+    /// When labels name reviewers, each (query, doc) pair's grades are
+    /// combined by `policy` first ([`reviewers::combine`]).
     ///
     /// # Errors
     /// A query on two JSONL lines, or a (query, doc) pair judged twice, at
-    /// the line of its second appearance.
+    /// the line of its second appearance (by one reviewer, or by several
+    /// without a policy); a policy for labels that name no reviewer.
     pub(super) fn build(
         mut self,
         min_rel: i64,
+        policy: Option<&ReviewerPolicy>,
         source: LabelsSource,
     ) -> Result<LabelIndex, LineError> {
         let none = self.intern(None);
+        let id_of = |q: &u32| self.text.get(self.queries[*q as usize].id);
+        let mut order = sorted_by_id(self.queries.len() as u32, id_of);
+        let reviewers = if self.has_reviewers {
+            let combined = reviewers::combine(&mut self, order, policy)?;
+            order = combined.0;
+            Some(combined.1)
+        } else if let Some(policy) = policy {
+            let message = anyhow!("--reviewers {policy}: no label names a reviewer");
+            return Err((None, message));
+        } else {
+            if let Some(err) = labeled_twice(&order, &self.queries, &self.text) {
+                return Err(err);
+            }
+            None
+        };
         let text = self.text;
-        let id_of = |q: &u32| text.get(self.queries[*q as usize].id);
-        let order = sorted_by_id(self.queries.len() as u32, id_of);
-        if let Some(err) = labeled_twice(&order, &self.queries, &text) {
-            return Err(err);
-        }
         // Group the judgments by query (JSONL and most qrels come grouped
         // already), keeping file order within a query.
         if !self.docs.is_sorted_by_key(|d| d.query) {
@@ -349,6 +444,7 @@ impl Builder {
             query_texts,
             text,
             slice_names: self.slice_names,
+            reviewers,
         };
         Ok(LabelIndex::assemble(parts, min_rel, source))
     }
@@ -621,7 +717,9 @@ mod tests {
         // Judgments in reverse query order, so they are grouped by the build.
         for (q, (_, docs)) in labels.iter().enumerate().rev() {
             for (doc, grade) in docs {
-                builder.judge(ids[q], doc, *grade, q + 1).unwrap();
+                builder
+                    .judge(ids[q], doc, *grade, NOT_NAMED, q + 1)
+                    .unwrap();
             }
         }
         labels
@@ -631,7 +729,7 @@ mod tests {
     fn each_query_is_indexed_as_a_naive_build_would() {
         let mut builder = Builder::default();
         let labels = many_labels(&mut builder);
-        let index = builder.build(2, source()).unwrap();
+        let index = builder.build(2, None, source()).unwrap();
         assert_eq!(index.queries().len(), labels.len());
         for (id, docs) in &labels {
             let query = index.find_query(id.as_bytes()).unwrap();
@@ -674,10 +772,10 @@ mod tests {
         for q in [labels.len() - 3, 2] {
             assert!(labels[q].1.iter().all(|(d, _)| d != "twice"));
             let late = labels.len() + 10 + q;
-            builder.judge(q, "twice", 1, late).unwrap();
-            builder.judge(q, "twice", 0, late + 1).unwrap();
+            builder.judge(q, "twice", 1, NOT_NAMED, late).unwrap();
+            builder.judge(q, "twice", 0, NOT_NAMED, late + 1).unwrap();
         }
-        let Err((line, err)) = builder.build(1, source()) else {
+        let Err((line, err)) = builder.build(1, None, source()) else {
             panic!("judged twice, indexed");
         };
         assert_eq!(line, Some(labels.len() + 10 + 2 + 1));

@@ -17,10 +17,11 @@ pub(super) enum Column {
     Query,
     Split,
     CollectionVersion,
+    Reviewer,
 }
 
 /// How many kinds of column there are: the size of [`Columns`].
-const KINDS: usize = 9;
+const KINDS: usize = 10;
 
 impl Column {
     const ALL: [Column; KINDS] = [
@@ -33,13 +34,14 @@ impl Column {
         Column::Query,
         Column::Split,
         Column::CollectionVersion,
+        Column::Reviewer,
     ];
 }
 
 /// Every name a labels table may give a column, with what it holds. The
 /// query id and the grade go by the names other tools write them under:
 /// `q_id` (ranx); `relevance` (ir_measures), `score` (ranx), `rel`.
-const NAMES: [(&str, Column); 13] = [
+const NAMES: [(&str, Column); 14] = [
     ("query_id", Column::QueryId),
     ("q_id", Column::QueryId),
     ("doc_id", Column::DocId),
@@ -53,6 +55,7 @@ const NAMES: [(&str, Column); 13] = [
     ("query", Column::Query),
     ("split", Column::Split),
     ("collection_version", Column::CollectionVersion),
+    ("reviewer", Column::Reviewer),
 ];
 
 /// Columns read as nothing: qrels' `iteration` (unused, as in TREC

@@ -25,7 +25,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use super::ids::{IdRef, IdText};
 use super::index::{CompiledKey, IndexParts, QueryTexts};
 use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
-use crate::base::options::JoinBy;
+use super::reviewers::Reviewers;
+use crate::base::options::{JoinBy, ReviewerPolicy};
 
 /// How a compiled key begins: a line a person who opens it can read.
 pub const MAGIC: &[u8] = b"rgrade compiled answer key\n";
@@ -53,6 +54,10 @@ struct Header {
     query_texts: bool,
     /// The task, language, split and collection version names.
     slice_names: Vec<String>,
+    /// The reviewers the labels name, and how their grades were combined
+    /// into the key's.
+    #[serde(default)]
+    reviewers: Option<Reviewers>,
     /// xxh3-128 of the body, in hex.
     body_hash: String,
 }
@@ -146,6 +151,7 @@ impl LabelIndex {
             text_bytes: self.text.0.len() as u64,
             query_texts: self.query_texts.is_some(),
             slice_names: self.slice_names.iter().map(|n| n.to_string()).collect(),
+            reviewers: self.reviewers().cloned(),
             body_hash: format!("{:032x}", body.digest128()),
         };
         let mut head = MAGIC.to_vec();
@@ -163,15 +169,18 @@ impl LabelIndex {
 
 /// Read the compiled key at `path`, counting as relevant the grades of at
 /// least `min_rel` (its query table built on `pool`); joined by text, the
-/// key must keep the question texts.
+/// key must keep the question texts; with a reviewers policy, the key
+/// must have been compiled with it.
 ///
 /// # Errors
 /// A file that is no complete key of this version of rgrade, whose body
-/// does not match its header, or whose values point outside it.
+/// does not match its header, or whose values point outside it; a key
+/// compiled without the texts or the reviewers policy asked for.
 pub fn read(
     path: &Path,
     min_rel: i64,
     join: JoinBy,
+    policy: Option<&ReviewerPolicy>,
     pool: &rayon::ThreadPool,
 ) -> Result<LabelIndex> {
     let file = File::open(path).context("cannot read labels")?;
@@ -212,6 +221,20 @@ pub fn read(
             "this compiled key keeps no question texts, which --join text matches captures \
              by: compile it with `rgrade index --join text`"
         );
+    }
+    if let Some(policy) = policy {
+        let compiled = header.reviewers.as_ref().map(|r| r.policy.as_ref());
+        match compiled {
+            None => bail!("--reviewers {policy}: no label of this compiled key names a reviewer"),
+            Some(Some(same)) if same == policy => {}
+            Some(other) => bail!(
+                "this key was compiled {}: its grades are combined already; compile it again \
+                 with `rgrade index --reviewers {policy}`",
+                other.map_or("without --reviewers".to_string(), |p| format!(
+                    "with --reviewers {p}"
+                ))
+            ),
+        }
     }
     let head = MAGIC.len() + line.len();
     let mut skip = vec![0; padding(head).len()];
@@ -286,6 +309,7 @@ pub fn read(
         query_texts,
         text,
         slice_names,
+        reviewers: header.reviewers,
     };
     Ok(pool.install(|| LabelIndex::assemble(parts, min_rel, source)))
 }
@@ -401,7 +425,7 @@ mod tests {
 
     fn load(path: &Path, min_rel: i64, join: JoinBy) -> Result<LabelIndex> {
         let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(2))?;
-        LabelIndex::load(path, LabelsFormat::Auto, min_rel, join, &pool)
+        LabelIndex::load(path, LabelsFormat::Auto, min_rel, join, None, &pool)
     }
 
     /// The labels, and the key compiled from them, in `dir`.
@@ -489,7 +513,7 @@ mod tests {
 
         // Compiled without the question texts, it cannot join by text.
         let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(1)).unwrap();
-        let index = LabelIndex::load(&key, LabelsFormat::Auto, 1, JoinBy::Id, &pool).unwrap();
+        let index = LabelIndex::load(&key, LabelsFormat::Auto, 1, JoinBy::Id, None, &pool).unwrap();
         let mut by_id = Vec::new();
         index.write_compiled(&mut by_id).unwrap();
         let no_texts = refused(&by_id, JoinBy::Text);

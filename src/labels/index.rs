@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use super::ids::{IdRef, IdText};
+use super::reviewers::Reviewers;
 use crate::base::metrics::Judgments;
 use crate::base::slices::NO_SLICE;
 
@@ -130,6 +131,8 @@ pub(super) struct IndexParts {
     pub(super) query_texts: Option<QueryTexts>,
     pub(super) text: IdText,
     pub(super) slice_names: Vec<Box<str>>,
+    /// The reviewers the labels name, if they name any.
+    pub(super) reviewers: Option<Reviewers>,
 }
 
 impl LabelIndex {
@@ -146,6 +149,7 @@ impl LabelIndex {
             query_texts,
             text,
             slice_names,
+            reviewers,
         } = parts;
         queries.par_iter_mut().for_each(|q| {
             let grades = &ideal_grades[q.docs.start as usize..q.docs.end as usize];
@@ -162,6 +166,7 @@ impl LabelIndex {
             query_texts,
             text,
             slice_names,
+            reviewers,
             has_splits,
             min_rel,
             source,
@@ -234,6 +239,8 @@ pub struct LabelIndex {
     pub(super) query_texts: Option<QueryTexts>,
     pub(super) text: IdText,
     pub(super) slice_names: Vec<Box<str>>,
+    /// The reviewers the labels name, if they name any.
+    reviewers: Option<Reviewers>,
     /// Whether any label names a split.
     pub(super) has_splits: bool,
     pub(super) min_rel: i64,
@@ -242,6 +249,12 @@ pub struct LabelIndex {
 }
 
 impl LabelIndex {
+    /// The reviewers the labels name and how their grades were combined,
+    /// if they name any.
+    pub fn reviewers(&self) -> Option<&Reviewers> {
+        self.reviewers.as_ref()
+    }
+
     /// The labeled queries, sorted by id (byte order).
     pub fn queries(&self) -> &[LabeledQuery] {
         &self.queries

@@ -1,6 +1,6 @@
-//! JSONL labels, one labeled query a line, read in blocks on the workers
-//! ([`super::blocks`]). A query labeled twice is found afterwards, when
-//! the index is built.
+//! JSONL labels, one labeled query a line (or one line per reviewer of
+//! it), read in blocks on the workers ([`super::blocks`]). A query labeled
+//! twice is found afterwards, when the index is built.
 
 use anyhow::{anyhow, bail, Result};
 use simd_json::prelude::*;
@@ -57,23 +57,6 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
     let relevant = value
         .get("relevant")
         .ok_or_else(|| anyhow!("missing relevant (use [] for a no-answer query)"))?;
-    let query = builder.push_query(&id, line)?;
-    if let Some(ids) = relevant.as_array() {
-        for doc in ids.iter() {
-            let doc =
-                id_text(doc).ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))?;
-            builder.judge(query, &doc, 1, line)?;
-        }
-    } else if let Some(graded) = relevant.as_object() {
-        for (doc, grade) in graded.iter() {
-            let grade = grade
-                .as_i64()
-                .ok_or_else(|| anyhow!("the grade of '{doc}' must be an integer"))?;
-            builder.judge(query, doc, grade, line)?;
-        }
-    } else {
-        bail!("relevant must be an array of doc ids or an object of doc id to grade");
-    }
     let optional_text = |key: &str| -> Result<Option<&str>> {
         match value.get(key) {
             None => Ok(None),
@@ -84,6 +67,25 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
                 .ok_or_else(|| anyhow!("{key} must be a string")),
         }
     };
+    let query = builder.push_query(&id, line)?;
+    let reviewer = builder.reviewer(optional_text("reviewer")?);
+    builder.set_line_reviewer(query, reviewer);
+    if let Some(ids) = relevant.as_array() {
+        for doc in ids.iter() {
+            let doc =
+                id_text(doc).ok_or_else(|| anyhow!("relevant must hold doc ids (strings)"))?;
+            builder.judge(query, &doc, 1, reviewer, line)?;
+        }
+    } else if let Some(graded) = relevant.as_object() {
+        for (doc, grade) in graded.iter() {
+            let grade = grade
+                .as_i64()
+                .ok_or_else(|| anyhow!("the grade of '{doc}' must be an integer"))?;
+            builder.judge(query, doc, grade, reviewer, line)?;
+        }
+    } else {
+        bail!("relevant must be an array of doc ids or an object of doc id to grade");
+    }
     let attributes = Attributes {
         task: optional_text("task")?,
         language: optional_text("language")?,

@@ -17,6 +17,7 @@ mod ids;
 mod index;
 mod jsonl;
 mod parquet;
+mod reviewers;
 mod text;
 
 use std::io::BufRead;
@@ -28,7 +29,7 @@ use hashbrown::HashTable;
 use compiled::is_compiled;
 pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 
-use crate::base::options::{JoinBy, LabelsFormat};
+use crate::base::options::{JoinBy, LabelsFormat, ReviewerPolicy};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
 use crate::io::tables::ArrowTable;
@@ -51,6 +52,7 @@ impl LabelIndex {
         format: LabelsFormat,
         min_rel: i64,
         join: JoinBy,
+        reviewers: Option<&ReviewerPolicy>,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
         let name = path.display();
@@ -65,7 +67,8 @@ impl LabelIndex {
             other => other,
         };
         if format == LabelsFormat::Compiled {
-            return compiled::read(path, min_rel, join, pool).with_context(|| name.to_string());
+            return compiled::read(path, min_rel, join, reviewers, pool)
+                .with_context(|| name.to_string());
         }
         // Reserved from the file size: untouched capacity costs no memory,
         // while growing a large vector copies it.
@@ -106,7 +109,7 @@ impl LabelIndex {
             format: format_name(format),
             compiled: None,
         };
-        read.and_then(|()| pool.install(|| builder.build(min_rel, source)))
+        read.and_then(|()| pool.install(|| builder.build(min_rel, reviewers, source)))
             .map_err(|(line, err)| match line {
                 Some(line) => anyhow!("{name}:{line}: {err:#}"),
                 None => anyhow!("{name}: {err:#}"),
@@ -124,6 +127,7 @@ impl LabelIndex {
         table: &ArrowTable,
         min_rel: i64,
         join: JoinBy,
+        reviewers: Option<&ReviewerPolicy>,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
         let name = table.name();
@@ -141,7 +145,7 @@ impl LabelIndex {
             format: "arrow",
             compiled: None,
         };
-        read.and_then(|()| pool.install(|| builder.build(min_rel, source)))
+        read.and_then(|()| pool.install(|| builder.build(min_rel, reviewers, source)))
             .map_err(|(line, err)| match line {
                 Some(row) => anyhow!("{name}: row {row}: {err:#}"),
                 None => anyhow!("{name}: {err:#}"),
@@ -178,7 +182,9 @@ impl LabelIndex {
                 .set_attributes(query, &attributes, line)
                 .map_err(at_line)?;
             for (doc, grade) in docs {
-                builder.judge(query, doc, grade, line).map_err(at_line)?;
+                builder
+                    .judge(query, doc, grade, reviewers::NOT_NAMED, line)
+                    .map_err(at_line)?;
             }
         }
         let source = LabelsSource {
@@ -189,7 +195,7 @@ impl LabelIndex {
             compiled: None,
         };
         builder
-            .build(min_rel, source)
+            .build(min_rel, None, source)
             .map_err(|(line, err)| anyhow!("{}: {err:#}", line.unwrap_or(0)))
     }
 }
@@ -234,6 +240,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn load_text(text: &str, format: LabelsFormat) -> Result<LabelIndex> {
+        load_reviewed(text, format, None)
+    }
+
+    fn load_reviewed(
+        text: &str,
+        format: LabelsFormat,
+        reviewers: Option<&ReviewerPolicy>,
+    ) -> Result<LabelIndex> {
         let dir = std::env::temp_dir().join(format!(
             "rgrade-labels-{}-{}",
             std::process::id(),
@@ -244,7 +258,7 @@ mod tests {
         std::fs::write(&path, text)?;
         // Two workers: blocks are parsed out of order and joined in order.
         let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(2))?;
-        let index = LabelIndex::load(&path, format, 1, JoinBy::Id, &pool);
+        let index = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewers, &pool);
         std::fs::remove_dir_all(&dir)?;
         index
     }
@@ -351,6 +365,9 @@ mod tests {
             ("query_id,task\nq,a\n", ":1: the CSV header needs query_id (or q_id) and doc_id"),
             ("query_id,doc_id,doc_id\nq,a,b\n", ":1: the CSV header: column 'doc_id' is named twice"),
             ("query_id,doc_id,task\nq,a,x\nq,b,y\n", ":3: query_id 'q' has task 'y' here but 'x' on line 2"),
+            ("{\"query_id\": \"a\", \"reviewer\": \"x\", \"relevant\": []}\n{\"query_id\": \"a\", \"reviewer\": \"x\", \"relevant\": []}\n", ":2: query_id 'a' is labeled twice by reviewer 'x' (first on line 1)"),
+            ("{\"query_id\": \"a\", \"reviewer\": \"x\", \"relevant\": [], \"task\": \"t\"}\n{\"query_id\": \"a\", \"reviewer\": \"y\", \"relevant\": []}\n", ":2: query_id 'a' has task '(none)' here but 't' on line 1"),
+            ("query_id,doc_id,reviewer\nq,a,x\nq,a,x\n", ":3: doc_id 'a' is judged twice for query_id 'q' by reviewer 'x' (first on line 2)"),
         ];
         for (text, want) in cases {
             let err = format!("{:#}", load_text(text, LabelsFormat::Auto).unwrap_err());
@@ -481,6 +498,130 @@ mod tests {
             2 * n + 6
         );
         assert!(format!("{err:#}").contains(&want), "{err:#}");
+    }
+
+    /// One reviewer's label of one query: (query, reviewer, [(doc, grade)]).
+    type ReviewedLabel = (String, String, Vec<(String, i64)>);
+
+    /// A key of 60 queries judged by four reviewers, each labeling a
+    /// random share of the queries and grading a random share of each
+    /// query's documents.
+    fn reviewed_key() -> Vec<ReviewedLabel> {
+        let mut state = 11u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let mut key = Vec::new();
+        for q in 0..60 {
+            for reviewer in ["ann", "bo", "cy", "di"] {
+                if next(3) == 0 {
+                    continue;
+                }
+                let mut docs = Vec::new();
+                for d in 0..6 {
+                    if next(2) == 0 {
+                        docs.push((format!("d{d}"), next(4) as i64));
+                    }
+                }
+                key.push((format!("q{q}"), reviewer.to_string(), docs));
+            }
+        }
+        key
+    }
+
+    /// The grade a pair counts under `policy`, the naive way: every
+    /// grade's votes counted in a map.
+    fn naive_grade(policy: &ReviewerPolicy, votes: &[(&str, i64)]) -> Option<i64> {
+        let grades = votes.iter().map(|v| v.1);
+        match policy {
+            ReviewerPolicy::Any => grades.max(),
+            ReviewerPolicy::All => grades.min(),
+            ReviewerPolicy::Majority => {
+                let mut counts = std::collections::BTreeMap::new();
+                for grade in grades {
+                    *counts.entry(grade).or_insert(0) += 1;
+                }
+                let most = *counts.values().max()?;
+                counts.into_iter().find(|&(_, c)| c == most).map(|(g, _)| g)
+            }
+            ReviewerPolicy::Only(name) => votes.iter().find(|v| v.0 == name).map(|v| v.1),
+        }
+    }
+
+    #[test]
+    fn several_reviewers_combine_as_a_naive_count_says_in_every_format() {
+        let key = reviewed_key();
+        let jsonl: String = (key.iter())
+            .map(|(q, r, docs)| {
+                let graded: Vec<String> =
+                    docs.iter().map(|(d, g)| format!("\"{d}\": {g}")).collect();
+                format!(
+                    "{{\"query_id\": \"{q}\", \"reviewer\": \"{r}\", \"relevant\": {{{}}}}}\n",
+                    graded.join(", ")
+                )
+            })
+            .collect();
+        let mut csv = "query_id,doc_id,grade,reviewer\n".to_string();
+        for (q, r, docs) in &key {
+            if docs.is_empty() {
+                csv.push_str(&format!("{q},,,{r}\n"));
+            }
+            for (d, g) in docs {
+                csv.push_str(&format!("{q},{d},{g},{r}\n"));
+            }
+        }
+        let mut votes: std::collections::BTreeMap<(&str, &str), Vec<(&str, i64)>> =
+            std::collections::BTreeMap::new();
+        for (q, r, docs) in &key {
+            for (d, g) in docs {
+                votes.entry((q, d)).or_default().push((r, *g));
+            }
+        }
+        let policies = ["majority", "any", "all", "bo"].map(|p| p.parse().unwrap());
+        for policy in &policies {
+            for (text, format) in [(&jsonl, LabelsFormat::Jsonl), (&csv, LabelsFormat::Csv)] {
+                let index = load_reviewed(text, format, Some(policy)).unwrap();
+                let mut want_queries: Vec<&str> = (key.iter())
+                    .filter(|(_, r, _)| !matches!(policy, ReviewerPolicy::Only(n) if n != r))
+                    .map(|(q, _, _)| q.as_str())
+                    .collect();
+                want_queries.sort_unstable();
+                want_queries.dedup();
+                let queries: Vec<&str> = (0..index.queries().len() as QueryIdx)
+                    .map(|q| index.query_id(q))
+                    .collect();
+                assert_eq!(queries, want_queries, "{policy} {format:?}");
+                for ((q, d), given) in &votes {
+                    let grade = naive_grade(policy, given);
+                    let found = (index.find_query(q.as_bytes()))
+                        .and_then(|q| index.find_doc(q, d.as_bytes(), id_hash(d.as_bytes())));
+                    assert_eq!(found.map(|f| index.grade(f)), grade, "{policy} {q} {d}");
+                }
+                let summary = index.reviewers().unwrap().summary(1);
+                let several: Vec<&Vec<(&str, i64)>> =
+                    votes.values().filter(|v| v.len() > 1).collect();
+                assert_eq!(summary.pairs_judged_by_several, several.len() as u64);
+                let disputed = several.iter().filter(|v| v.iter().any(|x| x.1 != v[0].1));
+                assert_eq!(summary.pairs_disputed, disputed.count() as u64);
+                for reviewer in &summary.reviewers {
+                    let theirs = key.iter().filter(|(_, r, _)| *r == reviewer.name);
+                    let pairs: usize = theirs.clone().map(|(_, _, docs)| docs.len()).sum();
+                    assert_eq!(
+                        (reviewer.queries, reviewer.pairs),
+                        (theirs.count() as u64, pairs as u64)
+                    );
+                }
+                assert_eq!(summary.reviewers.len(), 4);
+            }
+        }
+        let err = load_reviewed(&jsonl, LabelsFormat::Jsonl, None).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("say whose grade counts with --reviewers"),
+            "{err:#}"
+        );
     }
 
     proptest! {

@@ -14,6 +14,7 @@ use parquet::arrow::ProjectionMask;
 
 use super::build::{Attributes, Builder, LineError};
 use super::columns::{Column, Columns};
+use super::reviewers::NOT_NAMED;
 use crate::io::guarded;
 use crate::io::parquet::{footer, top_column, Cells, Want};
 use crate::io::tables::ArrowTable;
@@ -28,7 +29,8 @@ fn want(kind: Column) -> Want {
         | Column::Language
         | Column::Query
         | Column::Split
-        | Column::CollectionVersion => Want::Text,
+        | Column::CollectionVersion
+        | Column::Reviewer => Want::Text,
     }
 }
 
@@ -158,6 +160,14 @@ impl<'a> LabelColumns<'a> {
         if let Some(query_text) = text(Column::Query) {
             builder.set_query_text(q, query_text)?;
         }
+        let reviewer = match self.get(Column::Reviewer) {
+            Some(_) => {
+                let reviewer = builder.reviewer(text(Column::Reviewer));
+                builder.reviewed_by(q, reviewer);
+                reviewer
+            }
+            None => NOT_NAMED,
+        };
         // A row without a doc id declares the query only: a no-answer query.
         let Some(doc) = id(Column::DocId) else {
             return Ok(());
@@ -173,7 +183,7 @@ impl<'a> LabelColumns<'a> {
                 i64::try_from(grade).map_err(|_| anyhow!("{name} {grade} is out of range"))?
             }
         };
-        builder.judge(q, &doc, grade, line)?;
+        builder.judge(q, &doc, grade, reviewer, line)?;
         Ok(())
     }
 }

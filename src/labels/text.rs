@@ -8,6 +8,7 @@ use anyhow::anyhow;
 use super::blocks::too_long;
 use super::build::{Attributes, Builder, LineError};
 use super::columns::{Column, Columns};
+use super::reviewers::NOT_NAMED;
 use crate::io::blocks::{lines, Block, MAX_LINE};
 use crate::io::json::JsonParser;
 
@@ -42,7 +43,7 @@ pub(super) fn parse_qrels_block(
             .parse()
             .map_err(|_| fail(anyhow!("grade '{grade}' is not an integer")))?;
         let q = part.declare(query, line).map_err(fail)?;
-        part.judge(q, doc, grade, line).map_err(fail)?;
+        part.judge(q, doc, grade, NOT_NAMED, line).map_err(fail)?;
     }
     Ok(())
 }
@@ -78,6 +79,7 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
     ]
     .map(|kind| columns.get(kind));
     let query_text_col = columns.get(Column::Query);
+    let reviewer_col = columns.get(Column::Reviewer);
     if builder.keep_query_texts && query_text_col.is_none() {
         return Err((
             Some(1),
@@ -115,6 +117,14 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         if let Some(text) = field(query_text_col) {
             builder.set_query_text(q, text).map_err(fail)?;
         }
+        let reviewer = match reviewer_col {
+            Some(_) => {
+                let reviewer = builder.reviewer(field(reviewer_col));
+                builder.reviewed_by(q, reviewer);
+                reviewer
+            }
+            None => NOT_NAMED,
+        };
         // A row without a doc id declares the query only: a no-answer query.
         if let Some(doc) = field(Some(doc_col)) {
             // Without a grade column every row is relevant; with one, a
@@ -129,7 +139,7 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
                     .parse()
                     .map_err(|_| fail(anyhow!("{column} '{g}' is not an integer grade")))?,
             };
-            builder.judge(q, doc, grade, line).map_err(fail)?;
+            builder.judge(q, doc, grade, reviewer, line).map_err(fail)?;
         }
     }
     Ok(())

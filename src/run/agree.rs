@@ -11,7 +11,9 @@ use anyhow::Result;
 use crate::agree::{agreement, runs_under_both, Agreement, RunsUnderBoth};
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
-use crate::base::options::{JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy};
+use crate::base::options::{
+    JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy,
+};
 use crate::base::schema::{
     AgreementLogs, AgreementSummary, AGREE_FILES, COMPARISON_SUMMARY_FILE, REPORT_FILE,
     SUMMARY_FILE,
@@ -34,6 +36,10 @@ pub struct Plan {
     pub labels_format: LabelsFormat,
     /// The lowest grade that counts as relevant, in both keys.
     pub min_rel: i64,
+    /// Whose grade counts, in each key, for a (query, document) pair
+    /// several of its reviewers judged: two reviewers of one key are
+    /// compared by naming the key twice, with one reviewer for each side.
+    pub reviewers: [Option<ReviewerPolicy>; 2],
     /// The directory to write the outputs into, if any.
     pub out: Option<PathBuf>,
     /// Worker threads for reading the keys; all cores when `None`.
@@ -78,6 +84,7 @@ impl Plan {
             key_b,
             labels_format: LabelsFormat::Auto,
             min_rel: 1,
+            reviewers: [None, None],
             out: None,
             threads: None,
             logs: None,
@@ -109,11 +116,16 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     refuse_stdin(plan).of_kind(ErrorKind::Usage)?;
     // Claimed before anything is read, as `grade -o` claims its directory.
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
-    let load = |path: &Path| {
-        LabelIndex::load(path, plan.labels_format, plan.min_rel, JoinBy::Id, &pool)
+    let load = |path: &Path, reviewers: &Option<ReviewerPolicy>| {
+        let (format, min_rel, reviewers) = (plan.labels_format, plan.min_rel, reviewers.as_ref());
+        LabelIndex::load(path, format, min_rel, JoinBy::Id, reviewers, &pool)
             .of_kind(ErrorKind::Labels)
     };
-    let (a, b) = (load(&plan.key_a)?, load(&plan.key_b)?);
+    let [reviewers_a, reviewers_b] = &plan.reviewers;
+    let (a, b) = (
+        load(&plan.key_a, reviewers_a)?,
+        load(&plan.key_b, reviewers_b)?,
+    );
     let agreement = agreement(&a, &b);
     no_query_in_common(plan, &agreement).of_kind(ErrorKind::Labels)?;
     let mut summary = summarize(&a, &b, plan.min_rel, &agreement);
@@ -123,11 +135,11 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
         Some(logs) => {
             // What both gradings say of the same logs is said once.
             let mut said = Vec::new();
-            let graded_a = grade_under(plan, &plan.key_a, logs, &mut |warning| {
+            let graded_a = grade_under(plan, &plan.key_a, reviewers_a, logs, &mut |warning| {
                 said.push(warning.clone());
                 warn(warning);
             })?;
-            let graded_b = grade_under(plan, &plan.key_b, logs, &mut |warning| {
+            let graded_b = grade_under(plan, &plan.key_b, reviewers_b, logs, &mut |warning| {
                 if !said.contains(&warning) {
                     warn(warning);
                 }
@@ -177,12 +189,14 @@ fn refuse_stdin(plan: &Plan) -> Result<()> {
 fn grade_under(
     plan: &Plan,
     key: &Path,
+    reviewers: &Option<ReviewerPolicy>,
     logs: &LogsPlan,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Graded, Error> {
     let grading = GradePlan {
         labels_format: plan.labels_format,
         min_rel: plan.min_rel,
+        reviewers: reviewers.clone(),
         logs_format: logs.logs_format,
         ks: logs.ks.clone(),
         missing: logs.missing,

@@ -87,12 +87,19 @@ impl Setup {
         // that do not load included).
         let out_dir = claim(plan.out.as_deref()).of_kind(ErrorKind::Output)?;
         let labels = match &plan.tables.labels {
-            Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join, &pool),
+            Some(table) => LabelIndex::load_table(
+                table,
+                plan.min_rel,
+                plan.join,
+                plan.reviewers.as_ref(),
+                &pool,
+            ),
             None => LabelIndex::load(
                 &plan.labels,
                 plan.labels_format,
                 plan.min_rel,
                 plan.join,
+                plan.reviewers.as_ref(),
                 &pool,
             ),
         }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::base::failure::{ErrorKind, OfKind};
-use crate::base::options::{JoinBy, LabelsFormat};
+use crate::base::options::{JoinBy, LabelsFormat, ReviewerPolicy};
 use crate::io::workers;
 use crate::labels::LabelIndex;
 use crate::output::staged::{commit, finish, stage};
@@ -25,6 +25,9 @@ pub struct Plan {
     /// Whether the key keeps each query's question text, for gradings
     /// joined by text.
     pub join: JoinBy,
+    /// Whose grade counts for a (query, document) pair several reviewers
+    /// judged: the key holds the combined grades.
+    pub reviewers: Option<ReviewerPolicy>,
     /// The key file to write.
     pub out: PathBuf,
     /// Worker threads for parsing the labels; all cores when `None`.
@@ -50,8 +53,15 @@ pub struct Compiled {
 pub fn run(plan: &Plan) -> Result<Compiled> {
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     // Any --min-rel: a key counts the relevant documents when it is read.
-    let labels = LabelIndex::load(&plan.labels, plan.labels_format, 1, plan.join, &pool)
-        .of_kind(ErrorKind::Labels)?;
+    let labels = LabelIndex::load(
+        &plan.labels,
+        plan.labels_format,
+        1,
+        plan.join,
+        plan.reviewers.as_ref(),
+        &pool,
+    )
+    .of_kind(ErrorKind::Labels)?;
     write(&labels, &plan.out).of_kind(ErrorKind::Output)?;
     let bytes = std::fs::metadata(&plan.out).map_or(0, |m| m.len());
     Ok(Compiled {

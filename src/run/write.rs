@@ -164,6 +164,7 @@ pub fn labels_summary(labels: &LabelIndex) -> LabelsSummary {
             bytes: key.bytes,
             hash: key.hash.clone(),
         }),
+        reviewers: (labels.reviewers()).map(|r| r.summary(labels.min_rel())),
     }
 }
 

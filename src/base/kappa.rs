@@ -1,6 +1,7 @@
-//! Cohen's kappa from a confusion matrix: how far two raters agree beyond
-//! what their own grade frequencies would give by chance. Pure arithmetic,
-//! tested against hand-computed cases and a naive pair-by-pair reference.
+//! How far raters agree beyond what chance would give: Cohen's kappa for
+//! two raters (`rgrade agree`), Fleiss' kappa for several (reviewers in one
+//! key). Pure arithmetic, tested against hand-computed cases and naive
+//! item-by-item references.
 
 /// How much a disagreement between two categories weighs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +39,36 @@ pub fn cohen_kappa(confusion: &[Vec<u64>], weights: Weights) -> Option<f64> {
         }
     }
     (n > 0 && expected > 0.0).then(|| 1.0 - observed / expected)
+}
+
+/// Fleiss' kappa over items each rated by at least two raters: `items`
+/// holds, for each distinct way of rating, how many raters put the item
+/// in each category (the same categories, in the same order, for every
+/// item) and how many items were rated so. An item's observed agreement
+/// is the share of its pairs of raters that agree; chance agreement comes
+/// from the categories' shares over all ratings. Items may have different
+/// numbers of raters; with the same number for all, this is Fleiss (1971)
+/// as statsmodels' `fleiss_kappa` computes it. `None` when undefined: no
+/// item, or every rating in one category.
+pub fn fleiss_kappa(items: &[(Vec<u64>, u64)]) -> Option<f64> {
+    let categories = items.first().map_or(0, |(counts, _)| counts.len());
+    let mut totals = vec![0.0; categories];
+    let (mut agreement, mut n_items, mut ratings) = (0.0, 0.0, 0.0);
+    for (counts, times) in items {
+        let raters: u64 = counts.iter().sum();
+        debug_assert!(raters >= 2 && counts.len() == categories);
+        let agreeing: u64 = counts.iter().map(|&c| c * c.saturating_sub(1)).sum();
+        let times = *times as f64;
+        agreement += times * agreeing as f64 / (raters * (raters - 1)) as f64;
+        n_items += times;
+        ratings += times * raters as f64;
+        for (total, &count) in totals.iter_mut().zip(counts) {
+            *total += times * count as f64;
+        }
+    }
+    let observed = agreement / n_items;
+    let chance: f64 = totals.iter().map(|t| (t / ratings).powi(2)).sum();
+    (n_items > 0.0 && chance < 1.0).then(|| (observed - chance) / (1.0 - chance))
 }
 
 #[cfg(test)]
@@ -124,5 +155,78 @@ mod tests {
         // Perfect agreement with variety is 1.
         let perfect = cohen_kappa(&[vec![3, 0], vec![0, 7]], Weights::Unweighted);
         assert_eq!(perfect, Some(1.0));
+    }
+
+    /// Fleiss' kappa item by item, each item a list of category indices.
+    fn naive_fleiss(items: &[Vec<usize>], categories: usize) -> f64 {
+        let mut shares = vec![0.0; categories];
+        let mut observed = 0.0;
+        let ratings: usize = items.iter().map(Vec::len).sum();
+        for item in items {
+            let n = item.len() as f64;
+            let mut agreeing_pairs = 0.0;
+            for (a, x) in item.iter().enumerate() {
+                shares[*x] += 1.0 / ratings as f64;
+                for y in &item[a + 1..] {
+                    agreeing_pairs += f64::from(u8::from(x == y));
+                }
+            }
+            observed += agreeing_pairs / (n * (n - 1.0) / 2.0) / items.len() as f64;
+        }
+        let chance: f64 = shares.iter().map(|p| p * p).sum();
+        (observed - chance) / (1.0 - chance)
+    }
+
+    fn tallied(items: &[Vec<usize>], categories: usize) -> Vec<(Vec<u64>, u64)> {
+        let mut tally: Vec<(Vec<u64>, u64)> = Vec::new();
+        for item in items {
+            let mut counts = vec![0; categories];
+            for &c in item {
+                counts[c] += 1;
+            }
+            match tally.iter_mut().find(|(seen, _)| *seen == counts) {
+                Some((_, times)) => *times += 1,
+                None => tally.push((counts, 1)),
+            }
+        }
+        tally
+    }
+
+    #[test]
+    fn fleiss_kappa_matches_the_textbook_example() {
+        // Fleiss (1971) style: 4 items, 3 raters, 2 categories.
+        // Item agreements: 1, 1/3, 1/3, 1 -> P = 2/3. Shares: 7/12 and
+        // 5/12 -> chance = 74/144. kappa = (2/3 - 74/144) / (70/144) = 11/35.
+        let items = [vec![0, 0, 0], vec![0, 0, 1], vec![0, 1, 0], vec![1, 1, 1]];
+        let kappa = fleiss_kappa(&tallied(&items, 2)).unwrap();
+        assert!((kappa - 11.0 / 35.0).abs() < 1e-12, "{kappa}");
+    }
+
+    #[test]
+    fn fleiss_kappa_agrees_with_the_naive_form_for_any_number_of_raters() {
+        let items = [
+            vec![0, 0],
+            vec![1, 2, 2],
+            vec![3, 3, 3, 1],
+            vec![2, 2],
+            vec![0, 1],
+            vec![1, 1, 1],
+            vec![2, 3, 2],
+            vec![0, 0],
+        ];
+        let kappa = fleiss_kappa(&tallied(&items, 4)).unwrap();
+        assert!((kappa - naive_fleiss(&items, 4)).abs() < 1e-12, "{kappa}");
+        // Two raters on every item: the textbook Fleiss form, which is
+        // Scott's pi, not Cohen's kappa (chance from the pooled shares).
+        let two = [vec![0, 0], vec![0, 1], vec![1, 1], vec![1, 1], vec![1, 0]];
+        let kappa = fleiss_kappa(&tallied(&two, 2)).unwrap();
+        assert!((kappa - naive_fleiss(&two, 2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fleiss_kappa_is_undefined_without_items_or_variety() {
+        assert_eq!(fleiss_kappa(&[]), None);
+        assert_eq!(fleiss_kappa(&[(vec![3, 0], 5)]), None);
+        assert_eq!(fleiss_kappa(&[(vec![3, 0], 5), (vec![0, 2], 1)]), Some(1.0));
     }
 }
