@@ -128,7 +128,7 @@ fn numbers_beyond_64_bits_reject_only_the_fields_rgrade_reads() {
     wd.write(
         "labels.jsonl",
         text(&[
-            r#"{"query_id": "q1", "relevant": ["a"], "reviewer": 340282366920938463463374607431768211455}"#,
+            r#"{"query_id": "q1", "relevant": ["a"], "batch": 340282366920938463463374607431768211455}"#,
             r#"{"query_id": "q2", "relevant": ["b"], "weight": 1e400}"#,
         ]),
     );

@@ -24,6 +24,7 @@ mod test_questions;
 mod test_rejects;
 mod test_repeats;
 mod test_report;
+mod test_reviewers;
 mod test_samples;
 mod test_source_map;
 mod test_stage_loss;

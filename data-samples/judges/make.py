@@ -9,6 +9,10 @@ LLM judge has them.
   documents, most graded as the reviewers did, some a grade apart, and the
   first two unlabeled documents the final stage ranked for each query,
   which the judge mostly calls not relevant.
+- reviewers.jsonl: the same 80 queries as three reviewers graded them,
+  one line per (query, reviewer): each judged every document of
+  human.jsonl, most as it says, some a grade apart (one of them stricter
+  than the others).
 - logs.jsonl: four retrievers' top 10 for every query, made from the
   realistic sample's retrieve rankings: each run lifts or sinks the
   labeled documents among the first 14 by its own amount, so the runs
@@ -26,6 +30,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REALISTIC = HERE.parent / "realistic"
 REVIEWED_QUERIES = 80
+# Each reviewer's chances of grading a document as human.jsonl does, a
+# grade higher, or a grade lower.
+REVIEWERS = {"ana": [80, 10, 10], "ben": [65, 5, 30], "chen": [75, 15, 10]}
 # Each run's chance of moving a labeled document up (positive) or down
 # (negative) the ranking, by a few places.
 RUNS = {"bm25": 0.0, "dense": -0.4, "hybrid": 0.4, "hybrid-rerank": 0.8}
@@ -94,6 +101,30 @@ def main():
             for doc in unlabeled:
                 judge.write(f"{query} 0 {doc} {rng.choices([0, 1], weights=[80, 20])[0]}\n")
     write_logs(rng, labels, rankings_of("retrieve"))
+    write_reviewers(labels, reviewed)
+
+
+def write_reviewers(labels, reviewed):
+    """Three reviewers' grades of the reviewed queries, from a stream of
+    their own, so that the other files stay as they were."""
+    rng = random.Random(332)
+    with open(HERE / "reviewers.jsonl", "w", encoding="utf-8") as out:
+        for label in labels:
+            if label["query_id"] not in reviewed:
+                continue
+            for reviewer, weights in REVIEWERS.items():
+                grades = {}
+                for doc, grade in reviewed_grades(label).items():
+                    step = rng.choices([0, 1, -1], weights=weights)[0]
+                    grades[doc] = min(3, max(0, grade + step))
+                record = {
+                    "query_id": label["query_id"],
+                    "reviewer": reviewer,
+                    "relevant": grades,
+                    "task": label.get("task"),
+                    "language": label.get("language"),
+                }
+                out.write(json.dumps(record, separators=(",", ":")) + "\n")
 
 
 def write_logs(rng, labels, rankings):

@@ -466,6 +466,9 @@ def agree(
     *,
     labels_format: LabelsFormat = "auto",
     min_rel: int = 1,
+    reviewers: Optional[str] = None,
+    reviewers_a: Optional[str] = None,
+    reviewers_b: Optional[str] = None,
     logs: Union[PathLike, Sequence[PathLike], None] = None,
     k: Cutoffs = (10,),
     logs_format: LogsFormat = "auto",
@@ -476,7 +479,10 @@ def agree(
     """Compare two answer keys on the (query, document) pairs both judge,
     as ``rgrade agree`` does: Cohen's kappa on relevance (a grade counts
     from ``min_rel`` up, in both keys), linear-weighted kappa on grades,
-    the confusion matrix, and the pairs graded differently. With ``logs``
+    the confusion matrix, and the pairs graded differently. ``reviewers``
+    says whose grade counts where several reviewers of a key judged one
+    pair, in both keys (``reviewers_a`` and ``reviewers_b`` in one: name
+    one key twice to compare two of its reviewers). With ``logs``
     (files or directories), they are graded at ``k`` under each key, and
     each run's means and Kendall's tau between the keys' orderings of the
     runs come too."""
@@ -488,6 +494,9 @@ def agree(
         files.name,
         labels_format=labels_format,
         min_rel=min_rel,
+        reviewers=reviewers,
+        reviewers_a=reviewers_a,
+        reviewers_b=reviewers_b,
         logs=[os.fspath(p) for p in paths],
         k=[str(cutoff) for cutoff in ([k] if isinstance(k, (int, str)) else k)],
         logs_format=logs_format,
@@ -649,6 +658,7 @@ def grade(
     run_name: RunName = ...,
     join: JoinBy = ...,
     min_rel: int = ...,
+    reviewers: Optional[str] = ...,
     stages: Sequence[str] = ...,
     stage_order: Sequence[str] = ...,
     span_stages: Optional[Mapping[str, str]] = ...,
@@ -686,6 +696,7 @@ def grade(
     run_name: RunName = ...,
     join: JoinBy = ...,
     min_rel: int = ...,
+    reviewers: Optional[str] = ...,
     stages: Sequence[str] = ...,
     stage_order: Sequence[str] = ...,
     span_stages: Optional[Mapping[str, str]] = ...,
@@ -722,6 +733,7 @@ def grade(
     run_name: RunName = "tag",
     join: JoinBy = "id",
     min_rel: int = 1,
+    reviewers: Optional[str] = None,
     stages: Sequence[str] = (),
     stage_order: Sequence[str] = (),
     span_stages: Optional[Mapping[str, str]] = None,
@@ -781,6 +793,7 @@ def grade(
         "run_name": run_name,
         "join": join,
         "min_rel": min_rel,
+        "reviewers": reviewers,
         "stages": list(stages),
         "stage_order": list(stage_order),
         "span_stages": list((span_stages or {}).items()),

@@ -91,6 +91,7 @@ fn takes_value(flag: &str, value: &str) -> bool {
         "run-name" => named::<rgrade::RunName>(value),
         "logs-format" => named::<rgrade::LogsFormat>(value),
         "labels-format" => named::<rgrade::LabelsFormat>(value),
+        "reviewers" => value.parse::<rgrade::ReviewerPolicy>().is_ok(),
         _ => false,
     }
 }
@@ -159,6 +160,13 @@ fn choice<T: Choice>(name: &str, value: &str) -> PyResult<T> {
     T::from_name(value).map_err(|unknown| UsageError::new_err(format!("{name}={unknown}")))
 }
 
+/// The reviewers policy `value` names (`majority`, `any`, `all` or a
+/// reviewer), if any.
+fn reviewer_policy(name: &str, value: Option<&str>) -> PyResult<Option<rgrade::ReviewerPolicy>> {
+    (value.map(str::parse).transpose())
+        .map_err(|err: String| UsageError::new_err(format!("{name}: {err}")))
+}
+
 /// The table `object` exports through `__arrow_c_stream__`, named `name`;
 /// a table that cannot be read raises `E`.
 fn arrow_table<E: PyTypeInfo>(
@@ -189,6 +197,7 @@ struct GradeOptions {
     run_name: String,
     join: String,
     min_rel: i64,
+    reviewers: Option<String>,
     stages: Vec<String>,
     stage_order: Vec<String>,
     span_stages: Vec<(String, String)>,
@@ -312,6 +321,7 @@ fn grade(
     let plan = rgrade::GradePlan {
         labels_format: choice("labels_format", &options.labels_format)?,
         min_rel: options.min_rel,
+        reviewers: reviewer_policy("reviewers", options.reviewers.as_deref())?,
         logs_format: choice("logs_format", &options.logs_format)?,
         fields: options.field_names(),
         join: choice("join", &options.join)?,
@@ -459,7 +469,8 @@ fn compare(
 /// `repeats` as `grade` takes them).
 #[pyfunction]
 #[pyo3(signature = (
-    key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, logs=vec![],
+    key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, reviewers=None,
+    reviewers_a=None, reviewers_b=None, logs=vec![],
     k=vec!["10".to_string()], logs_format="auto".to_string(), missing="fail".to_string(),
     repeats="error".to_string(), threads=None,
 ))]
@@ -471,6 +482,9 @@ fn agree(
     out: PathBuf,
     labels_format: String,
     min_rel: i64,
+    reviewers: Option<String>,
+    reviewers_a: Option<String>,
+    reviewers_b: Option<String>,
     logs: Vec<PathBuf>,
     k: Vec<String>,
     logs_format: String,
@@ -495,9 +509,23 @@ fn agree(
         repeats: choice("repeats", &repeats)?,
     };
     let logs = (!graded.logs.is_empty()).then_some(graded);
+    let both = reviewer_policy("reviewers", reviewers.as_deref())?;
+    let one = [("reviewers_a", reviewers_a), ("reviewers_b", reviewers_b)];
+    let mut each = [None, None];
+    for (side, (name, policy)) in each.iter_mut().zip(one) {
+        *side = match (reviewer_policy(name, policy.as_deref())?, &both) {
+            (Some(_), Some(_)) => {
+                return Err(UsageError::new_err(format!(
+                    "{name}: give reviewers (both keys) or reviewers_a and reviewers_b, not both"
+                )))
+            }
+            (policy, both) => policy.or_else(|| both.clone()),
+        };
+    }
     let plan = rgrade::AgreePlan {
         labels_format: choice("labels_format", &labels_format)?,
         min_rel,
+        reviewers: each,
         out: Some(out),
         threads: threads.and_then(NonZeroUsize::new),
         logs,
@@ -530,6 +558,7 @@ fn grade_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     defaults.set_item("run_name", plan.run_name.name())?;
     defaults.set_item("join", plan.join.name())?;
     defaults.set_item("min_rel", plan.min_rel)?;
+    defaults.set_item("reviewers", plan.reviewers.map(|p| p.to_string()))?;
     defaults.set_item("review_queue", plan.review_queue)?;
     Ok(defaults)
 }
@@ -557,6 +586,9 @@ fn agree_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let defaults = pyo3::types::PyDict::new(py);
     defaults.set_item("labels_format", plan.labels_format.name())?;
     defaults.set_item("min_rel", plan.min_rel)?;
+    let [a, b] = plan.reviewers.map(|p| p.map(|p| p.to_string()));
+    defaults.set_item("reviewers_a", a)?;
+    defaults.set_item("reviewers_b", b)?;
     let k: Vec<String> = logs.ks.iter().map(ToString::to_string).collect();
     defaults.set_item("k", k)?;
     defaults.set_item("logs_format", logs.logs_format.name())?;

@@ -10,10 +10,13 @@ use rayon::prelude::*;
 use super::ids::{IdRef, IdText};
 use super::index::{
     id_hash, join_form, IndexParts, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryTexts,
+    Reviewers,
 };
-use super::reviewers::{self, NOT_NAMED};
-use crate::base::options::ReviewerPolicy;
 use crate::base::slices::NO_SLICE;
+
+/// The reviewer of a label that names none: in a key whose other labels
+/// name theirs, one more reviewer, called `(none)`.
+pub(super) const NOT_NAMED: u32 = u32::MAX;
 
 /// A labels error and the 1-based line it is about, if any.
 pub(super) type LineError = (Option<usize>, anyhow::Error);
@@ -251,9 +254,7 @@ impl Builder {
     /// Record that `reviewer` labeled `query` (a row of tabular labels,
     /// with or without a document).
     pub(super) fn reviewed_by(&mut self, query: usize, reviewer: u32) {
-        if reviewer != NOT_NAMED {
-            self.reviewed.push((query as u32, reviewer));
-        }
+        self.reviewed.push((query as u32, reviewer));
     }
 
     /// Record a query's attributes; a later line must agree.
@@ -355,36 +356,25 @@ impl Builder {
 
     /// Index the labels: queries in byte order of their ids, each query's
     /// judged documents sorted by hash, those with a positive grade first.
-    /// When labels name reviewers, each (query, doc) pair's grades are
-    /// combined by `policy` first ([`reviewers::combine`]).
+    /// Labels that name reviewers have had their grades combined already
+    /// (`super::reviewers::combine`), which found `reviewers`.
     ///
     /// # Errors
     /// A query on two JSONL lines, or a (query, doc) pair judged twice, at
-    /// the line of its second appearance (by one reviewer, or by several
-    /// without a policy); a policy for labels that name no reviewer.
+    /// the line of its second appearance.
     pub(super) fn build(
         mut self,
         min_rel: i64,
-        policy: Option<&ReviewerPolicy>,
+        reviewers: Option<Reviewers>,
         source: LabelsSource,
     ) -> Result<LabelIndex, LineError> {
         let none = self.intern(None);
-        let id_of = |q: &u32| self.text.get(self.queries[*q as usize].id);
-        let mut order = sorted_by_id(self.queries.len() as u32, id_of);
-        let reviewers = if self.has_reviewers {
-            let combined = reviewers::combine(&mut self, order, policy)?;
-            order = combined.0;
-            Some(combined.1)
-        } else if let Some(policy) = policy {
-            let message = anyhow!("--reviewers {policy}: no label names a reviewer");
-            return Err((None, message));
-        } else {
-            if let Some(err) = labeled_twice(&order, &self.queries, &self.text) {
-                return Err(err);
-            }
-            None
-        };
         let text = self.text;
+        let id_of = |q: &u32| text.get(self.queries[*q as usize].id);
+        let order = sorted_by_id(self.queries.len() as u32, id_of);
+        if let Some(err) = labeled_twice(&order, &self.queries, &text) {
+            return Err(err);
+        }
         // Group the judgments by query (JSONL and most qrels come grouped
         // already), keeping file order within a query.
         if !self.docs.is_sorted_by_key(|d| d.query) {
@@ -609,7 +599,7 @@ fn take_front<'a, T>(items: &mut &'a mut [T], count: usize) -> &'a mut [T] {
 /// first eight bytes, so that most comparisons are of two integers held
 /// side by side, not of two texts elsewhere in memory; only ids that share
 /// their first eight bytes compare their text.
-fn sorted_by_id<'t>(count: u32, id_of: impl Fn(&u32) -> &'t str + Sync) -> Vec<u32> {
+pub(super) fn sorted_by_id<'t>(count: u32, id_of: impl Fn(&u32) -> &'t str + Sync) -> Vec<u32> {
     let prefix = |id: &str| {
         let mut head = [0u8; 8];
         let take = id.len().min(8);

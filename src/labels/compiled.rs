@@ -23,9 +23,9 @@ use xxhash_rust::xxh3::Xxh3;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::ids::{IdRef, IdText};
+use super::index::Reviewers;
 use super::index::{CompiledKey, IndexParts, QueryTexts};
 use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
-use super::reviewers::Reviewers;
 use crate::base::options::{JoinBy, ReviewerPolicy};
 
 /// How a compiled key begins: a line a person who opens it can read.

@@ -12,8 +12,9 @@ use rayon::prelude::*;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use super::ids::{IdRef, IdText};
-use super::reviewers::Reviewers;
 use crate::base::metrics::Judgments;
+use crate::base::options::ReviewerPolicy;
+use crate::base::schema::ReviewerSummary;
 use crate::base::slices::NO_SLICE;
 
 /// The hash used for query and doc ids everywhere in rgrade.
@@ -82,6 +83,21 @@ pub(super) struct JudgedDoc {
     pub(super) hash: u64,
     pub(super) grade: i64,
     pub(super) id: IdRef,
+}
+
+/// What the reviewers of a key did, as the index keeps it (a compiled key
+/// too): enough to report them at any `--min-rel`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Reviewers {
+    /// How the grades of a pair judged by several were combined, or whose
+    /// grades alone count; `None` when no pair needed it.
+    pub policy: Option<ReviewerPolicy>,
+    /// Each reviewer with the queries they labeled and the pairs they
+    /// judged, by name.
+    pub reviewers: Vec<ReviewerSummary>,
+    /// The pairs judged by two reviewers or more: each set of grades given
+    /// one pair (sorted), with how many pairs were given it.
+    pub votes: Vec<(Vec<i64>, u64)>,
 }
 
 /// Where the labels came from, for summary.json and `compare`.

@@ -109,7 +109,7 @@ impl LabelIndex {
             format: format_name(format),
             compiled: None,
         };
-        read.and_then(|()| pool.install(|| builder.build(min_rel, reviewers, source)))
+        read.and_then(|()| pool.install(|| build(builder, min_rel, reviewers, source)))
             .map_err(|(line, err)| match line {
                 Some(line) => anyhow!("{name}:{line}: {err:#}"),
                 None => anyhow!("{name}: {err:#}"),
@@ -145,7 +145,7 @@ impl LabelIndex {
             format: "arrow",
             compiled: None,
         };
-        read.and_then(|()| pool.install(|| builder.build(min_rel, reviewers, source)))
+        read.and_then(|()| pool.install(|| build(builder, min_rel, reviewers, source)))
             .map_err(|(line, err)| match line {
                 Some(row) => anyhow!("{name}: row {row}: {err:#}"),
                 None => anyhow!("{name}: {err:#}"),
@@ -183,7 +183,7 @@ impl LabelIndex {
                 .map_err(at_line)?;
             for (doc, grade) in docs {
                 builder
-                    .judge(query, doc, grade, reviewers::NOT_NAMED, line)
+                    .judge(query, doc, grade, build::NOT_NAMED, line)
                     .map_err(at_line)?;
             }
         }
@@ -198,6 +198,18 @@ impl LabelIndex {
             .build(min_rel, None, source)
             .map_err(|(line, err)| anyhow!("{}: {err:#}", line.unwrap_or(0)))
     }
+}
+
+/// The index of the labels read into `builder`, the grades of pairs
+/// several reviewers judged combined by `policy` first.
+fn build(
+    mut builder: Builder,
+    min_rel: i64,
+    policy: Option<&ReviewerPolicy>,
+    source: LabelsSource,
+) -> Result<LabelIndex, build::LineError> {
+    let reviewers = reviewers::combine(&mut builder, policy)?;
+    builder.build(min_rel, reviewers, source)
 }
 
 /// A compiled key or Parquet by their first bytes, JSONL when the first non-blank byte

@@ -12,9 +12,9 @@ use arrow_schema::Schema;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
+use super::build::NOT_NAMED;
 use super::build::{Attributes, Builder, LineError};
 use super::columns::{Column, Columns};
-use super::reviewers::NOT_NAMED;
 use crate::io::guarded;
 use crate::io::parquet::{footer, top_column, Cells, Want};
 use crate::io::tables::ArrowTable;

@@ -7,32 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::anyhow;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::build::{Builder, LineError, RawDoc};
+use super::build::{sorted_by_id, Builder, LineError, RawDoc, NOT_NAMED};
+use super::index::Reviewers;
 use crate::base::kappa::fleiss_kappa;
 use crate::base::options::ReviewerPolicy;
 use crate::base::schema::{ReviewerSummary, ReviewersSummary};
 use crate::base::slices::NO_SLICE;
-
-/// The reviewer of a label that names none: in a key whose other labels
-/// name theirs, one more reviewer, called `(none)`.
-pub(super) const NOT_NAMED: u32 = u32::MAX;
-
-/// What the reviewers of a key did, as the index keeps it (a compiled key
-/// too): enough to report them at any `--min-rel`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reviewers {
-    /// How the grades of a pair judged by several were combined, or whose
-    /// grades alone count; `None` when no pair needed it.
-    pub policy: Option<ReviewerPolicy>,
-    /// Each reviewer with the queries they labeled and the pairs they
-    /// judged, by name.
-    pub reviewers: Vec<ReviewerSummary>,
-    /// The pairs judged by two reviewers or more: each set of grades given
-    /// one pair (sorted), with how many pairs were given it.
-    pub votes: Vec<(Vec<i64>, u64)>,
-}
 
 impl Reviewers {
     /// The reviewers as summary.json reports them, relevance at `min_rel`.
@@ -87,34 +68,47 @@ impl FirstError {
     }
 }
 
-/// Combine the judgments of a key whose labels name reviewers: JSONL
-/// lines labeling one query (one line per reviewer) become one query,
-/// each (query, doc) pair's grades become one under `policy`, and with
-/// one reviewer chosen, only the queries they labeled stay. `order` holds
-/// every query in byte order of its id; returns the queries that stay, in
-/// that order, and what the reviewers did.
+/// Combine the judgments of a key whose labels name reviewers, before
+/// it is indexed: JSONL lines labeling one query (one line per reviewer)
+/// become one query, each (query, doc) pair's grades become one under
+/// `policy`, and with one reviewer chosen, only the queries they labeled
+/// stay. Returns what the reviewers did; `None`, leaving the builder as
+/// it is, when no label names a reviewer.
 ///
 /// # Errors
 /// At the earliest line it concerns: a query labeled twice, or a pair
 /// judged twice, by one reviewer; lines of one query that disagree on its
-/// attributes or text; a pair judged by several reviewers and no policy;
-/// a chosen reviewer who labeled nothing.
+/// attributes or text; a pair judged by several reviewers and no policy.
+/// A policy for labels that name no reviewer, or a chosen reviewer who
+/// labeled nothing.
 pub(super) fn combine(
     builder: &mut Builder,
-    order: Vec<u32>,
     policy: Option<&ReviewerPolicy>,
-) -> Result<(Vec<u32>, Reviewers), LineError> {
+) -> Result<Option<Reviewers>, LineError> {
+    if !builder.has_reviewers {
+        return match policy {
+            Some(policy) => Err((
+                None,
+                anyhow!("--reviewers {policy}: no label names a reviewer"),
+            )),
+            None => Ok(None),
+        };
+    }
     // JSONL labels (declared by line, not by id) hold a query per line.
     let by_line = builder.by_id.is_empty();
     let mut labeled = std::mem::take(&mut builder.reviewed);
-    let mut order = order;
+    let id_of = |q: &u32| builder.text(builder.queries[*q as usize].id);
+    let order = sorted_by_id(builder.queries.len() as u32, id_of);
+    let canonical = if by_line {
+        one_query_per_id(builder, &order)?
+    } else {
+        (0..builder.queries.len() as u32).collect()
+    };
     if by_line {
-        let canonical = one_query_per_id(builder, &order)?;
         for doc in &mut builder.docs {
             doc.query = canonical[doc.query as usize];
         }
         labeled.extend((builder.queries.iter().zip(&canonical)).map(|(q, &c)| (c, q.reviewer)));
-        order.retain(|&q| canonical[q as usize] == q);
     }
     // By reviewer, then query: each reviewer's queries side by side.
     labeled.par_sort_unstable_by_key(|&(query, reviewer)| (reviewer, query));
@@ -136,11 +130,6 @@ pub(super) fn combine(
                 );
                 return Err((None, message));
             };
-            let mut theirs = vec![false; builder.queries.len()];
-            for &(q, r) in &labeled {
-                theirs[q as usize] |= r == reviewer;
-            }
-            order.retain(|&q| theirs[q as usize]);
             Some(reviewer)
         }
         _ => None,
@@ -220,7 +209,45 @@ pub(super) fn combine(
         votes: votes.into_iter().collect(),
     };
     builder.docs = combined;
-    Ok((order, reviewers))
+    keep_only(builder, &canonical, chosen.map(|r| (r, &labeled[..])));
+    Ok(Some(reviewers))
+}
+
+/// Drop from `builder` every query that is not its own `canonical` query
+/// (its lines were merged into another's) and, with a reviewer chosen,
+/// every query that reviewer did not label (in `labeled`, pairs of
+/// query and reviewer), renumbering the judgments' queries.
+fn keep_only(builder: &mut Builder, canonical: &[u32], chosen: Option<(u32, &[(u32, u32)])>) {
+    let mut kept: Vec<bool> = (canonical.iter().enumerate())
+        .map(|(q, &c)| c as usize == q)
+        .collect();
+    if let Some((reviewer, labeled)) = chosen {
+        let mut theirs = vec![false; kept.len()];
+        for &(q, r) in labeled {
+            theirs[q as usize] |= r == reviewer;
+        }
+        for (keep, theirs) in kept.iter_mut().zip(theirs) {
+            *keep &= theirs;
+        }
+    }
+    let mut renumbered = vec![u32::MAX; kept.len()];
+    let mut next = 0;
+    for (new, &keep) in renumbered.iter_mut().zip(&kept) {
+        if keep {
+            *new = next;
+            next += 1;
+        }
+    }
+    let mut index = 0;
+    builder.queries.retain(|_| {
+        index += 1;
+        kept[index - 1]
+    });
+    for doc in &mut builder.docs {
+        doc.query = renumbered[doc.query as usize];
+    }
+    // Its query numbers are gone: nothing reads it after this.
+    builder.by_id.clear();
 }
 
 /// " by reviewer 'name'", or nothing for a label that names none.

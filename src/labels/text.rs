@@ -6,9 +6,9 @@ use std::io::BufRead;
 use anyhow::anyhow;
 
 use super::blocks::too_long;
+use super::build::NOT_NAMED;
 use super::build::{Attributes, Builder, LineError};
 use super::columns::{Column, Columns};
-use super::reviewers::NOT_NAMED;
 use crate::io::blocks::{lines, Block, MAX_LINE};
 use crate::io::json::JsonParser;
 

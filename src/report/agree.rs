@@ -46,6 +46,11 @@ pub fn page(summary: &AgreementSummary, sources: &Sources) -> Result<String> {
         (summary.min_rel) " up."
     };
     let body = html! {
+        @for (side, labels) in [("A", &summary.key_a), ("B", &summary.key_b)] {
+            @if let Some(reviewers) = &labels.reviewers {
+                p { "Reviewers of key " (side) ": " (page::reviewers(reviewers)) }
+            }
+        }
         (counts_section(summary))
         (matrix_section(summary))
         (slices_section(&slices)?)

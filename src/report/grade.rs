@@ -851,6 +851,9 @@ fn made_from(summary: &Summary) -> Markup {
                 tr { th { "rgrade" } td { (summary.version) } }
                 tr { th { "labels" } td { code { (labels.path) } " (" (labels.format) ", "
                      (count(labels.bytes)) " bytes, xxh3 " code { (labels.hash) } ")" } }
+                @if let Some(reviewers) = &labels.reviewers {
+                    tr { th { "reviewers" } td { (page::reviewers(reviewers)) } }
+                }
                 tr { th { "cutoffs" } td { (s.k.iter().map(Cutoff::to_string).collect::<Vec<_>>().join(", ")) } }
                 tr { th { "missing queries" } td { (s.missing) } }
                 tr { th { "repeated captures" } td { (s.repeats) } }

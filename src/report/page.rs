@@ -5,6 +5,8 @@
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
+use crate::base::schema::ReviewersSummary;
+
 /// The stylesheet, inlined into every page.
 const STYLE: &str = include_str!("style.css");
 
@@ -60,6 +62,26 @@ pub fn count(n: u64) -> String {
         out.push(digit);
     }
     out
+}
+
+/// The reviewers of an answer key: who labeled how much, whose grade
+/// counted where several judged one pair, and how far they agreed there.
+pub fn reviewers(reviewers: &ReviewersSummary) -> Markup {
+    let kappa = |k: Option<f64>| k.map_or("undefined".to_string(), |k| format!("{k:.3}"));
+    html! {
+        @for (i, r) in reviewers.reviewers.iter().enumerate() {
+            @if i > 0 { ", " }
+            code { (r.name) } " (" (count(r.queries)) " queries, " (count(r.pairs)) " pairs)"
+        }
+        br;
+        (count(reviewers.pairs_judged_by_several)) " pairs judged by several, "
+        (count(reviewers.pairs_disputed)) " of them graded differently; Fleiss' kappa "
+        (kappa(reviewers.fleiss_kappa_relevance)) " on relevance, "
+        (kappa(reviewers.fleiss_kappa_grade)) " on grades"
+        @if let Some(policy) = &reviewers.policy {
+            br; "whose grade counts: " code { (policy) }
+        }
+    }
 }
 
 /// A list of ids as code, the first `shown` of them, then how many more.
