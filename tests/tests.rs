@@ -20,6 +20,7 @@ mod test_output_dir;
 mod test_outputs;
 mod test_parquet;
 mod test_permissions;
+mod test_provenance;
 mod test_questions;
 mod test_rejects;
 mod test_repeats;

@@ -12,7 +12,9 @@ LLM judge has them.
 - reviewers.jsonl: the same 80 queries as three reviewers graded them,
   one line per (query, reviewer): each judged every document of
   human.jsonl, most as it says, some a grade apart (one of them stricter
-  than the others).
+  than the others). Each line says its `source` (human) and the runs
+  whose results were pooled for judging (`pooled_from`): bm25 and dense
+  for most queries, bm25 alone for a quarter of them.
 - logs.jsonl: four retrievers' top 10 for every query, made from the
   realistic sample's retrieve rankings: each run lifts or sinks the
   labeled documents among the first 14 by its own amount, so the runs
@@ -112,6 +114,7 @@ def write_reviewers(labels, reviewed):
         for label in labels:
             if label["query_id"] not in reviewed:
                 continue
+            pool = ["bm25"] if rng.random() < 0.25 else ["bm25", "dense"]
             for reviewer, weights in REVIEWERS.items():
                 grades = {}
                 for doc, grade in reviewed_grades(label).items():
@@ -120,6 +123,8 @@ def write_reviewers(labels, reviewed):
                 record = {
                     "query_id": label["query_id"],
                     "reviewer": reviewer,
+                    "source": "human",
+                    "pooled_from": pool,
                     "relevant": grades,
                     "task": label.get("task"),
                     "language": label.get("language"),

@@ -2,7 +2,8 @@
 (three reviewers grade every document of 80 queries): the reviewers'
 Fleiss' kappa equals statsmodels', each way of combining their grades
 grades exactly as a key holding the grades combined here, and two
-reviewers of one key compare as scikit-learn says."""
+reviewers of one key compare as scikit-learn says; the runs its labels
+were pooled from are kept, and a run pooled alone is named."""
 
 import json
 import os
@@ -132,3 +133,23 @@ def test_a_pair_several_judged_needs_a_policy_and_the_cli_says_the_same(tmp_path
     with open(out / "summary.json", encoding="utf-8") as f:
         from_cli = json.load(f)["labels"]["reviewers"]
     assert from_cli == rgrade.grade(REVIEWED, LOGS, reviewers="majority").summary["labels"]["reviewers"]
+
+
+def test_a_run_pooled_alone_is_counted_and_warned_of():
+    """A quarter of the sample's queries were pooled from bm25 alone: the
+    count and share equal those read from the key itself."""
+    pools = {}
+    with open(REVIEWED, encoding="utf-8") as f:
+        for line in f:
+            label = json.loads(line)
+            pools.setdefault(label["query_id"], set()).update(label["pooled_from"])
+    alone = sum(pool == {"bm25"} for pool in pools.values())
+    with pytest.warns(rgrade.RgradeWarning, match="run 'bm25' is the only run the judging pools"):
+        grading = rgrade.grade(REVIEWED, LOGS, reviewers="majority")
+    assert grading.summary["labels"]["pooled_queries"] == len(pools)
+    assert grading.summary["self_pooled"] == [
+        {"run": "bm25", "queries": alone, "share": alone / len(pools)}
+    ]
+    assert grading.summary["labels"]["sources"] == [
+        {"source": "human", "labels": 240, "judgments": 3 * 142}
+    ]

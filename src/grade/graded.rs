@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::base::schema::{Counts, StaleLabels};
+use crate::base::schema::{Counts, SelfPooled, StaleLabels};
 use crate::base::text::{first_few, plural};
 use crate::grade::aggregate::PairAggregates;
 use crate::grade::capture::Reject;
@@ -32,6 +32,8 @@ pub struct Graded {
     pub rejects: Vec<Reject>,
     /// The first results outside their user's allowed collections, in input order.
     pub leaks: Vec<Leak>,
+    /// The graded runs that alone were pooled for some labels.
+    pub self_pooled: Vec<SelfPooled>,
     /// Each input's name, by input index.
     pub input_names: Vec<String>,
     /// per_query.csv's rows, with its columns and values, when the plan
@@ -101,6 +103,8 @@ pub enum Warning {
         /// Valid events read.
         events: u64,
     },
+    /// A graded run that alone was pooled for some labeled queries.
+    SelfPooled(SelfPooled),
 }
 
 impl fmt::Display for Warning {
@@ -111,6 +115,16 @@ impl fmt::Display for Warning {
                 "skipped {} with no TREC, MS MARCO or CSV run: {}",
                 plural(paths.len() as u64, "file", "files"),
                 first_few(paths.iter().map(|p| p.display().to_string()), 5)
+            ),
+            Warning::SelfPooled(pooled) => write!(
+                f,
+                "run '{}' is the only run the judging pools of {} came from ({:.1}% of the \
+                 queries whose labels name their pool): it defined its own answer key there; \
+                 documents only other runs return were never judged and count as not \
+                 relevant, so comparisons with those runs favour it",
+                pooled.run,
+                plural(pooled.queries, "labeled query", "labeled queries"),
+                100.0 * pooled.share
             ),
             Warning::FormatDoubt { input, doubt } => write!(f, "{input}: {doubt}"),
             Warning::FusedRun { run, files } => write!(

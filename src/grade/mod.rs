@@ -38,6 +38,7 @@ pub mod rejects;
 pub mod review;
 pub mod runs;
 pub mod score;
+pub mod self_pooled;
 pub mod stage_loss;
 pub mod stale;
 

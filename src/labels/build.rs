@@ -10,13 +10,18 @@ use rayon::prelude::*;
 use super::ids::{IdRef, IdText};
 use super::index::{
     id_hash, join_form, IndexParts, JudgedDoc, LabelIndex, LabeledQuery, LabelsSource, QueryTexts,
-    Reviewers,
+    Reviewers, NO_POOL,
 };
+use crate::base::schema::SourceSummary;
 use crate::base::slices::NO_SLICE;
 
 /// The reviewer of a label that names none: in a key whose other labels
 /// name theirs, one more reviewer, called `(none)`.
 pub(super) const NOT_NAMED: u32 = u32::MAX;
+
+/// What separates the runs of a CSV or Parquet `pooled_from` cell, as
+/// per_query.csv's `missing_at_k` separates ids.
+pub(super) const POOL_SEPARATOR: char = '|';
 
 /// A labels error and the 1-based line it is about, if any.
 pub(super) type LineError = (Option<usize>, anyhow::Error);
@@ -41,6 +46,11 @@ pub struct Builder {
     /// (query, reviewer) for each row of tabular labels that names a
     /// reviewer: who labeled which query, rows without a document included.
     pub(super) reviewed: Vec<(u32, u32)>,
+    /// (query, run) for each run a label names in `pooled_from`.
+    pub(super) pooled: Vec<(u32, u32)>,
+    /// (source, judgments) for each label line or row that names its
+    /// `source`: for summary.json only.
+    pub(super) sources: Vec<(u32, u32)>,
 }
 
 pub(super) struct RawQuery {
@@ -169,6 +179,10 @@ impl Builder {
         let reviewed = part.reviewed.drain(..);
         self.reviewed
             .extend(reviewed.map(|(q, r)| (query(q), reviewer(r))));
+        let pooled = part.pooled.drain(..);
+        (self.pooled).extend(pooled.map(|(q, run)| (query(q), slices[run as usize])));
+        let sources = part.sources.drain(..);
+        (self.sources).extend(sources.map(|(s, n)| (slices[s as usize], n)));
         part.text.0.clear();
         part.by_id.clear();
         part.slice_ids.clear();
@@ -255,6 +269,27 @@ impl Builder {
     /// with or without a document).
     pub(super) fn reviewed_by(&mut self, query: usize, reviewer: u32) {
         self.reviewed.push((query as u32, reviewer));
+    }
+
+    /// Record where a label line or row of `query` came from: its
+    /// `source` (who or what judged it) and the runs whose results were
+    /// pooled for judging, `pooled_from`; `judgments` is how many
+    /// documents it judges.
+    pub(super) fn set_provenance<'a>(
+        &mut self,
+        query: usize,
+        source: Option<&str>,
+        pooled_from: impl IntoIterator<Item = &'a str>,
+        judgments: usize,
+    ) {
+        if let Some(source) = source {
+            let source = self.intern(Some(source));
+            self.sources.push((source, judgments as u32));
+        }
+        for run in pooled_from.into_iter().filter(|run| !run.is_empty()) {
+            let run = self.intern(Some(run));
+            self.pooled.push((query as u32, run));
+        }
     }
 
     /// Record a query's attributes; a later line must agree.
@@ -405,6 +440,8 @@ impl Builder {
         } else {
             None
         };
+        let (pool_of, pools) = pools(&mut self.pooled, self.queries.len(), &self.slice_names);
+        let sources = sources(&mut self.sources, &self.slice_names);
         let queries: Vec<LabeledQuery> = order
             .par_iter()
             .map(|&old| {
@@ -423,6 +460,7 @@ impl Builder {
                     n_relevant: 0,
                     docs: range,
                     judged_end,
+                    pool: pool_of[old as usize],
                 }
             })
             .collect();
@@ -435,9 +473,49 @@ impl Builder {
             text,
             slice_names: self.slice_names,
             reviewers,
+            pools,
+            sources,
         };
         Ok(LabelIndex::assemble(parts, min_rel, source))
     }
+}
+
+/// Each query's pool (the runs its labels were pooled from, as an index
+/// into the returned list of distinct pools, [`NO_POOL`] for none), from
+/// `pooled`'s (query, run) pairs; each pool's runs are sorted by `names`.
+fn pools(
+    pooled: &mut [(u32, u32)],
+    queries: usize,
+    names: &[Box<str>],
+) -> (Vec<u32>, Vec<Box<[u32]>>) {
+    let mut pool_of = vec![NO_POOL; queries];
+    let mut pools: Vec<Box<[u32]>> = Vec::new();
+    let mut found: HashMap<Box<[u32]>, u32> = HashMap::new();
+    pooled.par_sort_unstable();
+    for runs in pooled.chunk_by(|a, b| a.0 == b.0) {
+        let mut set: Vec<u32> = runs.iter().map(|&(_, run)| run).collect();
+        set.dedup();
+        set.sort_unstable_by_key(|&run| &names[run as usize]);
+        let set = set.into_boxed_slice();
+        let id = *found.entry(set.clone()).or_insert_with(|| {
+            pools.push(set);
+            pools.len() as u32 - 1
+        });
+        pool_of[runs[0].0 as usize] = id;
+    }
+    (pool_of, pools)
+}
+
+/// The labels each `source` names, and their judgments, by source name.
+fn sources(sources: &mut [(u32, u32)], names: &[Box<str>]) -> Vec<SourceSummary> {
+    sources.sort_unstable_by(|a, b| names[a.0 as usize].cmp(&names[b.0 as usize]));
+    (sources.chunk_by(|a, b| a.0 == b.0))
+        .map(|same| SourceSummary {
+            source: names[same[0].0 as usize].to_string(),
+            labels: same.len() as u64,
+            judgments: same.iter().map(|&(_, n)| u64::from(n)).sum(),
+        })
+        .collect()
 }
 
 /// The error for a query on two JSONL lines, at the earliest second line,

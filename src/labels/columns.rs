@@ -18,10 +18,12 @@ pub(super) enum Column {
     Split,
     CollectionVersion,
     Reviewer,
+    Source,
+    PooledFrom,
 }
 
 /// How many kinds of column there are: the size of [`Columns`].
-const KINDS: usize = 10;
+const KINDS: usize = 12;
 
 impl Column {
     const ALL: [Column; KINDS] = [
@@ -35,13 +37,15 @@ impl Column {
         Column::Split,
         Column::CollectionVersion,
         Column::Reviewer,
+        Column::Source,
+        Column::PooledFrom,
     ];
 }
 
 /// Every name a labels table may give a column, with what it holds. The
 /// query id and the grade go by the names other tools write them under:
 /// `q_id` (ranx); `relevance` (ir_measures), `score` (ranx), `rel`.
-const NAMES: [(&str, Column); 14] = [
+const NAMES: [(&str, Column); 16] = [
     ("query_id", Column::QueryId),
     ("q_id", Column::QueryId),
     ("doc_id", Column::DocId),
@@ -56,6 +60,8 @@ const NAMES: [(&str, Column); 14] = [
     ("split", Column::Split),
     ("collection_version", Column::CollectionVersion),
     ("reviewer", Column::Reviewer),
+    ("source", Column::Source),
+    ("pooled_from", Column::PooledFrom),
 ];
 
 /// Columns read as nothing: qrels' `iteration` (unused, as in TREC

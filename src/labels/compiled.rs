@@ -23,17 +23,18 @@ use xxhash_rust::xxh3::Xxh3;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::ids::{IdRef, IdText};
-use super::index::Reviewers;
 use super::index::{CompiledKey, IndexParts, QueryTexts};
 use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
+use super::index::{Reviewers, NO_POOL};
 use crate::base::options::{JoinBy, ReviewerPolicy};
+use crate::base::schema::SourceSummary;
 
 /// How a compiled key begins: a line a person who opens it can read.
 pub const MAGIC: &[u8] = b"rgrade compiled answer key\n";
 
 /// The layout of the body; a key of another layout is refused (so is one
 /// of another rgrade version, whose layout may differ without this saying).
-const LAYOUT: u32 = 1;
+const LAYOUT: u32 = 2;
 
 /// The longest header read: its slice names are the only part that grows.
 const MAX_HEADER: u64 = 64 << 20;
@@ -58,6 +59,11 @@ struct Header {
     /// into the key's.
     #[serde(default)]
     reviewers: Option<Reviewers>,
+    /// Each distinct set of runs labels were pooled from, as indices into
+    /// the slice names.
+    pools: Vec<Vec<u32>>,
+    /// The sources the labels name.
+    sources: Vec<SourceSummary>,
     /// xxh3-128 of the body, in hex.
     body_hash: String,
 }
@@ -85,6 +91,7 @@ struct StoredQuery {
     docs_end: u32,
     judged_end: u32,
     required: u32,
+    pool: u32,
 }
 
 /// Zeros to pad a section with.
@@ -121,6 +128,7 @@ impl LabelIndex {
                 docs_end: q.docs.end,
                 judged_end: q.judged_end,
                 required: u32::from(q.required),
+                pool: q.pool,
             })
             .collect();
         let texts = self.query_texts.as_ref().map_or(&[][..], |t| &t.texts[..]);
@@ -152,6 +160,8 @@ impl LabelIndex {
             query_texts: self.query_texts.is_some(),
             slice_names: self.slice_names.iter().map(|n| n.to_string()).collect(),
             reviewers: self.reviewers().cloned(),
+            pools: self.pools.iter().map(|p| p.to_vec()).collect(),
+            sources: self.sources().to_vec(),
             body_hash: format!("{:032x}", body.digest128()),
         };
         let mut head = MAGIC.to_vec();
@@ -274,7 +284,11 @@ pub fn read(
     }
     let text = IdText(String::from_utf8(text).map_err(|_| damaged("ids that are not UTF-8"))?);
     let slice_names: Vec<Box<str>> = header.slice_names.into_iter().map(Into::into).collect();
-    let queries = labeled_queries(&stored, &text, &slice_names, &docs)?;
+    let pools: Vec<Box<[u32]>> = header.pools.into_iter().map(Into::into).collect();
+    if !(pools.iter().flatten()).all(|&run| (run as usize) < slice_names.len()) {
+        bail!(damaged("a pool that points outside it"));
+    }
+    let queries = labeled_queries(&stored, &text, &slice_names, &docs, pools.len())?;
     if !(docs.iter().all(|d| text.holds(d.id))
         && by_text.iter().all(|&d| (d as usize) < docs.len()))
     {
@@ -310,6 +324,8 @@ pub fn read(
         text,
         slice_names,
         reviewers: header.reviewers,
+        pools,
+        sources: header.sources,
     };
     Ok(pool.install(|| LabelIndex::assemble(parts, min_rel, source)))
 }
@@ -343,6 +359,7 @@ fn labeled_queries(
     text: &IdText,
     slice_names: &[Box<str>],
     docs: &[JudgedDoc],
+    pools: usize,
 ) -> Result<Vec<LabeledQuery>> {
     let slice = |n: u32| (n as usize) < slice_names.len();
     let mut queries: Vec<LabeledQuery> = Vec::with_capacity(stored.len());
@@ -354,7 +371,8 @@ fn labeled_queries(
             && q.docs_start <= q.docs_end
             && q.docs_end <= q.judged_end
             && (q.judged_end as usize) <= docs.len()
-            && q.required <= 1;
+            && q.required <= 1
+            && (q.pool == NO_POOL || (q.pool as usize) < pools);
         if !inside {
             bail!(damaged("a query that points outside it"));
         }
@@ -374,6 +392,7 @@ fn labeled_queries(
             docs: q.docs_start..q.docs_end,
             judged_end: q.judged_end,
             n_relevant: 0,
+            pool: q.pool,
         });
     }
     Ok(queries)

@@ -14,7 +14,7 @@ use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 use super::ids::{IdRef, IdText};
 use crate::base::metrics::Judgments;
 use crate::base::options::ReviewerPolicy;
-use crate::base::schema::ReviewerSummary;
+use crate::base::schema::{ReviewerSummary, SourceSummary};
 use crate::base::slices::NO_SLICE;
 
 /// The hash used for query and doc ids everywhere in rgrade.
@@ -66,7 +66,13 @@ pub struct LabeledQuery {
     pub(super) judged_end: u32,
     /// |R|: judged documents with grade >= min-rel.
     pub n_relevant: u32,
+    /// The runs its labels were pooled from: an index into
+    /// [`LabelIndex::pool`]'s pools, [`NO_POOL`] when they name none.
+    pub(super) pool: u32,
 }
+
+/// The pool of a query whose labels name no `pooled_from`.
+pub(super) const NO_POOL: u32 = u32::MAX;
 
 /// A judged document, with any grade.
 #[repr(C)]
@@ -149,6 +155,10 @@ pub(super) struct IndexParts {
     pub(super) slice_names: Vec<Box<str>>,
     /// The reviewers the labels name, if they name any.
     pub(super) reviewers: Option<Reviewers>,
+    /// Each distinct set of runs labels were pooled from, as name indices.
+    pub(super) pools: Vec<Box<[u32]>>,
+    /// The sources the labels name.
+    pub(super) sources: Vec<SourceSummary>,
 }
 
 impl LabelIndex {
@@ -166,6 +176,8 @@ impl LabelIndex {
             text,
             slice_names,
             reviewers,
+            pools,
+            sources,
         } = parts;
         queries.par_iter_mut().for_each(|q| {
             let grades = &ideal_grades[q.docs.start as usize..q.docs.end as usize];
@@ -183,6 +195,8 @@ impl LabelIndex {
             text,
             slice_names,
             reviewers,
+            pools,
+            sources,
             has_splits,
             min_rel,
             source,
@@ -257,6 +271,10 @@ pub struct LabelIndex {
     pub(super) slice_names: Vec<Box<str>>,
     /// The reviewers the labels name, if they name any.
     reviewers: Option<Reviewers>,
+    /// Each distinct set of runs labels were pooled from, as name indices.
+    pub(super) pools: Vec<Box<[u32]>>,
+    /// The sources the labels name (`source`), by name.
+    sources: Vec<SourceSummary>,
     /// Whether any label names a split.
     pub(super) has_splits: bool,
     pub(super) min_rel: i64,
@@ -269,6 +287,24 @@ impl LabelIndex {
     /// if they name any.
     pub fn reviewers(&self) -> Option<&Reviewers> {
         self.reviewers.as_ref()
+    }
+
+    /// The runs whose results were pooled for judging `query`, as their
+    /// labels name them (`pooled_from`), sorted; `None` when they name none.
+    pub fn pool(&self, query: QueryIdx) -> Option<impl Iterator<Item = &str>> {
+        let pool = self.queries[query as usize].pool;
+        let runs = self.pools.get(pool as usize)?;
+        Some(runs.iter().map(|&run| &*self.slice_names[run as usize]))
+    }
+
+    /// The labeled queries whose labels name their pool.
+    pub fn pooled_queries(&self) -> u64 {
+        self.queries.iter().filter(|q| q.pool != NO_POOL).count() as u64
+    }
+
+    /// The sources the labels name (`source`), by name.
+    pub fn sources(&self) -> &[SourceSummary] {
+        &self.sources
     }
 
     /// The labeled queries, sorted by id (byte order).

@@ -70,6 +70,21 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
     let query = builder.push_query(&id, line)?;
     let reviewer = builder.reviewer(optional_text("reviewer")?);
     builder.set_line_reviewer(query, reviewer);
+    let pooled_from = match value.get("pooled_from") {
+        None => Vec::new(),
+        Some(v) if v.is_null() => Vec::new(),
+        Some(v) => {
+            let runs = v
+                .as_array()
+                .map(|runs| runs.iter().map(|r| r.into_string()).collect());
+            runs.and_then(|runs: Option<Vec<&str>>| runs)
+                .ok_or_else(|| anyhow!("pooled_from must be an array of run names (strings)"))?
+        }
+    };
+    let judgments = relevant
+        .as_array()
+        .map_or_else(|| relevant.as_object().map_or(0, |o| o.len()), |a| a.len());
+    builder.set_provenance(query, optional_text("source")?, pooled_from, judgments);
     if let Some(ids) = relevant.as_array() {
         for doc in ids.iter() {
             let doc =

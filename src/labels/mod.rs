@@ -636,6 +636,26 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_querys_pool_is_every_run_its_lines_name() {
+        let text = concat!(
+            r#"{"query_id": "q1", "reviewer": "a", "relevant": ["x"], "pooled_from": ["dense"]}"#,
+            "\n",
+            r#"{"query_id": "q2", "relevant": []}"#,
+            "\n",
+            r#"{"query_id": "q1", "reviewer": "b", "relevant": ["y"], "pooled_from": ["bm25", "dense"]}"#,
+            "\n",
+        );
+        let index = load_text(text, LabelsFormat::Jsonl).unwrap();
+        let pool = |q: &str| {
+            let q = index.find_query(q.as_bytes()).unwrap();
+            index.pool(q).map(|runs| runs.collect::<Vec<_>>())
+        };
+        assert_eq!(pool("q1"), Some(vec!["bm25", "dense"]));
+        assert_eq!(pool("q2"), None);
+        assert_eq!(index.pooled_queries(), 1);
+    }
+
     proptest! {
         /// Any text is either an index or an error that names a line;
         /// nothing panics, whatever the format.

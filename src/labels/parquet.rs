@@ -13,7 +13,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use super::build::NOT_NAMED;
-use super::build::{Attributes, Builder, LineError};
+use super::build::{Attributes, Builder, LineError, POOL_SEPARATOR};
 use super::columns::{Column, Columns};
 use crate::io::guarded;
 use crate::io::parquet::{footer, top_column, Cells, Want};
@@ -30,7 +30,9 @@ fn want(kind: Column) -> Want {
         | Column::Query
         | Column::Split
         | Column::CollectionVersion
-        | Column::Reviewer => Want::Text,
+        | Column::Reviewer
+        | Column::Source
+        | Column::PooledFrom => Want::Text,
     }
 }
 
@@ -168,8 +170,13 @@ impl<'a> LabelColumns<'a> {
             }
             None => NOT_NAMED,
         };
+        let pooled_from = text(Column::PooledFrom).unwrap_or_default();
+        let doc = id(Column::DocId);
+        let judgments = usize::from(doc.is_some());
+        let source = text(Column::Source);
+        builder.set_provenance(q, source, pooled_from.split(POOL_SEPARATOR), judgments);
         // A row without a doc id declares the query only: a no-answer query.
-        let Some(doc) = id(Column::DocId) else {
+        let Some(doc) = doc else {
             return Ok(());
         };
         // Without a grade column every row is relevant; with one, a row

@@ -108,6 +108,9 @@ pub(super) fn combine(
         for doc in &mut builder.docs {
             doc.query = canonical[doc.query as usize];
         }
+        for (query, _) in &mut builder.pooled {
+            *query = canonical[*query as usize];
+        }
         labeled.extend((builder.queries.iter().zip(&canonical)).map(|(q, &c)| (c, q.reviewer)));
     }
     // By reviewer, then query: each reviewer's queries side by side.
@@ -245,6 +248,10 @@ fn keep_only(builder: &mut Builder, canonical: &[u32], chosen: Option<(u32, &[(u
     });
     for doc in &mut builder.docs {
         doc.query = renumbered[doc.query as usize];
+    }
+    builder.pooled.retain(|&(query, _)| kept[query as usize]);
+    for (query, _) in &mut builder.pooled {
+        *query = renumbered[*query as usize];
     }
     // Its query numbers are gone: nothing reads it after this.
     builder.by_id.clear();

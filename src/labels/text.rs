@@ -7,7 +7,7 @@ use anyhow::anyhow;
 
 use super::blocks::too_long;
 use super::build::NOT_NAMED;
-use super::build::{Attributes, Builder, LineError};
+use super::build::{Attributes, Builder, LineError, POOL_SEPARATOR};
 use super::columns::{Column, Columns};
 use crate::io::blocks::{lines, Block, MAX_LINE};
 use crate::io::json::JsonParser;
@@ -80,6 +80,7 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
     .map(|kind| columns.get(kind));
     let query_text_col = columns.get(Column::Query);
     let reviewer_col = columns.get(Column::Reviewer);
+    let (source_col, pooled_col) = (columns.get(Column::Source), columns.get(Column::PooledFrom));
     if builder.keep_query_texts && query_text_col.is_none() {
         return Err((
             Some(1),
@@ -125,6 +126,9 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
             }
             None => NOT_NAMED,
         };
+        let pooled_from = field(pooled_col).unwrap_or_default().split(POOL_SEPARATOR);
+        let judgments = usize::from(field(Some(doc_col)).is_some());
+        builder.set_provenance(q, field(source_col), pooled_from, judgments);
         // A row without a doc id declares the query only: a no-answer query.
         if let Some(doc) = field(Some(doc_col)) {
             // Without a grade column every row is relevant; with one, a

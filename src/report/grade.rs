@@ -854,6 +854,25 @@ fn made_from(summary: &Summary) -> Markup {
                 @if let Some(reviewers) = &labels.reviewers {
                     tr { th { "reviewers" } td { (page::reviewers(reviewers)) } }
                 }
+                @if !labels.sources.is_empty() {
+                    tr { th { "label sources" } td {
+                        @for (i, s) in labels.sources.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            code { (s.source) } " (" (count(s.labels)) " labels, "
+                            (count(s.judgments)) " judgments)"
+                        }
+                    } }
+                }
+                @if labels.pooled_queries > 0 {
+                    tr { th { "judging pools" } td {
+                        (count(labels.pooled_queries)) " labeled queries name the runs they were pooled from"
+                        @for p in &summary.self_pooled {
+                            br; span.warn { "run " code { (p.run) } " alone was pooled for "
+                            (count(p.queries)) " of them (" (format!("{:.1}", 100.0 * p.share))
+                            "%): it defined its own answer key there" }
+                        }
+                    } }
+                }
                 tr { th { "cutoffs" } td { (s.k.iter().map(Cutoff::to_string).collect::<Vec<_>>().join(", ")) } }
                 tr { th { "missing queries" } td { (s.missing) } }
                 tr { th { "repeated captures" } td { (s.repeats) } }

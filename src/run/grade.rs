@@ -25,7 +25,7 @@ use crate::grade::permissions::DocCollections;
 use crate::grade::plan::Plan;
 use crate::grade::runs::TrecLines;
 use crate::grade::score::GradeSettings;
-use crate::grade::{stage_loss, stale};
+use crate::grade::{self_pooled, stage_loss, stale};
 use crate::io::inputs::Input;
 use crate::io::workers;
 use crate::labels::LabelIndex;
@@ -293,7 +293,9 @@ pub fn finish(
         rejects.len(),
         superseded_records,
     );
+    let self_pooled = self_pooled::measure(&labels, graded.aggregates.iter().map(|p| &*p.run));
     let graded = Graded {
+        self_pooled,
         input_names,
         labels,
         settings,
@@ -336,6 +338,9 @@ pub fn finish(
     }
     if stale_labels.look_stale() {
         warn(Warning::StaleLabels(stale_labels));
+    }
+    for pooled in &graded.self_pooled {
+        warn(Warning::SelfPooled(pooled.clone()));
     }
     for stage in graded.stage_loss.iter().flat_map(|l| &l.unseen_stages) {
         warn(Warning::StageNotGraded(stage.clone()));

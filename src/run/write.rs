@@ -126,6 +126,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             })
             .collect(),
         stale_labels: run.stale_labels.clone(),
+        self_pooled: graded.self_pooled.clone(),
         leaks: graded
             .leaks
             .iter()
@@ -165,6 +166,8 @@ pub fn labels_summary(labels: &LabelIndex) -> LabelsSummary {
             hash: key.hash.clone(),
         }),
         reviewers: (labels.reviewers()).map(|r| r.summary(labels.min_rel())),
+        sources: labels.sources().to_vec(),
+        pooled_queries: labels.pooled_queries(),
     }
 }
 

@@ -11,7 +11,13 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::base::metrics::{Cutoff, Metric};
-use crate::base::options::ReviewerPolicy;
+
+mod labels;
+
+pub use labels::{
+    CollectionVersion, CompiledKeySummary, LabelsSummary, ReviewerSummary, ReviewersSummary,
+    SelfPooled, SourceSummary,
+};
 
 /// per_query.csv: one row per (run, stage, labeled query).
 pub const PER_QUERY_FILE: &str = "per_query.csv";
@@ -441,6 +447,9 @@ pub struct Summary {
     pub stale_labels: StaleLabels,
     /// The first results outside their user's allowed collections.
     pub leaks: Vec<LeakSummary>,
+    /// The graded runs that alone were pooled for some labels, by run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub self_pooled: Vec<SelfPooled>,
     /// Every other output of the run, as written: a reader checks a file
     /// against its entry before trusting it.
     pub outputs: Vec<OutputFile>,
@@ -448,86 +457,6 @@ pub struct Summary {
     pub elapsed_seconds: f64,
     /// Speed of the whole run.
     pub throughput: Throughput,
-}
-
-/// The answer key in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LabelsSummary {
-    /// The path as given.
-    pub path: String,
-    /// File size.
-    pub bytes: u64,
-    /// xxh3-128 of the file's bytes: `compare` checks two grades used the same labels.
-    pub hash: String,
-    /// The format read.
-    pub format: String,
-    /// Labeled queries.
-    pub queries: usize,
-    /// The collection versions the labels were reviewed against
-    /// (`collection_version`), each with its labeled queries, by name;
-    /// queries whose label names none are not listed.
-    #[serde(default)]
-    pub collection_versions: Vec<CollectionVersion>,
-    /// The compiled key the labels were read from (`rgrade index`), if
-    /// they were; the fields above are then the labels it was compiled
-    /// from, so that gradings from the key and from its labels compare.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compiled_key: Option<CompiledKeySummary>,
-    /// The reviewers the labels name (`reviewer`), when they name any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reviewers: Option<ReviewersSummary>,
-}
-
-/// The reviewers of one answer key in summary.json (docs/guide.md,
-/// "Several reviewers in one key").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReviewersSummary {
-    /// `--reviewers`: how the grades of a pair judged by several were
-    /// combined (`majority`, `any`, `all`), or the one reviewer whose
-    /// grades count; null when none was given.
-    pub policy: Option<ReviewerPolicy>,
-    /// Each reviewer, by name; `(none)` stands for labels that name none.
-    pub reviewers: Vec<ReviewerSummary>,
-    /// (query, document) pairs judged by two reviewers or more.
-    pub pairs_judged_by_several: u64,
-    /// Of those, the pairs not all given the same grade.
-    pub pairs_disputed: u64,
-    /// Fleiss' kappa over those pairs on relevant or not (at `--min-rel`);
-    /// null when undefined (no such pair, or all in one category).
-    pub fleiss_kappa_relevance: Option<f64>,
-    /// Fleiss' kappa over those pairs, each grade a category of its own.
-    pub fleiss_kappa_grade: Option<f64>,
-}
-
-/// One reviewer in summary.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReviewerSummary {
-    /// The reviewer's name, as the labels write it.
-    pub name: String,
-    /// The queries they labeled.
-    pub queries: u64,
-    /// The (query, document) pairs they judged.
-    pub pairs: u64,
-}
-
-/// A compiled answer key in summary.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompiledKeySummary {
-    /// The path as given.
-    pub path: String,
-    /// File size.
-    pub bytes: u64,
-    /// xxh3-128 of the key's body, as its header says.
-    pub hash: String,
-}
-
-/// A collection version the labels name, in summary.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CollectionVersion {
-    /// The version, as the labels write it.
-    pub version: String,
-    /// Labeled queries reviewed against it.
-    pub queries: u64,
 }
 
 /// One log input in summary.json.
