@@ -260,6 +260,14 @@ impl Builder {
         }
     }
 
+    /// The name of `reviewer`, `(none)` for [`NOT_NAMED`].
+    pub(super) fn reviewer_name(&self, reviewer: u32) -> &str {
+        match reviewer {
+            NOT_NAMED => NO_SLICE,
+            r => &self.slice_names[r as usize],
+        }
+    }
+
     /// Record that `reviewer` labeled the JSONL line that declared `query`.
     pub(super) fn set_line_reviewer(&mut self, query: usize, reviewer: u32) {
         self.queries[query].reviewer = reviewer;

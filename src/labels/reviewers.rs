@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::anyhow;
 use rayon::prelude::*;
 
-use super::build::{sorted_by_id, Builder, LineError, RawDoc, NOT_NAMED};
+use super::build::{sorted_by_id, Builder, LineError, RawDoc};
 use super::index::Reviewers;
 use crate::base::kappa::fleiss_kappa;
 use crate::base::options::ReviewerPolicy;
@@ -117,10 +117,8 @@ pub(super) fn combine(
     labeled.par_sort_unstable_by_key(|&(query, reviewer)| (reviewer, query));
     labeled.dedup();
 
-    let name_of = |r: u32| match r {
-        NOT_NAMED => NO_SLICE,
-        r => &builder.slice_names[r as usize],
-    };
+    let mut docs = std::mem::take(&mut builder.docs);
+    let name_of = |r: u32| builder.reviewer_name(r);
     let chosen = match policy {
         Some(ReviewerPolicy::Only(name)) => {
             let found = (labeled.iter()).find(|&&(_, r)| name_of(r) == name.as_str());
@@ -138,7 +136,6 @@ pub(super) fn combine(
         _ => None,
     };
 
-    let mut docs = std::mem::take(&mut builder.docs);
     let text = |doc: &RawDoc| builder.text(doc.id);
     docs.par_sort_unstable_by(|a, b| {
         (a.query.cmp(&b.query))
@@ -295,10 +292,7 @@ fn one_query_per_id(builder: &mut Builder, order: &[u32]) -> Result<Vec<u32>, Li
             if let Some(&earlier) =
                 (lines[..i].iter()).find(|&&e| queries[e as usize].reviewer == line.reviewer)
             {
-                let name = match line.reviewer {
-                    NOT_NAMED => NO_SLICE,
-                    r => &builder.slice_names[r as usize],
-                };
+                let name = builder.reviewer_name(line.reviewer);
                 error.note(line.line, || {
                     format!(
                         "query_id '{}' is labeled twice{} (first on line {})",
