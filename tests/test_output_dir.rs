@@ -264,6 +264,29 @@ fn a_run_that_fails_early_leaves_no_earlier_result() {
     }
 }
 
+/// The files a killed run was writing are removed by the next run into
+/// its directory, whatever that run writes (agree without --logs writes
+/// no agreement_runs.csv), and nothing else hidden there is touched.
+#[test]
+fn a_killed_runs_unfinished_files_go_with_the_next_run() {
+    let wd = Workdir::new("unfinished_files");
+    let unfinished = [
+        ".agreement_runs.csv.rgrade-tmp",
+        ".agreement.csv.rgrade-tmp",
+    ];
+    for name in unfinished {
+        wd.write(&format!("out/{name}"), "cut off mid-row,");
+    }
+    wd.write("out/.keep", "a user's file");
+    let labels = seed("labels.jsonl");
+    wd.rgrade(&["agree", &labels, &labels, "-q", "-o", "out"])
+        .expect_code(0);
+    for name in unfinished {
+        assert!(!wd.exists(&format!("out/{name}")), "{name} stays");
+    }
+    assert!(wd.exists("out/agreement.csv") && wd.exists("out/.keep"));
+}
+
 /// A thread count beyond reason is a usage error, not minutes of threads.
 #[test]
 fn too_many_threads_are_refused() {

@@ -52,6 +52,23 @@ pub fn remove_stale_output(dir: &Path, name: &str) -> Result<()> {
     }
 }
 
+/// Remove the files a run that was killed was writing into `dir`: with
+/// the lock held, no run is writing them now, and one that writes other
+/// outputs than that run would leave them behind.
+///
+/// # Errors
+/// `dir` cannot be listed, or such a file removed.
+fn remove_unfinished(dir: &Path) -> Result<()> {
+    let listed = |err| anyhow::Error::new(err).context(format!("{}: cannot list", dir.display()));
+    for entry in std::fs::read_dir(dir).map_err(listed)? {
+        let name = entry.map_err(listed)?.file_name();
+        if name.to_str().is_some_and(staged::is_temp_name) {
+            remove_stale_output(dir, &name.to_string_lossy())?;
+        }
+    }
+    Ok(())
+}
+
 /// Fail if `dir` holds another kind of result, marked by its `marker`
 /// file (a grade's summary.json, a comparison's comparison.json): the two
 /// kinds both write report.html, and their files must not mix.
@@ -92,7 +109,10 @@ impl OutputDir {
             .open(&path)
             .with_context(|| format!("{}: cannot open the directory's lock", path.display()))?;
         match lock.try_lock() {
-            Ok(()) => Ok(OutputDir { lock, path }),
+            Ok(()) => {
+                remove_unfinished(dir)?;
+                Ok(OutputDir { lock, path })
+            }
             Err(TryLockError::WouldBlock) => bail!(
                 "{}: another rgrade run is writing into this directory; \
                  wait for it to end or choose another output directory",

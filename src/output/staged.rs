@@ -157,7 +157,15 @@ pub fn commit(files: Vec<Staged>) -> Result<()> {
 /// Where `name` is written until the set is complete: hidden, and named so
 /// that no log walk takes it for a log.
 fn temp_path(dir: &Path, name: &str) -> PathBuf {
-    dir.join(format!(".{name}.rgrade-tmp"))
+    dir.join(format!(".{name}{TEMP_SUFFIX}"))
+}
+
+/// How the name of a file being written ends.
+const TEMP_SUFFIX: &str = ".rgrade-tmp";
+
+/// Whether `name` is that of a file a run was writing ([`temp_path`]).
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
 }
 
 /// Abort the process once the output bytes written exceed the budget the
