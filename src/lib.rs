@@ -70,6 +70,7 @@ pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;
 pub use run::agree::{run as agree, Agreed, LogsPlan as AgreeLogs, Plan as AgreePlan};
 pub use run::compare::run as compare;
+pub use run::copy::copy_result;
 pub use run::grade::run as grade;
 pub use run::index::{run as index, Compiled as CompiledKey, Plan as IndexPlan};
 pub use run::partial::{grade as grade_partial, merge, MergePlan};

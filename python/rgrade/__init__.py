@@ -18,7 +18,6 @@ import html
 import json
 import math
 import os
-import shutil
 import tempfile
 import warnings
 from collections import Counter
@@ -57,6 +56,7 @@ from ._rgrade import (
 )
 from ._rgrade import agree as _agree
 from ._rgrade import compare as _compare
+from ._rgrade import copy_result as _copy_result
 from ._rgrade import grade as _grade
 from ._rgrade import log_files as _log_files
 from ._rgrade import merge as _merge
@@ -248,8 +248,10 @@ class Grading:
         return pajson.read_json(path, parse_options=options)
 
     def write(self, directory: PathLike) -> None:
-        """Write every file of the grading into ``directory``, summary.json last."""
-        _copy_files(self._dir, Path(directory), "summary.json")
+        """Write every file of the grading into ``directory`` as ``rgrade grade
+        -o`` would: under its lock, refusing a directory that holds another
+        kind of result, each file moved into place whole, summary.json last."""
+        _copy_result(os.fspath(self._dir), os.fspath(directory))
 
     def _deepest_metrics(self) -> List[str]:
         """The metrics of the deepest cutoff, in per_query.csv's order
@@ -353,8 +355,9 @@ class Comparison:
         return _read_csv(self._dir / "per_query_delta.csv")
 
     def write(self, directory: PathLike) -> None:
-        """Write every file of the comparison into ``directory``, comparison.json last."""
-        _copy_files(self._dir, Path(directory), "comparison.json")
+        """Write every file of the comparison into ``directory`` as ``rgrade
+        compare -o`` would (as :meth:`Grading.write`), comparison.json last."""
+        _copy_result(os.fspath(self._dir), os.fspath(directory))
 
     def _overall(self) -> List[Dict[str, Any]]:
         """comparison.csv's rows over all queries (every task, language and
@@ -437,8 +440,9 @@ class Agreement:
         return _read_csv(path) if path.exists() else None
 
     def write(self, directory: PathLike) -> None:
-        """Write every file of the agreement into ``directory``, agreement.json last."""
-        _copy_files(self._dir, Path(directory), "agreement.json")
+        """Write every file of the agreement into ``directory`` as ``rgrade
+        agree -o`` would (as :meth:`Grading.write`), agreement.json last."""
+        _copy_result(os.fspath(self._dir), os.fspath(directory))
 
     def _headline(self) -> str:
         s = self.summary
@@ -521,7 +525,7 @@ class Shard:
 
     def write(self, directory: PathLike) -> None:
         """Write the partial grading into ``directory``, partial.json last."""
-        _copy_files(self._dir, Path(directory), "partial.json")
+        _copy_result(os.fspath(self._dir), os.fspath(directory))
 
     def __repr__(self) -> str:
         s = self.summary
@@ -537,18 +541,6 @@ class Shard:
             ["input", "records", "rejected"],
             [[i["path"], i["records"], i["rejected"]] for i in s["inputs"]],
         ) + "</div>"
-
-
-def _copy_files(source: Path, target: Path, marker: str) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    stale = target / marker
-    if stale.exists():
-        stale.unlink()
-    names = sorted(p.name for p in source.iterdir() if not p.name.startswith("."))
-    for name in names:
-        if name != marker:
-            shutil.copyfile(source / name, target / name)
-    shutil.copyfile(source / marker, target / marker)
 
 
 def _is_table(value: object) -> bool:

@@ -597,6 +597,14 @@ fn agree_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     Ok(defaults)
 }
 
+/// Copy the complete result in `source` into `target`, as its run would
+/// have written it there.
+#[pyfunction]
+fn copy_result(py: Python<'_>, source: PathBuf, target: PathBuf) -> PyResult<()> {
+    py.detach(|| rgrade::copy_result(&source, &target))
+        .map_err(raised)
+}
+
 /// The log files `paths` name, in the order `grade` reads them.
 #[pyfunction]
 fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
@@ -626,6 +634,7 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(agree, m)?)?;
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
+    m.add_function(wrap_pyfunction!(copy_result, m)?)?;
     m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(agree_defaults, m)?)?;

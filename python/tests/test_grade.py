@@ -123,6 +123,27 @@ def test_the_api_writes_the_command_lines_files(tmp_path, name, labels, logs, k,
     assert graded.aggregates.column_names[:4] == ["run", "stage", "task", "language"]
 
 
+def test_write_refuses_a_directory_of_another_kind_and_replaces_its_own(tmp_path):
+    """``write`` claims its directory as the command line does: another
+    kind of result there is refused, an earlier result of its kind (with
+    an optional file this one lacks) is replaced whole."""
+    seed = ROOT / "data-samples" / "seed"
+    graded = rgrade.grade(seed / "labels.jsonl", seed / "logs.jsonl", k=3)
+    agreement = rgrade.agree(seed / "labels.jsonl", seed / "labels.jsonl")
+    graded.write(tmp_path / "graded")
+    with pytest.raises(rgrade.OutputError, match="holds a grade output"):
+        agreement.write(tmp_path / "graded")
+    agreement.write(tmp_path / "agreed")
+    with pytest.raises(rgrade.OutputError, match="holds an agreement of answer keys"):
+        graded.write(tmp_path / "agreed")
+    (tmp_path / "graded" / "review_queue.csv").write_text("an earlier run's\n")
+    graded.write(tmp_path / "graded")
+    assert not (tmp_path / "graded" / "review_queue.csv").exists()
+    assert sorted(p.name for p in (tmp_path / "graded").iterdir() if not p.name.startswith(".")) == sorted(
+        [f["name"] for f in graded.summary["outputs"]] + ["summary.json", "report.html"]
+    )
+
+
 def test_per_query_rows_are_the_cli_files_cell_for_cell(tmp_path):
     """The per-query table comes from the grading's memory, not from the
     file; every cell holds what per_query.csv writes, typed."""

@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::base::schema::LOCK_FILE;
+use crate::base::schema::{
+    AGREEMENT_SUMMARY_FILE, AGREE_FILES, COMPARE_FILES, COMPARISON_SUMMARY_FILE, GRADE_FILES,
+    LOCK_FILE, PARTIAL_SUMMARY_FILE, SUMMARY_FILE,
+};
 
 pub mod aggregates;
 pub mod agreement;
@@ -69,20 +72,59 @@ fn remove_unfinished(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Fail if `dir` holds another kind of result, marked by its `marker`
-/// file (a grade's summary.json, a comparison's comparison.json): the two
-/// kinds both write report.html, and their files must not mix.
-///
-/// # Errors
-/// `dir` holds `marker`.
-pub fn refuse_other_result(dir: &Path, marker: &str, kind: &str) -> Result<()> {
-    if dir.join(marker).exists() {
-        bail!(
-            "{}: holds {kind} ({marker}); write into another directory",
-            dir.display()
-        );
+/// The kinds of result an output directory holds. Each marks itself by
+/// the file it writes last; all write report.html, so their files must
+/// not mix in one directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultKind {
+    /// `grade -o` (a partial grading too).
+    Grading,
+    /// `compare -o`.
+    Comparison,
+    /// `agree -o`.
+    Agreement,
+}
+
+impl ResultKind {
+    const ALL: [ResultKind; 3] = [
+        ResultKind::Grading,
+        ResultKind::Comparison,
+        ResultKind::Agreement,
+    ];
+
+    /// The files whose presence marks a result of this kind.
+    pub fn markers(self) -> &'static [&'static str] {
+        match self {
+            ResultKind::Grading => &[SUMMARY_FILE, PARTIAL_SUMMARY_FILE],
+            ResultKind::Comparison => &[COMPARISON_SUMMARY_FILE],
+            ResultKind::Agreement => &[AGREEMENT_SUMMARY_FILE],
+        }
     }
-    Ok(())
+
+    /// Every file a result of this kind may hold.
+    fn files(self) -> &'static [&'static str] {
+        match self {
+            ResultKind::Grading => &GRADE_FILES,
+            ResultKind::Comparison => &COMPARE_FILES,
+            ResultKind::Agreement => &AGREE_FILES,
+        }
+    }
+
+    fn described(self) -> &'static str {
+        match self {
+            ResultKind::Grading => "a grade output",
+            ResultKind::Comparison => "a comparison",
+            ResultKind::Agreement => "an agreement of answer keys",
+        }
+    }
+
+    /// The kind of the complete result in `dir`, by its marker, if any.
+    pub fn of_dir(dir: &Path) -> Option<(ResultKind, &'static str)> {
+        let kinds = ResultKind::ALL.into_iter();
+        kinds
+            .flat_map(|kind| kind.markers().iter().map(move |&marker| (kind, marker)))
+            .find(|(_, marker)| dir.join(marker).exists())
+    }
 }
 
 /// An output directory one run holds: created if missing, and locked, so
@@ -122,6 +164,32 @@ impl OutputDir {
                 Err(err).with_context(|| format!("{}: cannot lock", path.display()))
             }
         }
+    }
+
+    /// Claim `dir` for a result of `kind`: refuse a directory holding a
+    /// result of another kind, and remove every file of an earlier result
+    /// of this kind, so that until the new set is complete the directory
+    /// holds no result a reader could take for this run's, nor an optional
+    /// output this run will not write.
+    ///
+    /// # Errors
+    /// As [`OutputDir::claim`]; `dir` holds a result of another kind; a
+    /// file cannot be removed.
+    pub fn claim_for(dir: &Path, kind: ResultKind) -> Result<Self> {
+        let claimed = Self::claim(dir)?;
+        for other in ResultKind::ALL.into_iter().filter(|&other| other != kind) {
+            if let Some(marker) = other.markers().iter().find(|m| dir.join(m).exists()) {
+                bail!(
+                    "{}: holds {} ({marker}); write into another directory",
+                    dir.display(),
+                    other.described()
+                );
+            }
+        }
+        for name in kind.files() {
+            remove_stale_output(dir, name)?;
+        }
+        Ok(claimed)
     }
 
     /// The directory held.

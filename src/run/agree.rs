@@ -14,14 +14,11 @@ use crate::base::metrics::Cutoff;
 use crate::base::options::{
     JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy,
 };
-use crate::base::schema::{
-    AgreementLogs, AgreementSummary, AGREE_FILES, COMPARISON_SUMMARY_FILE, REPORT_FILE,
-    SUMMARY_FILE,
-};
+use crate::base::schema::{AgreementLogs, AgreementSummary, REPORT_FILE};
 use crate::grade::{Graded, Plan as GradePlan, Warning};
 use crate::io::workers;
 use crate::labels::LabelIndex;
-use crate::output::{agreement as files, refuse_other_result, remove_stale_output, OutputDir};
+use crate::output::{agreement as files, OutputDir, ResultKind};
 use crate::report::{self, Sources};
 use crate::run::write::labels_summary;
 
@@ -115,6 +112,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     refuse_stdin(plan).of_kind(ErrorKind::Usage)?;
     // Claimed before anything is read, as `grade -o` claims its directory.
+    let claim = |dir| OutputDir::claim_for(dir, ResultKind::Agreement);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
     let load = |path: &Path, reviewers: &Option<ReviewerPolicy>| {
         let (format, min_rel, reviewers) = (plan.labels_format, plan.min_rel, reviewers.as_ref());
@@ -223,18 +221,6 @@ fn logs_summary(logs: &LogsPlan, a: &Graded, b: &Graded) -> AgreementLogs {
         rejected_a: a.counts.rejected,
         rejected_b: b.counts.rejected,
     }
-}
-
-/// Claim `dir`, refuse it if it holds a grading, and clear an earlier
-/// agreement's files from it.
-fn claim(dir: &Path) -> Result<OutputDir> {
-    let claimed = OutputDir::claim(dir)?;
-    refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
-    refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
-    for name in AGREE_FILES {
-        remove_stale_output(dir, name)?;
-    }
-    Ok(claimed)
 }
 
 /// Write every output into `dir`, which `held` claims, agreement.json

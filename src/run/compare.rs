@@ -7,14 +7,11 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
-use crate::base::schema::{
-    CompareSettings, ComparedRun, ComparisonSummary, AGREEMENT_SUMMARY_FILE, COMPARE_FILES,
-    REPORT_FILE, SUMMARY_FILE,
-};
+use crate::base::schema::{CompareSettings, ComparedRun, ComparisonSummary, REPORT_FILE};
 use crate::compare::paired::{self, Paired, StatSettings};
 use crate::compare::{compare, evidence, output, Compared, Plan, Warning};
 use crate::io::workers;
-use crate::output::{refuse_other_result, remove_stale_output, staged, OutputDir};
+use crate::output::{staged, OutputDir, ResultKind};
 use crate::report::{self, Sources};
 
 /// Compare the two grade outputs `plan` names, writing the outputs if it
@@ -27,6 +24,10 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compar
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     pool.install(|| {
         // Claimed before anything is read: see [`claim`].
+        // Claimed before anything is read: a run already writing there
+        // must not cost this one's work, and an earlier comparison's files
+        // must not pass for this one's while it runs, nor if it fails.
+        let claim = |dir| OutputDir::claim_for(dir, ResultKind::Comparison);
         let out_dir = plan.out.as_deref().map(claim).transpose()?;
         let compared = compare(plan, warn)?;
         if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
@@ -61,20 +62,6 @@ fn write(dir: &Path, held: OutputDir, plan: &Plan, compared: &Compared) -> Resul
     files.push(report::stage_page(dir, REPORT_FILE, &page)?);
     files.push(output::write_comparison_summary(dir, &summary)?);
     held.commit(files)
-}
-
-/// Claim the output directory `dir` before anything is read: a run already
-/// writing there must not cost this one's work, and an earlier
-/// comparison's files must not pass for this one's while it runs, nor if
-/// it fails.
-fn claim(dir: &Path) -> Result<OutputDir> {
-    let claimed = OutputDir::claim(dir)?;
-    refuse_other_result(dir, SUMMARY_FILE, "a grade output")?;
-    refuse_other_result(dir, AGREEMENT_SUMMARY_FILE, "an agreement of answer keys")?;
-    for name in COMPARE_FILES {
-        remove_stale_output(dir, name)?;
-    }
-    Ok(claimed)
 }
 
 /// comparison.json's contents: what was compared, how, the figures of

@@ -14,7 +14,7 @@ use anyhow::{bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
-use crate::base::schema::{Counts, AGREEMENT_SUMMARY_FILE, COMPARISON_SUMMARY_FILE, GRADE_FILES};
+use crate::base::schema::Counts;
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Grouping, Reading};
@@ -33,7 +33,7 @@ use crate::logs::discover::{discover, Discovered};
 use crate::logs::jsonl::{FieldNames, LogFields};
 use crate::logs::otlp::SpanFields;
 use crate::logs::record::DEFAULT_STAGE;
-use crate::output::{self, OutputDir};
+use crate::output::{self, OutputDir, ResultKind};
 use crate::run::rows::RowOutputs;
 use crate::run::write;
 
@@ -133,18 +133,9 @@ fn claim(out: Option<&Path>) -> Result<Option<OutputDir>> {
     let Some(dir) = out else {
         return Ok(None);
     };
-    let claimed = OutputDir::claim(dir)?;
-    // From here until the new set is complete, the directory holds no
-    // result a reader could take for this run's, nor a page of one, nor a
-    // file of another kind of grading (a shard's captures beside a full
-    // grading's per_query.csv, or the reverse), nor an optional output
-    // this run will not write.
-    output::refuse_other_result(dir, COMPARISON_SUMMARY_FILE, "a comparison")?;
-    output::refuse_other_result(dir, AGREEMENT_SUMMARY_FILE, "an agreement of answer keys")?;
-    for name in GRADE_FILES {
-        output::remove_stale_output(dir, name)?;
-    }
-    Ok(Some(claimed))
+    // A shard's captures must not stay beside a full grading's
+    // per_query.csv, or the reverse: both are gradings' files.
+    OutputDir::claim_for(dir, ResultKind::Grading).map(Some)
 }
 
 /// Stages 1 to 4: read, parse, judge and group every capture of the logs

@@ -9,10 +9,12 @@
 //! - [`partial`]: a shard of the logs graded up to its captures, and the
 //!   shards merged into one grading;
 //! - [`compare`]: two gradings compared, with their outputs and page;
-//! - [`agree`]: two answer keys compared, with their outputs.
+//! - [`agree`]: two answer keys compared, with their outputs;
+//! - [`copy`]: a complete result copied into another directory.
 
 pub mod agree;
 pub mod compare;
+pub mod copy;
 pub mod grade;
 pub mod index;
 pub mod partial;
