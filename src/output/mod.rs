@@ -93,7 +93,7 @@ impl ResultKind {
     ];
 
     /// The files whose presence marks a result of this kind.
-    pub fn markers(self) -> &'static [&'static str] {
+    fn markers(self) -> &'static [&'static str] {
         match self {
             ResultKind::Grading => &[SUMMARY_FILE, PARTIAL_SUMMARY_FILE],
             ResultKind::Comparison => &[COMPARISON_SUMMARY_FILE],
@@ -110,6 +110,7 @@ impl ResultKind {
         }
     }
 
+    /// What a message calls a result of this kind.
     fn described(self) -> &'static str {
         match self {
             ResultKind::Grading => "a grade output",
