@@ -273,10 +273,17 @@ impl Builder {
         self.queries[query].reviewer = reviewer;
     }
 
-    /// Record that `reviewer` labeled `query` (a row of tabular labels,
-    /// with or without a document).
-    pub(super) fn reviewed_by(&mut self, query: usize, reviewer: u32) {
+    /// The reviewer of a row of tabular labels about `query`, with or
+    /// without a document: [`NOT_NAMED`] when the table has no reviewer
+    /// column (`column` false); else the one `name` gives (an empty cell
+    /// is a reviewer too, `(none)`), recorded as having labeled `query`.
+    pub(super) fn row_reviewer(&mut self, query: usize, column: bool, name: Option<&str>) -> u32 {
+        if !column {
+            return NOT_NAMED;
+        }
+        let reviewer = self.reviewer(name);
         self.reviewed.push((query as u32, reviewer));
+        reviewer
     }
 
     /// Record where a label line or row of `query` came from: its
@@ -734,7 +741,7 @@ fn index_query_texts(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Ids that share their first eight bytes, are shorter than eight,
@@ -759,6 +766,18 @@ mod tests {
         assert_eq!(order, want);
     }
 
+    /// A seeded stream of numbers below a bound, the same on every
+    /// platform, for the tests' random keys.
+    pub(in crate::labels) fn seeded(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut state = seed;
+        move |n| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        }
+    }
+
     fn source() -> LabelsSource {
         LabelsSource {
             path: "labels".into(),
@@ -772,13 +791,7 @@ mod tests {
     /// 30,000 queries, judged out of query order, with grades from -1 to
     /// 3: enough judgments for many stretches, each indexed on its own.
     fn many_labels(builder: &mut Builder) -> Vec<(String, Vec<(String, i64)>)> {
-        let mut state = 7u64;
-        let mut next = move |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut next = seeded(7);
         let labels: Vec<(String, Vec<(String, i64)>)> = (0..30_000)
             .map(|q| {
                 let docs = (0..next(6))

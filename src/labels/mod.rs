@@ -519,13 +519,7 @@ mod tests {
     /// random share of the queries and grading a random share of each
     /// query's documents.
     fn reviewed_key() -> Vec<ReviewedLabel> {
-        let mut state = 11u64;
-        let mut next = move |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut next = build::tests::seeded(11);
         let mut key = Vec::new();
         for q in 0..60 {
             for reviewer in ["ann", "bo", "cy", "di"] {

@@ -12,7 +12,6 @@ use arrow_schema::Schema;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::build::NOT_NAMED;
 use super::build::{Attributes, Builder, LineError, POOL_SEPARATOR};
 use super::columns::{Column, Columns};
 use crate::io::guarded;
@@ -162,14 +161,8 @@ impl<'a> LabelColumns<'a> {
         if let Some(query_text) = text(Column::Query) {
             builder.set_query_text(q, query_text)?;
         }
-        let reviewer = match self.get(Column::Reviewer) {
-            Some(_) => {
-                let reviewer = builder.reviewer(text(Column::Reviewer));
-                builder.reviewed_by(q, reviewer);
-                reviewer
-            }
-            None => NOT_NAMED,
-        };
+        let has_reviewers = self.get(Column::Reviewer).is_some();
+        let reviewer = builder.row_reviewer(q, has_reviewers, text(Column::Reviewer));
         let pooled_from = text(Column::PooledFrom).unwrap_or_default();
         let doc = id(Column::DocId);
         let judgments = usize::from(doc.is_some());

@@ -118,14 +118,7 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
         if let Some(text) = field(query_text_col) {
             builder.set_query_text(q, text).map_err(fail)?;
         }
-        let reviewer = match reviewer_col {
-            Some(_) => {
-                let reviewer = builder.reviewer(field(reviewer_col));
-                builder.reviewed_by(q, reviewer);
-                reviewer
-            }
-            None => NOT_NAMED,
-        };
+        let reviewer = builder.row_reviewer(q, reviewer_col.is_some(), field(reviewer_col));
         let pooled_from = field(pooled_col).unwrap_or_default().split(POOL_SEPARATOR);
         let judgments = usize::from(field(Some(doc_col)).is_some());
         builder.set_provenance(q, field(source_col), pooled_from, judgments);
