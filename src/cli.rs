@@ -285,6 +285,12 @@ pub struct GradeArgs {
     #[arg(long, value_name = "majority|any|all|REVIEWER")]
     pub reviewers: Option<ReviewerPolicy>,
 
+    /// Calibrate every mean against this human answer key, which grades a random sample of
+    /// the queries --labels (a judge's) grades: aggregates.csv gains each metric's calibrated
+    /// mean and 95% interval (prediction-powered inference). Reads the logs twice.
+    #[arg(long, value_name = "HUMAN", conflicts_with = "partial")]
+    pub calibrate: Option<PathBuf>,
+
     /// Grade only this stage; repeat the flag for several [default: all stages].
     #[arg(long = "stage", value_name = "NAME")]
     pub stages: Vec<String>,

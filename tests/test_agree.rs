@@ -206,7 +206,7 @@ fn naive_tau_b(pairs: &[(f64, f64)]) -> Option<f64> {
 fn runs_graded_under_both_keys_are_ordered_by_each() {
     let wd = Workdir::new("agree_runs");
     let sample = crate::util::crate_path("data-samples/judges");
-    let [human, judge, logs] = ["human.jsonl", "judge.qrels", "logs.jsonl"]
+    let [human, judge, logs] = ["human.jsonl", "judge.jsonl", "logs.jsonl"]
         .map(|name| sample.join(name).display().to_string());
     let run = wd.rgrade(&[
         "agree", &human, &judge, "--logs", &logs, "-k", "5,10", "-o", "out",

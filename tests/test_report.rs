@@ -689,7 +689,7 @@ fn every_sample_report_opens_in_a_browser_quietly_and_offline() {
     let compared = compare_into(&wd, &compare_sides(&wd), "compare", "2");
     pages.push(("compare".to_string(), compared.join("report.html")));
     let judges = crate_path("data-samples/judges");
-    let [human, judge, logs] = ["human.jsonl", "judge.qrels", "logs.jsonl"]
+    let [human, judge, logs] = ["human.jsonl", "judge.jsonl", "logs.jsonl"]
         .map(|name| judges.join(name).display().to_string());
     wd.rgrade(&[
         "agree", &human, &judge, "--logs", &logs, "-q", "-o", "agree",

@@ -5,10 +5,11 @@ LLM judge has them.
 
 - human.jsonl: reviewers' grades (0-3) for a random 80 of the 300
   labeled queries, the documents the realistic key judges.
-- judge.qrels: an LLM judge's grades (0-3) for all 300 queries: the same
-  documents, most graded as the reviewers did, some a grade apart, and the
-  first two unlabeled documents the final stage ranked for each query,
-  which the judge mostly calls not relevant.
+- judge.jsonl: an LLM judge's grades (0-3) for all 300 queries, with
+  their task and language: the same documents, most graded as the
+  reviewers did, some a grade apart, and the first two unlabeled documents
+  the final stage ranked for each query, which the judge mostly calls not
+  relevant.
 - reviewers.jsonl: the same 80 queries as three reviewers graded them,
   one line per (query, reviewer): each judged every document of
   human.jsonl, most as it says, some a grade apart (one of them stricter
@@ -32,6 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REALISTIC = HERE.parent / "realistic"
 REVIEWED_QUERIES = 80
+# The judge's labels name it as their source.
+JUDGE = "llm:judge-v1"
 # Each reviewer's chances of grading a document as human.jsonl does, a
 # grade higher, or a grade lower.
 REVIEWERS = {"ana": [80, 10, 10], "ben": [65, 5, 30], "chen": [75, 15, 10]}
@@ -92,16 +95,25 @@ def main():
             }
             human.write(json.dumps(record, separators=(",", ":")) + "\n")
 
-    with open(HERE / "judge.qrels", "w", encoding="utf-8") as judge:
+    with open(HERE / "judge.jsonl", "w", encoding="utf-8") as judge:
         for label in labels:
             query = label["query_id"]
             grades = reviewed_grades(label)
+            judged = {}
             for doc, grade in grades.items():
                 step = rng.choices([0, 1, -1], weights=[70, 15, 15])[0]
-                judge.write(f"{query} 0 {doc} {min(3, max(0, grade + step))}\n")
+                judged[doc] = min(3, max(0, grade + step))
             unlabeled = [d for d in rankings.get(query, []) if d not in grades][:2]
             for doc in unlabeled:
-                judge.write(f"{query} 0 {doc} {rng.choices([0, 1], weights=[80, 20])[0]}\n")
+                judged[doc] = rng.choices([0, 1], weights=[80, 20])[0]
+            record = {
+                "query_id": query,
+                "source": JUDGE,
+                "relevant": judged,
+                "task": label.get("task"),
+                "language": label.get("language"),
+            }
+            judge.write(json.dumps(record, separators=(",", ":")) + "\n")
     write_logs(rng, labels, rankings_of("retrieve"))
     write_reviewers(labels, reviewed)
 

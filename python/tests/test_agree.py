@@ -34,7 +34,7 @@ def human_key():
 
 
 def judge_key():
-    with open(JUDGES / "judge.qrels", encoding="utf-8") as f:
+    with open(JUDGES / "judge.jsonl", encoding="utf-8") as f:
         return {(q, d): int(g) for q, _, d, g in (line.split() for line in f)}
 
 
@@ -61,7 +61,7 @@ def test_kappas_equal_scikit_learns():
     judge = judge_key()
     both = sorted(set(human) & set(judge))
     pairs = [(human[p], judge[p]) for p in both]
-    agreement = rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.qrels")
+    agreement = rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.jsonl")
     s = agreement.summary
     assert s["pairs_both"] == len(both)
     assert s["pairs_a_only"] == len(set(human) - set(judge))
@@ -97,10 +97,10 @@ def test_kappas_equal_scikit_learns():
 
 
 def test_the_api_writes_what_the_command_writes(tmp_path):
-    agreement = rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.qrels", min_rel=2)
+    agreement = rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.jsonl", min_rel=2)
     agreement.write(tmp_path / "api")
     run = subprocess.run(
-        [RGRADE, "agree", str(JUDGES / "human.jsonl"), str(JUDGES / "judge.qrels"),
+        [RGRADE, "agree", str(JUDGES / "human.jsonl"), str(JUDGES / "judge.jsonl"),
          "--min-rel", "2", "-o", str(tmp_path / "cli"), "-q"],
         capture_output=True, text=True,
     )
@@ -115,7 +115,7 @@ def test_the_api_writes_what_the_command_writes(tmp_path):
 
 def test_a_bad_option_raises_with_or_without_logs():
     with pytest.raises(rgrade.UsageError, match="missing"):
-        rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.qrels", missing="maybe")  # type: ignore[arg-type]
+        rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.jsonl", missing="maybe")  # type: ignore[arg-type]
 
 
 def test_a_bad_key_raises_a_labels_error(tmp_path):
@@ -131,7 +131,7 @@ def test_runs_under_both_keys_are_ordered_as_scipy_orders_them():
     from scipy.stats import kendalltau
 
     agreement = rgrade.agree(
-        JUDGES / "human.jsonl", JUDGES / "judge.qrels", logs=JUDGES / "logs.jsonl", k=(5, 10)
+        JUDGES / "human.jsonl", JUDGES / "judge.jsonl", logs=JUDGES / "logs.jsonl", k=(5, 10)
     )
     means = agreement.runs.to_pylist()
     orders = agreement.run_orders.to_pylist()
@@ -151,4 +151,4 @@ def test_runs_under_both_keys_are_ordered_as_scipy_orders_them():
         a, b = ([round(r[side], 12) for r in rows] for side in ("mean_a", "mean_b"))
         expected = kendalltau(a, b).statistic
         assert same(order["kendall_tau"], expected), order
-    assert rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.qrels").runs is None
+    assert rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.jsonl").runs is None

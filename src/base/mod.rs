@@ -9,6 +9,7 @@
 //! - [`numbers`]: finite, order-independent sums and percentiles;
 //! - [`stats`]: randomization test, bootstrap interval, Holm adjustment;
 //! - [`kappa`]: Cohen's and Fleiss' kappa, agreement beyond chance;
+//! - [`ppi`]: judge-graded means calibrated by a human-graded sample;
 //! - [`schema`]: every output's file name, columns and summary types;
 //! - [`text`]: counts and lists as messages spell them;
 //! - [`failure`]: what an error that leaves nothing done is about.
@@ -18,6 +19,7 @@ pub mod kappa;
 pub mod metrics;
 pub mod numbers;
 pub mod options;
+pub mod ppi;
 pub mod schema;
 pub mod slices;
 pub mod stats;

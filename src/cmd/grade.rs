@@ -90,6 +90,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
         labels_format: args.labels_format,
         min_rel: args.min_rel,
         reviewers: args.reviewers.clone(),
+        calibrate: args.calibrate.clone(),
         logs_format: args.logs_format,
         fields: args.fields.names(),
         join: args.join,

@@ -1,15 +1,19 @@
 //! Stage 5, grade and aggregate: every (run, stage) is graded a range of
 //! queries at a time, its rows handed to a [`RowSink`] as they come, and
 //! averaged over grouping sets — overall, per task, per language, per task
-//! × language — as plain (macro) means over the queries that count.
+//! × language — as plain (macro) means over the queries that count; with
+//! a human key to calibrate against, each mean also gets its calibrated
+//! estimate ([`crate::base::ppi`]).
 
 use anyhow::Result;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use crate::base::numbers::{percentile, FiniteSum};
+use crate::base::ppi::{Calibrated, PpiSums};
 use crate::base::schema::Status;
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey};
+use crate::grade::calibrate::{HumanScores, PairScores};
 use crate::grade::group::Grouped;
 use crate::grade::score::{GradeSettings, QueryRow};
 use crate::labels::LabelIndex;
@@ -37,10 +41,16 @@ pub struct Aggregate {
     judged_sums: Vec<f64>,
     latencies: Vec<f64>,
     context: FiniteSum,
+    /// Per metric column, when calibrating; empty otherwise.
+    calibration: Vec<PpiSums>,
 }
 
 impl Aggregate {
-    fn new((split, (task, language)): SplitSliceKey, settings: &GradeSettings) -> Self {
+    fn new(
+        (split, (task, language)): SplitSliceKey,
+        settings: &GradeSettings,
+        calibrating: bool,
+    ) -> Self {
         Aggregate {
             split,
             task,
@@ -54,10 +64,16 @@ impl Aggregate {
             judged_sums: vec![0.0; settings.ks.len()],
             latencies: Vec::new(),
             context: FiniteSum::default(),
+            calibration: match calibrating {
+                true => vec![PpiSums::default(); settings.n_scores()],
+                false => Vec::new(),
+            },
         }
     }
 
-    fn add(&mut self, row: &QueryRow, settings: &GradeSettings) {
+    /// Count `row`, whose query scored `human` under the human key when
+    /// calibrating and that key grades it.
+    fn add(&mut self, row: &QueryRow, human: Option<&[f64]>, settings: &GradeSettings) {
         self.queries += 1;
         self.statuses[status_index(row.status)] += 1;
         if let (true, Some(scores)) = (settings.counts_in_means(row.status), &row.scores) {
@@ -67,6 +83,9 @@ impl Aggregate {
             }
             for (sum, value) in self.judged_sums.iter_mut().zip(row.judged.iter().flatten()) {
                 *sum += value;
+            }
+            for (i, sums) in self.calibration.iter_mut().enumerate() {
+                sums.add(scores[i], human.map(|y| y[i]));
             }
         }
         if let (Status::Ok, Some(ok), Some(scores)) = (row.status, row.answer_ok, &row.scores) {
@@ -88,6 +107,18 @@ impl Aggregate {
     /// The mean `judged@k` at every cutoff, or `None` when no query counts.
     pub fn judged_means(&self) -> Option<Vec<f64>> {
         self.means_of(&self.judged_sums)
+    }
+
+    /// The queries counted in the means that the human key grades too,
+    /// when calibrating.
+    pub fn human_queries(&self) -> Option<u64> {
+        self.calibration.first().map(PpiSums::human_queries)
+    }
+
+    /// Each metric column's calibrated mean (`None` with too few
+    /// human-graded queries); nothing when not calibrating.
+    pub fn calibrated(&self) -> impl Iterator<Item = Option<Calibrated>> + '_ {
+        self.calibration.iter().map(PpiSums::calibrated)
     }
 
     fn means_of(&self, sums: &[f64]) -> Option<Vec<f64>> {
@@ -157,15 +188,22 @@ fn status_index(status: Status) -> usize {
 pub struct Aggregator<'a> {
     labels: &'a LabelIndex,
     settings: &'a GradeSettings,
+    /// The (run, stage)'s values under the human key, when calibrating.
+    human: Option<&'a PairScores>,
     sets: HashMap<SplitSliceKey, Aggregate>,
 }
 
 impl<'a> Aggregator<'a> {
-    /// No rows yet.
-    pub fn new(labels: &'a LabelIndex, settings: &'a GradeSettings) -> Self {
+    /// No rows yet; `human` holds the values to calibrate against, if any.
+    pub fn new(
+        labels: &'a LabelIndex,
+        settings: &'a GradeSettings,
+        human: Option<&'a PairScores>,
+    ) -> Self {
         Aggregator {
             labels,
             settings,
+            human,
             sets: HashMap::new(),
         }
     }
@@ -174,11 +212,15 @@ impl<'a> Aggregator<'a> {
     pub fn add(&mut self, row: &QueryRow) {
         let q = &self.labels.queries()[row.query as usize];
         let split = self.labels.split_of(row.query);
+        let human = self
+            .human
+            .and_then(|pair| pair.get(&row.query))
+            .map(|y| &**y);
         for key in split_slice_keys(q.task, q.language, split) {
             self.sets
                 .entry(key)
-                .or_insert_with(|| Aggregate::new(key, self.settings))
-                .add(row, self.settings);
+                .or_insert_with(|| Aggregate::new(key, self.settings, self.human.is_some()))
+                .add(row, human, self.settings);
         }
     }
 
@@ -237,8 +279,8 @@ pub trait RowSink: Send {
 }
 
 /// Grade each (run, stage) a range of queries at a time, handing its rows
-/// to `sink` (when there is one) and gathering its aggregates, so that
-/// rows never pile up here.
+/// to `sink` (when there is one) and gathering its aggregates, calibrated
+/// against `human` when given, so that rows never pile up here.
 ///
 /// # Errors
 /// The sink failed to keep rows.
@@ -247,6 +289,7 @@ pub fn grade_pairs(
     labels: &LabelIndex,
     settings: &GradeSettings,
     mut sink: Option<&mut dyn RowSink>,
+    human: Option<&HumanScores>,
 ) -> Result<GradedPairs> {
     const QUERIES_AT_A_TIME: usize = 1 << 14;
     let mut graded = GradedPairs {
@@ -255,8 +298,11 @@ pub fn grade_pairs(
         repeats: 0,
         graded_records: 0,
     };
+    // A (run, stage) the human key saw no capture of has no human values.
+    let none_graded = PairScores::new();
     for pair in grouped.pairs {
-        let mut aggregator = Aggregator::new(labels, settings);
+        let human = human.map(|h| h.pair(&pair.run, &pair.stage).unwrap_or(&none_graded));
+        let mut aggregator = Aggregator::new(labels, settings, human);
         if let Some(sink) = &mut sink {
             sink.begin_pair(&pair.run, &pair.stage, pair.n_queries());
         }

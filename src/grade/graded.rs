@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::base::schema::{Counts, SelfPooled, StaleLabels};
 use crate::base::text::{first_few, plural};
 use crate::grade::aggregate::PairAggregates;
+use crate::grade::calibrate::HumanScores;
 use crate::grade::capture::Reject;
 use crate::grade::permissions::Leak;
 use crate::grade::score::GradeSettings;
@@ -34,6 +35,8 @@ pub struct Graded {
     pub leaks: Vec<Leak>,
     /// The graded runs that alone were pooled for some labels.
     pub self_pooled: Vec<SelfPooled>,
+    /// The human key the means were calibrated against, with its values.
+    pub calibrated_against: Option<HumanScores>,
     /// Each input's name, by input index.
     pub input_names: Vec<String>,
     /// per_query.csv's rows, with its columns and values, when the plan

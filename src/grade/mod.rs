@@ -11,7 +11,9 @@
 //!    [`crate::base::metrics`]. [`gather`]
 //!    drives stages 1 to 4 together.
 //! 5. [`aggregate`]: rows are averaged per grouping set, and handed on to
-//!    whatever keeps them.
+//!    whatever keeps them; with a human key to calibrate against, beside
+//!    each mean its calibrated estimate, from the human values
+//!    [`calibrate`] keeps.
 //!
 //! Beside the pipeline, the diagnostics: [`stage_loss`] (evidence dropped
 //! between stages) and [`stale`] (labels that no longer match the
@@ -23,6 +25,7 @@
 //! drivers in `crate::run` call these stages and write the outputs.
 
 pub mod aggregate;
+pub mod calibrate;
 pub mod capture;
 mod checks;
 pub mod gather;

@@ -28,6 +28,10 @@ pub struct Plan {
     /// Whose grade counts for a (query, document) pair several reviewers
     /// judged; `None` when the labels hold no such pair.
     pub reviewers: Option<ReviewerPolicy>,
+    /// A human answer key for some of the queries, to calibrate the means
+    /// of a grading under a judge's labels against (format by content).
+    #[serde(default)]
+    pub calibrate: Option<PathBuf>,
     /// Log files or directories; `-` is standard input.
     pub logs: Vec<PathBuf>,
     /// The logs' format, or `Auto` to decide per input.
@@ -125,6 +129,7 @@ impl Plan {
             labels_format: LabelsFormat::Auto,
             min_rel: 1,
             reviewers: None,
+            calibrate: None,
             logs,
             logs_format: LogsFormat::Auto,
             fields: FieldNames::default(),

@@ -1,4 +1,5 @@
-//! aggregates.csv: one row per (run, stage, grouping set).
+//! aggregates.csv: one row per (run, stage, grouping set); calibrated
+//! means follow the others when the grading was calibrated.
 
 use std::path::Path;
 
@@ -6,13 +7,16 @@ use anyhow::Result;
 
 use super::cells::NumberCell;
 use super::staged::{self, stage, Staged};
-use crate::base::schema::{aggregates_header, Status, AGGREGATES_FILE, LATENCY_PERCENTILES};
+use crate::base::schema::{
+    aggregates_header, calibration_columns, Status, AGGREGATES_FILE, LATENCY_PERCENTILES,
+};
 use crate::base::slices::ANY;
 use crate::grade::aggregate::PairAggregates;
 use crate::grade::score::GradeSettings;
 use crate::labels::LabelIndex;
 
-/// Write aggregates.csv: one row per (run, stage, grouping set).
+/// Write aggregates.csv: one row per (run, stage, grouping set), with the
+/// calibration columns when `calibrated`.
 ///
 /// # Errors
 /// The file cannot be created or written.
@@ -21,9 +25,13 @@ pub fn write_aggregates(
     labels: &LabelIndex,
     settings: &GradeSettings,
     pairs: &[PairAggregates],
+    calibrated: bool,
 ) -> Result<Staged> {
     let mut wtr = csv::Writer::from_writer(stage(dir, AGGREGATES_FILE)?);
-    let header = aggregates_header(&settings.ks);
+    let mut header = aggregates_header(&settings.ks);
+    if calibrated {
+        header.extend(calibration_columns(&settings.ks));
+    }
     wtr.write_record(&header)?;
     let mut cell = NumberCell::default();
     for PairAggregates {
@@ -59,6 +67,14 @@ pub fn write_aggregates(
             let judged = agg.judged_means();
             for i in 0..settings.ks.len() {
                 wtr.write_field(cell.text(judged.as_ref().map(|j| j[i])))?;
+            }
+            if calibrated {
+                wtr.write_field(cell.text(agg.human_queries().map(|n| n as f64)))?;
+                for estimate in agg.calibrated() {
+                    wtr.write_field(cell.text(estimate.map(|c| c.mean)))?;
+                    wtr.write_field(cell.text(estimate.map(|c| c.low)))?;
+                    wtr.write_field(cell.text(estimate.map(|c| c.high)))?;
+                }
             }
             wtr.write_record(None::<&[u8]>)?;
         }

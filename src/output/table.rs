@@ -342,6 +342,54 @@ pub fn print_notes(out: &mut impl Write, counts: &Counts) -> io::Result<()> {
     Ok(())
 }
 
+/// Every (run, stage)'s overall means calibrated against the human key
+/// `human`, beside the judge-only means; the slices' are in aggregates.csv.
+fn print_calibration(
+    out: &mut impl Write,
+    human: &LabelIndex,
+    settings: &GradeSettings,
+    pairs: &[PairAggregates],
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "means calibrated against {}:",
+        human.source.given_path().display()
+    )?;
+    let metrics = metric_columns(&settings.ks);
+    for PairAggregates {
+        run,
+        stage,
+        aggregates,
+    } in pairs
+    {
+        let Some(all) = aggregates.first() else {
+            continue;
+        };
+        let n = all.human_queries().unwrap_or(0);
+        write!(out, "  run {run}  stage {stage}: ")?;
+        let (Some(means), Some(_)) = (all.means(), all.calibrated().next().flatten()) else {
+            writeln!(
+                out,
+                "{} human-graded, too few to calibrate",
+                plural(n, "query", "queries")
+            )?;
+            continue;
+        };
+        writeln!(out, "{} human-graded", plural(n, "query", "queries"))?;
+        writeln!(out, "    {:<14} calibrated [95% interval]  judge alone", "")?;
+        for ((metric, calibrated), judge) in metrics.iter().zip(all.calibrated()).zip(means) {
+            if let Some(c) = calibrated {
+                writeln!(
+                    out,
+                    "    {metric:<14} {:.3} [{:.3}, {:.3}]      {judge:.3}",
+                    c.mean, c.low, c.high
+                )?;
+            }
+        }
+    }
+    writeln!(out)
+}
+
 /// The stdout table is laid out here, with the other outputs.
 impl Graded {
     /// Write the stdout table: means per (run, stage) and slice, turned
@@ -358,6 +406,9 @@ impl Graded {
         }
         if self.has_answers() {
             print_attribution(out, &self.pairs)?;
+        }
+        if let Some(human) = &self.calibrated_against {
+            print_calibration(out, &human.key, &self.settings, &self.pairs)?;
         }
         print_notes(out, &self.counts)
     }

@@ -1,7 +1,10 @@
 //! A grading from its plan to its outputs: [`Setup`] settles what is
 //! known before the logs are read, [`collect`] runs stages 1 to 4 over
 //! them, and [`finish`] grades, aggregates and writes (stages 5 and 6),
-//! with the diagnostics. [`run`] is the three in a row; a partial grading
+//! with the diagnostics. [`run`] is the three in a row, after a first pass
+//! under the human key when the means are calibrated against one (the
+//! logs are then read twice, so standard input cannot be among them); a
+//! partial grading
 //! ([`super::partial`]) stops after `collect`, and a merge finishes the
 //! groupings of several.
 
@@ -10,21 +13,23 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
+use crate::base::options::{LabelsFormat, ProgressWhen};
 use crate::base::schema::Counts;
 use crate::grade::aggregate::{self, RowSink};
+use crate::grade::calibrate::{HumanRows, HumanScores};
 use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Grouping, Reading};
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::group::Grouper;
 use crate::grade::judge::JudgeConfig;
 use crate::grade::permissions::DocCollections;
-use crate::grade::plan::Plan;
+use crate::grade::plan::{Plan, Tables};
 use crate::grade::runs::TrecLines;
-use crate::grade::score::GradeSettings;
+use crate::grade::score::{GradeSettings, QueryRow};
 use crate::grade::{self_pooled, stage_loss, stale};
 use crate::io::inputs::Input;
 use crate::io::workers;
@@ -51,8 +56,9 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded, Error> 
 fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let started = Instant::now();
     let setup = Setup::new(plan)?;
+    let human = human_scores(plan, &setup)?;
     let grouping = collect(plan, &setup, warn)?;
-    finish(plan, setup, grouping, started, warn)
+    finish(plan, setup, grouping, human, started, warn)
 }
 
 /// What every grading settles before the logs are read: how rows are
@@ -214,8 +220,8 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
 }
 
 /// Stages 5 and 6, with the diagnostics: grade and aggregate the captures
-/// `grouping` holds, write the outputs if `plan` names a directory, and
-/// hand `warn` what grading found.
+/// `grouping` holds (calibrated against `human`, when given), write the
+/// outputs if `plan` names a directory, and hand `warn` what grading found.
 ///
 /// # Errors
 /// No record of any stage `--stage` names was read; an output cannot be
@@ -224,6 +230,7 @@ pub fn finish(
     plan: &Plan,
     setup: Setup,
     grouping: Grouping,
+    human: Option<HumanScores>,
     started: Instant,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Graded> {
@@ -274,7 +281,7 @@ pub fn finish(
         .of_kind(ErrorKind::Output)?;
     let sink = rows.any().then_some(&mut rows as &mut dyn RowSink);
     let graded = pool
-        .install(|| aggregate::grade_pairs(grouped, &labels, &settings, sink))
+        .install(|| aggregate::grade_pairs(grouped, &labels, &settings, sink, human.as_ref()))
         .of_kind(ErrorKind::Output)?;
     let rows = rows.finish().of_kind(ErrorKind::Output)?;
     let counts = tally(
@@ -286,6 +293,7 @@ pub fn finish(
     );
     let self_pooled = self_pooled::measure(&labels, graded.aggregates.iter().map(|p| &*p.run));
     let graded = Graded {
+        calibrated_against: human,
         self_pooled,
         input_names,
         labels,
@@ -347,6 +355,66 @@ pub fn finish(
         });
     }
     Ok(graded)
+}
+
+/// `--calibrate HUMAN`, its first pass: grade the logs of `plan` under its
+/// human key, if it names one, and keep what each (run, stage) scored under
+/// it by the query of `setup`'s (the judge's) key.
+///
+/// # Errors
+/// Standard input among the logs; the human key cannot be read or is
+/// refused; a log cannot be read.
+fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanScores>> {
+    let Some(key) = &plan.calibrate else {
+        return Ok(None);
+    };
+    if plan.logs.iter().any(|log| log == Path::new("-")) {
+        return Err(anyhow!(
+            "--calibrate reads the logs twice (under the human key, then the judge's), and \
+             standard input can be read only once: save it to a file first"
+        ))
+        .of_kind(ErrorKind::Usage);
+    }
+    // The same logs, read as the grading reads them, under the human key;
+    // nothing written, nothing drawn, no warning said twice.
+    let human = Plan {
+        labels: key.clone(),
+        labels_format: LabelsFormat::Auto,
+        calibrate: None,
+        out: None,
+        review_queue: false,
+        stage_order: Vec::new(),
+        corpus: None,
+        progress: ProgressWhen::Never,
+        keep_rows: false,
+        tables: Tables {
+            labels: None,
+            ..plan.tables.clone()
+        },
+        ..plan.clone()
+    };
+    let human_setup = Setup::new(&human)?;
+    let grouping = collect(&human, &human_setup, &mut |_| {})?;
+    let Setup {
+        settings,
+        pool,
+        labels: key,
+        ..
+    } = human_setup;
+    let mut rows = HumanRows::new(&key, &setup.labels, &settings);
+    let grade = || aggregate::grade_pairs(grouping.grouped, &key, &settings, Some(&mut rows), None);
+    pool.install(grade).of_kind(ErrorKind::Logs)?;
+    let kept = rows.finish();
+    Ok(Some(HumanScores::new(key, &setup.labels, kept)))
+}
+
+impl RowSink for HumanRows<'_> {
+    fn begin_pair(&mut self, _run: &str, _stage: &str, _rows: usize) {}
+
+    fn rows(&mut self, run: &str, stage: &str, rows: &[QueryRow]) -> Result<()> {
+        self.keep(run, stage, rows);
+        Ok(())
+    }
 }
 
 /// Fail, before any log is read, when labeled doc ids are missing from the

@@ -66,6 +66,13 @@ fn grade_shard(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSumm
         .out
         .as_deref()
         .context("a partial grading needs an output directory (-o DIR)")?;
+    if plan.calibrate.is_some() {
+        return Err(anyhow::anyhow!(
+            "--calibrate cannot grade a shard: grade the whole logs with it, or merge \
+             the shards first and grade without --partial"
+        ))
+        .of_kind(ErrorKind::Usage);
+    }
     let setup = Setup::new(plan)?;
     let grouping = collect(plan, &setup, warn)?;
     let held = setup
@@ -163,7 +170,7 @@ pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded,
         keep_rows: merge.keep_rows,
         ..plan
     };
-    Ok(finish(&plan, setup, grouping, started, warn)?)
+    Ok(finish(&plan, setup, grouping, None, started, warn)?)
 }
 
 /// The shards `merge` names, read and put together, with the plan they

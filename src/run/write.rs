@@ -7,9 +7,11 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::base::options::Choice;
+use crate::base::ppi::{CONFIDENCE, MIN_HUMAN_QUERIES};
 use crate::base::schema::{
-    CollectionVersion, CompiledKeySummary, InputSummary, LabelsSummary, LeakSummary, OrderedMap,
-    OutputFile, SettingsSummary, StaleLabels, Summary, Throughput, REPORT_FILE,
+    CalibrationSummary, CollectionVersion, CompiledKeySummary, InputSummary, LabelsSummary,
+    LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels, Summary, Throughput,
+    REPORT_FILE,
 };
 use crate::grade::capture::LineCounts;
 use crate::grade::graded::Graded;
@@ -64,7 +66,13 @@ pub fn outputs(
 ) -> Result<()> {
     let mut files = vec![
         written.per_query,
-        aggregates::write_aggregates(dir, &graded.labels, &graded.settings, &graded.pairs)?,
+        aggregates::write_aggregates(
+            dir,
+            &graded.labels,
+            &graded.settings,
+            &graded.pairs,
+            graded.calibrated_against.is_some(),
+        )?,
         rejects::write_rejects(dir, &graded.rejects, &graded.input_names)?,
     ];
     // Optional outputs an earlier run left were removed when the
@@ -127,6 +135,12 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             .collect(),
         stale_labels: run.stale_labels.clone(),
         self_pooled: graded.self_pooled.clone(),
+        calibration: (graded.calibrated_against.as_ref()).map(|human| CalibrationSummary {
+            labels: labels_summary(&human.key),
+            shared_queries: human.shared_queries,
+            min_queries: MIN_HUMAN_QUERIES,
+            level: CONFIDENCE,
+        }),
         leaks: graded
             .leaks
             .iter()

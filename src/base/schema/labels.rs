@@ -47,6 +47,22 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// `calibration` in summary.json: the human key a judge-graded grading's
+/// means were calibrated against (`grade --calibrate`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationSummary {
+    /// The human key, as `labels` describes the graded one.
+    pub labels: LabelsSummary,
+    /// The human key's queries that the graded key labels too; the others
+    /// are not graded.
+    pub shared_queries: u64,
+    /// Fewer human-graded queries in a grouping set leave its calibrated
+    /// means empty.
+    pub min_queries: u64,
+    /// The intervals' coverage.
+    pub level: f64,
+}
+
 /// A graded run that is the only run the judging pools of some labeled
 /// queries came from (`pooled_from`): it defined its own answer key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,8 +15,8 @@ use crate::base::metrics::{Cutoff, Metric};
 mod labels;
 
 pub use labels::{
-    CollectionVersion, CompiledKeySummary, LabelsSummary, ReviewerSummary, ReviewersSummary,
-    SelfPooled, SourceSummary,
+    CalibrationSummary, CollectionVersion, CompiledKeySummary, LabelsSummary, ReviewerSummary,
+    ReviewersSummary, SelfPooled, SourceSummary,
 };
 
 /// per_query.csv: one row per (run, stage, labeled query).
@@ -358,6 +358,28 @@ pub fn aggregates_header(ks: &[Cutoff]) -> Vec<String> {
     )
 }
 
+/// The columns aggregates.csv gains, after all the others, when its
+/// means were calibrated against a human key (`grade --calibrate`): the
+/// human-graded queries the set counts, then for every metric column its
+/// calibrated mean and the 95% interval's ends.
+pub fn calibration_columns(ks: &[Cutoff]) -> Vec<String> {
+    let metrics = metric_columns(ks);
+    let calibrated = metrics.iter().flat_map(|m| {
+        [
+            format!("{m}_calibrated"),
+            format!("{m}_calibrated_low"),
+            format!("{m}_calibrated_high"),
+        ]
+    });
+    std::iter::once(CALIBRATION_QUERIES.to_string())
+        .chain(calibrated)
+        .collect()
+}
+
+/// aggregates.csv's count of the human-graded queries behind a set's
+/// calibrated means.
+pub const CALIBRATION_QUERIES: &str = "calibration_queries";
+
 /// A CSV header: the leading columns, the metric columns, the trailing ones.
 fn header(
     leading: &[&str],
@@ -450,6 +472,9 @@ pub struct Summary {
     /// The graded runs that alone were pooled for some labels, by run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub self_pooled: Vec<SelfPooled>,
+    /// The human key the means were calibrated against, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationSummary>,
     /// Every other output of the run, as written: a reader checks a file
     /// against its entry before trusting it.
     pub outputs: Vec<OutputFile>,

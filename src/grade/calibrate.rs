@@ -1,0 +1,95 @@
+//! Calibration against a human key (`grade --calibrate HUMAN`): the metric
+//! values each (run, stage) scored under the human key, kept by the graded
+//! (judge's) key's query so that aggregation can pair them with the judge's
+//! values ([`crate::base::ppi`]).
+
+use hashbrown::HashMap;
+
+use crate::grade::score::{GradeSettings, QueryRow};
+use crate::labels::{LabelIndex, QueryIdx};
+
+/// One (run, stage)'s values under the human key, by the graded key's
+/// query.
+pub type PairScores = HashMap<QueryIdx, Box<[f64]>>;
+
+/// Each (run, stage)'s values under the human key.
+type ScoresByPair = HashMap<(Box<str>, Box<str>), PairScores>;
+
+/// The human key and what every (run, stage) scored under it.
+pub struct HumanScores {
+    /// The human key.
+    pub key: LabelIndex,
+    /// The human key's queries the graded key labels too.
+    pub shared_queries: u64,
+    pairs: ScoresByPair,
+}
+
+impl HumanScores {
+    /// What `kept` holds, graded under the human key `key`, whose queries
+    /// meet the graded key `graded`'s by query id.
+    pub fn new(key: LabelIndex, graded: &LabelIndex, kept: KeptScores) -> Self {
+        let shared = (0..key.queries().len() as QueryIdx)
+            .filter(|&q| graded.find_query(key.query_id(q).as_bytes()).is_some())
+            .count();
+        HumanScores {
+            key,
+            shared_queries: shared as u64,
+            pairs: kept.0,
+        }
+    }
+
+    /// The values of (run, stage), if it was graded under the human key.
+    pub fn pair(&self, run: &str, stage: &str) -> Option<&PairScores> {
+        let key: (Box<str>, Box<str>) = (run.into(), stage.into());
+        self.pairs.get(&key)
+    }
+}
+
+/// Rows graded under the human key, kept as they come.
+pub struct HumanRows<'a> {
+    key: &'a LabelIndex,
+    graded: &'a LabelIndex,
+    settings: &'a GradeSettings,
+    pairs: ScoresByPair,
+}
+
+impl<'a> HumanRows<'a> {
+    /// None yet, of rows graded under `key` with `settings`, to be paired
+    /// with the graded key `graded`'s queries by query id.
+    pub fn new(key: &'a LabelIndex, graded: &'a LabelIndex, settings: &'a GradeSettings) -> Self {
+        HumanRows {
+            key,
+            graded,
+            settings,
+            pairs: HashMap::new(),
+        }
+    }
+
+    /// Keep the values of `rows` of (run, stage) that count in the means
+    /// and whose query the graded key labels.
+    pub fn keep(&mut self, run: &str, stage: &str, rows: &[QueryRow]) {
+        let pair = (self.pairs).entry((run.into(), stage.into())).or_default();
+        for row in rows {
+            let Some(scores) = &row.scores else {
+                continue;
+            };
+            if !self.settings.counts_in_means(row.status) {
+                continue;
+            }
+            if let Some(q) = self
+                .graded
+                .find_query(self.key.query_id(row.query).as_bytes())
+            {
+                pair.insert(q, scores.clone());
+            }
+        }
+    }
+
+    /// The values kept.
+    pub fn finish(self) -> KeptScores {
+        KeptScores(self.pairs)
+    }
+}
+
+/// The values [`HumanRows`] kept, for [`HumanScores::new`].
+pub struct KeptScores(ScoresByPair);
