@@ -696,6 +696,24 @@ fn every_sample_report_opens_in_a_browser_quietly_and_offline() {
     ])
     .expect_code(0);
     pages.push(("agree".to_string(), wd.path("agree/report.html")));
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        &judge,
+        "--calibrate",
+        &human,
+        "-q",
+        "-o",
+        "calibrated",
+        &logs,
+    ])
+    .expect_code(0);
+    let calibrated = wd.read_text("calibrated/report.html");
+    assert!(calibrated.contains("Calibrated against human labels"));
+    pages.push((
+        "grade-calibrated".to_string(),
+        wd.path("calibrated/report.html"),
+    ));
     for (name, page) in pages {
         let shot = shots.join(format!("{name}.png"));
         let seen = visit(

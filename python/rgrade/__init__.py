@@ -651,6 +651,7 @@ def grade(
     join: JoinBy = ...,
     min_rel: int = ...,
     reviewers: Optional[str] = ...,
+    calibrate: Optional[PathLike] = ...,
     stages: Sequence[str] = ...,
     stage_order: Sequence[str] = ...,
     span_stages: Optional[Mapping[str, str]] = ...,
@@ -726,6 +727,7 @@ def grade(
     join: JoinBy = "id",
     min_rel: int = 1,
     reviewers: Optional[str] = None,
+    calibrate: Optional[PathLike] = None,
     stages: Sequence[str] = (),
     stage_order: Sequence[str] = (),
     span_stages: Optional[Mapping[str, str]] = None,
@@ -765,6 +767,12 @@ def grade(
     with ``__arrow_c_stream__``; they cross without a Python object per
     row.
 
+    ``calibrate`` names a human answer key that grades a random sample of
+    the queries ``labels`` (a judge's) grades: ``aggregates`` then gains,
+    per grouping set, ``calibration_queries`` and each metric's calibrated
+    mean with its 95% interval (``<metric>_calibrated``, ``_low``,
+    ``_high``), as ``rgrade grade --calibrate`` writes them.
+
     Raises a :class:`RgradeError` with the command line's message when
     nothing can be graded, of the class that says what was wrong:
     :class:`UsageError`, :class:`LabelsError`, :class:`LogsError` or
@@ -786,6 +794,7 @@ def grade(
         "join": join,
         "min_rel": min_rel,
         "reviewers": reviewers,
+        "calibrate": None if calibrate is None else os.fspath(calibrate),
         "stages": list(stages),
         "stage_order": list(stage_order),
         "span_stages": list((span_stages or {}).items()),

@@ -34,8 +34,10 @@ def human_key():
 
 
 def judge_key():
+    """(query, doc) -> grade of judge.jsonl."""
     with open(JUDGES / "judge.jsonl", encoding="utf-8") as f:
-        return {(q, d): int(g) for q, _, d, g in (line.split() for line in f)}
+        labels = [json.loads(line) for line in f]
+    return {(l["query_id"], d): g for l in labels for d, g in l["relevant"].items()}
 
 
 def sklearn_kappas(pairs, grades, min_rel=1):

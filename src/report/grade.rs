@@ -1,7 +1,8 @@
 //! The grade page: for every (run, stage) its headline means with their
 //! intervals and label coverage, the slices (splits among them), the
 //! cutoffs, the first relevant ranks, latency and context size and the
-//! worst queries; then the wrong answers by their evidence, the
+//! worst queries (after the overview, the means calibrated against a human
+//! key, when they were: [`super::calibration`]); then the wrong answers by their evidence, the
 //! diagnostics (stage loss, stale labels, leaks, rejects) and what the
 //! grading was made from.
 //!
@@ -17,10 +18,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use maud::{html, Markup};
 
+use super::calibration;
 use super::charts::{self, BarRow, Mark, Series};
 use super::collect::{PairFigures, SliceList, DECADES, RANK_BINS, SLICES_SHOWN};
 use super::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
-use super::page::{self, cell, count, ids};
+use super::page::{self, cell, count, ids, pair_name};
 use super::sources::Sources;
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::{
@@ -57,6 +59,7 @@ pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Re
     };
     let body = html! {
         (overview(summary, figures, &facts, deepest)?)
+        (calibration::section(summary, sources.require(AGGREGATES_FILE)?, &metric_names(deepest), deepest)?)
         @for (i, pair) in figures.iter().take(PAIRS_DRAWN).enumerate() {
             (pair_section(i, pair, &facts, ks, deepest)?)
         }
@@ -297,14 +300,6 @@ fn were(n: u64, noun: &str) -> String {
     match n {
         1 => format!("1 {noun} was"),
         n => format!("{} {noun}s were", count(n)),
-    }
-}
-
-/// A (run, stage) as the page names it.
-fn pair_name(run: &str, stage: &str) -> String {
-    match run {
-        "" => format!("stage {stage}"),
-        _ => format!("{run} · {stage}"),
     }
 }
 

@@ -13,13 +13,15 @@
 //! - [`charts`] draws the figures (plotters, SVG);
 //! - [`page`] is the frame every page shares (maud, inline CSS);
 //! - [`sources`] says where the output files a page reads are;
-//! - [`grade`] lays out the grade page, [`compare`] the compare page,
+//! - [`grade`] lays out the grade page ([`calibration`] its means
+//!   calibrated against a human key), [`compare`] the compare page,
 //!   [`agree`] the page of two answer keys' agreement.
 //!
 //! The page is self-contained: inline CSS and SVG, no script, and a
 //! Content-Security-Policy that forbids every request.
 
 pub mod agree;
+pub mod calibration;
 pub mod charts;
 pub mod collect;
 pub mod compare;

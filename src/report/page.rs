@@ -51,6 +51,14 @@ pub fn cell(value: Option<f64>) -> Markup {
     }
 }
 
+/// A (run, stage) as the pages name it.
+pub fn pair_name(run: &str, stage: &str) -> String {
+    match run {
+        "" => format!("stage {stage}"),
+        _ => format!("{run} · {stage}"),
+    }
+}
+
 /// A count with thousands separated by thin spaces: 1 234 567.
 pub fn count(n: u64) -> String {
     let digits = n.to_string();

@@ -68,8 +68,7 @@ fn grade_shard(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSumm
         .context("a partial grading needs an output directory (-o DIR)")?;
     if plan.calibrate.is_some() {
         return Err(anyhow::anyhow!(
-            "--calibrate cannot grade a shard: grade the whole logs with it, or merge \
-             the shards first and grade without --partial"
+            "--calibrate cannot grade a shard (--partial): calibrate a grading of all the logs"
         ))
         .of_kind(ErrorKind::Usage);
     }

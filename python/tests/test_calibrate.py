@@ -1,0 +1,115 @@
+"""``rgrade.grade(..., calibrate=HUMAN)`` on the judges sample: every
+calibrated mean and interval equals a numpy computation of power-tuned
+prediction-powered inference on the per-query values of two plain
+gradings, one under the judge's key and one under the human key."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rgrade
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGES = ROOT / "data-samples" / "judges"
+RGRADE = os.environ.get("RGRADE_BIN", str(ROOT / "target" / "debug" / "rgrade"))
+METRICS = [f"{m}@{k}" for k in (5, 10) for m in ("recall", "rr", "hit", "precision", "ndcg", "ap")]
+MIN_HUMAN = 10
+
+
+def ppi(f_all, f_paired, y):
+    """θ, the interval's ends, by the formulas of Angelopoulos et al. (2023):
+    λ = (Cov(y, f)/n) / (Var_N(f)/N + Var_n(f)/n), clamped to [0, 1] at the end."""
+    big, n = len(f_all), len(y)
+    cov = np.cov(y, f_paired, ddof=1)[0, 1]
+    spread = np.var(f_all, ddof=1) / big + np.var(f_paired, ddof=1) / n
+    lam = cov / n / spread if spread > 0 else 0.0
+    theta = lam * np.mean(f_all) + np.mean(y - lam * f_paired)
+    var = lam**2 * np.var(f_all, ddof=1) / big + np.var(y - lam * f_paired, ddof=1) / n
+    half = 1.959963984540054 * np.sqrt(var)
+    return [float(np.clip(x, 0, 1)) for x in (theta, theta - half, theta + half)]
+
+
+def values(grading, run):
+    """query_id -> (task, language, {metric: value}) of the rows that count in the means."""
+    rows = grading.per_query.to_pylist()
+    return {
+        r["query_id"]: (r["task"], r["language"], {m: r[m] for m in METRICS})
+        for r in rows
+        if r["run"] == run and r["status"] != "no_answer"
+    }
+
+
+@pytest.fixture(scope="module")
+def gradings():
+    logs = JUDGES / "logs.jsonl"
+    judge_key, human_key = JUDGES / "judge.jsonl", JUDGES / "human.jsonl"
+    calibrated = rgrade.grade(judge_key, logs, k=(5, 10), calibrate=human_key)
+    return calibrated, rgrade.grade(judge_key, logs, k=(5, 10)), rgrade.grade(human_key, logs, k=(5, 10))
+
+
+def test_every_calibrated_mean_equals_numpys(gradings):
+    calibrated, judge, human = gradings
+    checked = too_few = 0
+    for row in calibrated.aggregates.to_pylist():
+        if row["split"] != "*":
+            continue
+        f = values(judge, row["run"])
+        y = values(human, row["run"])
+        in_set = [
+            q
+            for q, (task, language, _) in f.items()
+            if row["task"] in ("*", task) and row["language"] in ("*", language)
+        ]
+        paired = [q for q in in_set if q in y]
+        assert row["calibration_queries"] == len(paired)
+        for metric in METRICS:
+            got = [row[f"{metric}_calibrated{end}"] for end in ("", "_low", "_high")]
+            if len(paired) < MIN_HUMAN:
+                assert got == [None, None, None], (row["task"], row["language"], metric)
+                too_few += 1
+                continue
+            expected = ppi(
+                np.array([f[q][2][metric] for q in in_set]),
+                np.array([f[q][2][metric] for q in paired]),
+                np.array([y[q][2][metric] for q in paired]),
+            )
+            assert got == pytest.approx(expected, abs=1e-12), (row["task"], row["language"], metric)
+            checked += 1
+    # Four runs × twelve metrics over the overall set, tasks, languages
+    # and the task × language sets with enough reviewed queries.
+    assert checked >= 4 * len(METRICS) * 5
+    assert too_few > 0, "some task × language sets have too few reviewed queries"
+
+
+def test_the_judge_alone_overrates_what_the_humans_see(gradings):
+    calibrated, _, _ = gradings
+    overall = [r for r in calibrated.aggregates.to_pylist() if r["task"] == r["language"] == r["split"] == "*"]
+    for row in overall:
+        assert row["recall@10_calibrated"] < row["recall@10"], row["run"]
+        assert row["recall@10_calibrated_low"] < row["recall@10_calibrated"] < row["recall@10_calibrated_high"]
+    assert calibrated.summary["calibration"]["shared_queries"] == 80
+    assert calibrated.summary["calibration"]["labels"]["queries"] == 80
+
+
+def test_the_command_line_writes_the_same_aggregates(gradings, tmp_path):
+    calibrated, _, _ = gradings
+    calibrated.write(tmp_path / "py")
+    subprocess.run(
+        [RGRADE, "grade", "--labels", str(JUDGES / "judge.jsonl"), "-k", "5,10",
+         "--calibrate", str(JUDGES / "human.jsonl"), "-q", "-o", str(tmp_path / "cli"),
+         str(JUDGES / "logs.jsonl")],
+        check=True,
+    )
+    for name in ("aggregates.csv", "per_query.csv"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+
+
+def test_a_shard_cannot_be_calibrated():
+    with pytest.raises(rgrade.UsageError, match="calibrate= cannot grade a shard"):
+        rgrade.grade(
+            JUDGES / "judge.jsonl", JUDGES / "logs.jsonl", partial=True,
+            calibrate=JUDGES / "human.jsonl",  # type: ignore[call-overload]
+        )

@@ -1,0 +1,159 @@
+//! The grade page's calibration section (`grade --calibrate`): for each
+//! (run, stage), overall and per task and language, the deepest cutoff's
+//! means under the judge's labels beside their estimates calibrated
+//! against the human key, with the intervals and the human-graded queries
+//! behind them, all read from aggregates.csv.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use maud::{html, Markup};
+
+use super::charts;
+use super::page::{count, pair_name};
+use crate::base::metrics::Cutoff;
+use crate::base::schema::{Summary, CALIBRATION_QUERIES, LANGUAGE, RUN, SPLIT, STAGE, TASK};
+use crate::base::slices::ANY;
+
+/// One grouping set's row: its name, its human-graded queries, and per
+/// metric the judge-only mean and the calibrated one with its interval.
+struct SetRow {
+    pair: (String, String),
+    slice: String,
+    human_queries: String,
+    metrics: Vec<(Option<f64>, Option<[f64; 3]>)>,
+}
+
+/// The section, or nothing when the grading `summary` describes was not
+/// calibrated.
+///
+/// # Errors
+/// aggregates.csv cannot be read or lacks the calibration columns.
+pub fn section(
+    summary: &Summary,
+    aggregates: &Path,
+    names: &[String],
+    deepest: Cutoff,
+) -> Result<Markup> {
+    let Some(calibration) = &summary.calibration else {
+        return Ok(html! {});
+    };
+    let rows = read(aggregates, names)?;
+    let mut pairs: Vec<&(String, String)> = rows.iter().map(|r| &r.pair).collect();
+    pairs.dedup();
+    Ok(html! {
+        section id="calibration" {
+            h2 { "Calibrated against human labels" }
+            p { "The means above are graded under " code { (summary.labels.path) } "; the human key "
+                code { (calibration.labels.path) } " grades " (count(calibration.shared_queries))
+                " of their queries too. Each calibrated mean corrects the judge-only mean by how far the \
+                 judge and the humans part on those queries (prediction-powered inference), with a 95% \
+                 interval. It holds when the human-graded queries are a random sample of the graded ones. \
+                 A set with fewer than " (calibration.min_queries) " human-graded queries gets none." }
+            @for (run, stage) in pairs {
+                h3 { (pair_name(run, stage)) }
+                table {
+                    tr {
+                        th { "slice" } th.n { "human-graded" }
+                        @for name in names { th.n { (name) } }
+                    }
+                    @for row in rows.iter().filter(|r| (&r.pair.0, &r.pair.1) == (run, stage)) {
+                        tr {
+                            td { (row.slice) } td.n { (row.human_queries) }
+                            @for (judge, calibrated) in &row.metrics {
+                                td.n {
+                                    @match calibrated {
+                                        Some([mean, low, high]) => {
+                                            b { (charts::three(*mean)) } br;
+                                            span.interval { "[" (charts::three(*low)) ", "
+                                                (charts::three(*high)) "]" }
+                                        }
+                                        None => { "too few" }
+                                    }
+                                    br;
+                                    span.note { "judge " @match judge {
+                                        Some(v) => { (charts::three(*v)) }
+                                        None => { "–" }
+                                    } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            p.note { "Bold: the calibrated mean [95% interval] at k = " (deepest) "; below it, the mean \
+                under the judge's labels alone. Task × language sets, splits and the other cutoffs are \
+                in aggregates.csv." }
+        }
+    })
+}
+
+/// aggregates.csv's overall, per-task and per-language rows of every
+/// split-wide set, in file order.
+fn read(path: &Path, names: &[String]) -> Result<Vec<SetRow>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let header = reader.headers()?.clone();
+    let at = |column: &str| {
+        header.iter().position(|h| h == column).with_context(|| {
+            format!(
+                "{}: no column {column}: not a calibrated grading",
+                path.display()
+            )
+        })
+    };
+    let [run, stage, task, language, split, human] =
+        [RUN, STAGE, TASK, LANGUAGE, SPLIT, CALIBRATION_QUERIES].map(at);
+    let (run, stage, task, language, split, human) =
+        (run?, stage?, task?, language?, split?, human?);
+    let columns = (names.iter())
+        .map(|m| -> Result<[usize; 4]> {
+            Ok([
+                at(m)?,
+                at(&format!("{m}_calibrated"))?,
+                at(&format!("{m}_calibrated_low"))?,
+                at(&format!("{m}_calibrated_high"))?,
+            ])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let number = |text: &str| -> Result<Option<f64>> {
+        match text {
+            "" => Ok(None),
+            _ => (text.parse().map(Some))
+                .with_context(|| format!("{}: '{text}' is not a number", path.display())),
+        }
+    };
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.with_context(|| format!("{}: cannot read", path.display()))?;
+        let slice = match (&record[task], &record[language]) {
+            (ANY, ANY) => "all".to_string(),
+            (task, ANY) => format!("task={task}"),
+            (ANY, language) => format!("language={language}"),
+            _ => continue,
+        };
+        if &record[split] != ANY {
+            continue;
+        }
+        let mut metrics = Vec::new();
+        for &[mean, calibrated, low, high] in &columns {
+            let ends = [
+                number(&record[calibrated])?,
+                number(&record[low])?,
+                number(&record[high])?,
+            ];
+            let calibrated = match ends {
+                [Some(c), Some(l), Some(h)] => Some([c, l, h]),
+                _ => None,
+            };
+            metrics.push((number(&record[mean])?, calibrated));
+        }
+        rows.push(SetRow {
+            pair: (record[run].to_string(), record[stage].to_string()),
+            slice,
+            human_queries: record[human].to_string(),
+            metrics,
+        });
+    }
+    Ok(rows)
+}

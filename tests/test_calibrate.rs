@@ -1,0 +1,276 @@
+//! `grade --calibrate HUMAN`, through the binary: on the judges sample,
+//! every calibrated mean and interval equals prediction-powered inference
+//! computed here, in its centred textbook form, from the per-query values
+//! of two plain gradings (under the judge's key and under the human key);
+//! and the edges: too few human-graded queries, human queries the judge's
+//! key lacks, standard input, a shard.
+
+use std::collections::HashMap;
+
+use crate::util::{crate_path, Table, Workdir};
+
+const Z_95: f64 = 1.959_963_984_540_054;
+
+fn judges(file: &str) -> String {
+    crate_path(&format!("data-samples/judges/{file}"))
+        .display()
+        .to_string()
+}
+
+/// The sample variance (or covariance) of paired values.
+fn cov(x: &[f64], y: &[f64]) -> f64 {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (mx, my) = (mean(x), mean(y));
+    let s: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    s / (x.len() as f64 - 1.0)
+}
+
+/// θ and the interval's ends, clamped to [0, 1], from the judge's values
+/// over the set (`all`) and both values over the human-graded part.
+fn ppi(all: &[f64], judge: &[f64], human: &[f64]) -> [f64; 3] {
+    let (big, n) = (all.len() as f64, human.len() as f64);
+    let lambda = (cov(human, judge) / n) / (cov(all, all) / big + cov(judge, judge) / n);
+    let rest: Vec<f64> = human
+        .iter()
+        .zip(judge)
+        .map(|(y, f)| y - lambda * f)
+        .collect();
+    let theta = lambda * all.iter().sum::<f64>() / big + rest.iter().sum::<f64>() / n;
+    let half = Z_95 * (lambda * lambda * cov(all, all) / big + cov(&rest, &rest) / n).sqrt();
+    [theta, theta - half, theta + half].map(|x| x.clamp(0.0, 1.0))
+}
+
+/// (run, query) → the per_query.csv row, for rows that count in the means.
+fn counted(table: &Table) -> HashMap<(String, String), HashMap<String, String>> {
+    (table.records().into_iter())
+        .filter(|r| r["status"] != "no_answer")
+        .map(|r| ((r["run"].clone(), r["query_id"].clone()), r))
+        .collect()
+}
+
+#[test]
+fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
+    let wd = Workdir::new("calibrate_sample");
+    let [judge, human, logs] = ["judge.jsonl", "human.jsonl", "logs.jsonl"].map(judges);
+    for (labels, out) in [(&judge, "judge"), (&human, "human")] {
+        (wd.rgrade(&[
+            "grade", "--labels", labels, "-k", "10", "-q", "-o", out, &logs,
+        ]))
+        .expect_code(0);
+    }
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        &judge,
+        "--calibrate",
+        &human,
+        "-k",
+        "10",
+        "-o",
+        "calibrated",
+        &logs,
+    ]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("means calibrated against")
+            && run.stdout.contains("75 queries human-graded"),
+        "{}",
+        run.stdout
+    );
+    let f = counted(&wd.read_csv("judge/per_query.csv"));
+    let y = counted(&wd.read_csv("human/per_query.csv"));
+    let aggregates = wd.read_csv("calibrated/aggregates.csv");
+    let (mut checked, mut too_few) = (0, 0);
+    for row in aggregates.records() {
+        let in_set = |r: &HashMap<String, String>| {
+            r["run"] == row["run"]
+                && ["*", r["task"].as_str()].contains(&row["task"].as_str())
+                && ["*", r["language"].as_str()].contains(&row["language"].as_str())
+        };
+        let set: Vec<&(String, String)> = f.keys().filter(|key| in_set(&f[*key])).collect();
+        let paired: Vec<&(String, String)> = set
+            .iter()
+            .copied()
+            .filter(|key| y.contains_key(*key))
+            .collect();
+        assert_eq!(row["calibration_queries"], paired.len().to_string());
+        for metric in ["recall@10", "rr@10", "ndcg@10", "ap@10"] {
+            let cells = ["", "_low", "_high"].map(|end| &row[&format!("{metric}_calibrated{end}")]);
+            if paired.len() < 10 {
+                assert_eq!(cells, [""; 3].each_ref(), "{row:?}");
+                too_few += 1;
+                continue;
+            }
+            let value = |rows: &HashMap<_, HashMap<String, String>>, key| {
+                rows[key][metric].parse::<f64>().unwrap()
+            };
+            let all: Vec<f64> = set.iter().map(|key| value(&f, *key)).collect();
+            let judged: Vec<f64> = paired.iter().map(|key| value(&f, *key)).collect();
+            let reviewed: Vec<f64> = paired.iter().map(|key| value(&y, *key)).collect();
+            let want = ppi(&all, &judged, &reviewed);
+            for (cell, want) in cells.iter().zip(want) {
+                let got: f64 = cell.parse().unwrap();
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "{metric}: {got} vs {want} in {row:?}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4 * 4 * 10, "{checked} calibrated means checked");
+    assert!(too_few > 0, "no set with too few human-graded queries");
+    let summary = wd.read_json("calibrated/summary.json");
+    assert_eq!(summary["calibration"]["shared_queries"], 80);
+    assert_eq!(summary["calibration"]["min_queries"], 10);
+    assert_eq!(summary["calibration"]["labels"]["queries"], 80);
+    // Without --calibrate, aggregates.csv keeps its columns.
+    let plain = wd.read_csv("judge/aggregates.csv");
+    assert!(!plain.header.iter().any(|c| c.contains("calibrat")));
+}
+
+/// Twelve queries, task a or b; the judge calls each query's first result
+/// relevant, the humans only for even queries.
+fn small(wd: &Workdir, human_queries: usize) {
+    let mut judge = String::new();
+    let mut human = String::new();
+    let mut logs = String::new();
+    for q in 0..12 {
+        let task = if q < 6 { "a" } else { "b" };
+        judge.push_str(&format!(
+            "{{\"query_id\": \"q{q}\", \"relevant\": {{\"d{q}\": 1}}, \"task\": \"{task}\"}}\n"
+        ));
+        if q < human_queries {
+            let grade = u8::from(q % 2 == 0);
+            human.push_str(&format!(
+                "{{\"query_id\": \"q{q}\", \"relevant\": {{\"d{q}\": {grade}, \"e{q}\": 1}}}}\n"
+            ));
+        }
+        logs.push_str(&format!(
+            "{{\"query_id\": \"q{q}\", \"results\": [\"d{q}\", \"x\"]}}\n"
+        ));
+    }
+    // A reviewed query the judge's key does not label.
+    human.push_str("{\"query_id\": \"elsewhere\", \"relevant\": [\"z\"]}\n");
+    wd.write("judge.jsonl", judge);
+    wd.write("human.jsonl", human);
+    wd.write("logs.jsonl", logs);
+}
+
+#[test]
+fn too_few_human_queries_leave_the_cells_empty_and_say_so() {
+    let wd = Workdir::new("calibrate_too_few");
+    small(&wd, 9);
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "human.jsonl",
+        "-k",
+        "1",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ]);
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("9 queries human-graded, too few to calibrate"),
+        "{}",
+        run.stdout
+    );
+    let overall = &wd.read_csv("out/aggregates.csv").records()[0];
+    assert_eq!(overall["calibration_queries"], "9");
+    assert_eq!(overall["recall@1_calibrated"], "");
+    assert_eq!(
+        wd.read_json("out/summary.json")["calibration"]["shared_queries"],
+        9
+    );
+}
+
+#[test]
+fn a_hand_computed_calibration() {
+    let wd = Workdir::new("calibrate_by_hand");
+    small(&wd, 12);
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "human.jsonl",
+        "-k",
+        "1",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ])
+    .expect_code(0);
+    // rr@1 = hit@1: the judge scores every query 1, the humans the even
+    // ones (q0, q2, ... each ranks its relevant d first): f is constant, so
+    // λ = 0 and θ is the human mean, 1/2, ± z·sqrt(Var/12), Var = 3/11.
+    let overall = &wd.read_csv("out/aggregates.csv").records()[0];
+    assert_eq!(overall["calibration_queries"], "12");
+    let half = Z_95 * (3.0_f64 / 11.0 / 12.0).sqrt();
+    for (column, want) in [
+        ("rr@1_calibrated", 0.5),
+        ("rr@1_calibrated_low", 0.5 - half),
+        ("rr@1_calibrated_high", 0.5 + half),
+    ] {
+        let got: f64 = overall[column].parse().unwrap();
+        assert!((got - want).abs() < 1e-12, "{column}: {got} vs {want}");
+    }
+    // Each task holds six human-graded queries: too few.
+    let task_a = &wd.read_csv("out/aggregates.csv").records()[1];
+    assert_eq!(
+        (task_a["task"].as_str(), task_a["rr@1_calibrated"].as_str()),
+        ("a", "")
+    );
+}
+
+#[test]
+fn standard_input_and_shards_are_refused() {
+    let wd = Workdir::new("calibrate_refused");
+    small(&wd, 12);
+    let logs = wd.read("logs.jsonl");
+    let run = wd.rgrade_stdin(
+        &[
+            "grade",
+            "--labels",
+            "judge.jsonl",
+            "--calibrate",
+            "human.jsonl",
+            "-",
+        ],
+        &logs,
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("standard input can be read only once"),
+        "{}",
+        run.stderr
+    );
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "missing.jsonl",
+        "logs.jsonl",
+    ]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("missing.jsonl"), "{}", run.stderr);
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "human.jsonl",
+        "--partial",
+        "-o",
+        "shard",
+        "logs.jsonl",
+    ]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("--calibrate"), "{}", run.stderr);
+}
