@@ -71,6 +71,7 @@ fn judge_block(c: &mut Criterion) {
         input_names: &[],
         spans: &SpanFields::default(),
         pool_depth: None,
+        doc_of: None,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,

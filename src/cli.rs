@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
-    Choice, Cutoff, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat,
-    MissingPolicy, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind,
+    Choice, Cutoff, DocOf, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat,
+    MissingPolicy, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind, Unit,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -284,6 +284,17 @@ pub struct GradeArgs {
     /// (a tie counts the lower), the highest (any), the lowest (all), or only this reviewer's.
     #[arg(long, value_name = "majority|any|all|REVIEWER")]
     pub reviewers: Option<ReviewerPolicy>,
+
+    /// Grade each result as itself, or as the document it is a chunk of (--doc-of says how):
+    /// a document ranks where its first chunk did, and its later chunks are dropped.
+    #[arg(long, value_parser = choice::<Unit>(), value_name = "UNIT", default_value_t = Unit::Result)]
+    pub unit: Unit,
+
+    /// With --unit doc, a result id's document: the one capture group of a regular expression
+    /// ('^(.+)#chunk-[0-9]+$'), or, for a pattern without '(', the id up to the last
+    /// occurrence of this separator ('#').
+    #[arg(long = "doc-of", value_name = "PATTERN")]
+    pub doc_of: Option<DocOf>,
 
     /// Calibrate every mean against this human answer key, which grades a random sample of
     /// the queries --labels (a judge's) grades: aggregates.csv gains each metric's calibrated

@@ -56,12 +56,13 @@ pub use base::failure::{Error, ErrorKind};
 pub use base::metrics::Cutoff;
 pub use base::options::{
     Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
-    RepeatPolicy, ReviewerPolicy, RunName, SpanKind, UnknownChoice,
+    RepeatPolicy, ReviewerPolicy, RunName, SpanKind, Unit, UnknownChoice,
 };
 pub use base::schema;
 pub use compare::{Compared, Plan as ComparePlan, Warning as CompareWarning};
 pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
 pub use grade::plan::Tables;
+pub use grade::units::{doc_of, DocOf};
 pub use grade::{Graded, Plan as GradePlan, Warning};
 pub use io::guarded::quiet_decoder_panics;
 pub use io::tables::{ArrowTable, LogLines};

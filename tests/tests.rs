@@ -38,4 +38,5 @@ mod test_streams;
 mod test_tables;
 mod test_traces;
 mod test_trec;
+mod test_units;
 mod util;

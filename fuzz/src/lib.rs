@@ -113,6 +113,7 @@ pub fn judge(
         input_names,
         spans,
         pool_depth: None,
+        doc_of: None,
     };
     let chunk = Chunk::Lines(Block {
         input: 0,

@@ -124,6 +124,7 @@ Missing = Literal["fail", "skip"]
 Repeats = Literal["error", "first", "last", "mean"]
 DuplicateDocs = Literal["reject", "dedupe"]
 RunName = Literal["tag", "file"]
+Unit = Literal["result", "doc"]
 JoinBy = Literal["id", "text"]
 LabelsFormat = Literal["auto", "jsonl", "trec", "csv", "parquet", "compiled"]
 LogsFormat = Literal["auto", "jsonl", "trec", "msmarco", "otlp", "parquet", "csv"]
@@ -652,6 +653,8 @@ def grade(
     min_rel: int = ...,
     reviewers: Optional[str] = ...,
     calibrate: Optional[PathLike] = ...,
+    unit: Unit = ...,
+    doc_of: Optional[str] = ...,
     stages: Sequence[str] = ...,
     stage_order: Sequence[str] = ...,
     span_stages: Optional[Mapping[str, str]] = ...,
@@ -690,6 +693,8 @@ def grade(
     join: JoinBy = ...,
     min_rel: int = ...,
     reviewers: Optional[str] = ...,
+    unit: Unit = ...,
+    doc_of: Optional[str] = ...,
     stages: Sequence[str] = ...,
     stage_order: Sequence[str] = ...,
     span_stages: Optional[Mapping[str, str]] = ...,
@@ -728,6 +733,8 @@ def grade(
     min_rel: int = 1,
     reviewers: Optional[str] = None,
     calibrate: Optional[PathLike] = None,
+    unit: Unit = "result",
+    doc_of: Optional[str] = None,
     stages: Sequence[str] = (),
     stage_order: Sequence[str] = (),
     span_stages: Optional[Mapping[str, str]] = None,
@@ -773,6 +780,10 @@ def grade(
     mean with its 95% interval (``<metric>_calibrated``, ``_low``,
     ``_high``), as ``rgrade grade --calibrate`` writes them.
 
+    ``unit="doc"`` with ``doc_of`` (a separator such as ``"#"``, or a
+    regular expression with one capture group) grades each result as the
+    document it is a chunk of, as ``--unit doc --doc-of`` does.
+
     Raises a :class:`RgradeError` with the command line's message when
     nothing can be graded, of the class that says what was wrong:
     :class:`UsageError`, :class:`LabelsError`, :class:`LogsError` or
@@ -795,6 +806,8 @@ def grade(
         "min_rel": min_rel,
         "reviewers": reviewers,
         "calibrate": None if calibrate is None else os.fspath(calibrate),
+        "unit": unit,
+        "doc_of": doc_of,
         "stages": list(stages),
         "stage_order": list(stage_order),
         "span_stages": list((span_stages or {}).items()),

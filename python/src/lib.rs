@@ -91,6 +91,7 @@ fn takes_value(flag: &str, value: &str) -> bool {
         "run-name" => named::<rgrade::RunName>(value),
         "logs-format" => named::<rgrade::LogsFormat>(value),
         "labels-format" => named::<rgrade::LabelsFormat>(value),
+        "unit" => named::<rgrade::Unit>(value),
         "reviewers" => value.parse::<rgrade::ReviewerPolicy>().is_ok(),
         _ => false,
     }
@@ -199,6 +200,8 @@ struct GradeOptions {
     min_rel: i64,
     reviewers: Option<String>,
     calibrate: Option<PathBuf>,
+    unit: String,
+    doc_of: Option<String>,
     stages: Vec<String>,
     stage_order: Vec<String>,
     span_stages: Vec<(String, String)>,
@@ -324,6 +327,7 @@ fn grade(
         min_rel: options.min_rel,
         reviewers: reviewer_policy("reviewers", options.reviewers.as_deref())?,
         calibrate: options.calibrate.clone(),
+        doc_of: doc_of(&options)?,
         logs_format: choice("logs_format", &options.logs_format)?,
         fields: options.field_names(),
         join: choice("join", &options.join)?,
@@ -543,6 +547,16 @@ fn agree(
     .map_err(raised)
 }
 
+/// The plan's `doc_of` for the `unit` and `doc_of` options.
+fn doc_of(options: &GradeOptions) -> PyResult<Option<rgrade::DocOf>> {
+    let pattern = (options.doc_of.as_deref())
+        .map(str::parse::<rgrade::DocOf>)
+        .transpose();
+    let unit = choice::<rgrade::Unit>("unit", &options.unit)?;
+    (pattern.and_then(|pattern| rgrade::doc_of(unit, pattern)))
+        .map_err(|err| UsageError::new_err(in_keywords(&err)))
+}
+
 /// The options of `rgrade.grade` that have a default, as the library's
 /// `GradePlan::new` sets them: the Python signature's defaults are held to
 /// these by the tests.
@@ -561,6 +575,11 @@ fn grade_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     defaults.set_item("join", plan.join.name())?;
     defaults.set_item("min_rel", plan.min_rel)?;
     defaults.set_item("reviewers", plan.reviewers.map(|p| p.to_string()))?;
+    let unit = match plan.doc_of {
+        Some(_) => rgrade::Unit::Doc,
+        None => rgrade::Unit::Result,
+    };
+    defaults.set_item("unit", unit.name())?;
     defaults.set_item("review_queue", plan.review_queue)?;
     Ok(defaults)
 }

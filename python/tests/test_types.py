@@ -26,6 +26,7 @@ CHOICES = {
     "RepeatPolicy": (rgrade.Repeats, "repeats"),
     "DuplicateDocs": (rgrade.DuplicateDocs, "duplicate_docs"),
     "RunName": (rgrade.RunName, "run_name"),
+    "Unit": (rgrade.Unit, "unit"),
     "JoinBy": (rgrade.JoinBy, "join"),
     "LabelsFormat": (rgrade.LabelsFormat, "labels_format"),
     "LogsFormat": (rgrade.LogsFormat, "logs_format"),

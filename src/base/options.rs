@@ -138,6 +138,17 @@ choice! {
 }
 
 choice! {
+    /// What `--unit` grades a ranking's results as.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Unit {
+        /// The ids as the logs give them.
+        Result = "result",
+        /// The documents the ids are chunks of (`--doc-of` says how).
+        Doc = "doc",
+    }
+}
+
+choice! {
     /// What `--duplicate-docs` does with a doc id listed twice in one ranking.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum DuplicateDocs {

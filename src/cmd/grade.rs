@@ -18,7 +18,10 @@ use crate::cli::GradeArgs;
 /// Anything that leaves nothing graded: bad options, unreadable or invalid
 /// labels, a missing, empty or corrupt log input, an unwritable output.
 pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
-    let plan = plan(args, command);
+    let plan = GradePlan {
+        doc_of: rgrade::doc_of(args.unit, args.doc_of.clone()).map_err(anyhow::Error::msg)?,
+        ..plan(args, command)
+    };
     let mut warnings = Vec::new();
     let mut warn = |warning| warnings.push(warning);
     if args.partial {

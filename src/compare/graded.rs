@@ -21,6 +21,8 @@ pub struct GradingFacts {
     /// `--reviewers`: whose grades counted where several reviewers
     /// judged a pair.
     pub reviewers: Option<ReviewerPolicy>,
+    /// `--doc-of`: how results were mapped to documents, if they were.
+    pub doc_of: Option<String>,
     /// Cutoffs, in the order given.
     pub ks: Vec<Cutoff>,
     /// `--min-rel`: which grades count as relevant.
@@ -265,6 +267,7 @@ fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
     Ok(GradingFacts {
         labels_hash: parsed.labels.hash,
         reviewers: parsed.labels.reviewers.and_then(|r| r.policy),
+        doc_of: parsed.settings.doc_of,
         ks: parsed.settings.k,
         min_rel: parsed.settings.min_rel,
         missing_counts,

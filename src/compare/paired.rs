@@ -374,6 +374,16 @@ fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
         policy(&b.reviewers),
         policy(&c.reviewers)
     );
+    let unit = |doc_of: &Option<String>| match doc_of {
+        Some(pattern) => format!("--unit doc --doc-of {pattern:?}"),
+        None => "results as they are".to_string(),
+    };
+    ensure!(
+        b.doc_of == c.doc_of,
+        "{both} graded different units ({} vs {}): compare needs the same",
+        unit(&b.doc_of),
+        unit(&c.doc_of)
+    );
     ensure!(
         b.ks == c.ks,
         "{both} were graded at different cutoffs (-k {} vs -k {}): regrade one with the other's -k",
@@ -529,6 +539,7 @@ mod tests {
             facts: GradingFacts {
                 labels_hash: "h".into(),
                 reviewers: None,
+                doc_of: None,
                 ks: vec![Cutoff::At(1)],
                 min_rel: 1,
                 missing_counts,

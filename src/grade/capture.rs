@@ -122,6 +122,12 @@ pub struct LineCounts {
     /// Results of valid records of graded stages outside their allowed
     /// collections.
     pub leaked_results: u64,
+    /// Under `--unit doc`, results of judged captures dropped because an
+    /// earlier result was a chunk of the same document.
+    pub later_chunks: u64,
+    /// Under `--unit doc`, result ids of judged captures in which
+    /// `--doc-of` found no document: graded as documents of their own.
+    pub unmapped_ids: u64,
 }
 
 impl std::ops::AddAssign for LineCounts {
@@ -138,6 +144,8 @@ impl std::ops::AddAssign for LineCounts {
         self.rejected += other.rejected;
         self.without_permissions += other.without_permissions;
         self.leaked_results += other.leaked_results;
+        self.later_chunks += other.later_chunks;
+        self.unmapped_ids += other.unmapped_ids;
     }
 }
 

@@ -108,6 +108,11 @@ pub enum Warning {
     },
     /// A graded run that alone was pooled for some labeled queries.
     SelfPooled(SelfPooled),
+    /// Under `--unit doc`, result ids in which `--doc-of` found no document.
+    UnmappedIds {
+        /// How many.
+        ids: u64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -128,6 +133,13 @@ impl fmt::Display for Warning {
                 pooled.run,
                 plural(pooled.queries, "labeled query", "labeled queries"),
                 100.0 * pooled.share
+            ),
+            Warning::UnmappedIds { ids } => write!(
+                f,
+                "--doc-of found no document in {} of the graded captures' results: each was \
+                 graded as a document of its own (summary.json's counts.unmapped_ids); check \
+                 the pattern if that was not meant",
+                plural(*ids, "id", "ids")
             ),
             Warning::FormatDoubt { input, doubt } => write!(f, "{input}: {doubt}"),
             Warning::FusedRun { run, files } => write!(

@@ -14,6 +14,7 @@ use crate::grade::pool::Pooled;
 use crate::grade::ranker::{RankRules, RunLine};
 use crate::grade::ranking::RankingJudge;
 use crate::grade::runs::{BlockRuns, BlockScratch, TrecLines};
+use crate::grade::units::{DocOf, RUNS_REFUSED};
 use crate::io::blocks::{is_blank, line_ranges, Block, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;
 use crate::labels::{LabelIndex, QueryIdx};
@@ -133,6 +134,8 @@ pub struct JudgeConfig<'a> {
     /// With `--review-queue`, the depth within which a capture's unjudged
     /// documents are pooled for judging.
     pub pool_depth: Option<usize>,
+    /// Under `--unit doc`, how a result id names its document.
+    pub doc_of: Option<&'a DocOf>,
 }
 
 impl<'a> JudgeConfig<'a> {
@@ -226,6 +229,8 @@ fn take_event<'i>(
         &mut out.withheld,
     );
     let judged = judged.inspect_err(|_| out.rejected_keys.push((pair, query)))?;
+    out.counts.later_chunks += u64::from(judged.folded.later_chunks);
+    out.counts.unmapped_ids += u64::from(judged.folded.unmapped);
     let pooled = match config.pool_depth {
         Some(depth) => judge.pool(
             config.labels,
@@ -328,7 +333,7 @@ impl<'a> BlockWorker<'a> {
         BlockWorker {
             config,
             parser: JsonParser::default(),
-            judge: RankingJudge::new(config.duplicates),
+            judge: RankingJudge::new(config.duplicates, config.doc_of.cloned()),
             trec: BlockScratch::default(),
             last_query: LastQuery::default(),
         }
@@ -762,6 +767,9 @@ impl<'a> BlockWorker<'a> {
         }
         // A ranking spread over records carries no permission data.
         out.counts.without_permissions += 1;
+        if self.config.doc_of.is_some() && out.failed.is_none() {
+            out.failed = Some(RUNS_REFUSED.to_string());
+        }
         let pair = out.pair(key.run, key.stage);
         match self.last_query.find(self.config.labels, &key.query_id) {
             None => out.counts.unlabeled += 1,
@@ -797,6 +805,7 @@ mod tests {
             input_names: &[],
             spans: &SpanFields::default(),
             pool_depth: None,
+            doc_of: None,
         };
         let block = Block {
             input: 0,

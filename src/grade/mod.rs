@@ -44,6 +44,7 @@ pub mod score;
 pub mod self_pooled;
 pub mod stage_loss;
 pub mod stale;
+pub mod units;
 
 pub use graded::{Graded, Warning};
 pub use plan::Plan;

@@ -12,6 +12,7 @@ use crate::base::options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
     ReviewerPolicy, RunName, SpanKind,
 };
+use crate::grade::units::DocOf;
 use crate::io::tables::{ArrowTable, LogLines};
 use crate::logs::jsonl::FieldNames;
 
@@ -38,6 +39,11 @@ pub struct Plan {
     pub logs_format: LogsFormat,
     /// Where a log record keeps each field.
     pub fields: FieldNames,
+    /// `--unit doc`: how a result id names the document it is a chunk of,
+    /// to grade rankings of chunks against labels of documents; `None`
+    /// grades the ids as they are.
+    #[serde(default)]
+    pub doc_of: Option<DocOf>,
     /// Whether captures meet their labels by query id or by question text.
     pub join: JoinBy,
     /// Stage names for the captures of these span kinds, instead of the
@@ -133,6 +139,7 @@ impl Plan {
             logs,
             logs_format: LogsFormat::Auto,
             fields: FieldNames::default(),
+            doc_of: None,
             join: JoinBy::Id,
             span_stages: Vec::new(),
             ks: vec![Cutoff::At(10)],

@@ -1,5 +1,6 @@
 //! A ranking judged: its doc ids checked for repeats (rejected, or the
-//! later copies dropped) and looked up in the label index, leaving the
+//! later copies dropped), mapped to their documents under `--unit doc`
+//! ([`crate::grade::units`]) and looked up in the label index, leaving the
 //! ranks of its judged documents, the results withheld from grading, and,
 //! for the review queue, its unjudged documents. One judge per worker,
 //! reused, so a ranking costs no allocation but what it leaves.
@@ -12,6 +13,7 @@ use crate::base::options::DuplicateDocs;
 use crate::grade::capture::Found;
 use crate::grade::permissions::Outside;
 use crate::grade::pool::Pooled;
+use crate::grade::units::{DocOf, Folded};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, RejectReason};
 
@@ -26,6 +28,8 @@ pub struct Judged {
     pub found: Range<u32>,
     /// Whether it returned any judged document, of any grade.
     pub returned_judged: bool,
+    /// What mapping its ids to documents did, under `--unit doc`.
+    pub folded: Folded,
 }
 
 /// Checks a ranking for duplicates and finds its judged documents.
@@ -42,6 +46,10 @@ pub struct RankingJudge {
     /// Positions of the doc ids seen so far in a long ranking, by hash.
     seen: HashTable<u32>,
     dropped: Vec<bool>,
+    /// How result ids name their documents, under `--unit doc`.
+    doc_of: Option<DocOf>,
+    /// Under `--unit doc`, where each result's document id is in its id.
+    documents: Vec<Range<u32>>,
 }
 
 /// Words in [`RankingJudge::seen_bits`]: 4,096 bits.
@@ -52,15 +60,74 @@ const SEEN_WORDS: usize = 64;
 const FILTERED_RANKING: usize = 256;
 
 impl RankingJudge {
-    /// A judge that handles repeated doc ids as `duplicates` says.
-    pub fn new(duplicates: DuplicateDocs) -> Self {
+    /// A judge that handles repeated doc ids as `duplicates` says and,
+    /// given `doc_of`, grades each result as the document it is a chunk of.
+    pub fn new(duplicates: DuplicateDocs, doc_of: Option<DocOf>) -> Self {
         RankingJudge {
             duplicates,
             hashes: Vec::new(),
             seen_bits: [0; SEEN_WORDS],
             seen: HashTable::new(),
             dropped: Vec::new(),
+            doc_of,
+            documents: Vec::new(),
         }
+    }
+
+    /// The id result `i` of `docs` is graded as: its document's, under
+    /// `--unit doc`.
+    fn id<'d, S: AsRef<str>>(&self, docs: &'d [S], i: usize) -> &'d str {
+        let id = docs[i].as_ref();
+        match self.documents.get(i) {
+            Some(span) => &id[span.start as usize..span.end as usize],
+            None => id,
+        }
+    }
+
+    /// Under `--unit doc`, map every result not dropped to its document
+    /// (its hash with it), and drop each later chunk of a document ranked
+    /// already. Equal hashes are confirmed on the text.
+    fn fold_chunks<S: AsRef<str>>(&mut self, docs: &[S]) -> Folded {
+        self.documents.clear();
+        let Some(doc_of) = &self.doc_of else {
+            return Folded::default();
+        };
+        let mut folded = Folded::default();
+        self.seen.clear();
+        let Self {
+            hashes,
+            documents,
+            dropped,
+            seen,
+            ..
+        } = self;
+        for (i, doc) in docs.iter().enumerate() {
+            let id = doc.as_ref();
+            let span = doc_of.document_span(id).unwrap_or_else(|| {
+                folded.unmapped += u32::from(!dropped[i]);
+                0..id.len()
+            });
+            documents.push(span.start as u32..span.end as u32);
+            if dropped[i] {
+                continue;
+            }
+            let document = &id[span];
+            let hash = id_hash(document.as_bytes());
+            hashes[i] = hash;
+            let text = |at: u32| {
+                let (id, span) = (docs[at as usize].as_ref(), &documents[at as usize]);
+                &id[span.start as usize..span.end as usize]
+            };
+            let same =
+                |&earlier: &u32| hashes[earlier as usize] == hash && text(earlier) == document;
+            if seen.find(hash, same).is_some() {
+                dropped[i] = true;
+                folded.later_chunks += 1;
+            } else {
+                seen.insert_unique(hash, i as u32, |&at| hashes[at as usize]);
+            }
+        }
+        folded
     }
 
     /// Judge the ranking `docs` of `query`: append its judged documents, by
@@ -84,19 +151,20 @@ impl RankingJudge {
         self.hashes
             .extend(docs.iter().map(|d| id_hash(d.as_ref().as_bytes())));
         self.mark_duplicates(docs)?;
+        let folded = self.fold_chunks(docs);
         let start = found.len() as u32;
         let mut rank = 0u32;
         let mut unauthorized = 0u32;
         let mut returned_judged = false;
         let mut outside = outside.iter().map(|o| o.position).peekable();
-        for (i, doc) in docs.iter().enumerate() {
+        for i in 0..docs.len() {
             let is_outside = outside.next_if_eq(&i).is_some();
             if self.dropped[i] {
                 continue;
             }
             rank += 1;
             unauthorized += u32::from(is_outside);
-            let (doc, hash) = (doc.as_ref().as_bytes(), self.hashes[i]);
+            let (doc, hash) = (self.id(docs, i).as_bytes(), self.hashes[i]);
             if let Some(doc) = labels.find_doc(query, doc, hash) {
                 returned_judged = true;
                 if is_outside {
@@ -112,6 +180,7 @@ impl RankingJudge {
             unauthorized,
             found: start..found.len() as u32,
             returned_judged,
+            folded,
         })
     }
 
@@ -131,7 +200,7 @@ impl RankingJudge {
         let start = pooled.len();
         let mut outside = outside.iter().map(|o| o.position).peekable();
         let mut rank = 0u32;
-        for (i, doc) in docs.iter().enumerate() {
+        for i in 0..docs.len() {
             let is_outside = outside.next_if_eq(&i).is_some();
             if self.dropped[i] {
                 continue;
@@ -140,7 +209,7 @@ impl RankingJudge {
             if rank as usize > depth {
                 break;
             }
-            let id = doc.as_ref();
+            let id = self.id(docs, i);
             if !is_outside
                 && labels
                     .find_doc(query, id.as_bytes(), self.hashes[i])
@@ -254,7 +323,7 @@ pub(super) mod tests {
             }).collect();
             let first_of = |later: usize| (0..later).find(|&i| docs[i] == docs[later]);
             let first_repeat = (0..docs.len()).find_map(|later| first_of(later).map(|e| (e, later)));
-            let rejected = RankingJudge::new(DuplicateDocs::Reject)
+            let rejected = RankingJudge::new(DuplicateDocs::Reject, None)
                 .judge(&labels, q1, &docs, &[], &mut Vec::new(), &mut Vec::new());
             match first_repeat {
                 Some((earlier, later)) => {
@@ -267,11 +336,50 @@ pub(super) mod tests {
             let kept: Vec<&String> = (0..docs.len()).filter(|&i| first_of(i).is_none()).map(|i| &docs[i]).collect();
             let want_ranks: Vec<u32> = (1..).zip(&kept).filter(|(_, d)| d.as_str() == "a" || d.as_str() == "b").map(|(rank, _)| rank).collect();
             let mut found = Vec::new();
-            let judged = RankingJudge::new(DuplicateDocs::Dedupe)
+            let judged = RankingJudge::new(DuplicateDocs::Dedupe, None)
                 .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
                 .unwrap();
             prop_assert_eq!(judged.n_results as usize, kept.len());
             prop_assert_eq!(found.iter().map(|f| f.rank).collect::<Vec<_>>(), want_ranks);
+        }
+        /// Under `--unit doc`, a ranking of chunks (some repeated, some
+        /// without a document) ranks each document where a naive walk puts
+        /// its first chunk, and counts what it folded.
+        #[test]
+        fn chunks_fold_into_their_documents_as_a_naive_walk_folds_them(
+            picks in prop::collection::vec((0..40usize, 0..6usize), 0..300),
+        ) {
+            let labels = labels();
+            let q1 = labels.find_query(b"q1").unwrap();
+            // Documents a and b are judged; chunk 0 of a document has no
+            // `#`, so it is its own document.
+            let docs: Vec<String> = picks.iter().map(|&(doc, chunk)| {
+                let doc = match doc { 0 => "a".to_string(), 1 => "b".to_string(), d => format!("d{d}") };
+                if chunk == 0 { doc } else { format!("{doc}#{chunk}") }
+            }).collect();
+            let mut kept_ids: Vec<&str> = Vec::new();
+            let mut documents: Vec<&str> = Vec::new();
+            let (mut later, mut unmapped) = (0, 0);
+            for id in &docs {
+                if kept_ids.contains(&id.as_str()) {
+                    continue;
+                }
+                kept_ids.push(id);
+                let document = id.rfind('#').map_or_else(|| { unmapped += 1; id.as_str() }, |at| &id[..at]);
+                if documents.contains(&document) {
+                    later += 1;
+                } else {
+                    documents.push(document);
+                }
+            }
+            let want_ranks: Vec<u32> = (1..).zip(&documents).filter(|(_, d)| ["a", "b"].contains(d)).map(|(rank, _)| rank).collect();
+            let mut found = Vec::new();
+            let judged = RankingJudge::new(DuplicateDocs::Dedupe, Some("#".parse().unwrap()))
+                .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
+                .unwrap();
+            prop_assert_eq!(judged.n_results as usize, documents.len());
+            prop_assert_eq!(found.iter().map(|f| f.rank).collect::<Vec<_>>(), want_ranks);
+            prop_assert_eq!(judged.folded, Folded { later_chunks: later, unmapped });
         }
     }
 
@@ -281,7 +389,7 @@ pub(super) mod tests {
         let q1 = labels.find_query(b"q1").unwrap();
         let docs = ["x", "a", "x", "b"];
         let mut found = Vec::new();
-        let err = RankingJudge::new(DuplicateDocs::Reject)
+        let err = RankingJudge::new(DuplicateDocs::Reject, None)
             .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
             .unwrap_err();
         assert!(found.is_empty(), "a rejected ranking adds nothing");
@@ -291,7 +399,7 @@ pub(super) mod tests {
             "{}",
             err.detail
         );
-        let judged = RankingJudge::new(DuplicateDocs::Dedupe)
+        let judged = RankingJudge::new(DuplicateDocs::Dedupe, None)
             .judge(&labels, q1, &docs, &[], &mut found, &mut Vec::new())
             .unwrap();
         assert_eq!(judged.found, 0..2);
@@ -303,7 +411,7 @@ pub(super) mod tests {
     fn results_outside_the_allowed_collections_keep_their_rank_but_are_not_judged() {
         let labels = labels();
         let q1 = labels.find_query(b"q1").unwrap();
-        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe);
+        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe, None);
         // a and b are judged for q1; a (and the duplicate x) are outside.
         let docs = ["x", "a", "x", "b"];
         let outside = [0, 1, 2].map(|position| Outside {
@@ -328,7 +436,7 @@ pub(super) mod tests {
     fn the_pool_holds_unjudged_documents_within_its_depth() {
         let labels = labels();
         let q1 = labels.find_query(b"q1").unwrap();
-        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe);
+        let mut judge = RankingJudge::new(DuplicateDocs::Dedupe, None);
         // a and b are judged for q1; the second x is dropped, y is outside.
         let docs = ["x", "a", "x", "y", "z", "b", "w"];
         let outside = [Outside {

@@ -197,6 +197,7 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
         input_names: &input_names,
         spans: &spans,
         pool_depth: plan.pool_depth(&setup.settings.ks),
+        doc_of: plan.doc_of.as_ref(),
     };
     let reading = Reading {
         format: plan.logs_format,
@@ -349,6 +350,11 @@ pub fn finish(
             spans: counts.empty_spans,
         });
     }
+    if counts.unmapped_ids > 0 {
+        warn(Warning::UnmappedIds {
+            ids: counts.unmapped_ids,
+        });
+    }
     if counts.events > 0 && counts.events == counts.unlabeled_events {
         warn(Warning::NoLabeledEvents {
             events: counts.events,
@@ -489,6 +495,8 @@ fn tally(
         superseded_records,
         records_without_permissions: lines.without_permissions,
         leaked_results: lines.leaked_results,
+        later_chunks: lines.later_chunks,
+        unmapped_ids: lines.unmapped_ids,
     }
 }
 

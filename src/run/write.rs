@@ -121,6 +121,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
             threads: run.threads,
             collection_version: plan.collection_version.clone(),
             pool_depth: plan.pool_depth(&settings.ks),
+            doc_of: plan.doc_of.as_ref().map(ToString::to_string),
         },
         meta: OrderedMap(plan.meta.clone()),
         counts,

@@ -43,7 +43,7 @@ pub struct LabelsSummary {
 }
 
 /// Whether a count is zero: a field summary.json leaves out then.
-fn is_zero(n: &u64) -> bool {
+pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 

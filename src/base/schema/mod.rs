@@ -527,6 +527,10 @@ pub struct SettingsSummary {
     /// With `--review-queue`, the depth its pool was drawn from.
     #[serde(default)]
     pub pool_depth: Option<usize>,
+    /// `--unit doc --doc-of PATTERN`: the pattern that named each result's
+    /// document; absent when results were graded as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc_of: Option<String>,
 }
 
 /// Counts in summary.json. For every log,
@@ -576,6 +580,14 @@ pub struct Counts {
     pub records_without_permissions: u64,
     /// Results outside their user's allowed collections.
     pub leaked_results: u64,
+    /// Under `--unit doc`, results dropped because an earlier result of
+    /// their capture was a chunk of the same document.
+    #[serde(default, skip_serializing_if = "labels::is_zero")]
+    pub later_chunks: u64,
+    /// Under `--unit doc`, result ids in which `--doc-of` found no
+    /// document, graded as documents of their own.
+    #[serde(default, skip_serializing_if = "labels::is_zero")]
+    pub unmapped_ids: u64,
 }
 
 /// The overall row of one (run, stage) in summary.json.

@@ -1,0 +1,173 @@
+//! `--unit doc --doc-of PATTERN`: rankings of chunks graded against labels
+//! of whole documents. Each result id is mapped to its document, by a
+//! regular expression's capture group or by cutting it at the last
+//! occurrence of a separator; a document ranks where its first chunk
+//! ranked, and its later chunks are dropped (and counted), so a document
+//! counts once however many of its chunks were retrieved.
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use regex::Regex;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::base::options::Unit;
+
+/// How a result id names its document.
+#[derive(Debug, Clone)]
+pub enum DocOf {
+    /// The first capture group of a regular expression: `^(.+)#chunk-\d+$`.
+    Capture(Regex),
+    /// Everything before the last occurrence of a separator: `#`.
+    Separator(String),
+}
+
+impl DocOf {
+    /// Where in `id` the id of the document it is a chunk of is, or `None`
+    /// when the pattern finds none in it (no match, no separator, or an
+    /// empty document id).
+    pub fn document_span(&self, id: &str) -> Option<Range<usize>> {
+        let span = match self {
+            DocOf::Capture(regex) => regex.captures(id)?.get(1)?.range(),
+            DocOf::Separator(separator) => 0..id.rfind(separator.as_str())?,
+        };
+        (!span.is_empty()).then_some(span)
+    }
+
+    /// The document `id` is a chunk of, as [`Self::document_span`] finds it.
+    pub fn document<'i>(&self, id: &'i str) -> Option<&'i str> {
+        self.document_span(id).map(|span| &id[span])
+    }
+}
+
+impl FromStr for DocOf {
+    type Err = String;
+
+    /// A pattern holding `(` is a regular expression, which must have
+    /// exactly one capture group; anything else is a separator.
+    fn from_str(pattern: &str) -> Result<Self, String> {
+        if pattern.is_empty() {
+            return Err("--doc-of needs a separator or a regular expression".to_string());
+        }
+        if !pattern.contains('(') {
+            return Ok(DocOf::Separator(pattern.to_string()));
+        }
+        let regex = Regex::new(pattern)
+            .map_err(|err| format!("--doc-of {pattern:?} is no regex: {err}"))?;
+        match regex.captures_len() {
+            2 => Ok(DocOf::Capture(regex)),
+            n => Err(format!(
+                "--doc-of {pattern:?} has {} capture groups; it needs exactly one, around the \
+                 document id (write (?:...) for a group that captures nothing)",
+                n - 1
+            )),
+        }
+    }
+}
+
+impl fmt::Display for DocOf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DocOf::Capture(regex) => f.write_str(regex.as_str()),
+            DocOf::Separator(separator) => f.write_str(separator),
+        }
+    }
+}
+
+impl Serialize for DocOf {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DocOf {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let pattern = String::deserialize(deserializer)?;
+        pattern.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why `--unit doc` refuses a ranking spread over records: its lines are
+/// ranked later, from hashes of their ids, where no chunk can meet its
+/// document.
+pub const RUNS_REFUSED: &str = "--unit doc maps the results of search events (JSONL, spans, \
+     Parquet rows of events); this input is a run of one result a record (TREC, MS MARCO, \
+     CSV, or Parquet with a rank column), whose ids it cannot map: write its ids as document \
+     ids, or grade without --unit doc";
+
+/// The plan's `doc_of` for `--unit UNIT` and `--doc-of PATTERN` as given:
+/// `--unit doc` needs a pattern, and a pattern means nothing without it.
+///
+/// # Errors
+/// One is given without the other.
+pub fn doc_of(unit: Unit, pattern: Option<DocOf>) -> Result<Option<DocOf>, String> {
+    match (unit, pattern) {
+        (Unit::Doc, Some(pattern)) => Ok(Some(pattern)),
+        (Unit::Result, None) => Ok(None),
+        (Unit::Doc, None) => Err("--unit doc needs --doc-of PATTERN: how a result id names \
+             its document ('#', or a regex such as '^(.+)#chunk-[0-9]+$')"
+            .to_string()),
+        (Unit::Result, Some(_)) => Err("--doc-of only applies with --unit doc".to_string()),
+    }
+}
+
+/// What mapping a ranking's ids to documents did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Folded {
+    /// Results dropped because an earlier result was of the same document.
+    pub later_chunks: u32,
+    /// Result ids the pattern found no document in, kept as their own.
+    pub unmapped: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_separator_cuts_at_its_last_occurrence() {
+        let doc_of: DocOf = "#".parse().unwrap();
+        assert_eq!(doc_of.document("kb/a#b#chunk-3"), Some("kb/a#b"));
+        assert_eq!(doc_of.document("kb/a"), None);
+        assert_eq!(
+            doc_of.document("#chunk-3"),
+            None,
+            "an empty document is none"
+        );
+        let doc_of: DocOf = "::".parse().unwrap();
+        assert_eq!(doc_of.document("doc::7"), Some("doc"));
+    }
+
+    #[test]
+    fn a_regex_takes_its_one_capture_group() {
+        let doc_of: DocOf = r"^(.+)#chunk-\d+$".parse().unwrap();
+        assert_eq!(doc_of.document("kb/a#chunk-0012"), Some("kb/a"));
+        assert_eq!(doc_of.document("kb/a#summary"), None);
+        let doc_of: DocOf = r"^doc-(\d+)".parse().unwrap();
+        assert_eq!(doc_of.document("doc-42-p3"), Some("42"));
+    }
+
+    #[test]
+    fn patterns_that_cannot_name_a_document_are_refused() {
+        for (pattern, says) in [
+            ("", "needs a separator"),
+            ("(a)(b)", "2 capture groups"),
+            ("(?:a)", "0 capture groups"),
+            ("([", "is no regex"),
+        ] {
+            let err = pattern.parse::<DocOf>().unwrap_err();
+            assert!(err.contains(says), "{pattern:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_pattern_survives_a_plan_written_down() {
+        for pattern in ["#", r"^(.+)#chunk-\d+$"] {
+            let doc_of: DocOf = pattern.parse().unwrap();
+            let text = serde_json::to_string(&doc_of).unwrap();
+            let back: DocOf = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.to_string(), pattern);
+        }
+    }
+}
