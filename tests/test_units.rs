@@ -170,6 +170,9 @@ fn a_hand_computed_ranking_of_chunks() {
         (&counts["later_chunks"], &counts["unmapped_ids"]),
         (&json!(3), &json!(1))
     );
+    let page = wd.read_text("out/report.html");
+    assert!(page.contains("3 later chunks of a ranked document dropped"));
+    assert!(page.contains("1 result ids named no document"));
 }
 
 #[test]
@@ -247,4 +250,26 @@ fn compare_refuses_gradings_of_different_units() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn the_documents_sample_grades_as_the_guide_says() {
+    let wd = Workdir::new("units_documents_sample");
+    let [key, logs] = ["documents.jsonl", "logs.jsonl"].map(|f| {
+        crate_path(&format!("data-samples/judges/{f}"))
+            .display()
+            .to_string()
+    });
+    wd.rgrade(&[
+        "grade", "--labels", &key, "--unit", "doc", "--doc-of", "#", "-k", "10", "-q", "-o", "out",
+        &logs,
+    ])
+    .expect_code(0);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(summary["counts"]["later_chunks"], 16);
+    assert_eq!(summary["counts"]["graded_records"], 320);
+    let bm25 = &summary["overall"][0];
+    assert_eq!(bm25["run"], "bm25");
+    let recall = bm25["metrics"]["recall@10"].as_f64().unwrap();
+    assert!((recall - 0.641).abs() < 0.0005, "{recall}");
 }

@@ -16,6 +16,8 @@ LLM judge has them.
   than the others). Each line says its `source` (human) and the runs
   whose results were pooled for judging (`pooled_from`): bm25 and dense
   for most queries, bm25 alone for a quarter of them.
+- documents.jsonl: human.jsonl's labels moved to the documents their
+  chunks belong to (the id before its last '#'), for --unit doc.
 - logs.jsonl: four retrievers' top 10 for every query, made from the
   realistic sample's retrieve rankings: each run lifts or sinks the
   labeled documents among the first 14 by its own amount, so the runs
@@ -116,6 +118,22 @@ def main():
             judge.write(json.dumps(record, separators=(",", ":")) + "\n")
     write_logs(rng, labels, rankings_of("retrieve"))
     write_reviewers(labels, reviewed)
+    write_documents()
+
+
+def write_documents():
+    """human.jsonl's labels lifted to the documents their chunks belong to
+    (the id before its last '#'), each document taking its chunks' highest
+    grade: a key reviewed per document, for --unit doc."""
+    with open(HERE / "human.jsonl", encoding="utf-8") as f:
+        labels = [json.loads(line) for line in f]
+    with open(HERE / "documents.jsonl", "w", encoding="utf-8") as out:
+        for label in labels:
+            grades = {}
+            for chunk, grade in label["relevant"].items():
+                document = chunk.rsplit("#", 1)[0]
+                grades[document] = max(grades.get(document, grade), grade)
+            out.write(json.dumps({**label, "relevant": grades}, separators=(",", ":")) + "\n")
 
 
 def write_reviewers(labels, reviewed):

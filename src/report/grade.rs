@@ -872,6 +872,15 @@ fn made_from(summary: &Summary) -> Markup {
                 tr { th { "missing queries" } td { (s.missing) } }
                 tr { th { "repeated captures" } td { (s.repeats) } }
                 tr { th { "duplicate documents" } td { (s.duplicate_docs) } }
+                @if let Some(pattern) = &s.doc_of {
+                    tr { th { "graded unit" } td { "documents, named by " code { (pattern) } ": "
+                        (count(summary.counts.later_chunks)) " later chunks of a ranked document dropped"
+                        @if summary.counts.unmapped_ids > 0 {
+                            br; span.warn { (count(summary.counts.unmapped_ids))
+                                " result ids named no document and were graded as their own" }
+                        }
+                    } }
+                }
                 tr { th { "lowest relevant grade" } td { (s.min_rel) } }
                 tr { th { "stages" } td { @if s.stages.is_empty() { "all" } @else { (s.stages.join(", ")) } } }
                 tr { th { "collection versions" } td {
