@@ -13,7 +13,7 @@ use crate::base::options::DuplicateDocs;
 use crate::grade::capture::Found;
 use crate::grade::permissions::Outside;
 use crate::grade::pool::Pooled;
-use crate::grade::units::{DocOf, Folded};
+use crate::grade::units::{DocOf, Folded, Scratch};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, RejectReason};
 
@@ -50,6 +50,7 @@ pub struct RankingJudge {
     doc_of: Option<DocOf>,
     /// Under `--unit doc`, where each result's document id is in its id.
     documents: Vec<Range<u32>>,
+    scratch: Scratch,
 }
 
 /// Words in [`RankingJudge::seen_bits`]: 4,096 bits.
@@ -71,6 +72,7 @@ impl RankingJudge {
             dropped: Vec::new(),
             doc_of,
             documents: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -99,11 +101,12 @@ impl RankingJudge {
             documents,
             dropped,
             seen,
+            scratch,
             ..
         } = self;
         for (i, doc) in docs.iter().enumerate() {
             let id = doc.as_ref();
-            let span = doc_of.document_span(id).unwrap_or_else(|| {
+            let span = doc_of.document_span(id, scratch).unwrap_or_else(|| {
                 folded.unmapped += u32::from(!dropped[i]);
                 0..id.len()
             });

@@ -9,7 +9,7 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use regex::Regex;
+use regex::{CaptureLocations, Regex};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::base::options::Unit;
@@ -26,10 +26,16 @@ pub enum DocOf {
 impl DocOf {
     /// Where in `id` the id of the document it is a chunk of is, or `None`
     /// when the pattern finds none in it (no match, no separator, or an
-    /// empty document id).
-    pub fn document_span(&self, id: &str) -> Option<Range<usize>> {
+    /// empty document id). `scratch` holds a regex's capture positions
+    /// between calls, so a ranking's ids cost no allocation.
+    pub fn document_span(&self, id: &str, scratch: &mut Scratch) -> Option<Range<usize>> {
         let span = match self {
-            DocOf::Capture(regex) => regex.captures(id)?.get(1)?.range(),
+            DocOf::Capture(regex) => {
+                let locations = (scratch.0).get_or_insert_with(|| regex.capture_locations());
+                regex.captures_read(locations, id)?;
+                let (start, end) = locations.get(1)?;
+                start..end
+            }
             DocOf::Separator(separator) => 0..id.rfind(separator.as_str())?,
         };
         (!span.is_empty()).then_some(span)
@@ -37,9 +43,13 @@ impl DocOf {
 
     /// The document `id` is a chunk of, as [`Self::document_span`] finds it.
     pub fn document<'i>(&self, id: &'i str) -> Option<&'i str> {
-        self.document_span(id).map(|span| &id[span])
+        (self.document_span(id, &mut Scratch::default())).map(|span| &id[span])
     }
 }
+
+/// Room for [`DocOf::document_span`]'s capture positions, reused.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch(Option<CaptureLocations>);
 
 impl FromStr for DocOf {
     type Err = String;

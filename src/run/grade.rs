@@ -4,9 +4,8 @@
 //! with the diagnostics. [`run`] is the three in a row, after a first pass
 //! under the human key when the means are calibrated against one (the
 //! logs are then read twice, so standard input cannot be among them); a
-//! partial grading
-//! ([`super::partial`]) stops after `collect`, and a merge finishes the
-//! groupings of several.
+//! partial grading ([`super::partial`]) stops after `collect`, and a merge
+//! finishes the groupings of several.
 
 use std::collections::HashSet;
 use std::path::Path;
