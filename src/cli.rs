@@ -286,7 +286,7 @@ pub struct GradeArgs {
     pub reviewers: Option<ReviewerPolicy>,
 
     /// Grade each result as itself, or as the document it is a chunk of (--doc-of says how):
-    /// a document ranks where its first chunk did, and its later chunks are dropped.
+    /// a document takes its first chunk's place, and its later chunks are dropped.
     #[arg(long, value_parser = choice::<Unit>(), value_name = "UNIT", default_value_t = Unit::Result)]
     pub unit: Unit,
 
@@ -301,6 +301,14 @@ pub struct GradeArgs {
     /// mean and 95% interval (prediction-powered inference). Reads the logs twice.
     #[arg(long, value_name = "HUMAN", conflicts_with = "partial")]
     pub calibrate: Option<PathBuf>,
+
+    /// As --reviewers, for the --calibrate key.
+    #[arg(
+        long = "calibrate-reviewers",
+        value_name = "majority|any|all|REVIEWER",
+        requires = "calibrate"
+    )]
+    pub calibrate_reviewers: Option<ReviewerPolicy>,
 
     /// Grade only this stage; repeat the flag for several [default: all stages].
     #[arg(long = "stage", value_name = "NAME")]

@@ -26,17 +26,17 @@ fn cov(x: &[f64], y: &[f64]) -> f64 {
 }
 
 /// θ and the interval's ends, clamped to [0, 1], from the judge's values
-/// over the set (`all`) and both values over the human-graded part.
-fn ppi(all: &[f64], judge: &[f64], human: &[f64]) -> [f64; 3] {
-    let (big, n) = (all.len() as f64, human.len() as f64);
-    let lambda = (cov(human, judge) / n) / (cov(all, all) / big + cov(judge, judge) / n);
-    let rest: Vec<f64> = human
-        .iter()
-        .zip(judge)
+/// over the queries it alone grades (`alone`) and both values over the
+/// human-graded ones.
+fn ppi(alone: &[f64], judge: &[f64], human: &[f64]) -> [f64; 3] {
+    let (big, n) = (alone.len() as f64, human.len() as f64);
+    let var_alone = cov(alone, alone) / big;
+    let lambda = (cov(human, judge) / n) / (var_alone + cov(judge, judge) / n);
+    let rest: Vec<f64> = (human.iter().zip(judge))
         .map(|(y, f)| y - lambda * f)
         .collect();
-    let theta = lambda * all.iter().sum::<f64>() / big + rest.iter().sum::<f64>() / n;
-    let half = Z_95 * (lambda * lambda * cov(all, all) / big + cov(&rest, &rest) / n).sqrt();
+    let theta = lambda * alone.iter().sum::<f64>() / big + rest.iter().sum::<f64>() / n;
+    let half = Z_95 * (lambda * lambda * var_alone + cov(&rest, &rest) / n).sqrt();
     [theta, theta - half, theta + half].map(|x| x.clamp(0.0, 1.0))
 }
 
@@ -104,10 +104,13 @@ fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
             let value = |rows: &HashMap<_, HashMap<String, String>>, key| {
                 rows[key][metric].parse::<f64>().unwrap()
             };
-            let all: Vec<f64> = set.iter().map(|key| value(&f, *key)).collect();
+            let alone: Vec<f64> = (set.iter())
+                .filter(|key| !y.contains_key(**key))
+                .map(|key| value(&f, *key))
+                .collect();
             let judged: Vec<f64> = paired.iter().map(|key| value(&f, *key)).collect();
             let reviewed: Vec<f64> = paired.iter().map(|key| value(&y, *key)).collect();
-            let want = ppi(&all, &judged, &reviewed);
+            let want = ppi(&alone, &judged, &reviewed);
             for (cell, want) in cells.iter().zip(want) {
                 let got: f64 = cell.parse().unwrap();
                 assert!(
@@ -120,7 +123,24 @@ fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
     }
     assert!(checked >= 4 * 4 * 10, "{checked} calibrated means checked");
     assert!(too_few > 0, "no set with too few human-graded queries");
+    // The guide's figures: bm25's rr@10 0.625 alone, 0.509 [0.432, 0.586].
+    let bm25 = &aggregates.records()[0];
+    let rounded = |column: &str| format!("{:.3}", bm25[column].parse::<f64>().unwrap());
+    assert_eq!(
+        [
+            "rr@10",
+            "rr@10_calibrated",
+            "rr@10_calibrated_low",
+            "rr@10_calibrated_high"
+        ]
+        .map(rounded),
+        ["0.625", "0.509", "0.432", "0.586"]
+    );
+    assert!(run
+        .stderr
+        .contains("no relevant document for 4 queries the judge's key answers"));
     let summary = wd.read_json("calibrated/summary.json");
+    assert_eq!(summary["calibration"]["no_answer_by_humans"], 4);
     assert_eq!(summary["calibration"]["shared_queries"], 80);
     assert_eq!(summary["calibration"]["min_queries"], 10);
     assert_eq!(summary["calibration"]["labels"]["queries"], 80);
@@ -273,4 +293,27 @@ fn standard_input_and_shards_are_refused() {
     ]);
     run.expect_code(2);
     assert!(run.stderr.contains("--calibrate"), "{}", run.stderr);
+}
+
+#[test]
+fn the_human_key_takes_its_own_reviewers_policy() {
+    let wd = Workdir::new("calibrate_reviewers");
+    let [judge, reviewers, logs] = ["judge.jsonl", "reviewers.jsonl", "logs.jsonl"].map(judges);
+    let grade = |extra: &[&str]| {
+        let mut args = vec!["grade", "--labels", &judge, "--calibrate", &reviewers, "-q"];
+        args.extend(extra);
+        args.push(&logs);
+        wd.rgrade(&args)
+    };
+    // Three reviewers judge each pair: whose grade counts must be said,
+    // and --reviewers is the judge's key's, which names none.
+    grade(&[]).expect_code(2);
+    grade(&["--reviewers", "majority"]).expect_code(2);
+    grade(&["--calibrate-reviewers", "majority", "-o", "out"]).expect_code(0);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(
+        summary["calibration"]["labels"]["reviewers"]["policy"],
+        "majority"
+    );
+    assert_eq!(summary["labels"].get("reviewers"), None);
 }

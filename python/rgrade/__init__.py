@@ -653,6 +653,7 @@ def grade(
     min_rel: int = ...,
     reviewers: Optional[str] = ...,
     calibrate: Optional[PathLike] = ...,
+    calibrate_reviewers: Optional[str] = ...,
     unit: Unit = ...,
     doc_of: Optional[str] = ...,
     stages: Sequence[str] = ...,
@@ -733,6 +734,7 @@ def grade(
     min_rel: int = 1,
     reviewers: Optional[str] = None,
     calibrate: Optional[PathLike] = None,
+    calibrate_reviewers: Optional[str] = None,
     unit: Unit = "result",
     doc_of: Optional[str] = None,
     stages: Sequence[str] = (),
@@ -778,7 +780,8 @@ def grade(
     the queries ``labels`` (a judge's) grades: ``aggregates`` then gains,
     per grouping set, ``calibration_queries`` and each metric's calibrated
     mean with its 95% interval (``<metric>_calibrated``, ``_low``,
-    ``_high``), as ``rgrade grade --calibrate`` writes them.
+    ``_high``), as ``rgrade grade --calibrate`` writes them;
+    ``calibrate_reviewers`` is ``reviewers`` for that key.
 
     ``unit="doc"`` with ``doc_of`` (a separator such as ``"#"``, or a
     regular expression with one capture group) grades each result as the
@@ -806,6 +809,7 @@ def grade(
         "min_rel": min_rel,
         "reviewers": reviewers,
         "calibrate": None if calibrate is None else os.fspath(calibrate),
+        "calibrate_reviewers": calibrate_reviewers,
         "unit": unit,
         "doc_of": doc_of,
         "stages": list(stages),

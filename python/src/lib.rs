@@ -200,6 +200,7 @@ struct GradeOptions {
     min_rel: i64,
     reviewers: Option<String>,
     calibrate: Option<PathBuf>,
+    calibrate_reviewers: Option<String>,
     unit: String,
     doc_of: Option<String>,
     stages: Vec<String>,
@@ -327,6 +328,10 @@ fn grade(
         min_rel: options.min_rel,
         reviewers: reviewer_policy("reviewers", options.reviewers.as_deref())?,
         calibrate: options.calibrate.clone(),
+        calibrate_reviewers: reviewer_policy(
+            "calibrate_reviewers",
+            options.calibrate_reviewers.as_deref(),
+        )?,
         doc_of: doc_of(&options)?,
         logs_format: choice("logs_format", &options.logs_format)?,
         fields: options.field_names(),

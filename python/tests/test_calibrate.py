@@ -3,11 +3,13 @@ calibrated mean and interval equals a numpy computation of power-tuned
 prediction-powered inference on the per-query values of two plain
 gradings, one under the judge's key and one under the human key."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import rgrade
@@ -19,15 +21,17 @@ METRICS = [f"{m}@{k}" for k in (5, 10) for m in ("recall", "rr", "hit", "precisi
 MIN_HUMAN = 10
 
 
-def ppi(f_all, f_paired, y):
-    """θ, the interval's ends, by the formulas of Angelopoulos et al. (2023):
-    λ = (Cov(y, f)/n) / (Var_N(f)/N + Var_n(f)/n), clamped to [0, 1] at the end."""
-    big, n = len(f_all), len(y)
+def ppi(f_alone, f_paired, y):
+    """θ and the interval's ends by power-tuned PPI (Angelopoulos et al.,
+    2023), the judge-only queries (``f_alone``) apart from the n
+    human-graded ones: λ = (Cov(y, f)/n) / (Var_N(f)/N + Var_n(f)/n),
+    clamped to [0, 1] at the end."""
+    big, n = len(f_alone), len(y)
     cov = np.cov(y, f_paired, ddof=1)[0, 1]
-    spread = np.var(f_all, ddof=1) / big + np.var(f_paired, ddof=1) / n
+    spread = np.var(f_alone, ddof=1) / big + np.var(f_paired, ddof=1) / n
     lam = cov / n / spread if spread > 0 else 0.0
-    theta = lam * np.mean(f_all) + np.mean(y - lam * f_paired)
-    var = lam**2 * np.var(f_all, ddof=1) / big + np.var(y - lam * f_paired, ddof=1) / n
+    theta = lam * np.mean(f_alone) + np.mean(y - lam * f_paired)
+    var = lam**2 * np.var(f_alone, ddof=1) / big + np.var(y - lam * f_paired, ddof=1) / n
     half = 1.959963984540054 * np.sqrt(var)
     return [float(np.clip(x, 0, 1)) for x in (theta, theta - half, theta + half)]
 
@@ -46,7 +50,8 @@ def values(grading, run):
 def gradings():
     logs = JUDGES / "logs.jsonl"
     judge_key, human_key = JUDGES / "judge.jsonl", JUDGES / "human.jsonl"
-    calibrated = rgrade.grade(judge_key, logs, k=(5, 10), calibrate=human_key)
+    with pytest.warns(rgrade.RgradeWarning, match="no relevant document for 4 queries"):
+        calibrated = rgrade.grade(judge_key, logs, k=(5, 10), calibrate=human_key)
     return calibrated, rgrade.grade(judge_key, logs, k=(5, 10)), rgrade.grade(human_key, logs, k=(5, 10))
 
 
@@ -72,7 +77,7 @@ def test_every_calibrated_mean_equals_numpys(gradings):
                 too_few += 1
                 continue
             expected = ppi(
-                np.array([f[q][2][metric] for q in in_set]),
+                np.array([f[q][2][metric] for q in in_set if q not in y]),
                 np.array([f[q][2][metric] for q in paired]),
                 np.array([y[q][2][metric] for q in paired]),
             )
@@ -105,6 +110,17 @@ def test_the_command_line_writes_the_same_aggregates(gradings, tmp_path):
     )
     for name in ("aggregates.csv", "per_query.csv"):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+
+
+@pytest.mark.filterwarnings("ignore::rgrade.RgradeWarning")
+def test_logs_handed_over_as_a_table_calibrate_alike(gradings):
+    calibrated, _, _ = gradings
+    with open(JUDGES / "logs.jsonl", encoding="utf-8") as f:
+        events = pa.Table.from_pylist([json.loads(line) for line in f])
+    from_table = rgrade.grade(
+        JUDGES / "judge.jsonl", events, k=(5, 10), calibrate=JUDGES / "human.jsonl"
+    )
+    assert from_table.aggregates.equals(calibrated.aggregates)
 
 
 def test_a_shard_cannot_be_calibrated():

@@ -1,16 +1,18 @@
 //! Prediction-powered inference (Angelopoulos et al. 2023, power-tuned as
-//! in their PPI++): the mean of a metric over N queries graded under a
-//! judge's labels (f), corrected by the n of them a human key also grades
-//! (y), with a 95% interval that holds whatever the judge's bias, provided
-//! the human-graded queries are a random sample of the N.
+//! in their PPI++): the mean of a metric over a set of queries graded
+//! under a judge's labels (f), corrected by the n of them a human key also
+//! grades (y), with a 95% interval that holds whatever the judge's bias,
+//! provided the human-graded queries are a random sample of the set.
 //!
+//! The N other queries, graded by the judge alone, are the unlabeled
+//! sample, kept apart from the n so that the two terms are independent:
 //! θ = λ·mean_N(f) + mean_n(y − λ·f), with λ = (Cov_n(y, f)/n) /
 //! (Var_N(f)/N + Var_n(f)/n), the λ that minimizes the estimate's variance
 //! λ²·Var_N(f)/N + Var_n(y − λ·f)/n. λ = 0 is the human-only mean, λ = 1
 //! the classic PPI estimate; a judge that tracks the humans well earns a
-//! λ near 1 and a narrower interval than the human-only mean's.
-//! Variances and covariances are the sample ones (n − 1 in the
-//! denominator).
+//! λ near 1 and a narrower interval than the human-only mean's. With fewer
+//! than two judge-only queries, λ = 0. Variances and covariances are the
+//! sample ones (n − 1 in the denominator).
 
 /// The intervals' coverage.
 pub const CONFIDENCE: f64 = 0.95;
@@ -26,10 +28,10 @@ pub const MIN_HUMAN_QUERIES: u64 = 10;
 /// in a fixed order so the estimate is the same bits on every run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PpiSums {
-    /// Queries graded under the judge's labels (N), and Σf, Σf².
-    all: Moments,
-    /// Of those, the queries the human key grades too (n): Σf, Σf² over
-    /// them, and Σy, Σy², Σy·f.
+    /// Queries graded under the judge's labels alone (N), and Σf, Σf².
+    judge_only: Moments,
+    /// The queries the human key grades too (n): Σf, Σf² over them, and
+    /// Σy, Σy², Σy·f.
     paired_f: Moments,
     paired_y: Moments,
     paired_yf: f64,
@@ -78,11 +80,13 @@ impl PpiSums {
     /// Count a query that scored `judge` under the judge's labels and, if
     /// the human key grades it, `human` under the human key.
     pub fn add(&mut self, judge: f64, human: Option<f64>) {
-        self.all.add(judge);
-        if let Some(y) = human {
-            self.paired_f.add(judge);
-            self.paired_y.add(y);
-            self.paired_yf += y * judge;
+        match human {
+            Some(y) => {
+                self.paired_f.add(judge);
+                self.paired_y.add(y);
+                self.paired_yf += y * judge;
+            }
+            None => self.judge_only.add(judge),
         }
     }
 
@@ -98,17 +102,24 @@ impl PpiSums {
         if n < MIN_HUMAN_QUERIES {
             return None;
         }
-        let (n_all, n) = (self.all.n as f64, n as f64);
-        let var_all = self.all.variance();
+        let n = n as f64;
         let var_f = self.paired_f.variance();
         let cov = (self.paired_yf - n * self.paired_y.mean() * self.paired_f.mean()) / (n - 1.0);
-        let spread = var_all / n_all + var_f / n;
-        // Judge values all alike carry nothing to weigh: the human mean alone.
-        let lambda = if spread > 0.0 { cov / n / spread } else { 0.0 };
-        let mean = lambda * self.all.mean() + self.paired_y.mean() - lambda * self.paired_f.mean();
+        // Without two judge-only queries, or with judge values all alike,
+        // there is nothing to weigh: the human mean alone.
+        let (lambda, judge_term, judge_variance) = if self.judge_only.n >= 2 {
+            let n_judge = self.judge_only.n as f64;
+            let var_judge = self.judge_only.variance() / n_judge;
+            let spread = var_judge + var_f / n;
+            let lambda = if spread > 0.0 { cov / n / spread } else { 0.0 };
+            (lambda, self.judge_only.mean(), var_judge)
+        } else {
+            (0.0, 0.0, 0.0)
+        };
+        let mean = lambda * judge_term + self.paired_y.mean() - lambda * self.paired_f.mean();
         let var_rest =
             (self.paired_y.variance() - 2.0 * lambda * cov + lambda * lambda * var_f).max(0.0);
-        let half = Z_95 * (lambda * lambda * var_all / n_all + var_rest / n).sqrt();
+        let half = Z_95 * (lambda * lambda * judge_variance + var_rest / n).sqrt();
         let unit = |x: f64| x.clamp(0.0, 1.0);
         Some(Calibrated {
             mean: unit(mean),
@@ -133,6 +144,11 @@ mod tests {
 
     /// The estimate by its definition, from the values themselves.
     fn naive(judge: &[f64], human: &[Option<f64>]) -> (f64, f64, f64) {
+        let judge_only: Vec<f64> = judge
+            .iter()
+            .zip(human)
+            .filter_map(|(&f, y)| y.is_none().then_some(f))
+            .collect();
         let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
         let cov = |xs: &[f64], ys: &[f64]| {
             let (mx, my) = (mean(xs), mean(ys));
@@ -144,11 +160,12 @@ mod tests {
             .zip(human)
             .filter_map(|(&f, &y)| y.map(|y| (f, y)))
             .unzip();
-        let (big, n) = (judge.len() as f64, f_n.len() as f64);
-        let lambda = (cov(&y_n, &f_n) / n) / (cov(judge, judge) / big + cov(&f_n, &f_n) / n);
+        let (big, n) = (judge_only.len() as f64, f_n.len() as f64);
+        let var_judge = cov(&judge_only, &judge_only) / big;
+        let lambda = (cov(&y_n, &f_n) / n) / (var_judge + cov(&f_n, &f_n) / n);
         let rest: Vec<f64> = y_n.iter().zip(&f_n).map(|(y, f)| y - lambda * f).collect();
-        let theta = lambda * mean(judge) + mean(&rest);
-        let var = lambda * lambda * cov(judge, judge) / big + cov(&rest, &rest) / n;
+        let theta = lambda * mean(&judge_only) + mean(&rest);
+        let var = lambda * lambda * var_judge + cov(&rest, &rest) / n;
         (theta, var.sqrt() * Z_95, lambda)
     }
 
@@ -183,32 +200,30 @@ mod tests {
 
     #[test]
     fn a_hand_computed_case() {
-        // N = 4: f = 1, 0, 1, 1; the humans grade the first two, y = 1, 1.
-        // mean_N(f) = 3/4, Var_N(f) = 1/4; over n = 2: mean f = 1/2,
-        // Var f = 1/2, mean y = 1, Var y = 0, Cov = 0, so λ = 0: θ is the
-        // human mean, 1, with no spread at all.
         let got = sums(&[1.0, 0.0, 1.0, 1.0], &[Some(1.0), Some(1.0), None, None]);
         assert_eq!(got.human_queries(), 2);
         assert_eq!(got.calibrated(), None, "two human queries are too few");
 
-        // Ten human queries, y = f except one the judge overrated (f = 1,
-        // y = 0), and ten judge-only queries all f = 1.
-        // Over n = 10: f has six 1s, y five; Σf = 6, Σy = 5, Σyf = 5.
-        // Cov = (5 − 10·0.5·0.6)/9 = 2/9; Var f = (6 − 3.6)/9 = 4/15;
-        // Var_N(f) over N = 20 (16 ones): (16 − 12.8)/19 = 3.2/19;
-        // λ = (2/9/10) / (3.2/19/20 + 4/15/10).
-        let judge = [[1.0; 6].as_slice(), &[0.0; 4], &[1.0; 10]].concat();
+        // Ten human queries, y = f but for one the judge overrated (f = 1,
+        // y = 0): over n = 10, f has six 1s, y five: Σf = 6, Σy = 5, Σyf = 5,
+        // so Cov = (5 − 10·0.5·0.6)/9 = 2/9, Var f = (6 − 3.6)/9 = 2.4/9,
+        // Var y = 2.5/9. Ten judge-only queries, eight 1s: mean 0.8,
+        // Var = (8 − 6.4)/9 = 1.6/9.
+        // λ = (2/9/10) / (1.6/9/10 + 2.4/9/10) = 1/2;
+        // θ = ½·0.8 + 0.5 − ½·0.6 = 0.6;
+        // Var θ = ¼·1.6/90 + (2.5/9 − 2/9 + ¼·2.4/9)/10 = 4/900 + 11/900 = 1/60.
+        let judge = [[1.0; 6].as_slice(), &[0.0; 4], &[1.0; 8], &[0.0; 2]].concat();
         let human: Vec<Option<f64>> = [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
             .into_iter()
             .map(Some)
             .chain([None; 10])
             .collect();
         let got = sums(&judge, &human).calibrated().unwrap();
-        let lambda = (2.0 / 9.0 / 10.0) / (3.2 / 19.0 / 20.0 + 4.0 / 15.0 / 10.0);
-        assert!((got.lambda - lambda).abs() < 1e-12);
-        // θ = λ·0.8 + 0.5 − λ·0.6 = 0.5 + 0.2·λ.
-        assert!((got.mean - (0.5 + 0.2 * lambda)).abs() < 1e-12);
-        assert!(got.low < got.mean && got.mean < got.high);
+        let half = Z_95 * (1.0_f64 / 60.0).sqrt();
+        assert!((got.lambda - 0.5).abs() < 1e-12, "{}", got.lambda);
+        assert!((got.mean - 0.6).abs() < 1e-12, "{}", got.mean);
+        assert!((got.low - (0.6 - half)).abs() < 1e-12);
+        assert!((got.high - (0.6 + half)).abs() < 1e-12);
     }
 
     #[test]

@@ -94,6 +94,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
         min_rel: args.min_rel,
         reviewers: args.reviewers.clone(),
         calibrate: args.calibrate.clone(),
+        calibrate_reviewers: args.calibrate_reviewers.clone(),
         logs_format: args.logs_format,
         fields: args.fields.names(),
         join: args.join,

@@ -21,6 +21,10 @@ pub struct HumanScores {
     pub key: LabelIndex,
     /// The human key's queries the graded key labels too.
     pub shared_queries: u64,
+    /// Of those, the ones the human key finds no relevant document for
+    /// and the graded key does: never in the human-graded sample, so the
+    /// judge's answers there go uncorrected.
+    pub no_answer_by_humans: u64,
     pairs: ScoresByPair,
 }
 
@@ -28,12 +32,20 @@ impl HumanScores {
     /// What `kept` holds, graded under the human key `key`, whose queries
     /// meet the graded key `graded`'s by query id.
     pub fn new(key: LabelIndex, graded: &LabelIndex, kept: KeptScores) -> Self {
-        let shared = (0..key.queries().len() as QueryIdx)
-            .filter(|&q| graded.find_query(key.query_id(q).as_bytes()).is_some())
-            .count();
+        let mut shared_queries = 0;
+        let mut no_answer_by_humans = 0;
+        for (q, human) in key.queries().iter().enumerate() {
+            let Some(judged) = graded.find_query(key.query_id(q as QueryIdx).as_bytes()) else {
+                continue;
+            };
+            shared_queries += 1;
+            let answered = graded.queries()[judged as usize].n_relevant > 0;
+            no_answer_by_humans += u64::from(human.n_relevant == 0 && answered);
+        }
         HumanScores {
             key,
-            shared_queries: shared as u64,
+            shared_queries,
+            no_answer_by_humans,
             pairs: kept.0,
         }
     }

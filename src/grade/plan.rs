@@ -33,6 +33,10 @@ pub struct Plan {
     /// of a grading under a judge's labels against (format by content).
     #[serde(default)]
     pub calibrate: Option<PathBuf>,
+    /// Whose grade counts in the human key, as `reviewers` says for the
+    /// graded one.
+    #[serde(default)]
+    pub calibrate_reviewers: Option<ReviewerPolicy>,
     /// Log files or directories; `-` is standard input.
     pub logs: Vec<PathBuf>,
     /// The logs' format, or `Auto` to decide per input.
@@ -136,6 +140,7 @@ impl Plan {
             min_rel: 1,
             reviewers: None,
             calibrate: None,
+            calibrate_reviewers: None,
             logs,
             logs_format: LogsFormat::Auto,
             fields: FieldNames::default(),

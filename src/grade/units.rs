@@ -1,9 +1,9 @@
 //! `--unit doc --doc-of PATTERN`: rankings of chunks graded against labels
 //! of whole documents. Each result id is mapped to its document, by a
 //! regular expression's capture group or by cutting it at the last
-//! occurrence of a separator; a document ranks where its first chunk
-//! ranked, and its later chunks are dropped (and counted), so a document
-//! counts once however many of its chunks were retrieved.
+//! occurrence of a separator; a document takes its first chunk's place,
+//! and its later chunks are dropped (and counted) as the ranks close up,
+//! so a document counts once however many of its chunks were retrieved.
 
 use std::fmt;
 use std::ops::Range;

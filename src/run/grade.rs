@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
-use crate::base::options::{LabelsFormat, ProgressWhen};
+use crate::base::options::{JoinBy, LabelsFormat, ProgressWhen};
 use crate::base::schema::Counts;
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::calibrate::{HumanRows, HumanScores};
@@ -338,6 +338,13 @@ pub fn finish(
     if stale_labels.look_stale() {
         warn(Warning::StaleLabels(stale_labels));
     }
+    if let Some(human) = graded.calibrated_against.as_ref() {
+        if human.no_answer_by_humans > 0 {
+            warn(Warning::NoAnswerByHumans {
+                queries: human.no_answer_by_humans,
+            });
+        }
+    }
     for pooled in &graded.self_pooled {
         warn(Warning::SelfPooled(pooled.clone()));
     }
@@ -373,10 +380,26 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanScores>> {
     let Some(key) = &plan.calibrate else {
         return Ok(None);
     };
-    if plan.logs.iter().any(|log| log == Path::new("-")) {
+    let once = discover(&plan.logs, plan.out.as_deref())
+        .of_kind(ErrorKind::Logs)?
+        .inputs
+        .into_iter()
+        .find(|input| !input.can_read_again());
+    if let Some(input) = once {
+        let name = match input.name().as_str() {
+            "-" => "standard input".to_string(),
+            name => name.to_string(),
+        };
         return Err(anyhow!(
             "--calibrate reads the logs twice (under the human key, then the judge's), and \
-             standard input can be read only once: save it to a file first"
+             {name} can be read only once: save it to a file first"
+        ))
+        .of_kind(ErrorKind::Usage);
+    }
+    if plan.join == JoinBy::Text {
+        return Err(anyhow!(
+            "--calibrate pairs the two keys' queries by query_id, so it cannot grade with \
+             --join text: give the captures query ids"
         ))
         .of_kind(ErrorKind::Usage);
     }
@@ -385,7 +408,9 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanScores>> {
     let human = Plan {
         labels: key.clone(),
         labels_format: LabelsFormat::Auto,
+        reviewers: plan.calibrate_reviewers.clone(),
         calibrate: None,
+        calibrate_reviewers: None,
         out: None,
         review_queue: false,
         stage_order: Vec::new(),

@@ -139,6 +139,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
         calibration: (graded.calibrated_against.as_ref()).map(|human| CalibrationSummary {
             labels: labels_summary(&human.key),
             shared_queries: human.shared_queries,
+            no_answer_by_humans: human.no_answer_by_humans,
             min_queries: MIN_HUMAN_QUERIES,
             level: CONFIDENCE,
         }),

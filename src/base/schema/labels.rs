@@ -56,6 +56,10 @@ pub struct CalibrationSummary {
     /// The human key's queries that the graded key labels too; the others
     /// are not graded.
     pub shared_queries: u64,
+    /// Of those, the ones the human key finds no relevant document for but
+    /// the graded key does: out of every mean under the human key, so out
+    /// of the calibration sample, and the judge's means there uncorrected.
+    pub no_answer_by_humans: u64,
     /// Fewer human-graded queries in a grouping set leave its calibrated
     /// means empty.
     pub min_queries: u64,

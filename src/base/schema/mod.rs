@@ -59,8 +59,8 @@ pub const COMPARISON_SUMMARY_FILE: &str = "comparison.json";
 pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
 /// The layout of a partial grading's captures file, raised whenever the
 /// grouped captures change shape: 2 counts nested and empty capture spans
-/// per input.
-pub const PARTIAL_FORMAT: u32 = 2;
+/// per input, 3 the chunks `--unit doc` folded and the ids it could not map.
+pub const PARTIAL_FORMAT: u32 = 3;
 
 fn first_partial_format() -> u32 {
     1
