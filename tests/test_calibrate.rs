@@ -177,11 +177,9 @@ fn small(wd: &Workdir, human_queries: usize) {
     wd.write("logs.jsonl", logs);
 }
 
-#[test]
-fn too_few_human_queries_leave_the_cells_empty_and_say_so() {
-    let wd = Workdir::new("calibrate_too_few");
-    small(&wd, 9);
-    let run = wd.rgrade(&[
+/// [`small`] graded at k = 1 under the judge's key, calibrated, into `out`.
+fn grade_small(wd: &Workdir) -> crate::util::Run {
+    wd.rgrade(&[
         "grade",
         "--labels",
         "judge.jsonl",
@@ -192,7 +190,14 @@ fn too_few_human_queries_leave_the_cells_empty_and_say_so() {
         "-o",
         "out",
         "logs.jsonl",
-    ]);
+    ])
+}
+
+#[test]
+fn too_few_human_queries_leave_the_cells_empty_and_say_so() {
+    let wd = Workdir::new("calibrate_too_few");
+    small(&wd, 9);
+    let run = grade_small(&wd);
     run.expect_code(0);
     assert!(
         run.stdout
@@ -213,19 +218,7 @@ fn too_few_human_queries_leave_the_cells_empty_and_say_so() {
 fn a_hand_computed_calibration() {
     let wd = Workdir::new("calibrate_by_hand");
     small(&wd, 12);
-    wd.rgrade(&[
-        "grade",
-        "--labels",
-        "judge.jsonl",
-        "--calibrate",
-        "human.jsonl",
-        "-k",
-        "1",
-        "-o",
-        "out",
-        "logs.jsonl",
-    ])
-    .expect_code(0);
+    grade_small(&wd).expect_code(0);
     // rr@1 = hit@1: the judge scores every query 1, the humans the even
     // ones (q0, q2, ... each ranks its relevant d first): f is constant, so
     // λ = 0 and θ is the human mean, 1/2, ± z·sqrt(Var/12), Var = 3/11.

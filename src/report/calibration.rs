@@ -6,11 +6,12 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use maud::{html, Markup};
 
 use super::charts;
 use super::page::{count, pair_name};
+use super::sources::{number, read_csv};
 use crate::base::metrics::Cutoff;
 use crate::base::schema::{Summary, CALIBRATION_QUERIES, LANGUAGE, RUN, SPLIT, STAGE, TASK};
 use crate::base::slices::ANY;
@@ -91,67 +92,42 @@ pub fn section(
 /// aggregates.csv's overall, per-task and per-language rows of every
 /// split-wide set, in file order.
 fn read(path: &Path, names: &[String]) -> Result<Vec<SetRow>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let header = reader.headers()?.clone();
-    let at = |column: &str| {
-        header.iter().position(|h| h == column).with_context(|| {
-            format!(
-                "{}: no column {column}: not a calibrated grading",
-                path.display()
-            )
+    // Per metric: its mean, calibrated mean and the interval's ends.
+    let metric_columns: Vec<String> = (names.iter())
+        .flat_map(|m| {
+            ["", "_calibrated", "_calibrated_low", "_calibrated_high"]
+                .map(|end| format!("{m}{end}"))
         })
-    };
-    let [run, stage, task, language, split, human] =
-        [RUN, STAGE, TASK, LANGUAGE, SPLIT, CALIBRATION_QUERIES].map(at);
-    let (run, stage, task, language, split, human) =
-        (run?, stage?, task?, language?, split?, human?);
-    let columns = (names.iter())
-        .map(|m| -> Result<[usize; 4]> {
-            Ok([
-                at(m)?,
-                at(&format!("{m}_calibrated"))?,
-                at(&format!("{m}_calibrated_low"))?,
-                at(&format!("{m}_calibrated_high"))?,
-            ])
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let number = |text: &str| -> Result<Option<f64>> {
-        match text {
-            "" => Ok(None),
-            _ => (text.parse().map(Some))
-                .with_context(|| format!("{}: '{text}' is not a number", path.display())),
-        }
-    };
+        .collect();
+    let columns: Vec<&str> = [RUN, STAGE, TASK, LANGUAGE, SPLIT, CALIBRATION_QUERIES]
+        .into_iter()
+        .chain(metric_columns.iter().map(String::as_str))
+        .collect();
     let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record.with_context(|| format!("{}: cannot read", path.display()))?;
-        let slice = match (&record[task], &record[language]) {
+    for row in read_csv(path, &columns)? {
+        let (set, cells) = row.split_at(6);
+        let slice = match (set[2].as_str(), set[3].as_str()) {
             (ANY, ANY) => "all".to_string(),
             (task, ANY) => format!("task={task}"),
             (ANY, language) => format!("language={language}"),
             _ => continue,
         };
-        if &record[split] != ANY {
+        if set[4] != ANY {
             continue;
         }
         let mut metrics = Vec::new();
-        for &[mean, calibrated, low, high] in &columns {
-            let ends = [
-                number(&record[calibrated])?,
-                number(&record[low])?,
-                number(&record[high])?,
-            ];
-            let calibrated = match ends {
-                [Some(c), Some(l), Some(h)] => Some([c, l, h]),
+        for metric in cells.chunks(4) {
+            let [mean, calibrated, low, high] = [0, 1, 2, 3].map(|i| number(&metric[i], path));
+            let calibrated = match (calibrated?, low?, high?) {
+                (Some(c), Some(l), Some(h)) => Some([c, l, h]),
                 _ => None,
             };
-            metrics.push((number(&record[mean])?, calibrated));
+            metrics.push((mean?, calibrated));
         }
         rows.push(SetRow {
-            pair: (record[run].to_string(), record[stage].to_string()),
+            pair: (set[0].clone(), set[1].clone()),
             slice,
-            human_queries: record[human].to_string(),
+            human_queries: set[5].clone(),
             metrics,
         });
     }

@@ -23,7 +23,7 @@ use super::charts::{self, BarRow, Mark, Series};
 use super::collect::{PairFigures, SliceList, DECADES, RANK_BINS, SLICES_SHOWN};
 use super::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
 use super::page::{self, cell, count, ids, pair_name};
-use super::sources::Sources;
+use super::sources::{number, read_csv, Sources};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::{
     RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, ATTRIBUTION,
@@ -148,45 +148,10 @@ impl Facts {
     }
 }
 
-/// A CSV file's rows as text, with the position of each named column.
-fn read_csv(path: &Path, columns: &[&str]) -> Result<Vec<Vec<String>>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let header = reader.headers()?.clone();
-    let at: Vec<usize> = columns
-        .iter()
-        .map(|c| {
-            header.iter().position(|h| h == *c).with_context(|| {
-                format!(
-                    "{}: no column {c}: not written by this rgrade",
-                    path.display()
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record.with_context(|| format!("{}: cannot read", path.display()))?;
-        rows.push(at.iter().map(|&i| record[i].to_string()).collect());
-    }
-    Ok(rows)
-}
-
 /// An integer cell.
 fn whole(text: &str, path: &Path) -> Result<u64> {
     text.parse()
         .with_context(|| format!("{}: '{text}' is not a count", path.display()))
-}
-
-/// A number cell, empty for none.
-fn number(text: &str, path: &Path) -> Result<Option<f64>> {
-    match text {
-        "" => Ok(None),
-        _ => text
-            .parse()
-            .map(Some)
-            .with_context(|| format!("{}: '{text}' is not a number", path.display())),
-    }
 }
 
 fn read_aggregates(

@@ -1,4 +1,5 @@
-//! Where a page finds the output files it reads.
+//! Where a page finds the output files it reads, and their cells read
+//! back.
 
 use std::path::{Path, PathBuf};
 
@@ -49,5 +50,40 @@ impl Sources {
     pub fn require(&self, name: &str) -> Result<&Path> {
         self.path(name)
             .with_context(|| format!("{name}: not among the outputs; not a complete grade output"))
+    }
+}
+
+/// A CSV file's rows as text, with the position of each named column.
+pub fn read_csv(path: &Path, columns: &[&str]) -> Result<Vec<Vec<String>>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let header = reader.headers()?.clone();
+    let at: Vec<usize> = columns
+        .iter()
+        .map(|c| {
+            header.iter().position(|h| h == *c).with_context(|| {
+                format!(
+                    "{}: no column {c}: not written by this rgrade",
+                    path.display()
+                )
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.with_context(|| format!("{}: cannot read", path.display()))?;
+        rows.push(at.iter().map(|&i| record[i].to_string()).collect());
+    }
+    Ok(rows)
+}
+
+/// A number cell, empty for none.
+pub fn number(text: &str, path: &Path) -> Result<Option<f64>> {
+    match text {
+        "" => Ok(None),
+        _ => text
+            .parse()
+            .map(Some)
+            .with_context(|| format!("{}: '{text}' is not a number", path.display())),
     }
 }
