@@ -206,6 +206,10 @@ pub struct MergeArgs {
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<NonZeroUsize>,
 
+    /// The time the merged grading stands for, in summary.json (RFC 3339 or a date) [default: now].
+    #[arg(long = "as-of", value_name = "TIME")]
+    pub as_of: Option<rgrade::Timestamp>,
+
     /// Print no table on stdout.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -362,6 +366,10 @@ pub struct GradeArgs {
     /// Copy KEY=VALUE into summary.json (collection snapshot, retriever config, ...); repeatable.
     #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta)]
     pub meta: Vec<(String, String)>,
+
+    /// The time this grading stands for, in summary.json (RFC 3339 or a date), to grade an old night again [default: now].
+    #[arg(long = "as-of", value_name = "TIME")]
+    pub as_of: Option<rgrade::Timestamp>,
 
     /// Use N worker threads [default: all cores].
     #[arg(short = 'j', long = "threads", value_name = "N")]

@@ -54,6 +54,7 @@ mod run;
 pub use agree::{Agreement, Disagreement, RunMeans, RunOrder, RunsUnderBoth, SliceAgreement};
 pub use base::failure::{Error, ErrorKind};
 pub use base::metrics::Cutoff;
+pub use base::timestamp::Timestamp;
 pub use base::options::{
     Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
     RepeatPolicy, ReviewerPolicy, RunName, SpanKind, Unit, UnknownChoice,

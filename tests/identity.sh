@@ -129,6 +129,7 @@ import json, sys
 path, case = sys.argv[1], sys.argv[2]
 summary = json.load(open(path))
 summary.pop("elapsed_seconds", None)
+summary.pop("as_of", None)
 summary.pop("throughput", None)
 summary["command"] = [arg.replace(case, "CASE") for arg in summary.get("command", [])]
 json.dump(summary, open(path, "w"), indent=2, sort_keys=False)

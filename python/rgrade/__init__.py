@@ -665,6 +665,7 @@ def grade(
     review_queue: bool = ...,
     pool_depth: Optional[int] = ...,
     meta: Optional[Mapping[str, str]] = ...,
+    as_of: Optional[str] = ...,
     threads: Optional[int] = ...,
     query_field: Optional[str] = ...,
     results_field: Optional[str] = ...,
@@ -705,6 +706,7 @@ def grade(
     review_queue: bool = ...,
     pool_depth: Optional[int] = ...,
     meta: Optional[Mapping[str, str]] = ...,
+    as_of: Optional[str] = ...,
     threads: Optional[int] = ...,
     query_field: Optional[str] = ...,
     results_field: Optional[str] = ...,
@@ -746,6 +748,7 @@ def grade(
     review_queue: bool = False,
     pool_depth: Optional[int] = None,
     meta: Optional[Mapping[str, str]] = None,
+    as_of: Optional[str] = None,
     threads: Optional[int] = None,
     query_field: Optional[str] = None,
     results_field: Optional[str] = None,
@@ -787,6 +790,10 @@ def grade(
     regular expression with one capture group) grades each result as the
     document it is a chunk of, as ``--unit doc --doc-of`` does.
 
+    ``as_of`` (RFC 3339 or a date) is the time the grading stands for in
+    ``summary["as_of"]``, as ``--as-of`` sets it: ``rgrade trend`` orders
+    nights by it. It defaults to when the grading runs.
+
     Raises a :class:`RgradeError` with the command line's message when
     nothing can be graded, of the class that says what was wrong:
     :class:`UsageError`, :class:`LabelsError`, :class:`LogsError` or
@@ -821,6 +828,7 @@ def grade(
         "review_queue": review_queue,
         "pool_depth": pool_depth,
         "meta": list((meta or {}).items()),
+        "as_of": as_of,
         "threads": threads,
         "query_field": query_field,
         "results_field": results_field,
@@ -859,11 +867,12 @@ def merge(
     shards: Iterable[Union[Shard, PathLike]],
     *,
     threads: Optional[int] = None,
+    as_of: Optional[str] = None,
 ) -> Grading:
     """Grade partial gradings (Shards, or directories ``Shard.write`` or
     ``rgrade grade --partial`` wrote) of logs partitioned by query id as one
     grading of all their logs. ``labels`` is the answer key every shard was
-    graded with, a path or a table."""
+    graded with, a path or a table; ``as_of`` is :func:`grade`'s."""
     dirs = [os.fspath(s._dir if isinstance(s, Shard) else s) for s in shards]
     labels_name, labels_table = _labels(labels)
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
@@ -873,6 +882,7 @@ def merge(
         dirs,
         files.name,
         threads=threads,
+        as_of=as_of,
         command=["rgrade.merge", labels_name, *dirs],
     )
     _warn(messages)

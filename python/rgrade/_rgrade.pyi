@@ -72,6 +72,7 @@ def merge(
     shards: Sequence[str],
     out: str,
     threads: Optional[int] = ...,
+    as_of: Optional[str] = ...,
     command: Sequence[str] = ...,
 ) -> Tuple[list[str], Tuple[pa.Schema, list[pa.RecordBatch]]]: ...
 def log_files(paths: Sequence[str]) -> list[Path]: ...

@@ -212,6 +212,7 @@ struct GradeOptions {
     review_queue: bool,
     pool_depth: Option<usize>,
     meta: Vec<(String, String)>,
+    as_of: Option<String>,
     threads: Option<usize>,
     query_field: Option<String>,
     results_field: Option<String>,
@@ -351,6 +352,7 @@ fn grade(
         review_queue: options.review_queue,
         pool_depth: options.pool_depth.and_then(NonZeroUsize::new),
         meta: options.meta,
+        as_of: parse_as_of(options.as_of.as_deref())?,
         threads: options.threads.and_then(NonZeroUsize::new),
         command,
         tables: rgrade::Tables {
@@ -381,8 +383,16 @@ fn grade(
 
 /// Merge the partial gradings `shards` into `out`; returns the warnings
 /// and per_query.csv's rows as a pyarrow schema and record batches.
+/// `as_of=`, read as `--as-of` reads it.
+fn parse_as_of(text: Option<&str>) -> PyResult<Option<rgrade::Timestamp>> {
+    (text.map(str::parse))
+        .transpose()
+        .map_err(|err: String| UsageError::new_err(format!("as_of: {err}")))
+}
+
 #[pyfunction]
-#[pyo3(signature = (labels, labels_table, shards, out, threads=None, command=vec![]))]
+#[pyo3(signature = (labels, labels_table, shards, out, threads=None, as_of=None, command=vec![]))]
+#[allow(clippy::too_many_arguments)]
 fn merge(
     py: Python<'_>,
     labels: PathBuf,
@@ -390,6 +400,7 @@ fn merge(
     shards: Vec<PathBuf>,
     out: PathBuf,
     threads: Option<usize>,
+    as_of: Option<String>,
     command: Vec<String>,
 ) -> PyResult<(Vec<String>, Py<PyAny>)> {
     let name = labels.display().to_string();
@@ -397,6 +408,7 @@ fn merge(
         labels_table: (labels_table.map(|t| arrow_table::<LabelsError>(&name, &t))).transpose()?,
         threads: threads.and_then(NonZeroUsize::new),
         command,
+        as_of: parse_as_of(as_of.as_deref())?,
         keep_rows: true,
         ..rgrade::MergePlan::new(labels, shards, out)
     };

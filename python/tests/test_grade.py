@@ -82,7 +82,7 @@ def cli(args, cwd):
 
 def timeless(path):
     summary = json.loads(Path(path).read_text())
-    for key in ("command", "elapsed_seconds", "throughput"):
+    for key in ("command", "as_of", "elapsed_seconds", "throughput"):
         summary.pop(key)
     return summary
 

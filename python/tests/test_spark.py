@@ -40,7 +40,7 @@ def assert_spark_equals_cli(tmp_path: Path, labels: Path, logs: Path, flags: lis
     def inputless(directory):
         summary = json.loads((tmp_path / directory / "summary.json").read_text())
         inputs = summary.pop("inputs")
-        for key in ("command", "elapsed_seconds", "throughput", "outputs"):
+        for key in ("command", "as_of", "elapsed_seconds", "throughput", "outputs"):
             summary.pop(key)
         return summary, [(i["path"], i["lines"], i["records"], i["rejected"]) for i in inputs]
 

@@ -12,6 +12,7 @@
 //! - [`ppi`]: judge-graded means calibrated by a human-graded sample;
 //! - [`schema`]: every output's file name, columns and summary types;
 //! - [`text`]: counts and lists as messages spell them;
+//! - [`timestamp`]: the time a grading stands for;
 //! - [`failure`]: what an error that leaves nothing done is about.
 
 pub mod failure;
@@ -24,3 +25,4 @@ pub mod schema;
 pub mod slices;
 pub mod stats;
 pub mod text;
+pub mod timestamp;

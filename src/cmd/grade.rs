@@ -116,6 +116,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
         threads: args.threads,
         progress: args.progress,
         command,
+        as_of: args.as_of,
         ..GradePlan::new(args.labels.clone(), args.logs.clone())
     }
 }

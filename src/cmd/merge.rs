@@ -19,6 +19,7 @@ pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
     let plan = MergePlan {
         threads: args.threads,
         command,
+        as_of: args.as_of,
         ..MergePlan::new(args.labels.clone(), args.shards.clone(), args.out.clone())
     };
     let mut warnings = Vec::new();

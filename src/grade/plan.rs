@@ -12,6 +12,7 @@ use crate::base::options::{
     DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
     ReviewerPolicy, RunName, SpanKind,
 };
+use crate::base::timestamp::Timestamp;
 use crate::grade::units::DocOf;
 use crate::io::tables::{ArrowTable, LogLines};
 use crate::logs::jsonl::FieldNames;
@@ -90,6 +91,10 @@ pub struct Plan {
     pub progress: ProgressWhen,
     /// The command line as typed, for summary.json.
     pub command: Vec<String>,
+    /// The time the grading stands for in summary.json (a nightly job's
+    /// night, when it grades an old one again); `None` is when it runs.
+    #[serde(default)]
+    pub as_of: Option<Timestamp>,
     /// Tables handed over in memory: never part of a plan written down.
     #[serde(skip)]
     pub tables: Tables,
@@ -164,6 +169,7 @@ impl Plan {
             threads: None,
             progress: ProgressWhen::Never,
             command: Vec::new(),
+            as_of: None,
             tables: Tables::default(),
             keep_rows: false,
         }

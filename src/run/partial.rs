@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::options::ProgressWhen;
+use crate::base::timestamp::Timestamp;
 use crate::base::schema::{
     PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
 };
@@ -134,6 +135,8 @@ pub struct MergePlan {
     pub threads: Option<std::num::NonZeroUsize>,
     /// The command line as typed, for summary.json.
     pub command: Vec<String>,
+    /// The time the merged grading stands for; `None` is when it runs.
+    pub as_of: Option<Timestamp>,
     /// Keep per_query.csv's rows in memory, as [`Graded::per_query`].
     pub keep_rows: bool,
 }
@@ -150,6 +153,7 @@ impl MergePlan {
             out,
             threads: None,
             command: Vec::new(),
+            as_of: None,
             keep_rows: false,
         }
     }
@@ -206,6 +210,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         threads: merge.threads,
         progress: ProgressWhen::Never,
         command: merge.command.clone(),
+        as_of: merge.as_of,
         // The shards checked their logs' ids against it.
         corpus: None,
         tables: Tables {
@@ -286,7 +291,7 @@ fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex) -> Result<()> {
 }
 
 /// Whether `shard` grades as `merged` does: the same plan but for what
-/// each shard has of its own (its logs, output, threads, command).
+/// each shard has of its own (its logs, output, threads, command, time).
 fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
     let own = |plan: &Plan| Plan {
         labels: PathBuf::new(),
@@ -295,6 +300,7 @@ fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
         threads: None,
         progress: ProgressWhen::Never,
         command: Vec::new(),
+        as_of: None,
         corpus: None,
         ..plan.clone()
     };

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use crate::base::options::Choice;
 use crate::base::ppi::{CONFIDENCE, MIN_HUMAN_QUERIES};
+use crate::base::timestamp::Timestamp;
 use crate::base::schema::{
     CalibrationSummary, CollectionVersion, CompiledKeySummary, InputSummary, LabelsSummary,
     LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels, Summary, Throughput,
@@ -109,6 +110,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         command: plan.command.clone(),
+        as_of: Some(plan.as_of.unwrap_or_else(Timestamp::now)),
         labels: labels_summary(labels),
         inputs: input_summaries(&graded.input_names, run.stats, run.per_input),
         settings: SettingsSummary {

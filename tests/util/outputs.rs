@@ -257,7 +257,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// What two summary.json files of one grading share: the keys that
 /// differ between runs (the command line and timing) are left out.
-pub const RUN_KEYS: [&str; 3] = ["command", "elapsed_seconds", "throughput"];
+pub const RUN_KEYS: [&str; 4] = ["command", "as_of", "elapsed_seconds", "throughput"];
 
 /// summary.json's `bytes` without the keys `left_out`, for comparing
 /// what two gradings wrote.

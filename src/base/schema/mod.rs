@@ -11,6 +11,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::base::metrics::{Cutoff, Metric};
+use crate::base::timestamp::Timestamp;
 
 mod labels;
 
@@ -453,6 +454,11 @@ pub struct Summary {
     pub version: String,
     /// The command line, argument by argument.
     pub command: Vec<String>,
+    /// The time the grading stands for (`--as-of`, else when it ran),
+    /// which orders nights in `rgrade trend`; absent from gradings
+    /// written before rgrade recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<Timestamp>,
     /// The answer key.
     pub labels: LabelsSummary,
     /// Each log input, in the order read.
