@@ -8,7 +8,9 @@
 //! - [`slices`]: the grouping sets every output lists;
 //! - [`numbers`]: finite, order-independent sums and percentiles;
 //! - [`stats`]: randomization test, bootstrap interval, Holm adjustment;
+//! - [`intervals`]: a mean's 95% interval over a slice's queries;
 //! - [`kappa`]: Cohen's and Fleiss' kappa, agreement beyond chance;
+//! - [`monitor`]: alarms that stay valid however often they are checked;
 //! - [`ppi`]: judge-graded means calibrated by a human-graded sample;
 //! - [`schema`]: every output's file name, columns and summary types;
 //! - [`text`]: counts and lists as messages spell them;
@@ -16,8 +18,10 @@
 //! - [`failure`]: what an error that leaves nothing done is about.
 
 pub mod failure;
+pub mod intervals;
 pub mod kappa;
 pub mod metrics;
+pub mod monitor;
 pub mod numbers;
 pub mod options;
 pub mod ppi;

@@ -16,7 +16,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::intervals::MeanInterval;
+use crate::base::intervals::MeanInterval;
 
 /// Okabe–Ito blue: the main series.
 pub const BLUE: RGBColor = RGBColor(0, 114, 178);
@@ -779,7 +779,7 @@ pub fn stacked_shares(rows: &[(String, Vec<u64>)], parts: &[(&str, RGBColor)]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::intervals::Method;
+    use crate::base::intervals::Method;
 
     fn interval(mean: f64) -> Option<MeanInterval> {
         Some(MeanInterval {

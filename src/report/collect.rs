@@ -10,7 +10,7 @@
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use super::intervals::{Gathered, MeanInterval};
+use crate::base::intervals::{Gathered, MeanInterval};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::{metric_columns, Status};
 use crate::compare::graded::Names;

@@ -9,7 +9,7 @@
 //! - [`collect`] gathers what the page shows of each (run, stage) from
 //!   per_query.csv's rows, bounded whatever their number;
 //! - [`per_query`] reads those rows back from the file;
-//! - [`intervals`] finds the 95% interval of each mean;
+//! - `crate::base::intervals` finds the 95% interval of each mean;
 //! - [`charts`] draws the figures (plotters, SVG);
 //! - [`page`] is the frame every page shares (maud, inline CSS);
 //! - [`sources`] says where the output files a page reads are;
@@ -26,7 +26,6 @@ pub mod charts;
 pub mod collect;
 pub mod compare;
 pub mod grade;
-pub mod intervals;
 pub mod page;
 pub mod per_query;
 pub mod sources;

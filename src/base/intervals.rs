@@ -1,5 +1,6 @@
 //! 95% intervals of a metric's mean over a slice's queries, for the bars of
-//! the grade page: how far the mean could move on another draw of queries.
+//! the grade page and each night of `rgrade trend`: how far the mean could
+//! move on another draw of queries.
 //!
 //! Small slices get the percentile bootstrap (compare's, 1,000 resamples,
 //! a fixed seed), which respects the skew of a metric bunched at 0 or 1.
