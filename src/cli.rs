@@ -71,6 +71,46 @@ pub enum Command {
     /// under each key, and each run's means and how alike the keys order
     /// the runs (Kendall's tau) are written too.
     Agree(AgreeArgs),
+    /// Follow nightly grade outputs: every slice's mean across nights, and alarms on drops.
+    ///
+    /// Nights are put in the order of the time each stands for (grade
+    /// --as-of, else when it ran). Every (run, stage, grouping set, metric)
+    /// is tested each night against its first --baseline nights, so that
+    /// the chance of any false alarm, over every series and every night
+    /// watched, stays under --alpha. Exit status 1 on an alarm.
+    Trend(TrendArgs),
+}
+
+/// Options of `rgrade trend`.
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// Write trend.csv and alarms.json into DIR.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// The first N nights of each labels revision make its baseline (at least 2).
+    #[arg(long = "baseline", value_name = "N", default_value_t = rgrade::DEFAULT_BASELINE_NIGHTS)]
+    pub baseline: usize,
+
+    /// The chance of any false alarm, over every series and night watched.
+    #[arg(long, value_name = "A", default_value_t = 0.05, value_parser = parse_alpha)]
+    pub alpha: f64,
+
+    /// Watch these metric columns, comma separated [default: all]; fewer make a smaller family and quicker alarms.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub metrics: Vec<String>,
+
+    /// Watch nights graded with other labels or settings, each labels revision apart, rather than refuse them.
+    #[arg(long = "allow-label-changes")]
+    pub allow_label_changes: bool,
+
+    /// Print nothing on stdout.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+
+    /// The nights' `grade --out` directories, in any order.
+    #[arg(value_name = "NIGHT", required = true)]
+    pub nights: Vec<PathBuf>,
 }
 
 /// Options of `rgrade agree`.
@@ -531,6 +571,22 @@ pub struct GenArgs {
     /// Write labels and logs into DIR, created if missing.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: PathBuf,
+
+    /// Write a series of N nights for `rgrade trend`: one answer key, and each night's log in DIR/night-01, DIR/night-02, ...
+    #[arg(long, value_name = "N")]
+    pub nights: Option<usize>,
+
+    /// Plant a drop from night N on (with --nights and --drop-task).
+    #[arg(long = "drop-from", value_name = "N", requires_all = ["nights", "drop_task"])]
+    pub drop_from: Option<usize>,
+
+    /// The task whose queries drop: howto, troubleshooting, billing or permissions.
+    #[arg(long = "drop-task", value_name = "TASK", requires = "drop_from")]
+    pub drop_task: Option<String>,
+
+    /// The chance each relevant document of the task's queries is lost from the rankings once the drop begins.
+    #[arg(long = "drop-rate", value_name = "P", default_value_t = 0.05, requires = "drop_from")]
+    pub drop_rate: f64,
 }
 
 fn parse_meta(text: &str) -> Result<(String, String), String> {

@@ -50,6 +50,7 @@ mod logs;
 mod output;
 mod report;
 mod run;
+mod trend;
 
 pub use agree::{Agreement, Disagreement, RunMeans, RunOrder, RunsUnderBoth, SliceAgreement};
 pub use base::failure::{Error, ErrorKind};
@@ -61,7 +62,7 @@ pub use base::options::{
 };
 pub use base::schema;
 pub use compare::{Compared, Plan as ComparePlan, Warning as CompareWarning};
-pub use gen::{write_dataset, GenConfig, GenFormat, Written, WrittenFile};
+pub use gen::{write_dataset, GenConfig, GenFormat, Nights, PlantedDrop, Written, WrittenFile};
 pub use grade::plan::Tables;
 pub use grade::units::{doc_of, DocOf};
 pub use grade::{Graded, Plan as GradePlan, Warning};
@@ -76,6 +77,8 @@ pub use run::copy::copy_result;
 pub use run::grade::run as grade;
 pub use run::index::{run as index, Compiled as CompiledKey, Plan as IndexPlan};
 pub use run::partial::{grade as grade_partial, merge, MergePlan};
+pub use run::trend::run as trend;
+pub use trend::{Plan as TrendPlan, Trended, Warning as TrendWarning, DEFAULT_BASELINE_NIGHTS};
 
 /// The pipeline's hot kernels, public for the benchmarks in `benches/` and
 /// the fuzz targets in `fuzz/`: not a stable API.

@@ -137,16 +137,6 @@ impl Night {
         self.sum += y;
         self.squares += y * y;
     }
-
-    /// Differences added.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Whether none was added.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
 }
 
 #[cfg(test)]

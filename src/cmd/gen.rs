@@ -1,6 +1,6 @@
 //! `rgrade gen`: write synthetic labels and logs.
 
-use rgrade::{GenConfig, Written};
+use rgrade::{GenConfig, Nights, PlantedDrop, Written};
 
 use super::terminal::{tell, Exit};
 use crate::cli::GenArgs;
@@ -22,6 +22,16 @@ fn config(args: &GenArgs) -> GenConfig {
         seed: args.seed,
         format: args.format,
         out: args.out.clone(),
+        nights: args.nights.map(|count| Nights {
+            count,
+            drop: (args.drop_from)
+                .zip(args.drop_task.clone())
+                .map(|(from, task)| PlantedDrop {
+                    task,
+                    from,
+                    rate: args.drop_rate,
+                }),
+        }),
     }
 }
 

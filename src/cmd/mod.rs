@@ -11,6 +11,7 @@ pub mod index;
 pub mod merge;
 pub mod report;
 pub mod terminal;
+pub mod trend;
 
 use std::ffi::OsString;
 
@@ -47,6 +48,7 @@ pub fn main(args: Vec<OsString>) -> u8 {
         Command::Merge(args) => merge::run(args, command_line),
         Command::Index(args) => index::run(args),
         Command::Agree(args) => agree::run(args),
+        Command::Trend(args) => trend::run(args, command_line),
     };
     match outcome {
         Ok(exit) => exit as u8,

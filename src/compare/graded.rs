@@ -9,7 +9,9 @@ use hashbrown::HashMap;
 
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
-use crate::base::schema::{judged_columns, metric_columns, Status, PER_QUERY_FILE, SUMMARY_FILE};
+use crate::base::schema::{
+    judged_columns, metric_columns, Status, Summary, PER_QUERY_FILE, SUMMARY_FILE,
+};
 use crate::output::complete;
 use crate::output::per_query::PerQueryReader;
 
@@ -216,7 +218,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
 }
 
 /// per_query.csv and summary.json for a directory or a per_query.csv path.
-fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
+pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     let per_query = if path.is_dir() {
         path.join(PER_QUERY_FILE)
     } else {
@@ -241,7 +243,15 @@ fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
 /// every file it lists (`per_query` among them) is checked to be there as
 /// graded: a directory whose files do not match it holds no complete result.
 fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
-    let parsed = complete::read_summary(summary)?;
+    facts_of(&complete::read_summary(summary)?, summary, per_query)
+}
+
+/// The facts of `parsed`, the summary.json at `summary`, once it is seen
+/// to list `per_query`.
+///
+/// # Errors
+/// `per_query` is not listed, or a setting is out of range.
+pub fn facts_of(parsed: &Summary, summary: &Path, per_query: &Path) -> Result<GradingFacts> {
     let name = per_query.file_name().map(|n| n.to_string_lossy());
     ensure!(
         parsed
@@ -265,10 +275,10 @@ fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
         other => bail!("{}: unknown missing policy '{other}'", summary.display()),
     };
     Ok(GradingFacts {
-        labels_hash: parsed.labels.hash,
-        reviewers: parsed.labels.reviewers.and_then(|r| r.policy),
-        doc_of: parsed.settings.doc_of,
-        ks: parsed.settings.k,
+        labels_hash: parsed.labels.hash.clone(),
+        reviewers: (parsed.labels.reviewers.as_ref()).and_then(|r| r.policy.clone()),
+        doc_of: parsed.settings.doc_of.clone(),
+        ks: parsed.settings.k.clone(),
         min_rel: parsed.settings.min_rel,
         missing_counts,
     })

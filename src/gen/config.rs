@@ -14,7 +14,7 @@ use crate::base::options::choice;
 pub const MAX_RESULTS: usize = 10_000;
 
 /// What to generate and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GenConfig {
     /// Queries in the answer key (and in the log), at least 1.
     pub labeled: usize,
@@ -29,6 +29,33 @@ pub struct GenConfig {
     pub format: GenFormat,
     /// The directory to write into, created if missing.
     pub out: PathBuf,
+    /// A log per night under one answer key, for `rgrade trend`; `None`
+    /// writes one log.
+    pub nights: Option<Nights>,
+}
+
+/// A series of nights: the answer key once, and each night's log in
+/// `night-01/`, `night-02/`, ... Each night a fifth of the queries draw
+/// their rankings afresh (an index that changes a little every night);
+/// the rest rank as the night before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nights {
+    /// How many nights, at least 1.
+    pub count: usize,
+    /// A drop planted in one task's rankings, if any.
+    pub drop: Option<PlantedDrop>,
+}
+
+/// From night `from` on, each relevant document of `task`'s queries is
+/// lost from their rankings with probability `rate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlantedDrop {
+    /// The task whose queries drop.
+    pub task: String,
+    /// The first night that drops, from 1.
+    pub from: usize,
+    /// The chance a relevant document is lost, in (0, 1].
+    pub rate: f64,
 }
 
 choice! {
@@ -58,6 +85,24 @@ impl GenConfig {
                 "--results must be between 1 and {MAX_RESULTS}, got {}",
                 self.results
             );
+        }
+        let Some(nights) = &self.nights else {
+            return Ok(());
+        };
+        if nights.count == 0 {
+            bail!("--nights must be at least 1");
+        }
+        if let Some(drop) = &nights.drop {
+            if !(1..=nights.count).contains(&drop.from) {
+                bail!(
+                    "--drop-from {} is not one of the {} nights",
+                    drop.from,
+                    nights.count
+                );
+            }
+            if !(drop.rate > 0.0 && drop.rate <= 1.0) {
+                bail!("--drop-rate must be above 0 and at most 1, got {}", drop.rate);
+            }
         }
         Ok(())
     }

@@ -7,16 +7,17 @@
 //! docs/guide.md describes ("Logs", "Traces", "Parquet").
 
 use std::io;
+use std::path::Path;
 
 use rand::seq::SliceRandom;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 
-use super::config::GenConfig;
+use super::config::{GenConfig, Nights};
 use super::corpus::Corpus;
 use super::encode::{push_fixed, push_json_string, push_list, push_uint};
 use super::output::{write_file, Output, WrittenFile};
-use super::queries::{QueryName, QuerySpec, QueryStreams};
+use super::queries::{NightDraw, QueryName, QuerySpec, QueryStreams};
 use super::ranking::{Hit, RankingModel, FINAL_DEPTH, RERANK_CANDIDATES};
 
 /// The run name every generated event carries.
@@ -35,19 +36,46 @@ pub(super) fn traffic_order(config: &GenConfig, rng: &mut Pcg64) -> Vec<usize> {
     order
 }
 
-/// Draw each query of `order` from its own stream and let `format` write it.
+/// One night of a series (`rgrade gen --nights`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct NightOf<'a> {
+    /// Its number, from 1.
+    pub(super) night: usize,
+    /// The series.
+    pub(super) nights: &'a Nights,
+}
+
+/// Each night, one query in this many draws its rankings afresh.
+const REDRAWN_EACH_NIGHT: u32 = 20;
+
+/// Draw each query of `order` from its own stream and let `format` write
+/// it into `dir`; on a `night` of a series, a fifth of the queries draw
+/// their rankings from that night's stream, and a planted drop loses
+/// relevant documents.
 pub(super) fn write_events<F: LogFormat>(
     config: &GenConfig,
     corpus: &Corpus,
     streams: &QueryStreams,
-    order: &[usize],
+    (order, dir, night): (&[usize], &Path, Option<NightOf<'_>>),
     mut format: F,
 ) -> anyhow::Result<WrittenFile> {
     let mut model = RankingModel::new(corpus, config.results);
-    write_file(&config.out, F::FILE_NAME, |output| {
+    write_file(dir, F::FILE_NAME, |output| {
         for &index in order {
             let mut rng = streams.rng(index);
             let spec = QuerySpec::draw(&mut rng, corpus);
+            if let Some(NightOf { night, nights }) = night {
+                let mut fresh = streams.night_rng(index, night, NightDraw::Rankings);
+                if fresh.random_range(0..REDRAWN_EACH_NIGHT) == 0 {
+                    rng = fresh;
+                }
+                let drop = (nights.drop.as_ref())
+                    .filter(|drop| night >= drop.from && spec.task == drop.task);
+                model.lose(drop.map(|drop| {
+                    let losses = streams.night_rng(index, night, NightDraw::Losses);
+                    (drop.rate, losses)
+                }));
+            }
             let query = QueryName::of(config, index);
             format.write_query(output, query, &mut rng, &mut model, &spec)?;
         }

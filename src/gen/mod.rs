@@ -31,6 +31,7 @@
 //! of them imports it.
 
 use std::fs;
+use std::path::Path;
 
 use anyhow::Context;
 use rand::SeedableRng;
@@ -50,13 +51,13 @@ mod ranking;
 #[cfg(test)]
 mod testing;
 
-pub use config::{GenConfig, GenFormat};
+pub use config::{GenConfig, GenFormat, Nights, PlantedDrop};
 pub use output::{Written, WrittenFile};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use corpus::Corpus;
 use labels::write_labels;
-use logs::{traffic_order, write_events, JsonlLog, TrecRun};
+use logs::{traffic_order, write_events, JsonlLog, NightOf, TrecRun};
 use otlp::OtlpTraces;
 use parquet::ParquetLog;
 use queries::QueryStreams;
@@ -69,7 +70,23 @@ use queries::QueryStreams;
 /// cannot be written.
 pub fn write_dataset(config: &GenConfig) -> Result<Written, Error> {
     config.check().of_kind(ErrorKind::Usage)?;
+    check_drop_task(config).of_kind(ErrorKind::Usage)?;
     Ok(write(config).of_kind(ErrorKind::Output)?)
+}
+
+/// A planted drop names one of the tasks queries are drawn from.
+fn check_drop_task(config: &GenConfig) -> anyhow::Result<()> {
+    let Some(drop) = config.nights.as_ref().and_then(|n| n.drop.as_ref()) else {
+        return Ok(());
+    };
+    let mut tasks = queries::task_names();
+    anyhow::ensure!(
+        tasks.any(|task| task == drop.task),
+        "--drop-task {}: the generator's tasks are {}",
+        drop.task,
+        queries::task_names().collect::<Vec<_>>().join(", ")
+    );
+    Ok(())
 }
 
 /// [`write_dataset`] once the counts are checked.
@@ -79,30 +96,45 @@ fn write(config: &GenConfig) -> anyhow::Result<Written> {
     let mut rng = Pcg64::seed_from_u64(config.seed);
     let corpus = Corpus::generate(&mut rng, config.results);
     let streams = QueryStreams::new(&mut rng);
-    let labels = write_labels(config, &corpus, &streams)?;
-    let logs = write_logs(config, &corpus, &streams, rng)?;
+    let mut files = vec![write_labels(config, &corpus, &streams)?];
+    match &config.nights {
+        None => files.push(write_logs(config, &corpus, &streams, (rng, &config.out, None))?),
+        Some(nights) => {
+            for night in 1..=nights.count {
+                let dir = config.out.join(format!("night-{night:02}"));
+                fs::create_dir_all(&dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                // Every night's traffic comes in the same order.
+                let night = Some(NightOf { night, nights });
+                let log = write_logs(config, &corpus, &streams, (rng.clone(), &dir, night))?;
+                files.push(log);
+            }
+        }
+    }
     Ok(Written {
         labeled: config.labeled,
         unlabeled: config.unlabeled,
-        files: vec![labels, logs],
+        files,
     })
 }
 
-/// Write the log in the format asked for. `rng` carries on the data set's
-/// stream: it shuffles the queries and, for JSONL, picks when each
-/// held-back `final` event is logged.
+/// Write the log in the format asked for into `dir`, for one `night` of a
+/// series or for none. `rng` carries on the data set's stream: it shuffles
+/// the queries and, for JSONL, picks when each held-back `final` event is
+/// logged.
 fn write_logs(
     config: &GenConfig,
     corpus: &Corpus,
     streams: &QueryStreams,
-    mut rng: Pcg64,
+    (mut rng, dir, night): (Pcg64, &Path, Option<NightOf<'_>>),
 ) -> anyhow::Result<WrittenFile> {
     let order = traffic_order(config, &mut rng);
+    let at = (&order[..], dir, night);
     match config.format {
-        GenFormat::Jsonl => write_events(config, corpus, streams, &order, JsonlLog::new(rng)),
-        GenFormat::Trec => write_events(config, corpus, streams, &order, TrecRun),
-        GenFormat::Otlp => write_events(config, corpus, streams, &order, OtlpTraces::default()),
-        GenFormat::Parquet => write_events(config, corpus, streams, &order, ParquetLog::new()),
+        GenFormat::Jsonl => write_events(config, corpus, streams, at, JsonlLog::new(rng)),
+        GenFormat::Trec => write_events(config, corpus, streams, at, TrecRun),
+        GenFormat::Otlp => write_events(config, corpus, streams, at, OtlpTraces::default()),
+        GenFormat::Parquet => write_events(config, corpus, streams, at, ParquetLog::new()),
     }
 }
 
@@ -120,6 +152,7 @@ mod tests {
             seed: 0,
             format: GenFormat::Jsonl,
             out,
+            nights: None,
         }
     }
 

@@ -62,6 +62,15 @@ impl QueryName {
     }
 }
 
+/// What a query's night stream draws.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum NightDraw {
+    /// Its rankings, on a night it is drawn afresh.
+    Rankings = 0,
+    /// Which relevant documents a planted drop loses.
+    Losses = 1,
+}
+
 /// Hands every query its own random stream.
 pub(super) struct QueryStreams {
     key: u64,
@@ -76,6 +85,13 @@ impl QueryStreams {
     /// unrelated streams.
     pub(super) fn rng(&self, index: usize) -> Pcg64 {
         Pcg64::seed_from_u64(self.key ^ index as u64)
+    }
+
+    /// The query's stream for one purpose on one night of a series,
+    /// apart from its own and from every other night's.
+    pub(super) fn night_rng(&self, index: usize, night: usize, purpose: NightDraw) -> Pcg64 {
+        let night = (night as u64) << 40 | (purpose as u64) << 39;
+        Pcg64::seed_from_u64(self.key ^ index as u64 ^ night)
     }
 }
 
@@ -102,6 +118,11 @@ const TASKS: &[(Task, u32)] = &[
     (Task::new("billing", &[KB_BILLING, SUPPORT_TICKETS]), 18),
     (Task::new("permissions", &[KB_ADMIN, KB_ARTICLES]), 17),
 ];
+
+/// The names of the tasks queries are drawn from.
+pub(super) fn task_names() -> impl Iterator<Item = &'static str> {
+    TASKS.iter().map(|(task, _)| task.name)
+}
 
 /// The task of every no-answer query.
 const NO_ANSWER_TASK: &str = "chitchat";

@@ -120,6 +120,9 @@ pub(super) struct RankingModel<'c> {
     retrieved: Vec<Hit>,
     rerank_order: Vec<(u32, u32)>,
     reranked: Vec<Hit>,
+    /// A planted drop: the chance each relevant doc the retriever would
+    /// find is lost, and the stream that decides.
+    losing: Option<(f64, Pcg64)>,
 }
 
 impl<'c> RankingModel<'c> {
@@ -131,7 +134,15 @@ impl<'c> RankingModel<'c> {
             retrieved: Vec::with_capacity(results),
             rerank_order: Vec::with_capacity(RERANK_CANDIDATES),
             reranked: Vec::with_capacity(FINAL_DEPTH),
+            losing: None,
         }
+    }
+
+    /// Lose each relevant doc of the next rankings with probability
+    /// `rate`, decided by `rng` (a stream of its own, so the rankings
+    /// draw as they would without the drop); `None` loses none.
+    pub(super) fn lose(&mut self, losing: Option<(f64, Pcg64)>) {
+        self.losing = losing;
     }
 
     /// The retriever's ranking of `results` distinct chunks: the judged docs
@@ -146,7 +157,14 @@ impl<'c> RankingModel<'c> {
             self.taken.insert(judged.doc);
         }
         for judged in spec.judged() {
-            if let Some(depth) = draw_depth(rng, judged.grade) {
+            let Some(depth) = draw_depth(rng, judged.grade) else {
+                continue;
+            };
+            let lost = match &mut self.losing {
+                Some((rate, losses)) => judged.grade > 0 && losses.random_bool(*rate),
+                None => false,
+            };
+            if !lost {
                 self.place(judged.doc, depth);
             }
         }

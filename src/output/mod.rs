@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::base::schema::{
-    AGREEMENT_SUMMARY_FILE, AGREE_FILES, COMPARE_FILES, COMPARISON_SUMMARY_FILE, GRADE_FILES,
+    AGREEMENT_SUMMARY_FILE, AGREE_FILES, ALARMS_FILE, TREND_FILES, COMPARE_FILES, COMPARISON_SUMMARY_FILE, GRADE_FILES,
     LOCK_FILE, PARTIAL_SUMMARY_FILE, SUMMARY_FILE,
 };
 
@@ -83,13 +83,16 @@ pub enum ResultKind {
     Comparison,
     /// `agree -o`.
     Agreement,
+    /// `trend -o`.
+    Trend,
 }
 
 impl ResultKind {
-    const ALL: [ResultKind; 3] = [
+    const ALL: [ResultKind; 4] = [
         ResultKind::Grading,
         ResultKind::Comparison,
         ResultKind::Agreement,
+        ResultKind::Trend,
     ];
 
     /// The files whose presence marks a result of this kind.
@@ -98,6 +101,7 @@ impl ResultKind {
             ResultKind::Grading => &[SUMMARY_FILE, PARTIAL_SUMMARY_FILE],
             ResultKind::Comparison => &[COMPARISON_SUMMARY_FILE],
             ResultKind::Agreement => &[AGREEMENT_SUMMARY_FILE],
+            ResultKind::Trend => &[ALARMS_FILE],
         }
     }
 
@@ -107,6 +111,7 @@ impl ResultKind {
             ResultKind::Grading => &GRADE_FILES,
             ResultKind::Comparison => &COMPARE_FILES,
             ResultKind::Agreement => &AGREE_FILES,
+            ResultKind::Trend => &TREND_FILES,
         }
     }
 
@@ -116,6 +121,7 @@ impl ResultKind {
             ResultKind::Grading => "a grade output",
             ResultKind::Comparison => "a comparison",
             ResultKind::Agreement => "an agreement of answer keys",
+            ResultKind::Trend => "a trend",
         }
     }
 

@@ -19,4 +19,5 @@ pub mod grade;
 pub mod index;
 pub mod partial;
 pub mod rows;
+pub mod trend;
 pub mod write;

@@ -14,10 +14,15 @@ use crate::base::metrics::{Cutoff, Metric};
 use crate::base::timestamp::Timestamp;
 
 mod labels;
+mod trend;
 
 pub use labels::{
     CalibrationSummary, CollectionVersion, CompiledKeySummary, LabelsSummary, ReviewerSummary,
     ReviewersSummary, SelfPooled, SourceSummary,
+};
+pub use trend::{
+    Alarm, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE, BASELINE_ROLE, TREND, TREND_FILE,
+    TREND_FILES, WATCHED_ROLE,
 };
 
 /// per_query.csv: one row per (run, stage, labeled query).

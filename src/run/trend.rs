@@ -1,0 +1,39 @@
+//! `rgrade trend` (docs/trend.md), driven: the output directory is
+//! claimed, the nights are watched ([`crate::trend`]), and trend.csv and
+//! alarms.json are written as one complete set.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::base::failure::{Error, ErrorKind, OfKind};
+use crate::output::{OutputDir, ResultKind};
+use crate::trend::{output, trend, Plan, Trended, Warning};
+
+/// Watch the nights `plan` names, writing the outputs if it names a
+/// directory, and hand each warning to `warn`.
+///
+/// # Errors
+/// Anything that leaves nothing watched: bad options, a night that is no
+/// complete grade output or was graded unlike the others, an unwritable
+/// output.
+pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended, Error> {
+    // Claimed before anything is read, as compare's is.
+    let claim = |dir| OutputDir::claim_for(dir, ResultKind::Trend);
+    let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
+    let trended = trend(plan, warn).of_kind(ErrorKind::Comparison)?;
+    if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
+        write(dir, held, plan, &trended).of_kind(ErrorKind::Output)?;
+    }
+    Ok(trended)
+}
+
+/// Write trend.csv, then alarms.json listing it, into `dir`, which `held`
+/// claims.
+fn write(dir: &Path, held: OutputDir, plan: &Plan, trended: &Trended) -> Result<()> {
+    let mut files = vec![output::write_trend(dir, trended)?];
+    let listed = files.iter().map(|f| f.listed().clone()).collect();
+    let summary = output::summarize(trended, &plan.command, listed);
+    files.push(output::write_alarms(dir, &summary)?);
+    held.commit(files)
+}

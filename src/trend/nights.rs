@@ -1,0 +1,99 @@
+//! The nights of a trend: grade output directories, put in the order of
+//! the time each stands for (summary.json's `as_of`), each with its labels
+//! revision.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, ensure, Result};
+
+use crate::base::timestamp::Timestamp;
+use crate::compare::graded::{facts_of, locate, GradingFacts};
+use crate::output::complete;
+
+/// One night: a complete grade output.
+#[derive(Debug, Clone)]
+pub struct Night {
+    /// The directory (or per_query.csv) as given.
+    pub given: PathBuf,
+    /// Its per_query.csv.
+    pub per_query: PathBuf,
+    /// The time it stands for.
+    pub as_of: Timestamp,
+    /// What its grades depend on besides the logs.
+    pub facts: GradingFacts,
+    /// Its labels revision, from 1.
+    pub revision: u32,
+}
+
+/// The nights `given` names, in the order of their `as_of`, each checked
+/// to be a complete grade output, numbered by labels revision: a night
+/// graded with other labels or settings than the night before starts the
+/// next one, which only `allow_label_changes` allows.
+///
+/// # Errors
+/// A night that is no complete grade output or records no time; two
+/// nights that stand for the same time; a change of labels or settings
+/// not allowed. Each message names the directories.
+pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>> {
+    let mut nights = Vec::with_capacity(given.len());
+    for path in given {
+        let (per_query, summary_path) = locate(path)?;
+        let summary = complete::read_summary(&summary_path)?;
+        let Some(as_of) = summary.as_of else {
+            bail!(
+                "{}: records no as_of (written by an older rgrade); grade that night again, \
+                 with --as-of for the time it stands for",
+                summary_path.display()
+            );
+        };
+        nights.push(Night {
+            given: path.clone(),
+            facts: facts_of(&summary, &summary_path, &per_query)?,
+            per_query,
+            as_of,
+            revision: 1,
+        });
+    }
+    nights.sort_by_key(|night| night.as_of);
+    for i in 1..nights.len() {
+        let (before, night) = (&nights[i - 1], &nights[i]);
+        ensure!(
+            before.as_of != night.as_of,
+            "{} and {}: both stand for {} (the same night given twice? grade -o --as-of sets it)",
+            before.given.display(),
+            night.given.display(),
+            night.as_of
+        );
+        let revision = before.revision;
+        nights[i].revision = match difference(&nights[i - 1].facts, &nights[i].facts) {
+            None => revision,
+            Some(_) if allow_label_changes => revision + 1,
+            Some(what) => bail!(
+                "{} and {}: graded with other {what}; a trend compares nights graded alike \
+                 (--allow-label-changes watches each revision apart)",
+                nights[i - 1].given.display(),
+                nights[i].given.display()
+            ),
+        };
+    }
+    Ok(nights)
+}
+
+/// What differs between two gradings' facts, if anything.
+fn difference(a: &GradingFacts, b: &GradingFacts) -> Option<&'static str> {
+    if a.labels_hash != b.labels_hash {
+        Some("labels (their content hashes differ)")
+    } else if a.ks != b.ks {
+        Some("cutoffs")
+    } else if a.min_rel != b.min_rel {
+        Some("--min-rel")
+    } else if a.missing_counts != b.missing_counts {
+        Some("--missing")
+    } else if a.reviewers != b.reviewers {
+        Some("--reviewers")
+    } else if a.doc_of != b.doc_of {
+        Some("--unit/--doc-of")
+    } else {
+        None
+    }
+}

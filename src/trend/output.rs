@@ -1,0 +1,235 @@
+//! What `trend` writes: trend.csv, alarms.json and the stdout report.
+//! Nothing here computes a statistic; it lays out what
+//! [`super::watch::watch`] found.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::watch::{SeriesNight, SetKey, Watched};
+use super::Trended;
+use crate::base::schema::{
+    Alarm, OutputFile, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE,
+    BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
+};
+use crate::base::slices::ANY;
+use crate::output::cells::number_text;
+use crate::output::staged::{self, stage, Staged};
+
+/// A grouping set's names: run, stage, task, language, split (`*` for any).
+fn set_names(watched: &Watched, set: SetKey) -> [&str; 5] {
+    let name = |id: Option<u32>| id.map_or(ANY, |id| watched.names.name(id));
+    let (split, (task, language)) = set.slice;
+    [
+        watched.names.name(set.run),
+        watched.names.name(set.stage),
+        name(task),
+        name(language),
+        name(split),
+    ]
+}
+
+/// trend.csv: one row per (night, run, stage, grouping set, metric).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_trend(dir: &Path, trended: &Trended) -> Result<Staged> {
+    let watched = &trended.watched;
+    let mut wtr = csv::Writer::from_writer(stage(dir, TREND_FILE)?);
+    wtr.write_record(TREND)?;
+    for row in &watched.rows {
+        let night = &watched.nights[row.night];
+        let [run, stage, task, language, split] = set_names(watched, watched.sets[row.set as usize]);
+        let role = if watched.baseline[row.night] {
+            BASELINE_ROLE
+        } else {
+            WATCHED_ROLE
+        };
+        let tested = row.tested;
+        wtr.write_record([
+            night.as_of.to_string().as_str(),
+            &night.given.display().to_string(),
+            &night.revision.to_string(),
+            run,
+            stage,
+            task,
+            language,
+            split,
+            &trended.settings.metrics[row.metric],
+            &row.interval.n.to_string(),
+            &number_text(Some(row.interval.mean)),
+            &number_text(Some(row.interval.low)),
+            &number_text(Some(row.interval.high)),
+            role,
+            &tested.map_or(String::new(), |t| t.paired.to_string()),
+            &number_text(tested.map(|t| t.baseline - t.mean)),
+            &number_text(tested.map(|t| t.evidence)),
+            tested.map_or("", |t| if t.alarm { "true" } else { "false" }),
+        ])?;
+    }
+    staged::finish_csv(wtr)
+}
+
+/// Every alarm, in trend.csv's order (night first).
+pub fn alarms(trended: &Trended) -> Vec<Alarm> {
+    let watched = &trended.watched;
+    let alarm = |row: &SeriesNight| {
+        let tested = row.tested.filter(|t| t.alarm)?;
+        let night = &watched.nights[row.night];
+        let [run, stage, task, language, split] = set_names(watched, watched.sets[row.set as usize]);
+        Some(Alarm {
+            run: run.to_string(),
+            stage: stage.to_string(),
+            task: task.to_string(),
+            language: language.to_string(),
+            split: split.to_string(),
+            metric: trended.settings.metrics[row.metric].clone(),
+            night: night.given.display().to_string(),
+            as_of: night.as_of,
+            paired: tested.paired,
+            baseline: tested.baseline,
+            mean: tested.mean,
+            drop: tested.baseline - tested.mean,
+            evidence: tested.evidence,
+        })
+    };
+    watched.rows.iter().filter_map(alarm).collect()
+}
+
+/// alarms.json's contents: the nights, how they were watched, the alarms
+/// and every other output.
+pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>) -> TrendSummary {
+    let watched = &trended.watched;
+    let settings = &trended.settings;
+    let revisions = (watched.revisions.iter().zip(1..))
+        .map(|(watch, revision)| {
+            let first = watched.nights.iter().find(|n| n.revision == revision);
+            TrendRevision {
+                revision,
+                labels_hash: first.map(|n| n.facts.labels_hash.clone()).unwrap_or_default(),
+                nights: watched.nights.iter().filter(|n| n.revision == revision).count(),
+                series: watch.map_or(0, |w| w.series),
+                threshold: watch.map(|w| w.threshold),
+            }
+        })
+        .collect();
+    TrendSummary {
+        tool: "rgrade".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        command: command.to_vec(),
+        nights: (watched.nights.iter().zip(&watched.baseline))
+            .map(|(night, &baseline)| TrendNight {
+                night: night.given.display().to_string(),
+                as_of: night.as_of,
+                revision: night.revision,
+                baseline,
+            })
+            .collect(),
+        settings: TrendSettings {
+            baseline_nights: settings.baseline_nights,
+            alpha: settings.alpha,
+            metrics: settings.metrics.clone(),
+        },
+        revisions,
+        alarms: alarms(trended),
+        outputs,
+    }
+}
+
+/// alarms.json, written last.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_alarms(dir: &Path, summary: &TrendSummary) -> Result<Staged> {
+    let mut out = stage(dir, ALARMS_FILE)?;
+    serde_json::to_writer_pretty(&mut out, summary)?;
+    writeln!(out)?;
+    staged::finish(out)
+}
+
+/// Print the nights read, every alarm, and per (run, stage) the overall
+/// series: baseline and last night's mean and the evidence of a drop.
+///
+/// # Errors
+/// Writing to `out` fails (a closed pipe among others).
+pub fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
+    let watched = &trended.watched;
+    let (Some(first), Some(last)) = (watched.nights.first(), watched.nights.last()) else {
+        return Ok(());
+    };
+    let baseline = watched.baseline.iter().filter(|&&b| b).count();
+    writeln!(
+        out,
+        "{} nights from {} to {}; {} baseline, {} watched; {} labels revision(s)",
+        watched.nights.len(),
+        first.as_of,
+        last.as_of,
+        baseline,
+        watched.nights.len() - baseline,
+        last.revision
+    )?;
+    let alarms = alarms(trended);
+    writeln!(out)?;
+    if alarms.is_empty() {
+        writeln!(out, "no alarm (α = {})", trended.settings.alpha)?;
+    }
+    for alarm in &alarms {
+        let run = if alarm.run.is_empty() { "(unnamed)" } else { &alarm.run };
+        let split = if alarm.split == ANY {
+            String::new()
+        } else {
+            format!(" split={}", alarm.split)
+        };
+        writeln!(
+            out,
+            "ALARM {} {run} {} task={} language={}{split}: {} {:.3} -> {:.3} \
+             (drop {:.3} over {} queries, evidence {:.3e}) in {}",
+            alarm.as_of,
+            alarm.stage,
+            alarm.task,
+            alarm.language,
+            alarm.metric,
+            alarm.baseline,
+            alarm.mean,
+            alarm.drop,
+            alarm.paired,
+            alarm.evidence,
+            alarm.night,
+        )?;
+    }
+    // The overall series of every (run, stage) on the last night.
+    let last_night = watched.nights.len() - 1;
+    let overall: Vec<&SeriesNight> = (watched.rows.iter())
+        .filter(|row| row.night == last_night)
+        .filter(|row| watched.sets[row.set as usize].slice == (None, (None, None)))
+        .collect();
+    if overall.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<24} {:<10} {:<14} {:>8} {:>8} {:>8} {:>10}",
+        "run", "stage", "metric", "baseline", "last", "drop", "evidence"
+    )?;
+    for row in overall {
+        let [run, stage, ..] = set_names(watched, watched.sets[row.set as usize]);
+        let cell = |value: Option<f64>, digits: usize| {
+            value.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+        };
+        let tested = row.tested;
+        writeln!(
+            out,
+            "{:<24} {:<10} {:<14} {:>8} {:>8} {:>8} {:>10}",
+            if run.is_empty() { "(unnamed)" } else { run },
+            stage,
+            trended.settings.metrics[row.metric],
+            cell(tested.map(|t| t.baseline), 3),
+            format!("{:.3}", row.interval.mean),
+            cell(tested.map(|t| t.baseline - t.mean), 3),
+            tested.map_or("-".to_string(), |t| format!("{:.3}", t.evidence)),
+        )?;
+    }
+    Ok(())
+}
