@@ -585,7 +585,12 @@ pub struct GenArgs {
     pub drop_task: Option<String>,
 
     /// The chance each relevant document of the task's queries is lost from the rankings once the drop begins.
-    #[arg(long = "drop-rate", value_name = "P", default_value_t = 0.05, requires = "drop_from")]
+    #[arg(
+        long = "drop-rate",
+        value_name = "P",
+        default_value_t = 0.05,
+        requires = "drop_from"
+    )]
     pub drop_rate: f64,
 }
 

@@ -55,12 +55,12 @@ mod trend;
 pub use agree::{Agreement, Disagreement, RunMeans, RunOrder, RunsUnderBoth, SliceAgreement};
 pub use base::failure::{Error, ErrorKind};
 pub use base::metrics::Cutoff;
-pub use base::timestamp::Timestamp;
 pub use base::options::{
     Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
     RepeatPolicy, ReviewerPolicy, RunName, SpanKind, Unit, UnknownChoice,
 };
 pub use base::schema;
+pub use base::timestamp::Timestamp;
 pub use compare::{Compared, Plan as ComparePlan, Warning as CompareWarning};
 pub use gen::{write_dataset, GenConfig, GenFormat, Nights, PlantedDrop, Written, WrittenFile};
 pub use grade::plan::Tables;

@@ -38,5 +38,6 @@ mod test_streams;
 mod test_tables;
 mod test_traces;
 mod test_trec;
+mod test_trend;
 mod test_units;
 mod util;

@@ -147,10 +147,14 @@ mod tests {
 
     #[test]
     fn the_margin_solves_bernsteins_bound() {
-        for (variance, largest, alpha) in [(1e-4, 1e-3, 0.01), (0.0, 0.01, 0.05), (0.02, 0.1, 1e-6)] {
+        for (variance, largest, alpha) in [(1e-4, 1e-3, 0.01), (0.0, 0.01, 0.05), (0.02, 0.1, 1e-6)]
+        {
             let m = bernstein_margin(variance, largest, alpha);
             let bound = (-m * m / (2.0 * (variance + largest * m / 3.0))).exp();
-            assert!((bound - alpha).abs() < 1e-12 * alpha.max(1e-300) + 1e-15, "{bound} {alpha}");
+            assert!(
+                (bound - alpha).abs() < 1e-12 * alpha.max(1e-300) + 1e-15,
+                "{bound} {alpha}"
+            );
         }
         // Hand computed: L = ln 20, no spread, terms of 1/300: 2 L / 900.
         let m = bernstein_margin(0.0, 1.0 / 300.0, 0.05);
@@ -179,7 +183,10 @@ mod tests {
             night.add(y);
         }
         let after = wealth.after(&night);
-        let product: f64 = [-0.5f64, 0.1, -0.2].iter().map(|y| 1.0 - 0.25 * y).product();
+        let product: f64 = [-0.5f64, 0.1, -0.2]
+            .iter()
+            .map(|y| 1.0 - 0.25 * y)
+            .product();
         assert!((after.log_wealth - (0.5 + product.ln())).abs() < 1e-12);
         // GRAPA: −Σy / Σy² = 0.6 / 0.30, clamped to MAX_BET.
         assert_eq!(after.next_bet, MAX_BET);
@@ -223,7 +230,10 @@ mod tests {
         }
         let rate = alarms as f64 / series as f64;
         // Ville's bound is α; 3 standard errors of slack for the draw.
-        assert!(rate <= alpha + 3.0 * (alpha * (1.0 - alpha) / series as f64).sqrt(), "{rate}");
+        assert!(
+            rate <= alpha + 3.0 * (alpha * (1.0 - alpha) / series as f64).sqrt(),
+            "{rate}"
+        );
     }
 
     /// And its point: a drop compounds across nights until it shows.

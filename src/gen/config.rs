@@ -101,7 +101,10 @@ impl GenConfig {
                 );
             }
             if !(drop.rate > 0.0 && drop.rate <= 1.0) {
-                bail!("--drop-rate must be above 0 and at most 1, got {}", drop.rate);
+                bail!(
+                    "--drop-rate must be above 0 and at most 1, got {}",
+                    drop.rate
+                );
             }
         }
         Ok(())

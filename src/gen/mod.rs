@@ -98,7 +98,12 @@ fn write(config: &GenConfig) -> anyhow::Result<Written> {
     let streams = QueryStreams::new(&mut rng);
     let mut files = vec![write_labels(config, &corpus, &streams)?];
     match &config.nights {
-        None => files.push(write_logs(config, &corpus, &streams, (rng, &config.out, None))?),
+        None => files.push(write_logs(
+            config,
+            &corpus,
+            &streams,
+            (rng, &config.out, None),
+        )?),
         Some(nights) => {
             for night in 1..=nights.count {
                 let dir = config.out.join(format!("night-{night:02}"));

@@ -21,9 +21,9 @@ use maud::{html, Markup};
 use super::calibration;
 use super::charts::{self, BarRow, Mark, Series};
 use super::collect::{PairFigures, SliceList, DECADES, RANK_BINS, SLICES_SHOWN};
-use crate::base::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
 use super::page::{self, cell, count, ids, pair_name};
 use super::sources::{number, read_csv, Sources};
+use crate::base::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::{
     RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, ATTRIBUTION,

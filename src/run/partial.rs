@@ -25,10 +25,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::options::ProgressWhen;
-use crate::base::timestamp::Timestamp;
 use crate::base::schema::{
     PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
 };
+use crate::base::timestamp::Timestamp;
 use crate::grade::gather::Grouping;
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::permissions::LEAKS_LISTED;

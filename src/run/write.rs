@@ -8,12 +8,12 @@ use anyhow::Result;
 
 use crate::base::options::Choice;
 use crate::base::ppi::{CONFIDENCE, MIN_HUMAN_QUERIES};
-use crate::base::timestamp::Timestamp;
 use crate::base::schema::{
     CalibrationSummary, CollectionVersion, CompiledKeySummary, InputSummary, LabelsSummary,
     LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels, Summary, Throughput,
     REPORT_FILE,
 };
+use crate::base::timestamp::Timestamp;
 use crate::grade::capture::LineCounts;
 use crate::grade::graded::Graded;
 use crate::grade::plan::Plan;

@@ -72,7 +72,10 @@ pub struct Trended {
 impl Trended {
     /// Whether any series alarmed.
     pub fn alarmed(&self) -> bool {
-        self.watched.rows.iter().any(|row| row.tested.is_some_and(|t| t.alarm))
+        self.watched
+            .rows
+            .iter()
+            .any(|row| row.tested.is_some_and(|t| t.alarm))
     }
 
     /// Print the nights read, every alarm and the overall series.
@@ -116,7 +119,10 @@ impl fmt::Display for Warning {
 /// time, or was graded unlike the others (unless allowed); a metric no
 /// night has.
 pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
-    ensure!(!plan.nights.is_empty(), "name at least one night's grade output");
+    ensure!(
+        !plan.nights.is_empty(),
+        "name at least one night's grade output"
+    );
     ensure!(
         plan.baseline_nights >= 2,
         "--baseline {}: the baseline takes at least 2 nights (their spread bounds its error)",
@@ -142,7 +148,11 @@ pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
     for (r, revision) in watched.revisions.iter().enumerate() {
         if revision.is_none() {
             let revision = r as u32 + 1;
-            let nights = watched.nights.iter().filter(|n| n.revision == revision).count();
+            let nights = watched
+                .nights
+                .iter()
+                .filter(|n| n.revision == revision)
+                .count();
             warn(Warning::Unwatched { revision, nights });
         }
     }

@@ -40,7 +40,8 @@ pub fn write_trend(dir: &Path, trended: &Trended) -> Result<Staged> {
     wtr.write_record(TREND)?;
     for row in &watched.rows {
         let night = &watched.nights[row.night];
-        let [run, stage, task, language, split] = set_names(watched, watched.sets[row.set as usize]);
+        let [run, stage, task, language, split] =
+            set_names(watched, watched.sets[row.set as usize]);
         let role = if watched.baseline[row.night] {
             BASELINE_ROLE
         } else {
@@ -77,7 +78,8 @@ pub fn alarms(trended: &Trended) -> Vec<Alarm> {
     let alarm = |row: &SeriesNight| {
         let tested = row.tested.filter(|t| t.alarm)?;
         let night = &watched.nights[row.night];
-        let [run, stage, task, language, split] = set_names(watched, watched.sets[row.set as usize]);
+        let [run, stage, task, language, split] =
+            set_names(watched, watched.sets[row.set as usize]);
         Some(Alarm {
             run: run.to_string(),
             stage: stage.to_string(),
@@ -107,8 +109,14 @@ pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>
             let first = watched.nights.iter().find(|n| n.revision == revision);
             TrendRevision {
                 revision,
-                labels_hash: first.map(|n| n.facts.labels_hash.clone()).unwrap_or_default(),
-                nights: watched.nights.iter().filter(|n| n.revision == revision).count(),
+                labels_hash: first
+                    .map(|n| n.facts.labels_hash.clone())
+                    .unwrap_or_default(),
+                nights: watched
+                    .nights
+                    .iter()
+                    .filter(|n| n.revision == revision)
+                    .count(),
                 series: watch.map_or(0, |w| w.series),
                 threshold: watch.map(|w| w.threshold),
             }
@@ -175,7 +183,11 @@ pub fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
         writeln!(out, "no alarm (α = {})", trended.settings.alpha)?;
     }
     for alarm in &alarms {
-        let run = if alarm.run.is_empty() { "(unnamed)" } else { &alarm.run };
+        let run = if alarm.run.is_empty() {
+            "(unnamed)"
+        } else {
+            &alarm.run
+        };
         let split = if alarm.split == ANY {
             String::new()
         } else {

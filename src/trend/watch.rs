@@ -322,8 +322,8 @@ impl Watch<'_> {
             let run = self.names.intern(row.run);
             let stage = self.names.intern(row.stage);
             let (task, language) = (self.names.intern(row.task), self.names.intern(row.language));
-            let split = (row.split != crate::base::slices::NO_SLICE)
-                .then(|| self.names.intern(row.split));
+            let split =
+                (row.split != crate::base::slices::NO_SLICE).then(|| self.names.intern(row.split));
             let key = self.query_key(run, stage, row.query_id);
             let mut sets = [0; MAX_SETS];
             let mut n_sets = 0;
@@ -348,7 +348,8 @@ impl Watch<'_> {
         let key = self.query_ids.len();
         self.query_ids.insert((run, stage, query.into()), key);
         let metrics = self.metrics();
-        self.baselines.resize((key + 1) * metrics, Baseline::default());
+        self.baselines
+            .resize((key + 1) * metrics, Baseline::default());
         key
     }
 
@@ -506,7 +507,11 @@ impl Watch<'_> {
                     pooled.copied().unwrap_or(0.0)
                 });
                 for &s in &row.sets[..row.n_sets] {
-                    f(s as usize * metrics + m, (row.key, baseline, variance), value);
+                    f(
+                        s as usize * metrics + m,
+                        (row.key, baseline, variance),
+                        value,
+                    );
                 }
             }
         }

@@ -21,8 +21,8 @@ pub use labels::{
     ReviewersSummary, SelfPooled, SourceSummary,
 };
 pub use trend::{
-    Alarm, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE, BASELINE_ROLE, TREND, TREND_FILE,
-    TREND_FILES, WATCHED_ROLE,
+    Alarm, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE, BASELINE_ROLE,
+    TREND, TREND_FILE, TREND_FILES, WATCHED_ROLE,
 };
 
 /// per_query.csv: one row per (run, stage, labeled query).

@@ -18,24 +18,8 @@ pub const TREND_FILES: [&str; 3] = [ALARMS_FILE, REPORT_FILE, TREND_FILE];
 
 /// trend.csv's columns, in order.
 pub const TREND: [&str; 18] = [
-    "as_of",
-    "night",
-    "revision",
-    RUN,
-    STAGE,
-    TASK,
-    LANGUAGE,
-    SPLIT,
-    "metric",
-    "queries",
-    "mean",
-    "ci_low",
-    "ci_high",
-    "role",
-    "paired",
-    "drop",
-    "evidence",
-    "alarm",
+    "as_of", "night", "revision", RUN, STAGE, TASK, LANGUAGE, SPLIT, "metric", "queries", "mean",
+    "ci_low", "ci_high", "role", "paired", "drop", "evidence", "alarm",
 ];
 
 /// A night's part in its series (trend.csv's `role`).

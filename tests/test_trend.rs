@@ -1,0 +1,372 @@
+//! `rgrade trend`, through the binary, on series `rgrade gen --nights`
+//! writes and `rgrade grade --as-of` grades: a drop planted in one task
+//! raises alarms there and nowhere else, a stable series raises none; one
+//! series' evidence equals the betting recursion computed here from the
+//! nights' per_query.csv; each night's means equal grade's aggregates; and
+//! the refusals (no time, one time twice, other labels, a baseline of one
+//! night, an unknown metric).
+
+use std::collections::HashMap;
+
+use crate::util::{Table, Workdir};
+
+const NIGHTS: usize = 30;
+const DROP_FROM: usize = 20;
+const QUERIES: &str = "1500";
+
+/// Generate a series of `NIGHTS` nights (with a drop in billing from
+/// `DROP_FROM` when `drop` is set) and grade each night into
+/// `graded/night-NN`, as of 2026-11-NN. Returns the night directories.
+fn graded_series(wd: &Workdir, drop: Option<&str>) -> Vec<String> {
+    let nights = NIGHTS.to_string();
+    let from = DROP_FROM.to_string();
+    let mut gen = vec![
+        "gen",
+        "--queries",
+        QUERIES,
+        "--nights",
+        &nights,
+        "-o",
+        "data",
+    ];
+    if let Some(rate) = drop {
+        gen.extend([
+            "--drop-from",
+            &from,
+            "--drop-task",
+            "billing",
+            "--drop-rate",
+            rate,
+        ]);
+    }
+    wd.rgrade(&gen).expect_code(0);
+    (1..=NIGHTS)
+        .map(|n| {
+            let (night, out) = (format!("data/night-{n:02}"), format!("graded/night-{n:02}"));
+            let as_of = format!("2026-11-{n:02}");
+            wd.rgrade(&[
+                "grade",
+                "--labels",
+                "data/labels.jsonl",
+                "-k",
+                "10",
+                "--as-of",
+                &as_of,
+                "-q",
+                "-o",
+                &out,
+                &night,
+            ])
+            .expect_code(0);
+            out
+        })
+        .collect()
+}
+
+fn trend(wd: &Workdir, nights: &[String], extra: &[&str]) -> crate::util::Run {
+    let mut args = vec!["trend"];
+    args.extend(extra);
+    args.extend(nights.iter().map(String::as_str));
+    wd.rgrade(&args)
+}
+
+#[test]
+fn a_planted_drop_alarms_in_its_task_and_nowhere_before_it() {
+    let wd = Workdir::new("trend_drop");
+    // Listed in reverse: trend orders nights by their as_of.
+    let mut nights = graded_series(&wd, Some("0.1"));
+    nights.reverse();
+    let run = trend(&wd, &nights, &["-o", "trend"]);
+    run.expect_code(1);
+    let alarms = wd.read_json("trend/alarms.json");
+    let alarms = alarms["alarms"].as_array().unwrap();
+    assert!(!alarms.is_empty());
+    for alarm in alarms {
+        let night: usize = alarm["as_of"].as_str().unwrap()[8..10].parse().unwrap();
+        assert!(
+            night > DROP_FROM,
+            "an alarm before the drop could show: {alarm}"
+        );
+        // Only sets holding billing queries dropped: billing, or any task.
+        let task = alarm["task"].as_str().unwrap();
+        assert!(task == "billing" || task == "*", "{alarm}");
+        assert!(alarm["drop"].as_f64().unwrap() > 0.0, "{alarm}");
+    }
+    let planted = |metric: &str| {
+        alarms.iter().any(|a| {
+            a["task"] == "billing"
+                && a["language"] == "*"
+                && a["stage"] == "final"
+                && a["metric"] == metric
+        })
+    };
+    assert!(planted("recall@10"), "{alarms:?}");
+    assert!(run.stdout.contains("ALARM"), "{}", run.stdout);
+    // The nights are listed in time order, the first 7 the baseline.
+    let summary = wd.read_json("trend/alarms.json");
+    let listed: Vec<&str> = (summary["nights"].as_array().unwrap().iter())
+        .map(|n| n["night"].as_str().unwrap())
+        .collect();
+    assert!(listed.windows(2).all(|w| w[0] < w[1]), "{listed:?}");
+    let baseline = (summary["nights"].as_array().unwrap().iter())
+        .filter(|n| n["baseline"] == true)
+        .count();
+    assert_eq!(baseline, 7);
+}
+
+#[test]
+fn a_stable_series_raises_no_alarm() {
+    let wd = Workdir::new("trend_stable");
+    let nights = graded_series(&wd, None);
+    let run = trend(&wd, &nights, &["-o", "trend"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("no alarm"), "{}", run.stdout);
+    assert_eq!(
+        wd.read_json("trend/alarms.json")["alarms"],
+        serde_json::json!([])
+    );
+}
+
+/// Per night, per query: recall@10 of (bm25-v3, final) queries of `task`
+/// that count in the means.
+fn values(wd: &Workdir, nights: &[String], task: &str) -> Vec<HashMap<String, f64>> {
+    nights
+        .iter()
+        .map(|night| {
+            let table = wd.read_csv(&format!("{night}/per_query.csv"));
+            (table.records().into_iter())
+                .filter(|r| {
+                    r["stage"] == "final" && r["task"] == task && r["status"] != "no_answer"
+                })
+                .map(|r| (r["query_id"].clone(), r["recall@10"].parse().unwrap()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Bernstein's margin, solved for m: α = exp(−m² / (2 (v + b m / 3))).
+fn bernstein(v: f64, b: f64, alpha: f64) -> f64 {
+    let l = (1.0 / alpha).ln();
+    let c = b * l / 3.0;
+    c + (c * c + 2.0 * l * v).sqrt()
+}
+
+#[test]
+fn evidence_is_the_betting_recursion_over_paired_differences() {
+    let wd = Workdir::new("trend_evidence");
+    let nights = graded_series(&wd, Some("0.1"));
+    trend(
+        &wd,
+        &nights,
+        &["-o", "trend", "--metrics", "recall@10,rr@10"],
+    );
+    let summary = wd.read_json("trend/alarms.json");
+    let threshold = summary["revisions"][0]["threshold"].as_f64().unwrap();
+    let series = summary["revisions"][0]["series"].as_u64().unwrap() as f64;
+    // The family: every (run, stage, grouping set) of night 1 with a
+    // counted query, for each of the two metrics.
+    let sets = (wd
+        .read_csv(&format!("{}/aggregates.csv", nights[0]))
+        .records())
+    .iter()
+    .filter(|r| r["queries"] != r["no_answer"])
+    .count() as f64;
+    assert_eq!(series, 2.0 * sets);
+    assert!((threshold - 2.0 * series / 0.05).abs() < 1e-9 * threshold);
+
+    let values = values(&wd, &nights, "billing");
+    // Baseline: each query's mean and sample variance over 7 nights.
+    let mut baseline: HashMap<&str, (f64, f64, f64)> = HashMap::new();
+    for query in values[0].keys() {
+        let xs: Vec<f64> = values[..7]
+            .iter()
+            .filter_map(|n| n.get(query))
+            .copied()
+            .collect();
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+        baseline.insert(query, (n, mean, var));
+    }
+    let trend_table = wd.read_csv("trend/trend.csv");
+    let (mut log_wealth, mut bet) = (0.0f64, 0.0f64);
+    let (mut margin, mut alarmed) = (None, false);
+    for (night, tonight) in values.iter().enumerate().skip(7) {
+        let paired: Vec<(&str, f64)> = (tonight.iter())
+            .filter(|(q, _)| baseline.contains_key(q.as_str()))
+            .map(|(q, &x)| (q.as_str(), x))
+            .collect();
+        let n = paired.len() as f64;
+        // Every labeled query counts every night: one set, one margin.
+        let m = *margin.get_or_insert_with(|| {
+            let v: f64 = paired
+                .iter()
+                .map(|(q, _)| baseline[q].2 / baseline[q].0)
+                .sum();
+            bernstein(v / (n * n), 1.0 / (n * 7.0), 1.0 / threshold / 2.0)
+        });
+        let ys: Vec<f64> = paired.iter().map(|(q, x)| x - baseline[q].1 + m).collect();
+        log_wealth += ys.iter().map(|y| (1.0 - bet * y).ln()).sum::<f64>();
+        let (sum, squares) = (
+            ys.iter().sum::<f64>(),
+            ys.iter().map(|y| y * y).sum::<f64>(),
+        );
+        bet = (-sum / squares).clamp(0.0, 0.5);
+        let as_of = format!("2026-11-{:02}T00:00:00Z", night + 1);
+        let row = trend_table.row(&[
+            ("as_of", &as_of),
+            ("stage", "final"),
+            ("task", "billing"),
+            ("language", "*"),
+            ("metric", "recall@10"),
+        ]);
+        let got: f64 = row["evidence"].parse().unwrap();
+        let want = log_wealth.exp();
+        assert!(
+            (got - want).abs() <= 1e-9 * want.max(1.0),
+            "night {}: {got} vs {want}",
+            night + 1
+        );
+        let drop = paired.iter().map(|(q, x)| baseline[q].1 - x).sum::<f64>() / n;
+        let got_drop: f64 = row["drop"].parse().unwrap();
+        assert!((got_drop - drop).abs() < 1e-12, "night {}", night + 1);
+        let alarm = !alarmed && log_wealth >= threshold.ln();
+        alarmed |= alarm;
+        assert_eq!(row["alarm"], alarm.to_string(), "night {}", night + 1);
+    }
+    assert!(
+        alarmed,
+        "a drop of 10% of billing's relevant documents is seen"
+    );
+}
+
+#[test]
+fn each_nights_means_are_its_aggregates() {
+    let wd = Workdir::new("trend_means");
+    let nights = graded_series(&wd, None);
+    trend(&wd, &nights[..9], &["-o", "trend"]).expect_code(0);
+    let trend_rows = wd.read_csv("trend/trend.csv").records();
+    let key = |r: &HashMap<String, String>| {
+        ["as_of", "stage", "task", "language", "metric"].map(|c| r[c].clone())
+    };
+    let trend_table: HashMap<[String; 5], &HashMap<String, String>> =
+        trend_rows.iter().map(|r| (key(r), r)).collect();
+    assert_eq!(
+        trend_table.len(),
+        trend_rows.len(),
+        "one row per night and series"
+    );
+    for (n, night) in nights[..9].iter().enumerate() {
+        let as_of = format!("2026-11-{:02}T00:00:00Z", n + 1);
+        let role = if n < 7 { "baseline" } else { "watched" };
+        for agg in wd.read_csv(&format!("{night}/aggregates.csv")).records() {
+            if agg["queries"] == agg["no_answer"] {
+                continue;
+            }
+            for metric in ["recall@10", "ndcg@10", "ap@10"] {
+                let wanted = [
+                    &as_of,
+                    &agg["stage"],
+                    &agg["task"],
+                    &agg["language"],
+                    metric,
+                ];
+                let row = trend_table[&wanted.map(ToString::to_string)];
+                let (got, want): (f64, f64) =
+                    (row["mean"].parse().unwrap(), agg[metric].parse().unwrap());
+                assert!((got - want).abs() < 1e-12, "{row:?} vs {want}");
+                let counted: u64 = ["ok", "missing", "invalid"]
+                    .iter()
+                    .map(|c| agg[*c].parse::<u64>().unwrap())
+                    .sum();
+                assert_eq!(row["queries"], counted.to_string());
+                assert_eq!(row["role"], role);
+                let (low, high): (f64, f64) = (
+                    row["ci_low"].parse().unwrap(),
+                    row["ci_high"].parse().unwrap(),
+                );
+                assert!(low <= got && got <= high, "{row:?}");
+            }
+        }
+    }
+    let first_night = trend_rows
+        .iter()
+        .filter(|r| r["night"].ends_with("night-01"));
+    assert_eq!(first_night.count(), trend_rows.len() / 9);
+}
+
+#[test]
+fn nights_that_cannot_be_ordered_or_compared_are_refused() {
+    let wd = Workdir::new("trend_refusals");
+    let nights = graded_series(&wd, None);
+    let first = &nights[..8];
+    let refused = |args: &[&str], nights: &[String], needles: &[&str]| {
+        let run = trend(&wd, nights, args);
+        run.expect_code(2);
+        for needle in needles {
+            assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+        }
+    };
+    refused(&["--baseline", "1"], first, &["--baseline 1", "at least 2"]);
+    refused(
+        &["--metrics", "recall@3"],
+        first,
+        &["no column 'recall@3'", "per_query.csv"],
+    );
+    // The same night twice.
+    let twice = [first.to_vec(), vec![first[0].clone()]].concat();
+    refused(&[], &twice, &["both stand for 2026-11-01T00:00:00Z"]);
+    // Other labels: refused, or a second revision with its own baseline.
+    let labels = wd.read_text("data/labels.jsonl");
+    let fewer: String = labels.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    wd.write("data/labels-2.jsonl", fewer);
+    for n in 9..=18 {
+        let (night, out) = (
+            format!("data/night-{n:02}"),
+            format!("relabeled/night-{n:02}"),
+        );
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            "data/labels-2.jsonl",
+            "-k",
+            "10",
+            "--as-of",
+            &format!("2026-11-{n:02}"),
+            "-q",
+            "-o",
+            &out,
+            &night,
+        ])
+        .expect_code(0);
+    }
+    let relabeled: Vec<String> = (9..=18)
+        .map(|n| format!("relabeled/night-{n:02}"))
+        .collect();
+    let mixed = [first.to_vec(), relabeled].concat();
+    refused(
+        &[],
+        &mixed,
+        &["graded with other labels", "--allow-label-changes"],
+    );
+    let run = trend(&wd, &mixed, &["--allow-label-changes", "-o", "revised"]);
+    run.expect_code(0);
+    let summary = wd.read_json("revised/alarms.json");
+    let revisions: Vec<u64> = (summary["nights"].as_array().unwrap().iter())
+        .map(|n| n["revision"].as_u64().unwrap())
+        .collect();
+    assert_eq!(revisions, [vec![1; 8], vec![2; 10]].concat());
+    let baseline: Vec<bool> = (summary["nights"].as_array().unwrap().iter())
+        .map(|n| n["baseline"].as_bool().unwrap())
+        .collect();
+    let want = [vec![true; 7], vec![false], vec![true; 7], vec![false; 3]].concat();
+    assert_eq!(baseline, want);
+    let table: Table = wd.read_csv("revised/trend.csv");
+    assert!(table.column("revision").iter().any(|r| r == "2"));
+    // A night that records no time.
+    let summary_path = format!("{}/summary.json", first[1]);
+    let mut timeless = wd.read_json(&summary_path);
+    timeless.as_object_mut().unwrap().remove("as_of");
+    wd.write(&summary_path, serde_json::to_vec_pretty(&timeless).unwrap());
+    refused(&[], first, &["records no as_of", "--as-of"]);
+}
