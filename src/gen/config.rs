@@ -35,8 +35,8 @@ pub struct GenConfig {
 }
 
 /// A series of nights: the answer key once, and each night's log in
-/// `night-01/`, `night-02/`, ... Each night a fifth of the queries draw
-/// their rankings afresh (an index that changes a little every night);
+/// `night-01/`, `night-02/`, ... Each night one query in twenty draws
+/// its rankings afresh (an index that changes a little every night);
 /// the rest rank as the night before.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nights {

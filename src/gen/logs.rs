@@ -49,8 +49,8 @@ pub(super) struct NightOf<'a> {
 const REDRAWN_EACH_NIGHT: u32 = 20;
 
 /// Draw each query of `order` from its own stream and let `format` write
-/// it into `dir`; on a `night` of a series, a fifth of the queries draw
-/// their rankings from that night's stream, and a planted drop loses
+/// it into `dir`; on a `night` of a series, one query in twenty draws
+/// its rankings from that night's stream, and a planted drop loses
 /// relevant documents.
 pub(super) fn write_events<F: LogFormat>(
     config: &GenConfig,

@@ -408,10 +408,10 @@ impl Watch<'_> {
         if series > 0 {
             // Bonferroni over the revisions and their series; half of each
             // series' share for its baseline margins, half for its wealth.
-            let per_series = self.settings.alpha / (self.revisions * series) as f64;
+            let family = (self.revisions * series) as f64;
             self.revision = Some(RevisionWatch {
                 series,
-                threshold: 2.0 / per_series,
+                threshold: 2.0 * family / self.settings.alpha,
             });
         }
     }
