@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use anyhow::{ensure, Result};
 
 use crate::base::schema::metric_columns;
-use watch::{WatchSettings, Watched};
+pub use watch::Trended;
+use watch::WatchSettings;
 
 /// What `rgrade trend` is asked to do.
 #[derive(Debug, Clone)]
@@ -57,33 +58,6 @@ impl Plan {
             allow_label_changes: false,
             command: Vec::new(),
         }
-    }
-}
-
-/// What a trend found.
-#[derive(Debug)]
-pub struct Trended {
-    /// How the nights were watched.
-    pub settings: WatchSettings,
-    /// Every night and series.
-    pub watched: Watched,
-}
-
-impl Trended {
-    /// Whether any series alarmed.
-    pub fn alarmed(&self) -> bool {
-        self.watched
-            .rows
-            .iter()
-            .any(|row| row.tested.is_some_and(|t| t.alarm))
-    }
-
-    /// Print the nights read, every alarm and the overall series.
-    ///
-    /// # Errors
-    /// Writing to `out` fails (a closed pipe among others).
-    pub fn print(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        output::print_report(out, self)
     }
 }
 

@@ -7,8 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::watch::{SeriesNight, SetKey, Watched};
-use super::Trended;
+use super::watch::{SeriesNight, SetKey, Trended, Watched};
 use crate::base::schema::{
     Alarm, OutputFile, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE,
     BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
@@ -156,12 +155,19 @@ pub fn write_alarms(dir: &Path, summary: &TrendSummary) -> Result<Staged> {
     staged::finish(out)
 }
 
-/// Print the nights read, every alarm, and per (run, stage) the overall
-/// series: baseline and last night's mean and the evidence of a drop.
-///
-/// # Errors
-/// Writing to `out` fails (a closed pipe among others).
-pub fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
+impl Trended {
+    /// Print the nights read, every alarm, and per (run, stage) the
+    /// overall series: baseline and last night's mean and the evidence of
+    /// a drop.
+    ///
+    /// # Errors
+    /// Writing to `out` fails (a closed pipe among others).
+    pub fn print(&self, out: &mut impl Write) -> io::Result<()> {
+        print_report(out, self)
+    }
+}
+
+fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
     let watched = &trended.watched;
     let (Some(first), Some(last)) = (watched.nights.first(), watched.nights.last()) else {
         return Ok(());

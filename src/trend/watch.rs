@@ -106,6 +106,22 @@ pub struct Watched {
     pub baseline: Vec<bool>,
 }
 
+/// What a trend found.
+#[derive(Debug)]
+pub struct Trended {
+    /// How the nights were watched.
+    pub settings: WatchSettings,
+    /// Every night and series.
+    pub watched: Watched,
+}
+
+impl Trended {
+    /// Whether any series alarmed.
+    pub fn alarmed(&self) -> bool {
+        (self.watched.rows.iter()).any(|row| row.tested.is_some_and(|t| t.alarm))
+    }
+}
+
 /// A (run, stage, query)'s baseline value of one metric (Welford's).
 #[derive(Debug, Clone, Copy, Default)]
 struct Baseline {

@@ -14,16 +14,15 @@ use crate::base::metrics::{Cutoff, Metric};
 use crate::base::timestamp::Timestamp;
 
 mod labels;
+mod listed;
 mod trend;
 
 pub use labels::{
     CalibrationSummary, CollectionVersion, CompiledKeySummary, LabelsSummary, ReviewerSummary,
     ReviewersSummary, SelfPooled, SourceSummary,
 };
-pub use trend::{
-    Alarm, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE, BASELINE_ROLE,
-    TREND, TREND_FILE, TREND_FILES, WATCHED_ROLE,
-};
+pub use listed::OutputFile;
+pub use trend::{Alarm, TrendNight, TrendRevision, TrendSettings, TrendSummary};
 
 /// per_query.csv: one row per (run, stage, labeled query).
 pub const PER_QUERY_FILE: &str = "per_query.csv";
@@ -103,6 +102,28 @@ pub const COMPARE_FILES: [&str; 5] = [
     PER_QUERY_DELTA_FILE,
     COMPARISON_FILE,
 ];
+
+/// trend.csv: one row per (night, run, stage, grouping set, metric).
+pub const TREND_FILE: &str = "trend.csv";
+/// alarms.json: the nights read, how they were watched, the alarms and
+/// every other file; written last, so a directory without it holds no
+/// complete trend.
+pub const ALARMS_FILE: &str = "alarms.json";
+
+/// Every file `rgrade trend` may leave in its directory, alarms.json
+/// (which marks it complete) first.
+pub const TREND_FILES: [&str; 3] = [ALARMS_FILE, REPORT_FILE, TREND_FILE];
+
+/// trend.csv's columns, in order.
+pub const TREND: [&str; 18] = [
+    "as_of", "night", "revision", RUN, STAGE, TASK, LANGUAGE, SPLIT, "metric", "queries", "mean",
+    "ci_low", "ci_high", "role", "paired", "drop", "evidence", "alarm",
+];
+
+/// A night's part in its series (trend.csv's `role`).
+pub const BASELINE_ROLE: &str = "baseline";
+/// A night tested against the baseline.
+pub const WATCHED_ROLE: &str = "watched";
 
 /// agreement.csv: one row per (query, document) pair two answer keys
 /// both judge and grade differently (`rgrade agree`).
@@ -802,17 +823,6 @@ pub struct QueryLoss {
     pub lost: Vec<String>,
     /// Relevant ids the candidate has there and the baseline had not.
     pub gained: Vec<String>,
-}
-
-/// One output file as summary.json lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutputFile {
-    /// Its name in the output directory.
-    pub name: String,
-    /// Its size in bytes.
-    pub bytes: u64,
-    /// xxh3-128 of its bytes, in hex.
-    pub hash: String,
 }
 
 /// Key-value pairs written as a JSON object, keeping their order.

@@ -1,31 +1,10 @@
-//! The outputs of `rgrade trend`: trend.csv's columns and alarms.json.
+//! alarms.json, what `rgrade trend` found (trend.csv's columns are with
+//! the other files' in the parent module).
 
 use serde::{Deserialize, Serialize};
 
-use super::{OutputFile, LANGUAGE, REPORT_FILE, RUN, SPLIT, STAGE, TASK};
+use super::listed::OutputFile;
 use crate::base::timestamp::Timestamp;
-
-/// trend.csv: one row per (night, run, stage, grouping set, metric).
-pub const TREND_FILE: &str = "trend.csv";
-/// alarms.json: the nights read, how they were watched, the alarms and
-/// every other file; written last, so a directory without it holds no
-/// complete trend.
-pub const ALARMS_FILE: &str = "alarms.json";
-
-/// Every file `rgrade trend` may leave in its directory, alarms.json
-/// (which marks it complete) first.
-pub const TREND_FILES: [&str; 3] = [ALARMS_FILE, REPORT_FILE, TREND_FILE];
-
-/// trend.csv's columns, in order.
-pub const TREND: [&str; 18] = [
-    "as_of", "night", "revision", RUN, STAGE, TASK, LANGUAGE, SPLIT, "metric", "queries", "mean",
-    "ci_low", "ci_high", "role", "paired", "drop", "evidence", "alarm",
-];
-
-/// A night's part in its series (trend.csv's `role`).
-pub const BASELINE_ROLE: &str = "baseline";
-/// A night tested against the baseline.
-pub const WATCHED_ROLE: &str = "watched";
 
 /// alarms.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
