@@ -104,6 +104,10 @@ pub struct TrendArgs {
     #[arg(long = "allow-label-changes")]
     pub allow_label_changes: bool,
 
+    /// Use N worker threads [default: all cores]; results do not depend on it.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+
     /// Print nothing on stdout.
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -37,6 +37,7 @@ fn plan(args: &TrendArgs, command: Vec<String>) -> TrendPlan {
         metrics: args.metrics.clone(),
         allow_label_changes: args.allow_label_changes,
         command,
+        threads: args.threads,
         ..TrendPlan::new(args.nights.clone())
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
+use crate::io::workers;
 use crate::output::{OutputDir, ResultKind};
 use crate::trend::{output, trend, Plan, Trended, Warning};
 
@@ -17,11 +18,12 @@ use crate::trend::{output, trend, Plan, Trended, Warning};
 /// Anything that leaves nothing watched: bad options, a night that is no
 /// complete grade output or was graded unlike the others, an unwritable
 /// output.
-pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended, Error> {
+pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Trended, Error> {
     // Claimed before anything is read, as compare's is.
     let claim = |dir| OutputDir::claim_for(dir, ResultKind::Trend);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
-    let trended = trend(plan, warn).of_kind(ErrorKind::Comparison)?;
+    let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
+    let trended = pool.install(|| trend(plan, warn)).of_kind(ErrorKind::Comparison)?;
     if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
         write(dir, held, plan, &trended).of_kind(ErrorKind::Output)?;
     }

@@ -13,6 +13,7 @@ pub mod output;
 pub mod watch;
 
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use anyhow::{ensure, Result};
@@ -40,6 +41,8 @@ pub struct Plan {
     pub allow_label_changes: bool,
     /// The command line as typed, for alarms.json.
     pub command: Vec<String>,
+    /// Worker threads; `None` means all cores.
+    pub threads: Option<NonZeroUsize>,
 }
 
 /// Baseline nights unless told otherwise: a week.
@@ -57,6 +60,7 @@ impl Plan {
             metrics: Vec::new(),
             allow_label_changes: false,
             command: Vec::new(),
+            threads: None,
         }
     }
 }

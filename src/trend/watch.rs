@@ -9,6 +9,7 @@
 
 use anyhow::Result;
 use hashbrown::HashMap;
+use rayon::prelude::*;
 
 use super::nights::Night;
 use crate::base::intervals::{Gathered, MeanInterval};
@@ -559,8 +560,11 @@ impl Watch<'_> {
         each_value(&mut |s, _| counts[s] += 1);
         let mut gathered: Vec<Gathered> = counts.iter().map(|&n| Gathered::expecting(n)).collect();
         each_value(&mut |s, value| gathered[s].add(value));
-        for (s, gathered) in gathered.into_iter().enumerate() {
-            let Some(interval) = gathered.interval() else {
+        // Small sets are bootstrapped: the one costly step, on the workers.
+        let intervals: Vec<Option<MeanInterval>> =
+            gathered.par_iter().map(Gathered::interval).collect();
+        for (s, interval) in intervals.into_iter().enumerate() {
+            let Some(interval) = interval else {
                 continue;
             };
             self.rows.push(SeriesNight {
