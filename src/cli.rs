@@ -108,6 +108,10 @@ pub struct TrendArgs {
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<NonZeroUsize>,
 
+    /// Also write each series' last mean, evidence and alarm to FILE in the OpenMetrics text format.
+    #[arg(long = "openmetrics", value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
+
     /// Print nothing on stdout.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -253,6 +257,10 @@ pub struct MergeArgs {
     /// The time the merged grading stands for, in summary.json (RFC 3339 or a date) [default: now].
     #[arg(long = "as-of", value_name = "TIME")]
     pub as_of: Option<rgrade::Timestamp>,
+
+    /// Also write the means and counts to FILE in the OpenMetrics text format.
+    #[arg(long = "openmetrics", value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
 
     /// Print no table on stdout.
     #[arg(short = 'q', long)]
@@ -414,6 +422,10 @@ pub struct GradeArgs {
     /// The time this grading stands for, in summary.json (RFC 3339 or a date), to grade an old night again [default: now].
     #[arg(long = "as-of", value_name = "TIME")]
     pub as_of: Option<rgrade::Timestamp>,
+
+    /// Also write the means and counts to FILE in the OpenMetrics text format (Prometheus' textfile collector, a Pushgateway).
+    #[arg(long = "openmetrics", value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
 
     /// Use N worker threads [default: all cores].
     #[arg(short = 'j', long = "threads", value_name = "N")]

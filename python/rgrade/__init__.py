@@ -666,6 +666,7 @@ def grade(
     pool_depth: Optional[int] = ...,
     meta: Optional[Mapping[str, str]] = ...,
     as_of: Optional[str] = ...,
+    openmetrics: Optional[PathLike] = ...,
     threads: Optional[int] = ...,
     query_field: Optional[str] = ...,
     results_field: Optional[str] = ...,
@@ -707,6 +708,7 @@ def grade(
     pool_depth: Optional[int] = ...,
     meta: Optional[Mapping[str, str]] = ...,
     as_of: Optional[str] = ...,
+    openmetrics: Optional[PathLike] = ...,
     threads: Optional[int] = ...,
     query_field: Optional[str] = ...,
     results_field: Optional[str] = ...,
@@ -749,6 +751,7 @@ def grade(
     pool_depth: Optional[int] = None,
     meta: Optional[Mapping[str, str]] = None,
     as_of: Optional[str] = None,
+    openmetrics: Optional[PathLike] = None,
     threads: Optional[int] = None,
     query_field: Optional[str] = None,
     results_field: Optional[str] = None,
@@ -792,7 +795,9 @@ def grade(
 
     ``as_of`` (RFC 3339 or a date) is the time the grading stands for in
     ``summary["as_of"]``, as ``--as-of`` sets it: ``rgrade trend`` orders
-    nights by it. It defaults to when the grading runs.
+    nights by it. It defaults to when the grading runs. ``openmetrics``
+    names a file to write the means and counts to in the OpenMetrics text
+    format, as ``--openmetrics`` does.
 
     Raises a :class:`RgradeError` with the command line's message when
     nothing can be graded, of the class that says what was wrong:
@@ -829,6 +834,7 @@ def grade(
         "pool_depth": pool_depth,
         "meta": list((meta or {}).items()),
         "as_of": as_of,
+        "openmetrics": None if openmetrics is None else os.fspath(openmetrics),
         "threads": threads,
         "query_field": query_field,
         "results_field": results_field,

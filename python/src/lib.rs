@@ -213,6 +213,7 @@ struct GradeOptions {
     pool_depth: Option<usize>,
     meta: Vec<(String, String)>,
     as_of: Option<String>,
+    openmetrics: Option<PathBuf>,
     threads: Option<usize>,
     query_field: Option<String>,
     results_field: Option<String>,
@@ -353,6 +354,7 @@ fn grade(
         pool_depth: options.pool_depth.and_then(NonZeroUsize::new),
         meta: options.meta,
         as_of: parse_as_of(options.as_of.as_deref())?,
+        openmetrics: options.openmetrics,
         threads: options.threads.and_then(NonZeroUsize::new),
         command,
         tables: rgrade::Tables {

@@ -117,6 +117,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
         progress: args.progress,
         command,
         as_of: args.as_of,
+        openmetrics: args.openmetrics.clone(),
         ..GradePlan::new(args.labels.clone(), args.logs.clone())
     }
 }

@@ -20,6 +20,7 @@ pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
         threads: args.threads,
         command,
         as_of: args.as_of,
+        openmetrics: args.openmetrics.clone(),
         ..MergePlan::new(args.labels.clone(), args.shards.clone(), args.out.clone())
     };
     let mut warnings = Vec::new();

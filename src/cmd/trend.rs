@@ -38,6 +38,7 @@ fn plan(args: &TrendArgs, command: Vec<String>) -> TrendPlan {
         allow_label_changes: args.allow_label_changes,
         command,
         threads: args.threads,
+        openmetrics: args.openmetrics.clone(),
         ..TrendPlan::new(args.nights.clone())
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::base::schema::{Counts, SelfPooled, StaleLabels};
 use crate::base::text::{first_few, plural};
+use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::PairAggregates;
 use crate::grade::calibrate::HumanScores;
 use crate::grade::capture::Reject;
@@ -39,6 +40,8 @@ pub struct Graded {
     pub calibrated_against: Option<HumanScores>,
     /// Each input's name, by input index.
     pub input_names: Vec<String>,
+    /// The time the grading stands for (`--as-of`, else when it ran).
+    pub as_of: Timestamp,
     /// per_query.csv's rows, with its columns and values, when the plan
     /// asked to keep them ([`crate::grade::Plan::keep_rows`]): texts as
     /// strings, counts and ranks as 64-bit integers, measurements and

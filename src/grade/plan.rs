@@ -95,6 +95,10 @@ pub struct Plan {
     /// night, when it grades an old one again); `None` is when it runs.
     #[serde(default)]
     pub as_of: Option<Timestamp>,
+    /// Also write the means and counts in the OpenMetrics text format to
+    /// this file (for Prometheus), with or without an output directory.
+    #[serde(default)]
+    pub openmetrics: Option<PathBuf>,
     /// Tables handed over in memory: never part of a plan written down.
     #[serde(skip)]
     pub tables: Tables,
@@ -170,6 +174,7 @@ impl Plan {
             progress: ProgressWhen::Never,
             command: Vec::new(),
             as_of: None,
+            openmetrics: None,
             tables: Tables::default(),
             keep_rows: false,
         }

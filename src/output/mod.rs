@@ -9,6 +9,7 @@
 //! - [`agreement`] writes `rgrade agree`'s files;
 //! - [`corpus`] lists the labeled ids a corpus snapshot lacks;
 //! - [`summary`] writes summary.json;
+//! - [`openmetrics`] writes the means and counts for Prometheus;
 //! - [`table`] prints the table on stdout;
 //! - [`cells`] writes numbers and rows the one way they all use;
 //! - [`staged`] writes every file under a temporary name and moves the
@@ -32,6 +33,7 @@ pub mod attribution;
 pub mod cells;
 pub mod complete;
 pub mod corpus;
+pub mod openmetrics;
 pub mod per_query;
 pub mod rejects;
 pub mod review_queue;

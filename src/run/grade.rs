@@ -18,6 +18,7 @@ use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{JoinBy, LabelsFormat, ProgressWhen};
 use crate::base::schema::Counts;
+use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::calibrate::{HumanRows, HumanScores};
 use crate::grade::capture::LineCounts;
@@ -303,6 +304,7 @@ pub fn finish(
         stage_loss,
         rejects,
         leaks,
+        as_of: plan.as_of.unwrap_or_else(Timestamp::now),
         per_query: rows.table,
     };
 
@@ -321,6 +323,10 @@ pub fn finish(
             review_queue,
         };
         write::outputs(dir, held, &graded, &run, staged, &figures).of_kind(ErrorKind::Output)?;
+    }
+    if let Some(path) = &plan.openmetrics {
+        let families = output::openmetrics::grading_families(&graded);
+        output::openmetrics::write(path, &families).of_kind(ErrorKind::Output)?;
     }
 
     for (run, inputs) in fused_runs {

@@ -73,6 +73,13 @@ fn grade_shard(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSumm
         ))
         .of_kind(ErrorKind::Usage);
     }
+    if plan.openmetrics.is_some() {
+        return Err(anyhow::anyhow!(
+            "--openmetrics cannot be written for a shard (--partial): a shard has no means; \
+             rgrade merge --openmetrics writes them"
+        ))
+        .of_kind(ErrorKind::Usage);
+    }
     let setup = Setup::new(plan)?;
     let grouping = collect(plan, &setup, warn)?;
     let held = setup
@@ -137,6 +144,8 @@ pub struct MergePlan {
     pub command: Vec<String>,
     /// The time the merged grading stands for; `None` is when it runs.
     pub as_of: Option<Timestamp>,
+    /// Also write the means and counts in the OpenMetrics text format here.
+    pub openmetrics: Option<PathBuf>,
     /// Keep per_query.csv's rows in memory, as [`Graded::per_query`].
     pub keep_rows: bool,
 }
@@ -154,6 +163,7 @@ impl MergePlan {
             threads: None,
             command: Vec::new(),
             as_of: None,
+            openmetrics: None,
             keep_rows: false,
         }
     }
@@ -211,6 +221,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         progress: ProgressWhen::Never,
         command: merge.command.clone(),
         as_of: merge.as_of,
+        openmetrics: merge.openmetrics.clone(),
         // The shards checked their logs' ids against it.
         corpus: None,
         tables: Tables {
@@ -301,6 +312,7 @@ fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
         progress: ProgressWhen::Never,
         command: Vec::new(),
         as_of: None,
+        openmetrics: None,
         corpus: None,
         ..plan.clone()
     };

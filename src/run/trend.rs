@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::io::workers;
-use crate::output::{OutputDir, ResultKind};
+use crate::output::{openmetrics, OutputDir, ResultKind};
 use crate::trend::{output, trend, Plan, Trended, Warning};
 
 /// Watch the nights `plan` names, writing the outputs if it names a
@@ -23,9 +23,15 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Trende
     let claim = |dir| OutputDir::claim_for(dir, ResultKind::Trend);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
-    let trended = pool.install(|| trend(plan, warn)).of_kind(ErrorKind::Comparison)?;
+    let trended = pool
+        .install(|| trend(plan, warn))
+        .of_kind(ErrorKind::Comparison)?;
     if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
         write(dir, held, plan, &trended).of_kind(ErrorKind::Output)?;
+    }
+    if let Some(path) = &plan.openmetrics {
+        let families = output::openmetrics_families(&trended);
+        openmetrics::write(path, &families).of_kind(ErrorKind::Output)?;
     }
     Ok(trended)
 }

@@ -13,7 +13,6 @@ use crate::base::schema::{
     LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels, Summary, Throughput,
     REPORT_FILE,
 };
-use crate::base::timestamp::Timestamp;
 use crate::grade::capture::LineCounts;
 use crate::grade::graded::Graded;
 use crate::grade::plan::Plan;
@@ -110,7 +109,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         command: plan.command.clone(),
-        as_of: Some(plan.as_of.unwrap_or_else(Timestamp::now)),
+        as_of: Some(graded.as_of),
         labels: labels_summary(labels),
         inputs: input_summaries(&graded.input_names, run.stats, run.per_input),
         settings: SettingsSummary {

@@ -43,6 +43,9 @@ pub struct Plan {
     pub command: Vec<String>,
     /// Worker threads; `None` means all cores.
     pub threads: Option<NonZeroUsize>,
+    /// Also write each series' last mean, evidence and alarm in the
+    /// OpenMetrics text format to this file.
+    pub openmetrics: Option<PathBuf>,
 }
 
 /// Baseline nights unless told otherwise: a week.
@@ -61,6 +64,7 @@ impl Plan {
             allow_label_changes: false,
             command: Vec::new(),
             threads: None,
+            openmetrics: None,
         }
     }
 }

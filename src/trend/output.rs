@@ -10,10 +10,11 @@ use anyhow::Result;
 use super::watch::{SeriesNight, SetKey, Trended, Watched};
 use crate::base::schema::{
     Alarm, OutputFile, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE,
-    BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
+    BASELINE_ROLE, LANGUAGE, RUN, SPLIT, STAGE, TASK, TREND, TREND_FILE, WATCHED_ROLE,
 };
 use crate::base::slices::ANY;
 use crate::output::cells::number_text;
+use crate::output::openmetrics::{as_of_family, Family};
 use crate::output::staged::{self, stage, Staged};
 
 /// A grouping set's names: run, stage, task, language, split (`*` for any).
@@ -142,6 +143,57 @@ pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>
         alarms: alarms(trended),
         outputs,
     }
+}
+
+/// Each series' figures on the last night it has, for `--openmetrics`:
+/// its mean, and once watched its evidence and whether it ever alarmed;
+/// with the number of alarms and the last night's time.
+pub fn openmetrics_families(trended: &Trended) -> Vec<Family> {
+    let watched = &trended.watched;
+    let metrics = trended.settings.metrics.len();
+    let mut last: Vec<Option<(&SeriesNight, bool)>> = vec![None; watched.sets.len() * metrics];
+    for row in &watched.rows {
+        let slot = &mut last[row.set as usize * metrics + row.metric];
+        let alarmed = slot.is_some_and(|(_, alarmed)| alarmed);
+        *slot = Some((row, alarmed || row.tested.is_some_and(|t| t.alarm)));
+    }
+    let mut means = Family::new(
+        "rgrade_trend_mean",
+        "A series' mean on the last night it has (trend.csv).",
+    );
+    let mut evidence = Family::new(
+        "rgrade_trend_evidence",
+        "A watched series' evidence of a drop below its baseline nights, on its last night.",
+    );
+    let mut alarmed = Family::new(
+        "rgrade_trend_alarmed",
+        "1 when a watched series alarmed on any night, else 0.",
+    );
+    for (row, ever) in last.into_iter().flatten() {
+        let [run, stage, task, language, split] =
+            set_names(watched, watched.sets[row.set as usize]);
+        let labels = vec![
+            (RUN, run.to_string()),
+            (STAGE, stage.to_string()),
+            (TASK, task.to_string()),
+            (LANGUAGE, language.to_string()),
+            (SPLIT, split.to_string()),
+            ("metric", trended.settings.metrics[row.metric].clone()),
+        ];
+        means.add(labels.clone(), Some(row.interval.mean));
+        evidence.add(labels.clone(), row.tested.map(|t| t.evidence));
+        alarmed.add(labels, row.tested.map(|_| f64::from(u8::from(ever))));
+    }
+    let mut alarms = Family::new(
+        "rgrade_trend_alarms",
+        "Alarms raised over every series and night.",
+    );
+    alarms.add(Vec::new(), Some(self::alarms(trended).len() as f64));
+    let mut families = vec![means, evidence, alarmed, alarms];
+    if let Some(night) = watched.nights.last() {
+        families.push(as_of_family("rgrade_trend_as_of_seconds", night.as_of));
+    }
+    families
 }
 
 /// alarms.json, written last.

@@ -1,0 +1,200 @@
+//! `--openmetrics FILE`: a grading's (or a trend's) figures in the
+//! OpenMetrics text format, for the Prometheus node exporter's textfile
+//! collector or a Pushgateway. Every family is a gauge: a grading's means
+//! and counts are levels, not counters that only grow. The file is
+//! written under a temporary name beside its final one and renamed into
+//! place, as the textfile collector asks, so a scrape never reads half of
+//! it.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::cells::NumberCell;
+use super::staged::{self, stage};
+use crate::base::schema::{metric_columns, Status, LANGUAGE, RUN, SPLIT, STAGE, TASK};
+use crate::base::slices::ANY;
+use crate::base::timestamp::Timestamp;
+use crate::grade::graded::Graded;
+
+/// One gauge family: its name, help, and samples (label pairs and value).
+#[derive(Debug, Clone)]
+pub struct Family {
+    /// The family's name (letters, digits and `_`, never a digit first).
+    pub name: &'static str,
+    /// One line of help.
+    pub help: &'static str,
+    /// Its samples, each with its labels.
+    pub samples: Vec<(Vec<(&'static str, String)>, f64)>,
+}
+
+impl Family {
+    /// An empty family.
+    pub fn new(name: &'static str, help: &'static str) -> Self {
+        Family {
+            name,
+            help,
+            samples: Vec::new(),
+        }
+    }
+
+    /// Add a sample; a value that does not exist adds none.
+    pub fn add(&mut self, labels: Vec<(&'static str, String)>, value: Option<f64>) {
+        if let Some(value) = value {
+            self.samples.push((labels, value));
+        }
+    }
+}
+
+/// A label value as OpenMetrics quotes it: backslash, double quote and
+/// line feed escaped, everything else as it is.
+fn escaped(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `families` in the text format, ending with `# EOF`.
+pub fn render(families: &[Family]) -> String {
+    let mut out = String::new();
+    let mut cell = NumberCell::default();
+    for family in families {
+        out.push_str(&format!("# TYPE {} gauge\n", family.name));
+        out.push_str(&format!("# HELP {} {}\n", family.name, family.help));
+        for (labels, value) in &family.samples {
+            out.push_str(family.name);
+            if !labels.is_empty() {
+                let pairs: Vec<String> = (labels.iter())
+                    .map(|(name, value)| format!("{name}=\"{}\"", escaped(value)))
+                    .collect();
+                out.push_str(&format!("{{{}}}", pairs.join(",")));
+            }
+            let text = String::from_utf8_lossy(cell.text(Some(*value))).into_owned();
+            out.push_str(&format!(" {text}\n"));
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// Write `families` to `path` (its directory created if missing), renamed
+/// into place once complete.
+///
+/// # Errors
+/// The file cannot be written or moved into place.
+pub fn write(path: &Path, families: &[Family]) -> Result<()> {
+    let name = (path.file_name())
+        .with_context(|| format!("{}: --openmetrics needs a file name", path.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "{}: cannot create the directory of --openmetrics",
+            dir.display()
+        )
+    })?;
+    let mut out = stage(dir, &name)?;
+    out.write_all(render(families).as_bytes())?;
+    staged::commit(vec![staged::finish(out)?])
+}
+
+/// The time a result stands for, as a family of one sample.
+pub fn as_of_family(name: &'static str, as_of: Timestamp) -> Family {
+    let mut family = Family::new(
+        name,
+        "The time the figures stand for, in seconds since 1970 (UTC).",
+    );
+    family.add(Vec::new(), Some(as_of.seconds() as f64));
+    family
+}
+
+/// A grading's figures: every mean of aggregates.csv per (run, stage,
+/// grouping set, metric), the queries of each set per status, and
+/// summary.json's counts.
+pub fn grading_families(graded: &Graded) -> Vec<Family> {
+    let labels = &graded.labels;
+    let slice =
+        |id: Option<u32>| id.map_or(ANY.to_string(), |id| labels.slice_name(id).to_string());
+    let metrics = metric_columns(&graded.settings.ks);
+    let mut means = Family::new(
+        "rgrade_mean",
+        "Mean of a metric over a grouping set's counted queries (aggregates.csv).",
+    );
+    let mut queries = Family::new(
+        "rgrade_queries",
+        "Labeled queries of a grouping set, by status (aggregates.csv).",
+    );
+    for pair in &graded.pairs {
+        for agg in &pair.aggregates {
+            let set = vec![
+                (RUN, pair.run.to_string()),
+                (STAGE, pair.stage.to_string()),
+                (TASK, slice(agg.task)),
+                (LANGUAGE, slice(agg.language)),
+                (SPLIT, slice(agg.split)),
+            ];
+            let agg_means = agg.means();
+            for (i, metric) in metrics.iter().enumerate() {
+                let mut labels = set.clone();
+                labels.push(("metric", metric.clone()));
+                means.add(labels, agg_means.as_ref().map(|m| m[i]));
+            }
+            for status in [
+                Status::Ok,
+                Status::Missing,
+                Status::Invalid,
+                Status::NoAnswer,
+            ] {
+                let mut labels = set.clone();
+                labels.push(("status", status.name().to_string()));
+                queries.add(labels, Some(agg.status_count(status) as f64));
+            }
+        }
+    }
+    let mut records = Family::new(
+        "rgrade_count",
+        "summary.json's counts of the grading: labeled queries, records read, rejected, ...",
+    );
+    // Every count, by the name summary.json gives it.
+    if let Ok(serde_json::Value::Object(counts)) = serde_json::to_value(graded.counts) {
+        for (name, value) in counts {
+            records.add(vec![("count", name)], value.as_u64().map(|v| v as f64));
+        }
+    }
+    vec![
+        means,
+        queries,
+        records,
+        as_of_family("rgrade_as_of_seconds", graded.as_of),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped_and_the_text_ends_with_eof() {
+        let mut family = Family::new("rgrade_mean", "A mean.");
+        family.add(vec![("run", "a\"b\\c\nd".to_string())], Some(0.5));
+        family.add(vec![("run", "none".to_string())], None);
+        let text = render(&[family]);
+        assert_eq!(
+            text,
+            "# TYPE rgrade_mean gauge\n# HELP rgrade_mean A mean.\n\
+             rgrade_mean{run=\"a\\\"b\\\\c\\nd\"} 0.5\n# EOF\n"
+        );
+    }
+}
