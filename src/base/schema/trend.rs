@@ -1,5 +1,6 @@
-//! alarms.json, what `rgrade trend` found (trend.csv's columns are with
-//! the other files' in the parent module).
+//! alarms.json, the summary `rgrade trend` writes last.
+//!
+//! trend.csv's columns sit with every other file's, in the parent module.
 
 use serde::{Deserialize, Serialize};
 
