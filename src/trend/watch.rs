@@ -23,6 +23,11 @@ use crate::output::per_query::PerQueryReader;
 /// its split.
 const MAX_SETS: usize = 8;
 
+/// The variance of a value in [0, 1] at most: a query's baseline spread
+/// when nothing shows it (one baseline value, and no query of its (run,
+/// stage) with two).
+const MAX_VARIANCE: f64 = 0.25;
+
 /// A series' evidence is written as at most this (e^700), so no output
 /// holds an infinity.
 const MAX_LOG_EVIDENCE: f64 = 700.0;
@@ -161,11 +166,14 @@ struct Watch<'a> {
     names: Names,
     sets: Vec<SetKey>,
     set_ids: HashMap<SetKey, u32>,
-    query_ids: HashMap<(u32, u32, Box<str>), usize>,
+    /// Per (run, stage), each query's key.
+    query_ids: HashMap<(u32, u32), HashMap<Box<str>, usize>>,
     /// Per (run, stage, query) key, one baseline per metric.
     baselines: Vec<Baseline>,
-    /// Per (run, metric): the mean variance of the queries with two
-    /// baseline values or more, for those with one.
+    /// Each key's (run, stage).
+    key_pairs: Vec<(u32, u32)>,
+    /// Per (run, stage, metric): the mean variance of the queries with
+    /// two baseline values or more, for those with one.
     pooled: HashMap<(u32, u32, usize), f64>,
     /// Per series (set × metric), whether its revision's baseline nights
     /// gave it a value.
@@ -222,6 +230,7 @@ pub fn watch(nights: Vec<Night>, settings: &WatchSettings) -> Result<Watched> {
         set_ids: HashMap::new(),
         query_ids: HashMap::new(),
         baselines: Vec::new(),
+        key_pairs: Vec::new(),
         pooled: HashMap::new(),
         in_baseline: Vec::new(),
         series: Vec::new(),
@@ -308,6 +317,7 @@ impl Watch<'_> {
     fn start_revision(&mut self) {
         self.query_ids.clear();
         self.baselines.clear();
+        self.key_pairs.clear();
         self.pooled.clear();
         self.in_baseline.clear();
         self.series.clear();
@@ -359,12 +369,14 @@ impl Watch<'_> {
     }
 
     fn query_key(&mut self, run: u32, stage: u32, query: &str) -> usize {
-        if let Some(&key) = self.query_ids.get(&(run, stage, query.into())) {
+        let queries = self.query_ids.entry((run, stage)).or_default();
+        if let Some(&key) = queries.get(query) {
             return key;
         }
-        let key = self.query_ids.len();
-        self.query_ids.insert((run, stage, query.into()), key);
-        let metrics = self.metrics();
+        let key = self.key_pairs.len();
+        queries.insert(query.into(), key);
+        self.key_pairs.push((run, stage));
+        let metrics = self.settings.metrics.len();
         self.baselines
             .resize((key + 1) * metrics, Baseline::default());
         key
@@ -400,12 +412,8 @@ impl Watch<'_> {
     /// the revision's family and threshold.
     fn end_baseline(&mut self) {
         let metrics = self.metrics();
-        let mut keys: Vec<(u32, u32)> = vec![(0, 0); self.query_ids.len()];
-        for (&(run, stage, _), &key) in &self.query_ids {
-            keys[key] = (run, stage);
-        }
         let mut pooled: HashMap<(u32, u32, usize), (f64, u64)> = HashMap::new();
-        for (key, &(run, stage)) in keys.iter().enumerate() {
+        for (key, &(run, stage)) in self.key_pairs.iter().enumerate() {
             for m in 0..metrics {
                 if let Some(variance) = self.baselines[key * metrics + m].variance() {
                     let entry = pooled.entry((run, stage, m)).or_default();
@@ -513,15 +521,15 @@ impl Watch<'_> {
     ) {
         let metrics = self.metrics();
         for (row, values) in rows.iter().zip(values.chunks(metrics)) {
-            let set = self.sets[row.sets[0] as usize];
+            let (run, stage) = self.key_pairs[row.key];
             for (m, &value) in values.iter().enumerate() {
                 let baseline = &self.baselines[row.key * metrics + m];
                 if value.is_nan() || baseline.count == 0 {
                     continue;
                 }
                 let variance = baseline.variance().unwrap_or_else(|| {
-                    let pooled = self.pooled.get(&(set.run, set.stage, m));
-                    pooled.copied().unwrap_or(0.0)
+                    let pooled = self.pooled.get(&(run, stage, m));
+                    pooled.copied().unwrap_or(MAX_VARIANCE)
                 });
                 for &s in &row.sets[..row.n_sets] {
                     f(
