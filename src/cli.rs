@@ -488,9 +488,13 @@ pub struct CompareArgs {
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
 
-    /// Significance level for the marks and for no_significant_loss rules.
+    /// Significance level for the marks and for no_significant_loss rules, and of the power figures.
     #[arg(long, value_name = "A", default_value_t = 0.05, value_parser = parse_alpha)]
     pub alpha: f64,
+
+    /// Also find, per metric and grouping set, the queries a paired test needs to detect a change of D (comparison.csv's queries_for_mde).
+    #[arg(long = "mde", value_name = "D", value_parser = parse_effect)]
+    pub mde: Option<f64>,
 
     /// Use N worker threads [default: all cores]; results do not depend on it.
     #[arg(short = 'j', long = "threads", value_name = "N")]
@@ -635,6 +639,15 @@ fn at_least_one(text: &str) -> Result<usize, String> {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!(
             "expected a whole number of at least 1, got '{text}'"
+        )),
+    }
+}
+
+fn parse_effect(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(effect) if effect > 0.0 && effect <= 1.0 => Ok(effect),
+        _ => Err(format!(
+            "expected a change of a metric's mean, above 0 and at most 1, got '{text}'"
         )),
     }
 }

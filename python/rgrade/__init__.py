@@ -909,12 +909,16 @@ def compare(
     bootstrap: int = 1_000,
     seed: int = 0,
     alpha: float = 0.05,
+    mde: Optional[float] = None,
     threads: Optional[int] = None,
 ) -> Comparison:
     """Compare two gradings (Gradings, or ``grade -o`` directories) query by
     query with paired statistics, holding the candidate to the acceptance
     ``rules`` (a TOML file), as ``rgrade compare`` does. A failed rule does
-    not raise: see ``Comparison.passed`` and ``gate``."""
+    not raise: see ``Comparison.passed`` and ``gate``. ``comparison`` gives
+    each set's minimum detectable change at 80% power (``mde``) and, with
+    ``mde=D``, the queries needed to detect D (``queries_for_mde``), as
+    ``--mde`` does."""
     sides = [os.fspath(s._dir if isinstance(s, Grading) else s) for s in (baseline, candidate)]
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
     passed, messages = _compare(
@@ -929,6 +933,7 @@ def compare(
         bootstrap=bootstrap,
         seed=seed,
         alpha=alpha,
+        mde=mde,
         threads=threads,
     )
     _warn(messages)

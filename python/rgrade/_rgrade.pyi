@@ -48,6 +48,7 @@ def compare(
     bootstrap: int = ...,
     seed: int = ...,
     alpha: float = ...,
+    mde: Optional[float] = ...,
     threads: Optional[int] = ...,
 ) -> Tuple[bool, list[str]]: ...
 def agree(

@@ -437,7 +437,7 @@ fn rows_to_pyarrow(py: Python<'_>, table: &rgrade::ArrowTable) -> PyResult<Py<Py
 #[pyfunction]
 #[pyo3(signature = (
     baseline, candidate, out, rules=None, baseline_run=None, candidate_run=None,
-    metrics=vec![], permutations=10_000, bootstrap=1_000, seed=0, alpha=0.05, threads=None,
+    metrics=vec![], permutations=10_000, bootstrap=1_000, seed=0, alpha=0.05, mde=None, threads=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn compare(
@@ -453,6 +453,7 @@ fn compare(
     bootstrap: usize,
     seed: u64,
     alpha: f64,
+    mde: Option<f64>,
     threads: Option<usize>,
 ) -> PyResult<(bool, Vec<String>)> {
     if permutations == 0 || bootstrap == 0 {
@@ -465,6 +466,11 @@ fn compare(
             "alpha: expected a level between 0 and 1, got {alpha}"
         )));
     }
+    if let Some(effect) = mde.filter(|&effect| !(effect > 0.0 && effect <= 1.0)) {
+        return Err(UsageError::new_err(format!(
+            "mde: expected a change of a metric's mean, above 0 and at most 1, got {effect}"
+        )));
+    }
     let plan = rgrade::ComparePlan {
         baseline_run,
         candidate_run,
@@ -475,6 +481,7 @@ fn compare(
         bootstrap,
         seed,
         alpha,
+        mde,
         threads: threads.and_then(NonZeroUsize::new),
         ..rgrade::ComparePlan::new(baseline, candidate)
     };
@@ -614,6 +621,7 @@ fn compare_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> 
     defaults.set_item("bootstrap", plan.bootstrap)?;
     defaults.set_item("seed", plan.seed)?;
     defaults.set_item("alpha", plan.alpha)?;
+    defaults.set_item("mde", plan.mde)?;
     Ok(defaults)
 }
 

@@ -7,6 +7,7 @@
 //! - [`options`]: the plain values a plan is made of;
 //! - [`slices`]: the grouping sets every output lists;
 //! - [`numbers`]: finite, order-independent sums and percentiles;
+//! - [`power`]: the queries a paired comparison needs;
 //! - [`stats`]: randomization test, bootstrap interval, Holm adjustment;
 //! - [`intervals`]: a mean's 95% interval over a slice's queries;
 //! - [`kappa`]: Cohen's and Fleiss' kappa, agreement beyond chance;
@@ -24,6 +25,7 @@ pub mod metrics;
 pub mod monitor;
 pub mod numbers;
 pub mod options;
+pub mod power;
 pub mod ppi;
 pub mod schema;
 pub mod slices;

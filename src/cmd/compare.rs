@@ -37,6 +37,7 @@ fn plan(args: &CompareArgs) -> ComparePlan {
         bootstrap: args.bootstrap,
         seed: args.seed,
         alpha: args.alpha,
+        mde: args.mde,
         threads: args.threads,
         ..ComparePlan::new(args.baseline.clone(), args.candidate.clone())
     }

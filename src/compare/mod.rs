@@ -52,8 +52,11 @@ pub struct Plan {
     pub bootstrap: usize,
     /// Seed of the permutations and resamples.
     pub seed: u64,
-    /// Significance level of the marks and of `no_significant_loss`.
+    /// Significance level of the marks and of `no_significant_loss`, and
+    /// the level the power figures are for.
     pub alpha: f64,
+    /// `--mde D`: find the queries each set needs to detect a change of D.
+    pub mde: Option<f64>,
     /// Worker threads; `None` means all cores.
     pub threads: Option<NonZeroUsize>,
 }
@@ -76,6 +79,7 @@ impl Plan {
             bootstrap: 1_000,
             seed: 0,
             alpha: 0.05,
+            mde: None,
             threads: None,
         }
     }
@@ -153,6 +157,8 @@ pub fn compare(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Co
         bootstrap: plan.bootstrap,
         confidence: CONFIDENCE,
         seed: plan.seed,
+        alpha: plan.alpha,
+        mde: plan.mde,
     };
     let context = RuleContext {
         compared_metrics: &metrics,

@@ -60,6 +60,10 @@ pub fn write_comparison(
                 &number_text(Some(change.p_value)),
                 &number_text(Some(change.p_holm)),
                 name(slice.split),
+                &number_text(change.mde),
+                &change
+                    .queries_for_mde
+                    .map_or(String::new(), |n| n.to_string()),
             ])?;
         }
     }

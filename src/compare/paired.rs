@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::graded::{GradedRun, Names};
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
+use crate::base::power::{self, POWER};
 use crate::base::schema::{metric_columns, Status};
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
 use crate::base::stats::{self, WinsTiesLosses};
@@ -148,6 +149,7 @@ impl StagePairs {
             settings.seed,
             settings.confidence,
         );
+        let spread = power::spread(&deltas);
         MetricChange {
             metric,
             queries: members.len(),
@@ -162,6 +164,9 @@ impl StagePairs {
                 settings.seed,
             ),
             p_holm: f64::NAN,
+            mde: power::minimum_detectable_effect(spread, members.len(), settings.alpha, POWER),
+            queries_for_mde: (settings.mde)
+                .and_then(|effect| power::queries_to_detect(effect, spread, settings.alpha, POWER)),
         }
     }
 }
@@ -198,6 +203,10 @@ pub struct StatSettings {
     pub confidence: f64,
     /// Seed of both, so every run gives the same numbers.
     pub seed: u64,
+    /// The two-sided level the power figures are for.
+    pub alpha: f64,
+    /// `--mde D`: the change to find the queries needed for.
+    pub mde: Option<f64>,
 }
 
 /// One metric's change over a set of queries.
@@ -221,6 +230,11 @@ pub struct MetricChange {
     pub p_value: f64,
     /// `p_value` after the Holm adjustment across the metrics compared.
     pub p_holm: f64,
+    /// The smallest change a paired t-test of these queries detects with
+    /// 80% power, from the spread of their differences.
+    pub mde: Option<f64>,
+    /// The queries such a test needs to detect `--mde`, if asked.
+    pub queries_for_mde: Option<u64>,
 }
 
 /// Where one side of the comparison came from.
@@ -605,6 +619,8 @@ mod tests {
             bootstrap: 100,
             confidence: 0.95,
             seed: 0,
+            alpha: 0.05,
+            mde: None,
         };
         let change = &stage.changes(&[0, 1, 2], &[0], &settings)[0];
         assert_eq!((change.baseline, change.candidate), (1.0 / 3.0, 2.0 / 3.0));

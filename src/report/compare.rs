@@ -53,7 +53,9 @@ pub fn page(summary: &ComparisonSummary, sources: &Sources) -> Result<String> {
         "Candidate " (side(&summary.candidate)) " against baseline " (side(&summary.baseline))
         ". Changes are candidate minus baseline; intervals are "
         (format!("{:.0}%", summary.settings.confidence * 100.0)) " bootstrap intervals of the mean change; "
-        "* marks a Holm-adjusted p below " (summary.settings.alpha) "."
+        "* marks a Holm-adjusted p below " (summary.settings.alpha) "; "
+        "detectable is the smallest change a paired t-test of as many queries, as spread, "
+        "detects with 80% power at that level."
     };
     let mut stages = Vec::new();
     for sides in &summary.stages {
@@ -92,6 +94,10 @@ struct ComparisonRow {
     change: Change,
     wins_ties_losses: [u64; 3],
     p_holm: f64,
+    /// The smallest change detectable with 80% power.
+    mde: Option<f64>,
+    /// The queries needed to detect `--mde`.
+    queries_for_mde: Option<u64>,
 }
 
 fn read_comparison(path: &Path) -> Result<Vec<ComparisonRow>> {
@@ -118,6 +124,7 @@ fn read_comparison(path: &Path) -> Result<Vec<ComparisonRow>> {
                 .with_context(|| format!("{}: '{}' is not a count", at(), &record[i]))
         };
         let p_holm = number(14)?;
+        let empty_or = |i: usize| (!record[i].is_empty()).then_some(i);
         rows.push(ComparisonRow {
             stage: record[0].to_string(),
             task: record[1].to_string(),
@@ -135,6 +142,8 @@ fn read_comparison(path: &Path) -> Result<Vec<ComparisonRow>> {
             },
             wins_ties_losses: [whole(10)?, whole(11)?, whole(12)?],
             p_holm,
+            mde: empty_or(16).map(number).transpose()?,
+            queries_for_mde: empty_or(17).map(whole).transpose()?,
         });
     }
     Ok(rows)
@@ -319,7 +328,9 @@ fn stage_section(
                 " counted in the means (the rest have no relevant document, or were not captured)." }
             table {
                 tr { th { "metric" } th.n { "baseline" } th.n { "candidate" } th.n { "change" }
-                     th.n { "95% interval" } th.n { "won" } th.n { "tied" } th.n { "lost" } th.n { "p (Holm)" } th { "" } }
+                     th.n { "95% interval" } th.n { "won" } th.n { "tied" } th.n { "lost" } th.n { "p (Holm)" } th { "" }
+                     th.n title="The smallest change a paired t-test of these queries detects with 80% power" { "detectable" }
+                     @if let Some(effect) = summary.settings.mde { th.n { "queries for ±" (effect) } } }
                 @for r in &overall {
                     tr {
                         td { code { (r.metric) } }
@@ -332,6 +343,10 @@ fn stage_section(
                         td { @if r.p_holm < alpha {
                             @if r.change.delta < 0.0 { span.mark.fail { "* worse" } } @else { span.mark.pass { "* better" } }
                         } }
+                        td.n { @if let Some(mde) = r.mde { (format!("±{mde:.3}")) } }
+                        @if summary.settings.mde.is_some() {
+                            td.n { @if let Some(n) = r.queries_for_mde { (count(n)) } }
+                        }
                     }
                 }
             }

@@ -93,6 +93,7 @@ fn summarize(
             seed: settings.seed,
             alpha: plan.alpha,
             confidence: settings.confidence,
+            mde: plan.mde,
         },
         stages: paired.stages.iter().map(evidence::stage_sides).collect(),
         evidence_cutoff: paired.deepest().to_string(),

@@ -302,7 +302,7 @@ pub const STAGE_LOSS_PER_QUERY: [&str; 9] = [
 ];
 
 /// comparison.csv's columns.
-pub const COMPARISON: [&str; 16] = [
+pub const COMPARISON: [&str; 18] = [
     STAGE,
     TASK,
     LANGUAGE,
@@ -319,6 +319,8 @@ pub const COMPARISON: [&str; 16] = [
     "p_value",
     "p_holm",
     SPLIT,
+    "mde",
+    "queries_for_mde",
 ];
 
 /// per_query_delta.csv's columns before the three of each metric
@@ -766,10 +768,13 @@ pub struct CompareSettings {
     pub bootstrap: usize,
     /// Seed of both.
     pub seed: u64,
-    /// Significance level of the marks.
+    /// Significance level of the marks, and of the power figures.
     pub alpha: f64,
     /// Coverage of the intervals.
     pub confidence: f64,
+    /// `--mde`: the change comparison.csv's `queries_for_mde` is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mde: Option<f64>,
 }
 
 /// Both sides' latency and context size over one stage's paired queries.
