@@ -51,9 +51,14 @@ fn hand_computed_case() {
             "losses",
             "p_value",
             "p_holm",
-            "split"
+            "split",
+            "mde",
+            "queries_for_mde"
         ]
     );
+    // Without --mde, no queries to detect it; the power figures
+    // themselves are checked against statsmodels in python/tests.
+    assert!(table.column("queries_for_mde").iter().all(String::is_empty));
     let row = |task: &str, language: &str, metric: &str| {
         table.row(&[
             ("stage", "final"),
