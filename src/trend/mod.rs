@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use anyhow::{ensure, Result};
 
 use crate::base::schema::metric_columns;
+use crate::base::text::plural;
 pub use watch::Trended;
 use watch::WatchSettings;
 
@@ -87,8 +88,9 @@ impl fmt::Display for Warning {
         match self {
             Warning::Unwatched { revision, nights } => write!(
                 f,
-                "labels revision {revision} has {nights} night(s), none past its baseline: \
-                 nothing in it was tested (--baseline sets how many nights the baseline takes)"
+                "labels revision {revision} has {}, none past its baseline: nothing in it was \
+                 tested (--baseline sets how many nights the baseline takes)",
+                plural(*nights as u64, "night", "nights")
             ),
         }
     }

@@ -13,6 +13,7 @@ use crate::base::schema::{
     BASELINE_ROLE, LANGUAGE, RUN, SPLIT, STAGE, TASK, TREND, TREND_FILE, WATCHED_ROLE,
 };
 use crate::base::slices::ANY;
+use crate::base::text::plural;
 use crate::output::cells::number_text;
 use crate::output::openmetrics::{as_of_family, Family};
 use crate::output::staged::{self, stage, Staged};
@@ -227,13 +228,17 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
     let baseline = watched.baseline.iter().filter(|&&b| b).count();
     writeln!(
         out,
-        "{} nights from {} to {}; {} baseline, {} watched; {} labels revision(s)",
-        watched.nights.len(),
+        "{} from {} to {}; {} baseline, {} watched; {}",
+        plural(watched.nights.len() as u64, "night", "nights"),
         first.as_of,
         last.as_of,
         baseline,
         watched.nights.len() - baseline,
-        last.revision
+        plural(
+            u64::from(last.revision),
+            "labels revision",
+            "labels revisions"
+        ),
     )?;
     let alarms = alarms(trended);
     writeln!(out)?;
