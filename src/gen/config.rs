@@ -37,7 +37,7 @@ pub struct GenConfig {
 /// A series of nights: the answer key once, and each night's log in
 /// `night-01/`, `night-02/`, ... Each night one query in twenty draws
 /// its rankings afresh (an index that changes a little every night);
-/// the rest rank as the night before.
+/// the rest keep the rankings they always have.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nights {
     /// How many nights, at least 1.
