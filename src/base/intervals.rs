@@ -21,7 +21,7 @@ const SEED: u64 = 0;
 /// Coverage of every interval.
 const CONFIDENCE: f64 = 0.95;
 /// The standard normal quantile of 97.5%.
-const Z_975: f64 = 1.959_963_984_540_054;
+pub const Z_975: f64 = 1.959_963_984_540_054;
 
 /// How an interval was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

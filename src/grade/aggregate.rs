@@ -9,6 +9,7 @@ use anyhow::Result;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
+use crate::base::intervals::Z_975;
 use crate::base::numbers::{percentile, FiniteSum};
 use crate::base::ppi::{Calibrated, PpiSums};
 use crate::base::schema::Status;
@@ -38,6 +39,10 @@ pub struct Aggregate {
     /// How the set's answers split by their evidence.
     pub attribution: Attribution,
     metric_sums: Vec<f64>,
+    /// Per metric column, the running mean and sum of squared deviations
+    /// of the counted values (Welford's), for the spread of each mean: a
+    /// set of equal values has none, exactly.
+    metric_spreads: Vec<(f64, f64)>,
     judged_sums: Vec<f64>,
     latencies: Vec<f64>,
     context: FiniteSum,
@@ -61,6 +66,7 @@ impl Aggregate {
             leaks: 0,
             attribution: Attribution::default(),
             metric_sums: vec![0.0; settings.n_scores()],
+            metric_spreads: vec![(0.0, 0.0); settings.n_scores()],
             judged_sums: vec![0.0; settings.ks.len()],
             latencies: Vec::new(),
             context: FiniteSum::default(),
@@ -78,8 +84,15 @@ impl Aggregate {
         self.statuses[status_index(row.status)] += 1;
         if let (true, Some(scores)) = (settings.counts_in_means(row.status), &row.scores) {
             self.counted += 1;
-            for (sum, value) in self.metric_sums.iter_mut().zip(scores.iter()) {
+            let n = self.counted as f64;
+            for ((sum, (mean, squares)), &value) in (self.metric_sums.iter_mut())
+                .zip(self.metric_spreads.iter_mut())
+                .zip(scores.iter())
+            {
                 *sum += value;
+                let delta = value - *mean;
+                *mean += delta / n;
+                *squares += delta * (value - *mean);
             }
             for (sum, value) in self.judged_sums.iter_mut().zip(row.judged.iter().flatten()) {
                 *sum += value;
@@ -102,6 +115,19 @@ impl Aggregate {
     /// The mean of every metric column, or `None` when no query counts.
     pub fn means(&self) -> Option<Vec<f64>> {
         self.means_of(&self.metric_sums)
+    }
+
+    /// The half-width of each metric mean's 95% interval, `1.96 s / √n`
+    /// (s the sample standard deviation of the counted values), or `None`
+    /// with fewer than two counted queries: how precisely the set's
+    /// queries pin its means down.
+    pub fn half_widths(&self) -> Option<Vec<f64>> {
+        let n = self.counted as f64;
+        (self.counted >= 2).then(|| {
+            (self.metric_spreads.iter())
+                .map(|&(_, squares)| Z_975 * (squares / (n - 1.0) / n).sqrt())
+                .collect()
+        })
     }
 
     /// The mean `judged@k` at every cutoff, or `None` when no query counts.

@@ -68,6 +68,10 @@ pub fn write_aggregates(
             for i in 0..settings.ks.len() {
                 wtr.write_field(cell.text(judged.as_ref().map(|j| j[i])))?;
             }
+            let half_widths = agg.half_widths();
+            for i in 0..settings.n_scores() {
+                wtr.write_field(cell.text(half_widths.as_ref().map(|h| h[i])))?;
+            }
             if calibrated {
                 wtr.write_field(cell.text(agg.human_queries().map(|n| n as f64)))?;
                 for estimate in agg.calibrated() {

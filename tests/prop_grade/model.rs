@@ -521,6 +521,17 @@ fn aggregate_row(
             scored.iter().map(|r| r.judged[k].unwrap_or(0.0)),
         )));
     }
+    // The 95% interval's half-width, 1.96 s / √n, from the values' own
+    // two-pass variance.
+    for m in 0..metric_columns(&options.ks).len() {
+        let values: Vec<f64> = scored.iter().map(|r| r.metrics[m].unwrap_or(0.0)).collect();
+        let n = values.len() as f64;
+        cells.push(Cell::Number((values.len() >= 2).then(|| {
+            let mean = values.iter().sum::<f64>() / n;
+            let squares: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+            1.959_963_984_540_054 * (squares / (n - 1.0) / n).sqrt()
+        })));
+    }
     cells
 }
 

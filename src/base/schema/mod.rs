@@ -380,11 +380,20 @@ pub fn per_query_header(ks: &[Cutoff]) -> Vec<String> {
 /// aggregates.csv's header for cutoffs `ks`.
 pub fn aggregates_header(ks: &[Cutoff]) -> Vec<String> {
     let trailing = AGGREGATES_TRAILING.map(String::from);
+    let trailing = trailing.into_iter().chain(judged_columns(ks));
     header(
         &AGGREGATES_LEADING,
         ks,
-        trailing.into_iter().chain(judged_columns(ks)),
+        trailing.chain(half_width_columns(ks)),
     )
+}
+
+/// aggregates.csv's half-widths of the 95% intervals of its metric means,
+/// one per metric column, in the same order (`recall@10_half_width`).
+pub fn half_width_columns(ks: &[Cutoff]) -> Vec<String> {
+    (metric_columns(ks).iter())
+        .map(|m| format!("{m}_half_width"))
+        .collect()
 }
 
 /// The columns aggregates.csv gains, after all the others, when its
