@@ -75,8 +75,8 @@ mod tests {
         // 7.848879 × 16 + 1.920729 = 127.50: 128 queries.
         assert_eq!(n, 128);
         let mde = minimum_detectable_effect(0.2, 128, 0.05, POWER).unwrap();
-        // 2.801585 × 0.2 / √(128 − 1.920729) = 0.049906.
-        assert!((mde - 0.049_906).abs() < 1e-6, "{mde}");
+        // 2.801585 × 0.2 / √(128 − 1.920729) = 0.560317 / 11.228503 = 0.049901.
+        assert!((mde - 0.049_901).abs() < 1e-6, "{mde}");
         // The two agree: n queries detect the MDE at n.
         for n in [5, 30, 400] {
             let mde = minimum_detectable_effect(0.3, n, 0.05, POWER).unwrap();
