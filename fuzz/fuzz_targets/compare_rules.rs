@@ -45,6 +45,8 @@ fuzz_target!(|data: &[u8]| {
             bootstrap: 100,
             confidence: 0.95,
             seed: 1,
+            alpha: 0.05,
+            mde: None,
         },
         alpha: 0.05,
     };
