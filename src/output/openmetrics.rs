@@ -110,6 +110,20 @@ pub fn write(path: &Path, families: &[Family]) -> Result<()> {
     staged::commit(vec![staged::finish(out)?])
 }
 
+/// The labels of a (run, stage, grouping set), in aggregates.csv's names
+/// (`*` for any task, language or split).
+pub fn set_labels([run, stage, task, language, split]: [&str; 5]) -> Vec<(&'static str, String)> {
+    [
+        (RUN, run),
+        (STAGE, stage),
+        (TASK, task),
+        (LANGUAGE, language),
+        (SPLIT, split),
+    ]
+    .map(|(name, value)| (name, value.to_string()))
+    .to_vec()
+}
+
 /// The time a result stands for, as a family of one sample.
 pub fn as_of_family(name: &'static str, as_of: Timestamp) -> Family {
     let mut family = Family::new(
@@ -125,8 +139,7 @@ pub fn as_of_family(name: &'static str, as_of: Timestamp) -> Family {
 /// summary.json's counts.
 pub fn grading_families(graded: &Graded) -> Vec<Family> {
     let labels = &graded.labels;
-    let slice =
-        |id: Option<u32>| id.map_or(ANY.to_string(), |id| labels.slice_name(id).to_string());
+    let slice = |id: Option<u32>| id.map_or(ANY, |id| labels.slice_name(id));
     let metrics = metric_columns(&graded.settings.ks);
     let mut means = Family::new(
         "rgrade_mean",
@@ -138,13 +151,13 @@ pub fn grading_families(graded: &Graded) -> Vec<Family> {
     );
     for pair in &graded.pairs {
         for agg in &pair.aggregates {
-            let set = vec![
-                (RUN, pair.run.to_string()),
-                (STAGE, pair.stage.to_string()),
-                (TASK, slice(agg.task)),
-                (LANGUAGE, slice(agg.language)),
-                (SPLIT, slice(agg.split)),
-            ];
+            let set = set_labels([
+                &pair.run,
+                &pair.stage,
+                slice(agg.task),
+                slice(agg.language),
+                slice(agg.split),
+            ]);
             let agg_means = agg.means();
             for (i, metric) in metrics.iter().enumerate() {
                 let mut labels = set.clone();

@@ -10,12 +10,12 @@ use anyhow::Result;
 use super::watch::{SeriesNight, SetKey, Trended, Watched};
 use crate::base::schema::{
     Alarm, OutputFile, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE,
-    BASELINE_ROLE, LANGUAGE, RUN, SPLIT, STAGE, TASK, TREND, TREND_FILE, WATCHED_ROLE,
+    BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
 };
 use crate::base::slices::ANY;
 use crate::base::text::plural;
 use crate::output::cells::number_text;
-use crate::output::openmetrics::{as_of_family, Family};
+use crate::output::openmetrics::{as_of_family, set_labels, Family};
 use crate::output::staged::{self, stage, Staged};
 
 /// A grouping set's names: run, stage, task, language, split (`*` for any).
@@ -171,16 +171,8 @@ pub fn openmetrics_families(trended: &Trended) -> Vec<Family> {
         "1 when a watched series alarmed on any night, else 0.",
     );
     for (row, ever) in last.into_iter().flatten() {
-        let [run, stage, task, language, split] =
-            set_names(watched, watched.sets[row.set as usize]);
-        let labels = vec![
-            (RUN, run.to_string()),
-            (STAGE, stage.to_string()),
-            (TASK, task.to_string()),
-            (LANGUAGE, language.to_string()),
-            (SPLIT, split.to_string()),
-            ("metric", trended.settings.metrics[row.metric].clone()),
-        ];
+        let mut labels = set_labels(set_names(watched, watched.sets[row.set as usize]));
+        labels.push(("metric", trended.settings.metrics[row.metric].clone()));
         means.add(labels.clone(), Some(row.interval.mean));
         evidence.add(labels.clone(), row.tested.map(|t| t.evidence));
         alarmed.add(labels, row.tested.map(|_| f64::from(u8::from(ever))));

@@ -254,28 +254,21 @@ pub fn watch(nights: Vec<Night>, settings: &WatchSettings) -> Result<Watched> {
             watch.night_rows(index, &rows, &values, None);
             if in_revision == settings.baseline_nights {
                 watch.end_baseline();
-                watches[night.revision as usize - 1] = watch.revision;
             }
         } else {
-            let margins = watch.test(&rows, &values);
-            watch.night_rows(index, &rows, &values, Some(margins));
+            // A revision has a family once a night past its baseline is
+            // watched.
+            watches[night.revision as usize - 1] = watch.revision;
+            let tested = watch.test(&rows, &values);
+            watch.night_rows(index, &rows, &values, Some(tested));
         }
     }
     let Watch {
-        names, sets, rows, ..
+        names,
+        sets,
+        mut rows,
+        ..
     } = watch;
-    // Revisions never watched past their baseline have no family.
-    for (r, slot) in watches.iter_mut().enumerate() {
-        let watched_past = nights
-            .iter()
-            .filter(|n| n.revision as usize == r + 1)
-            .count()
-            > settings.baseline_nights;
-        if !watched_past {
-            *slot = None;
-        }
-    }
-    let mut rows = rows;
     let order = set_order(&sets, &names);
     rows.sort_by_key(|row| (row.night, order[row.set as usize], row.metric));
     Ok(Watched {
