@@ -39,9 +39,9 @@ pub enum Command {
     /// Both must have been graded with the same labels and cutoffs. Exit
     /// status 1 when an acceptance rule fails.
     Compare(CompareArgs),
-    /// Draw the report page of a grade, compare or agree output directory again.
+    /// Draw the report page of a grade, compare, agree or trend output directory again.
     ///
-    /// `grade -o DIR` and `compare -o DIR` write DIR/report.html themselves;
+    /// `grade`, `compare`, `agree` and `trend` write DIR/report.html themselves;
     /// this draws it again, from the complete set of files DIR holds (say,
     /// after an upgrade).
     Report(ReportArgs),
@@ -274,7 +274,7 @@ pub struct MergeArgs {
 /// Options of `rgrade report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A complete `grade --out` or `compare --out` directory.
+    /// A complete `grade`, `compare`, `agree` or `trend` output directory.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 

@@ -654,6 +654,56 @@ fn page_requests(netlog: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A short series with a drop planted in its last nights, graded night by
+/// night and trended (as docs/trend.md shows); the trend page's path.
+fn trend_series(wd: &Workdir) -> PathBuf {
+    wd.rgrade(&[
+        "gen",
+        "--queries",
+        "1500",
+        "--nights",
+        "5",
+        "--drop-from",
+        "4",
+        "--drop-task",
+        "billing",
+        "--drop-rate",
+        "0.5",
+        "-o",
+        "series",
+    ])
+    .expect_code(0);
+    let nights: Vec<String> = (1..=5).map(|n| format!("nights/{n:02}")).collect();
+    for (n, night) in nights.iter().enumerate() {
+        let (as_of, logs) = (
+            format!("2026-11-{:02}", n + 1),
+            format!("series/night-{:02}", n + 1),
+        );
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            "series/labels.jsonl",
+            "-k",
+            "10",
+            "-q",
+            "--as-of",
+            &as_of,
+            "-o",
+            night,
+            &logs,
+        ])
+        .expect_code(0);
+    }
+    let mut trend = vec!["trend", "--baseline", "3", "-o", "trend"];
+    trend.extend(nights.iter().map(String::as_str));
+    wd.rgrade(&trend).expect_code(1);
+    let page = wd.path("trend/report.html");
+    assert!(wd
+        .read_text("trend/report.html")
+        .contains("rgrade trend report"));
+    page
+}
+
 #[test]
 fn every_sample_report_opens_in_a_browser_quietly_and_offline() {
     let Some(chromium) = chromium() else { return };
@@ -714,6 +764,7 @@ fn every_sample_report_opens_in_a_browser_quietly_and_offline() {
         "grade-calibrated".to_string(),
         wd.path("calibrated/report.html"),
     ));
+    pages.push(("trend".to_string(), trend_series(&wd)));
     for (name, page) in pages {
         let shot = shots.join(format!("{name}.png"));
         let seen = visit(

@@ -6,7 +6,7 @@
 //! the refusals (no time, one time twice, other labels, a baseline of one
 //! night, an unknown metric).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::util::{Table, Workdir};
 
@@ -112,6 +112,20 @@ fn a_planted_drop_alarms_in_its_task_and_nowhere_before_it() {
         .filter(|n| n["baseline"] == true)
         .count();
     assert_eq!(baseline, 7);
+
+    // The page: every alarm marked twice (in its own panel among the
+    // alarmed series, and among every series), every series drawn.
+    let page = wd.read_text("trend/report.html");
+    assert!(page.contains(&format!("{} alarms on", alarms.len())));
+    let triangles = page.matches("fill=\"#D55E00\" points=").count();
+    assert_eq!(triangles, 2 * alarms.len());
+    let series = summary["revisions"][0]["series"].as_u64().unwrap() as usize;
+    let lines = page.matches("stroke=\"#0072B2\" stroke-width=\"2\" points=");
+    assert_eq!(lines.count(), series + alarms.len());
+    // `rgrade report` draws the same page again from the files.
+    wd.rgrade(&["report", "trend", "-o", "again.html"])
+        .expect_code(0);
+    assert_eq!(wd.read_text("again.html"), page);
 }
 
 #[test]
@@ -125,6 +139,9 @@ fn a_stable_series_raises_no_alarm() {
         wd.read_json("trend/alarms.json")["alarms"],
         serde_json::json!([])
     );
+    let page = wd.read_text("trend/report.html");
+    assert!(page.contains("No alarm"));
+    assert!(!page.contains("fill=\"#D55E00\""), "nothing marked");
 }
 
 /// Per night, per query: recall@10 of (bm25-v3, final) queries of `task`
@@ -363,6 +380,19 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
     assert_eq!(baseline, want);
     let table: Table = wd.read_csv("revised/trend.csv");
     assert!(table.column("revision").iter().any(|r| r == "2"));
+    // The page marks the change of labels in every panel, and breaks
+    // each series there.
+    let page = wd.read_text("revised/report.html");
+    let columns = [
+        "run", "stage", "task", "language", "split", "metric", "revision",
+    ];
+    let of_revision: HashSet<[String; 7]> = (table.records().iter())
+        .map(|r| columns.map(|c| r[c].clone()))
+        .collect();
+    let series: HashSet<&[String]> = of_revision.iter().map(|s| &s[..6]).collect();
+    assert_eq!(page.matches("stroke=\"#CC79A7\"").count(), series.len());
+    let lines = page.matches("stroke=\"#0072B2\" stroke-width=\"2\" points=");
+    assert_eq!(lines.count(), of_revision.len());
     // A night that records no time.
     let summary_path = format!("{}/summary.json", first[1]);
     let mut timeless = wd.read_json(&summary_path);

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::base::schema::{
-    AgreementSummary, ComparisonSummary, OutputFile, PartialSummary, Summary,
+    AgreementSummary, ComparisonSummary, OutputFile, PartialSummary, Summary, TrendSummary,
 };
 
 /// Read the summary.json at `summary` and check every output it lists in
@@ -65,6 +65,16 @@ pub fn read_comparison(path: &Path) -> Result<ComparisonSummary> {
 pub fn read_agreement(path: &Path) -> Result<AgreementSummary> {
     let what = "an agreement.json written by rgrade";
     read_marker(path, what, |s: &AgreementSummary| &s.outputs)
+}
+
+/// Read the alarms.json at `path` and check every file it lists.
+///
+/// # Errors
+/// alarms.json unreadable or not rgrade's, or a listed file missing,
+/// unreadable or changed: each message names the file.
+pub fn read_trend(path: &Path) -> Result<TrendSummary> {
+    let what = "an alarms.json written by rgrade trend";
+    read_marker(path, what, |s: &TrendSummary| &s.outputs)
 }
 
 /// Read the file at `path` that marks a set of outputs complete (`what` it

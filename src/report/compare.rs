@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use maud::{html, Markup};
 
 use super::charts::{self, Change, ForestRow};
-use super::page::{self, cell, count, ids};
+use super::page::{self, cell, count, ids, slice_name};
 use super::sources::Sources;
 use crate::base::schema::{
     ComparisonSummary, SideFigures, COMPARISON, COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE,
@@ -221,20 +221,6 @@ fn verdict(gate: Option<&Gate>) -> Markup {
     }
 }
 
-/// A slice of comparison.csv as the page names it.
-fn slice_name(row: &ComparisonRow) -> String {
-    let within = match (row.task.as_str(), row.language.as_str()) {
-        (ANY, ANY) => "all".to_string(),
-        (task, ANY) => task.to_string(),
-        (ANY, language) => language.to_string(),
-        (task, language) => format!("{task} × {language}"),
-    };
-    match row.split.as_str() {
-        ANY => within,
-        split => format!("split {split}: {within}"),
-    }
-}
-
 impl ComparisonRow {
     /// The grouping set: split, task and language.
     fn slice(&self) -> (&str, &str, &str) {
@@ -284,7 +270,11 @@ fn stage_section(
                     .find(|r| r.slice() == slice && &r.metric == metric)
             };
             let label = of_slice(metrics[0]).map_or_else(String::new, |r| {
-                format!("{} ({})", slice_name(r), r.queries)
+                format!(
+                    "{} ({})",
+                    slice_name(&r.task, &r.language, &r.split),
+                    r.queries
+                )
             });
             ForestRow {
                 label,

@@ -13,9 +13,11 @@
 //! - [`charts`] draws the figures (plotters, SVG);
 //! - [`page`] is the frame every page shares (maud, inline CSS);
 //! - [`sources`] says where the output files a page reads are;
+//! - [`small_multiples`] draws a series across nights per panel;
 //! - [`grade`] lays out the grade page ([`calibration`] its means
 //!   calibrated against a human key), [`compare`] the compare page,
-//!   [`agree`] the page of two answer keys' agreement.
+//!   [`agree`] the page of two answer keys' agreement, [`trend`] the page
+//!   of a series of nights.
 //!
 //! The page is self-contained: inline CSS and SVG, no script, and a
 //! Content-Security-Policy that forbids every request.
@@ -28,7 +30,9 @@ pub mod compare;
 pub mod grade;
 pub mod page;
 pub mod per_query;
+pub mod small_multiples;
 pub mod sources;
+pub mod trend;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -37,8 +41,9 @@ use anyhow::{bail, ensure, Context, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::schema::{
-    OutputFile, AGREEMENT_SUMMARY_FILE, AGREE_FILES, COMPARE_FILES, COMPARISON_SUMMARY_FILE,
-    GRADE_FILES, LOCK_FILE, PARTIAL_SUMMARY_FILE, PER_QUERY_FILE, REPORT_FILE, SUMMARY_FILE,
+    OutputFile, AGREEMENT_SUMMARY_FILE, AGREE_FILES, ALARMS_FILE, COMPARE_FILES,
+    COMPARISON_SUMMARY_FILE, GRADE_FILES, LOCK_FILE, PARTIAL_SUMMARY_FILE, PER_QUERY_FILE,
+    REPORT_FILE, SUMMARY_FILE, TREND_FILES,
 };
 use crate::output::staged::{self, stage, Staged};
 use crate::output::{complete, OutputDir};
@@ -55,13 +60,13 @@ pub fn stage_page(dir: &Path, name: &str, html: &str) -> Result<Staged> {
     staged::finish(out)
 }
 
-/// Draw the page of the complete grade or compare output directory `dir`
-/// again, into `out` (default: report.html in `dir`), and say where it
-/// went.
+/// Draw the page of the complete grade, compare, agree or trend output
+/// directory `dir` again, into `out` (default: report.html in `dir`), and
+/// say where it went.
 ///
 /// # Errors
-/// `dir` holds no complete result (no summary.json or comparison.json, or
-/// a file that does not match it), a file cannot be read, or the page
+/// `dir` holds no complete result (no summary.json, comparison.json,
+/// agreement.json or alarms.json, or a file that does not match it), a file cannot be read, or the page
 /// cannot be written.
 pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf, Error> {
     Ok(draw_page(dir, out).of_kind(ErrorKind::Output)?)
@@ -85,6 +90,7 @@ fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
     // page is no per_query.csv, and another result's page shows another
     // grading.
     let result_file = (GRADE_FILES.iter().chain(&COMPARE_FILES).chain(&AGREE_FILES))
+        .chain(&TREND_FILES)
         .chain(&[LOCK_FILE])
         .any(|&file| file == name && file != REPORT_FILE);
     if result_file {
@@ -100,6 +106,7 @@ fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
         SUMMARY_FILE,
         COMPARISON_SUMMARY_FILE,
         AGREEMENT_SUMMARY_FILE,
+        ALARMS_FILE,
         PARTIAL_SUMMARY_FILE,
         LOCK_FILE,
     ]
@@ -145,8 +152,18 @@ struct Drawn {
     outputs: Vec<OutputFile>,
 }
 
-/// Draw the page of the complete grade, compare or agree output `dir`.
+/// Draw the page of the complete grade, compare, agree or trend output
+/// `dir`.
 fn draw(dir: &Path) -> Result<Drawn> {
+    if dir.join(ALARMS_FILE).exists() {
+        let summary = complete::read_trend(&dir.join(ALARMS_FILE))?;
+        let html = trend::page(&summary, &Sources::listed(dir, &summary.outputs))?;
+        return Ok(Drawn {
+            html,
+            marker: ALARMS_FILE,
+            outputs: summary.outputs,
+        });
+    }
     if dir.join(AGREEMENT_SUMMARY_FILE).exists() {
         let summary = complete::read_agreement(&dir.join(AGREEMENT_SUMMARY_FILE))?;
         let html = agree::page(&summary, &Sources::listed(dir, &summary.outputs))?;
@@ -182,9 +199,9 @@ fn draw(dir: &Path) -> Result<Drawn> {
         });
     }
     bail!(
-        "{}: no {SUMMARY_FILE}, {COMPARISON_SUMMARY_FILE} or {AGREEMENT_SUMMARY_FILE}: not a \
-         complete grade, compare or agree output (a run that failed, was killed or is still \
-         writing leaves none)",
+        "{}: no {SUMMARY_FILE}, {COMPARISON_SUMMARY_FILE}, {AGREEMENT_SUMMARY_FILE} or \
+         {ALARMS_FILE}: not a complete grade, compare, agree or trend output (a run that failed, \
+         was killed or is still writing leaves none)",
         dir.display()
     )
 }
@@ -197,6 +214,8 @@ fn marker_outputs(dir: &Path, marker: &str) -> Result<Vec<OutputFile>> {
         complete::read_comparison(&path)?.outputs
     } else if marker == AGREEMENT_SUMMARY_FILE {
         complete::read_agreement(&path)?.outputs
+    } else if marker == ALARMS_FILE {
+        complete::read_trend(&path)?.outputs
     } else {
         complete::read_summary(&path)?.outputs
     })

@@ -6,6 +6,7 @@
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::base::schema::ReviewersSummary;
+use crate::base::slices::ANY;
 
 /// The stylesheet, inlined into every page.
 const STYLE: &str = include_str!("style.css");
@@ -56,6 +57,21 @@ pub fn pair_name(run: &str, stage: &str) -> String {
     match run {
         "" => format!("stage {stage}"),
         _ => format!("{run} · {stage}"),
+    }
+}
+
+/// A grouping set as the pages name it: `all`, a task or a language
+/// alone, `task × language`, each within its split when it has one.
+pub fn slice_name(task: &str, language: &str, split: &str) -> String {
+    let within = match (task, language) {
+        (ANY, ANY) => "all".to_string(),
+        (task, ANY) => task.to_string(),
+        (ANY, language) => language.to_string(),
+        (task, language) => format!("{task} × {language}"),
+    };
+    match split {
+        ANY => within,
+        split => format!("split {split}: {within}"),
     }
 }
 

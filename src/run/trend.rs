@@ -1,14 +1,16 @@
 //! `rgrade trend` (docs/trend.md), driven: the output directory is
 //! claimed, the nights are watched ([`crate::trend`]), and trend.csv and
-//! alarms.json are written as one complete set.
+//! alarms.json are written as one complete set with the page.
 
 use std::path::Path;
 
 use anyhow::Result;
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
+use crate::base::schema::REPORT_FILE;
 use crate::io::workers;
 use crate::output::{openmetrics, OutputDir, ResultKind};
+use crate::report::{self, Sources};
 use crate::trend::{output, trend, Plan, Trended, Warning};
 
 /// Watch the nights `plan` names, writing the outputs if it names a
@@ -36,12 +38,14 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Trende
     Ok(trended)
 }
 
-/// Write trend.csv, then alarms.json listing it, into `dir`, which `held`
-/// claims.
+/// Write trend.csv and the page drawn from it, then alarms.json listing
+/// trend.csv, into `dir`, which `held` claims.
 fn write(dir: &Path, held: OutputDir, plan: &Plan, trended: &Trended) -> Result<()> {
     let mut files = vec![output::write_trend(dir, trended)?];
     let listed = files.iter().map(|f| f.listed().clone()).collect();
     let summary = output::summarize(trended, &plan.command, listed);
+    let page = report::trend::page(&summary, &Sources::staged(&files))?;
+    files.push(report::stage_page(dir, REPORT_FILE, &page)?);
     files.push(output::write_alarms(dir, &summary)?);
     held.commit(files)
 }
