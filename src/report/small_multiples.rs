@@ -251,6 +251,31 @@ mod tests {
     }
 
     #[test]
+    fn a_title_stays_text_and_an_alarm_is_marked_once() {
+        let panel = Panel {
+            title: "<script>alert(1)</script>".into(),
+            nights: vec![at(0.7, 0.05), at(0.7, 0.05), None, at(0.5, 0.05)],
+            alarm: Some(3),
+        };
+        let nights = Nights {
+            baseline: vec![true, true, false, false],
+            revision: vec![1, 1, 1, 2],
+        };
+        let svg = small_multiples(&[panel], &nights, 5).unwrap();
+        assert!(!svg.contains("<script"), "{svg}");
+        assert!(svg.contains("&lt;script&gt;"), "{svg}");
+        assert_eq!(svg.matches("fill=\"#D55E00\" points=").count(), 1);
+        assert_eq!(svg.matches("stroke=\"#CC79A7\"").count(), 1);
+        // Two spans of values (nights 1–2, and night 4 alone after the
+        // change of labels): two lines, the lone night with a dot.
+        assert_eq!(
+            svg.matches("stroke=\"#0072B2\" stroke-width=\"2\"").count(),
+            2
+        );
+        assert_eq!(svg.matches("<circle").count(), 1);
+    }
+
+    #[test]
     fn titles_are_cut_to_their_panel() {
         assert_eq!(cut("billing · en", 20), "billing · en");
         assert_eq!(cut("abcdefghij", 5), "abcd…");
