@@ -2,9 +2,11 @@
 //! writes and `rgrade grade --as-of` grades: a drop planted in one task
 //! raises alarms there and nowhere else, a stable series raises none; one
 //! series' evidence equals the betting recursion computed here from the
-//! nights' per_query.csv; each night's means equal grade's aggregates; and
-//! the refusals (no time, one time twice, other labels, a baseline of one
-//! night, an unknown metric).
+//! nights' per_query.csv; each night's means equal grade's aggregates; the
+//! refusals (no time, one time twice, other labels, a baseline of one
+//! night, an unknown metric); and the page, which marks every alarm (a
+//! series may alarm once in each labels revision) and every change of
+//! labels, and draws again the same.
 
 use std::collections::{HashMap, HashSet};
 
@@ -399,4 +401,72 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
     timeless.as_object_mut().unwrap().remove("as_of");
     wd.write(&summary_path, serde_json::to_vec_pretty(&timeless).unwrap());
     refused(&[], first, &["records no as_of", "--as-of"]);
+}
+
+#[test]
+fn a_series_may_alarm_once_in_each_labels_revision() {
+    let wd = Workdir::new("trend_two_revisions");
+    wd.rgrade(&[
+        "gen",
+        "--queries",
+        "1500",
+        "--nights",
+        "5",
+        "--drop-from",
+        "4",
+        "--drop-task",
+        "billing",
+        "--drop-rate",
+        "0.5",
+        "-o",
+        "data",
+    ])
+    .expect_code(0);
+    let labels = wd.read_text("data/labels.jsonl");
+    let fewer: String = labels.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    wd.write("data/labels-2.jsonl", fewer);
+    // The five nights graded with the labels, then again, five days
+    // later, with the labels revised: each revision sees the drop after
+    // its own baseline.
+    let mut nights = Vec::new();
+    for (revision, labels) in [(0, "data/labels.jsonl"), (1, "data/labels-2.jsonl")] {
+        for n in 1..=5 {
+            let out = format!("graded/{revision}-{n}");
+            let as_of = format!("2026-11-{:02}", n + 5 * revision);
+            let night = format!("data/night-{n:02}");
+            wd.rgrade(&[
+                "grade", "--labels", labels, "-k", "10", "--as-of", &as_of, "-q", "-o", &out,
+                &night,
+            ])
+            .expect_code(0);
+            nights.push(out);
+        }
+    }
+    let args = ["--allow-label-changes", "--baseline", "3", "-o", "trend"];
+    trend(&wd, &nights, &args).expect_code(1);
+    let alarms = wd.read_json("trend/alarms.json")["alarms"].clone();
+    let night_of = |a: &serde_json::Value| a["night"].as_str().unwrap().to_string();
+    let of_series = |night: &str| {
+        (alarms.as_array().unwrap().iter())
+            .filter(|a| {
+                a["stage"] == "final"
+                    && a["task"] == "billing"
+                    && a["language"] == "*"
+                    && a["metric"] == "recall@10"
+            })
+            .filter(|a| night_of(a) == night)
+            .count()
+    };
+    assert_eq!(of_series("graded/0-5"), 1, "{alarms}");
+    assert_eq!(of_series("graded/1-5"), 1, "{alarms}");
+    // The page marks both, and draws again the same.
+    let page = wd.read_text("trend/report.html");
+    let total = alarms.as_array().unwrap().len();
+    assert!(
+        page.contains(&format!("{total} alarms on 2 nights")),
+        "{total}"
+    );
+    wd.rgrade(&["report", "trend", "-o", "again.html"])
+        .expect_code(0);
+    assert_eq!(wd.read_text("again.html"), page);
 }

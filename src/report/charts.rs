@@ -31,9 +31,9 @@ pub const PURPLE: RGBColor = RGBColor(204, 121, 167);
 /// Okabe–Ito sky blue.
 pub const SKY: RGBColor = RGBColor(86, 180, 233);
 /// Text and axes.
-pub const INK: RGBColor = RGBColor(34, 34, 34);
+pub(super) const INK: RGBColor = RGBColor(34, 34, 34);
 /// Grid lines and reference lines.
-pub const GRID: RGBColor = RGBColor(210, 210, 210);
+pub(super) const GRID: RGBColor = RGBColor(210, 210, 210);
 
 /// The six metric series of a cutoff, one colour each.
 pub const SERIES: [RGBColor; 6] = [BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY];
@@ -56,7 +56,7 @@ pub fn figure(svg: String, caption: &str) -> Markup {
 }
 
 /// Draw on a `WIDTH` × `height` canvas and return the SVG text.
-pub fn draw(
+pub(super) fn draw(
     height: u32,
     paint: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
 ) -> Result<String> {
@@ -129,7 +129,7 @@ fn segments(n: usize) -> SegmentedCoord<RangedCoordi32> {
 }
 
 /// plotters' errors (which its string backend does not raise) as ours.
-pub fn plot_error(err: impl std::fmt::Display) -> anyhow::Error {
+pub(super) fn plot_error(err: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing a report figure: {err}")
 }
 
@@ -147,7 +147,7 @@ pub fn three(value: f64) -> String {
     format!("{value:.3}")
 }
 
-pub fn font(size: u32) -> TextStyle<'static> {
+pub(super) fn font(size: u32) -> TextStyle<'static> {
     (FONT, size).into_font().color(&INK)
 }
 

@@ -15,12 +15,22 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::charts::{draw, font, plot_error, BLUE, GRID, INK, PURPLE, SKY, VERMILLION, WIDTH};
-use crate::base::intervals::MeanInterval;
 
 /// Each panel's height in SVG pixels.
 const PANEL_HEIGHT: u32 = 150;
 /// The narrowest vertical scale: a flat series still shows its band.
 const MIN_SPAN: f64 = 0.02;
+
+/// A mean and its 95% interval on one night.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    /// The mean.
+    pub mean: f64,
+    /// The interval's lower end.
+    pub low: f64,
+    /// The interval's upper end.
+    pub high: f64,
+}
 
 /// One series across the nights: a panel.
 pub struct Panel {
@@ -28,9 +38,9 @@ pub struct Panel {
     pub title: String,
     /// Its mean and interval on each night (`None`: no query counted, or
     /// the series is not in that night's grading).
-    pub nights: Vec<Option<MeanInterval>>,
-    /// The night (from 0) it alarmed on, if it did.
-    pub alarm: Option<usize>,
+    pub nights: Vec<Option<Band>>,
+    /// The nights (from 0) it alarmed on: one at most per labels revision.
+    pub alarms: Vec<usize>,
 }
 
 /// What every panel shares: which nights are a baseline, and each night's
@@ -67,10 +77,10 @@ fn draw_panel(
 ) -> Result<()> {
     let (low, high) = scale(panel);
     let count = nights.revision.len();
-    let title_colour = if panel.alarm.is_some() {
-        VERMILLION
-    } else {
+    let title_colour = if panel.alarms.is_empty() {
         INK
+    } else {
+        VERMILLION
     };
     let mut chart = ChartBuilder::on(area)
         .margin(4)
@@ -86,9 +96,10 @@ fn draw_panel(
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_labels(5)
+        .x_labels(6)
         .y_labels(3)
-        .x_label_formatter(&|x| format!("{x:.0}"))
+        .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
+        .x_label_formatter(&|&x| night_label(x, count))
         .y_label_formatter(&|y| format!("{y:.2}"))
         .label_style(font(10))
         .axis_style(GRID)
@@ -124,7 +135,7 @@ fn draw_panel(
             && panel.nights[i].is_some() == panel.nights[j].is_some()
     });
     for span in spans.iter().filter(|s| panel.nights[s.start].is_some()) {
-        let points: Vec<(f64, MeanInterval)> = (span.clone())
+        let points: Vec<(f64, Band)> = (span.clone())
             .filter_map(|i| panel.nights[i].map(|v| (i as f64 + 1.0, v)))
             .collect();
         let band = (points.iter().map(|(x, v)| (*x, v.low)))
@@ -145,18 +156,26 @@ fn draw_panel(
                 .map_err(plot_error)?;
         }
     }
-    if let Some(night) = panel.alarm {
-        if let Some(value) = panel.nights.get(night).copied().flatten() {
-            chart
-                .draw_series([TriangleMarker::new(
-                    (night as f64 + 1.0, value.mean),
-                    6,
-                    VERMILLION.filled(),
-                )])
-                .map_err(plot_error)?;
-        }
-    }
+    chart
+        .draw_series((panel.alarms.iter()).filter_map(|&night| {
+            let value = panel.nights.get(night).copied().flatten()?;
+            let at = (night as f64 + 1.0, value.mean);
+            Some(TriangleMarker::new(at, 6, VERMILLION.filled()))
+        }))
+        .map_err(plot_error)?;
     Ok(())
+}
+
+/// The x axis' label at `x`: the night's number (from 1) where a night
+/// stands, nothing between two nights (plotters puts its ticks at round
+/// numbers, halves among them when there are one or two nights).
+fn night_label(x: f64, count: usize) -> String {
+    let night = x.round();
+    if (x - night).abs() < 1e-6 && night >= 1.0 && night <= count as f64 {
+        format!("{night:.0}")
+    } else {
+        String::new()
+    }
 }
 
 /// The vertical scale of `panel`: its band's reach, widened by a fifth
@@ -206,15 +225,12 @@ fn cut(text: &str, chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::intervals::Method;
 
-    fn at(mean: f64, half: f64) -> Option<MeanInterval> {
-        Some(MeanInterval {
+    fn at(mean: f64, half: f64) -> Option<Band> {
+        Some(Band {
             mean,
             low: mean - half,
             high: mean + half,
-            n: 10,
-            method: Method::Normal,
         })
     }
 
@@ -223,7 +239,7 @@ mod tests {
         let panel = |nights| Panel {
             title: String::new(),
             nights,
-            alarm: None,
+            alarms: vec![],
         };
         let (low, high) = scale(&panel(vec![at(0.5, 0.1), None, at(0.6, 0.1)]));
         assert!(
@@ -255,7 +271,7 @@ mod tests {
         let panel = Panel {
             title: "<script>alert(1)</script>".into(),
             nights: vec![at(0.7, 0.05), at(0.7, 0.05), None, at(0.5, 0.05)],
-            alarm: Some(3),
+            alarms: vec![3],
         };
         let nights = Nights {
             baseline: vec![true, true, false, false],
@@ -273,6 +289,35 @@ mod tests {
             2
         );
         assert_eq!(svg.matches("<circle").count(), 1);
+    }
+
+    #[test]
+    fn the_axis_names_whole_nights_only() {
+        assert_eq!(night_label(1.0000000001, 1), "1");
+        assert_eq!(night_label(1.5, 2), "");
+        assert_eq!(night_label(0.0, 2), "");
+        assert_eq!(night_label(3.0, 2), "");
+        // Drawn, one night is named once and two nights twice, nothing else.
+        for count in [1, 2] {
+            let panel = Panel {
+                title: "t".into(),
+                nights: vec![at(0.5, 0.1); count],
+                alarms: vec![],
+            };
+            let nights = Nights {
+                baseline: vec![true; count],
+                revision: vec![1; count],
+            };
+            let svg = small_multiples(&[panel], &nights, 1).unwrap();
+            let mut labels: Vec<&str> = (svg.split("<text").skip(1))
+                .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.contains('.') && *l != "t")
+                .collect();
+            labels.sort_unstable();
+            let want: Vec<String> = (1..=count).map(|n| n.to_string()).collect();
+            assert_eq!(labels, want, "{count} nights");
+        }
     }
 
     #[test]

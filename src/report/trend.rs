@@ -2,13 +2,14 @@
 //! revisions, then every series as small multiples
 //! ([`super::small_multiples`]), one figure per (run, stage, metric) with
 //! a panel per grouping set. Drawn from alarms.json and trend.csv alone,
-//! so `rgrade report DIR` draws the same bytes again.
+//! so `rgrade report DIR` draws the same bytes again; the two are checked
+//! against each other, so a page never shows an alarm one of them lacks.
 //!
 //! However many series and nights, the page stays bounded: the panels
 //! drawn share a budget of night-points, and the lists are cut, each cut
 //! saying where the rest is.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::{bail, ensure, Context, Result};
@@ -16,28 +17,32 @@ use maud::{html, Markup};
 
 use super::charts;
 use super::page::{self, count, pair_name, slice_name};
-use super::small_multiples::{small_multiples, Nights, Panel};
+use super::small_multiples::{small_multiples, Band, Nights, Panel};
 use super::sources::Sources;
-use crate::base::intervals::{MeanInterval, Method};
-use crate::base::schema::{Alarm, TrendSummary, TREND, TREND_FILE};
+use crate::base::schema::{Alarm, TrendSummary, BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE};
+use crate::base::text::plural;
 use crate::output::cells::read_number;
 
 /// Alarms listed in the table; alarms.json holds them all.
 const ALARMS_LISTED: usize = 40;
-/// Alarmed series drawn above the table.
+/// Alarmed series drawn above the table, at most.
 const ALARMED_DRAWN: usize = 24;
-/// Panels drawn of every series at most (and of the alarmed ones,
-/// besides).
+/// Panels of every series drawn, at most.
 const PANELS_DRAWN: usize = 360;
-/// Night-points (panels × nights) drawn of every series at most: a long
-/// history draws fewer panels, so the page stays under a few MB.
+/// Night-points (panels × nights) drawn of every series, and of the
+/// alarmed series apart, at most, down to one panel each: a longer
+/// history draws fewer panels, so the page stays under a few MB up to
+/// 30,000 nights.
 const NIGHT_POINTS: usize = 30_000;
-/// Nights listed; the table keeps the latest.
-const NIGHTS_LISTED: usize = 60;
+/// Nights, and labels revisions, listed; the tables keep the latest.
+const LISTED: usize = 60;
 /// Panels in a row.
 const COLUMNS: usize = 5;
 /// Panels in a row of the alarmed series, whose titles are longer.
 const ALARMED_COLUMNS: usize = 3;
+/// How far a written interval may miss its mean (the two are computed
+/// apart, each rounded).
+const ROUNDING: f64 = 1e-9;
 
 /// The page of the trend whose alarms.json is `summary` and whose other
 /// files `sources` finds.
@@ -46,40 +51,44 @@ const ALARMED_COLUMNS: usize = 3;
 /// trend.csv cannot be read, or is not what `rgrade trend` writes beside
 /// this alarms.json.
 pub fn page(summary: &TrendSummary, sources: &Sources) -> Result<String> {
-    let series = read_series(sources.require(TREND_FILE)?, summary)?;
-    // A panel's size grows with the nights: every series together, and
-    // the alarmed ones apart, draw at most `NIGHT_POINTS` night-points.
-    let budget = PANELS_DRAWN
-        .min(NIGHT_POINTS / summary.nights.len().max(1))
-        .max(1);
-    let nights = Nights {
-        baseline: summary.nights.iter().map(|n| n.baseline).collect(),
-        revision: summary.nights.iter().map(|n| n.revision).collect(),
-    };
     let (first, last) = match (summary.nights.first(), summary.nights.last()) {
         (Some(first), Some(last)) => (first, last),
         _ => bail!("alarms.json lists no night: not written by rgrade trend"),
     };
+    let table = SeriesTable::read(sources.require(TREND_FILE)?, summary)?;
+    let budget = PANELS_DRAWN.min(NIGHT_POINTS / summary.nights.len()).max(1);
+    let nights = Nights {
+        baseline: summary.nights.iter().map(|n| n.baseline).collect(),
+        revision: summary.nights.iter().map(|n| n.revision).collect(),
+    };
     let lede = html! {
-        (summary.nights.len()) " nights, from " (first.as_of.to_string()) " to " (last.as_of.to_string())
-        "; the first " (summary.settings.baseline_nights) " of each labels revision are its baseline. "
+        (plural(summary.nights.len() as u64, "night", "nights")) ", from " (first.as_of.to_string())
+        " to " (last.as_of.to_string()) "; the first " (summary.settings.baseline_nights)
+        " of each labels revision are its baseline. "
         "Alarms hold the chance of any false alarm, over every series and night, to α = "
         (summary.settings.alpha) "."
     };
     let body = html! {
-        (alarms_section(summary, &series, &nights, budget.min(ALARMED_DRAWN))?)
+        (alarms_section(summary, &table, &nights, budget.min(ALARMED_DRAWN))?)
         (nights_section(summary))
-        (series_section(summary, &series, &nights, budget)?)
+        (series_section(summary, &table.series, &nights, budget)?)
     };
     Ok(page::document("rgrade trend report", lede, body))
 }
 
-/// One series of trend.csv: (run, stage, task, language, split, metric),
-/// its values by night, and the night it alarmed on.
+/// trend.csv's series, in the order their rows first come, and where each
+/// is.
+struct SeriesTable {
+    series: Vec<Series>,
+    index: HashMap<SeriesKey, usize>,
+}
+
+/// One series of trend.csv: its key, its values by night, and the
+/// nights it alarmed on (one at most per labels revision).
 struct Series {
     key: SeriesKey,
-    nights: Vec<Option<MeanInterval>>,
-    alarm: Option<usize>,
+    nights: Vec<Option<Band>>,
+    alarms: Vec<usize>,
 }
 
 /// run, stage, task, language, split, metric.
@@ -98,109 +107,163 @@ impl Series {
         Panel {
             title,
             nights: self.nights.clone(),
-            alarm: self.alarm,
+            alarms: self.alarms.clone(),
         }
     }
 }
 
-/// trend.csv's series, in the order their rows first come.
-fn read_series(path: &Path, summary: &TrendSummary) -> Result<Vec<Series>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    ensure!(
-        reader.headers()?.iter().eq(TREND),
-        "{}: not the columns rgrade trend writes",
-        path.display()
-    );
-    let night_of: HashMap<&str, usize> = (summary.nights.iter().enumerate())
-        .map(|(i, n)| (n.night.as_str(), i))
-        .collect();
-    let mut series: Vec<Series> = Vec::new();
-    let mut index: HashMap<SeriesKey, usize> = HashMap::new();
-    for (line, record) in reader.records().enumerate() {
-        let record = record.with_context(|| format!("{}: cannot read", path.display()))?;
-        let at = |what: &str| format!("{}: line {}: {what}", path.display(), line + 2);
-        let night = *night_of
-            .get(&record[1])
-            .with_context(|| at("a night alarms.json does not list"))?;
-        let key: SeriesKey = std::array::from_fn(|i| record[3 + i].to_string());
-        let number = |column: usize| -> Result<f64> {
-            read_number(&record[column])
-                .map_err(|err| anyhow::anyhow!(at(&err)))?
-                .with_context(|| at(&format!("no {}", TREND[column])))
+impl SeriesTable {
+    /// Read trend.csv at `path`, checking each row against the nights of
+    /// `summary` and its alarms against the rows'.
+    fn read(path: &Path, summary: &TrendSummary) -> Result<Self> {
+        let mut reader = csv::Reader::from_path(path)
+            .with_context(|| format!("{}: cannot open", path.display()))?;
+        ensure!(
+            reader.headers()?.iter().eq(TREND),
+            "{}: not the columns rgrade trend writes",
+            path.display()
+        );
+        let night_of = night_index(summary);
+        let mut table = SeriesTable {
+            series: Vec::new(),
+            index: HashMap::new(),
         };
-        let value = MeanInterval {
-            mean: number(10)?,
-            low: number(11)?,
-            high: number(12)?,
-            n: (record[9].parse()).with_context(|| at("the query count is not a count"))?,
-            method: Method::Normal,
-        };
-        let next = series.len();
-        let at_index = *index.entry(key).or_insert(next);
-        if at_index == next {
-            series.push(Series {
-                key: std::array::from_fn(|i| record[3 + i].to_string()),
-                nights: vec![None; summary.nights.len()],
-                alarm: None,
-            });
-        }
-        let one = &mut series[at_index];
-        ensure!(one.nights[night].is_none(), at("a series' night twice"));
-        one.nights[night] = Some(value);
-        match &record[17] {
-            "true" => {
-                ensure!(one.alarm.is_none(), at("a series' second alarm"));
-                one.alarm = Some(night);
+        for (line, record) in reader.records().enumerate() {
+            let record = record.with_context(|| format!("{}: cannot read", path.display()))?;
+            let at = |what: &str| format!("{}: line {}: {what}", path.display(), line + 2);
+            let night = *night_of
+                .get(&record[1])
+                .with_context(|| at("a night alarms.json does not list"))?;
+            let listed = &summary.nights[night];
+            let role = if listed.baseline {
+                BASELINE_ROLE
+            } else {
+                WATCHED_ROLE
+            };
+            ensure!(
+                record[2] == listed.revision.to_string() && &record[13] == role,
+                at("a revision or role unlike alarms.json's for its night")
+            );
+            let number = |column: usize| -> Result<f64> {
+                read_number(&record[column])
+                    .map_err(|err| anyhow::anyhow!(at(&err)))?
+                    .with_context(|| at(&format!("no {}", TREND[column])))
+            };
+            let band = Band {
+                mean: number(10)?,
+                low: number(11)?,
+                high: number(12)?,
+            };
+            ensure!(
+                band.low <= band.mean + ROUNDING && band.mean <= band.high + ROUNDING,
+                at("an interval that does not hold its mean")
+            );
+            let key: SeriesKey = std::array::from_fn(|i| record[3 + i].to_string());
+            let next = table.series.len();
+            let at_index = *table.index.entry(key.clone()).or_insert(next);
+            if at_index == next {
+                table.series.push(Series {
+                    key,
+                    nights: vec![None; summary.nights.len()],
+                    alarms: Vec::new(),
+                });
             }
-            "false" | "" => {}
-            other => bail!(at(&format!("'{other}' is not true or false"))),
+            let one = &mut table.series[at_index];
+            ensure!(one.nights[night].is_none(), at("a series' night twice"));
+            one.nights[night] = Some(band);
+            match &record[17] {
+                "true" => {
+                    let revision = |n: usize| summary.nights[n].revision;
+                    ensure!(
+                        one.alarms.iter().all(|&n| revision(n) != listed.revision),
+                        at("a series' second alarm in one labels revision")
+                    );
+                    one.alarms.push(night);
+                }
+                "false" | "" => {}
+                other => bail!(at(&format!("'{other}' is not true or false"))),
+            }
         }
+        table.check_alarms(summary, path)?;
+        Ok(table)
     }
-    Ok(series)
+
+    /// Fail unless alarms.json's alarms are trend.csv's, one for one.
+    fn check_alarms(&self, summary: &TrendSummary, path: &Path) -> Result<()> {
+        let night_of = night_index(summary);
+        for alarm in &summary.alarms {
+            let alarmed = (self.index.get(&alarm_key(alarm)))
+                .zip(night_of.get(alarm.night.as_str()))
+                .is_some_and(|(&s, night)| self.series[s].alarms.contains(night));
+            ensure!(
+                alarmed,
+                "{}: no alarm of {} {} on {}, which alarms.json lists",
+                path.display(),
+                pair_name(&alarm.run, &alarm.stage),
+                alarm.metric,
+                alarm.night
+            );
+        }
+        let rows: usize = self.series.iter().map(|s| s.alarms.len()).sum();
+        ensure!(
+            rows == summary.alarms.len(),
+            "{}: {rows} alarms, where alarms.json lists {}",
+            path.display(),
+            summary.alarms.len()
+        );
+        Ok(())
+    }
+}
+
+/// Each night's place in `summary`'s order, by its directory.
+fn night_index(summary: &TrendSummary) -> HashMap<&str, usize> {
+    (summary.nights.iter().enumerate())
+        .map(|(i, n)| (n.night.as_str(), i))
+        .collect()
+}
+
+/// The series an alarm names.
+fn alarm_key(alarm: &Alarm) -> SeriesKey {
+    [
+        &alarm.run,
+        &alarm.stage,
+        &alarm.task,
+        &alarm.language,
+        &alarm.split,
+        &alarm.metric,
+    ]
+    .map(|s| s.clone())
 }
 
 /// The alarms: a verdict, the first `drawn` alarmed series' panels and a
 /// table.
 fn alarms_section(
     summary: &TrendSummary,
-    series: &[Series],
+    table: &SeriesTable,
     nights: &Nights,
     drawn: usize,
 ) -> Result<Markup> {
     let alarms = &summary.alarms;
-    let night_number: HashMap<&str, usize> = (summary.nights.iter().enumerate())
-        .map(|(i, n)| (n.night.as_str(), i + 1))
-        .collect();
-    let numbers = (alarms.iter().take(ALARMS_LISTED))
-        .map(|alarm| {
-            (night_number.get(alarm.night.as_str()).copied()).with_context(|| {
-                format!(
-                    "an alarm on {}, a night alarms.json does not list",
-                    alarm.night
-                )
-            })
-        })
-        .collect::<Result<Vec<usize>>>()?;
-    // The series that alarmed, in the order of their alarms.
-    let alarmed: Vec<Panel> = (alarms.iter())
-        .filter_map(|alarm| series.iter().find(|s| s.key == alarm_key(alarm)))
-        .take(drawn)
+    let night_of = night_index(summary);
+    // The series that alarmed, in the order of their first alarms (both
+    // files were checked to hold the same).
+    let mut alarmed: Vec<usize> = Vec::new();
+    for alarm in alarms {
+        let s = table.index[&alarm_key(alarm)];
+        if alarmed.len() < drawn && !alarmed.contains(&s) {
+            alarmed.push(s);
+        }
+    }
+    let panels: Vec<Panel> = (alarmed.iter().map(|&s| &table.series[s]))
         .map(|s| {
-            let title = format!(
-                "{} · {} · {}",
-                pair_name(&s.key[0], &s.key[1]),
-                s.key[5],
-                s.slice()
-            );
-            s.panel(title)
+            let (pair, metric) = (pair_name(&s.key[0], &s.key[1]), &s.key[5]);
+            s.panel(format!("{pair} · {metric} · {}", s.slice()))
         })
         .collect();
-    let on_nights = {
-        let mut on: Vec<&str> = alarms.iter().map(|a| a.night.as_str()).collect();
-        on.dedup();
-        on.len()
-    };
+    let alarmed_series = (alarms.iter().map(alarm_key)).collect::<HashSet<_>>().len();
+    let on_nights = (alarms.iter().map(|a| &a.night))
+        .collect::<HashSet<_>>()
+        .len();
     Ok(html! {
         section {
             h2 { "Alarms" }
@@ -208,20 +271,20 @@ fn alarms_section(
                 div.verdict.pass { "No alarm: no series fell below its baseline by more than chance allows." }
             } @else {
                 div.verdict.fail {
-                    (count(alarms.len() as u64)) " alarm" @if alarms.len() > 1 { "s" }
-                    " on " (on_nights) " night" @if on_nights > 1 { "s" }
+                    (plural(alarms.len() as u64, "alarm", "alarms")) " on "
+                    (plural(on_nights as u64, "night", "nights"))
                 }
                 (charts::figure(
-                    small_multiples(&alarmed, nights, ALARMED_COLUMNS)?,
+                    small_multiples(&panels, nights, ALARMED_COLUMNS)?,
                     &format!("The series that alarmed{}: the vermillion triangle is the night of the alarm.",
-                        if alarms.len() > alarmed.len() { format!(" (the first {})", alarmed.len()) } else { String::new() }),
+                        if alarmed_series > panels.len() { format!(" (the first {})", panels.len()) } else { String::new() }),
                 ))
                 table {
                     tr { th.n { "night" } th { "as of" } th { "run · stage" } th { "slice" } th { "metric" }
                          th.n { "queries" } th.n { "baseline" } th.n { "that night" } th.n { "drop" } th.n { "evidence" } }
-                    @for (alarm, number) in alarms.iter().zip(numbers) {
+                    @for alarm in alarms.iter().take(ALARMS_LISTED) {
                         tr {
-                            td.n { (number) }
+                            td.n { (night_of[alarm.night.as_str()] + 1) }
                             td { (alarm.as_of.to_string()) }
                             td { (pair_name(&alarm.run, &alarm.stage)) }
                             td { (slice_name(&alarm.task, &alarm.language, &alarm.split)) }
@@ -248,28 +311,19 @@ fn alarms_section(
     })
 }
 
-/// The series an alarm names.
-fn alarm_key(alarm: &Alarm) -> SeriesKey {
-    [
-        &alarm.run,
-        &alarm.stage,
-        &alarm.task,
-        &alarm.language,
-        &alarm.split,
-        &alarm.metric,
-    ]
-    .map(|s| s.clone())
-}
-
 fn nights_section(summary: &TrendSummary) -> Markup {
-    let skipped = summary.nights.len().saturating_sub(NIGHTS_LISTED);
+    let skipped = summary.nights.len().saturating_sub(LISTED);
+    let revisions_skipped = summary.revisions.len().saturating_sub(LISTED);
     let alarms_on = |night: &str| summary.alarms.iter().filter(|a| a.night == night).count();
     html! {
         section {
             h2 { "Nights and labels revisions" }
+            @if revisions_skipped > 0 {
+                p.note { "The latest " (LISTED) " revisions; alarms.json lists the " (revisions_skipped) " before them." }
+            }
             table {
                 tr { th.n { "revision" } th { "labels hash" } th.n { "nights" } th.n { "series watched" } th.n { "alarm threshold" } }
-                @for revision in &summary.revisions {
+                @for revision in summary.revisions.iter().skip(revisions_skipped) {
                     tr {
                         td.n { (revision.revision) }
                         td { code { (revision.labels_hash) } }
@@ -280,7 +334,7 @@ fn nights_section(summary: &TrendSummary) -> Markup {
                 }
             }
             @if skipped > 0 {
-                p.note { "The latest " (NIGHTS_LISTED) " nights; alarms.json lists the " (skipped) " before them." }
+                p.note { "The latest " (LISTED) " nights; alarms.json lists the " (skipped) " before them." }
             }
             table {
                 tr { th.n { "night" } th { "as of" } th { "directory" } th.n { "revision" } th { "role" } th.n { "alarms" } }
@@ -290,7 +344,7 @@ fn nights_section(summary: &TrendSummary) -> Markup {
                         td { (night.as_of.to_string()) }
                         td { code { (night.night) } }
                         td.n { (night.revision) }
-                        td { @if night.baseline { "baseline" } @else { "watched" } }
+                        td { @if night.baseline { (BASELINE_ROLE) } @else { (WATCHED_ROLE) } }
                         td.n { (alarms_on(&night.night)) }
                     }
                 }
@@ -307,8 +361,8 @@ struct Figure<'a> {
     series: Vec<&'a Series>,
 }
 
-/// Every series, as many panels as `budget` allows, shared evenly among
-/// the figures.
+/// Every series, as many panels as `budget` allows, shared among the
+/// figures by [`shares`].
 fn series_section(
     summary: &TrendSummary,
     series: &[Series],
@@ -316,25 +370,23 @@ fn series_section(
     budget: usize,
 ) -> Result<Markup> {
     let figures = figures(summary, series)?;
-    let figures_drawn = figures.len().min(budget);
-    let per_figure = budget / figures_drawn.max(1);
-    let drawn: usize = (figures.iter().take(figures_drawn))
-        .map(|f| f.series.len().min(per_figure))
-        .sum();
+    let sizes: Vec<usize> = figures.iter().map(|f| f.series.len()).collect();
+    let shares = shares(&sizes, budget);
+    let drawn: usize = shares.iter().sum();
     let mut pair = None;
-    let mut parts = Vec::with_capacity(figures_drawn);
-    for figure in figures.iter().take(figures_drawn) {
+    let mut parts = Vec::new();
+    for (figure, &share) in figures.iter().zip(&shares).filter(|(_, &n)| n > 0) {
         let heading = (pair != Some(figure.pair)).then(|| pair_name(figure.pair.0, figure.pair.1));
         pair = Some(figure.pair);
-        let shown = &figure.series[..figure.series.len().min(per_figure)];
+        let shown = &figure.series[..share];
         let panels: Vec<Panel> = shown.iter().map(|s| s.panel(s.slice())).collect();
         let mut caption = format!(
             "{} of {}, one panel per grouping set",
             figure.metric,
             pair_name(figure.pair.0, figure.pair.1)
         );
-        if shown.len() < figure.series.len() {
-            caption += &format!(" (the first {} of {})", shown.len(), figure.series.len());
+        if share < figure.series.len() {
+            caption += &format!(" (the first {share} of {})", figure.series.len());
         }
         parts.push((
             heading,
@@ -358,6 +410,31 @@ fn series_section(
             }
         }
     })
+}
+
+/// How many of each figure's `sizes` panels to draw within `budget`: the
+/// smallest figures whole, the rest an equal share of what remains (a
+/// figure of one series leaves the others its unused share), the first
+/// figures taking what rounding leaves. Past the budget a figure draws
+/// none.
+fn shares(sizes: &[usize], budget: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    // Among equals the last first, so rounding favours the first.
+    order.sort_by_key(|&i| (sizes[i], std::cmp::Reverse(i)));
+    let mut shares = vec![0; sizes.len()];
+    let mut left = budget;
+    for (done, &i) in order.iter().enumerate() {
+        let share = sizes[i].min(left / (sizes.len() - done));
+        shares[i] = share;
+        left -= share;
+    }
+    // Rounding down can leave panels over; the first figures take them.
+    for (share, &size) in shares.iter_mut().zip(sizes) {
+        let more = (size - *share).min(left);
+        *share += more;
+        left -= more;
+    }
+    shares
 }
 
 /// The figures of every series: by (run, stage) in the order trend.csv
@@ -414,7 +491,8 @@ mod tests {
 
     /// A long history: `NIGHTS` nights, labels changed halfway, `SERIES`
     /// series (tasks t0..t199, one metric), the first `ALARMS` of them
-    /// alarmed on night 300; and its trend.csv in `dir`.
+    /// alarmed on night 300, and t0 on night 100 as well, in the first
+    /// labels revision; and its trend.csv in `dir`.
     fn history(dir: &Path) -> TrendSummary {
         let night = |i: usize| TrendNight {
             night: format!("nights/{i:03}"),
@@ -424,16 +502,17 @@ mod tests {
         };
         let nights: Vec<TrendNight> = (0..NIGHTS).map(night).collect();
         let task = |s: usize| format!("t{s}");
-        let alarms = (0..ALARMS)
-            .map(|s| Alarm {
+        let alarmed = [(0, 100)].into_iter().chain((0..ALARMS).map(|s| (s, 300)));
+        let alarms = alarmed
+            .map(|(s, i): (usize, usize)| Alarm {
                 run: "r".into(),
                 stage: "final".into(),
                 task: task(s),
                 language: "*".into(),
                 split: "*".into(),
                 metric: "recall@10".into(),
-                night: nights[300].night.clone(),
-                as_of: nights[300].as_of,
+                night: nights[i].night.clone(),
+                as_of: nights[i].as_of,
                 paired: 100,
                 baseline: 0.7,
                 mean: 0.6,
@@ -445,14 +524,20 @@ mod tests {
         for (i, n) in nights.iter().enumerate() {
             for s in 0..SERIES {
                 let mean = 0.6 + 0.1 * ((i * 7 + s) % 13) as f64 / 13.0;
-                let alarm = match (n.baseline, s < ALARMS && i == 300) {
+                let alarmed = (s < ALARMS && i == 300) || (s == 0 && i == 100);
+                let role = if n.baseline {
+                    BASELINE_ROLE
+                } else {
+                    WATCHED_ROLE
+                };
+                let alarm = match (n.baseline, alarmed) {
                     (true, _) => "",
                     (false, true) => "true",
                     (false, false) => "false",
                 };
                 writeln!(
                     csv,
-                    "{},{},{},r,final,{},*,*,recall@10,100,{mean},{},{},role,,,,{alarm}",
+                    "{},{},{},r,final,{},*,*,recall@10,100,{mean},{},{},{role},,,,{alarm}",
                     n.as_of,
                     n.night,
                     n.revision,
@@ -511,15 +596,36 @@ mod tests {
             .count();
         assert_eq!(lines, 2 * (budget + ALARMED_DRAWN));
         // An alarm is marked in each panel of its series: among the first
-        // alarmed series, and among every series (all 50 in the first 75).
+        // alarmed series, and among every series (all 50 in the first 75);
+        // t0 alarmed in both revisions, so its panels have two marks.
         let triangles = html.matches("fill=\"#D55E00\" points=").count();
-        assert_eq!(triangles, ALARMED_DRAWN + ALARMS);
-        assert!(html.contains("<td class=\"n\">301</td>"));
-        let more = ALARMS - ALARMS_LISTED;
+        assert_eq!(triangles, (ALARMED_DRAWN + 1) + (ALARMS + 1));
+        for night in ["101", "301"] {
+            assert!(html.contains(&format!("<td class=\"n\">{night}</td>")));
+        }
+        let more = ALARMS + 1 - ALARMS_LISTED;
         assert!(html.contains(&format!("{more} more in alarms.json")));
-        let skipped = NIGHTS - NIGHTS_LISTED;
+        let skipped = NIGHTS - LISTED;
         assert!(html.contains(&format!("lists the {skipped} before them")));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `csv` with field `column` of the first row holding `needle` set to
+    /// `value`.
+    fn edit_row(csv: &str, needle: &str, column: usize, value: &str) -> String {
+        let mut done = false;
+        let lines = csv.lines().map(|line| {
+            if done || !line.contains(needle) {
+                return line.to_string();
+            }
+            done = true;
+            let mut fields: Vec<&str> = line.split(',').collect();
+            fields[column] = value;
+            fields.join(",")
+        });
+        let edited = lines.collect::<Vec<_>>().join("\n") + "\n";
+        assert!(done, "{needle}");
+        edited
     }
 
     #[test]
@@ -528,39 +634,69 @@ mod tests {
         let summary = history(&dir);
         let sources = Sources::listed(&dir, &summary.outputs);
         let csv = std::fs::read_to_string(dir.join(TREND_FILE)).unwrap();
-        for (from, to, says) in [
+        let first = ",nights/000,";
+        let doubled = csv.clone() + csv.lines().nth(1).unwrap() + "\n";
+        for (edited, says) in [
             (
-                "nights/000,",
-                "nights/999,",
+                edit_row(&csv, first, 1, "nights/999"),
                 "line 2: a night alarms.json does not list",
             ),
-            (",0.6,", ",x,", "line 2: 'x' is not a number"),
             (
-                ",role,,,,\n",
-                ",role,,,,maybe\n",
+                edit_row(&csv, first, 2, "2"),
+                "line 2: a revision or role unlike",
+            ),
+            (
+                edit_row(&csv, first, 13, "watched"),
+                "line 2: a revision or role unlike",
+            ),
+            (
+                edit_row(&csv, first, 10, "x"),
+                "line 2: 'x' is not a number",
+            ),
+            (
+                edit_row(&csv, first, 11, "0.9"),
+                "an interval that does not hold its mean",
+            ),
+            (
+                edit_row(&csv, first, 17, "maybe"),
                 "'maybe' is not true or false",
             ),
             (
-                "recall@10,100",
-                "ndcg@10,100",
+                edit_row(&csv, first, 8, "ndcg@10"),
                 "metric 'ndcg@10' is not one",
             ),
+            (doubled, "a series' night twice"),
+            (
+                edit_row(&csv, ",nights/300,2,r,final,t0,", 17, "false"),
+                "no alarm of r · final recall@10 on nights/300",
+            ),
+            (
+                edit_row(&csv, ",nights/101,1,r,final,t0,", 17, "true"),
+                "a series' second alarm in one labels revision",
+            ),
+            (
+                edit_row(&csv, ",nights/301,2,r,final,t60,", 17, "true"),
+                "52 alarms, where alarms.json lists 51",
+            ),
         ] {
-            std::fs::write(dir.join(TREND_FILE), csv.replacen(from, to, 1)).unwrap();
+            std::fs::write(dir.join(TREND_FILE), edited).unwrap();
             let Err(err) = page(&summary, &sources) else {
                 panic!("{says}: drawn")
             };
             assert!(format!("{err:#}").contains(says), "{says}: {err:#}");
         }
-        let doubled = csv.clone() + csv.lines().nth(1).unwrap() + "\n";
-        std::fs::write(dir.join(TREND_FILE), doubled).unwrap();
-        let Err(err) = page(&summary, &sources) else {
-            panic!("a night twice: drawn")
-        };
-        assert!(
-            format!("{err:#}").contains("a series' night twice"),
-            "{err:#}"
-        );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn panels_are_shared_smallest_figures_first() {
+        assert_eq!(shares(&[25, 1, 25], 30), [15, 1, 14]);
+        assert_eq!(shares(&[25, 25], 360), [25, 25]);
+        assert_eq!(shares(&[10, 10, 10], 2), [1, 1, 0]);
+        assert_eq!(shares(&[], 10), Vec::<usize>::new());
+        for (sizes, budget) in [(vec![7, 3, 90, 12], 50), (vec![5; 100], 75)] {
+            let drawn: usize = shares(&sizes, budget).iter().sum();
+            assert_eq!(drawn, budget.min(sizes.iter().sum()));
+        }
     }
 }
