@@ -66,8 +66,8 @@ pub fn stage_page(dir: &Path, name: &str, html: &str) -> Result<Staged> {
 ///
 /// # Errors
 /// `dir` holds no complete result (no summary.json, comparison.json,
-/// agreement.json or alarms.json, or a file that does not match it), a file cannot be read, or the page
-/// cannot be written.
+/// agreement.json or alarms.json, or a file that does not match it), a
+/// file cannot be read, or the page cannot be written.
 pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf, Error> {
     Ok(draw_page(dir, out).of_kind(ErrorKind::Output)?)
 }

@@ -3,7 +3,8 @@
 //! numbered from 1 on the x axis; the baseline nights are shaded, a change
 //! of labels is a vertical line, and an alarm a vermillion triangle on the
 //! night it was raised (and the panel's title in vermillion), so that a
-//! panel reads without colour too: the triangle is the only one.
+//! panel reads without colour too: the triangle is the only one. A series
+//! starts afresh at each change of labels, so it may alarm once in each.
 //!
 //! Each panel has its own vertical scale, fitted to its band: a slice of a
 //! few queries has a wide band and a large one a narrow band, and one
