@@ -33,6 +33,59 @@ pub struct GradingFacts {
     pub missing_counts: bool,
 }
 
+/// A setting in which two gradings differ, so that their means are not
+/// comparable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Difference {
+    /// The labels' content.
+    Labels,
+    /// `--reviewers`.
+    Reviewers,
+    /// `--unit` and `--doc-of`.
+    Unit,
+    /// The cutoffs.
+    Cutoffs,
+    /// `--min-rel`.
+    MinRel,
+    /// `--missing`.
+    Missing,
+}
+
+impl Difference {
+    /// The setting, as a message names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Difference::Labels => "labels (their content hashes differ)",
+            Difference::Reviewers => "--reviewers",
+            Difference::Unit => "--unit/--doc-of",
+            Difference::Cutoffs => "cutoffs",
+            Difference::MinRel => "--min-rel",
+            Difference::Missing => "--missing",
+        }
+    }
+}
+
+impl GradingFacts {
+    /// The first setting in which these facts and `other` differ: the one
+    /// list of what makes two gradings comparable, which compare and trend
+    /// both check.
+    pub fn difference(&self, other: &GradingFacts) -> Option<Difference> {
+        [
+            (self.labels_hash != other.labels_hash, Difference::Labels),
+            (self.reviewers != other.reviewers, Difference::Reviewers),
+            (self.doc_of != other.doc_of, Difference::Unit),
+            (self.ks != other.ks, Difference::Cutoffs),
+            (self.min_rel != other.min_rel, Difference::MinRel),
+            (
+                self.missing_counts != other.missing_counts,
+                Difference::Missing,
+            ),
+        ]
+        .into_iter()
+        .find_map(|(differs, difference)| differs.then_some(difference))
+    }
+}
+
 /// Small repeated strings (stages, tasks, languages, splits) stored once.
 #[derive(Debug, Default)]
 pub struct Names {
@@ -282,4 +335,40 @@ pub fn facts_of(parsed: &Summary, summary: &Path, per_query: &Path) -> Result<Gr
         min_rel: parsed.settings.min_rel,
         missing_counts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fact_makes_a_difference() {
+        let facts = GradingFacts {
+            labels_hash: "a".into(),
+            reviewers: None,
+            doc_of: None,
+            ks: vec![Cutoff::At(10)],
+            min_rel: 1,
+            missing_counts: true,
+        };
+        assert_eq!(facts.difference(&facts.clone()), None);
+        type Change = fn(&mut GradingFacts);
+        let changed: [(Change, Difference); 6] = [
+            (|f| f.labels_hash = "b".into(), Difference::Labels),
+            (
+                |f| f.reviewers = Some(ReviewerPolicy::Majority),
+                Difference::Reviewers,
+            ),
+            (|f| f.doc_of = Some("#.*".into()), Difference::Unit),
+            (|f| f.ks = vec![Cutoff::At(5)], Difference::Cutoffs),
+            (|f| f.min_rel = 2, Difference::MinRel),
+            (|f| f.missing_counts = false, Difference::Missing),
+        ];
+        for (change, difference) in changed {
+            let mut other = facts.clone();
+            change(&mut other);
+            assert_ne!(other, facts);
+            assert_eq!(facts.difference(&other), Some(difference));
+        }
+    }
 }

@@ -9,7 +9,7 @@ use anyhow::{bail, ensure, Result};
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use super::graded::{GradedRun, Names};
+use super::graded::{Difference, GradedRun, Names};
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
 use crate::base::power::{self, POWER};
@@ -366,55 +366,51 @@ fn stage_rows(run: &GradedRun) -> HashMap<u32, Vec<usize>> {
 /// and cutoffs.
 fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
     let (b, c) = (&baseline.facts, &candidate.facts);
+    let Some(difference) = b.difference(c) else {
+        return Ok(());
+    };
     let both = format!(
         "{} and {}",
         baseline.path.display(),
         candidate.path.display()
     );
-    ensure!(
-        b.labels_hash == c.labels_hash,
-        "{both} were graded with different labels (hash {} vs {}): compare needs the same answer key",
-        b.labels_hash,
-        c.labels_hash
-    );
     let policy = |p: &Option<ReviewerPolicy>| match p {
         Some(policy) => format!("--reviewers {policy}"),
         None => "no --reviewers".to_string(),
     };
-    ensure!(
-        b.reviewers == c.reviewers,
-        "{both} were graded with the labels' reviewers counted differently ({} vs {}): \
-         compare needs the same answer key",
-        policy(&b.reviewers),
-        policy(&c.reviewers)
-    );
     let unit = |doc_of: &Option<String>| match doc_of {
         Some(pattern) => format!("--unit doc --doc-of {pattern:?}"),
         None => "results as they are".to_string(),
     };
-    ensure!(
-        b.doc_of == c.doc_of,
-        "{both} graded different units ({} vs {}): compare needs the same",
-        unit(&b.doc_of),
-        unit(&c.doc_of)
-    );
-    ensure!(
-        b.ks == c.ks,
-        "{both} were graded at different cutoffs (-k {} vs -k {}): regrade one with the other's -k",
-        cutoff_list(&b.ks),
-        cutoff_list(&c.ks)
-    );
-    ensure!(
-        b.min_rel == c.min_rel,
-        "{both} were graded with different --min-rel ({} vs {})",
-        b.min_rel,
-        c.min_rel
-    );
-    ensure!(
-        b.missing_counts == c.missing_counts,
-        "{both} were graded with different --missing policies"
-    );
-    Ok(())
+    bail!(match difference {
+        Difference::Labels => format!(
+            "{both} were graded with different labels (hash {} vs {}): compare needs the same \
+             answer key",
+            b.labels_hash, c.labels_hash
+        ),
+        Difference::Reviewers => format!(
+            "{both} were graded with the labels' reviewers counted differently ({} vs {}): \
+             compare needs the same answer key",
+            policy(&b.reviewers),
+            policy(&c.reviewers)
+        ),
+        Difference::Unit => format!(
+            "{both} graded different units ({} vs {}): compare needs the same",
+            unit(&b.doc_of),
+            unit(&c.doc_of)
+        ),
+        Difference::Cutoffs => format!(
+            "{both} were graded at different cutoffs (-k {} vs -k {}): regrade one with the \
+             other's -k",
+            cutoff_list(&b.ks),
+            cutoff_list(&c.ks)
+        ),
+        Difference::MinRel => format!(
+            "{both} were graded with different --min-rel ({} vs {})",
+            b.min_rel, c.min_rel
+        ),
+        Difference::Missing => format!("{both} were graded with different --missing policies"),
+    })
 }
 
 fn pair_stage<'a>(

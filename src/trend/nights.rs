@@ -65,35 +65,17 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
             night.as_of
         );
         let revision = before.revision;
-        nights[i].revision = match difference(&nights[i - 1].facts, &nights[i].facts) {
+        nights[i].revision = match before.facts.difference(&night.facts) {
             None => revision,
             Some(_) if allow_label_changes => revision + 1,
             Some(what) => bail!(
-                "{} and {}: graded with other {what}; a trend compares nights graded alike \
+                "{} and {}: graded with other {}; a trend compares nights graded alike \
                  (--allow-label-changes watches each revision apart)",
-                nights[i - 1].given.display(),
-                nights[i].given.display()
+                before.given.display(),
+                night.given.display(),
+                what.name()
             ),
         };
     }
     Ok(nights)
-}
-
-/// What differs between two gradings' facts, if anything.
-fn difference(a: &GradingFacts, b: &GradingFacts) -> Option<&'static str> {
-    if a.labels_hash != b.labels_hash {
-        Some("labels (their content hashes differ)")
-    } else if a.ks != b.ks {
-        Some("cutoffs")
-    } else if a.min_rel != b.min_rel {
-        Some("--min-rel")
-    } else if a.missing_counts != b.missing_counts {
-        Some("--missing")
-    } else if a.reviewers != b.reviewers {
-        Some("--reviewers")
-    } else if a.doc_of != b.doc_of {
-        Some("--unit/--doc-of")
-    } else {
-        None
-    }
 }
