@@ -216,7 +216,7 @@ impl Spelling<'_> {
 
     /// Whether the next cell is null (one time in five).
     fn null(&mut self) -> bool {
-        self.byte() % 5 == 0
+        self.byte().is_multiple_of(5)
     }
 
     /// A short text from a few ids the small labels know, or raw bytes.
