@@ -4,7 +4,8 @@
 against an answer key and returns a :class:`Grading`: the command line's
 files, as pyarrow tables and dicts. ``grade(..., partial=True)`` grades a
 shard of logs partitioned by query id, and ``merge`` grades the shards as
-one. ``compare`` compares two gradings. Every grading runs in rgrade's
+one. ``compare`` compares two gradings, ``agree`` two answer keys, and
+``trend`` watches a series of nightly gradings. Every grading runs in rgrade's
 native code with the GIL released; errors raise :class:`RgradeError`
 subclasses with the command line's messages. What the command line prints
 as warnings, and rejected records, are Python warnings
@@ -60,6 +61,7 @@ from ._rgrade import copy_result as _copy_result
 from ._rgrade import grade as _grade
 from ._rgrade import log_files as _log_files
 from ._rgrade import merge as _merge
+from ._rgrade import trend as _trend
 from ._shapes import labels_table, run_table
 
 if TYPE_CHECKING:
@@ -80,12 +82,14 @@ __all__ = [
     "RgradeWarning",
     "Shard",
     "ShardError",
+    "Trend",
     "UsageError",
     "agree",
     "compare",
     "grade",
     "log_files",
     "merge",
+    "trend",
 ]
 
 
@@ -938,6 +942,106 @@ def compare(
     )
     _warn(messages)
     return Comparison(files, passed, messages)
+
+
+class Trend:
+    """A series of nightly gradings watched, as ``rgrade trend`` watches
+    them: ``trend`` (trend.csv as a pyarrow Table: every night's mean of
+    every series with its interval, and on watched nights the drop and the
+    evidence), ``alarms`` (alarms.json as a dict: the nights in order, the
+    labels revisions and every alarm), ``alarmed`` (whether any series
+    alarmed) and ``warnings``. ``write(dir)`` writes the files ``rgrade
+    trend -o dir`` writes, report.html among them. In a notebook it shows
+    the verdict and the alarms."""
+
+    def __init__(self, files: tempfile.TemporaryDirectory[str], alarmed: bool, warnings: Sequence[str]):
+        self._files = files
+        self._dir = Path(files.name)
+        self.alarmed = alarmed
+        self.warnings = list(warnings)
+        self.alarms: Dict[str, Any] = _read_json(self._dir / "alarms.json")
+
+    @property
+    def trend(self) -> pa.Table:
+        return _read_csv(self._dir / "trend.csv")
+
+    def write(self, directory: PathLike) -> None:
+        """Write every file of the trend into ``directory`` as ``rgrade
+        trend -o`` would (as :meth:`Grading.write`), alarms.json last."""
+        _copy_result(os.fspath(self._dir), os.fspath(directory))
+
+    def _verdict(self) -> str:
+        nights = len(self.alarms["nights"])
+        alarms = self.alarms["alarms"]
+        if not alarms:
+            return f"{nights} nights, no alarm"
+        on = len({alarm["night"] for alarm in alarms})
+        return f"{nights} nights, {len(alarms)} alarm(s) on {on} night(s)"
+
+    def __repr__(self) -> str:
+        """The verdict, and each alarm's slice, metric, night and drop."""
+        lines = [f"<rgrade.Trend {self._verdict()}"]
+        for a in self.alarms["alarms"]:
+            lines.append(
+                f"  {a['run'] or '-'} {a['stage']} {_slice(a)} {a['metric']}: "
+                f"down {_number(a['drop'])} on {a['as_of']}"
+            )
+        return "\n".join(lines) + ">"
+
+    def _repr_html_(self) -> str:
+        """The verdict and the table of alarms."""
+        parts = [f"<p>{html.escape(self._verdict())}</p>"]
+        if self.alarms["alarms"]:
+            header = ["night", "run", "stage", "slice", "metric", "baseline", "mean", "drop", "evidence"]
+            rows = [
+                [a["as_of"], a["run"], a["stage"], _slice(a), a["metric"], _number(a["baseline"]),
+                 _number(a["mean"]), _number(a["drop"]), _number(a["evidence"])]
+                for a in self.alarms["alarms"]
+            ]
+            parts.append(_html_table("Alarms, each on the night its evidence reached the threshold", header, rows))
+        return "<div>" + "".join(parts) + "</div>"
+
+
+def _slice(row: Mapping[str, Any]) -> str:
+    """A grouping set as ``task/language/split``, ``*`` for any."""
+    return "/".join(row[name] for name in ("task", "language", "split"))
+
+
+def trend(
+    nights: Iterable[Union[Grading, PathLike]],
+    *,
+    baseline: int = 7,
+    alpha: float = 0.05,
+    metrics: Sequence[str] = (),
+    allow_label_changes: bool = False,
+    openmetrics: Optional[PathLike] = None,
+    threads: Optional[int] = None,
+) -> Trend:
+    """Watch a series of nightly gradings (Gradings, or ``grade -o``
+    directories, in any order: each is placed by the time it stands for,
+    its summary's ``as_of``, which ``grade(..., as_of=...)`` sets) as
+    ``rgrade trend`` does. Every (run, stage, grouping set, metric) is
+    followed across the nights; the first ``baseline`` nights are its
+    baseline, and a series alarms when its evidence of a drop below them
+    crosses a threshold that holds the chance of any false alarm, over
+    every series and night, at ``alpha``. An alarm does not raise: see
+    ``Trend.alarmed`` and ``Trend.alarms``. ``openmetrics`` also writes
+    each series' last mean, evidence and alarm to that file."""
+    dirs = [os.fspath(n._dir if isinstance(n, Grading) else n) for n in nights]
+    files = tempfile.TemporaryDirectory(prefix="rgrade-")
+    alarmed, messages = _trend(
+        dirs,
+        files.name,
+        baseline=baseline,
+        alpha=alpha,
+        metrics=list(metrics),
+        allow_label_changes=allow_label_changes,
+        openmetrics=None if openmetrics is None else os.fspath(openmetrics),
+        threads=threads,
+        command=["rgrade.trend", *dirs],
+    )
+    _warn(messages)
+    return Trend(files, alarmed, messages)
 
 
 def _warn(messages: Sequence[str]) -> None:

@@ -21,7 +21,8 @@ class OutputError(RgradeError):
     """The output directory cannot be claimed or written."""
 
 class ComparisonError(RgradeError):
-    """Two gradings cannot be compared, or the rules cannot be held."""
+    """Two gradings cannot be compared, the rules cannot be held, or nightly
+    gradings cannot be watched as one series."""
 
 class ShardError(RgradeError):
     """Partial gradings cannot be merged."""
@@ -76,9 +77,21 @@ def merge(
     as_of: Optional[str] = ...,
     command: Sequence[str] = ...,
 ) -> Tuple[list[str], Tuple[pa.Schema, list[pa.RecordBatch]]]: ...
+def trend(
+    nights: Sequence[str],
+    out: str,
+    baseline: int = ...,
+    alpha: float = ...,
+    metrics: Sequence[str] = ...,
+    allow_label_changes: bool = ...,
+    openmetrics: Optional[str] = ...,
+    threads: Optional[int] = ...,
+    command: Sequence[str] = ...,
+) -> Tuple[bool, list[str]]: ...
 def log_files(paths: Sequence[str]) -> list[Path]: ...
 def copy_result(source: str, target: str) -> None: ...
 def grade_defaults() -> dict[str, Any]: ...
 def compare_defaults() -> dict[str, Any]: ...
 def agree_defaults() -> dict[str, Any]: ...
+def trend_defaults() -> dict[str, Any]: ...
 def main(args: Sequence[str]) -> int: ...

@@ -1,5 +1,6 @@
 //! The native half of the `rgrade` Python package: grade, grade a shard,
-//! merge shards and compare two gradings, writing the command line's files
+//! merge shards, compare two gradings, compare two answer keys and watch
+//! a series of nightly gradings, writing the command line's files
 //! into a directory while the GIL is released. Tables (pyarrow, pandas,
 //! polars, anything with `__arrow_c_stream__`) cross through the Arrow C
 //! stream interface, with arrow-rs' own `arrow-pyarrow` bridge: the crate
@@ -65,7 +66,7 @@ create_exception!(
     _rgrade,
     ComparisonError,
     RgradeError,
-    "Two gradings cannot be compared, or the rules cannot be held."
+    "Two gradings cannot be compared, the rules cannot be held, or nightly gradings cannot be watched as one series."
 );
 create_exception!(
     _rgrade,
@@ -99,8 +100,8 @@ fn takes_value(flag: &str, value: &str) -> bool {
 
 /// `message`, a command line's message, as a Python caller reads it: every
 /// `--flag` named as the keyword argument that sets it, `--flag value` as
-/// `flag="value"` for a choice's value, else `flag=` (`--rank-field` is
-/// `rank_field=`).
+/// `flag="value"` for a choice's value and `flag=value` for a number, else
+/// `flag=` (`--rank-field` is `rank_field=`).
 fn in_keywords(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
@@ -126,15 +127,19 @@ fn in_keywords(message: &str) -> String {
             let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'));
             &after[..end.unwrap_or(after.len())]
         });
-        match value.filter(|value| takes_value(flag, value)) {
-            Some(value) => {
-                out.push_str(&format!("{keyword}=\"{value}\""));
-                rest = &rest[1 + value.len()..];
-            }
-            None => {
-                out.push_str(&keyword);
-                out.push('=');
-            }
+        let number = rest.strip_prefix(' ').map(|after| {
+            let end = after.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'));
+            after[..end.unwrap_or(after.len())].trim_end_matches('.')
+        });
+        if let Some(value) = value.filter(|value| takes_value(flag, value)) {
+            out.push_str(&format!("{keyword}=\"{value}\""));
+            rest = &rest[1 + value.len()..];
+        } else if let Some(number) = number.filter(|n| n.parse::<f64>().is_ok()) {
+            out.push_str(&format!("{keyword}={number}"));
+            rest = &rest[1 + number.len()..];
+        } else {
+            out.push_str(&keyword);
+            out.push('=');
         }
     }
     out.push_str(rest);
@@ -573,6 +578,48 @@ fn agree(
     .map_err(raised)
 }
 
+/// Watch the nightly gradings `nights` (grade output directories, in any
+/// order), writing trend.csv, report.html and alarms.json into `out`;
+/// returns whether any series alarmed, and the warnings.
+#[pyfunction]
+#[pyo3(signature = (
+    nights, out, baseline=rgrade::DEFAULT_BASELINE_NIGHTS, alpha=0.05, metrics=vec![],
+    allow_label_changes=false, openmetrics=None, threads=None, command=vec![],
+))]
+#[allow(clippy::too_many_arguments)]
+fn trend(
+    py: Python<'_>,
+    nights: Vec<PathBuf>,
+    out: PathBuf,
+    baseline: usize,
+    alpha: f64,
+    metrics: Vec<String>,
+    allow_label_changes: bool,
+    openmetrics: Option<PathBuf>,
+    threads: Option<usize>,
+    command: Vec<String>,
+) -> PyResult<(bool, Vec<String>)> {
+    let plan = rgrade::TrendPlan {
+        out: Some(out),
+        baseline_nights: baseline,
+        alpha,
+        metrics,
+        allow_label_changes,
+        command,
+        threads: threads.and_then(NonZeroUsize::new),
+        openmetrics,
+        ..rgrade::TrendPlan::new(nights)
+    };
+    py.detach(|| {
+        let mut warnings = Vec::new();
+        rgrade::trend(&plan, &mut |warning| {
+            warnings.push(in_keywords(&warning.to_string()))
+        })
+        .map(|trended| (trended.alarmed(), warnings))
+    })
+    .map_err(raised)
+}
+
 /// The plan's `doc_of` for the `unit` and `doc_of` options.
 fn doc_of(options: &GradeOptions) -> PyResult<Option<rgrade::DocOf>> {
     let pattern = (options.doc_of.as_deref())
@@ -645,6 +692,20 @@ fn agree_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     Ok(defaults)
 }
 
+/// The options of `rgrade.trend` that have a default, as the library's
+/// `TrendPlan::new` sets them.
+#[pyfunction]
+fn trend_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let plan = rgrade::TrendPlan::new(Vec::new());
+    let defaults = pyo3::types::PyDict::new(py);
+    defaults.set_item("baseline", plan.baseline_nights)?;
+    defaults.set_item("alpha", plan.alpha)?;
+    defaults.set_item("metrics", plan.metrics)?;
+    defaults.set_item("allow_label_changes", plan.allow_label_changes)?;
+    defaults.set_item("openmetrics", plan.openmetrics)?;
+    Ok(defaults)
+}
+
 /// Copy the complete result in `source` into `target`, as its run would
 /// have written it there.
 #[pyfunction]
@@ -681,11 +742,13 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(agree, m)?)?;
+    m.add_function(wrap_pyfunction!(trend, m)?)?;
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
     m.add_function(wrap_pyfunction!(copy_result, m)?)?;
     m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(agree_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(trend_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }

@@ -184,9 +184,9 @@ def test_the_seed_example_grades_as_the_tutorial_says():
     assert bare.per_query == graded.per_query
 
 
-@pytest.mark.parametrize("function", ["grade", "compare", "agree"])
+@pytest.mark.parametrize("function", ["grade", "compare", "agree", "trend"])
 def test_the_signatures_defaults_are_the_librarys(function):
-    """rgrade.grade's, rgrade.compare's and rgrade.agree's keyword defaults
+    """rgrade.grade's, rgrade.compare's, rgrade.agree's and rgrade.trend's keyword defaults
     are those of the library's plan constructors, which the command line's
     are held to as well."""
     import inspect

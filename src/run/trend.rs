@@ -21,6 +21,7 @@ use crate::trend::{output, trend, Plan, Trended, Warning};
 /// complete grade output or was graded unlike the others, an unwritable
 /// output.
 pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Trended, Error> {
+    plan.check().of_kind(ErrorKind::Usage)?;
     // Claimed before anything is read, as compare's is.
     let claim = |dir| OutputDir::claim_for(dir, ResultKind::Trend);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;

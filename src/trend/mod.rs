@@ -68,6 +68,29 @@ impl Plan {
             openmetrics: None,
         }
     }
+
+    /// Refuse options no trend can be watched with, before anything is
+    /// read.
+    ///
+    /// # Errors
+    /// No night, a baseline of fewer than 2 nights, an alpha outside (0, 1).
+    pub fn check(&self) -> Result<()> {
+        ensure!(
+            !self.nights.is_empty(),
+            "name at least one night's grade output"
+        );
+        ensure!(
+            self.baseline_nights >= 2,
+            "--baseline {}: the baseline takes at least 2 nights (their spread bounds its error)",
+            self.baseline_nights
+        );
+        ensure!(
+            self.alpha > 0.0 && self.alpha < 1.0,
+            "--alpha {}: must lie strictly between 0 and 1",
+            self.alpha
+        );
+        Ok(())
+    }
 }
 
 /// What a trend tells the user to look at, though it went on.
@@ -99,24 +122,11 @@ impl fmt::Display for Warning {
 /// Read the nights `plan` names and watch every series.
 ///
 /// # Errors
-/// Bad options; a night that is no complete grade output, records no
+/// Bad options ([`Plan::check`]); a night that is no complete grade output, records no
 /// time, or was graded unlike the others (unless allowed); a metric no
 /// night has.
 pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
-    ensure!(
-        !plan.nights.is_empty(),
-        "name at least one night's grade output"
-    );
-    ensure!(
-        plan.baseline_nights >= 2,
-        "--baseline {}: the baseline takes at least 2 nights (their spread bounds its error)",
-        plan.baseline_nights
-    );
-    ensure!(
-        plan.alpha > 0.0 && plan.alpha < 1.0,
-        "--alpha {}: must lie strictly between 0 and 1",
-        plan.alpha
-    );
+    plan.check()?;
     let nights = nights::order(&plan.nights, plan.allow_label_changes)?;
     let metrics = if plan.metrics.is_empty() {
         metric_columns(&nights[0].facts.ks)
