@@ -299,9 +299,31 @@ fn the_human_key_takes_its_own_reviewers_policy() {
         wd.rgrade(&args)
     };
     // Three reviewers judge each pair: whose grade counts must be said,
-    // and --reviewers is the judge's key's, which names none.
-    grade(&[]).expect_code(2);
-    grade(&["--reviewers", "majority"]).expect_code(2);
+    // with the option that says it for the human key; --reviewers is the
+    // judge's key's, which names none.
+    let unsaid = grade(&[]);
+    unsaid.expect_code(2);
+    assert!(
+        (unsaid.stderr).contains("reviewers.jsonl:2: doc_id")
+            && (unsaid.stderr)
+                .contains("say whose grade counts with --calibrate-reviewers majority"),
+        "{}",
+        unsaid.stderr
+    );
+    let misplaced = grade(&["--reviewers", "majority"]);
+    misplaced.expect_code(2);
+    assert!(
+        (misplaced.stderr).contains("--reviewers majority: no label names a reviewer"),
+        "{}",
+        misplaced.stderr
+    );
+    let absent = grade(&["--calibrate-reviewers", "nobody"]);
+    absent.expect_code(2);
+    assert!(
+        (absent.stderr).contains("--calibrate-reviewers nobody: no label is by reviewer 'nobody'"),
+        "{}",
+        absent.stderr
+    );
     grade(&["--calibrate-reviewers", "majority", "-o", "out"]).expect_code(0);
     let summary = wd.read_json("out/summary.json");
     assert_eq!(

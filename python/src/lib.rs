@@ -93,7 +93,7 @@ fn takes_value(flag: &str, value: &str) -> bool {
         "logs-format" => named::<rgrade::LogsFormat>(value),
         "labels-format" => named::<rgrade::LabelsFormat>(value),
         "unit" => named::<rgrade::Unit>(value),
-        "reviewers" => value.parse::<rgrade::ReviewerPolicy>().is_ok(),
+        "reviewers" | "calibrate-reviewers" => value.parse::<rgrade::ReviewerPolicy>().is_ok(),
         _ => false,
     }
 }

@@ -129,3 +129,13 @@ def test_a_shard_cannot_be_calibrated():
             JUDGES / "judge.jsonl", JUDGES / "logs.jsonl", partial=True,
             calibrate=JUDGES / "human.jsonl",  # type: ignore[call-overload]
         )
+
+
+def test_a_human_key_of_several_reviewers_asks_for_calibrate_reviewers():
+    """The message names the keyword that says whose grade counts in the
+    human key, not the judge key's ``reviewers``."""
+    with pytest.raises(rgrade.LabelsError, match='say whose grade counts with calibrate_reviewers="majority"'):
+        rgrade.grade(JUDGES / "judge.jsonl", JUDGES / "logs.jsonl", calibrate=JUDGES / "reviewers.jsonl")
+    calibrated = rgrade.grade(JUDGES / "judge.jsonl", JUDGES / "logs.jsonl",
+                              calibrate=JUDGES / "reviewers.jsonl", calibrate_reviewers="majority")
+    assert calibrated.summary["calibration"]["labels"]["reviewers"]["policy"] == "majority"

@@ -281,6 +281,27 @@ impl std::str::FromStr for ReviewerPolicy {
     }
 }
 
+/// A key's reviewers policy with the option that sets it, so that a message
+/// about the policy names the option the user gives: `--reviewers`, or
+/// `--calibrate-reviewers` for the human key of a calibration.
+#[derive(Debug, Clone, Copy)]
+pub struct Reviewing<'a> {
+    /// The policy; `None` when the option is not given.
+    pub policy: Option<&'a ReviewerPolicy>,
+    /// The option, as the command line spells it.
+    pub option: &'static str,
+}
+
+impl<'a> Reviewing<'a> {
+    /// `policy`, as `--reviewers` gives it.
+    pub fn by_reviewers(policy: Option<&'a ReviewerPolicy>) -> Self {
+        Reviewing {
+            policy,
+            option: "--reviewers",
+        }
+    }
+}
+
 impl From<ReviewerPolicy> for String {
     fn from(policy: ReviewerPolicy) -> String {
         policy.to_string()

@@ -26,7 +26,7 @@ use super::ids::{IdRef, IdText};
 use super::index::{CompiledKey, IndexParts, QueryTexts};
 use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
 use super::index::{Reviewers, NO_POOL};
-use crate::base::options::{JoinBy, ReviewerPolicy};
+use crate::base::options::{JoinBy, Reviewing};
 use crate::base::schema::SourceSummary;
 
 /// How a compiled key begins: a line a person who opens it can read.
@@ -190,7 +190,7 @@ pub fn read(
     path: &Path,
     min_rel: i64,
     join: JoinBy,
-    policy: Option<&ReviewerPolicy>,
+    reviewing: Reviewing<'_>,
     pool: &rayon::ThreadPool,
 ) -> Result<LabelIndex> {
     let file = File::open(path).context("cannot read labels")?;
@@ -232,10 +232,11 @@ pub fn read(
              by: compile it with `rgrade index --join text`"
         );
     }
+    let Reviewing { policy, option } = reviewing;
     if let Some(policy) = policy {
         let compiled = header.reviewers.as_ref().map(|r| r.policy.as_ref());
         match compiled {
-            None => bail!("--reviewers {policy}: no label of this compiled key names a reviewer"),
+            None => bail!("{option} {policy}: no label of this compiled key names a reviewer"),
             Some(Some(same)) if same == policy => {}
             Some(other) => bail!(
                 "this key was compiled {}: its grades are combined already; compile it again \
@@ -444,7 +445,14 @@ mod tests {
 
     fn load(path: &Path, min_rel: i64, join: JoinBy) -> Result<LabelIndex> {
         let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(2))?;
-        LabelIndex::load(path, LabelsFormat::Auto, min_rel, join, None, &pool)
+        LabelIndex::load(
+            path,
+            LabelsFormat::Auto,
+            min_rel,
+            join,
+            Reviewing::by_reviewers(None),
+            &pool,
+        )
     }
 
     /// The labels, and the key compiled from them, in `dir`.
@@ -532,7 +540,15 @@ mod tests {
 
         // Compiled without the question texts, it cannot join by text.
         let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(1)).unwrap();
-        let index = LabelIndex::load(&key, LabelsFormat::Auto, 1, JoinBy::Id, None, &pool).unwrap();
+        let index = LabelIndex::load(
+            &key,
+            LabelsFormat::Auto,
+            1,
+            JoinBy::Id,
+            Reviewing::by_reviewers(None),
+            &pool,
+        )
+        .unwrap();
         let mut by_id = Vec::new();
         index.write_compiled(&mut by_id).unwrap();
         let no_texts = refused(&by_id, JoinBy::Text);

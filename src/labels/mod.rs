@@ -29,7 +29,7 @@ use hashbrown::HashTable;
 use compiled::is_compiled;
 pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, QueryIdx};
 
-use crate::base::options::{JoinBy, LabelsFormat, ReviewerPolicy};
+use crate::base::options::{JoinBy, LabelsFormat, Reviewing};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
 use crate::io::tables::ArrowTable;
@@ -52,7 +52,7 @@ impl LabelIndex {
         format: LabelsFormat,
         min_rel: i64,
         join: JoinBy,
-        reviewers: Option<&ReviewerPolicy>,
+        reviewers: Reviewing<'_>,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
         let name = path.display();
@@ -127,7 +127,7 @@ impl LabelIndex {
         table: &ArrowTable,
         min_rel: i64,
         join: JoinBy,
-        reviewers: Option<&ReviewerPolicy>,
+        reviewers: Reviewing<'_>,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
         let name = table.name();
@@ -201,14 +201,14 @@ impl LabelIndex {
 }
 
 /// The index of the labels read into `builder`, the grades of pairs
-/// several reviewers judged combined by `policy` first.
+/// several reviewers judged combined first, as `reviewing` says.
 fn build(
     mut builder: Builder,
     min_rel: i64,
-    policy: Option<&ReviewerPolicy>,
+    reviewing: Reviewing<'_>,
     source: LabelsSource,
 ) -> Result<LabelIndex, build::LineError> {
-    let reviewers = reviewers::combine(&mut builder, policy)?;
+    let reviewers = reviewers::combine(&mut builder, reviewing)?;
     builder.build(min_rel, reviewers, source)
 }
 
@@ -247,6 +247,7 @@ fn format_name(format: LabelsFormat) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::options::ReviewerPolicy;
     use crate::base::slices::NO_SLICE;
     use crate::io::blocks::MAX_LINE;
     use proptest::prelude::*;
@@ -270,7 +271,8 @@ mod tests {
         std::fs::write(&path, text)?;
         // Two workers: blocks are parsed out of order and joined in order.
         let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(2))?;
-        let index = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewers, &pool);
+        let reviewing = Reviewing::by_reviewers(reviewers);
+        let index = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewing, &pool);
         std::fs::remove_dir_all(&dir)?;
         index
     }

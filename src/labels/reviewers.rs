@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::build::{sorted_by_id, Builder, LineError, RawDoc};
 use super::index::Reviewers;
 use crate::base::kappa::fleiss_kappa;
-use crate::base::options::ReviewerPolicy;
+use crate::base::options::{ReviewerPolicy, Reviewing};
 use crate::base::schema::{ReviewerSummary, ReviewersSummary};
 use crate::base::slices::NO_SLICE;
 
@@ -83,13 +83,14 @@ impl FirstError {
 /// labeled nothing.
 pub(super) fn combine(
     builder: &mut Builder,
-    policy: Option<&ReviewerPolicy>,
+    reviewing: Reviewing<'_>,
 ) -> Result<Option<Reviewers>, LineError> {
+    let Reviewing { policy, option } = reviewing;
     if !builder.has_reviewers {
         return match policy {
             Some(policy) => Err((
                 None,
-                anyhow!("--reviewers {policy}: no label names a reviewer"),
+                anyhow!("{option} {policy}: no label names a reviewer"),
             )),
             None => Ok(None),
         };
@@ -126,7 +127,7 @@ pub(super) fn combine(
                 let names: BTreeSet<&str> = labeled.iter().map(|&(_, r)| name_of(r)).collect();
                 let names: Vec<&str> = names.into_iter().collect();
                 let message = anyhow!(
-                    "--reviewers {name}: no label is by reviewer '{name}'; the reviewers are {}",
+                    "{option} {name}: no label is by reviewer '{name}'; the reviewers are {}",
                     names.join(", ")
                 );
                 return Err((None, message));
@@ -180,7 +181,7 @@ pub(super) fn combine(
                         .collect();
                     format!(
                         "doc_id '{}' of query_id '{}' is judged by {} reviewers ({}): say whose \
-                         grade counts with --reviewers majority, any, all or a reviewer's name",
+                         grade counts with {option} majority, any, all or a reviewer's name",
                         text(&pair[0]),
                         query(),
                         pair.len(),

@@ -12,7 +12,7 @@ use crate::agree::{agreement, runs_under_both, Agreement, RunsUnderBoth};
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
-    JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy,
+    JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy, Reviewing,
 };
 use crate::base::schema::{AgreementLogs, AgreementSummary, REPORT_FILE};
 use crate::grade::{Graded, Plan as GradePlan, Warning};
@@ -116,7 +116,8 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
     let load = |path: &Path, reviewers: &Option<ReviewerPolicy>| {
         let (format, min_rel, reviewers) = (plan.labels_format, plan.min_rel, reviewers.as_ref());
-        LabelIndex::load(path, format, min_rel, JoinBy::Id, reviewers, &pool)
+        let reviewing = Reviewing::by_reviewers(reviewers);
+        LabelIndex::load(path, format, min_rel, JoinBy::Id, reviewing, &pool)
             .of_kind(ErrorKind::Labels)
     };
     let [reviewers_a, reviewers_b] = &plan.reviewers;

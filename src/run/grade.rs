@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
-use crate::base::options::{JoinBy, LabelsFormat, ProgressWhen};
+use crate::base::options::{JoinBy, LabelsFormat, ProgressWhen, Reviewing};
 use crate::base::schema::Counts;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
@@ -80,6 +80,16 @@ impl Setup {
     /// A bad plan, unreadable or refused labels, an output directory that
     /// cannot be claimed.
     pub fn new(plan: &Plan) -> Result<Self> {
+        Setup::for_key(plan, "--reviewers")
+    }
+
+    /// As [`Setup::new`], for a key whose reviewers policy (`plan.reviewers`)
+    /// the option `reviewers_option` sets.
+    fn for_key(plan: &Plan, reviewers_option: &'static str) -> Result<Self> {
+        let reviewing = Reviewing {
+            policy: plan.reviewers.as_ref(),
+            option: reviewers_option,
+        };
         let settings = GradeSettings {
             ks: cutoffs(&plan.ks).of_kind(ErrorKind::Usage)?,
             missing: plan.missing,
@@ -93,19 +103,13 @@ impl Setup {
         // that do not load included).
         let out_dir = claim(plan.out.as_deref()).of_kind(ErrorKind::Output)?;
         let labels = match &plan.tables.labels {
-            Some(table) => LabelIndex::load_table(
-                table,
-                plan.min_rel,
-                plan.join,
-                plan.reviewers.as_ref(),
-                &pool,
-            ),
+            Some(table) => LabelIndex::load_table(table, plan.min_rel, plan.join, reviewing, &pool),
             None => LabelIndex::load(
                 &plan.labels,
                 plan.labels_format,
                 plan.min_rel,
                 plan.join,
-                plan.reviewers.as_ref(),
+                reviewing,
                 &pool,
             ),
         }
@@ -429,7 +433,7 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanScores>> {
         },
         ..plan.clone()
     };
-    let human_setup = Setup::new(&human)?;
+    let human_setup = Setup::for_key(&human, "--calibrate-reviewers")?;
     let grouping = collect(&human, &human_setup, &mut |_| {})?;
     let Setup {
         settings,

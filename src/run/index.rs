@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::base::failure::{ErrorKind, OfKind};
-use crate::base::options::{JoinBy, LabelsFormat, ReviewerPolicy};
+use crate::base::options::{JoinBy, LabelsFormat, ReviewerPolicy, Reviewing};
 use crate::io::workers;
 use crate::labels::LabelIndex;
 use crate::output::staged::{commit, finish, stage};
@@ -58,7 +58,7 @@ pub fn run(plan: &Plan) -> Result<Compiled> {
         plan.labels_format,
         1,
         plan.join,
-        plan.reviewers.as_ref(),
+        Reviewing::by_reviewers(plan.reviewers.as_ref()),
         &pool,
     )
     .of_kind(ErrorKind::Labels)?;
