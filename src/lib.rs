@@ -85,6 +85,7 @@ pub use trend::{Plan as TrendPlan, Trended, Warning as TrendWarning, DEFAULT_BAS
 #[doc(hidden)]
 pub mod kernels {
     pub use crate::base::metrics::{score, Hit, Judgments};
+    pub use crate::base::options::Reviewing;
     pub use crate::base::stats::{bootstrap_mean_interval, paired_randomization_p_value};
     pub use crate::grade::judge::{BlockWorker, JudgeConfig};
     pub use crate::grade::runs::TrecLines;

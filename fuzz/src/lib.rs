@@ -16,8 +16,8 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema};
 
 use rgrade::kernels::{
-    pool, Block, BlockWorker, Chunk, Header, JudgeConfig, LabelIndex, LogFields, SpanFields,
-    TrecLines,
+    pool, Block, BlockWorker, Chunk, Header, JudgeConfig, LabelIndex, LogFields, Reviewing,
+    SpanFields, TrecLines,
 };
 use rgrade::{
     ArrowTable, Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy,
@@ -145,7 +145,8 @@ pub fn load_labels(data: &[u8], format: LabelsFormat) {
     let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
     let path = write_input("labels", data);
     for reviewers in [None, Some(&ReviewerPolicy::Majority)] {
-        let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewers, pool);
+        let reviewing = Reviewing::by_reviewers(reviewers);
+        let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewing, pool);
     }
 }
 
@@ -386,5 +387,5 @@ pub fn grade_table(table: &ArrowTable, join: JoinBy) {
     let _ = rgrade::grade(&plan, &mut |_| {});
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
-    let _ = LabelIndex::load_table(table, 1, join, None, pool);
+    let _ = LabelIndex::load_table(table, 1, join, Reviewing::by_reviewers(None), pool);
 }
