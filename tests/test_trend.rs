@@ -4,7 +4,7 @@
 //! series' evidence equals the betting recursion computed here from the
 //! nights' per_query.csv; each night's means equal grade's aggregates; the
 //! refusals (no time, one time twice, other labels, a baseline of one
-//! night, an unknown metric); and the page, which marks every alarm (a
+//! night, an unknown metric); what was not tested, said; and the page, which marks every alarm (a
 //! series may alarm once in each labels revision) and every change of
 //! labels, and draws again the same.
 
@@ -330,7 +330,13 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
     refused(
         &["--metrics", "recall@3"],
         first,
-        &["no column 'recall@3'", "per_query.csv"],
+        &["--metrics recall@3", "per_query.csv has no such metric"],
+    );
+    refused(&["--metrics", "recall@ten"], first, &["not a metric"]);
+    refused(
+        &["--metrics", "judged@10"],
+        first,
+        &["judged@k measures how much of a ranking the labels cover"],
     );
     // The same night twice.
     let twice = [first.to_vec(), vec![first[0].clone()]].concat();
@@ -469,4 +475,117 @@ fn a_series_may_alarm_once_in_each_labels_revision() {
     wd.rgrade(&["report", "trend", "-o", "again.html"])
         .expect_code(0);
     assert_eq!(wd.read_text("again.html"), page);
+}
+
+/// Grade gen's `night` into `out` as of 2026-11-`n`, with `extra` options.
+fn grade_night(wd: &Workdir, n: usize, night: &str, out: &str, extra: &[&str]) {
+    let as_of = format!("2026-11-{n:02}");
+    let mut args = vec![
+        "grade",
+        "--labels",
+        "data/labels.jsonl",
+        "-k",
+        "10",
+        "--missing",
+        "skip",
+        "--as-of",
+        &as_of,
+        "-q",
+        "-o",
+        out,
+    ];
+    args.extend(extra);
+    args.push(night);
+    wd.rgrade(&args).expect_code(0);
+}
+
+#[test]
+fn what_was_not_tested_is_said() {
+    let wd = Workdir::new("trend_untested");
+    wd.rgrade(&["gen", "--queries", "600", "--nights", "5", "-o", "data"])
+        .expect_code(0);
+    // Billing's queries are captured only after the baseline, and the
+    // retrieve stage is missing on night 4.
+    let billing: HashSet<String> = (wd.read_text("data/labels.jsonl").lines())
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|label| label["task"] == "billing")
+        .map(|label| label["query_id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!billing.is_empty());
+    let mut nights = Vec::new();
+    for n in 1..=5 {
+        let night = format!("data/night-{n:02}");
+        let out = format!("graded/night-{n:02}");
+        if n <= 3 {
+            let logs = wd.read_text(&format!("{night}/logs.jsonl"));
+            let kept: String = (logs.lines())
+                .filter(|line| {
+                    let event: serde_json::Value = serde_json::from_str(line).unwrap();
+                    !billing.contains(event["query_id"].as_str().unwrap())
+                })
+                .map(|line| format!("{line}\n"))
+                .collect();
+            wd.write(&format!("without-billing/night-{n:02}.jsonl"), kept);
+            let logs = format!("without-billing/night-{n:02}.jsonl");
+            grade_night(&wd, n, &logs, &out, &[]);
+        } else if n == 4 {
+            grade_night(&wd, n, &night, &out, &["--stage", "final"]);
+        } else {
+            grade_night(&wd, n, &night, &out, &[]);
+        }
+        nights.push(out);
+    }
+
+    let run = trend(&wd, &nights, &["--baseline", "3", "-o", "trend"]);
+    assert!(matches!(run.status.code(), Some(0 | 1)), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("series had no query graded on their baseline nights and were not tested")
+            && run.stderr.contains("task=billing"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        (run.stderr).contains(
+            "run 'bm25-v3' stage 'retrieve' has no rows on 1 of 5 nights (the first: graded/night-04)"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Billing's rows on the watched nights are there, untested.
+    let table: Table = wd.read_csv("trend/trend.csv");
+    let untested: Vec<_> = (table.records().into_iter())
+        .filter(|r| r["task"] == "billing" && r["role"] == "watched")
+        .collect();
+    assert!(!untested.is_empty());
+    assert!(untested
+        .iter()
+        .all(|r| r["evidence"].is_empty() && r["drop"].is_empty()));
+
+    // The last table's baseline, night and drop are over one set of
+    // queries, the paired ones; its mean is the night's over all.
+    let table_lines: Vec<&str> = (run.stdout.lines())
+        .skip_while(|line| !line.starts_with("run "))
+        .skip(1)
+        .collect();
+    assert!(!table_lines.is_empty(), "{}", run.stdout);
+    for line in table_lines {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let [baseline, night, drop] = [5, 6, 7].map(|i| cells[i].parse::<f64>().unwrap());
+        assert!((baseline - night - drop).abs() <= 0.0015, "{line}");
+    }
+
+    // Before any night is past the baseline, nothing is tested, and the
+    // verdict says so rather than "no alarm".
+    let early = trend(&wd, &nights[..3], &["-o", "early"]);
+    early.expect_code(0);
+    assert!(
+        (early.stdout).contains("nothing tested yet: no night past a baseline of 7 nights"),
+        "{}",
+        early.stdout
+    );
+    assert!(!early.stdout.contains("no alarm"), "{}", early.stdout);
+    let page = wd.read_text("early/report.html");
+    assert!(page.contains("Nothing tested yet"));
+    assert!(!page.contains("No alarm"));
 }

@@ -908,7 +908,7 @@ def compare(
     *,
     baseline_run: Optional[str] = None,
     candidate_run: Optional[str] = None,
-    metrics: Sequence[str] = (),
+    metrics: Union[str, Sequence[str]] = (),
     permutations: int = 10_000,
     bootstrap: int = 1_000,
     seed: int = 0,
@@ -932,7 +932,7 @@ def compare(
         rules=None if rules is None else os.fspath(rules),
         baseline_run=baseline_run,
         candidate_run=candidate_run,
-        metrics=list(metrics),
+        metrics=_names(metrics),
         permutations=permutations,
         bootstrap=bootstrap,
         seed=seed,
@@ -1012,7 +1012,7 @@ def trend(
     *,
     baseline: int = 7,
     alpha: float = 0.05,
-    metrics: Sequence[str] = (),
+    metrics: Union[str, Sequence[str]] = (),
     allow_label_changes: bool = False,
     openmetrics: Optional[PathLike] = None,
     threads: Optional[int] = None,
@@ -1034,7 +1034,7 @@ def trend(
         files.name,
         baseline=baseline,
         alpha=alpha,
-        metrics=list(metrics),
+        metrics=_names(metrics),
         allow_label_changes=allow_label_changes,
         openmetrics=None if openmetrics is None else os.fspath(openmetrics),
         threads=threads,
@@ -1042,6 +1042,11 @@ def trend(
     )
     _warn(messages)
     return Trend(files, alarmed, messages)
+
+
+def _names(names: Union[str, Sequence[str]]) -> List[str]:
+    """One name, or several: a string is one name, not its letters."""
+    return [names] if isinstance(names, str) else list(names)
 
 
 def _warn(messages: Sequence[str]) -> None:

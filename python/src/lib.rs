@@ -100,7 +100,8 @@ fn takes_value(flag: &str, value: &str) -> bool {
 
 /// `message`, a command line's message, as a Python caller reads it: every
 /// `--flag` named as the keyword argument that sets it, `--flag value` as
-/// `flag="value"` for a choice's value and `flag=value` for a number, else
+/// `flag="value"` for a choice's value or a value the message goes on
+/// about (`--metrics judged@10: ...`) and `flag=value` for a number, else
 /// `flag=` (`--rank-field` is `rank_field=`).
 fn in_keywords(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
@@ -127,6 +128,12 @@ fn in_keywords(message: &str) -> String {
             let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'));
             &after[..end.unwrap_or(after.len())]
         });
+        // A value the message goes on to speak of: `--metrics judged@10: ...`.
+        let named = rest.strip_prefix(' ').and_then(|after| {
+            let token = after.split_whitespace().next()?;
+            let value = token.strip_suffix(':')?;
+            (!value.is_empty()).then_some(value)
+        });
         let number = rest.strip_prefix(' ').map(|after| {
             let end = after.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'));
             after[..end.unwrap_or(after.len())].trim_end_matches('.')
@@ -137,6 +144,9 @@ fn in_keywords(message: &str) -> String {
         } else if let Some(number) = number.filter(|n| n.parse::<f64>().is_ok()) {
             out.push_str(&format!("{keyword}={number}"));
             rest = &rest[1 + number.len()..];
+        } else if let Some(named) = named {
+            out.push_str(&format!("{keyword}=\"{named}\""));
+            rest = &rest[1 + named.len()..];
         } else {
             out.push_str(&keyword);
             out.push('=');

@@ -88,6 +88,14 @@ def test_it_writes_what_the_command_line_writes(series, tmp_path):
     assert again.returncode == 0, again.stderr
 
 
+def test_one_metric_may_be_named_alone(series):
+    _, dirs = series
+    watched = rgrade.trend(dirs, baseline=3, metrics="recall@10")
+    assert set(watched.trend["metric"].to_pylist()) == {"recall@10"}
+    with pytest.raises(rgrade.UsageError, match="metrics=\"judged@10\": judged@k measures"):
+        rgrade.trend(dirs, metrics=["judged@10"])
+
+
 def test_gradings_are_watched_as_their_directories_are(series):
     gradings, dirs = series
     by_grading = rgrade.trend(gradings, baseline=3).trend.drop_columns(["night"])

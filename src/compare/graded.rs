@@ -279,7 +279,7 @@ pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     };
     ensure!(
         per_query.is_file(),
-        "{}: not found (expected a `grade --out` directory or its per_query.csv)",
+        "{}: not found (expected the output directory of a grading, or its per_query.csv)",
         per_query.display()
     );
     let summary = per_query.with_file_name(SUMMARY_FILE);

@@ -110,7 +110,7 @@ fn check_file(dir: &Path, listed: &OutputFile, summary: &Path) -> Result<()> {
     let path = dir.join(&listed.name);
     let reader = open_regular(&path).with_context(|| {
         format!(
-            "{}: cannot open a file {} lists: not a complete grade output",
+            "{}: cannot open a file {} lists: not a complete result",
             path.display(),
             summary.display()
         )
@@ -122,7 +122,8 @@ fn check_file(dir: &Path, listed: &OutputFile, summary: &Path) -> Result<()> {
     let hash = format!("{:032x}", hasher.digest128());
     ensure!(
         bytes == listed.bytes && hash == listed.hash,
-        "{}: does not match {} (changed or cut short since it was graded); grade again",
+        "{}: does not match {} (changed or cut short since it was written); run what wrote \
+         it again",
         path.display(),
         summary.display()
     );

@@ -267,7 +267,10 @@ fn alarms_section(
     Ok(html! {
         section {
             h2 { "Alarms" }
-            @if alarms.is_empty() {
+            @if summary.nights.iter().all(|night| night.baseline) {
+                div.verdict { "Nothing tested yet: every night is a baseline night (the baseline takes "
+                    (plural(summary.settings.baseline_nights as u64, "night", "nights")) ")." }
+            } @else if alarms.is_empty() {
                 div.verdict.pass { "No alarm: no series fell below its baseline by more than chance allows." }
             } @else {
                 div.verdict.fail {

@@ -12,16 +12,19 @@ pub mod nights;
 pub mod output;
 pub mod watch;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use anyhow::{ensure, Result};
+use anyhow::{bail, ensure, Result};
 
+use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::metric_columns;
 use crate::base::text::plural;
+use nights::Night;
 pub use watch::Trended;
-use watch::WatchSettings;
+use watch::{WatchSettings, Watched};
 
 /// What `rgrade trend` is asked to do.
 #[derive(Debug, Clone)]
@@ -73,7 +76,8 @@ impl Plan {
     /// read.
     ///
     /// # Errors
-    /// No night, a baseline of fewer than 2 nights, an alpha outside (0, 1).
+    /// No night, a baseline of fewer than 2 nights, an alpha outside (0,
+    /// 1), a metric that is none of the quality metrics at a cutoff.
     pub fn check(&self) -> Result<()> {
         ensure!(
             !self.nights.is_empty(),
@@ -89,6 +93,22 @@ impl Plan {
             "--alpha {}: must lie strictly between 0 and 1",
             self.alpha
         );
+        let watched: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        for metric in &self.metrics {
+            let (name, cutoff) = metric.split_once('@').unwrap_or((metric, ""));
+            if name == "judged" {
+                bail!(
+                    "--metrics {metric}: judged@k measures how much of a ranking the labels \
+                     cover, not the retriever; trend watches {}",
+                    watched.join(", ")
+                );
+            }
+            ensure!(
+                watched.contains(&name) && cutoff.parse::<Cutoff>().is_ok(),
+                "--metrics {metric}: not a metric; trend watches {} at a cutoff (recall@10)",
+                watched.join(", ")
+            );
+        }
         Ok(())
     }
 }
@@ -104,6 +124,34 @@ pub enum Warning {
         /// Its nights.
         nights: usize,
     },
+    /// Metric columns of the first night that some later night lacks
+    /// (graded at other cutoffs): they are not watched.
+    Unshared {
+        /// The metrics left out.
+        metrics: Vec<String>,
+    },
+    /// Series with rows on watched nights but no query graded on their
+    /// baseline nights (a slice or run that came later): not tested.
+    Untested {
+        /// How many series.
+        series: usize,
+        /// The first, named.
+        first: String,
+    },
+    /// A (run, stage) with no rows at all on some nights: its series skip
+    /// them.
+    Absent {
+        /// The run.
+        run: String,
+        /// The stage.
+        stage: String,
+        /// The nights without it.
+        nights: usize,
+        /// All nights.
+        of: usize,
+        /// The first night without it.
+        first: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -114,6 +162,32 @@ impl fmt::Display for Warning {
                 "labels revision {revision} has {}, none past its baseline: nothing in it was \
                  tested (--baseline sets how many nights the baseline takes)",
                 plural(*nights as u64, "night", "nights")
+            ),
+            Warning::Unshared { metrics } => write!(
+                f,
+                "{} not watched: some nights were graded at other cutoffs (--metrics names \
+                 what to watch)",
+                metrics.join(", ")
+            ),
+            Warning::Untested { series, first } => write!(
+                f,
+                "{} had no query graded on {} baseline nights and {} not tested (the first: \
+                 {first}); {} rows of trend.csv have no drop or evidence",
+                plural(*series as u64, "series", "series"),
+                if *series == 1 { "its" } else { "their" },
+                if *series == 1 { "was" } else { "were" },
+                if *series == 1 { "its" } else { "their" },
+            ),
+            Warning::Absent {
+                run,
+                stage,
+                nights,
+                of,
+                first,
+            } => write!(
+                f,
+                "run '{run}' stage '{stage}' has no rows on {nights} of {of} nights (the first: \
+                 {first}): its series skip them"
             ),
         }
     }
@@ -129,9 +203,17 @@ pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
     plan.check()?;
     let nights = nights::order(&plan.nights, plan.allow_label_changes)?;
     let metrics = if plan.metrics.is_empty() {
-        metric_columns(&nights[0].facts.ks)
+        shared_metrics(&nights, warn)?
     } else {
-        plan.metrics.clone()
+        // Each once, in the order first named: named twice, a metric
+        // would count twice in the family.
+        let mut named: Vec<String> = Vec::with_capacity(plan.metrics.len());
+        for metric in &plan.metrics {
+            if !named.contains(metric) {
+                named.push(metric.clone());
+            }
+        }
+        named
     };
     let settings = WatchSettings {
         baseline_nights: plan.baseline_nights,
@@ -150,5 +232,77 @@ pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
             warn(Warning::Unwatched { revision, nights });
         }
     }
+    untested(&watched, &settings, warn);
+    absent(&watched, warn);
     Ok(Trended { settings, watched })
+}
+
+/// The metric columns every night has, in the first night's order; those
+/// only some have are warned of.
+///
+/// # Errors
+/// Nights that share no metric column.
+fn shared_metrics(nights: &[Night], warn: &mut dyn FnMut(Warning)) -> Result<Vec<String>> {
+    let every = |metric: &String| {
+        (nights.iter()).all(|night| metric_columns(&night.facts.ks).contains(metric))
+    };
+    let (shared, unshared): (Vec<String>, Vec<String>) = metric_columns(&nights[0].facts.ks)
+        .into_iter()
+        .partition(every);
+    ensure!(
+        !shared.is_empty(),
+        "the nights share no cutoff, so no metric can be followed across them"
+    );
+    if !unshared.is_empty() {
+        warn(Warning::Unshared { metrics: unshared });
+    }
+    Ok(shared)
+}
+
+/// Warn of the series that had rows on watched nights but nothing to be
+/// tested against.
+fn untested(watched: &Watched, settings: &WatchSettings, warn: &mut dyn FnMut(Warning)) {
+    let mut series = BTreeSet::new();
+    let mut first = None;
+    for row in &watched.rows {
+        if watched.baseline[row.night] || row.tested.is_some() {
+            continue;
+        }
+        let revision = watched.nights[row.night].revision;
+        if series.insert((revision, row.set, row.metric)) && first.is_none() {
+            let [run, stage, task, language, split] =
+                output::set_names(watched, watched.sets[row.set as usize]);
+            first = Some(format!(
+                "run '{run}' stage '{stage}' task={task} language={language} split={split} {}",
+                settings.metrics[row.metric]
+            ));
+        }
+    }
+    if let Some(first) = first {
+        warn(Warning::Untested {
+            series: series.len(),
+            first,
+        });
+    }
+}
+
+/// Warn of each (run, stage) that some nights have no rows of.
+fn absent(watched: &Watched, warn: &mut dyn FnMut(Warning)) {
+    let mut on_nights: BTreeMap<(&str, &str), BTreeSet<usize>> = BTreeMap::new();
+    for row in &watched.rows {
+        let [run, stage, ..] = output::set_names(watched, watched.sets[row.set as usize]);
+        on_nights.entry((run, stage)).or_default().insert(row.night);
+    }
+    let of = watched.nights.len();
+    for ((run, stage), nights) in on_nights {
+        if let Some(missing) = (0..of).find(|night| !nights.contains(night)) {
+            warn(Warning::Absent {
+                run: run.to_string(),
+                stage: stage.to_string(),
+                nights: of - nights.len(),
+                of,
+                first: watched.nights[missing].given.display().to_string(),
+            });
+        }
+    }
 }

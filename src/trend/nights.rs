@@ -59,7 +59,7 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
         let (before, night) = (&nights[i - 1], &nights[i]);
         ensure!(
             before.as_of != night.as_of,
-            "{} and {}: both stand for {} (the same night given twice? grade -o --as-of sets it)",
+            "{} and {}: both stand for {} (the same night given twice? grade's --as-of sets the time a grading stands for)",
             before.given.display(),
             night.given.display(),
             night.as_of

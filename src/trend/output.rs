@@ -19,7 +19,7 @@ use crate::output::openmetrics::{as_of_family, set_labels, Family};
 use crate::output::staged::{self, stage, Staged};
 
 /// A grouping set's names: run, stage, task, language, split (`*` for any).
-fn set_names(watched: &Watched, set: SetKey) -> [&str; 5] {
+pub(super) fn set_names(watched: &Watched, set: SetKey) -> [&str; 5] {
     let name = |id: Option<u32>| id.map_or(ANY, |id| watched.names.name(id));
     let (split, (task, language)) = set.slice;
     [
@@ -234,7 +234,13 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
     )?;
     let alarms = alarms(trended);
     writeln!(out)?;
-    if alarms.is_empty() {
+    if !watched.rows.iter().any(|row| row.tested.is_some()) {
+        writeln!(
+            out,
+            "nothing tested yet: no night past a baseline of {}",
+            plural(trended.settings.baseline_nights as u64, "night", "nights")
+        )?;
+    } else if alarms.is_empty() {
         writeln!(out, "no alarm (α = {})", trended.settings.alpha)?;
     }
     for alarm in &alarms {
@@ -251,7 +257,7 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
         writeln!(
             out,
             "ALARM {} {run} {} task={} language={}{split}: {} {:.3} -> {:.3} \
-             (drop {:.3} over {} queries, evidence {:.3e}) in {}",
+             (drop {:.3} over {} queries, evidence {}) in {}",
             alarm.as_of,
             alarm.stage,
             alarm.task,
@@ -261,7 +267,7 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
             alarm.mean,
             alarm.drop,
             alarm.paired,
-            alarm.evidence,
+            evidence_text(alarm.evidence),
             alarm.night,
         )?;
     }
@@ -277,8 +283,13 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "{:<24} {:<10} {:<14} {:>8} {:>8} {:>8} {:>10}",
-        "run", "stage", "metric", "baseline", "last", "drop", "evidence"
+        "the last night's mean over its queries; baseline, night and drop over those paired \
+         with the baseline"
+    )?;
+    writeln!(
+        out,
+        "{:<20} {:<10} {:<13} {:>6} {:>7} {:>8} {:>6} {:>6} {:>9}",
+        "run", "stage", "metric", "mean", "paired", "baseline", "night", "drop", "evidence"
     )?;
     for row in overall {
         let [run, stage, ..] = set_names(watched, watched.sets[row.set as usize]);
@@ -288,15 +299,27 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
         let tested = row.tested;
         writeln!(
             out,
-            "{:<24} {:<10} {:<14} {:>8} {:>8} {:>8} {:>10}",
+            "{:<20} {:<10} {:<13} {:>6.3} {:>7} {:>8} {:>6} {:>6} {:>9}",
             if run.is_empty() { "(unnamed)" } else { run },
             stage,
             trended.settings.metrics[row.metric],
+            row.interval.mean,
+            tested.map_or("-".to_string(), |t| t.paired.to_string()),
             cell(tested.map(|t| t.baseline), 3),
-            format!("{:.3}", row.interval.mean),
+            cell(tested.map(|t| t.mean), 3),
             cell(tested.map(|t| t.baseline - t.mean), 3),
-            tested.map_or("-".to_string(), |t| format!("{:.3}", t.evidence)),
+            tested.map_or("-".to_string(), |t| evidence_text(t.evidence)),
         )?;
     }
     Ok(())
+}
+
+/// Evidence as stdout writes it: three decimals while it reads well, in
+/// scientific notation past a million, where it grows by factors.
+fn evidence_text(evidence: f64) -> String {
+    if evidence < 1e6 {
+        format!("{evidence:.3}")
+    } else {
+        format!("{evidence:.3e}")
+    }
 }

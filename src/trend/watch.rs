@@ -327,12 +327,14 @@ impl Watch<'_> {
                 let found = columns.iter().position(|c| c == metric);
                 found.ok_or_else(|| {
                     anyhow::anyhow!(
-                        "{}: no column '{metric}' (graded at cutoffs {})",
+                        "--metrics {metric}: {} has no such metric; it was graded at cutoffs {}, \
+                         which give {}",
                         night.per_query.display(),
                         (night.facts.ks.iter())
                             .map(ToString::to_string)
                             .collect::<Vec<_>>()
-                            .join(",")
+                            .join(","),
+                        columns.join(", ")
                     )
                 })
             })
