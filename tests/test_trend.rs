@@ -381,6 +381,13 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
         .map(|n| n["revision"].as_u64().unwrap())
         .collect();
     assert_eq!(revisions, [vec![1; 8], vec![2; 10]].concat());
+    let changed: Vec<&serde_json::Value> = (summary["revisions"].as_array().unwrap().iter())
+        .map(|r| &r["changed"])
+        .collect();
+    assert_eq!(
+        changed,
+        [&serde_json::Value::Null, &serde_json::json!("labels")]
+    );
     let baseline: Vec<bool> = (summary["nights"].as_array().unwrap().iter())
         .map(|n| n["baseline"].as_bool().unwrap())
         .collect();
@@ -401,6 +408,42 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
     assert_eq!(page.matches("stroke=\"#CC79A7\"").count(), series.len());
     let lines = page.matches("stroke=\"#0072B2\" stroke-width=\"2\" points=");
     assert_eq!(lines.count(), of_revision.len());
+    // Other cutoffs start a revision too; only the metrics every night
+    // has are watched, and the others are named.
+    let deeper: Vec<String> = (9..=10)
+        .map(|n| {
+            let out = format!("deeper/night-{n:02}");
+            wd.rgrade(&[
+                "grade",
+                "--labels",
+                "data/labels.jsonl",
+                "-k",
+                "5,10",
+                "--as-of",
+                &format!("2026-11-{n:02}"),
+                "-q",
+                "-o",
+                &out,
+                &format!("data/night-{n:02}"),
+            ])
+            .expect_code(0);
+            out
+        })
+        .collect();
+    let run = trend(
+        &wd,
+        &[first.to_vec(), deeper].concat(),
+        &["--allow-label-changes", "-o", "deeper-trend"],
+    );
+    run.expect_code(0);
+    assert!(
+        (run.stderr).contains("recall@5, rr@5, hit@5, precision@5, ndcg@5, ap@5 not watched"),
+        "{}",
+        run.stderr
+    );
+    let summary = wd.read_json("deeper-trend/alarms.json");
+    assert_eq!(summary["revisions"][1]["changed"], "cutoffs");
+    assert_eq!(summary["settings"]["metrics"][0], "recall@10");
     // A night that records no time.
     let summary_path = format!("{}/summary.json", first[1]);
     let mut timeless = wd.read_json(&summary_path);

@@ -52,6 +52,19 @@ pub enum Difference {
 }
 
 impl Difference {
+    /// The setting, as alarms.json records it: `labels`, `reviewers`,
+    /// `unit`, `cutoffs`, `min_rel` or `missing`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Difference::Labels => "labels",
+            Difference::Reviewers => "reviewers",
+            Difference::Unit => "unit",
+            Difference::Cutoffs => "cutoffs",
+            Difference::MinRel => "min_rel",
+            Difference::Missing => "missing",
+        }
+    }
+
     /// The setting, as a message names it.
     pub fn name(self) -> &'static str {
         match self {

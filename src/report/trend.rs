@@ -325,10 +325,11 @@ fn nights_section(summary: &TrendSummary) -> Markup {
                 p.note { "The latest " (LISTED) " revisions; alarms.json lists the " (revisions_skipped) " before them." }
             }
             table {
-                tr { th.n { "revision" } th { "labels hash" } th.n { "nights" } th.n { "series watched" } th.n { "alarm threshold" } }
+                tr { th.n { "revision" } th { "changed" } th { "labels hash" } th.n { "nights" } th.n { "series watched" } th.n { "alarm threshold" } }
                 @for revision in summary.revisions.iter().skip(revisions_skipped) {
                     tr {
                         td.n { (revision.revision) }
+                        td { (revision.changed.as_deref().unwrap_or("")) }
                         td { code { (revision.labels_hash) } }
                         td.n { (revision.nights) }
                         td.n { (count(revision.series as u64)) }
@@ -555,6 +556,7 @@ mod tests {
         let revision = |revision| TrendRevision {
             revision,
             labels_hash: format!("hash{revision}"),
+            changed: (revision > 1).then(|| "labels".to_string()),
             nights: NIGHTS / 2,
             series: SERIES,
             threshold: Some(16_000.0),

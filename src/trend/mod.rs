@@ -124,8 +124,8 @@ pub enum Warning {
         /// Its nights.
         nights: usize,
     },
-    /// Metric columns of the first night that some later night lacks
-    /// (graded at other cutoffs): they are not watched.
+    /// Metric columns some nights have and others lack (graded at other
+    /// cutoffs): they are not watched.
     Unshared {
         /// The metrics left out.
         metrics: Vec<String>,
@@ -237,18 +237,23 @@ pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
     Ok(Trended { settings, watched })
 }
 
-/// The metric columns every night has, in the first night's order; those
-/// only some have are warned of.
+/// The metric columns every night has, in the order nights first have
+/// them; those only some have are warned of.
 ///
 /// # Errors
 /// Nights that share no metric column.
 fn shared_metrics(nights: &[Night], warn: &mut dyn FnMut(Warning)) -> Result<Vec<String>> {
-    let every = |metric: &String| {
-        (nights.iter()).all(|night| metric_columns(&night.facts.ks).contains(metric))
-    };
-    let (shared, unshared): (Vec<String>, Vec<String>) = metric_columns(&nights[0].facts.ks)
-        .into_iter()
-        .partition(every);
+    let of_night: Vec<Vec<String>> = (nights.iter())
+        .map(|night| metric_columns(&night.facts.ks))
+        .collect();
+    let mut any: Vec<String> = Vec::new();
+    for metric in of_night.iter().flatten() {
+        if !any.contains(metric) {
+            any.push(metric.clone());
+        }
+    }
+    let every = |metric: &String| of_night.iter().all(|columns| columns.contains(metric));
+    let (shared, unshared): (Vec<String>, Vec<String>) = any.into_iter().partition(every);
     ensure!(
         !shared.is_empty(),
         "the nights share no cutoff, so no metric can be followed across them"

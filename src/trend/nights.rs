@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, ensure, Result};
 
 use crate::base::timestamp::Timestamp;
-use crate::compare::graded::{facts_of, locate, GradingFacts};
+use crate::compare::graded::{facts_of, locate, Difference, GradingFacts};
 use crate::output::complete;
 
 /// One night: a complete grade output.
@@ -23,6 +23,9 @@ pub struct Night {
     pub facts: GradingFacts,
     /// Its labels revision, from 1.
     pub revision: u32,
+    /// What it was graded with unlike the night before, when it starts a
+    /// labels revision.
+    pub changed: Option<Difference>,
 }
 
 /// The nights `given` names, in the order of their `as_of`, each checked
@@ -52,6 +55,7 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
             per_query,
             as_of,
             revision: 1,
+            changed: None,
         });
     }
     nights.sort_by_key(|night| night.as_of);
@@ -59,13 +63,14 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
         let (before, night) = (&nights[i - 1], &nights[i]);
         ensure!(
             before.as_of != night.as_of,
-            "{} and {}: both stand for {} (the same night given twice? grade's --as-of sets the time a grading stands for)",
+            "{} and {}: both stand for {} (the same night given twice? grade's --as-of sets \
+             the time a grading stands for)",
             before.given.display(),
             night.given.display(),
             night.as_of
         );
-        let revision = before.revision;
-        nights[i].revision = match before.facts.difference(&night.facts) {
+        let (revision, changed) = (before.revision, before.facts.difference(&night.facts));
+        let revision = match changed {
             None => revision,
             Some(_) if allow_label_changes => revision + 1,
             Some(what) => bail!(
@@ -76,6 +81,8 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
                 what.name()
             ),
         };
+        nights[i].revision = revision;
+        nights[i].changed = changed;
     }
     Ok(nights)
 }

@@ -113,6 +113,7 @@ pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>
                 labels_hash: first
                     .map(|n| n.facts.labels_hash.clone())
                     .unwrap_or_default(),
+                changed: first.and_then(|n| n.changed).map(|c| c.code().to_string()),
                 nights: watched
                     .nights
                     .iter()

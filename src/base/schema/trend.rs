@@ -60,6 +60,10 @@ pub struct TrendRevision {
     pub revision: u32,
     /// The content hash of its labels.
     pub labels_hash: String,
+    /// What its nights were graded with unlike the revision before
+    /// (`labels`, `reviewers`, `unit`, `cutoffs`, `min_rel` or `missing`,
+    /// the first that differs); absent for the first revision.
+    pub changed: Option<String>,
     /// Its nights.
     pub nights: usize,
     /// The series watched past its baseline: (run, stage, grouping set,
