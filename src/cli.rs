@@ -96,7 +96,7 @@ pub struct TrendArgs {
     #[arg(long, value_name = "A", default_value_t = 0.05, value_parser = parse_alpha)]
     pub alpha: f64,
 
-    /// Watch these metric columns, comma separated [default: all]; fewer make a smaller family and quicker alarms.
+    /// Watch these metric columns, comma separated [default: those every night has]; fewer make a smaller family and quicker alarms.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub metrics: Vec<String>,
 
