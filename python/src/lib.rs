@@ -130,7 +130,7 @@ fn in_keywords(message: &str) -> String {
         });
         // A value the message goes on to speak of: `--metrics judged@10: ...`.
         let named = rest.strip_prefix(' ').and_then(|after| {
-            let token = after.split_whitespace().next()?;
+            let token = after.split(char::is_whitespace).next()?;
             let value = token.strip_suffix(':')?;
             (!value.is_empty()).then_some(value)
         });
