@@ -113,6 +113,14 @@ fn several_grades_without_a_policy_or_an_unknown_reviewer_grade_nothing() {
     wd.rgrade(&[&args[..], &["logs.jsonl"]].concat())
         .expect_code(2)
         .expect_stderr(&["--reviewers any: no label names a reviewer"]);
+    // agree names the option of the key's side.
+    let args = ["agree", "key.jsonl", "key.jsonl", "--reviewers-a", "alice"];
+    wd.rgrade(&[&args[..], &["--reviewers-b", "dave"]].concat())
+        .expect_code(2)
+        .expect_stderr(&["--reviewers-b dave: no label is by reviewer 'dave'"]);
+    wd.rgrade(&["agree", "key.jsonl", "plain.qrels"])
+        .expect_code(2)
+        .expect_stderr(&["say whose grade counts with --reviewers-a majority"]);
 }
 
 #[test]

@@ -443,7 +443,8 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
     );
     let summary = wd.read_json("deeper-trend/alarms.json");
     assert_eq!(summary["revisions"][1]["changed"], "cutoffs");
-    assert_eq!(summary["settings"]["metrics"][0], "recall@10");
+    let watched = ["recall", "rr", "hit", "precision", "ndcg", "ap"].map(|m| format!("{m}@10"));
+    assert_eq!(summary["settings"]["metrics"], serde_json::json!(watched));
     // A night that records no time.
     let summary_path = format!("{}/summary.json", first[1]);
     let mut timeless = wd.read_json(&summary_path);
@@ -560,14 +561,7 @@ fn what_was_not_tested_is_said() {
         let night = format!("data/night-{n:02}");
         let out = format!("graded/night-{n:02}");
         if n <= 3 {
-            let logs = wd.read_text(&format!("{night}/logs.jsonl"));
-            let kept: String = (logs.lines())
-                .filter(|line| {
-                    let event: serde_json::Value = serde_json::from_str(line).unwrap();
-                    !billing.contains(event["query_id"].as_str().unwrap())
-                })
-                .map(|line| format!("{line}\n"))
-                .collect();
+            let kept = captures(&wd, &night, &billing, false);
             wd.write(&format!("without-billing/night-{n:02}.jsonl"), kept);
             let logs = format!("without-billing/night-{n:02}.jsonl");
             grade_night(&wd, n, &logs, &out, &[]);
@@ -582,15 +576,14 @@ fn what_was_not_tested_is_said() {
     let run = trend(&wd, &nights, &["--baseline", "3", "-o", "trend"]);
     assert!(matches!(run.status.code(), Some(0 | 1)), "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains("series had no query graded on their baseline nights and were not tested")
-            && run.stderr.contains("task=billing"),
+        (run.stderr).contains("series were never tested: no query graded on a watched night")
+            && (run.stderr).contains("the first: run bm25-v3 stage final task=billing"),
         "{}",
         run.stderr
     );
     assert!(
         (run.stderr).contains(
-            "run 'bm25-v3' stage 'retrieve' has no rows on 1 of 5 nights (the first: graded/night-04)"
+            "run bm25-v3 stage retrieve has no rows on 1 of 5 nights (the first: graded/night-04)"
         ),
         "{}",
         run.stderr
@@ -631,4 +624,37 @@ fn what_was_not_tested_is_said() {
     let page = wd.read_text("early/report.html");
     assert!(page.contains("Nothing tested yet"));
     assert!(!page.contains("No alarm"));
+
+    // Nor when the watched night's queries are none of the baseline's.
+    let only_billing = captures(&wd, "data/night-04", &billing, true);
+    wd.write("only-billing/night-04.jsonl", only_billing);
+    let out = "graded/only-billing-04";
+    grade_night(&wd, 4, "only-billing/night-04.jsonl", out, &[]);
+    let unpaired = [nights[..3].to_vec(), vec![out.to_string()]].concat();
+    let run = trend(&wd, &unpaired, &["--baseline", "3", "-o", "unpaired"]);
+    run.expect_code(0);
+    let why = "nothing tested: no query of the watched nights was graded on the baseline nights";
+    assert!(run.stdout.contains(why), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("series were never tested"),
+        "{}",
+        run.stderr
+    );
+    let page = wd.read_text("unpaired/report.html");
+    assert!(page.contains("Nothing tested: no query") && !page.contains("No alarm"));
+    let summary = wd.read_json("unpaired/alarms.json");
+    assert_eq!(summary["revisions"][0]["tested"], 0);
+    assert!(summary["revisions"][0]["series"].as_u64().unwrap() > 0);
+}
+
+/// The lines of `night`'s log whose query is (`among`) or is not in `queries`.
+fn captures(wd: &Workdir, night: &str, queries: &HashSet<String>, among: bool) -> String {
+    let logs = wd.read_text(&format!("{night}/logs.jsonl"));
+    (logs.lines())
+        .filter(|line| {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            queries.contains(event["query_id"].as_str().unwrap()) == among
+        })
+        .map(|line| format!("{line}\n"))
+        .collect()
 }

@@ -973,6 +973,8 @@ class Trend:
     def _verdict(self) -> str:
         nights = len(self.alarms["nights"])
         alarms = self.alarms["alarms"]
+        if not any(revision["tested"] for revision in self.alarms["revisions"]):
+            return f"{nights} nights, nothing tested (see the warnings)"
         if not alarms:
             return f"{nights} nights, no alarm"
         on = len({alarm["night"] for alarm in alarms})
@@ -984,7 +986,7 @@ class Trend:
         for a in self.alarms["alarms"]:
             lines.append(
                 f"  {a['run'] or '-'} {a['stage']} {_slice(a)} {a['metric']}: "
-                f"down {_number(a['drop'])} on {a['as_of']}"
+                f"down {_number(a['drop'])} on {a['as_of']}, evidence {_evidence(a['evidence'])}"
             )
         return "\n".join(lines) + ">"
 
@@ -995,11 +997,17 @@ class Trend:
             header = ["night", "run", "stage", "slice", "metric", "baseline", "mean", "drop", "evidence"]
             rows = [
                 [a["as_of"], a["run"], a["stage"], _slice(a), a["metric"], _number(a["baseline"]),
-                 _number(a["mean"]), _number(a["drop"]), _number(a["evidence"])]
+                 _number(a["mean"]), _number(a["drop"]), _evidence(a["evidence"])]
                 for a in self.alarms["alarms"]
             ]
             parts.append(_html_table("Alarms, each on the night its evidence reached the threshold", header, rows))
         return "<div>" + "".join(parts) + "</div>"
+
+
+def _evidence(evidence: float) -> str:
+    """Evidence as the command line prints it: three decimals up to a
+    million, then scientific notation (it grows by factors)."""
+    return f"{evidence:.3f}" if evidence < 1e6 else f"{evidence:.3e}"
 
 
 def _slice(row: Mapping[str, Any]) -> str:
@@ -1008,7 +1016,7 @@ def _slice(row: Mapping[str, Any]) -> str:
 
 
 def trend(
-    nights: Iterable[Union[Grading, PathLike]],
+    nights: Union[PathLike, Iterable[Union[Grading, PathLike]]],
     *,
     baseline: int = 7,
     alpha: float = 0.05,
@@ -1027,7 +1035,8 @@ def trend(
     every series and night, at ``alpha``. An alarm does not raise: see
     ``Trend.alarmed`` and ``Trend.alarms``. ``openmetrics`` also writes
     each series' last mean, evidence and alarm to that file."""
-    dirs = [os.fspath(n._dir if isinstance(n, Grading) else n) for n in nights]
+    given = [nights] if isinstance(nights, (str, os.PathLike)) else nights
+    dirs = [os.fspath(n._dir if isinstance(n, Grading) else n) for n in given]
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
     alarmed, messages = _trend(
         dirs,

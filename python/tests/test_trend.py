@@ -124,3 +124,8 @@ def test_it_refuses_what_the_command_line_refuses(series):
     with pytest.warns(rgrade.RgradeWarning, match="none past its baseline.*baseline= sets"):
         quiet = rgrade.trend(dirs[:2], baseline=3)
     assert not quiet.alarmed and not quiet.alarms["alarms"]
+    assert repr(quiet) == "<rgrade.Trend 2 nights, nothing tested (see the warnings)>"
+    # A message that quotes a value back, whatever its characters.
+    for odd in ["\u3000x", " x", "recall@010", "recall@+10"]:
+        with pytest.raises(rgrade.UsageError, match="not a metric"):
+            rgrade.trend(dirs, metrics=odd)

@@ -235,6 +235,14 @@ fn alarm_key(alarm: &Alarm) -> SeriesKey {
     .map(|s| s.clone())
 }
 
+/// `text` begun with a capital, as a sentence of the page.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 /// The alarms: a verdict, the first `drawn` alarmed series' panels and a
 /// table.
 fn alarms_section(
@@ -267,9 +275,8 @@ fn alarms_section(
     Ok(html! {
         section {
             h2 { "Alarms" }
-            @if summary.nights.iter().all(|night| night.baseline) {
-                div.verdict { "Nothing tested yet: every night is a baseline night (the baseline takes "
-                    (plural(summary.settings.baseline_nights as u64, "night", "nights")) ")." }
+            @if let Some(why) = summary.nothing_tested() {
+                div.verdict { (capitalized(&why)) "." }
             } @else if alarms.is_empty() {
                 div.verdict.pass { "No alarm: no series fell below its baseline by more than chance allows." }
             } @else {
@@ -325,7 +332,7 @@ fn nights_section(summary: &TrendSummary) -> Markup {
                 p.note { "The latest " (LISTED) " revisions; alarms.json lists the " (revisions_skipped) " before them." }
             }
             table {
-                tr { th.n { "revision" } th { "changed" } th { "labels hash" } th.n { "nights" } th.n { "series watched" } th.n { "alarm threshold" } }
+                tr { th.n { "revision" } th { "changed" } th { "labels hash" } th.n { "nights" } th.n { "series watched" } th.n { "series tested" } th.n { "alarm threshold" } }
                 @for revision in summary.revisions.iter().skip(revisions_skipped) {
                     tr {
                         td.n { (revision.revision) }
@@ -333,6 +340,7 @@ fn nights_section(summary: &TrendSummary) -> Markup {
                         td { code { (revision.labels_hash) } }
                         td.n { (revision.nights) }
                         td.n { (count(revision.series as u64)) }
+                        td.n { (count(revision.tested as u64)) }
                         td.n { @if let Some(t) = revision.threshold { (format!("{t:.0}")) } @else { "none watched" } }
                     }
                 }
@@ -559,6 +567,7 @@ mod tests {
             changed: (revision > 1).then(|| "labels".to_string()),
             nights: NIGHTS / 2,
             series: SERIES,
+            tested: SERIES,
             threshold: Some(16_000.0),
         };
         TrendSummary {

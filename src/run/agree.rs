@@ -114,16 +114,21 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     // Claimed before anything is read, as `grade -o` claims its directory.
     let claim = |dir| OutputDir::claim_for(dir, ResultKind::Agreement);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
-    let load = |path: &Path, reviewers: &Option<ReviewerPolicy>| {
-        let (format, min_rel, reviewers) = (plan.labels_format, plan.min_rel, reviewers.as_ref());
-        let reviewing = Reviewing::by_reviewers(reviewers);
+    // Each key's policy is named by the option of its side, which
+    // `--reviewers` sets for both.
+    let load = |path: &Path, reviewers: &Option<ReviewerPolicy>, option| {
+        let (format, min_rel) = (plan.labels_format, plan.min_rel);
+        let reviewing = Reviewing {
+            policy: reviewers.as_ref(),
+            option,
+        };
         LabelIndex::load(path, format, min_rel, JoinBy::Id, reviewing, &pool)
             .of_kind(ErrorKind::Labels)
     };
     let [reviewers_a, reviewers_b] = &plan.reviewers;
     let (a, b) = (
-        load(&plan.key_a, reviewers_a)?,
-        load(&plan.key_b, reviewers_b)?,
+        load(&plan.key_a, reviewers_a, "--reviewers-a")?,
+        load(&plan.key_b, reviewers_b, "--reviewers-b")?,
     );
     let agreement = agreement(&a, &b);
     no_query_in_common(plan, &agreement).of_kind(ErrorKind::Labels)?;

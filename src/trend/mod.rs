@@ -24,7 +24,7 @@ use crate::base::schema::metric_columns;
 use crate::base::text::plural;
 use nights::Night;
 pub use watch::Trended;
-use watch::{WatchSettings, Watched};
+use watch::{SeriesNight, WatchSettings, Watched};
 
 /// What `rgrade trend` is asked to do.
 #[derive(Debug, Clone)]
@@ -103,8 +103,9 @@ impl Plan {
                     watched.join(", ")
                 );
             }
+            let canonical = cutoff.parse::<Cutoff>().map(|k| k.to_string());
             ensure!(
-                watched.contains(&name) && cutoff.parse::<Cutoff>().is_ok(),
+                watched.contains(&name) && canonical.is_ok_and(|k| k == cutoff),
                 "--metrics {metric}: not a metric; trend watches {} at a cutoff (recall@10)",
                 watched.join(", ")
             );
@@ -130,8 +131,8 @@ pub enum Warning {
         /// The metrics left out.
         metrics: Vec<String>,
     },
-    /// Series with rows on watched nights but no query graded on their
-    /// baseline nights (a slice or run that came later): not tested.
+    /// Series with rows on watched nights but never tested: no query of
+    /// theirs was graded on a watched night and the baseline nights both.
     Untested {
         /// How many series.
         series: usize,
@@ -165,18 +166,16 @@ impl fmt::Display for Warning {
             ),
             Warning::Unshared { metrics } => write!(
                 f,
-                "{} not watched: some nights were graded at other cutoffs (--metrics names \
-                 what to watch)",
+                "{} not watched: some nights were graded at other cutoffs, so they cannot be \
+                 followed across all the nights",
                 metrics.join(", ")
             ),
             Warning::Untested { series, first } => write!(
                 f,
-                "{} had no query graded on {} baseline nights and {} not tested (the first: \
-                 {first}); {} rows of trend.csv have no drop or evidence",
-                plural(*series as u64, "series", "series"),
-                if *series == 1 { "its" } else { "their" },
-                if *series == 1 { "was" } else { "were" },
-                if *series == 1 { "its" } else { "their" },
+                "{} never tested: no query graded on a watched night was graded on the \
+                 baseline nights too (a task, language or run that came later, or other \
+                 queries); the first: {first}",
+                plural(*series as u64, "series was", "series were"),
             ),
             Warning::Absent {
                 run,
@@ -186,21 +185,22 @@ impl fmt::Display for Warning {
                 first,
             } => write!(
                 f,
-                "run '{run}' stage '{stage}' has no rows on {nights} of {of} nights (the first: \
-                 {first}): its series skip them"
+                "run {} stage {stage} has no rows on {nights} of {of} nights (the first: \
+                 {first}): its series skip them",
+                output::run_name(run)
             ),
         }
     }
 }
 
-/// Read the nights `plan` names and watch every series.
+/// Read the nights `plan` names and watch every series; `plan` was
+/// checked ([`Plan::check`]) before anything was claimed.
 ///
 /// # Errors
-/// Bad options ([`Plan::check`]); a night that is no complete grade output, records no
+/// A night that is no complete grade output, records no
 /// time, or was graded unlike the others (unless allowed); a metric no
 /// night has.
 pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
-    plan.check()?;
     let nights = nights::order(&plan.nights, plan.allow_label_changes)?;
     let metrics = if plan.metrics.is_empty() {
         shared_metrics(&nights, warn)?
@@ -264,31 +264,32 @@ fn shared_metrics(nights: &[Night], warn: &mut dyn FnMut(Warning)) -> Result<Vec
     Ok(shared)
 }
 
-/// Warn of the series that had rows on watched nights but nothing to be
-/// tested against.
+/// Warn of the series that had rows on watched nights but were never
+/// tested: no query of theirs was graded both on a watched night and on
+/// the baseline nights.
 fn untested(watched: &Watched, settings: &WatchSettings, warn: &mut dyn FnMut(Warning)) {
-    let mut series = BTreeSet::new();
-    let mut first = None;
-    for row in &watched.rows {
-        if watched.baseline[row.night] || row.tested.is_some() {
-            continue;
-        }
-        let revision = watched.nights[row.night].revision;
-        if series.insert((revision, row.set, row.metric)) && first.is_none() {
-            let [run, stage, task, language, split] =
-                output::set_names(watched, watched.sets[row.set as usize]);
-            first = Some(format!(
-                "run '{run}' stage '{stage}' task={task} language={language} split={split} {}",
-                settings.metrics[row.metric]
-            ));
-        }
-    }
-    if let Some(first) = first {
-        warn(Warning::Untested {
-            series: series.len(),
-            first,
-        });
-    }
+    let coverage = watched.coverage();
+    let untested = |row: &&SeriesNight| {
+        let revision = &coverage[watched.nights[row.night].revision as usize - 1];
+        !watched.baseline[row.night] && !revision.tested.contains(&(row.set, row.metric))
+    };
+    let Some(row) = watched.rows.iter().find(untested) else {
+        return;
+    };
+    let [run, stage, task, language, split] =
+        output::set_names(watched, watched.sets[row.set as usize]);
+    let series = (coverage.iter())
+        .map(|c| c.watched.difference(&c.tested).count())
+        .sum();
+    warn(Warning::Untested {
+        series,
+        first: format!(
+            "run {} stage {stage} task={task} language={language}{} {}",
+            output::run_name(run),
+            output::split_name(split),
+            settings.metrics[row.metric]
+        ),
+    });
 }
 
 /// Warn of each (run, stage) that some nights have no rows of.

@@ -105,6 +105,7 @@ pub fn alarms(trended: &Trended) -> Vec<Alarm> {
 pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>) -> TrendSummary {
     let watched = &trended.watched;
     let settings = &trended.settings;
+    let coverage = watched.coverage();
     let revisions = (watched.revisions.iter().zip(1..))
         .map(|(watch, revision)| {
             let first = watched.nights.iter().find(|n| n.revision == revision);
@@ -120,6 +121,7 @@ pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>
                     .filter(|n| n.revision == revision)
                     .count(),
                 series: watch.map_or(0, |w| w.series),
+                tested: coverage[revision as usize - 1].tested.len(),
                 threshold: watch.map(|w| w.threshold),
             }
         })
@@ -233,36 +235,24 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
             "labels revisions"
         ),
     )?;
-    let alarms = alarms(trended);
+    let summary = summarize(trended, &[], Vec::new());
     writeln!(out)?;
-    if !watched.rows.iter().any(|row| row.tested.is_some()) {
-        writeln!(
-            out,
-            "nothing tested yet: no night past a baseline of {}",
-            plural(trended.settings.baseline_nights as u64, "night", "nights")
-        )?;
-    } else if alarms.is_empty() {
+    if let Some(why) = summary.nothing_tested() {
+        writeln!(out, "{why}")?;
+    } else if summary.alarms.is_empty() {
         writeln!(out, "no alarm (α = {})", trended.settings.alpha)?;
     }
-    for alarm in &alarms {
-        let run = if alarm.run.is_empty() {
-            "(unnamed)"
-        } else {
-            &alarm.run
-        };
-        let split = if alarm.split == ANY {
-            String::new()
-        } else {
-            format!(" split={}", alarm.split)
-        };
+    for alarm in &summary.alarms {
         writeln!(
             out,
-            "ALARM {} {run} {} task={} language={}{split}: {} {:.3} -> {:.3} \
+            "ALARM {} {} {} task={} language={}{}: {} {:.3} -> {:.3} \
              (drop {:.3} over {} queries, evidence {}) in {}",
             alarm.as_of,
+            run_name(&alarm.run),
             alarm.stage,
             alarm.task,
             alarm.language,
+            split_name(&alarm.split),
             alarm.metric,
             alarm.baseline,
             alarm.mean,
@@ -289,7 +279,7 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "{:<20} {:<10} {:<13} {:>6} {:>7} {:>8} {:>6} {:>6} {:>9}",
+        "{:<24} {:<10} {:<14} {:>6} {:>7} {:>8} {:>6} {:>6} {:>10}",
         "run", "stage", "metric", "mean", "paired", "baseline", "night", "drop", "evidence"
     )?;
     for row in overall {
@@ -300,8 +290,8 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
         let tested = row.tested;
         writeln!(
             out,
-            "{:<20} {:<10} {:<13} {:>6.3} {:>7} {:>8} {:>6} {:>6} {:>9}",
-            if run.is_empty() { "(unnamed)" } else { run },
+            "{:<24} {:<10} {:<14} {:>6.3} {:>7} {:>8} {:>6} {:>6} {:>10}",
+            run_name(run),
             stage,
             trended.settings.metrics[row.metric],
             row.interval.mean,
@@ -313,6 +303,24 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// A run as stdout names it: `(unnamed)` for the empty name.
+pub(super) fn run_name(run: &str) -> &str {
+    if run.is_empty() {
+        "(unnamed)"
+    } else {
+        run
+    }
+}
+
+/// A split as stdout names it after a slice: nothing for any split.
+pub(super) fn split_name(split: &str) -> String {
+    if split == ANY {
+        String::new()
+    } else {
+        format!(" split={split}")
+    }
 }
 
 /// Evidence as stdout writes it: three decimals while it reads well, in

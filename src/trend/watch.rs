@@ -7,6 +7,8 @@
 //! and each series' wealth: memory follows the labeled queries, not the
 //! number of nights.
 
+use std::collections::BTreeSet;
+
 use anyhow::Result;
 use hashbrown::HashMap;
 use rayon::prelude::*;
@@ -110,6 +112,32 @@ pub struct Watched {
     pub revisions: Vec<Option<RevisionWatch>>,
     /// Per night, whether it is one of its revision's baseline nights.
     pub baseline: Vec<bool>,
+}
+
+/// One labels revision's series on its watched nights: each a (set,
+/// metric) of [`Watched::sets`] and [`WatchSettings::metrics`].
+#[derive(Debug, Default, Clone)]
+pub struct Coverage {
+    /// The series with a row on a watched night.
+    pub watched: BTreeSet<(u32, usize)>,
+    /// Those tested on at least one of them.
+    pub tested: BTreeSet<(u32, usize)>,
+}
+
+impl Watched {
+    /// Per labels revision (from 1), which series its watched nights had
+    /// and which of them were tested.
+    pub fn coverage(&self) -> Vec<Coverage> {
+        let mut coverage = vec![Coverage::default(); self.revisions.len()];
+        for row in self.rows.iter().filter(|row| !self.baseline[row.night]) {
+            let revision = &mut coverage[self.nights[row.night].revision as usize - 1];
+            revision.watched.insert((row.set, row.metric));
+            if row.tested.is_some() {
+                revision.tested.insert((row.set, row.metric));
+            }
+        }
+        coverage
+    }
 }
 
 /// What a trend found.

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::listed::OutputFile;
+use crate::base::text::plural;
 use crate::base::timestamp::Timestamp;
 
 /// alarms.json.
@@ -26,6 +27,27 @@ pub struct TrendSummary {
     pub alarms: Vec<Alarm>,
     /// Every other output, as written.
     pub outputs: Vec<OutputFile>,
+}
+
+impl TrendSummary {
+    /// Why nothing was tested, when nothing was: no night past the
+    /// baseline, or no watched night's query paired with one. Stdout,
+    /// the page and Python's repr all say it in place of "no alarm".
+    pub fn nothing_tested(&self) -> Option<String> {
+        if self.revisions.iter().any(|r| r.tested > 0) {
+            return None;
+        }
+        let baseline = self.settings.baseline_nights;
+        Some(if self.nights.iter().all(|night| night.baseline) {
+            format!(
+                "nothing tested yet: no night past a baseline of {}",
+                plural(baseline as u64, "night", "nights")
+            )
+        } else {
+            "nothing tested: no query of the watched nights was graded on the baseline nights"
+                .to_string()
+        })
+    }
 }
 
 /// One night in alarms.json.
@@ -70,6 +92,9 @@ pub struct TrendRevision {
     /// metric) with baseline values; its share of the family `alpha`
     /// holds for.
     pub series: usize,
+    /// Of those, the series tested on at least one night: paired with
+    /// their baseline by a query graded on both.
+    pub tested: usize,
     /// The evidence at which a series of it alarms:
     /// `2 × revisions × series / alpha`; absent when no night was watched.
     pub threshold: Option<f64>,
