@@ -102,7 +102,8 @@ fn takes_value(flag: &str, value: &str) -> bool {
 /// `--flag` named as the keyword argument that sets it, `--flag value` as
 /// `flag="value"` for a choice's value or a value the message goes on
 /// about (`--metrics judged@10: ...`) and `flag=value` for a number, else
-/// `flag=` (`--rank-field` is `rank_field=`).
+/// `flag=` (`--rank-field` is `rank_field=`). A command in backticks stays
+/// as typed.
 fn in_keywords(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
@@ -112,9 +113,12 @@ fn in_keywords(message: &str) -> String {
             .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
             .unwrap_or(rest.len() - start);
         let flag = rest[start..start + len].trim_end_matches('-');
-        let inside_a_word = rest[..at].ends_with(|c: char| c.is_alphanumeric());
+        // In a word or a quoted id (`doc_id '--x'`), `--` is no flag; in
+        // backticks it is a command to type (`rgrade index --join text`).
+        let inside_a_word = rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '\'');
         out.push_str(&rest[..at]);
-        if flag.is_empty() || inside_a_word {
+        let in_a_command = out.matches('`').count() % 2 == 1;
+        if flag.is_empty() || inside_a_word || in_a_command {
             out.push_str("--");
             rest = &rest[start..];
             continue;
@@ -134,14 +138,19 @@ fn in_keywords(message: &str) -> String {
             let value = token.strip_suffix(':')?;
             (!value.is_empty()).then_some(value)
         });
-        let number = rest.strip_prefix(' ').map(|after| {
-            let end = after.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'));
-            after[..end.unwrap_or(after.len())].trim_end_matches('.')
+        // A number, when the whole word is one: `--baseline 1: ...`.
+        let number = rest.strip_prefix(' ').and_then(|after| {
+            let token = after.split(char::is_whitespace).next()?;
+            let word = token.trim_end_matches([':', ',', ';', ')', '.']);
+            let numeric = word
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == '-');
+            (numeric && word.parse::<f64>().is_ok()).then_some(word)
         });
         if let Some(value) = value.filter(|value| takes_value(flag, value)) {
             out.push_str(&format!("{keyword}=\"{value}\""));
             rest = &rest[1 + value.len()..];
-        } else if let Some(number) = number.filter(|n| n.parse::<f64>().is_ok()) {
+        } else if let Some(number) = number {
             out.push_str(&format!("{keyword}={number}"));
             rest = &rest[1 + number.len()..];
         } else if let Some(named) = named {

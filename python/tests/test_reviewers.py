@@ -153,3 +153,20 @@ def test_a_run_pooled_alone_is_counted_and_warned_of():
     assert grading.summary["labels"]["sources"] == [
         {"source": "human", "labels": 240, "judgments": 3 * 142}
     ]
+
+
+def test_messages_keep_commands_and_ids_as_typed(tmp_path):
+    """A message's flags become keyword arguments, but not a command to
+    type (in backticks) nor an id that begins with two dashes."""
+    key = tmp_path / "majority.key"
+    subprocess.run([RGRADE, "index", str(REVIEWED), "--reviewers", "majority", "-o", str(key)],
+                   check=True, capture_output=True)
+    with pytest.raises(rgrade.LabelsError) as refused:
+        rgrade.grade(key, LOGS, reviewers="any")
+    assert 'compiled with reviewers="majority"' in str(refused.value)
+    assert "`rgrade index --reviewers any`" in str(refused.value)
+    dashed = tmp_path / "dashed.jsonl"
+    dashed.write_text(
+        '{"query_id": "--q", "relevant": ["d"]}\n{"query_id": "--q", "relevant": ["e"]}\n')
+    with pytest.raises(rgrade.LabelsError, match="'--q'"):
+        rgrade.grade(dashed, LOGS)
