@@ -197,23 +197,15 @@ impl fmt::Display for Warning {
 /// checked ([`Plan::check`]) before anything was claimed.
 ///
 /// # Errors
-/// A night that is no complete grade output, records no
-/// time, or was graded unlike the others (unless allowed); a metric no
-/// night has.
+/// A night that is no complete grade output, records no time, or was
+/// graded unlike the others (unless allowed); a metric no night has.
 pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
     let nights = nights::order(&plan.nights, plan.allow_label_changes)?;
     let metrics = if plan.metrics.is_empty() {
         shared_metrics(&nights, warn)?
     } else {
-        // Each once, in the order first named: named twice, a metric
-        // would count twice in the family.
-        let mut named: Vec<String> = Vec::with_capacity(plan.metrics.len());
-        for metric in &plan.metrics {
-            if !named.contains(metric) {
-                named.push(metric.clone());
-            }
-        }
-        named
+        // Named twice, a metric would count twice in the family.
+        each_once(&plan.metrics)
     };
     let settings = WatchSettings {
         baseline_nights: plan.baseline_nights,
@@ -246,14 +238,10 @@ fn shared_metrics(nights: &[Night], warn: &mut dyn FnMut(Warning)) -> Result<Vec
     let of_night: Vec<Vec<String>> = (nights.iter())
         .map(|night| metric_columns(&night.facts.ks))
         .collect();
-    let mut any: Vec<String> = Vec::new();
-    for metric in of_night.iter().flatten() {
-        if !any.contains(metric) {
-            any.push(metric.clone());
-        }
-    }
     let every = |metric: &String| of_night.iter().all(|columns| columns.contains(metric));
-    let (shared, unshared): (Vec<String>, Vec<String>) = any.into_iter().partition(every);
+    let (shared, unshared): (Vec<String>, Vec<String>) = each_once(of_night.iter().flatten())
+        .into_iter()
+        .partition(every);
     ensure!(
         !shared.is_empty(),
         "the nights share no cutoff, so no metric can be followed across them"
@@ -262,6 +250,17 @@ fn shared_metrics(nights: &[Night], warn: &mut dyn FnMut(Warning)) -> Result<Vec
         warn(Warning::Unshared { metrics: unshared });
     }
     Ok(shared)
+}
+
+/// `names`, each once, in the order first given.
+fn each_once<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    let mut once: Vec<String> = Vec::new();
+    for name in names {
+        if !once.contains(name) {
+            once.push(name.clone());
+        }
+    }
+    once
 }
 
 /// Warn of the series that had rows on watched nights but were never
