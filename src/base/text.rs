@@ -19,3 +19,14 @@ pub fn first_few(items: impl ExactSizeIterator<Item = String>, shown: usize) -> 
     }
     text
 }
+
+/// A series' evidence of a drop as stdout and the trend page write it:
+/// three decimals while it reads well, in scientific notation past a
+/// million, where it grows by factors.
+pub fn evidence_text(evidence: f64) -> String {
+    if evidence < 1e6 {
+        format!("{evidence:.3}")
+    } else {
+        format!("{evidence:.3e}")
+    }
+}

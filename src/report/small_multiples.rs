@@ -98,10 +98,10 @@ fn draw_panel(
         .configure_mesh()
         .disable_mesh()
         .x_labels(6)
-        .y_labels(3)
+        .y_labels(5)
         .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
         .x_label_formatter(&|&x| night_label(x, count))
-        .y_label_formatter(&|y| format!("{y:.2}"))
+        .y_label_formatter(&|y| format!("{y:.digits$}", digits = tick_digits(high - low)))
         .label_style(font(10))
         .axis_style(GRID)
         .draw()
@@ -223,6 +223,17 @@ fn cut(text: &str, chars: usize) -> String {
     format!("{kept}…")
 }
 
+/// Decimals enough to tell apart the ticks of a scale `span` high: at
+/// most five ticks, at round steps, so a step is near a fifth of it.
+fn tick_digits(span: f64) -> usize {
+    let step = (span / 5.0).log10().floor();
+    if step.is_finite() {
+        (-step).clamp(2.0, 4.0) as usize
+    } else {
+        2
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +268,16 @@ mod tests {
         assert_eq!(scale(&panel(vec![at(0.5, 0.5)])), (0.0, 1.0));
         assert_eq!(scale(&panel(vec![at(0.0, 0.0)])), (0.0, MIN_SPAN));
         assert_eq!(scale(&panel(vec![None])), (0.0, 1.0));
+    }
+
+    #[test]
+    fn ticks_have_the_decimals_their_steps_need() {
+        // A band of 0.39 steps by 0.1; the narrowest scale by 0.005,
+        // whose ticks two decimals would write twice.
+        assert_eq!(tick_digits(0.39), 2);
+        assert_eq!(tick_digits(1.0), 2);
+        assert_eq!(tick_digits(MIN_SPAN), 3);
+        assert_eq!(tick_digits(0.0), 2);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use super::page::{self, count, pair_name, slice_name};
 use super::small_multiples::{small_multiples, Band, Nights, Panel};
 use super::sources::Sources;
 use crate::base::schema::{Alarm, TrendSummary, BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE};
-use crate::base::text::plural;
+use crate::base::text::{evidence_text, plural};
 use crate::output::cells::read_number;
 
 /// Alarms listed in the table; alarms.json holds them all.
@@ -303,7 +303,7 @@ fn alarms_section(
                             (page::cell(Some(alarm.baseline)))
                             (page::cell(Some(alarm.mean)))
                             (page::cell(Some(alarm.drop)))
-                            td.n { (format!("{:.3e}", alarm.evidence)) }
+                            td.n { (evidence_text(alarm.evidence)) }
                         }
                     }
                 }

@@ -13,7 +13,7 @@ use crate::base::schema::{
     BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
 };
 use crate::base::slices::ANY;
-use crate::base::text::plural;
+use crate::base::text::{evidence_text, plural};
 use crate::output::cells::number_text;
 use crate::output::openmetrics::{as_of_family, set_labels, Family};
 use crate::output::staged::{self, stage, Staged};
@@ -320,15 +320,5 @@ pub(super) fn split_name(split: &str) -> String {
         String::new()
     } else {
         format!(" split={split}")
-    }
-}
-
-/// Evidence as stdout writes it: three decimals while it reads well, in
-/// scientific notation past a million, where it grows by factors.
-fn evidence_text(evidence: f64) -> String {
-    if evidence < 1e6 {
-        format!("{evidence:.3}")
-    } else {
-        format!("{evidence:.3e}")
     }
 }
