@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::util::nights::{gen_nights, grade_night, PlantedDrop};
 use crate::util::*;
 
 /// A shipped sample graded as its README grades it, into `out`.
@@ -657,42 +658,16 @@ fn page_requests(netlog: &Path) -> Vec<String> {
 /// A short series with a drop planted in its last nights, graded night by
 /// night and trended (as docs/trend.md shows); the trend page's path.
 fn trend_series(wd: &Workdir) -> PathBuf {
-    wd.rgrade(&[
-        "gen",
-        "--queries",
-        "1500",
-        "--nights",
-        "5",
-        "--drop-from",
-        "4",
-        "--drop-task",
-        "billing",
-        "--drop-rate",
-        "0.5",
-        "-o",
-        "series",
-    ])
-    .expect_code(0);
+    let drop = PlantedDrop {
+        from: 4,
+        task: "billing",
+        rate: "0.5",
+    };
+    gen_nights(wd, "series", "1500", 5, Some(drop));
     let nights: Vec<String> = (1..=5).map(|n| format!("nights/{n:02}")).collect();
-    for (n, night) in nights.iter().enumerate() {
-        let (as_of, logs) = (
-            format!("2026-11-{:02}", n + 1),
-            format!("series/night-{:02}", n + 1),
-        );
-        wd.rgrade(&[
-            "grade",
-            "--labels",
-            "series/labels.jsonl",
-            "-k",
-            "10",
-            "-q",
-            "--as-of",
-            &as_of,
-            "-o",
-            night,
-            &logs,
-        ])
-        .expect_code(0);
+    for (n, night) in (1..).zip(&nights) {
+        let (as_of, logs) = (format!("2026-11-{n:02}"), format!("series/night-{n:02}"));
+        grade_night(wd, "series/labels.jsonl", &logs, night, &as_of, &[]);
     }
     let mut trend = vec!["trend", "--baseline", "3", "-o", "trend"];
     trend.extend(nights.iter().map(String::as_str));

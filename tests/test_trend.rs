@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::util::nights::{gen_nights, grade_night, PlantedDrop};
 use crate::util::{Table, Workdir};
 
 const NIGHTS: usize = 30;
@@ -20,46 +21,17 @@ const QUERIES: &str = "1500";
 /// `DROP_FROM` when `drop` is set) and grade each night into
 /// `graded/night-NN`, as of 2026-11-NN. Returns the night directories.
 fn graded_series(wd: &Workdir, drop: Option<&str>) -> Vec<String> {
-    let nights = NIGHTS.to_string();
-    let from = DROP_FROM.to_string();
-    let mut gen = vec![
-        "gen",
-        "--queries",
-        QUERIES,
-        "--nights",
-        &nights,
-        "-o",
-        "data",
-    ];
-    if let Some(rate) = drop {
-        gen.extend([
-            "--drop-from",
-            &from,
-            "--drop-task",
-            "billing",
-            "--drop-rate",
-            rate,
-        ]);
-    }
-    wd.rgrade(&gen).expect_code(0);
+    let drop = drop.map(|rate| PlantedDrop {
+        from: DROP_FROM,
+        task: "billing",
+        rate,
+    });
+    gen_nights(wd, "data", QUERIES, NIGHTS, drop);
     (1..=NIGHTS)
         .map(|n| {
             let (night, out) = (format!("data/night-{n:02}"), format!("graded/night-{n:02}"));
             let as_of = format!("2026-11-{n:02}");
-            wd.rgrade(&[
-                "grade",
-                "--labels",
-                "data/labels.jsonl",
-                "-k",
-                "10",
-                "--as-of",
-                &as_of,
-                "-q",
-                "-o",
-                &out,
-                &night,
-            ])
-            .expect_code(0);
+            grade_night(wd, "data/labels.jsonl", &night, &out, &as_of, &[]);
             out
         })
         .collect()
@@ -350,20 +322,8 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
             format!("data/night-{n:02}"),
             format!("relabeled/night-{n:02}"),
         );
-        wd.rgrade(&[
-            "grade",
-            "--labels",
-            "data/labels-2.jsonl",
-            "-k",
-            "10",
-            "--as-of",
-            &format!("2026-11-{n:02}"),
-            "-q",
-            "-o",
-            &out,
-            &night,
-        ])
-        .expect_code(0);
+        let as_of = format!("2026-11-{n:02}");
+        grade_night(&wd, "data/labels-2.jsonl", &night, &out, &as_of, &[]);
     }
     let relabeled: Vec<String> = (9..=18)
         .map(|n| format!("relabeled/night-{n:02}"))
@@ -456,22 +416,12 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
 #[test]
 fn a_series_may_alarm_once_in_each_labels_revision() {
     let wd = Workdir::new("trend_two_revisions");
-    wd.rgrade(&[
-        "gen",
-        "--queries",
-        "1500",
-        "--nights",
-        "5",
-        "--drop-from",
-        "4",
-        "--drop-task",
-        "billing",
-        "--drop-rate",
-        "0.5",
-        "-o",
-        "data",
-    ])
-    .expect_code(0);
+    let drop = PlantedDrop {
+        from: 4,
+        task: "billing",
+        rate: "0.5",
+    };
+    gen_nights(&wd, "data", "1500", 5, Some(drop));
     let labels = wd.read_text("data/labels.jsonl");
     let fewer: String = labels.lines().skip(1).map(|l| format!("{l}\n")).collect();
     wd.write("data/labels-2.jsonl", fewer);
@@ -484,11 +434,7 @@ fn a_series_may_alarm_once_in_each_labels_revision() {
             let out = format!("graded/{revision}-{n}");
             let as_of = format!("2026-11-{:02}", n + 5 * revision);
             let night = format!("data/night-{n:02}");
-            wd.rgrade(&[
-                "grade", "--labels", labels, "-k", "10", "--as-of", &as_of, "-q", "-o", &out,
-                &night,
-            ])
-            .expect_code(0);
+            grade_night(&wd, labels, &night, &out, &as_of, &[]);
             nights.push(out);
         }
     }
@@ -521,33 +467,18 @@ fn a_series_may_alarm_once_in_each_labels_revision() {
     assert_eq!(wd.read_text("again.html"), page);
 }
 
-/// Grade gen's `night` into `out` as of 2026-11-`n`, with `extra` options.
-fn grade_night(wd: &Workdir, n: usize, night: &str, out: &str, extra: &[&str]) {
+/// Grade gen's `logs` into `out` as of 2026-11-`n`, leaving out of the
+/// means the queries they do not capture, with `extra` options.
+fn grade_skipping(wd: &Workdir, n: usize, logs: &str, out: &str, extra: &[&str]) {
     let as_of = format!("2026-11-{n:02}");
-    let mut args = vec![
-        "grade",
-        "--labels",
-        "data/labels.jsonl",
-        "-k",
-        "10",
-        "--missing",
-        "skip",
-        "--as-of",
-        &as_of,
-        "-q",
-        "-o",
-        out,
-    ];
-    args.extend(extra);
-    args.push(night);
-    wd.rgrade(&args).expect_code(0);
+    let extra = [&["--missing", "skip"], extra].concat();
+    grade_night(wd, "data/labels.jsonl", logs, out, &as_of, &extra);
 }
 
 #[test]
 fn what_was_not_tested_is_said() {
     let wd = Workdir::new("trend_untested");
-    wd.rgrade(&["gen", "--queries", "600", "--nights", "5", "-o", "data"])
-        .expect_code(0);
+    gen_nights(&wd, "data", "600", 5, None);
     // Billing's queries are captured only after the baseline, and the
     // retrieve stage is missing on night 4.
     let billing: HashSet<String> = (wd.read_text("data/labels.jsonl").lines())
@@ -564,11 +495,11 @@ fn what_was_not_tested_is_said() {
             let kept = captures(&wd, &night, &billing, false);
             wd.write(&format!("without-billing/night-{n:02}.jsonl"), kept);
             let logs = format!("without-billing/night-{n:02}.jsonl");
-            grade_night(&wd, n, &logs, &out, &[]);
+            grade_skipping(&wd, n, &logs, &out, &[]);
         } else if n == 4 {
-            grade_night(&wd, n, &night, &out, &["--stage", "final"]);
+            grade_skipping(&wd, n, &night, &out, &["--stage", "final"]);
         } else {
-            grade_night(&wd, n, &night, &out, &[]);
+            grade_skipping(&wd, n, &night, &out, &[]);
         }
         nights.push(out);
     }
@@ -629,7 +560,7 @@ fn what_was_not_tested_is_said() {
     let only_billing = captures(&wd, "data/night-04", &billing, true);
     wd.write("only-billing/night-04.jsonl", only_billing);
     let out = "graded/only-billing-04";
-    grade_night(&wd, 4, "only-billing/night-04.jsonl", out, &[]);
+    grade_skipping(&wd, 4, "only-billing/night-04.jsonl", out, &[]);
     let unpaired = [nights[..3].to_vec(), vec![out.to_string()]].concat();
     let run = trend(&wd, &unpaired, &["--baseline", "3", "-o", "unpaired"]);
     run.expect_code(0);

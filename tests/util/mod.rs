@@ -2,7 +2,7 @@
 //! running the real `rgrade` binary in it ([`run`]), and reading its outputs
 //! back ([`outputs`]: CSV into rows, JSON and JSONL through serde_json).
 //! What only one group of test files shares has a module of its own:
-//! [`compare`], [`permissions`] and [`stage_loss`]. A helper that two test
+//! [`compare`], [`nights`], [`permissions`] and [`stage_loss`]. A helper that two test
 //! files need lives here, once.
 
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub mod compare;
+pub mod nights;
 mod outputs;
 pub mod permissions;
 mod run;
