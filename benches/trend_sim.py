@@ -2,10 +2,13 @@
 on simulated nightly series (docs/BENCHMARKS.md, "Alarms across nights").
 
     python benches/trend_sim.py [--stable 200] [--dropped 40] [--queries 2000]
-                                [--rates 0.045,0.09] [--work DIR] [--jobs 2]
+                                [--rates 0.045,0.09] [--drop-from 8,20]
+                                [--changes revert,persist] [--work DIR] [--jobs 2]
 
-Each history is `rgrade gen --nights 30 --seed S` (one query in twenty
-draws its rankings afresh each night), every night graded with
+Each history is `rgrade gen --nights 30 --changes C --seed S` (each night
+one query in twenty draws its rankings afresh: with `revert` they are
+back the next night, with `persist` they stay until drawn again, as an
+index that changes and stays changed), every night graded with
 `grade -k 10 --as-of`, then watched three ways over the same family of
 series (run, stage, grouping set, metric), with the first 7 nights as
 baseline:
@@ -16,13 +19,15 @@ baseline:
 - a naive nightly test: a one-sided paired t-test of each query's value
   against its baseline mean, p < 0.05, per series and night, uncorrected.
 
-Stable histories (no drop) give each rule's false-alarm rate: the share of
-histories with any alarm. Dropped histories (from night 20, each relevant
-document of the billing task lost with probability RATE; 0.045 is about a
-3-point drop of billing's recall@10, measured and printed) give the
-nights of the drop up to and including the first alarm on billing's own
-series (billing, any language), and how many of those histories alarmed
-before the drop or on a series holding no billing query. Needs
+Stable histories (no drop) of each kind of change give each rule's
+false-alarm rate: the share of histories with any alarm. Dropped
+histories (persisting changes; from night 8, the first watched, or night
+20, each relevant document of the billing task lost with probability
+RATE; 0.045 is about a 3-point drop of billing's recall@10, measured and
+printed) give the nights of the drop up to and including the first
+alarm on billing's own series (billing, any language), and how many of
+those histories alarmed before the drop or on a series holding no
+billing query. Needs
 the release binary (`cargo build --release`), numpy, pandas and scipy;
 data lives in --work, never in the repository.
 """
@@ -43,7 +48,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RGRADE = str(ROOT / "target" / "release" / "rgrade")
 NIGHTS = 30
 BASELINE = 7
-DROP_FROM = 20
 ALPHA = 0.05
 THRESHOLD = 0.03
 METRICS = ["recall@10", "rr@10", "hit@10", "precision@10", "ndcg@10", "ap@10"]
@@ -53,13 +57,14 @@ def run(*args):
     subprocess.run([RGRADE, *args], check=False, capture_output=True)
 
 
-def history(work: Path, seed: int, queries: int, rate):
-    """Generate and grade one history; return its night directories."""
-    data = work / f"h{seed}"
+def history(work: Path, seed: int, queries: int, changes: str, drop):
+    """Generate and grade one history, with `drop` = (from, rate) planted
+    if given; return its night directories."""
+    data = work / f"h{seed}-{changes}"
     gen = ["gen", "--queries", str(queries), "--nights", str(NIGHTS), "--seed", str(seed),
-           "-o", str(data / "data")]
-    if rate is not None:
-        gen += ["--drop-from", str(DROP_FROM), "--drop-task", "billing", "--drop-rate", str(rate)]
+           "--changes", changes, "-o", str(data / "data")]
+    if drop is not None:
+        gen += ["--drop-from", str(drop[0]), "--drop-task", "billing", "--drop-rate", str(drop[1])]
     run(*gen)
     nights = []
     for n in range(1, NIGHTS + 1):
@@ -130,8 +135,8 @@ def rgrade_alarms(data, nights):
     return [(int(a["as_of"][8:10]), a["task"]) for a in alarms]
 
 
-def watch(work, seed, queries, rate):
-    data, nights = history(work, seed, queries, rate)
+def watch(work, seed, queries, changes, drop):
+    data, nights = history(work, seed, queries, changes, drop)
     found = {"rgrade trend": rgrade_alarms(data, nights), **hand_rules(nights)}
     shutil.rmtree(data)
     return found
@@ -140,13 +145,13 @@ def watch(work, seed, queries, rate):
 def drop_size(work, rate, queries):
     """The mean drop of billing's recall@10 (final stage) a rate makes, on
     one history: its nights from the drop on against the baseline nights."""
-    data, nights = history(work, 99_999, queries, rate)
+    data, nights = history(work, 99_999, queries, "persist", (20, rate))
     values = long_values(nights)
     billing = values[(values.task == "billing") & (values.stage == "final")
                      & (values.metric == "recall@10")]
     means = billing.groupby("night").value.mean()
     shutil.rmtree(data)
-    return means[means.index <= BASELINE].mean() - means[means.index >= DROP_FROM].mean()
+    return means[means.index <= BASELINE].mean() - means[means.index >= 20].mean()
 
 
 def main():
@@ -155,45 +160,53 @@ def main():
     parser.add_argument("--dropped", type=int, default=40)
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--rates", default="0.045,0.09")
+    parser.add_argument("--drop-from", default="8,20")
+    parser.add_argument("--changes", default="revert,persist")
     parser.add_argument("--work", type=Path)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="rgrade-trend-sim-"))
     work.mkdir(parents=True, exist_ok=True)
     rates = [float(rate) for rate in args.rates.split(",")]
+    starts = [int(night) for night in args.drop_from.split(",")]
+    kinds = args.changes.split(",")
     rules = {"rgrade trend": "rgrade trend (α = 0.05)",
              "fixed": f"fixed threshold ({THRESHOLD * 100:.0f} points)",
              "naive": "nightly paired t-test (p < 0.05)"}
     with ThreadPoolExecutor(args.jobs) as pool:
-        stable = list(pool.map(lambda s: watch(work, s, args.queries, None),
-                               range(1, args.stable + 1)))
-        dropped = {rate: list(pool.map(lambda s: watch(work, s, args.queries, rate),
-                                       range(10_001, 10_001 + args.dropped)))
-                   for rate in rates}
+        stable = {kind: list(pool.map(lambda s: watch(work, s, args.queries, kind, None),
+                                      range(1, args.stable + 1)))
+                  for kind in kinds}
+        dropped = {(start, rate): list(pool.map(
+                       lambda s: watch(work, s, args.queries, "persist", (start, rate)),
+                       range(10_001, 10_001 + args.dropped)))
+                   for start in starts for rate in rates}
     print(f"{NIGHTS} nights, {args.queries} queries, baseline {BASELINE} nights; "
-          f"{args.stable} stable histories, {args.dropped} per drop rate")
+          f"{args.stable} stable histories of each kind, {args.dropped} per drop")
     print()
-    print("| rule | stable histories with a false alarm |")
-    print("|---|---|")
-    for rule, name in rules.items():
-        false_alarms = sum(1 for h in stable if h[rule])
-        print(f"| {name} | {false_alarms}/{len(stable)} ({false_alarms / len(stable):.3f}) |")
+    print("| changes | rule | stable histories with a false alarm |")
+    print("|---|---|---|")
+    for kind in kinds:
+        for rule, name in rules.items():
+            false_alarms = sum(1 for h in stable[kind] if h[rule])
+            n = len(stable[kind])
+            print(f"| {kind} | {name} | {false_alarms}/{n} ({false_alarms / n:.3f}) |")
     print()
-    print("| drop (billing recall@10) | rule | detected by night 30 | nights to detection, median [min, max] | histories with an alarm elsewhere |")
-    print("|---|---|---|---|---|")
-    for rate in rates:
-        size = drop_size(work, rate, args.queries)
+    print("| drop (billing recall@10) | from night | rule | detected by night 30 | nights to detection, median [min, max] | histories with an alarm elsewhere |")
+    print("|---|---|---|---|---|---|")
+    sizes = {rate: drop_size(work, rate, args.queries) for rate in rates}
+    for (start, rate), histories in dropped.items():
         for rule, name in rules.items():
             delays, elsewhere = [], 0
-            for h in dropped[rate]:
-                hits = [night for night, task in h[rule] if task == "billing" and night >= DROP_FROM]
+            for h in histories:
+                hits = [night for night, task in h[rule] if task == "billing" and night >= start]
                 if hits:
-                    delays.append(min(hits) - DROP_FROM + 1)
-                if any(task not in ("billing", "*") or night < DROP_FROM for night, task in h[rule]):
+                    delays.append(min(hits) - start + 1)
+                if any(task not in ("billing", "*") or night < start for night, task in h[rule]):
                     elsewhere += 1
-            n = len(dropped[rate])
+            n = len(histories)
             delay = f"{np.median(delays):.0f} [{min(delays)}, {max(delays)}]" if delays else "-"
-            print(f"| {size * 100:.1f} points (rate {rate}) | {name} | {len(delays)}/{n} | {delay} | {elsewhere}/{n} |")
+            print(f"| {sizes[rate] * 100:.1f} points (rate {rate}) | {start} | {name} | {len(delays)}/{n} | {delay} | {elsewhere}/{n} |")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
     Choice, Cutoff, DocOf, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat,
-    MissingPolicy, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind, Unit,
+    MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind,
+    Unit,
 };
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -595,6 +596,10 @@ pub struct GenArgs {
     /// Write a series of N nights for `rgrade trend`: one answer key, and each night's log in DIR/night-01, DIR/night-02, ...
     #[arg(long, value_name = "N")]
     pub nights: Option<usize>,
+
+    /// With --nights: a query's rankings drawn afresh one night revert the next night, or persist until drawn afresh again.
+    #[arg(long, value_parser = choice::<NightChanges>(), value_name = "HOW", default_value_t = NightChanges::Revert, requires = "nights")]
+    pub changes: NightChanges,
 
     /// Plant a drop from night N on (with --nights and --drop-task).
     #[arg(long = "drop-from", value_name = "N", requires_all = ["nights", "drop_task"])]

@@ -62,7 +62,9 @@ pub use base::options::{
 pub use base::schema;
 pub use base::timestamp::Timestamp;
 pub use compare::{Compared, Plan as ComparePlan, Warning as CompareWarning};
-pub use gen::{write_dataset, GenConfig, GenFormat, Nights, PlantedDrop, Written, WrittenFile};
+pub use gen::{
+    write_dataset, GenConfig, GenFormat, NightChanges, Nights, PlantedDrop, Written, WrittenFile,
+};
 pub use grade::plan::Tables;
 pub use grade::units::{doc_of, DocOf};
 pub use grade::{Graded, Plan as GradePlan, Warning};

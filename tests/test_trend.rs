@@ -1,8 +1,10 @@
 //! `rgrade trend`, through the binary, on series `rgrade gen --nights`
 //! writes and `rgrade grade --as-of` grades: a drop planted in one task
-//! raises alarms there and nowhere else, a stable series raises none; one
-//! series' evidence equals the betting recursion computed here from the
-//! nights' per_query.csv; each night's means equal grade's aggregates; the
+//! raises alarms there and nowhere else, within two watched nights; a
+//! stable series raises none, nor one whose rankings change and stay
+//! changed; one series' p-values and levels equal the paired t-test and
+//! spending rule computed here from the nights' per_query.csv; grouping
+//! sets of the same queries are one series; each night's means equal grade's aggregates; the
 //! refusals (no time, one time twice, other labels, a baseline of one
 //! night, an unknown metric); what was not tested, said; and the page, which marks every alarm (a
 //! series may alarm once in each labels revision) and every change of
@@ -58,7 +60,7 @@ fn a_planted_drop_alarms_in_its_task_and_nowhere_before_it() {
     for alarm in alarms {
         let night: usize = alarm["as_of"].as_str().unwrap()[8..10].parse().unwrap();
         assert!(
-            night > DROP_FROM,
+            night >= DROP_FROM,
             "an alarm before the drop could show: {alarm}"
         );
         // Only sets holding billing queries dropped: billing, or any task.
@@ -135,16 +137,22 @@ fn values(wd: &Workdir, nights: &[String], task: &str) -> Vec<HashMap<String, f6
         .collect()
 }
 
-/// Bernstein's margin, solved for m: α = exp(−m² / (2 (v + b m / 3))).
-fn bernstein(v: f64, b: f64, alpha: f64) -> f64 {
-    let l = (1.0 / alpha).ln();
-    let c = b * l / 3.0;
-    c + (c * c + 2.0 * l * v).sqrt()
+/// The one-sided paired t-test's p-value for `drops`, floored at 2^−k for
+/// the k that are not 0, computed apart from rgrade.
+fn paired_p(drops: &[f64]) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let n = drops.len() as f64;
+    let mean = drops.iter().sum::<f64>() / n;
+    let var = drops.iter().map(|d| (d - mean) * (d - mean)).sum::<f64>() / (n - 1.0);
+    let t = mean / (var.sqrt() / n.sqrt());
+    let p = StudentsT::new(0.0, 1.0, n - 1.0).unwrap().sf(t);
+    let moved = drops.iter().filter(|&&d| d != 0.0).count();
+    p.max(0.5f64.powi(moved as i32))
 }
 
 #[test]
-fn evidence_is_the_betting_recursion_over_paired_differences() {
-    let wd = Workdir::new("trend_evidence");
+fn each_night_is_a_paired_t_test_at_its_share_of_alpha() {
+    let wd = Workdir::new("trend_p_values");
     let nights = graded_series(&wd, Some("0.1"));
     trend(
         &wd,
@@ -152,57 +160,38 @@ fn evidence_is_the_betting_recursion_over_paired_differences() {
         &["-o", "trend", "--metrics", "recall@10,rr@10"],
     );
     let summary = wd.read_json("trend/alarms.json");
-    let threshold = summary["revisions"][0]["threshold"].as_f64().unwrap();
-    let series = summary["revisions"][0]["series"].as_u64().unwrap() as f64;
+    let revision = &summary["revisions"][0];
+    let series = revision["series"].as_u64().unwrap() as f64;
     // The family: every (run, stage, grouping set) of night 1 with a
-    // counted query, for each of the two metrics.
+    // counted query, for each of the two metrics; gen's sets all differ.
     let sets = (wd
         .read_csv(&format!("{}/aggregates.csv", nights[0]))
         .records())
     .iter()
     .filter(|r| r["queries"] != r["no_answer"])
     .count() as f64;
+    assert_eq!(revision["repeated_sets"], serde_json::json!([]));
     assert_eq!(series, 2.0 * sets);
-    assert!((threshold - 2.0 * series / 0.05).abs() < 1e-9 * threshold);
+    // The first revision's share of alpha: a half.
+    assert_eq!(revision["alpha"].as_f64().unwrap(), 0.025);
 
     let values = values(&wd, &nights, "billing");
-    // Baseline: each query's mean and sample variance over 7 nights.
-    let mut baseline: HashMap<&str, (f64, f64, f64)> = HashMap::new();
+    // Baseline: each query's mean over 7 nights.
+    let mut baseline: HashMap<&str, f64> = HashMap::new();
     for query in values[0].keys() {
         let xs: Vec<f64> = values[..7]
             .iter()
             .filter_map(|n| n.get(query))
             .copied()
             .collect();
-        let n = xs.len() as f64;
-        let mean = xs.iter().sum::<f64>() / n;
-        let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-        baseline.insert(query, (n, mean, var));
+        baseline.insert(query, xs.iter().sum::<f64>() / xs.len() as f64);
     }
     let trend_table = wd.read_csv("trend/trend.csv");
-    let (mut log_wealth, mut bet) = (0.0f64, 0.0f64);
-    let (mut margin, mut alarmed) = (None, false);
+    let mut alarmed = None;
     for (night, tonight) in values.iter().enumerate().skip(7) {
-        let paired: Vec<(&str, f64)> = (tonight.iter())
-            .filter(|(q, _)| baseline.contains_key(q.as_str()))
-            .map(|(q, &x)| (q.as_str(), x))
+        let drops: Vec<f64> = (tonight.iter())
+            .filter_map(|(q, &x)| Some(baseline.get(q.as_str())? - x))
             .collect();
-        let n = paired.len() as f64;
-        // Every labeled query counts every night: one set, one margin.
-        let m = *margin.get_or_insert_with(|| {
-            let v: f64 = paired
-                .iter()
-                .map(|(q, _)| baseline[q].2 / baseline[q].0)
-                .sum();
-            bernstein(v / (n * n), 1.0 / (n * 7.0), 1.0 / threshold / 2.0)
-        });
-        let ys: Vec<f64> = paired.iter().map(|(q, x)| x - baseline[q].1 + m).collect();
-        log_wealth += ys.iter().map(|y| (1.0 - bet * y).ln()).sum::<f64>();
-        let (sum, squares) = (
-            ys.iter().sum::<f64>(),
-            ys.iter().map(|y| y * y).sum::<f64>(),
-        );
-        bet = (-sum / squares).clamp(0.0, 0.5);
         let as_of = format!("2026-11-{:02}T00:00:00Z", night + 1);
         let row = trend_table.row(&[
             ("as_of", &as_of),
@@ -211,24 +200,180 @@ fn evidence_is_the_betting_recursion_over_paired_differences() {
             ("language", "*"),
             ("metric", "recall@10"),
         ]);
-        let got: f64 = row["evidence"].parse().unwrap();
-        let want = log_wealth.exp();
+        let (got, want) = (row["p_value"].parse::<f64>().unwrap(), paired_p(&drops));
         assert!(
-            (got - want).abs() <= 1e-9 * want.max(1.0),
+            (got - want).abs() <= 1e-9 * want,
             "night {}: {got} vs {want}",
             night + 1
         );
-        let drop = paired.iter().map(|(q, x)| baseline[q].1 - x).sum::<f64>() / n;
+        // The t-th watched night spends 1/(t(t+1)) of the revision's share.
+        let t = (night - 6) as f64;
+        let level = 0.025 / (t * (t + 1.0)) / series;
+        let got_level: f64 = row["level"].parse().unwrap();
+        assert!(
+            (got_level - level).abs() <= 1e-12 * level,
+            "night {}",
+            night + 1
+        );
+        let drop = drops.iter().sum::<f64>() / drops.len() as f64;
         let got_drop: f64 = row["drop"].parse().unwrap();
         assert!((got_drop - drop).abs() < 1e-12, "night {}", night + 1);
-        let alarm = !alarmed && log_wealth >= threshold.ln();
-        alarmed |= alarm;
+        let alarm = alarmed.is_none() && want <= level;
+        if alarm {
+            alarmed = Some(night + 1);
+        }
         assert_eq!(row["alarm"], alarm.to_string(), "night {}", night + 1);
     }
+    // The drop planted on night 20 is seen within two watched nights.
+    let night = alarmed.expect("a drop of 10% of billing's relevant documents is seen");
     assert!(
-        alarmed,
-        "a drop of 10% of billing's relevant documents is seen"
+        (DROP_FROM..=DROP_FROM + 1).contains(&night),
+        "night {night}"
     );
+}
+
+/// Rankings that change and stay changed, with quality that never moves,
+/// raise no alarm: each change is one draw of its query, tested once a
+/// night against the baseline, not evidence that piles up night after
+/// night.
+#[test]
+fn rankings_that_persist_raise_no_alarm() {
+    let wd = Workdir::new("trend_persist");
+    let data = "data";
+    crate::util::nights::gen_nights_changing(&wd, data, "1500", NIGHTS, "persist");
+    let nights: Vec<String> = (1..=NIGHTS)
+        .map(|n| {
+            let out = format!("graded/night-{n:02}");
+            let logs = format!("{data}/night-{n:02}");
+            grade_night(
+                &wd,
+                "data/labels.jsonl",
+                &logs,
+                &out,
+                &format!("2026-11-{n:02}"),
+                &[],
+            );
+            out
+        })
+        .collect();
+    // The rankings did change: by the last night many queries moved from
+    // their first night's value, and stayed moved on the night before.
+    let (first, before, last) = (
+        values(&wd, &nights[..1], "billing").remove(0),
+        values(&wd, &nights[NIGHTS - 2..NIGHTS - 1], "billing").remove(0),
+        values(&wd, &nights[NIGHTS - 1..], "billing").remove(0),
+    );
+    let moved = (first.iter())
+        .filter(|(q, v)| last.get(*q).is_some_and(|x| x != *v) && before.get(*q) == last.get(*q))
+        .count();
+    assert!(moved >= 10, "{moved} queries changed and stayed changed");
+    let run = trend(&wd, &nights, &["-o", "trend"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("no alarm"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("closest to an alarm on the last night: "),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Labels with no task or language make the overall set and the `(none)`
+/// slices the same queries: one series, tested and printed once.
+#[test]
+fn grouping_sets_of_the_same_queries_are_one_series() {
+    let wd = Workdir::new("trend_repeated_sets");
+    gen_nights(
+        &wd,
+        "data",
+        "600",
+        9,
+        Some(PlantedDrop {
+            from: 8,
+            task: "billing",
+            rate: "0.5",
+        }),
+    );
+    let plain: String = (wd.read_text("data/labels.jsonl").lines())
+        .map(|line| {
+            let mut label: serde_json::Value = serde_json::from_str(line).unwrap();
+            let object = label.as_object_mut().unwrap();
+            object.remove("task");
+            object.remove("language");
+            object.remove("split");
+            format!("{label}\n")
+        })
+        .collect();
+    wd.write("plain.jsonl", plain);
+    let nights: Vec<String> = (1..=9)
+        .map(|n| {
+            let out = format!("graded/night-{n:02}");
+            let logs = format!("data/night-{n:02}");
+            grade_night(
+                &wd,
+                "plain.jsonl",
+                &logs,
+                &out,
+                &format!("2026-11-{n:02}"),
+                &[],
+            );
+            out
+        })
+        .collect();
+    let run = trend(&wd, &nights, &["-o", "trend", "--metrics", "recall@10"]);
+    run.expect_code(1);
+    let summary = wd.read_json("trend/alarms.json");
+    let revision = &summary["revisions"][0];
+    // Two stages, one metric, one distinct set each; three sets repeat it.
+    assert_eq!(revision["series"], 2, "{revision}");
+    let repeated = revision["repeated_sets"].as_array().unwrap();
+    assert_eq!(repeated.len(), 6, "{revision}");
+    assert!(repeated
+        .iter()
+        .all(|r| r["same_as"]["task"] == "*" && r["same_as"]["language"] == "*"));
+    // Each alarm once, naming the sets it stands for.
+    let alarms = summary["alarms"].as_array().unwrap();
+    assert_eq!(alarms.len(), 2, "{alarms:?}");
+    for alarm in alarms {
+        assert_eq!(alarm["task"], "*");
+        assert_eq!(alarm["also"].as_array().unwrap().len(), 3, "{alarm}");
+    }
+    let printed = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("ALARM"))
+        .count();
+    assert_eq!(printed, 2, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("[the same queries as task=(none) language=*"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("2 distinct series watched (6 grouping sets hold the same queries"),
+        "{}",
+        run.stdout
+    );
+    // trend.csv keeps every set's rows, the repeats' tests equal to theirs.
+    let table = wd.read_csv("trend/trend.csv");
+    let row = |task: &str, language: &str| {
+        table.row(&[
+            ("as_of", "2026-11-08T00:00:00Z"),
+            ("stage", "final"),
+            ("task", task),
+            ("language", language),
+        ])
+    };
+    let (overall, none) = (row("*", "*"), row("(none)", "(none)"));
+    for column in ["mean", "paired", "drop", "p_value", "level", "alarm"] {
+        assert_eq!(overall[column], none[column], "{column}");
+    }
+    // The page draws each distinct series once, and each alarm once.
+    let page = wd.read_text("trend/report.html");
+    assert!(page.contains("2 alarms on"));
+    assert_eq!(page.matches("fill=\"#D55E00\" points=").count(), 2 * 2);
 }
 
 #[test]
@@ -453,8 +598,9 @@ fn a_series_may_alarm_once_in_each_labels_revision() {
             .filter(|a| night_of(a) == night)
             .count()
     };
-    assert_eq!(of_series("graded/0-5"), 1, "{alarms}");
-    assert_eq!(of_series("graded/1-5"), 1, "{alarms}");
+    // The drop shows on each revision's first watched night.
+    assert_eq!(of_series("graded/0-4"), 1, "{alarms}");
+    assert_eq!(of_series("graded/1-4"), 1, "{alarms}");
     // The page marks both, and draws again the same.
     let page = wd.read_text("trend/report.html");
     let total = alarms.as_array().unwrap().len();
@@ -527,7 +673,7 @@ fn what_was_not_tested_is_said() {
     assert!(!untested.is_empty());
     assert!(untested
         .iter()
-        .all(|r| r["evidence"].is_empty() && r["drop"].is_empty()));
+        .all(|r| r["p_value"].is_empty() && r["drop"].is_empty()));
 
     // The last table's baseline, night and drop are over one set of
     // queries, the paired ones; its mean is the night's over all.

@@ -947,8 +947,8 @@ def compare(
 class Trend:
     """A series of nightly gradings watched, as ``rgrade trend`` watches
     them: ``trend`` (trend.csv as a pyarrow Table: every night's mean of
-    every series with its interval, and on watched nights the drop and the
-    evidence), ``alarms`` (alarms.json as a dict: the nights in order, the
+    every series with its interval, and on watched nights the drop, its
+    p-value and the level an alarm needed), ``alarms`` (alarms.json as a dict: the nights in order, the
     labels revisions and every alarm), ``alarmed`` (whether any series
     alarmed) and ``warnings``. ``write(dir)`` writes the files ``rgrade
     trend -o dir`` writes, report.html among them. In a notebook it shows
@@ -976,7 +976,7 @@ class Trend:
         if not any(revision["tested"] for revision in self.alarms["revisions"]):
             return f"{nights} nights, nothing tested (see the warnings)"
         if not alarms:
-            return f"{nights} nights, no alarm"
+            return f"{nights} nights, no alarm (a drop too small to tell from chance is not ruled out)"
         on = len({alarm["night"] for alarm in alarms})
         return f"{nights} nights, {len(alarms)} alarm(s) on {on} night(s)"
 
@@ -986,7 +986,7 @@ class Trend:
         for a in self.alarms["alarms"]:
             lines.append(
                 f"  {a['run'] or '-'} {a['stage']} {_slice(a)} {a['metric']}: "
-                f"down {_number(a['drop'])} on {a['as_of']}, evidence {_evidence(a['evidence'])}"
+                f"down {_number(a['drop'])} on {a['as_of']}, p {_p_value(a['p_value'])} <= {_p_value(a['level'])}"
             )
         return "\n".join(lines) + ">"
 
@@ -994,20 +994,23 @@ class Trend:
         """The verdict and the table of alarms."""
         parts = [f"<p>{html.escape(self._verdict())}</p>"]
         if self.alarms["alarms"]:
-            header = ["night", "run", "stage", "slice", "metric", "baseline", "mean", "drop", "evidence"]
+            header = ["night", "run", "stage", "slice", "metric", "baseline", "mean", "drop", "p", "alarm at"]
             rows = [
                 [a["as_of"], a["run"], a["stage"], _slice(a), a["metric"], _number(a["baseline"]),
-                 _number(a["mean"]), _number(a["drop"]), _evidence(a["evidence"])]
+                 _number(a["mean"]), _number(a["drop"]), _p_value(a["p_value"]), _p_value(a["level"])]
                 for a in self.alarms["alarms"]
             ]
-            parts.append(_html_table("Alarms, each on the night its evidence reached the threshold", header, rows))
+            parts.append(_html_table("Alarms, each on the night its p-value reached its level", header, rows))
         return "<div>" + "".join(parts) + "</div>"
 
 
-def _evidence(evidence: float) -> str:
-    """Evidence as the command line prints it: three decimals up to a
-    million, then scientific notation (it grows by factors)."""
-    return f"{evidence:.3f}" if evidence < 1e6 else f"{evidence:.3e}"
+def _p_value(p: float) -> str:
+    """A p-value as the command line prints it: two significant digits,
+    in scientific notation below 0.001."""
+    if p >= 1e-3 or p == 0.0:
+        digits = 2 if p >= 0.1 else 3 if p >= 0.01 else 4
+        return f"{p:.{digits}f}"
+    return f"{p:.1e}"
 
 
 def _slice(row: Mapping[str, Any]) -> str:
@@ -1030,11 +1033,12 @@ def trend(
     its summary's ``as_of``, which ``grade(..., as_of=...)`` sets) as
     ``rgrade trend`` does. Every (run, stage, grouping set, metric) is
     followed across the nights; the first ``baseline`` nights are its
-    baseline, and a series alarms when its evidence of a drop below them
-    crosses a threshold that holds the chance of any false alarm, over
-    every series and night, at ``alpha``. An alarm does not raise: see
-    ``Trend.alarmed`` and ``Trend.alarms``. ``openmetrics`` also writes
-    each series' last mean, evidence and alarm to that file."""
+    baseline, and each watched night a paired t-test over the queries
+    asks whether a series fell below them, at a level that holds the
+    chance of any false alarm, over every series and night, at ``alpha``.
+    An alarm does not raise: see ``Trend.alarmed`` and ``Trend.alarms``.
+    ``openmetrics`` also writes each series' last mean, p-value, alarm
+    level and alarm to that file."""
     given = [nights] if isinstance(nights, (str, os.PathLike)) else nights
     dirs = [os.fspath(n._dir if isinstance(n, Grading) else n) for n in given]
     files = tempfile.TemporaryDirectory(prefix="rgrade-")

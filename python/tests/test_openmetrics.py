@@ -109,11 +109,13 @@ def test_a_trends_file_parses_and_holds_the_last_nights(tmp_path):
         last = [r for r in csv.DictReader(f) if r["as_of"] == "2026-11-09T00:00:00Z"]
     key = lambda r: (r["run"], r["stage"], r["task"], r["language"], r["metric"])
     means = {key(s.labels): s.value for s in got["rgrade_trend_mean"]}
-    evidence = {key(s.labels): s.value for s in got["rgrade_trend_evidence"]}
+    p_values = {key(s.labels): s.value for s in got["rgrade_trend_p_value"]}
+    levels = {key(s.labels): s.value for s in got["rgrade_trend_alarm_level"]}
     assert len(means) == len(last)
     for row in last:
         assert means[key(row)] == float(row["mean"])
-        if row["evidence"]:
-            assert evidence[key(row)] == float(row["evidence"])
+        if row["p_value"]:
+            assert p_values[key(row)] == float(row["p_value"])
+            assert levels[key(row)] == float(row["level"])
     assert {s.value for s in got["rgrade_trend_alarmed"]} == {0.0}
     assert got["rgrade_trend_alarms"][0].value == 0

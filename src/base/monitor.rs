@@ -1,141 +1,93 @@
 //! Alarms that stay valid however often they are checked: a mean watched
-//! night after night against a baseline (`rgrade trend`, docs/trend.md).
+//! night after night against its baseline nights (`rgrade trend`,
+//! docs/trend.md).
 //!
-//! Each night's per-query values are paired with the same queries'
-//! baseline values, and the night bets against "no drop" with the paired
-//! differences: its wealth is multiplied by `Π (1 − λ (d_q + m))`, where
-//! `d_q` is a query's value that night less its baseline mean, `m` the
-//! margin by which the baseline's own mean may sit too high, and `λ` a
-//! bet sized from the night before (testing by betting, Waudby-Smith and
-//! Ramdas 2023). While nothing dropped, a night's factor has expectation
-//! at most 1, so the wealth is a nonnegative supermartingale over nights
-//! and, by Ville's inequality, reaches `1/α` with probability at most `α`
-//! however many nights are watched: no night needs a smaller level than
-//! the first. After a drop the factors grow and the wealth compounds
-//! across nights, so a drop too small to show in one night shows in a few.
+//! Each watched night, a series' queries are paired with their own
+//! baseline means, and a one-sided paired t-test over the queries asks
+//! whether the night's expected quality fell below the baseline's: the
+//! queries are the sampling unit, so a ranking that changed and stayed
+//! changed is one draw of its query, not new evidence every night. The
+//! nights share the chance of a false alarm by a spending rule, the t-th
+//! watched night `α / (t (t + 1))`, which sums to `α` over any number of
+//! nights and holds however the nights depend on each other (rankings
+//! that persist, drift, or revert); the same rule shares `α` over labels
+//! revisions, and Bonferroni over a revision's distinct series.
 
-/// The largest bet: the factor `1 − λ y` stays above 0.49 for any
-/// difference `y ≤ 1 + m` with a margin below 1, so one night can never
-/// wipe the wealth out.
-pub const MAX_BET: f64 = 0.5;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
-/// The margin by which a mean of baseline values may exceed the mean it
-/// estimates, with probability at most `alpha`: Bernstein's inequality for
-/// a sum of independent terms of mean 0, each at most `largest_term` in
-/// size, whose variances sum to `variance`.
-///
-/// Solves `alpha = exp(−m² / (2 (variance + largest_term m / 3)))` for
-/// `m`. With no spread at all the margin is the Bernstein term alone,
-/// `2 L largest_term / 3`.
-pub fn bernstein_margin(variance: f64, largest_term: f64, alpha: f64) -> f64 {
-    let log = (1.0 / alpha).ln();
-    let linear = largest_term * log / 3.0;
-    linear + (linear * linear + 2.0 * log * variance.max(0.0)).sqrt()
+/// The share of a whole that the `index`-th of an unbounded sequence
+/// (from 1) may spend: `1 / (index (index + 1))`. The shares sum to 1
+/// however many there are, and none changes when more come.
+pub fn spending_share(index: u32) -> f64 {
+    let t = f64::from(index.max(1));
+    1.0 / (t * (t + 1.0))
 }
 
-/// The baseline margin for one night's paired queries: each query `q`
-/// contributes `count_q` baseline values, each scaled by `1 / (n count_q)`
-/// in the mean of the `n` baseline means, with the variance its baseline
-/// nights show.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MarginTerms {
-    queries: usize,
-    /// `Σ s_q² / count_q`.
-    variance_over_count: f64,
-    /// The fewest baseline values of any query.
-    fewest_values: u32,
+/// Labels revision `revision`'s share of `alpha`, the chance of any false
+/// alarm over every revision.
+pub fn revision_alpha(alpha: f64, revision: u32) -> f64 {
+    alpha * spending_share(revision)
 }
 
-impl MarginTerms {
-    /// Add a query with `count` baseline values whose sample variance is
-    /// `variance`.
-    pub fn add(&mut self, count: u32, variance: f64) {
-        debug_assert!(count > 0);
-        self.queries += 1;
-        self.variance_over_count += variance / f64::from(count);
-        self.fewest_values = if self.queries == 1 {
-            count
-        } else {
-            self.fewest_values.min(count)
-        };
-    }
-
-    /// The margin at level `alpha` (0 for no query).
-    pub fn margin(&self, alpha: f64) -> f64 {
-        if self.queries == 0 {
-            return 0.0;
-        }
-        let n = self.queries as f64;
-        let largest = 1.0 / (n * f64::from(self.fewest_values));
-        bernstein_margin(self.variance_over_count / (n * n), largest, alpha)
-    }
+/// The p-value a series of a `family` of distinct series must reach to
+/// alarm on its revision's `night`-th watched night, for a chance of any
+/// false alarm of at most `revision_alpha` over the revision's series and
+/// nights.
+pub fn night_level(revision_alpha: f64, night: u32, family: usize) -> f64 {
+    revision_alpha * spending_share(night) / family.max(1) as f64
 }
 
-/// One series' wealth against "no drop", night after night.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Wealth {
-    /// The natural log of the wealth (0 at the start).
-    pub log_wealth: f64,
-    /// The bet of the next night.
-    pub next_bet: f64,
-}
-
-impl Default for Wealth {
-    /// No wealth won or lost, and no bet on the first night: nothing is
-    /// known yet of how differences spread.
-    fn default() -> Self {
-        Wealth {
-            log_wealth: 0.0,
-            next_bet: 0.0,
-        }
-    }
-}
-
-/// One night's paired differences (each `d_q + m`), added one at a time.
-#[derive(Debug, Clone, Copy)]
-pub struct Night {
-    bet: f64,
-    log_factor: f64,
-    n: usize,
-    sum: f64,
+/// One series' paired drops on one night, `d = baseline − value` per
+/// query (positive: the query did worse than over the baseline nights),
+/// added one at a time (Welford's mean and spread, so a tight spread
+/// around a large drop is not lost to rounding).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Drops {
+    n: u64,
+    moved: u64,
+    mean: f64,
     squares: f64,
 }
 
-impl Wealth {
-    /// A night to add differences to, at the bet this wealth sized.
-    pub fn night(&self) -> Night {
-        Night {
-            bet: self.next_bet,
-            log_factor: 0.0,
-            n: 0,
-            sum: 0.0,
-            squares: 0.0,
-        }
+impl Drops {
+    /// Add one query's drop.
+    pub fn add(&mut self, drop: f64) {
+        self.n += 1;
+        self.moved += u64::from(drop != 0.0);
+        let delta = drop - self.mean;
+        self.mean += delta / self.n as f64;
+        self.squares += delta * (drop - self.mean);
     }
 
-    /// The wealth after `night`, and the bet it sizes for the next one:
-    /// the growth-optimal bet for differences spread as tonight's
-    /// (`−mean / mean of squares`, GRAPA), kept within `[0, MAX_BET]`.
-    pub fn after(&self, night: &Night) -> Wealth {
-        let next_bet = if night.n == 0 || night.squares <= 0.0 {
+    /// The queries paired.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// The one-sided p-value of "no drop" (the queries' expected drop is
+    /// at most 0): Student's t with n − 1 degrees of freedom, never below
+    /// `2^−k` for the k queries that moved at all, the least any test of
+    /// their signs can give (a handful of queries that moved alike say
+    /// no more than that). `None` with fewer than two queries.
+    pub fn p_value(&self) -> Option<f64> {
+        if self.n < 2 {
+            return None;
+        }
+        let n = self.n as f64;
+        let floor = 0.5f64.powi(self.moved.min(1100) as i32);
+        let spread = (self.squares.max(0.0) / (n - 1.0)).sqrt();
+        let t_test = if spread > 0.0 {
+            let t = self.mean / (spread / n.sqrt());
+            // n ≥ 2, so the degrees of freedom are valid.
+            StudentsT::new(0.0, 1.0, n - 1.0).map_or(1.0, |student| student.sf(t))
+        } else if self.mean > 0.0 {
+            // Every query dropped by the same amount: the floor says how
+            // much that is worth.
             0.0
         } else {
-            (-night.sum / night.squares).clamp(0.0, MAX_BET)
+            1.0
         };
-        Wealth {
-            log_wealth: self.log_wealth + night.log_factor,
-            next_bet,
-        }
-    }
-}
-
-impl Night {
-    /// Add one query's difference `y = d + m`.
-    pub fn add(&mut self, y: f64) {
-        self.log_factor += (-self.bet * y).ln_1p();
-        self.n += 1;
-        self.sum += y;
-        self.squares += y * y;
+        Some(t_test.max(floor))
     }
 }
 
@@ -146,112 +98,153 @@ mod tests {
     use rand_pcg::Pcg64;
 
     #[test]
-    fn the_margin_solves_bernsteins_bound() {
-        for (variance, largest, alpha) in [(1e-4, 1e-3, 0.01), (0.0, 0.01, 0.05), (0.02, 0.1, 1e-6)]
-        {
-            let m = bernstein_margin(variance, largest, alpha);
-            let bound = (-m * m / (2.0 * (variance + largest * m / 3.0))).exp();
-            assert!(
-                (bound - alpha).abs() < 1e-12 * alpha.max(1e-300) + 1e-15,
-                "{bound} {alpha}"
-            );
+    fn shares_sum_to_one_and_levels_split_alpha() {
+        assert_eq!(spending_share(1), 0.5);
+        assert_eq!(spending_share(2), 1.0 / 6.0);
+        let sum: f64 = (1..=10_000).map(spending_share).sum();
+        assert!((sum - (1.0 - 1.0 / 10_001.0)).abs() < 1e-12, "{sum}");
+        // α 0.05, revision 1 (1/2), night 2 (1/6), 6 series.
+        let level = night_level(revision_alpha(0.05, 1), 2, 6);
+        assert!((level - 0.05 / 2.0 / 6.0 / 6.0).abs() < 1e-18, "{level}");
+    }
+
+    /// Hand computed: drops 0.3, −0.1, 0.2 have mean 0.4/3 and sample
+    /// variance 0.39/9, so t = 0.4 √(3/0.39) with 2 degrees of freedom,
+    /// whose upper tail is (1 − t / √(t² + 2)) / 2, about 0.19: over the
+    /// floor of 1/8 for three queries that moved.
+    #[test]
+    fn p_is_students_upper_tail() {
+        let mut drops = Drops::default();
+        for d in [0.3, -0.1, 0.2] {
+            drops.add(d);
         }
-        // Hand computed: L = ln 20, no spread, terms of 1/300: 2 L / 900.
-        let m = bernstein_margin(0.0, 1.0 / 300.0, 0.05);
-        assert!((m - 2.0 * 20f64.ln() / 900.0).abs() < 1e-15);
+        let t = 0.4 * (3.0f64 / 0.39).sqrt();
+        let expected = (1.0 - t / (t * t + 2.0).sqrt()) / 2.0;
+        let p = drops.p_value().unwrap();
+        assert!((p - expected).abs() < 1e-12, "{p} {expected}");
+        assert!(expected > 0.125);
+        assert_eq!(drops.count(), 3);
+        // Drops 0.3, 0.1, 0.2: t = 2√3, a tail of about 0.037, under the
+        // floor of 1/8 that three signs can give.
+        let mut alike = Drops::default();
+        for d in [0.3, 0.1, 0.2] {
+            alike.add(d);
+        }
+        assert_eq!(alike.p_value(), Some(0.125));
     }
 
     #[test]
-    fn margin_terms_scale_each_query_by_its_count() {
-        let mut terms = MarginTerms::default();
-        terms.add(4, 0.04);
-        terms.add(2, 0.02);
-        // Σ s²/c = 0.01 + 0.01 = 0.02 over n² = 4; largest term 1/(2·2).
-        let expected = bernstein_margin(0.02 / 4.0, 0.25, 0.01);
-        assert_eq!(terms.margin(0.01), expected);
-        assert_eq!(MarginTerms::default().margin(0.01), 0.0);
+    fn few_or_alike_queries_say_little() {
+        let mut one = Drops::default();
+        one.add(0.9);
+        assert_eq!(one.p_value(), None);
+        // Two queries that lost their hit alike: no spread, a floor of 1/4.
+        let mut alike = Drops::default();
+        alike.add(1.0);
+        alike.add(1.0);
+        assert_eq!(alike.p_value(), Some(0.25));
+        // Nothing moved, or everything rose alike: no evidence at all.
+        let mut still = Drops::default();
+        still.add(0.0);
+        still.add(0.0);
+        assert_eq!(still.p_value(), Some(1.0));
+        let mut rose = Drops::default();
+        rose.add(-0.2);
+        rose.add(-0.2);
+        assert_eq!(rose.p_value(), Some(1.0));
     }
 
+    /// The level holds: queries whose values persist across nights (most
+    /// differences exactly 0, a few redrawn) and whose expected quality
+    /// never moves reject at about the nominal rate or below, at a level
+    /// as small as a family's share.
     #[test]
-    fn a_night_multiplies_the_wealth_by_its_factors_and_sizes_the_next_bet() {
-        let wealth = Wealth {
-            log_wealth: 0.5,
-            next_bet: 0.25,
+    fn stable_queries_reject_at_most_at_the_level() {
+        let mut rng = Pcg64::seed_from_u64(11);
+        let (trials, queries, level) = (20_000, 40, 0.01);
+        let mut rejected = 0;
+        for _ in 0..trials {
+            let mut drops = Drops::default();
+            for _ in 0..queries {
+                // One query in five redrawn: its value and its baseline
+                // are two draws of one skewed distribution.
+                let d = if rng.random_bool(0.2) {
+                    let draw = |rng: &mut Pcg64| if rng.random_bool(0.3) { 1.0 } else { 0.1 };
+                    draw(&mut rng) - draw(&mut rng)
+                } else {
+                    0.0
+                };
+                drops.add(d);
+            }
+            rejected += usize::from(drops.p_value().unwrap() <= level);
+        }
+        let rate = rejected as f64 / trials as f64;
+        let slack = 3.0 * (level * (1.0 - level) / trials as f64).sqrt();
+        assert!(rate <= level + slack, "{rate}");
+    }
+
+    /// The whole rule, on histories built to break a test that piles
+    /// nights up: each night one query in twenty draws a new value and
+    /// keeps it (expected quality never moves), values skewed and mostly
+    /// alike from night to night, four series of 120 and 40 queries, a
+    /// week of baseline and 23 watched nights. The share of histories
+    /// with any alarm stays within α.
+    #[test]
+    fn rankings_that_persist_keep_the_family_wise_rate() {
+        let (alpha, histories, series) = (0.05, 400, 4);
+        let mut rng = Pcg64::seed_from_u64(17);
+        let draw = |rng: &mut Pcg64| match rng.random_range(0..10) {
+            0..3 => 0.0,
+            3..6 => 1.0,
+            _ => rng.random_range(0.0..1.0),
         };
-        let mut night = wealth.night();
-        for y in [-0.5, 0.1, -0.2] {
-            night.add(y);
-        }
-        let after = wealth.after(&night);
-        let product: f64 = [-0.5f64, 0.1, -0.2]
-            .iter()
-            .map(|y| 1.0 - 0.25 * y)
-            .product();
-        assert!((after.log_wealth - (0.5 + product.ln())).abs() < 1e-12);
-        // GRAPA: −Σy / Σy² = 0.6 / 0.30, clamped to MAX_BET.
-        assert_eq!(after.next_bet, MAX_BET);
-        let mut gentle = wealth.night();
-        for y in [-0.1, 0.3, -0.25] {
-            gentle.add(y);
-        }
-        let bet = wealth.after(&gentle).next_bet;
-        assert!((bet - 0.05 / 0.1625).abs() < 1e-12, "{bet}");
-        // A night that rose bets nothing on the next.
-        let mut rose = wealth.night();
-        rose.add(0.2);
-        assert_eq!(wealth.after(&rose).next_bet, 0.0);
-    }
-
-    /// The guarantee itself: stable nights (differences of mean ≥ 0, here
-    /// exactly 0 with a margin of 0) reach 1/α in at most about α of many
-    /// series watched for 60 nights.
-    #[test]
-    fn stable_series_rarely_reach_one_over_alpha() {
-        let alpha: f64 = 0.1;
-        let mut rng = Pcg64::seed_from_u64(7);
-        let series = 2_000;
-        let mut alarms = 0;
-        for _ in 0..series {
-            let mut wealth = Wealth {
-                next_bet: MAX_BET,
-                ..Wealth::default()
-            };
-            let mut alarmed = false;
-            for _ in 0..60 {
-                let mut night = wealth.night();
-                for _ in 0..40 {
-                    let d: f64 = if rng.random_bool(0.5) { 0.3 } else { -0.3 };
-                    night.add(d);
+        let mut alarmed = 0;
+        for _ in 0..histories {
+            let mut values: Vec<f64> = (0..120).map(|_| draw(&mut rng)).collect();
+            let mut baseline = vec![0.0; 120];
+            let mut any = false;
+            for night in 1..=30u32 {
+                for value in &mut values {
+                    if rng.random_bool(0.05) {
+                        *value = draw(&mut rng);
+                    }
                 }
-                wealth = wealth.after(&night);
-                alarmed |= wealth.log_wealth >= (1.0 / alpha).ln();
+                if night <= 7 {
+                    for (b, v) in baseline.iter_mut().zip(&values) {
+                        *b += v / 7.0;
+                    }
+                    continue;
+                }
+                let level = night_level(revision_alpha(alpha, 1), night - 7, series);
+                // The overall set, then three slices of 40.
+                for queries in [0..120, 0..40, 40..80, 80..120] {
+                    let mut drops = Drops::default();
+                    for q in queries {
+                        drops.add(baseline[q] - values[q]);
+                    }
+                    any |= drops.p_value().is_some_and(|p| p <= level);
+                }
             }
-            alarms += usize::from(alarmed);
+            alarmed += usize::from(any);
         }
-        let rate = alarms as f64 / series as f64;
-        // Ville's bound is α; 3 standard errors of slack for the draw.
-        assert!(
-            rate <= alpha + 3.0 * (alpha * (1.0 - alpha) / series as f64).sqrt(),
-            "{rate}"
-        );
+        let rate = alarmed as f64 / histories as f64;
+        let slack = 3.0 * (alpha * (1.0 - alpha) / histories as f64).sqrt();
+        assert!(rate <= alpha + slack, "{rate}");
     }
 
-    /// And its point: a drop compounds across nights until it shows.
+    /// And a drop of a quarter of the queries is found at a family's level.
     #[test]
-    fn a_drop_compounds_to_an_alarm() {
-        let mut wealth = Wealth::default();
-        let mut nights = 0;
-        let mut rng = Pcg64::seed_from_u64(3);
-        while wealth.log_wealth < (1.0 / 0.001f64).ln() {
-            let mut night = wealth.night();
-            for _ in 0..100 {
-                let d = if rng.random_bool(0.1) { -0.5 } else { 0.0 };
-                night.add(d);
-            }
-            wealth = wealth.after(&night);
-            nights += 1;
-            assert!(nights < 10, "no alarm after {nights} nights");
+    fn a_drop_of_part_of_the_queries_is_found() {
+        let mut rng = Pcg64::seed_from_u64(5);
+        let mut drops = Drops::default();
+        for q in 0..43 {
+            let d = if q < 15 {
+                0.215 + rng.random_range(-0.2..0.2)
+            } else {
+                rng.random_range(-0.006..0.006)
+            };
+            drops.add(d);
         }
-        assert!(nights >= 2, "the first night bets nothing");
+        assert!(drops.p_value().unwrap() < night_level(revision_alpha(0.05, 1), 1, 6));
     }
 }

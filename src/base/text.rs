@@ -20,13 +20,20 @@ pub fn first_few(items: impl ExactSizeIterator<Item = String>, shown: usize) -> 
     text
 }
 
-/// A series' evidence of a drop as stdout and the trend page write it:
-/// three decimals while it reads well, in scientific notation past a
-/// million, where it grows by factors.
-pub fn evidence_text(evidence: f64) -> String {
-    if evidence < 1e6 {
-        format!("{evidence:.3}")
+/// A p-value as stdout and the trend page write it: two significant
+/// digits, in scientific notation below 0.001, where the levels of a
+/// large family lie.
+pub fn p_value_text(p: f64) -> String {
+    if p >= 1e-3 || p == 0.0 {
+        let digits = if p >= 0.1 {
+            2
+        } else if p >= 0.01 {
+            3
+        } else {
+            4
+        };
+        format!("{p:.digits$}")
     } else {
-        format!("{evidence:.3e}")
+        format!("{p:.1e}")
     }
 }

@@ -24,6 +24,7 @@ fn config(args: &GenArgs) -> GenConfig {
         out: args.out.clone(),
         nights: args.nights.map(|count| Nights {
             count,
+            changes: args.changes,
             drop: (args.drop_from)
                 .zip(args.drop_task.clone())
                 .map(|(from, task)| PlantedDrop {

@@ -37,11 +37,13 @@ pub struct GenConfig {
 /// A series of nights: the answer key once, and each night's log in
 /// `night-01/`, `night-02/`, ... Each night one query in twenty draws
 /// its rankings afresh (an index that changes a little every night);
-/// the rest keep the rankings they always have.
+/// the rest rank as `changes` says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nights {
     /// How many nights, at least 1.
     pub count: usize,
+    /// Whether a query's fresh rankings stay or revert the next night.
+    pub changes: NightChanges,
     /// A drop planted in one task's rankings, if any.
     pub drop: Option<PlantedDrop>,
 }
@@ -56,6 +58,20 @@ pub struct PlantedDrop {
     pub from: usize,
     /// The chance a relevant document is lost, in (0, 1].
     pub rate: f64,
+}
+
+choice! {
+    /// What becomes of a query's rankings the night after they were drawn
+    /// afresh (`rgrade gen --nights --changes`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum NightChanges {
+        /// The next night it ranks as it always had: changes come and go.
+        Revert = "revert",
+        /// It keeps the new rankings until it draws afresh again, as an
+        /// index that changes and stays changed; quality expected over
+        /// queries never moves.
+        Persist = "persist",
+    }
 }
 
 choice! {

@@ -13,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 
-use super::config::{GenConfig, Nights};
+use super::config::{GenConfig, NightChanges, Nights};
 use super::corpus::Corpus;
 use super::encode::{push_fixed, push_json_string, push_list, push_uint};
 use super::output::{write_file, Output, WrittenFile};
@@ -50,8 +50,9 @@ const REDRAWN_EACH_NIGHT: u32 = 20;
 
 /// Draw each query of `order` from its own stream and let `format` write
 /// it into `dir`; on a `night` of a series, one query in twenty draws
-/// its rankings from that night's stream, and a planted drop loses
-/// relevant documents.
+/// its rankings from that night's stream (and, when changes persist,
+/// keeps them on the nights after), and a planted drop loses relevant
+/// documents.
 pub(super) fn write_events<F: LogFormat>(
     config: &GenConfig,
     corpus: &Corpus,
@@ -65,9 +66,18 @@ pub(super) fn write_events<F: LogFormat>(
             let mut rng = streams.rng(index);
             let spec = QuerySpec::draw(&mut rng, corpus);
             if let Some(NightOf { night, nights }) = night {
-                let mut fresh = streams.night_rng(index, night, NightDraw::Rankings);
-                if fresh.random_range(0..REDRAWN_EACH_NIGHT) == 0 {
-                    rng = fresh;
+                // The latest night that drew this query's rankings afresh:
+                // tonight only, or any night so far when changes persist.
+                let earliest = match nights.changes {
+                    NightChanges::Revert => night,
+                    NightChanges::Persist => 1,
+                };
+                for drawn in (earliest..=night).rev() {
+                    let mut fresh = streams.night_rng(index, drawn, NightDraw::Rankings);
+                    if fresh.random_range(0..REDRAWN_EACH_NIGHT) == 0 {
+                        rng = fresh;
+                        break;
+                    }
                 }
                 let drop = (nights.drop.as_ref())
                     .filter(|drop| night >= drop.from && spec.task == drop.task);

@@ -51,7 +51,7 @@ mod ranking;
 #[cfg(test)]
 mod testing;
 
-pub use config::{GenConfig, GenFormat, Nights, PlantedDrop};
+pub use config::{GenConfig, GenFormat, NightChanges, Nights, PlantedDrop};
 pub use output::{Written, WrittenFile};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};

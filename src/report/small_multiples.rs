@@ -37,6 +37,9 @@ pub struct Band {
 pub struct Panel {
     /// Its name, above it.
     pub title: String,
+    /// A line inside it, top left (its last test against what an alarm
+    /// needs); empty for none.
+    pub note: String,
     /// Its mean and interval on each night (`None`: no query counted, or
     /// the series is not in that night's grading).
     pub nights: Vec<Option<Band>>,
@@ -157,6 +160,15 @@ fn draw_panel(
                 .map_err(plot_error)?;
         }
     }
+    if !panel.note.is_empty() {
+        // Inside the plot, clear of the axis labels and the title.
+        area.draw_text(
+            &cut(&panel.note, title_chars),
+            &font(10).color(&INK),
+            (44, 22),
+        )
+        .map_err(plot_error)?;
+    }
     chart
         .draw_series((panel.alarms.iter()).filter_map(|&night| {
             let value = panel.nights.get(night).copied().flatten()?;
@@ -250,6 +262,7 @@ mod tests {
     fn a_scale_holds_the_band_within_the_unit_interval() {
         let panel = |nights| Panel {
             title: String::new(),
+            note: String::new(),
             nights,
             alarms: vec![],
         };
@@ -292,6 +305,7 @@ mod tests {
     fn a_title_stays_text_and_an_alarm_is_marked_once() {
         let panel = Panel {
             title: "<script>alert(1)</script>".into(),
+            note: "p <0.01 · alarm at 0.001".into(),
             nights: vec![at(0.7, 0.05), at(0.7, 0.05), None, at(0.5, 0.05)],
             alarms: vec![3],
         };
@@ -302,6 +316,8 @@ mod tests {
         let svg = small_multiples(&[panel], &nights, 5).unwrap();
         assert!(!svg.contains("<script"), "{svg}");
         assert!(svg.contains("&lt;script&gt;"), "{svg}");
+        // The note is drawn as text too.
+        assert!(svg.contains("p &lt;0.01 · alarm at 0.001"), "{svg}");
         assert_eq!(svg.matches("fill=\"#D55E00\" points=").count(), 1);
         assert_eq!(svg.matches("stroke=\"#CC79A7\"").count(), 1);
         // Two spans of values (nights 1–2, and night 4 alone after the
@@ -323,6 +339,7 @@ mod tests {
         for count in [1, 2] {
             let panel = Panel {
                 title: "t".into(),
+                note: String::new(),
                 nights: vec![at(0.5, 0.1); count],
                 alarms: vec![],
             };

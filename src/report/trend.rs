@@ -19,8 +19,10 @@ use super::charts;
 use super::page::{self, count, pair_name, slice_name};
 use super::small_multiples::{small_multiples, Band, Nights, Panel};
 use super::sources::Sources;
-use crate::base::schema::{Alarm, TrendSummary, BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE};
-use crate::base::text::{evidence_text, plural};
+use crate::base::schema::{
+    Alarm, GroupingSet, TrendSummary, BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
+};
+use crate::base::text::{p_value_text, plural};
 use crate::output::cells::read_number;
 
 /// Alarms listed in the table; alarms.json holds them all.
@@ -83,12 +85,35 @@ struct SeriesTable {
     index: HashMap<SeriesKey, usize>,
 }
 
-/// One series of trend.csv: its key, its values by night, and the
-/// nights it alarmed on (one at most per labels revision).
+/// One series of trend.csv: its key, its values by night, the nights it
+/// alarmed on (one at most per labels revision), its last test, and
+/// whether it repeats another series' queries (and so is drawn once, as
+/// that one).
 struct Series {
     key: SeriesKey,
     nights: Vec<Option<Band>>,
     alarms: Vec<usize>,
+    last_test: Option<LastTest>,
+    repeat: bool,
+}
+
+/// A series' test on the last night it was tested.
+#[derive(Debug, Clone, Copy)]
+struct LastTest {
+    night: usize,
+    p_value: f64,
+    level: f64,
+}
+
+impl LastTest {
+    /// How the test stood against what an alarm needs, as a panel notes it.
+    fn note(&self) -> String {
+        format!(
+            "p {} · alarm at {}",
+            p_value_text(self.p_value),
+            p_value_text(self.level)
+        )
+    }
 }
 
 /// run, stage, task, language, split, metric.
@@ -106,6 +131,7 @@ impl Series {
     fn panel(&self, title: String) -> Panel {
         Panel {
             title,
+            note: self.last_test.map_or_else(String::new, |test| test.note()),
             nights: self.nights.clone(),
             alarms: self.alarms.clone(),
         }
@@ -124,6 +150,7 @@ impl SeriesTable {
             path.display()
         );
         let night_of = night_index(summary);
+        let repeated = repeated_sets(summary);
         let mut table = SeriesTable {
             series: Vec::new(),
             index: HashMap::new(),
@@ -159,6 +186,7 @@ impl SeriesTable {
                 at("an interval that does not hold its mean")
             );
             let key: SeriesKey = std::array::from_fn(|i| record[3 + i].to_string());
+            let repeat = repeated.contains(&(listed.revision, key[..5].to_vec()));
             let next = table.series.len();
             let at_index = *table.index.entry(key.clone()).or_insert(next);
             if at_index == next {
@@ -166,12 +194,28 @@ impl SeriesTable {
                     key,
                     nights: vec![None; summary.nights.len()],
                     alarms: Vec::new(),
+                    last_test: None,
+                    repeat: false,
                 });
             }
             let one = &mut table.series[at_index];
             ensure!(one.nights[night].is_none(), at("a series' night twice"));
             one.nights[night] = Some(band);
-            match &record[17] {
+            one.repeat |= repeat;
+            let test = |column: usize| {
+                read_number(&record[column]).map_err(|err| anyhow::anyhow!(at(&err)))
+            };
+            if let (Some(p_value), Some(level)) = (test(16)?, test(17)?) {
+                one.last_test = Some(LastTest {
+                    night,
+                    p_value,
+                    level,
+                });
+            }
+            match &record[18] {
+                // A repeated set alarms with the series it repeats, which
+                // alarms.json names once.
+                "true" if repeat => {}
                 "true" => {
                     let revision = |n: usize| summary.nights[n].revision;
                     ensure!(
@@ -213,6 +257,40 @@ impl SeriesTable {
         );
         Ok(())
     }
+}
+
+/// Per labels revision, the grouping sets (run, stage, task, language,
+/// split) tested as another that holds the same queries.
+fn repeated_sets(summary: &TrendSummary) -> HashSet<(u32, Vec<String>)> {
+    let mut repeated = HashSet::new();
+    for revision in &summary.revisions {
+        for r in &revision.repeated_sets {
+            let set = &r.set;
+            let key = [&r.run, &r.stage, &set.task, &set.language, &set.split];
+            repeated.insert((revision.revision, key.map(|s| s.clone()).to_vec()));
+        }
+    }
+    repeated
+}
+
+/// An alarm's slice, and the slices that repeat its queries.
+fn alarm_slice(alarm: &Alarm) -> String {
+    let name = |set: &GroupingSet| slice_name(&set.task, &set.language, &set.split);
+    let mut text = slice_name(&alarm.task, &alarm.language, &alarm.split);
+    if !alarm.also.is_empty() {
+        let also: Vec<String> = alarm.also.iter().map(name).collect();
+        text += &format!(" (= {})", also.join(", "));
+    }
+    text
+}
+
+/// The distinct series tested on the last night, nearest to an alarm:
+/// the smallest p-value for its level.
+fn closest_to_alarm(table: &SeriesTable, last_night: usize) -> Option<&Series> {
+    let ratio = |s: &&Series| s.last_test.map_or(f64::INFINITY, |t| t.p_value / t.level);
+    (table.series.iter())
+        .filter(|s| !s.repeat && s.last_test.is_some_and(|t| t.night == last_night))
+        .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
 }
 
 /// Each night's place in `summary`'s order, by its directory.
@@ -262,6 +340,7 @@ fn alarms_section(
             alarmed.push(s);
         }
     }
+    let closest = closest_to_alarm(table, summary.nights.len() - 1);
     let panels: Vec<Panel> = (alarmed.iter().map(|&s| &table.series[s]))
         .map(|s| {
             let (pair, metric) = (pair_name(&s.key[0], &s.key[1]), &s.key[5]);
@@ -278,7 +357,11 @@ fn alarms_section(
             @if let Some(why) = summary.nothing_tested() {
                 div.verdict { (capitalized(&why)) "." }
             } @else if alarms.is_empty() {
-                div.verdict.pass { "No alarm: no series fell below its baseline by more than chance allows." }
+                div.verdict.pass {
+                    "No alarm: no series fell below its baseline by more than chance allows at its night's "
+                    "level. That does not show nothing dropped: a drop too small for these queries to tell "
+                    "from chance would not alarm."
+                }
             } @else {
                 div.verdict.fail {
                     (plural(alarms.len() as u64, "alarm", "alarms")) " on "
@@ -291,19 +374,20 @@ fn alarms_section(
                 ))
                 table {
                     tr { th.n { "night" } th { "as of" } th { "run · stage" } th { "slice" } th { "metric" }
-                         th.n { "queries" } th.n { "baseline" } th.n { "that night" } th.n { "drop" } th.n { "evidence" } }
+                         th.n { "queries" } th.n { "baseline" } th.n { "that night" } th.n { "drop" } th.n { "p" } th.n { "alarm at" } }
                     @for alarm in alarms.iter().take(ALARMS_LISTED) {
                         tr {
                             td.n { (night_of[alarm.night.as_str()] + 1) }
                             td { (alarm.as_of.to_string()) }
                             td { (pair_name(&alarm.run, &alarm.stage)) }
-                            td { (slice_name(&alarm.task, &alarm.language, &alarm.split)) }
+                            td { (alarm_slice(alarm)) }
                             td { (alarm.metric) }
                             td.n { (count(alarm.paired as u64)) }
                             (page::cell(Some(alarm.baseline)))
                             (page::cell(Some(alarm.mean)))
                             (page::cell(Some(alarm.drop)))
-                            td.n { (evidence_text(alarm.evidence)) }
+                            td.n { (p_value_text(alarm.p_value)) }
+                            td.n { (p_value_text(alarm.level)) }
                         }
                     }
                 }
@@ -311,11 +395,20 @@ fn alarms_section(
                     p.note { (count((alarms.len() - ALARMS_LISTED) as u64)) " more in alarms.json." }
                 }
             }
+            @if let Some(closest) = closest {
+                p {
+                    "Closest to an alarm on the last night: " (pair_name(&closest.key[0], &closest.key[1]))
+                    " · " (closest.key[5]) " · " (closest.slice()) ", "
+                    (closest.last_test.map_or_else(String::new, |t| t.note())) "."
+                }
+            }
             p.note {
-                "Each night's queries are paired with the same queries' mean over the baseline nights; "
-                "the evidence of a drop is the wealth of a bet against \"no drop\", and a series alarms "
-                "when it reaches its revision's threshold. docs/trend.md says why that holds false alarms "
-                "to α however many nights are watched."
+                "Each watched night, a series' queries are paired with their own mean over the baseline "
+                "nights and a one-sided paired t-test asks whether the night fell below it; a series "
+                "alarms when its p-value is at or under its night's level, the share of α that night "
+                "may spend over the revision's distinct series. docs/trend.md says why that holds false "
+                "alarms to α however many nights are watched, and rankings that change and stay changed "
+                "do not add up to an alarm."
             }
         }
     })
@@ -332,7 +425,7 @@ fn nights_section(summary: &TrendSummary) -> Markup {
                 p.note { "The latest " (LISTED) " revisions; alarms.json lists the " (revisions_skipped) " before them." }
             }
             table {
-                tr { th.n { "revision" } th { "changed" } th { "labels hash" } th.n { "nights" } th.n { "series watched" } th.n { "series tested" } th.n { "alarm threshold" } }
+                tr { th.n { "revision" } th { "changed" } th { "labels hash" } th.n { "nights" } th.n { "distinct series" } th.n { "series tested" } th.n { "repeated sets" } th.n { "share of α" } }
                 @for revision in summary.revisions.iter().skip(revisions_skipped) {
                     tr {
                         td.n { (revision.revision) }
@@ -341,7 +434,8 @@ fn nights_section(summary: &TrendSummary) -> Markup {
                         td.n { (revision.nights) }
                         td.n { (count(revision.series as u64)) }
                         td.n { (count(revision.tested as u64)) }
-                        td.n { @if let Some(t) = revision.threshold { (format!("{t:.0}")) } @else { "none watched" } }
+                        td.n { (count(revision.repeated_sets.len() as u64)) }
+                        td.n { @if let Some(alpha) = revision.alpha { (format!("{alpha}")) } @else { "none watched" } }
                     }
                 }
             }
@@ -385,6 +479,8 @@ fn series_section(
     let sizes: Vec<usize> = figures.iter().map(|f| f.series.len()).collect();
     let shares = shares(&sizes, budget);
     let drawn: usize = shares.iter().sum();
+    let repeats = series.iter().filter(|s| s.repeat).count();
+    let distinct = series.len() - repeats;
     let mut pair = None;
     let mut parts = Vec::new();
     for (figure, &share) in figures.iter().zip(&shares).filter(|(_, &n)| n > 0) {
@@ -411,10 +507,13 @@ fn series_section(
             p.note {
                 "Night by night, each series' mean (the line) and its 95% interval (the band); shaded nights "
                 "are the baseline, a purple line a change of labels, a vermillion triangle and title an alarm. "
-                "Each panel has its own scale."
+                "Each panel has its own scale, and notes its last test's p-value against the level an alarm needed."
             }
-            @if drawn < series.len() {
-                p.note { (count(drawn as u64)) " of the " (count(series.len() as u64)) " series are drawn, to keep the page small; trend.csv holds every one." }
+            @if repeats > 0 {
+                p.note { (plural(repeats as u64, "grouping set holds", "grouping sets hold")) " the same queries as another and is drawn once, as that one (alarms.json's repeated_sets)." }
+            }
+            @if drawn < distinct {
+                p.note { (count(drawn as u64)) " of the " (count(distinct as u64)) " series are drawn, to keep the page small; trend.csv holds every one." }
             }
             @for (heading, figure) in parts {
                 @if let Some(heading) = heading { h3 { (heading) } }
@@ -467,7 +566,7 @@ fn figures<'a>(summary: &'a TrendSummary, series: &'a [Series]) -> Result<Vec<Fi
     for pair in pairs {
         for metric in &summary.settings.metrics {
             let of_figure: Vec<&Series> = (series.iter())
-                .filter(|s| s.pair() == pair && s.key[5] == *metric)
+                .filter(|s| s.pair() == pair && s.key[5] == *metric && !s.repeat)
                 .collect();
             if !of_figure.is_empty() {
                 figures.push(Figure {
@@ -529,7 +628,9 @@ mod tests {
                 baseline: 0.7,
                 mean: 0.6,
                 drop: 0.1,
-                evidence: 1e5,
+                p_value: 1e-9,
+                level: 1e-8,
+                also: Vec::new(),
             })
             .collect();
         let mut csv = TREND.join(",") + "\n";
@@ -549,7 +650,7 @@ mod tests {
                 };
                 writeln!(
                     csv,
-                    "{},{},{},r,final,{},*,*,recall@10,100,{mean},{},{},{role},,,,{alarm}",
+                    "{},{},{},r,final,{},*,*,recall@10,100,{mean},{},{},{role},,,,,{alarm}",
                     n.as_of,
                     n.night,
                     n.revision,
@@ -568,7 +669,8 @@ mod tests {
             nights: NIGHTS / 2,
             series: SERIES,
             tested: SERIES,
-            threshold: Some(16_000.0),
+            alpha: Some(0.05 / (f64::from(revision) * f64::from(revision + 1))),
+            repeated_sets: Vec::new(),
         };
         TrendSummary {
             tool: "rgrade".into(),
@@ -672,7 +774,7 @@ mod tests {
                 "an interval that does not hold its mean",
             ),
             (
-                edit_row(&csv, first, 17, "maybe"),
+                edit_row(&csv, first, 18, "maybe"),
                 "'maybe' is not true or false",
             ),
             (
@@ -681,15 +783,15 @@ mod tests {
             ),
             (doubled, "a series' night twice"),
             (
-                edit_row(&csv, ",nights/300,2,r,final,t0,", 17, "false"),
+                edit_row(&csv, ",nights/300,2,r,final,t0,", 18, "false"),
                 "no alarm of r · final recall@10 on nights/300",
             ),
             (
-                edit_row(&csv, ",nights/101,1,r,final,t0,", 17, "true"),
+                edit_row(&csv, ",nights/101,1,r,final,t0,", 18, "true"),
                 "a series' second alarm in one labels revision",
             ),
             (
-                edit_row(&csv, ",nights/301,2,r,final,t60,", 17, "true"),
+                edit_row(&csv, ",nights/301,2,r,final,t60,", 18, "true"),
                 "52 alarms, where alarms.json lists 51",
             ),
         ] {

@@ -9,11 +9,11 @@ use anyhow::Result;
 
 use super::watch::{SeriesNight, SetKey, Trended, Watched};
 use crate::base::schema::{
-    Alarm, OutputFile, TrendNight, TrendRevision, TrendSettings, TrendSummary, ALARMS_FILE,
-    BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
+    Alarm, GroupingSet, OutputFile, RepeatedSet, TrendNight, TrendRevision, TrendSettings,
+    TrendSummary, ALARMS_FILE, BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
 };
 use crate::base::slices::ANY;
-use crate::base::text::{evidence_text, plural};
+use crate::base::text::{p_value_text, plural};
 use crate::output::cells::number_text;
 use crate::output::openmetrics::{as_of_family, set_labels, Family};
 use crate::output::staged::{self, stage, Staged};
@@ -66,21 +66,38 @@ pub fn write_trend(dir: &Path, trended: &Trended) -> Result<Staged> {
             role,
             &tested.map_or(String::new(), |t| t.paired.to_string()),
             &number_text(tested.map(|t| t.baseline - t.mean)),
-            &number_text(tested.map(|t| t.evidence)),
+            &number_text(tested.map(|t| t.p_value)),
+            &number_text(tested.map(|t| t.level)),
             tested.map_or("", |t| if t.alarm { "true" } else { "false" }),
         ])?;
     }
     staged::finish_csv(wtr)
 }
 
-/// Every alarm, in trend.csv's order (night first).
+/// A grouping set's task, language and split.
+fn grouping_set(watched: &Watched, set: u32) -> GroupingSet {
+    let [_, _, task, language, split] = set_names(watched, watched.sets[set as usize]);
+    GroupingSet {
+        task: task.to_string(),
+        language: language.to_string(),
+        split: split.to_string(),
+    }
+}
+
+/// Every alarm, in trend.csv's order (night first), once per distinct
+/// series: the grouping sets that repeat its queries are named with it.
 pub fn alarms(trended: &Trended) -> Vec<Alarm> {
     let watched = &trended.watched;
     let alarm = |row: &SeriesNight| {
-        let tested = row.tested.filter(|t| t.alarm)?;
+        let tested = row.tested.filter(|t| t.alarm && row.is_distinct())?;
         let night = &watched.nights[row.night];
         let [run, stage, task, language, split] =
             set_names(watched, watched.sets[row.set as usize]);
+        let also = (watched.rows.iter())
+            .filter(|other| other.night == row.night && other.metric == row.metric)
+            .filter(|other| other.tested_as == row.set && !other.is_distinct())
+            .map(|other| grouping_set(watched, other.set))
+            .collect();
         Some(Alarm {
             run: run.to_string(),
             stage: stage.to_string(),
@@ -94,7 +111,9 @@ pub fn alarms(trended: &Trended) -> Vec<Alarm> {
             baseline: tested.baseline,
             mean: tested.mean,
             drop: tested.baseline - tested.mean,
-            evidence: tested.evidence,
+            p_value: tested.p_value,
+            level: tested.level,
+            also,
         })
     };
     watched.rows.iter().filter_map(alarm).collect()
@@ -122,7 +141,8 @@ pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>
                     .count(),
                 series: watch.map_or(0, |w| w.series),
                 tested: coverage[revision as usize - 1].tested.len(),
-                threshold: watch.map(|w| w.threshold),
+                alpha: watch.map(|w| w.alpha),
+                repeated_sets: repeated_sets(watched, revision),
             }
         })
         .collect();
@@ -149,9 +169,29 @@ pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>
     }
 }
 
+/// The grouping sets of `revision` tested as another, in trend.csv's
+/// order, each once.
+fn repeated_sets(watched: &Watched, revision: u32) -> Vec<RepeatedSet> {
+    let mut seen = std::collections::BTreeSet::new();
+    (watched.rows.iter())
+        .filter(|row| watched.nights[row.night].revision == revision && !row.is_distinct())
+        .filter(|row| seen.insert(row.set))
+        .map(|row| {
+            let [run, stage, ..] = set_names(watched, watched.sets[row.set as usize]);
+            RepeatedSet {
+                run: run.to_string(),
+                stage: stage.to_string(),
+                set: grouping_set(watched, row.set),
+                same_as: grouping_set(watched, row.tested_as),
+            }
+        })
+        .collect()
+}
+
 /// Each series' figures on the last night it has, for `--openmetrics`:
-/// its mean, and once watched its evidence and whether it ever alarmed;
-/// with the number of alarms and the last night's time.
+/// its mean, and once watched its p-value, the level an alarm needed and
+/// whether it ever alarmed; with the number of alarms and the last
+/// night's time.
 pub fn openmetrics_families(trended: &Trended) -> Vec<Family> {
     let watched = &trended.watched;
     let metrics = trended.settings.metrics.len();
@@ -165,9 +205,13 @@ pub fn openmetrics_families(trended: &Trended) -> Vec<Family> {
         "rgrade_trend_mean",
         "A series' mean on the last night it has (trend.csv).",
     );
-    let mut evidence = Family::new(
-        "rgrade_trend_evidence",
-        "A watched series' evidence of a drop below its baseline nights, on its last night.",
+    let mut p_values = Family::new(
+        "rgrade_trend_p_value",
+        "A watched series' p-value of no drop below its baseline nights, on its last night.",
+    );
+    let mut levels = Family::new(
+        "rgrade_trend_alarm_level",
+        "The p-value at or under which that night's test alarms.",
     );
     let mut alarmed = Family::new(
         "rgrade_trend_alarmed",
@@ -177,15 +221,16 @@ pub fn openmetrics_families(trended: &Trended) -> Vec<Family> {
         let mut labels = set_labels(set_names(watched, watched.sets[row.set as usize]));
         labels.push(("metric", trended.settings.metrics[row.metric].clone()));
         means.add(labels.clone(), Some(row.interval.mean));
-        evidence.add(labels.clone(), row.tested.map(|t| t.evidence));
+        p_values.add(labels.clone(), row.tested.map(|t| t.p_value));
+        levels.add(labels.clone(), row.tested.map(|t| t.level));
         alarmed.add(labels, row.tested.map(|_| f64::from(u8::from(ever))));
     }
     let mut alarms = Family::new(
         "rgrade_trend_alarms",
-        "Alarms raised over every series and night.",
+        "Alarms raised over every distinct series and night.",
     );
     alarms.add(Vec::new(), Some(self::alarms(trended).len() as f64));
-    let mut families = vec![means, evidence, alarmed, alarms];
+    let mut families = vec![means, p_values, levels, alarmed, alarms];
     if let Some(night) = watched.nights.last() {
         families.push(as_of_family("rgrade_trend_as_of_seconds", night.as_of));
     }
@@ -236,17 +281,41 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
         ),
     )?;
     let summary = summarize(trended, &[], Vec::new());
+    let family: usize = summary.revisions.iter().map(|r| r.series).sum();
+    let repeated: usize = (summary.revisions.iter())
+        .map(|r| r.repeated_sets.len())
+        .sum();
+    if family > 0 {
+        let repeats = if repeated > 0 {
+            format!(
+                " ({} the same queries as another, tested once)",
+                plural(repeated as u64, "grouping set holds", "grouping sets hold")
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{} watched{repeats}",
+            plural(family as u64, "distinct series", "distinct series")
+        )?;
+    }
     writeln!(out)?;
     if let Some(why) = summary.nothing_tested() {
         writeln!(out, "{why}")?;
     } else if summary.alarms.is_empty() {
-        writeln!(out, "no alarm (α = {})", trended.settings.alpha)?;
+        writeln!(
+            out,
+            "no alarm (α = {}): no series fell below its baseline by more than chance allows \
+             at its night's level; a smaller drop is not ruled out",
+            trended.settings.alpha
+        )?;
     }
     for alarm in &summary.alarms {
         writeln!(
             out,
             "ALARM {} {} {} task={} language={}{}: {} {:.3} -> {:.3} \
-             (drop {:.3} over {} queries, evidence {}) in {}",
+             (drop {:.3} over {} queries, p {} <= {}){} in {}",
             alarm.as_of,
             run_name(&alarm.run),
             alarm.stage,
@@ -258,8 +327,25 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
             alarm.mean,
             alarm.drop,
             alarm.paired,
-            evidence_text(alarm.evidence),
+            p_value_text(alarm.p_value),
+            p_value_text(alarm.level),
+            also_text(&alarm.also),
             alarm.night,
+        )?;
+    }
+    if let Some(closest) = closest_to_alarm(watched) {
+        let tested = closest.tested.expect("closest rows are tested");
+        let [run, stage, task, language, split] =
+            set_names(watched, watched.sets[closest.set as usize]);
+        writeln!(
+            out,
+            "closest to an alarm on the last night: {} {stage} task={task} language={language}{} \
+             {}, p {} where an alarm needs {} or less",
+            run_name(run),
+            split_name(split),
+            trended.settings.metrics[closest.metric],
+            p_value_text(tested.p_value),
+            p_value_text(tested.level),
         )?;
     }
     // The overall series of every (run, stage) on the last night.
@@ -275,12 +361,12 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
     writeln!(
         out,
         "the last night's mean over its queries; baseline, night and drop over those paired \
-         with the baseline"
+         with the baseline, the p-value of no drop and the level an alarm needs"
     )?;
     writeln!(
         out,
-        "{:<24} {:<10} {:<14} {:>6} {:>7} {:>8} {:>6} {:>6} {:>10}",
-        "run", "stage", "metric", "mean", "paired", "baseline", "night", "drop", "evidence"
+        "{:<24} {:<10} {:<14} {:>6} {:>7} {:>8} {:>6} {:>6} {:>8} {:>8}",
+        "run", "stage", "metric", "mean", "paired", "baseline", "night", "drop", "p", "alarm at"
     )?;
     for row in overall {
         let [run, stage, ..] = set_names(watched, watched.sets[row.set as usize]);
@@ -290,7 +376,7 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
         let tested = row.tested;
         writeln!(
             out,
-            "{:<24} {:<10} {:<14} {:>6.3} {:>7} {:>8} {:>6} {:>6} {:>10}",
+            "{:<24} {:<10} {:<14} {:>6.3} {:>7} {:>8} {:>6} {:>6} {:>8} {:>8}",
             run_name(run),
             stage,
             trended.settings.metrics[row.metric],
@@ -299,10 +385,43 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
             cell(tested.map(|t| t.baseline), 3),
             cell(tested.map(|t| t.mean), 3),
             cell(tested.map(|t| t.baseline - t.mean), 3),
-            tested.map_or("-".to_string(), |t| evidence_text(t.evidence)),
+            tested.map_or("-".to_string(), |t| p_value_text(t.p_value)),
+            tested.map_or("-".to_string(), |t| p_value_text(t.level)),
         )?;
     }
     Ok(())
+}
+
+/// The distinct series nearest to an alarm on the last night, when it is
+/// watched: the smallest p-value for its level.
+pub fn closest_to_alarm(watched: &Watched) -> Option<&SeriesNight> {
+    let last_night = watched.nights.len().checked_sub(1)?;
+    (watched.rows.iter())
+        .filter(|row| row.night == last_night && row.is_distinct())
+        .filter(|row| row.tested.is_some())
+        .min_by(|a, b| {
+            let ratio =
+                |row: &SeriesNight| row.tested.map_or(f64::INFINITY, |t| t.p_value / t.level);
+            ratio(a).total_cmp(&ratio(b))
+        })
+}
+
+/// The grouping sets an alarm also stands for, as stdout lists them.
+pub(super) fn also_text(also: &[GroupingSet]) -> String {
+    if also.is_empty() {
+        return String::new();
+    }
+    let sets: Vec<String> = (also.iter())
+        .map(|set| {
+            format!(
+                "task={} language={}{}",
+                set.task,
+                set.language,
+                split_name(&set.split)
+            )
+        })
+        .collect();
+    format!(" [the same queries as {}]", sets.join("; "))
 }
 
 /// A run as stdout names it: `(unnamed)` for the empty name.

@@ -1,10 +1,10 @@
 //! Every series watched night after night: per (run, stage, grouping set,
 //! metric), each night's mean with its 95% interval, and from the end of
-//! the baseline on, the evidence of a drop (`crate::base::monitor`).
+//! the baseline on, each night's test of a drop (`crate::base::monitor`).
 //!
 //! Nights are read one at a time, in order. What is kept across nights is
-//! each (run, stage, query)'s baseline per metric (count, mean, spread),
-//! and each series' wealth: memory follows the labeled queries, not the
+//! each (run, stage, query)'s baseline mean per metric, and which grouping
+//! sets hold the same queries: memory follows the labeled queries, not the
 //! number of nights.
 
 use std::collections::BTreeSet;
@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::nights::Night;
 use crate::base::intervals::{Gathered, MeanInterval};
-use crate::base::monitor::{MarginTerms, Wealth};
+use crate::base::monitor::{night_level, revision_alpha, Drops};
 use crate::base::schema::{metric_columns, Status};
 use crate::base::slices::{split_slice_keys, SplitSliceKey};
 use crate::compare::graded::Names;
@@ -24,15 +24,6 @@ use crate::output::per_query::PerQueryReader;
 /// Grouping sets a query belongs to at most: four, and four more within
 /// its split.
 const MAX_SETS: usize = 8;
-
-/// The variance of a value in [0, 1] at most: a query's baseline spread
-/// when nothing shows it (one baseline value, and no query of its (run,
-/// stage) with two).
-const MAX_VARIANCE: f64 = 0.25;
-
-/// A series' evidence is written as at most this (e^700), so no output
-/// holds an infinity.
-const MAX_LOG_EVIDENCE: f64 = 700.0;
 
 /// How the nights are watched.
 #[derive(Debug, Clone)]
@@ -65,9 +56,11 @@ pub struct Tested {
     pub baseline: f64,
     /// Their mean that night.
     pub mean: f64,
-    /// The evidence of a drop so far (the series' wealth).
-    pub evidence: f64,
-    /// Whether the evidence reached the threshold first this night.
+    /// The one-sided p-value of "no drop" that night.
+    pub p_value: f64,
+    /// The p-value at or under which the series alarms that night.
+    pub level: f64,
+    /// Whether the series alarmed, the first night of its revision it did.
     pub alarm: bool,
 }
 
@@ -84,15 +77,32 @@ pub struct SeriesNight {
     pub interval: MeanInterval,
     /// On a watched night, the test against the baseline.
     pub tested: Option<Tested>,
+    /// The grouping set the series is tested as, in [`Watched::sets`]: on
+    /// a watched night, the first in aggregates.csv's order of the sets
+    /// that held the same queries over the baseline; else the set itself.
+    pub tested_as: u32,
+}
+
+impl SeriesNight {
+    /// Whether this row is its series' own, not a repeat of a grouping
+    /// set that holds the same queries.
+    pub fn is_distinct(&self) -> bool {
+        self.tested_as == self.set
+    }
 }
 
 /// One revision's watch, for alarms.json.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RevisionWatch {
-    /// Series with a baseline: the revision's family.
+    /// Distinct series with a baseline: the revision's family. Grouping
+    /// sets that hold the same queries (with no task or language in the
+    /// labels, the overall set and the `(none)` slices) are one series.
     pub series: usize,
-    /// The evidence at which a series of this revision alarms.
-    pub threshold: f64,
+    /// Series with a baseline that repeat another's queries, and so are
+    /// tested as that one.
+    pub repeated: usize,
+    /// The revision's share of alpha, spent over its watched nights.
+    pub alpha: f64,
 }
 
 /// Every night read and every series watched.
@@ -107,7 +117,7 @@ pub struct Watched {
     /// trend.csv's rows, night by night, in the order of
     /// [`Watched::sets`] sorted as aggregates.csv sorts them, then metric.
     pub rows: Vec<SeriesNight>,
-    /// Per revision (from 1), its family and threshold; `None` for a
+    /// Per revision (from 1), its family and share of alpha; `None` for a
     /// revision with no night after its baseline.
     pub revisions: Vec<Option<RevisionWatch>>,
     /// Per night, whether it is one of its revision's baseline nights.
@@ -129,7 +139,8 @@ impl Watched {
     /// and which of them were tested.
     pub fn coverage(&self) -> Vec<Coverage> {
         let mut coverage = vec![Coverage::default(); self.revisions.len()];
-        for row in self.rows.iter().filter(|row| !self.baseline[row.night]) {
+        let watched = |row: &&SeriesNight| !self.baseline[row.night] && row.is_distinct();
+        for row in self.rows.iter().filter(watched) {
             let revision = &mut coverage[self.nights[row.night].revision as usize - 1];
             revision.watched.insert((row.set, row.metric));
             if row.tested.is_some() {
@@ -156,31 +167,9 @@ impl Trended {
     }
 }
 
-/// A (run, stage, query)'s baseline value of one metric (Welford's).
-#[derive(Debug, Clone, Copy, Default)]
-struct Baseline {
-    count: u32,
-    mean: f64,
-    squares: f64,
-}
-
-impl Baseline {
-    fn add(&mut self, value: f64) {
-        self.count += 1;
-        let delta = value - self.mean;
-        self.mean += delta / f64::from(self.count);
-        self.squares += delta * (value - self.mean);
-    }
-
-    /// The sample variance, when there are two values or more.
-    fn variance(&self) -> Option<f64> {
-        (self.count >= 2).then(|| self.squares / f64::from(self.count - 1))
-    }
-}
-
 /// One night's row of one (run, stage, query).
 struct Row {
-    /// Its (run, stage, query) baseline, in [`Watch::baselines`].
+    /// Its (run, stage, query) key, in [`Watch::baselines`].
     key: usize,
     /// Its grouping sets.
     sets: [u32; MAX_SETS],
@@ -190,58 +179,29 @@ struct Row {
 /// The state carried from night to night.
 struct Watch<'a> {
     settings: &'a WatchSettings,
-    revisions: usize,
     names: Names,
     sets: Vec<SetKey>,
     set_ids: HashMap<SetKey, u32>,
     /// Per (run, stage), each query's key.
     query_ids: HashMap<(u32, u32), HashMap<Box<str>, usize>>,
-    /// Per (run, stage, query) key, one baseline per metric.
-    baselines: Vec<Baseline>,
-    /// Each key's (run, stage).
-    key_pairs: Vec<(u32, u32)>,
-    /// Per (run, stage, metric): the mean variance of the queries with
-    /// two baseline values or more, for those with one.
-    pooled: HashMap<(u32, u32, usize), f64>,
+    /// Per (run, stage, query) key and metric, its baseline values'
+    /// count and mean.
+    baselines: Vec<(u32, f64)>,
+    /// Per set, the keys of the queries the baseline nights put in it.
+    members: Vec<Vec<usize>>,
+    /// Per set, the set it is tested as (see [`Tested::tested_as`]).
+    tested_as: Vec<u32>,
     /// Per series (set × metric), whether its revision's baseline nights
     /// gave it a value.
     in_baseline: Vec<bool>,
-    /// Per series, its watch once the baseline is complete; `None` for a
-    /// series without baseline values.
-    series: Vec<Option<SeriesWatch>>,
-    revision: Option<RevisionWatch>,
+    /// Per series, whether it alarmed in this revision.
+    alarmed: Vec<bool>,
+    /// The revision being read, from 1.
+    revision: u32,
+    /// Its watched nights so far.
+    watched_nights: u32,
+    watch: Option<RevisionWatch>,
     rows: Vec<SeriesNight>,
-}
-
-/// One series' watch past its baseline.
-#[derive(Debug, Clone, Copy, Default)]
-struct SeriesWatch {
-    wealth: Wealth,
-    alarmed: bool,
-    /// The margin of the last set of paired queries, and which set it was.
-    margin: Option<(PairedSet, f64)>,
-    /// Distinct sets of paired queries a margin was found for.
-    margins: u32,
-}
-
-/// Which queries a night paired with the baseline, told apart by their
-/// count and two order-free sums of hashes of their keys: while a series
-/// pairs the same queries night after night (every labeled query under
-/// `--missing fail`), its baseline margin is one event, found once.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct PairedSet {
-    count: usize,
-    sums: [u64; 2],
-}
-
-impl PairedSet {
-    fn add(&mut self, key: usize) {
-        self.count += 1;
-        for (seed, sum) in (1..).zip(&mut self.sums) {
-            let hash = xxhash_rust::xxh3::xxh3_64_with_seed(&key.to_le_bytes(), seed);
-            *sum = sum.wrapping_add(hash);
-        }
-    }
 }
 
 /// Read `nights` in order and watch every series of `settings.metrics`.
@@ -252,17 +212,18 @@ pub fn watch(nights: Vec<Night>, settings: &WatchSettings) -> Result<Watched> {
     let revisions = nights.last().map_or(0, |n| n.revision as usize);
     let mut watch = Watch {
         settings,
-        revisions,
         names: Names::default(),
         sets: Vec::new(),
         set_ids: HashMap::new(),
         query_ids: HashMap::new(),
         baselines: Vec::new(),
-        key_pairs: Vec::new(),
-        pooled: HashMap::new(),
+        members: Vec::new(),
+        tested_as: Vec::new(),
         in_baseline: Vec::new(),
-        series: Vec::new(),
-        revision: None,
+        alarmed: Vec::new(),
+        revision: 0,
+        watched_nights: 0,
+        watch: None,
         rows: Vec::new(),
     };
     let mut watches = vec![None; revisions];
@@ -271,7 +232,7 @@ pub fn watch(nights: Vec<Night>, settings: &WatchSettings) -> Result<Watched> {
     for (index, night) in nights.iter().enumerate() {
         let first_of_revision = index == 0 || nights[index - 1].revision != night.revision;
         if first_of_revision {
-            watch.start_revision();
+            watch.start_revision(night.revision);
             in_revision = 0;
         }
         in_revision += 1;
@@ -286,7 +247,7 @@ pub fn watch(nights: Vec<Night>, settings: &WatchSettings) -> Result<Watched> {
         } else {
             // A revision has a family once a night past its baseline is
             // watched.
-            watches[night.revision as usize - 1] = watch.revision;
+            watches[night.revision as usize - 1] = watch.watch;
             let tested = watch.test(&rows, &values);
             watch.night_rows(index, &rows, &values, Some(tested));
         }
@@ -334,15 +295,17 @@ impl Watch<'_> {
         self.settings.metrics.len()
     }
 
-    /// A new revision: baselines, wealth and family start again.
-    fn start_revision(&mut self) {
+    /// A new revision: baselines, family and alarms start again.
+    fn start_revision(&mut self, revision: u32) {
         self.query_ids.clear();
         self.baselines.clear();
-        self.key_pairs.clear();
-        self.pooled.clear();
+        self.members.clear();
+        self.tested_as.clear();
         self.in_baseline.clear();
-        self.series.clear();
-        self.revision = None;
+        self.alarmed.clear();
+        self.revision = revision;
+        self.watched_nights = 0;
+        self.watch = None;
     }
 
     /// The rows of `night` with a value for each watched metric (NaN
@@ -396,12 +359,11 @@ impl Watch<'_> {
         if let Some(&key) = queries.get(query) {
             return key;
         }
-        let key = self.key_pairs.len();
-        queries.insert(query.into(), key);
-        self.key_pairs.push((run, stage));
+        // Every trend watches at least one metric.
         let metrics = self.settings.metrics.len();
-        self.baselines
-            .resize((key + 1) * metrics, Baseline::default());
+        let key = self.baselines.len() / metrics;
+        queries.insert(query.into(), key);
+        self.baselines.resize((key + 1) * metrics, (0, 0.0));
         key
     }
 
@@ -418,10 +380,16 @@ impl Watch<'_> {
     fn add_baseline(&mut self, rows: &[Row], values: &[f64]) {
         let metrics = self.metrics();
         self.in_baseline.resize(self.sets.len() * metrics, false);
+        self.members.resize(self.sets.len(), Vec::new());
         for (row, values) in rows.iter().zip(values.chunks(metrics)) {
+            for &set in &row.sets[..row.n_sets] {
+                self.members[set as usize].push(row.key);
+            }
             for (m, &value) in values.iter().enumerate() {
                 if !value.is_nan() {
-                    self.baselines[row.key * metrics + m].add(value);
+                    let (count, mean) = &mut self.baselines[row.key * metrics + m];
+                    *count += 1;
+                    *mean += (value - *mean) / f64::from(*count);
                     for &set in &row.sets[..row.n_sets] {
                         self.in_baseline[set as usize * metrics + m] = true;
                     }
@@ -430,139 +398,101 @@ impl Watch<'_> {
         }
     }
 
-    /// The baseline is complete: pool the spread of each (run, stage,
-    /// metric), start every series with a baseline at no wealth, and fix
-    /// the revision's family and threshold.
+    /// The baseline is complete: find the sets that hold the same queries,
+    /// and fix the revision's family of distinct series and its share of
+    /// alpha.
     fn end_baseline(&mut self) {
         let metrics = self.metrics();
-        let mut pooled: HashMap<(u32, u32, usize), (f64, u64)> = HashMap::new();
-        for (key, &(run, stage)) in self.key_pairs.iter().enumerate() {
-            for m in 0..metrics {
-                if let Some(variance) = self.baselines[key * metrics + m].variance() {
-                    let entry = pooled.entry((run, stage, m)).or_default();
-                    entry.0 += variance;
-                    entry.1 += 1;
+        let order = set_order(&self.sets, &self.names);
+        let mut by_order: Vec<usize> = (0..self.sets.len()).collect();
+        by_order.sort_by_key(|&set| order[set]);
+        let mut first_with: HashMap<Vec<usize>, u32> = HashMap::new();
+        self.tested_as = vec![0; self.sets.len()];
+        for set in by_order {
+            let mut members = std::mem::take(&mut self.members[set]);
+            members.sort_unstable();
+            members.dedup();
+            let first = *first_with.entry(members).or_insert(set as u32);
+            self.tested_as[set] = first;
+        }
+        self.members.clear();
+        let with_baseline = |s: usize| self.in_baseline.get(s).copied().unwrap_or(false);
+        let (mut series, mut repeated) = (0, 0);
+        for s in 0..self.sets.len() * metrics {
+            if with_baseline(s) {
+                if self.tested_as[s / metrics] as usize == s / metrics {
+                    series += 1;
+                } else {
+                    repeated += 1;
                 }
             }
         }
-        self.pooled = (pooled.into_iter())
-            .map(|(key, (sum, n))| (key, sum / n as f64))
-            .collect();
-        self.series = (self.in_baseline.iter())
-            .map(|&seen| seen.then(SeriesWatch::default))
-            .collect();
-        self.revision = None;
-        let series = self.in_baseline.iter().filter(|&&seen| seen).count();
-        if series > 0 {
-            // Bonferroni over the revisions and their series; half of each
-            // series' share for its baseline margins, half for its wealth.
-            let family = (self.revisions * series) as f64;
-            self.revision = Some(RevisionWatch {
-                series,
-                threshold: 2.0 * family / self.settings.alpha,
-            });
-        }
+        self.watch = (series > 0).then(|| RevisionWatch {
+            series,
+            repeated,
+            alpha: revision_alpha(self.settings.alpha, self.revision),
+        });
     }
 
-    /// Test a watched night: per series, the margin its paired queries'
-    /// baseline may be off by, then each pair's difference bet against.
-    /// Returns each series' test.
+    /// Test a watched night: per distinct series, the paired queries'
+    /// drops below their baseline means, tested at the night's level.
+    /// Returns each series' test, copied to the sets that repeat it.
     fn test(&mut self, rows: &[Row], values: &[f64]) -> Vec<Option<Tested>> {
         let metrics = self.metrics();
         let series = self.sets.len() * metrics;
-        self.series.resize(series, None);
-        let Some(revision) = self.revision else {
+        self.alarmed.resize(series, false);
+        let Some(watch) = self.watch else {
             return vec![None; series];
         };
-        // Half of each series' share of alpha for its baseline margins.
-        let margin_alpha = 1.0 / revision.threshold;
-
-        let mut terms = vec![(MarginTerms::default(), PairedSet::default()); series];
-        let mut sums = vec![(0usize, 0.0f64, 0.0f64); series];
-        self.for_each_pair(rows, values, |s, (key, baseline, variance), value| {
-            terms[s].0.add(baseline.count, variance);
-            terms[s].1.add(key);
-            let sum = &mut sums[s];
-            sum.0 += 1;
-            sum.1 += baseline.mean;
-            sum.2 += value;
-        });
-        let margins: Vec<f64> = (self.series.iter_mut().zip(&terms))
-            .map(|(watch, (terms, set))| {
-                let Some(watch) = watch else { return 0.0 };
-                match watch.margin {
-                    Some((last, margin)) if last == *set => margin,
-                    _ => {
-                        // The k-th distinct set spends 1 / (k (k + 1)) of
-                        // the margins' share.
-                        watch.margins += 1;
-                        let k = f64::from(watch.margins);
-                        let margin = terms.margin(margin_alpha / (k * (k + 1.0)));
-                        watch.margin = Some((*set, margin));
-                        margin
-                    }
-                }
-            })
-            .collect();
-        let mut bets: Vec<_> = (self.series.iter())
-            .map(|w| w.as_ref().map(|watch| watch.wealth.night()))
-            .collect();
-        self.for_each_pair(rows, values, |s, (_, baseline, _), value| {
-            if let Some(night) = &mut bets[s] {
-                night.add(value - baseline.mean + margins[s]);
-            }
-        });
-        let threshold = revision.threshold.ln();
-        (0..series)
-            .map(|s| {
-                let watch = self.series[s].as_mut()?;
-                let night = bets[s].as_ref()?;
-                watch.wealth = watch.wealth.after(night);
-                let wealth = watch.wealth;
-                let alarm = !watch.alarmed && wealth.log_wealth >= threshold;
-                watch.alarmed |= alarm;
-                let (paired, baseline, mean) = sums[s];
-                (paired > 0).then(|| Tested {
-                    paired,
-                    baseline: baseline / paired as f64,
-                    mean: mean / paired as f64,
-                    evidence: wealth.log_wealth.min(MAX_LOG_EVIDENCE).exp(),
-                    alarm,
-                })
-            })
-            .collect()
-    }
-
-    /// Call `f(series, (key, baseline, variance), value)` for every
-    /// counted value of a query with a baseline, once per grouping set it
-    /// is in.
-    fn for_each_pair(
-        &self,
-        rows: &[Row],
-        values: &[f64],
-        mut f: impl FnMut(usize, (usize, &Baseline, f64), f64),
-    ) {
-        let metrics = self.metrics();
+        self.watched_nights += 1;
+        // A set first seen on a watched night is tested as itself (and,
+        // with no baseline, not tested at all).
+        let known = self.tested_as.len() as u32;
+        self.tested_as.extend(known..self.sets.len() as u32);
+        let level = night_level(watch.alpha, self.watched_nights, watch.series);
+        let mut drops = vec![(Drops::default(), 0.0f64, 0.0f64); series];
         for (row, values) in rows.iter().zip(values.chunks(metrics)) {
-            let (run, stage) = self.key_pairs[row.key];
             for (m, &value) in values.iter().enumerate() {
-                let baseline = &self.baselines[row.key * metrics + m];
-                if value.is_nan() || baseline.count == 0 {
+                let (count, baseline) = self.baselines[row.key * metrics + m];
+                if value.is_nan() || count == 0 {
                     continue;
                 }
-                let variance = baseline.variance().unwrap_or_else(|| {
-                    let pooled = self.pooled.get(&(run, stage, m));
-                    pooled.copied().unwrap_or(MAX_VARIANCE)
-                });
-                for &s in &row.sets[..row.n_sets] {
-                    f(
-                        s as usize * metrics + m,
-                        (row.key, baseline, variance),
-                        value,
-                    );
+                for &set in &row.sets[..row.n_sets] {
+                    if self.tested_as[set as usize] != set {
+                        continue;
+                    }
+                    let (drops, baselines, night) = &mut drops[set as usize * metrics + m];
+                    drops.add(baseline - value);
+                    *baselines += baseline;
+                    *night += value;
                 }
             }
         }
+        let mut tested: Vec<Option<Tested>> = (0..series)
+            .map(|s| {
+                let (drops, baselines, night) = &drops[s];
+                let in_family = self.in_baseline.get(s).copied().unwrap_or(false);
+                let p_value = drops.p_value().filter(|_| in_family)?;
+                let alarm = !self.alarmed[s] && p_value <= level;
+                self.alarmed[s] |= alarm;
+                let paired = drops.count() as f64;
+                Some(Tested {
+                    paired: drops.count() as usize,
+                    baseline: baselines / paired,
+                    mean: night / paired,
+                    p_value,
+                    level,
+                    alarm,
+                })
+            })
+            .collect();
+        for s in 0..series {
+            let first = self.tested_as[s / metrics] as usize;
+            if first != s / metrics {
+                tested[s] = tested[first * metrics + s % metrics];
+            }
+        }
+        tested
     }
 
     /// trend.csv's rows of one night: every series' mean and interval,
@@ -598,12 +528,18 @@ impl Watch<'_> {
             let Some(interval) = interval else {
                 continue;
             };
+            let set = (s / metrics) as u32;
+            let tested_as = match &tested {
+                Some(_) => self.tested_as[set as usize],
+                None => set,
+            };
             self.rows.push(SeriesNight {
                 night,
-                set: (s / metrics) as u32,
+                set,
                 metric: s % metrics,
                 interval,
                 tested: tested.as_ref().and_then(|t| t.get(s).copied().flatten()),
+                tested_as,
             });
         }
     }

@@ -47,3 +47,21 @@ pub fn grade_night(wd: &Workdir, labels: &str, logs: &str, out: &str, as_of: &st
     args.push(logs);
     wd.rgrade(&args).expect_code(0);
 }
+
+/// `rgrade gen --queries QUERIES --nights NIGHTS --changes CHANGES -o OUT`:
+/// a stable series whose fresh rankings revert or persist.
+pub fn gen_nights_changing(wd: &Workdir, out: &str, queries: &str, nights: usize, changes: &str) {
+    let nights = nights.to_string();
+    let args = [
+        "gen",
+        "--queries",
+        queries,
+        "--nights",
+        &nights,
+        "--changes",
+        changes,
+        "-o",
+        out,
+    ];
+    wd.rgrade(&args).expect_code(0);
+}

@@ -22,7 +22,9 @@ pub use labels::{
     ReviewersSummary, SelfPooled, SourceSummary,
 };
 pub use listed::OutputFile;
-pub use trend::{Alarm, TrendNight, TrendRevision, TrendSettings, TrendSummary};
+pub use trend::{
+    Alarm, GroupingSet, RepeatedSet, TrendNight, TrendRevision, TrendSettings, TrendSummary,
+};
 
 /// per_query.csv: one row per (run, stage, labeled query).
 pub const PER_QUERY_FILE: &str = "per_query.csv";
@@ -115,9 +117,9 @@ pub const ALARMS_FILE: &str = "alarms.json";
 pub const TREND_FILES: [&str; 3] = [ALARMS_FILE, REPORT_FILE, TREND_FILE];
 
 /// trend.csv's columns, in order.
-pub const TREND: [&str; 18] = [
+pub const TREND: [&str; 19] = [
     "as_of", "night", "revision", RUN, STAGE, TASK, LANGUAGE, SPLIT, "metric", "queries", "mean",
-    "ci_low", "ci_high", "role", "paired", "drop", "evidence", "alarm",
+    "ci_low", "ci_high", "role", "paired", "drop", "p_value", "level", "alarm",
 ];
 
 /// A night's part in its series (trend.csv's `role`).

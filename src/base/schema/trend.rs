@@ -88,19 +88,51 @@ pub struct TrendRevision {
     pub changed: Option<String>,
     /// Its nights.
     pub nights: usize,
-    /// The series watched past its baseline: (run, stage, grouping set,
-    /// metric) with baseline values; its share of the family `alpha`
-    /// holds for.
+    /// The distinct series watched past its baseline: (run, stage,
+    /// grouping set, metric) with baseline values, a grouping set that
+    /// holds the same queries as another counted once; the family its
+    /// share of `alpha` is split over.
     pub series: usize,
     /// Of those, the series tested on at least one night: paired with
     /// their baseline by a query graded on both.
     pub tested: usize,
-    /// The evidence at which a series of it alarms:
-    /// `2 × revisions × series / alpha`; absent when no night was watched.
-    pub threshold: Option<f64>,
+    /// Its share of the settings' alpha, `alpha / (r (r + 1))` for the
+    /// r-th revision; its t-th watched night spends `1 / (t (t + 1))` of
+    /// it, over its series. Absent when no night was watched.
+    pub alpha: Option<f64>,
+    /// The grouping sets that held the same queries as an earlier one
+    /// (in aggregates.csv's order) over the baseline nights, and so are
+    /// tested, and alarm, as that one.
+    pub repeated_sets: Vec<RepeatedSet>,
 }
 
-/// A series whose evidence reached the threshold, on the first night it did.
+/// A grouping set of one (run, stage): its task, language and split,
+/// `*` for any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupingSet {
+    /// The task.
+    pub task: String,
+    /// The language.
+    pub language: String,
+    /// The split.
+    pub split: String,
+}
+
+/// A grouping set tested as another that holds the same queries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepeatedSet {
+    /// The run.
+    pub run: String,
+    /// The stage.
+    pub stage: String,
+    /// The set.
+    pub set: GroupingSet,
+    /// The set it repeats.
+    pub same_as: GroupingSet,
+}
+
+/// A series whose p-value reached its night's level, on the first night
+/// of its revision it did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Alarm {
     /// The run.
@@ -127,6 +159,11 @@ pub struct Alarm {
     pub mean: f64,
     /// `baseline − mean`: how far the set dropped.
     pub drop: f64,
-    /// The evidence reached.
-    pub evidence: f64,
+    /// The one-sided p-value of "no drop" that night.
+    pub p_value: f64,
+    /// The p-value at or under which the series alarmed that night.
+    pub level: f64,
+    /// The other grouping sets of the run and stage that hold the same
+    /// queries, and so alarmed with it.
+    pub also: Vec<GroupingSet>,
 }
