@@ -98,9 +98,6 @@ pub struct RevisionWatch {
     /// sets that hold the same queries (with no task or language in the
     /// labels, the overall set and the `(none)` slices) are one series.
     pub series: usize,
-    /// Series with a baseline that repeat another's queries, and so are
-    /// tested as that one.
-    pub repeated: usize,
     /// The revision's share of alpha, spent over its watched nights.
     pub alpha: f64,
 }
@@ -187,9 +184,12 @@ struct Watch<'a> {
     /// Per (run, stage, query) key and metric, its baseline values'
     /// count and mean.
     baselines: Vec<(u32, f64)>,
-    /// Per set, the keys of the queries the baseline nights put in it.
+    /// Per set, the keys of the queries the baseline nights put in it,
+    /// each once.
     members: Vec<Vec<usize>>,
-    /// Per set, the set it is tested as (see [`Tested::tested_as`]).
+    /// Per key, whether its sets are in `members` already.
+    placed: Vec<bool>,
+    /// Per set, the set it is tested as (see [`SeriesNight::tested_as`]).
     tested_as: Vec<u32>,
     /// Per series (set × metric), whether its revision's baseline nights
     /// gave it a value.
@@ -218,6 +218,7 @@ pub fn watch(nights: Vec<Night>, settings: &WatchSettings) -> Result<Watched> {
         query_ids: HashMap::new(),
         baselines: Vec::new(),
         members: Vec::new(),
+        placed: Vec::new(),
         tested_as: Vec::new(),
         in_baseline: Vec::new(),
         alarmed: Vec::new(),
@@ -300,6 +301,7 @@ impl Watch<'_> {
         self.query_ids.clear();
         self.baselines.clear();
         self.members.clear();
+        self.placed.clear();
         self.tested_as.clear();
         self.in_baseline.clear();
         self.alarmed.clear();
@@ -381,9 +383,12 @@ impl Watch<'_> {
         let metrics = self.metrics();
         self.in_baseline.resize(self.sets.len() * metrics, false);
         self.members.resize(self.sets.len(), Vec::new());
+        self.placed.resize(self.baselines.len() / metrics, false);
         for (row, values) in rows.iter().zip(values.chunks(metrics)) {
-            for &set in &row.sets[..row.n_sets] {
-                self.members[set as usize].push(row.key);
+            if !std::mem::replace(&mut self.placed[row.key], true) {
+                for &set in &row.sets[..row.n_sets] {
+                    self.members[set as usize].push(row.key);
+                }
             }
             for (m, &value) in values.iter().enumerate() {
                 if !value.is_nan() {
@@ -409,27 +414,22 @@ impl Watch<'_> {
         let mut first_with: HashMap<Vec<usize>, u32> = HashMap::new();
         self.tested_as = vec![0; self.sets.len()];
         for set in by_order {
+            // Keys are of one (run, stage) each, so equal members are
+            // sets of one (run, stage).
             let mut members = std::mem::take(&mut self.members[set]);
             members.sort_unstable();
-            members.dedup();
             let first = *first_with.entry(members).or_insert(set as u32);
             self.tested_as[set] = first;
         }
         self.members.clear();
-        let with_baseline = |s: usize| self.in_baseline.get(s).copied().unwrap_or(false);
-        let (mut series, mut repeated) = (0, 0);
-        for s in 0..self.sets.len() * metrics {
-            if with_baseline(s) {
-                if self.tested_as[s / metrics] as usize == s / metrics {
-                    series += 1;
-                } else {
-                    repeated += 1;
-                }
-            }
-        }
+        self.placed.clear();
+        let distinct = |s: &usize| self.tested_as[s / metrics] as usize == s / metrics;
+        let series = (0..self.sets.len() * metrics)
+            .filter(|s| self.in_baseline.get(*s).copied().unwrap_or(false))
+            .filter(distinct)
+            .count();
         self.watch = (series > 0).then(|| RevisionWatch {
             series,
-            repeated,
             alpha: revision_alpha(self.settings.alpha, self.revision),
         });
     }
