@@ -33,17 +33,20 @@ fn t_975(df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).unwrap().inverse_cdf(0.975)
 }
 
+/// A query's value under the judge's key and the human key, `None`
+/// without an answer.
+type Pair = (Option<f64>, Option<f64>);
+
 /// θ, the interval's ends (clamped to [0, 1]) and λ as docs/guide.md
 /// defines them, from the judge's values over the queries it alone grades
 /// (`alone`) and both values over the human-graded ones (`None`: no
 /// answer under that key).
-fn ppi(alone: &[Option<f64>], paired: &[(Option<f64>, Option<f64>)]) -> [f64; 4] {
+fn ppi(alone: &[Option<f64>], paired: &[Pair]) -> [f64; 4] {
     let (big, n) = (alone.len() as f64, paired.len() as f64);
     let value = |v: &Option<f64>| v.unwrap_or(0.0);
     let answered = |v: &Option<f64>| f64::from(u8::from(v.is_some()));
     let judged = |g: &dyn Fn(&Option<f64>) -> f64| mean(&alone.iter().map(g).collect::<Vec<_>>());
-    let both =
-        |g: &dyn Fn(&(Option<f64>, Option<f64>)) -> f64| paired.iter().map(g).collect::<Vec<_>>();
+    let both = |g: &dyn Fn(&Pair) -> f64| paired.iter().map(g).collect::<Vec<_>>();
     let ratio = |lambda: f64| {
         let total = lambda * judged(&value) + mean(&both(&|(f, y)| value(y) - lambda * value(f)));
         let share =
@@ -144,7 +147,7 @@ fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
                 .filter(|key| !y.contains_key(**key))
                 .map(|key| value(&f, *key))
                 .collect();
-            let both: Vec<(Option<f64>, Option<f64>)> = (paired.iter())
+            let both: Vec<Pair> = (paired.iter())
                 .map(|key| (value(&f, *key), value(&y, *key)))
                 .collect();
             let want = ppi(&alone, &both);
