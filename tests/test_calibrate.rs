@@ -7,9 +7,9 @@
 
 use std::collections::HashMap;
 
-use crate::util::{crate_path, Table, Workdir};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
-const Z_95: f64 = 1.959_963_984_540_054;
+use crate::util::{crate_path, Table, Workdir};
 
 fn judges(file: &str) -> String {
     crate_path(&format!("data-samples/judges/{file}"))
@@ -17,33 +17,69 @@ fn judges(file: &str) -> String {
         .to_string()
 }
 
-/// The sample variance (or covariance) of paired values.
+/// The mean and sample variance (or covariance) of paired values.
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
 fn cov(x: &[f64], y: &[f64]) -> f64 {
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (mx, my) = (mean(x), mean(y));
     let s: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
     s / (x.len() as f64 - 1.0)
 }
 
-/// θ and the interval's ends, clamped to [0, 1], from the judge's values
-/// over the queries it alone grades (`alone`) and both values over the
-/// human-graded ones.
-fn ppi(alone: &[f64], judge: &[f64], human: &[f64]) -> [f64; 3] {
-    let (big, n) = (alone.len() as f64, human.len() as f64);
-    let var_alone = cov(alone, alone) / big;
-    let lambda = (cov(human, judge) / n) / (var_alone + cov(judge, judge) / n);
-    let rest: Vec<f64> = (human.iter().zip(judge))
-        .map(|(y, f)| y - lambda * f)
-        .collect();
-    let theta = lambda * alone.iter().sum::<f64>() / big + rest.iter().sum::<f64>() / n;
-    let half = Z_95 * (lambda * lambda * var_alone + cov(&rest, &rest) / n).sqrt();
-    [theta, theta - half, theta + half].map(|x| x.clamp(0.0, 1.0))
+/// Student's t 97.5% quantile with `df` degrees of freedom.
+fn t_975(df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df).unwrap().inverse_cdf(0.975)
 }
 
-/// (run, query) → the per_query.csv row, for rows that count in the means.
-fn counted(table: &Table) -> HashMap<(String, String), HashMap<String, String>> {
+/// A query's value under the judge's key and the human key, `None`
+/// without an answer.
+type Pair = (Option<f64>, Option<f64>);
+
+/// θ, the interval's ends (clamped to [0, 1]) and λ as docs/guide.md
+/// defines them, from the judge's values over the queries it alone grades
+/// (`alone`) and both values over the human-graded ones (`None`: no
+/// answer under that key).
+fn ppi(alone: &[Option<f64>], paired: &[Pair]) -> [f64; 4] {
+    let (big, n) = (alone.len() as f64, paired.len() as f64);
+    let value = |v: &Option<f64>| v.unwrap_or(0.0);
+    let answered = |v: &Option<f64>| f64::from(u8::from(v.is_some()));
+    let judged = |g: &dyn Fn(&Option<f64>) -> f64| mean(&alone.iter().map(g).collect::<Vec<_>>());
+    let both = |g: &dyn Fn(&Pair) -> f64| paired.iter().map(g).collect::<Vec<_>>();
+    let ratio = |lambda: f64| {
+        let total = lambda * judged(&value) + mean(&both(&|(f, y)| value(y) - lambda * value(f)));
+        let share =
+            lambda * judged(&answered) + mean(&both(&|(f, y)| answered(y) - lambda * answered(f)));
+        (total / share, share)
+    };
+    let pseudo = |v: &Option<f64>, theta: f64| v.map_or(0.0, |x| x - theta);
+    let (theta0, _) = ratio(0.0);
+    let u0 = both(&|(_, y)| pseudo(y, theta0));
+    let v0 = both(&|(f, _)| pseudo(f, theta0));
+    let alone0: Vec<f64> = alone.iter().map(|f| pseudo(f, theta0)).collect();
+    let lambda =
+        (cov(&u0, &v0) / n / (cov(&alone0, &alone0) / big + cov(&v0, &v0) / n)).clamp(0.0, 1.0);
+    let (theta, share) = ratio(lambda);
+    let rest = both(&|(f, y)| pseudo(y, theta) - lambda * pseudo(f, theta));
+    let alone_v: Vec<f64> = alone.iter().map(|f| pseudo(f, theta)).collect();
+    let p = 1.0 / (n + 2.0);
+    let variance = (lambda * lambda * cov(&alone_v, &alone_v) / big
+        + cov(&rest, &rest).max(p * (1.0 - p)) / n)
+        / (share * share);
+    let half = t_975(n - 1.0) * variance.sqrt();
+    let [theta, low, high] = [theta, theta - half, theta + half].map(|x| x.clamp(0.0, 1.0));
+    [theta, low, high, lambda]
+}
+
+/// (run, query) → the per_query.csv row of every query in the
+/// calibration: those that count in the means, and those that would but
+/// for having no answer.
+fn calibrated_rows(table: &Table) -> HashMap<(String, String), HashMap<String, String>> {
     (table.records().into_iter())
-        .filter(|r| r["status"] != "no_answer")
+        .filter(|r| {
+            r["status"] != "missing" && (r["status"] != "no_answer" || r["captures"] != "0")
+        })
         .map(|r| ((r["run"].clone(), r["query_id"].clone()), r))
         .collect()
 }
@@ -73,12 +109,13 @@ fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
     run.expect_code(0);
     assert!(
         run.stdout.contains("means calibrated against")
-            && run.stdout.contains("75 queries human-graded"),
+            && run.stdout.contains("80 queries human-graded")
+            && run.stdout.contains("judge's weight"),
         "{}",
         run.stdout
     );
-    let f = counted(&wd.read_csv("judge/per_query.csv"));
-    let y = counted(&wd.read_csv("human/per_query.csv"));
+    let f = calibrated_rows(&wd.read_csv("judge/per_query.csv"));
+    let y = calibrated_rows(&wd.read_csv("human/per_query.csv"));
     let aggregates = wd.read_csv("calibrated/aggregates.csv");
     let (mut checked, mut too_few) = (0, 0);
     for row in aggregates.records() {
@@ -95,22 +132,25 @@ fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
             .collect();
         assert_eq!(row["calibration_queries"], paired.len().to_string());
         for metric in ["recall@10", "rr@10", "ndcg@10", "ap@10"] {
-            let cells = ["", "_low", "_high"].map(|end| &row[&format!("{metric}_calibrated{end}")]);
+            let cells = ["", "_low", "_high", "_weight"]
+                .map(|end| &row[&format!("{metric}_calibrated{end}")]);
             if paired.len() < 10 {
-                assert_eq!(cells, [""; 3].each_ref(), "{row:?}");
+                assert_eq!(cells, [""; 4].each_ref(), "{row:?}");
                 too_few += 1;
                 continue;
             }
             let value = |rows: &HashMap<_, HashMap<String, String>>, key| {
-                rows[key][metric].parse::<f64>().unwrap()
+                let row: &HashMap<String, String> = &rows[key];
+                (row["status"] != "no_answer").then(|| row[metric].parse::<f64>().unwrap())
             };
-            let alone: Vec<f64> = (set.iter())
+            let alone: Vec<Option<f64>> = (set.iter())
                 .filter(|key| !y.contains_key(**key))
                 .map(|key| value(&f, *key))
                 .collect();
-            let judged: Vec<f64> = paired.iter().map(|key| value(&f, *key)).collect();
-            let reviewed: Vec<f64> = paired.iter().map(|key| value(&y, *key)).collect();
-            let want = ppi(&alone, &judged, &reviewed);
+            let both: Vec<Pair> = (paired.iter())
+                .map(|key| (value(&f, *key), value(&y, *key)))
+                .collect();
+            let want = ppi(&alone, &both);
             for (cell, want) in cells.iter().zip(want) {
                 let got: f64 = cell.parse().unwrap();
                 assert!(
@@ -123,7 +163,7 @@ fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
     }
     assert!(checked >= 4 * 4 * 10, "{checked} calibrated means checked");
     assert!(too_few > 0, "no set with too few human-graded queries");
-    // The guide's figures: bm25's rr@10 0.625 alone, 0.509 [0.432, 0.586].
+    // The guide's figures: bm25's rr@10 0.625 alone, 0.513 [0.433, 0.593].
     let bm25 = &aggregates.records()[0];
     let rounded = |column: &str| format!("{:.3}", bm25[column].parse::<f64>().unwrap());
     assert_eq!(
@@ -134,11 +174,8 @@ fn calibrated_means_equal_the_textbook_form_on_the_judges_sample() {
             "rr@10_calibrated_high"
         ]
         .map(rounded),
-        ["0.625", "0.509", "0.432", "0.586"]
+        ["0.625", "0.513", "0.433", "0.593"]
     );
-    assert!(run
-        .stderr
-        .contains("no relevant document for 4 queries the judge's key answers"));
     let summary = wd.read_json("calibrated/summary.json");
     assert_eq!(summary["calibration"]["no_answer_by_humans"], 4);
     assert_eq!(summary["calibration"]["shared_queries"], 80);
@@ -221,10 +258,11 @@ fn a_hand_computed_calibration() {
     grade_small(&wd).expect_code(0);
     // rr@1 = hit@1: the judge scores every query 1, the humans the even
     // ones (q0, q2, ... each ranks its relevant d first): f is constant, so
-    // λ = 0 and θ is the human mean, 1/2, ± z·sqrt(Var/12), Var = 3/11.
+    // λ = 0 and θ is the human mean, 1/2, ± t₁₁·sqrt(Var/12), Var = 3/11
+    // (above the floor (1/14)(13/14)).
     let overall = &wd.read_csv("out/aggregates.csv").records()[0];
     assert_eq!(overall["calibration_queries"], "12");
-    let half = Z_95 * (3.0_f64 / 11.0 / 12.0).sqrt();
+    let half = t_975(11.0) * (3.0_f64 / 11.0 / 12.0).sqrt();
     for (column, want) in [
         ("rr@1_calibrated", 0.5),
         ("rr@1_calibrated_low", 0.5 - half),

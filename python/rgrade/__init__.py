@@ -790,7 +790,8 @@ def grade(
     the queries ``labels`` (a judge's) grades: ``aggregates`` then gains,
     per grouping set, ``calibration_queries`` and each metric's calibrated
     mean with its 95% interval (``<metric>_calibrated``, ``_low``,
-    ``_high``), as ``rgrade grade --calibrate`` writes them;
+    ``_high``) and the judge's weight in it (``<metric>_calibrated_weight``),
+    as ``rgrade grade --calibrate`` writes them;
     ``calibrate_reviewers`` is ``reviewers`` for that key.
 
     ``unit="doc"`` with ``doc_of`` (a separator such as ``"#"``, or a

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from scipy import stats
 
 import rgrade
 
@@ -22,27 +23,46 @@ MIN_HUMAN = 10
 
 
 def ppi(f_alone, f_paired, y):
-    """θ and the interval's ends by power-tuned PPI (Angelopoulos et al.,
-    2023), the judge-only queries (``f_alone``) apart from the n
-    human-graded ones: λ = (Cov(y, f)/n) / (Var_N(f)/N + Var_n(f)/n),
-    clamped to [0, 1] at the end."""
+    """θ, the interval's ends and λ as docs/guide.md defines them: the
+    mean over the queries the humans answer, a ratio of two power-tuned
+    prediction-powered means, the judge-only queries (``f_alone``) apart
+    from the n human-graded ones; NaN is no answer under that key."""
     big, n = len(f_alone), len(y)
-    cov = np.cov(y, f_paired, ddof=1)[0, 1]
-    spread = np.var(f_alone, ddof=1) / big + np.var(f_paired, ddof=1) / n
-    lam = cov / n / spread if spread > 0 else 0.0
-    theta = lam * np.mean(f_alone) + np.mean(y - lam * f_paired)
-    var = lam**2 * np.var(f_alone, ddof=1) / big + np.var(y - lam * f_paired, ddof=1) / n
-    half = 1.959963984540054 * np.sqrt(var)
-    return [float(np.clip(x, 0, 1)) for x in (theta, theta - half, theta + half)]
+    value = lambda x: np.nan_to_num(x, nan=0.0)
+    answered = lambda x: (~np.isnan(x)).astype(float)
+
+    def ratio(lam):
+        total = lam * value(f_alone).mean() + np.mean(value(y) - lam * value(f_paired))
+        share = lam * answered(f_alone).mean() + np.mean(answered(y) - lam * answered(f_paired))
+        return total / share, share
+
+    pseudo = lambda x, theta: np.where(np.isnan(x), 0.0, x - theta)
+    theta0, _ = ratio(0.0)
+    u, v, v_alone = pseudo(y, theta0), pseudo(f_paired, theta0), pseudo(f_alone, theta0)
+    spread = np.var(v_alone, ddof=1) / big + np.var(v, ddof=1) / n
+    lam = float(np.clip(np.cov(u, v, ddof=1)[0, 1] / n / spread, 0.0, 1.0)) if spread > 0 else 0.0
+    theta, share = ratio(lam)
+    rest = pseudo(y, theta) - lam * pseudo(f_paired, theta)
+    p = 1 / (n + 2)
+    var = (lam**2 * np.var(pseudo(f_alone, theta), ddof=1) / big
+           + max(np.var(rest, ddof=1), p * (1 - p)) / n) / share**2
+    half = stats.t.ppf(0.975, n - 1) * np.sqrt(var)
+    return [float(np.clip(x, 0, 1)) for x in (theta, theta - half, theta + half)] + [lam]
 
 
 def values(grading, run):
-    """query_id -> (task, language, {metric: value}) of the rows that count in the means."""
+    """query_id -> (task, language, {metric: value or NaN}) of the rows in
+    the calibration: those that count in the means and those that would
+    but for having no answer (NaN)."""
     rows = grading.per_query.to_pylist()
     return {
-        r["query_id"]: (r["task"], r["language"], {m: r[m] for m in METRICS})
+        r["query_id"]: (
+            r["task"],
+            r["language"],
+            {m: np.nan if r["status"] == "no_answer" else r[m] for m in METRICS},
+        )
         for r in rows
-        if r["run"] == run and r["status"] != "no_answer"
+        if r["run"] == run and r["status"] != "missing" and (r["status"] != "no_answer" or r["captures"] > 0)
     }
 
 
@@ -50,8 +70,7 @@ def values(grading, run):
 def gradings():
     logs = JUDGES / "logs.jsonl"
     judge_key, human_key = JUDGES / "judge.jsonl", JUDGES / "human.jsonl"
-    with pytest.warns(rgrade.RgradeWarning, match="no relevant document for 4 queries"):
-        calibrated = rgrade.grade(judge_key, logs, k=(5, 10), calibrate=human_key)
+    calibrated = rgrade.grade(judge_key, logs, k=(5, 10), calibrate=human_key)
     return calibrated, rgrade.grade(judge_key, logs, k=(5, 10)), rgrade.grade(human_key, logs, k=(5, 10))
 
 
@@ -71,9 +90,9 @@ def test_every_calibrated_mean_equals_numpys(gradings):
         paired = [q for q in in_set if q in y]
         assert row["calibration_queries"] == len(paired)
         for metric in METRICS:
-            got = [row[f"{metric}_calibrated{end}"] for end in ("", "_low", "_high")]
+            got = [row[f"{metric}_calibrated{end}"] for end in ("", "_low", "_high", "_weight")]
             if len(paired) < MIN_HUMAN:
-                assert got == [None, None, None], (row["task"], row["language"], metric)
+                assert got == [None] * 4, (row["task"], row["language"], metric)
                 too_few += 1
                 continue
             expected = ppi(

@@ -78,11 +78,16 @@ impl Aggregate {
     }
 
     /// Count `row`, whose query scored `human` under the human key when
-    /// calibrating and that key grades it.
-    fn add(&mut self, row: &QueryRow, human: Option<&[f64]>, settings: &GradeSettings) {
+    /// calibrating and that key grades it (`Some(None)` when it finds no
+    /// answer).
+    fn add(&mut self, row: &QueryRow, human: Option<Option<&[f64]>>, settings: &GradeSettings) {
         self.queries += 1;
         self.statuses[status_index(row.status)] += 1;
-        if let (true, Some(scores)) = (settings.counts_in_means(row.status), &row.scores) {
+        let counted = row
+            .scores
+            .as_ref()
+            .filter(|_| settings.counts_in_means(row.status));
+        if let Some(scores) = counted {
             self.counted += 1;
             let n = self.counted as f64;
             for ((sum, (mean, squares)), &value) in (self.metric_sums.iter_mut())
@@ -97,8 +102,10 @@ impl Aggregate {
             for (sum, value) in self.judged_sums.iter_mut().zip(row.judged.iter().flatten()) {
                 *sum += value;
             }
+        }
+        if settings.counts_if_answered(row) {
             for (i, sums) in self.calibration.iter_mut().enumerate() {
-                sums.add(scores[i], human.map(|y| y[i]));
+                sums.add(counted.map(|f| f[i]), human.map(|y| y.map(|y| y[i])));
             }
         }
         if let (Status::Ok, Some(ok), Some(scores)) = (row.status, row.answer_ok, &row.scores) {
@@ -135,8 +142,9 @@ impl Aggregate {
         self.means_of(&self.judged_sums)
     }
 
-    /// The queries counted in the means that the human key grades too,
-    /// when calibrating.
+    /// The queries of the calibration (those counted in the means, and
+    /// those that would count but for having no answer in the judge's
+    /// key) that the human key grades too, when calibrating.
     pub fn human_queries(&self) -> Option<u64> {
         self.calibration.first().map(PpiSums::human_queries)
     }
@@ -238,10 +246,9 @@ impl<'a> Aggregator<'a> {
     pub fn add(&mut self, row: &QueryRow) {
         let q = &self.labels.queries()[row.query as usize];
         let split = self.labels.split_of(row.query);
-        let human = self
-            .human
+        let human = (self.human)
             .and_then(|pair| pair.get(&row.query))
-            .map(|y| &**y);
+            .map(Option::as_deref);
         for key in split_slice_keys(q.task, q.language, split) {
             self.sets
                 .entry(key)

@@ -9,8 +9,8 @@ use crate::grade::score::{GradeSettings, QueryRow};
 use crate::labels::{LabelIndex, QueryIdx};
 
 /// One (run, stage)'s values under the human key, by the graded key's
-/// query.
-pub type PairScores = HashMap<QueryIdx, Box<[f64]>>;
+/// query: `None` for a query the human key finds no answer for.
+pub type PairScores = HashMap<QueryIdx, Option<Box<[f64]>>>;
 
 /// Each (run, stage)'s values under the human key.
 type ScoresByPair = HashMap<(Box<str>, Box<str>), PairScores>;
@@ -22,8 +22,8 @@ pub struct HumanScores {
     /// The human key's queries the graded key labels too.
     pub shared_queries: u64,
     /// Of those, the ones the human key finds no relevant document for
-    /// and the graded key does: never in the human-graded sample, so the
-    /// judge's answers there go uncorrected.
+    /// and the graded key does: the judge's answers there are its errors,
+    /// which calibration corrects like any other.
     pub no_answer_by_humans: u64,
     pairs: ScoresByPair,
 }
@@ -77,22 +77,21 @@ impl<'a> HumanRows<'a> {
         }
     }
 
-    /// Keep the values of `rows` of (run, stage) that count in the means
-    /// and whose query the graded key labels.
+    /// Keep the values of `rows` of (run, stage) that would count in the
+    /// means if answered and whose query the graded key labels: `None`
+    /// for a query the human key finds no answer for.
     pub fn keep(&mut self, run: &str, stage: &str, rows: &[QueryRow]) {
         let pair = (self.pairs).entry((run.into(), stage.into())).or_default();
         for row in rows {
-            let Some(scores) = &row.scores else {
-                continue;
-            };
-            if !self.settings.counts_in_means(row.status) {
+            if !self.settings.counts_if_answered(row) {
                 continue;
             }
+            let counted = self.settings.counts_in_means(row.status);
             if let Some(q) = self
                 .graded
                 .find_query(self.key.query_id(row.query).as_bytes())
             {
-                pair.insert(q, scores.clone());
+                pair.insert(q, row.scores.clone().filter(|_| counted));
             }
         }
     }

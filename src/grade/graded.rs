@@ -111,12 +111,6 @@ pub enum Warning {
     },
     /// A graded run that alone was pooled for some labeled queries.
     SelfPooled(SelfPooled),
-    /// Human-graded queries the human key finds no answer for and the
-    /// graded key does, left out of the calibration.
-    NoAnswerByHumans {
-        /// How many.
-        queries: u64,
-    },
     /// Under `--unit doc`, result ids in which `--doc-of` found no document.
     UnmappedIds {
         /// How many.
@@ -142,13 +136,6 @@ impl fmt::Display for Warning {
                 pooled.run,
                 plural(pooled.queries, "labeled query", "labeled queries"),
                 100.0 * pooled.share
-            ),
-            Warning::NoAnswerByHumans { queries } => write!(
-                f,
-                "the human key finds no relevant document for {} the judge's key answers: \
-                 like every no-answer query they are in no mean, so the calibrated means do \
-                 not correct the judge there (summary.json's calibration.no_answer_by_humans)",
-                plural(*queries, "query", "queries")
             ),
             Warning::UnmappedIds { ids } => write!(
                 f,

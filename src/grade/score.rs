@@ -33,6 +33,19 @@ impl GradeSettings {
         }
     }
 
+    /// Whether `row` would count in the means if its key answered its
+    /// query: a `no_answer` row counts like the row its captures would
+    /// make (`missing` without one), any other row as its status says.
+    /// Calibration averages over these rows, the answered ones, whichever
+    /// key finds the answer ([`crate::base::ppi`]).
+    pub fn counts_if_answered(&self, row: &QueryRow) -> bool {
+        match (row.status, row.captures) {
+            (Status::NoAnswer, 0) => self.counts_in_means(Status::Missing),
+            (Status::NoAnswer, _) => true,
+            (status, _) => self.counts_in_means(status),
+        }
+    }
+
     /// Metric columns per row: six per cutoff.
     pub fn n_scores(&self) -> usize {
         self.ks.len() * Metric::ALL.len()

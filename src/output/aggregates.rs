@@ -74,10 +74,14 @@ pub fn write_aggregates(
             }
             if calibrated {
                 wtr.write_field(cell.text(agg.human_queries().map(|n| n as f64)))?;
-                for estimate in agg.calibrated() {
+                let estimates: Vec<_> = agg.calibrated().collect();
+                for estimate in &estimates {
                     wtr.write_field(cell.text(estimate.map(|c| c.mean)))?;
                     wtr.write_field(cell.text(estimate.map(|c| c.low)))?;
                     wtr.write_field(cell.text(estimate.map(|c| c.high)))?;
+                }
+                for estimate in &estimates {
+                    wtr.write_field(cell.text(estimate.map(|c| c.lambda)))?;
                 }
             }
             wtr.write_record(None::<&[u8]>)?;

@@ -376,13 +376,17 @@ fn print_calibration(
             continue;
         };
         writeln!(out, "{} human-graded", plural(n, "query", "queries"))?;
-        writeln!(out, "    {:<14} calibrated [95% interval]  judge alone", "")?;
+        writeln!(
+            out,
+            "    {:<14} calibrated [95% interval]  judge alone  judge's weight",
+            ""
+        )?;
         for ((metric, calibrated), judge) in metrics.iter().zip(all.calibrated()).zip(means) {
             if let Some(c) = calibrated {
                 writeln!(
                     out,
-                    "    {metric:<14} {:.3} [{:.3}, {:.3}]      {judge:.3}",
-                    c.mean, c.low, c.high
+                    "    {metric:<14} {:.3} [{:.3}, {:.3}]      {judge:.3}        {:.2}",
+                    c.mean, c.low, c.high, c.lambda
                 )?;
             }
         }

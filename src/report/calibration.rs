@@ -13,16 +13,19 @@ use super::charts;
 use super::page::{count, pair_name};
 use super::sources::{number, read_csv};
 use crate::base::metrics::Cutoff;
-use crate::base::schema::{Summary, CALIBRATION_QUERIES, LANGUAGE, RUN, SPLIT, STAGE, TASK};
+use crate::base::schema::{
+    Summary, CALIBRATED_WEIGHT, CALIBRATION_QUERIES, LANGUAGE, RUN, SPLIT, STAGE, TASK,
+};
 use crate::base::slices::ANY;
 
 /// One grouping set's row: its name, its human-graded queries, and per
-/// metric the judge-only mean and the calibrated one with its interval.
+/// metric the judge-only mean and the calibrated one with its interval and
+/// the judge's weight.
 struct SetRow {
     pair: (String, String),
     slice: String,
     human_queries: String,
-    metrics: Vec<(Option<f64>, Option<[f64; 3]>)>,
+    metrics: Vec<(Option<f64>, Option<[f64; 4]>)>,
 }
 
 /// The section, or nothing when the grading `summary` describes was not
@@ -49,8 +52,10 @@ pub fn section(
                 code { (calibration.labels.path) } " grades " (count(calibration.shared_queries))
                 " of their queries too. Each calibrated mean corrects the judge-only mean by how far the \
                  judge and the humans part on those queries (prediction-powered inference), with a 95% \
-                 interval. It holds when the human-graded queries are a random sample of the graded ones. \
-                 A set with fewer than " (calibration.min_queries) " human-graded queries gets none." }
+                 interval, and says how far it trusted the judge: its weight, from 0 (the humans' mean \
+                 alone) to 1. The interval holds when the human-graded queries are a random sample of \
+                 the graded ones. A set with fewer than " (calibration.min_queries) " human-graded \
+                 queries gets none: too few to calibrate." }
             @for (run, stage) in pairs {
                 h3 { (pair_name(run, stage)) }
                 table {
@@ -64,12 +69,13 @@ pub fn section(
                             @for (judge, calibrated) in &row.metrics {
                                 td.n {
                                     @match calibrated {
-                                        Some([mean, low, high]) => {
+                                        Some([mean, low, high, weight]) => {
                                             b { (charts::three(*mean)) } br;
                                             span.interval { "[" (charts::three(*low)) ", "
-                                                (charts::three(*high)) "]" }
+                                                (charts::three(*high)) "]" } br;
+                                            span.note { "weight " (format!("{weight:.2}")) }
                                         }
-                                        None => { "too few" }
+                                        None => { "too few to calibrate" }
                                     }
                                     br;
                                     span.note { "judge " @match judge {
@@ -82,8 +88,8 @@ pub fn section(
                     }
                 }
             }
-            p.note { "Bold: the calibrated mean [95% interval] at k = " (deepest) "; below it, the mean \
-                under the judge's labels alone. Task × language sets, splits and the other cutoffs are \
+            p.note { "Bold: the calibrated mean [95% interval] at k = " (deepest) ", the weight the \
+                judge earned in it; below it, the mean under the judge's labels alone. Task × language sets, splits and the other cutoffs are \
                 in aggregates.csv." }
         }
     })
@@ -92,11 +98,18 @@ pub fn section(
 /// aggregates.csv's overall, per-task and per-language rows of every
 /// split-wide set, in file order.
 fn read(path: &Path, names: &[String]) -> Result<Vec<SetRow>> {
-    // Per metric: its mean, calibrated mean and the interval's ends.
+    // Per metric: its mean, calibrated mean, the interval's ends and the
+    // judge's weight.
     let metric_columns: Vec<String> = (names.iter())
         .flat_map(|m| {
-            ["", "_calibrated", "_calibrated_low", "_calibrated_high"]
-                .map(|end| format!("{m}{end}"))
+            [
+                "",
+                "_calibrated",
+                "_calibrated_low",
+                "_calibrated_high",
+                CALIBRATED_WEIGHT,
+            ]
+            .map(|end| format!("{m}{end}"))
         })
         .collect();
     let columns: Vec<&str> = [RUN, STAGE, TASK, LANGUAGE, SPLIT, CALIBRATION_QUERIES]
@@ -116,10 +129,11 @@ fn read(path: &Path, names: &[String]) -> Result<Vec<SetRow>> {
             continue;
         }
         let mut metrics = Vec::new();
-        for metric in cells.chunks(4) {
-            let [mean, calibrated, low, high] = [0, 1, 2, 3].map(|i| number(&metric[i], path));
-            let calibrated = match (calibrated?, low?, high?) {
-                (Some(c), Some(l), Some(h)) => Some([c, l, h]),
+        for metric in cells.chunks(5) {
+            let [mean, calibrated, low, high, weight] =
+                [0, 1, 2, 3, 4].map(|i| number(&metric[i], path));
+            let calibrated = match (calibrated?, low?, high?, weight?) {
+                (Some(c), Some(l), Some(h), Some(w)) => Some([c, l, h, w]),
                 _ => None,
             };
             metrics.push((mean?, calibrated));

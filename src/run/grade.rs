@@ -348,13 +348,6 @@ pub fn finish(
     if stale_labels.look_stale() {
         warn(Warning::StaleLabels(stale_labels));
     }
-    if let Some(human) = graded.calibrated_against.as_ref() {
-        if human.no_answer_by_humans > 0 {
-            warn(Warning::NoAnswerByHumans {
-                queries: human.no_answer_by_humans,
-            });
-        }
-    }
     for pooled in &graded.self_pooled {
         warn(Warning::SelfPooled(pooled.clone()));
     }

@@ -57,8 +57,8 @@ pub struct CalibrationSummary {
     /// are not graded.
     pub shared_queries: u64,
     /// Of those, the ones the human key finds no relevant document for but
-    /// the graded key does: out of every mean under the human key, so out
-    /// of the calibration sample, and the judge's means there uncorrected.
+    /// the graded key does: out of every mean under the human key, and
+    /// the judge's errors that the calibrated means correct.
     pub no_answer_by_humans: u64,
     /// Fewer human-graded queries in a grouping set leave its calibrated
     /// means empty.

@@ -401,7 +401,8 @@ pub fn half_width_columns(ks: &[Cutoff]) -> Vec<String> {
 /// The columns aggregates.csv gains, after all the others, when its
 /// means were calibrated against a human key (`grade --calibrate`): the
 /// human-graded queries the set counts, then for every metric column its
-/// calibrated mean and the 95% interval's ends.
+/// calibrated mean and the 95% interval's ends, then for every metric
+/// column the weight its judge-graded values earned (λ in [0, 1]).
 pub fn calibration_columns(ks: &[Cutoff]) -> Vec<String> {
     let metrics = metric_columns(ks);
     let calibrated = metrics.iter().flat_map(|m| {
@@ -411,10 +412,16 @@ pub fn calibration_columns(ks: &[Cutoff]) -> Vec<String> {
             format!("{m}_calibrated_high"),
         ]
     });
+    let weights = metrics.iter().map(|m| format!("{m}{CALIBRATED_WEIGHT}"));
     std::iter::once(CALIBRATION_QUERIES.to_string())
         .chain(calibrated)
+        .chain(weights)
         .collect()
 }
+
+/// The ending of aggregates.csv's column of the weight a metric's judge-graded
+/// values earned in its calibrated mean.
+pub const CALIBRATED_WEIGHT: &str = "_calibrated_weight";
 
 /// aggregates.csv's count of the human-graded queries behind a set's
 /// calibrated means.
