@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::watch::{SeriesNight, SetKey, Trended, Watched};
+use super::watch::{SeriesNight, SetKey, Tested, Trended, Watched};
 use crate::base::schema::{
     Alarm, GroupingSet, OutputFile, RepeatedSet, TrendNight, TrendRevision, TrendSettings,
     TrendSummary, ALARMS_FILE, BASELINE_ROLE, TREND, TREND_FILE, WATCHED_ROLE,
@@ -333,8 +333,7 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
             alarm.night,
         )?;
     }
-    if let Some(closest) = closest_to_alarm(watched) {
-        let tested = closest.tested.expect("closest rows are tested");
+    if let Some((closest, tested)) = closest_to_alarm(watched) {
         let [run, stage, task, language, split] =
             set_names(watched, watched.sets[closest.set as usize]);
         writeln!(
@@ -393,17 +392,13 @@ fn print_report(out: &mut impl Write, trended: &Trended) -> io::Result<()> {
 }
 
 /// The distinct series nearest to an alarm on the last night, when it is
-/// watched: the smallest p-value for its level.
-pub fn closest_to_alarm(watched: &Watched) -> Option<&SeriesNight> {
+/// watched, and its test: the smallest p-value for its level.
+fn closest_to_alarm(watched: &Watched) -> Option<(&SeriesNight, Tested)> {
     let last_night = watched.nights.len().checked_sub(1)?;
     (watched.rows.iter())
         .filter(|row| row.night == last_night && row.is_distinct())
-        .filter(|row| row.tested.is_some())
-        .min_by(|a, b| {
-            let ratio =
-                |row: &SeriesNight| row.tested.map_or(f64::INFINITY, |t| t.p_value / t.level);
-            ratio(a).total_cmp(&ratio(b))
-        })
+        .filter_map(|row| Some((row, row.tested?)))
+        .min_by(|(_, a), (_, b)| (a.p_value / a.level).total_cmp(&(b.p_value / b.level)))
 }
 
 /// The grouping sets an alarm also stands for, as stdout lists them.
