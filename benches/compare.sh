@@ -7,7 +7,7 @@
 # TREC run. The JSONL `final` stage (reranked) is the baseline; the TREC
 # run holds the retriever's rankings, which grade as stage `final` too: the
 # candidate. Both are graded at k = 10, then compare is timed with its
-# defaults (every metric, 10,000 permutations, 1,000 bootstrap resamples)
+# defaults (every metric, 10,000 permutations; the interval is closed-form)
 # at 1 and 2 threads, the median of N runs (3 by default) with
 # /usr/bin/time. Prints a Markdown table. Data lives in --data (default
 # /tmp/rgrade-bench-compare), never in the repository.

@@ -481,11 +481,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = at_least_one)]
     pub permutations: usize,
 
-    /// Resamples of the bootstrap interval of the mean delta.
-    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = at_least_one)]
-    pub bootstrap: usize,
+    /// Accepted and ignored: the intervals are no longer bootstrapped (docs/compare.md).
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub bootstrap: Option<usize>,
 
-    /// Seed of the permutations and resamples: the same seed gives the same numbers.
+    /// Seed of the permutations: the same seed gives the same numbers.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
 

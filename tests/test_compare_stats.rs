@@ -5,15 +5,15 @@
 //! output, from JSONL or TREC.
 
 use crate::util::compare::{
-    assert_sorted_worst_first, cases_trec, compare, exact_p, grade, graded_cases,
+    assert_sorted_worst_first, cases, cases_trec, compare, exact_p, grade, graded_cases,
 };
 use crate::util::{assert_cell, assert_same_lines, assert_text, text};
 
 /// The hand-computed case: means, deltas, wins / ties / losses of the
 /// overall row and of slices; no row for the task whose only query has no
 /// relevant document; the p-value within 0.005 of the exact enumeration
-/// (200,000 permutations); Holm over the two metrics; the interval around
-/// the delta; a per-query file in the contracted order.
+/// (200,000 permutations); Holm over the two metrics; no interval from 5
+/// queries, and why; a per-query file in the contracted order.
 #[test]
 fn hand_computed_case() {
     let wd = graded_cases("compare_hand_computed");
@@ -53,7 +53,8 @@ fn hand_computed_case() {
             "p_holm",
             "split",
             "mde",
-            "queries_for_mde"
+            "queries_for_mde",
+            "holm_family"
         ]
     );
     // Without --mde, no queries to detect it; the power figures
@@ -111,14 +112,8 @@ fn hand_computed_case() {
             (got - exact).abs() < 0.005,
             "{metric}: p {got}, exact {exact}"
         );
-        let (low, high): (f64, f64) = (r["ci_low"].parse().unwrap(), r["ci_high"].parse().unwrap());
-        let mean = d.iter().sum::<f64>() / d.len() as f64;
-        let lowest = d.iter().copied().fold(f64::INFINITY, f64::min);
-        let highest = d.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        assert!(
-            lowest <= low && low <= mean && mean <= high && high <= highest,
-            "{metric}: interval [{low}, {high}] around {mean}"
-        );
+        // Five queries are too few for a valid interval: none is given.
+        assert_eq!((&*r["ci_low"], &*r["ci_high"]), ("", ""), "{metric}");
         p.push(got);
     }
     assert!(
@@ -135,6 +130,14 @@ fn hand_computed_case() {
     };
     assert_cell(&row("*", "*", "rr@3"), "p_holm", h0);
     assert_cell(&row("*", "*", "recall@3"), "p_holm", h1);
+    // Overall the two metrics differ (q3: rr@3 +2/3, recall@3 0): a family
+    // of two. Over de's q2 and q4 they change alike (+0.5, then -1), so
+    // they test one hypothesis there: a family of one.
+    for (language, family) in [("*", 2.0), ("de", 1.0), ("en", 2.0)] {
+        for metric in ["rr@3", "recall@3"] {
+            assert_cell(&row("*", language, metric), "holm_family", family);
+        }
+    }
 
     // per_query_delta.csv: metric columns in --metrics order, worst rr@3
     // loss first, ties by query_id, the no-answer query last and empty.
@@ -191,6 +194,8 @@ fn hand_computed_case() {
         "{run}"
     );
     assert!(run.stdout.contains("q4 1.000 -> 0.000"), "{run}");
+    assert!(run.stdout.contains("too few queries"), "{run}");
+    assert!(!run.stdout.contains("[ "), "no interval printed\n{run}");
     assert!(
         !run.stdout.contains("rules"),
         "no rules section without --rules\n{run}"
@@ -312,4 +317,105 @@ fn one_directory_holding_two_runs() {
         .expect_stderr(&["several runs", "--candidate-run"]);
     assert!(!wd.exists("refused/comparison.json"));
     assert!(!wd.exists("refused/comparison.csv"));
+}
+
+/// Metrics whose per-query deltas are equal test one hypothesis: hit@1
+/// and rr@1 always agree, so with rr@3 and recall@3 the Holm family is 3,
+/// not 4. Adding hit@1 changes no other metric's p_holm, hit@1 gets rr@1's,
+/// and stdout, comparison.csv and a rule's detail give the family's size.
+#[test]
+fn holm_counts_metrics_with_equal_deltas_once() {
+    let wd = cases("compare_distinct_holm");
+    grade(&wd, "1,3", "base", "base.jsonl");
+    grade(&wd, "1,3", "cand", "cand.jsonl");
+    let overall = |dir: &str| {
+        let table = wd.read_csv(&format!("{dir}/comparison.csv"));
+        let rows: Vec<_> = table
+            .records()
+            .into_iter()
+            .filter(|r| r["task"] == "*" && r["language"] == "*")
+            .collect();
+        rows
+    };
+    let run = compare(
+        &wd,
+        &[
+            "base",
+            "cand",
+            "--metrics",
+            "rr@3,rr@1,hit@1,recall@3",
+            "-o",
+            "four",
+        ],
+    );
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("Holm family of 3 (4 metrics; hit@1 equals rr@1 query by query)"),
+        "{run}"
+    );
+    compare(
+        &wd,
+        &[
+            "base",
+            "cand",
+            "--metrics",
+            "rr@3,rr@1,recall@3",
+            "-o",
+            "three",
+        ],
+    )
+    .expect_code(0);
+    let (four, three) = (overall("four"), overall("three"));
+    let p_holm = |rows: &[std::collections::HashMap<String, String>], metric: &str| {
+        let row = rows.iter().find(|r| r["metric"] == metric).unwrap();
+        assert_eq!(row["holm_family"], "3", "{row:?}");
+        row["p_holm"].parse::<f64>().unwrap()
+    };
+    for metric in ["rr@3", "rr@1", "recall@3"] {
+        assert_eq!(p_holm(&four, metric), p_holm(&three, metric), "{metric}");
+    }
+    assert_eq!(p_holm(&four, "hit@1"), p_holm(&four, "rr@1"));
+    // Holm by hand over the three distinct p-values.
+    let p: Vec<f64> = ["rr@3", "rr@1", "recall@3"]
+        .iter()
+        .map(|m| {
+            let row = three.iter().find(|r| r["metric"] == *m).unwrap();
+            row["p_value"].parse().unwrap()
+        })
+        .collect();
+    let mut order = [0, 1, 2];
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut running = 0.0f64;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((3 - rank) as f64 * p[i]).min(1.0));
+        let metric = ["rr@3", "rr@1", "recall@3"][i];
+        assert!((p_holm(&three, metric) - running).abs() < 1e-9, "{metric}");
+    }
+
+    // A rule's family: its metric and the metrics compared, hit@1 once.
+    wd.write(
+        "rules.toml",
+        "[[rule]]\nname = \"hit\"\nmetric = \"hit@1\"\nno_significant_loss = true\n",
+    );
+    compare(
+        &wd,
+        &[
+            "base",
+            "cand",
+            "--metrics",
+            "rr@3,rr@1,recall@3",
+            "--rules",
+            "rules.toml",
+            "-o",
+            "rule",
+        ],
+    )
+    .expect_code(0);
+    let gate = wd.read_json("rule/gate.json");
+    let detail = gate["rules"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("Holm family of 3 (4 metrics; rr@1 equals hit@1 query by query)"),
+        "{detail}"
+    );
 }

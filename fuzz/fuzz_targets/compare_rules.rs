@@ -42,7 +42,6 @@ fuzz_target!(|data: &[u8]| {
         // Few draws: the statistics are not under test, the rules are.
         settings: StatSettings {
             permutations: 100,
-            bootstrap: 100,
             confidence: 0.95,
             seed: 1,
             alpha: 0.05,

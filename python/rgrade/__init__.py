@@ -341,7 +341,7 @@ class Comparison:
     None without rules), ``passed`` and ``warnings``. ``write(dir)`` writes
     the files ``rgrade compare -o dir`` writes. In a notebook it shows the
     verdict and each metric's change over all queries, with compare's own
-    bootstrap interval and Holm-adjusted p."""
+    interval (none where compare gives none) and Holm-adjusted p."""
 
     def __init__(self, files: tempfile.TemporaryDirectory[str], passed: bool, warnings: Sequence[str]):
         self._files = files
@@ -404,7 +404,7 @@ class Comparison:
              r["wins"], r["ties"], r["losses"], _p(r["p_holm"])]
             for r in self._overall()
         ]
-        caption = "Change over all queries (candidate minus baseline), with compare's 95% bootstrap interval"
+        caption = "Change over all queries (candidate minus baseline), with compare's 95% interval"
         parts.append(_html_table(caption, [*header, "won", "tied", "lost", "p (Holm)"], changes))
         return "<div>" + "".join(parts) + "</div>"
 
@@ -911,7 +911,7 @@ def compare(
     candidate_run: Optional[str] = None,
     metrics: Union[str, Sequence[str]] = (),
     permutations: int = 10_000,
-    bootstrap: int = 1_000,
+    bootstrap: Optional[int] = None,
     seed: int = 0,
     alpha: float = 0.05,
     mde: Optional[float] = None,
@@ -923,7 +923,9 @@ def compare(
     not raise: see ``Comparison.passed`` and ``gate``. ``comparison`` gives
     each set's minimum detectable change at 80% power (``mde``) and, with
     ``mde=D``, the queries needed to detect D (``queries_for_mde``), as
-    ``--mde`` does."""
+    ``--mde`` does. ``bootstrap`` is accepted and ignored, as ``--bootstrap``
+    is: the intervals are no longer bootstrapped."""
+    del bootstrap
     sides = [os.fspath(s._dir if isinstance(s, Grading) else s) for s in (baseline, candidate)]
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
     passed, messages = _compare(
@@ -935,7 +937,6 @@ def compare(
         candidate_run=candidate_run,
         metrics=_names(metrics),
         permutations=permutations,
-        bootstrap=bootstrap,
         seed=seed,
         alpha=alpha,
         mde=mde,

@@ -46,7 +46,6 @@ def compare(
     candidate_run: Optional[str] = ...,
     metrics: Sequence[str] = ...,
     permutations: int = ...,
-    bootstrap: int = ...,
     seed: int = ...,
     alpha: float = ...,
     mde: Optional[float] = ...,

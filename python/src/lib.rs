@@ -461,7 +461,7 @@ fn rows_to_pyarrow(py: Python<'_>, table: &rgrade::ArrowTable) -> PyResult<Py<Py
 #[pyfunction]
 #[pyo3(signature = (
     baseline, candidate, out, rules=None, baseline_run=None, candidate_run=None,
-    metrics=vec![], permutations=10_000, bootstrap=1_000, seed=0, alpha=0.05, mde=None, threads=None,
+    metrics=vec![], permutations=10_000, seed=0, alpha=0.05, mde=None, threads=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn compare(
@@ -474,16 +474,13 @@ fn compare(
     candidate_run: Option<String>,
     metrics: Vec<String>,
     permutations: usize,
-    bootstrap: usize,
     seed: u64,
     alpha: f64,
     mde: Option<f64>,
     threads: Option<usize>,
 ) -> PyResult<(bool, Vec<String>)> {
-    if permutations == 0 || bootstrap == 0 {
-        return Err(UsageError::new_err(
-            "permutations and bootstrap must be at least 1",
-        ));
+    if permutations == 0 {
+        return Err(UsageError::new_err("permutations must be at least 1"));
     }
     if !(alpha > 0.0 && alpha < 1.0) {
         return Err(UsageError::new_err(format!(
@@ -502,7 +499,6 @@ fn compare(
         out: Some(out),
         metrics,
         permutations,
-        bootstrap,
         seed,
         alpha,
         mde,
@@ -684,7 +680,6 @@ fn compare_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> 
     let defaults = pyo3::types::PyDict::new(py);
     defaults.set_item("metrics", plan.metrics)?;
     defaults.set_item("permutations", plan.permutations)?;
-    defaults.set_item("bootstrap", plan.bootstrap)?;
     defaults.set_item("seed", plan.seed)?;
     defaults.set_item("alpha", plan.alpha)?;
     defaults.set_item("mde", plan.mde)?;

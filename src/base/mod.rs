@@ -8,7 +8,7 @@
 //! - [`slices`]: the grouping sets every output lists;
 //! - [`numbers`]: finite, order-independent sums and percentiles;
 //! - [`power`]: the queries a paired comparison needs;
-//! - [`stats`]: randomization test, bootstrap interval, Holm adjustment;
+//! - [`stats`]: randomization test, intervals of a mean (delta), Holm adjustment;
 //! - [`intervals`]: a mean's 95% interval over a slice's queries;
 //! - [`kappa`]: Cohen's and Fleiss' kappa, agreement beyond chance;
 //! - [`monitor`]: alarms that stay valid however often they are checked;

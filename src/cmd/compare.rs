@@ -34,7 +34,6 @@ fn plan(args: &CompareArgs) -> ComparePlan {
         out: args.out.clone(),
         metrics: args.metrics.clone(),
         permutations: args.permutations,
-        bootstrap: args.bootstrap,
         seed: args.seed,
         alpha: args.alpha,
         mde: args.mde,

@@ -25,7 +25,7 @@ use rules::{Gate, RuleContext};
 use slices::{compare_slices, SliceComparison};
 pub use warning::Warning;
 
-/// Coverage of the bootstrap interval of the mean delta.
+/// Coverage of the interval of the mean delta.
 const CONFIDENCE: f64 = 0.95;
 
 /// Everything one comparison needs: the command line's `rgrade compare`
@@ -48,9 +48,7 @@ pub struct Plan {
     pub metrics: Vec<String>,
     /// Sign-flip permutations of the randomization test.
     pub permutations: usize,
-    /// Resamples of the bootstrap interval.
-    pub bootstrap: usize,
-    /// Seed of the permutations and resamples.
+    /// Seed of the permutations.
     pub seed: u64,
     /// Significance level of the marks and of `no_significant_loss`, and
     /// the level the power figures are for.
@@ -64,7 +62,7 @@ pub struct Plan {
 impl Plan {
     /// Compare `candidate` with `baseline` as `rgrade compare BASELINE
     /// CANDIDATE` does with no other option (every quality metric, 10,000
-    /// permutations, 1,000 resamples, seed 0, alpha 0.05, all cores),
+    /// permutations, seed 0, alpha 0.05, all cores),
     /// writing nothing: a caller sets the fields it wants otherwise.
     pub fn new(baseline: PathBuf, candidate: PathBuf) -> Self {
         Plan {
@@ -76,7 +74,6 @@ impl Plan {
             out: None,
             metrics: Vec::new(),
             permutations: 10_000,
-            bootstrap: 1_000,
             seed: 0,
             alpha: 0.05,
             mde: None,
@@ -154,7 +151,6 @@ pub fn compare(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Co
     let metrics = chosen_metrics(&paired, &plan.metrics)?;
     let settings = StatSettings {
         permutations: plan.permutations,
-        bootstrap: plan.bootstrap,
         confidence: CONFIDENCE,
         seed: plan.seed,
         alpha: plan.alpha,

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::evidence::stage_sides;
-use super::paired::{Origin, Paired, PairedQuery, StagePairs};
+use super::paired::{holm_family_text, Origin, Paired, PairedQuery, StagePairs};
 use super::rules::Gate;
 use super::slices::SliceComparison;
 use crate::base::schema::{
@@ -52,8 +52,8 @@ pub fn write_comparison(
                 &number_text(Some(change.baseline)),
                 &number_text(Some(change.candidate)),
                 &number_text(Some(change.delta)),
-                &number_text(Some(change.ci.0)),
-                &number_text(Some(change.ci.1)),
+                &number_text(change.ci.ok().map(|ci| ci.0)),
+                &number_text(change.ci.ok().map(|ci| ci.1)),
                 &change.counts.wins.to_string(),
                 &change.counts.ties.to_string(),
                 &change.counts.losses.to_string(),
@@ -64,6 +64,7 @@ pub fn write_comparison(
                 &change
                     .queries_for_mde
                     .map_or(String::new(), |n| n.to_string()),
+                &change.holm_family.to_string(),
             ])?;
         }
     }
@@ -239,27 +240,33 @@ fn print_changes(
         .max(6);
     writeln!(
         out,
-        "  {:<width$} {:>8} {:>9} {:>7}  {:>17}  {:>6} {:>6} {:>6} {:>7}",
+        "  {:<width$} {:>8} {:>9} {:>7}  {:>18}  {:>6} {:>6} {:>6} {:>7}",
         "metric", "baseline", "candidate", "delta", "95% CI", "wins", "ties", "losses", "p_holm"
     )?;
     for change in &slice.changes {
         let mark = if change.p_holm < alpha { " *" } else { "" };
+        let interval = match change.ci {
+            Ok((low, high)) => format!("[{low:>+7.3}, {high:>+7.3}]"),
+            Err(reason) => reason.to_string(),
+        };
         writeln!(
             out,
-            "  {:<width$} {:>8.3} {:>9.3} {:>+7.3}  [{:>+7.3}, {:>+7.3}]  {:>6} {:>6} {:>6} {:>7.4}{mark}",
+            "  {:<width$} {:>8.3} {:>9.3} {:>+7.3}  {interval:>18}  {:>6} {:>6} {:>6} {:>7.4}{mark}",
             paired.metrics[change.metric],
             change.baseline,
             change.candidate,
             change.delta,
-            change.ci.0,
-            change.ci.1,
             change.counts.wins,
             change.counts.ties,
             change.counts.losses,
             change.p_holm,
         )?;
     }
-    writeln!(out, "  * Holm-adjusted p < {alpha}")
+    writeln!(
+        out,
+        "  * Holm-adjusted p < {alpha}; {}",
+        holm_family_text(&slice.changes, &paired.metrics)
+    )
 }
 
 /// Latency percentiles and context size of both runs over every query of

@@ -15,7 +15,8 @@ use crate::base::options::ReviewerPolicy;
 use crate::base::power::{self, POWER};
 use crate::base::schema::{metric_columns, Status};
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
-use crate::base::stats::{self, WinsTiesLosses};
+use crate::base::stats::{self, NoInterval, WinsTiesLosses};
+use crate::base::text::plural;
 
 /// One side's view of a paired query, besides its scores.
 #[derive(Debug, Clone, Copy)]
@@ -119,37 +120,65 @@ impl StagePairs {
     }
 
     /// Mean, interval, wins / ties / losses and p-values of each metric of
-    /// `metrics` over `members` (non-empty), Holm-adjusted across them.
+    /// `metrics` over `members` (non-empty), Holm-adjusted across the
+    /// distinct hypotheses among them: metrics whose per-query deltas are
+    /// equal over `members` are counted once.
     pub fn changes(
         &self,
         members: &[u32],
         metrics: &[usize],
         settings: &StatSettings,
     ) -> Vec<MetricChange> {
+        let (deltas, same_as) = self.hypotheses(members, metrics);
+        let family = stats::distinct_count(&same_as);
         let mut changes: Vec<MetricChange> = metrics
             .par_iter()
-            .map(|&metric| self.change(metric, members, settings))
+            .zip(&deltas)
+            .map(|(&metric, deltas)| self.change(metric, members, deltas, settings))
             .collect();
         let p_values: Vec<f64> = changes.iter().map(|c| c.p_value).collect();
-        for (change, p_holm) in changes.iter_mut().zip(stats::holm(&p_values)) {
+        let adjusted = stats::holm_distinct(&p_values, &same_as);
+        for (i, (change, p_holm)) in changes.iter_mut().zip(adjusted).enumerate() {
             change.p_holm = p_holm;
+            change.holm_family = family;
+            change.repeats = (same_as[i] != i).then(|| metrics[same_as[i]]);
         }
         changes
     }
 
-    fn change(&self, metric: usize, members: &[u32], settings: &StatSettings) -> MetricChange {
+    /// The number of distinct hypotheses among `metrics` over `members`:
+    /// the size of the Holm family [`StagePairs::changes`] adjusts over.
+    pub fn distinct_hypotheses(&self, members: &[u32], metrics: &[usize]) -> usize {
+        stats::distinct_count(&self.hypotheses(members, metrics).1)
+    }
+
+    /// Each metric's deltas over `members`, and for each the first metric
+    /// (a position in `metrics`) with equal deltas.
+    fn hypotheses(&self, members: &[u32], metrics: &[usize]) -> (Vec<Vec<f64>>, Vec<usize>) {
+        let deltas: Vec<Vec<f64>> = metrics
+            .iter()
+            .map(|&metric| self.deltas(metric, members))
+            .collect();
+        let same_as = stats::first_equal(&deltas);
+        (deltas, same_as)
+    }
+
+    fn change(
+        &self,
+        metric: usize,
+        members: &[u32],
+        deltas: &[f64],
+        settings: &StatSettings,
+    ) -> MetricChange {
         let mean = |scores: &[f64]| {
             members.iter().map(|&i| scores[i as usize]).sum::<f64>() / members.len() as f64
         };
-        let deltas = self.deltas(metric, members);
         let (baseline, candidate) = (mean(self.baseline(metric)), mean(self.candidate(metric)));
-        let ci = stats::bootstrap_mean_interval(
-            &deltas,
-            settings.bootstrap,
-            settings.seed,
-            settings.confidence,
-        );
-        let spread = power::spread(&deltas);
+        // Scores lie in [0, 1], so a mean delta lies in [-1, 1] whatever
+        // the interval's arithmetic says.
+        let ci = stats::mean_delta_interval(deltas, settings.confidence)
+            .map(|(low, high)| (low.max(-1.0), high.min(1.0)));
+        let spread = power::spread(deltas);
         MetricChange {
             metric,
             queries: members.len(),
@@ -157,13 +186,15 @@ impl StagePairs {
             candidate,
             delta: candidate - baseline,
             ci,
-            counts: stats::wins_ties_losses(&deltas),
+            counts: stats::wins_ties_losses(deltas),
             p_value: stats::paired_randomization_p_value(
-                &deltas,
+                deltas,
                 settings.permutations,
                 settings.seed,
             ),
             p_holm: f64::NAN,
+            holm_family: 0,
+            repeats: None,
             mde: power::minimum_detectable_effect(spread, members.len(), settings.alpha, POWER),
             queries_for_mde: (settings.mde)
                 .and_then(|effect| power::queries_to_detect(effect, spread, settings.alpha, POWER)),
@@ -197,11 +228,9 @@ impl GroupingSet {
 pub struct StatSettings {
     /// Sign-flip permutations of the randomization test.
     pub permutations: usize,
-    /// Bootstrap resamples of the interval.
-    pub bootstrap: usize,
     /// Coverage of the interval (0.95).
     pub confidence: f64,
-    /// Seed of both, so every run gives the same numbers.
+    /// Seed of the permutations, so every run gives the same numbers.
     pub seed: u64,
     /// The two-sided level the power figures are for.
     pub alpha: f64,
@@ -222,19 +251,53 @@ pub struct MetricChange {
     pub candidate: f64,
     /// Candidate minus baseline.
     pub delta: f64,
-    /// Bootstrap interval of the mean delta.
-    pub ci: (f64, f64),
+    /// Interval of the mean delta, or why none is valid.
+    pub ci: Result<(f64, f64), NoInterval>,
     /// Queries improved, unchanged and hurt.
     pub counts: WinsTiesLosses,
     /// Two-sided paired randomization p-value.
     pub p_value: f64,
-    /// `p_value` after the Holm adjustment across the metrics compared.
+    /// `p_value` after the Holm adjustment across the distinct hypotheses
+    /// among the metrics compared.
     pub p_holm: f64,
+    /// The Holm family's size: the metrics compared, those with equal
+    /// per-query deltas counted once.
+    pub holm_family: usize,
+    /// The metric (an index into [`Paired::metrics`]) compared before this
+    /// one whose per-query deltas equal this one's, if any: they test one
+    /// hypothesis.
+    pub repeats: Option<usize>,
     /// The smallest change a paired t-test of these queries detects with
     /// 80% power, from the spread of their differences.
     pub mde: Option<f64>,
     /// The queries such a test needs to detect `--mde`, if asked.
     pub queries_for_mde: Option<u64>,
+}
+
+/// The Holm family of one grouping set's `changes` in words, naming the
+/// metrics counted once because their per-query deltas equal another's:
+/// "Holm family of 4 metrics", "Holm family of 3 (4 metrics; rr@100
+/// equals rr@10 query by query)".
+pub fn holm_family_text(changes: &[MetricChange], names: &[String]) -> String {
+    let family = changes.first().map_or(0, |c| c.holm_family);
+    let repeats: Vec<String> = changes
+        .iter()
+        .filter_map(|c| {
+            c.repeats
+                .map(|first| format!("{} equals {}", names[c.metric], names[first]))
+        })
+        .collect();
+    if repeats.is_empty() {
+        return format!(
+            "Holm family of {}",
+            plural(family as u64, "metric", "metrics")
+        );
+    }
+    format!(
+        "Holm family of {family} ({}; {} query by query)",
+        plural(changes.len() as u64, "metric", "metrics"),
+        repeats.join(", ")
+    )
 }
 
 /// Where one side of the comparison came from.
@@ -612,7 +675,6 @@ mod tests {
         );
         let settings = StatSettings {
             permutations: 100,
-            bootstrap: 100,
             confidence: 0.95,
             seed: 0,
             alpha: 0.05,

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::paired::{Paired, PairedQuery, StagePairs, StatSettings};
+use super::paired::{holm_family_text, Paired, PairedQuery, StagePairs, StatSettings};
 use super::warning::Warning;
 use crate::base::numbers::percentile;
 use crate::base::schema::Status;
@@ -126,8 +126,9 @@ pub struct RuleContext<'a> {
 }
 
 impl RuleContext<'_> {
-    /// The Holm family of a rule on `metric`: it and the metrics compared.
-    /// For a grouping set this is the adjustment of comparison.csv.
+    /// The Holm family of a rule on `metric`: it and the metrics compared
+    /// (those with equal per-query deltas over the rule's queries count
+    /// once). For a grouping set this is the adjustment of comparison.csv.
     fn family(&self, metric: usize) -> Vec<usize> {
         std::iter::once(metric)
             .chain(
@@ -218,16 +219,17 @@ fn resolve(spec: RuleSpec, paired: &Paired, context: &RuleContext) -> Result<Rul
     if check == Check::NoSignificantLoss {
         // With too few permutations no p-value can get under alpha, and
         // the rule could never fail.
-        let family = context.family(rule.per_query_metric()?).len();
+        let family = rule.family_size(pairs, context)?;
         // Holm's adjustment multiplies by at most the family's size, and
         // caps at 1.
         let smallest = (family as f64 / (context.settings.permutations + 1) as f64).min(1.0);
         ensure!(
             smallest < context.alpha,
-            "with --permutations {} and {family} metrics in the Holm family the smallest \
+            "with --permutations {} and {} in the Holm family the smallest \
              adjusted p-value is {smallest:.4}, not below alpha {}: the rule could never fail; \
              raise --permutations",
             context.settings.permutations,
+            plural(family as u64, "hypothesis", "hypotheses"),
             context.alpha
         );
     }
@@ -388,24 +390,27 @@ impl Rule {
     /// Why a `no_significant_loss` rule cannot fail on this selection,
     /// if so: with n queries no sign-flip p-value is below 2^(1-n).
     pub fn cannot_fail(&self, paired: &Paired, context: &RuleContext) -> Option<Warning> {
-        let Ok(metric) = self.per_query_metric() else {
-            return None;
-        };
         if self.check != Check::NoSignificantLoss {
             return None;
         }
-        let n = self
-            .measured_members(&paired.stages[self.stage])
-            .ok()?
-            .len();
-        let family = context.family(metric).len();
+        let pairs = &paired.stages[self.stage];
+        let n = self.measured_members(pairs).ok()?.len();
+        let family = self.family_size(pairs, context).ok()?;
         let smallest = (family as f64 * 2f64.powi(1 - n.min(1024) as i32)).min(1.0);
         (smallest >= context.alpha).then(|| Warning::RuleCannotFail {
             rule: self.name.clone(),
             queries: n,
-            metrics: family,
+            hypotheses: family,
             alpha: context.alpha,
         })
+    }
+
+    /// The size of a per-query rule's Holm family over the queries it
+    /// measures: its metric and the metrics compared, equal per-query
+    /// deltas counted once.
+    fn family_size(&self, pairs: &StagePairs, context: &RuleContext) -> Result<usize> {
+        let family = context.family(self.per_query_metric()?);
+        Ok(pairs.distinct_hypotheses(&self.measured_members(pairs)?, &family))
     }
 
     /// The metric a per-query check compares.
@@ -529,16 +534,24 @@ impl Rule {
             Check::NoSignificantLoss => {
                 let metric = self.per_query_metric()?;
                 let family = context.family(metric);
-                let change = &pairs.changes(&members, &family, &context.settings)[0];
+                let changes = pairs.changes(&members, &family, &context.settings);
+                let change = &changes[0];
                 let alpha = context.alpha;
                 let significant_loss = change.delta < 0.0 && change.p_holm < alpha;
+                let interval = match change.ci {
+                    Ok((low, high)) => format!("95% CI {low:+.4} to {high:+.4}"),
+                    Err(reason) => format!("no 95% CI: {reason}"),
+                };
                 outcome(
                     !significant_loss,
                     change.delta,
                     0.0,
                     format!(
-                        "{metric_name} delta {:+.4} (95% CI {:+.4} to {:+.4}), Holm p {:.4} (p {:.4}, {} metrics), alpha {alpha}; {who}",
-                        change.delta, change.ci.0, change.ci.1, change.p_holm, change.p_value, family.len()
+                        "{metric_name} delta {:+.4} ({interval}), Holm p {:.4} (p {:.4}, {}), alpha {alpha}; {who}",
+                        change.delta,
+                        change.p_holm,
+                        change.p_value,
+                        holm_family_text(&changes, &paired.metrics)
                     ),
                 )
             }

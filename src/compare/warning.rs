@@ -23,8 +23,8 @@ pub enum Warning {
         rule: String,
         /// The queries its selection measures.
         queries: usize,
-        /// The metrics in its Holm family.
-        metrics: usize,
+        /// The distinct hypotheses in its Holm family.
+        hypotheses: usize,
         /// The significance level.
         alpha: f64,
     },
@@ -42,13 +42,14 @@ impl fmt::Display for Warning {
             Warning::RuleCannotFail {
                 rule,
                 queries,
-                metrics,
+                hypotheses,
                 alpha,
             } => write!(
                 f,
-                "rule '{rule}': with {} and {metrics} metrics no loss can reach a Holm p-value \
-                 below alpha {alpha}; it cannot fail",
-                plural(*queries as u64, "query", "queries")
+                "rule '{rule}': with {} and {} in the Holm family no loss can reach a Holm \
+                 p-value below alpha {alpha}; it cannot fail",
+                plural(*queries as u64, "query", "queries"),
+                plural(*hypotheses as u64, "hypothesis", "hypotheses")
             ),
         }
     }

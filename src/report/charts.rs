@@ -548,12 +548,17 @@ pub fn count_bars(rows: &[(String, u64)], colour: RGBColor) -> Result<String> {
 pub struct Change {
     /// Candidate minus baseline.
     pub delta: f64,
-    /// The interval's lower end.
-    pub low: f64,
-    /// The interval's upper end.
-    pub high: f64,
+    /// The interval's ends; none where compare could give no valid one.
+    pub interval: Option<(f64, f64)>,
     /// Whether it is significant after Holm's adjustment.
     pub significant: bool,
+}
+
+impl Change {
+    /// The interval's ends, or the point twice where there is none.
+    fn ends(&self) -> (f64, f64) {
+        self.interval.unwrap_or((self.delta, self.delta))
+    }
 }
 
 /// One row of [`forest`]: a slice and its change per panel.
@@ -575,7 +580,10 @@ pub fn forest(rows: &[ForestRow], panels: &[String]) -> Result<String> {
     let reach = rows
         .iter()
         .flat_map(|r| r.changes.iter().flatten())
-        .map(|c| c.low.abs().max(c.high.abs()))
+        .map(|c| {
+            let (low, high) = c.ends();
+            low.abs().max(high.abs())
+        })
         .filter(|r| r.is_finite())
         .fold(0.05f64, f64::max)
         .min(1.0)
@@ -599,16 +607,19 @@ pub fn forest(rows: &[ForestRow], panels: &[String]) -> Result<String> {
                 };
                 let colour = if change.delta < 0.0 { VERMILLION } else { BLUE };
                 let at = SegmentValue::CenterOf(y(i));
-                chart
-                    .draw_series([ErrorBar::new_horizontal(
-                        at.clone(),
-                        change.low.max(-reach),
-                        change.delta,
-                        change.high.min(reach),
-                        colour.stroke_width(1),
-                        6,
-                    )])
-                    .map_err(plot_error)?;
+                let (low, high) = change.ends();
+                if change.interval.is_some() {
+                    chart
+                        .draw_series([ErrorBar::new_horizontal(
+                            at.clone(),
+                            low.max(-reach),
+                            change.delta,
+                            high.min(reach),
+                            colour.stroke_width(1),
+                            6,
+                        )])
+                        .map_err(plot_error)?;
+                }
                 let style = if change.significant {
                     colour.filled()
                 } else {
@@ -626,9 +637,9 @@ pub fn forest(rows: &[ForestRow], panels: &[String]) -> Result<String> {
                     if change.significant { "*" } else { "" }
                 );
                 let (x, anchor) = if change.delta < 0.0 {
-                    (change.high.min(reach) + reach * 0.04, HPos::Left)
+                    (high.min(reach) + reach * 0.04, HPos::Left)
                 } else {
-                    (change.low.max(-reach) - reach * 0.04, HPos::Right)
+                    (low.max(-reach) - reach * 0.04, HPos::Right)
                 };
                 chart
                     .draw_series([Text::new(
@@ -862,14 +873,18 @@ mod tests {
                     changes: vec![
                         Some(Change {
                             delta: -0.2,
-                            low: -0.4,
-                            high: f64::NAN,
+                            interval: Some((-0.4, f64::NAN)),
                             significant: true,
                         }),
                         None,
+                        Some(Change {
+                            delta: 0.1,
+                            interval: None,
+                            significant: false,
+                        }),
                     ],
                 }],
-                &["a".to_string(), "b".to_string()],
+                &["a".to_string(), "b".to_string(), "c".to_string()],
             )
             .unwrap(),
             help_hurt(&[], "recall@10").unwrap(),

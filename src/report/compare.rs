@@ -52,8 +52,10 @@ pub fn page(summary: &ComparisonSummary, sources: &Sources) -> Result<String> {
     let lede = html! {
         "Candidate " (side(&summary.candidate)) " against baseline " (side(&summary.baseline))
         ". Changes are candidate minus baseline; intervals are "
-        (format!("{:.0}%", summary.settings.confidence * 100.0)) " bootstrap intervals of the mean change; "
-        "* marks a Holm-adjusted p below " (summary.settings.alpha) "; "
+        (format!("{:.0}%", summary.settings.confidence * 100.0)) " intervals of the mean change (none under 10 queries, \
+        or when every query changed alike); "
+        "* marks a Holm-adjusted p below " (summary.settings.alpha) ", over the metrics compared, \
+        those whose changes are equal query by query counted once; "
         "detectable is the smallest change a paired t-test of as many queries, as spread, "
         "detects with 80% power at that level."
     };
@@ -98,6 +100,8 @@ struct ComparisonRow {
     mde: Option<f64>,
     /// The queries needed to detect `--mde`.
     queries_for_mde: Option<u64>,
+    /// The distinct hypotheses p_holm was adjusted over.
+    holm_family: u64,
 }
 
 fn read_comparison(path: &Path) -> Result<Vec<ComparisonRow>> {
@@ -125,6 +129,10 @@ fn read_comparison(path: &Path) -> Result<Vec<ComparisonRow>> {
         };
         let p_holm = number(14)?;
         let empty_or = |i: usize| (!record[i].is_empty()).then_some(i);
+        let interval = match (empty_or(8), empty_or(9)) {
+            (Some(low), Some(high)) => Some((number(low)?, number(high)?)),
+            _ => None,
+        };
         rows.push(ComparisonRow {
             stage: record[0].to_string(),
             task: record[1].to_string(),
@@ -136,14 +144,14 @@ fn read_comparison(path: &Path) -> Result<Vec<ComparisonRow>> {
             candidate: number(6)?,
             change: Change {
                 delta: number(7)?,
-                low: number(8)?,
-                high: number(9)?,
+                interval,
                 significant: false,
             },
             wins_ties_losses: [whole(10)?, whole(11)?, whole(12)?],
             p_holm,
             mde: empty_or(16).map(number).transpose()?,
             queries_for_mde: empty_or(17).map(whole).transpose()?,
+            holm_family: whole(18)?,
         });
     }
     Ok(rows)
@@ -304,6 +312,7 @@ fn stage_section(
     let help_hurt = (!deltas.is_empty())
         .then(|| charts::help_hurt(deltas, first))
         .transpose()?;
+    let family = overall.first().map_or(0, |r| r.holm_family);
     let hurt = deltas.iter().filter(|&&d| d < 0.0).count() as u64;
     let helped = deltas.iter().filter(|&&d| d > 0.0).count() as u64;
     let losses: Vec<_> = summary
@@ -318,7 +327,7 @@ fn stage_section(
                 " counted in the means (the rest have no relevant document, or were not captured)." }
             table {
                 tr { th { "metric" } th.n { "baseline" } th.n { "candidate" } th.n { "change" }
-                     th.n { "95% interval" } th.n { "won" } th.n { "tied" } th.n { "lost" } th.n { "p (Holm)" } th { "" }
+                     th.n { "95% interval" } th.n { "won" } th.n { "tied" } th.n { "lost" } th.n title="Holm-adjusted over this many distinct hypotheses: metrics whose changes are equal query by query count once" { "p (Holm, family of " (family) ")" } th { "" }
                      th.n title="The smallest change a paired t-test of these queries detects with 80% power" { "detectable" }
                      @if let Some(effect) = summary.settings.mde { th.n { "queries for ±" (effect) } } }
                 @for r in &overall {
@@ -326,7 +335,10 @@ fn stage_section(
                         td { code { (r.metric) } }
                         (cell(Some(r.baseline))) (cell(Some(r.candidate)))
                         td.n { (format!("{:+.3}", r.change.delta)) }
-                        td.n { (format!("[{:+.3}, {:+.3}]", r.change.low, r.change.high)) }
+                        td.n { @match r.change.interval {
+                            Some((low, high)) => (format!("[{low:+.3}, {high:+.3}]")),
+                            None => "none valid",
+                        } }
                         td.n { (count(r.wins_ties_losses[0])) } td.n { (count(r.wins_ties_losses[1])) }
                         td.n { (count(r.wins_ties_losses[2])) }
                         td.n { (format!("{:.4}", r.p_holm)) }
@@ -437,7 +449,6 @@ fn made_from(summary: &ComparisonSummary) -> Markup {
                 tr { th { "labels (xxh3-128)" } td { code { (summary.labels_hash) } } }
                 tr { th { "metrics" } td { (s.metrics.join(", ")) } }
                 tr { th { "permutations" } td { (s.permutations) } }
-                tr { th { "bootstrap resamples" } td { (s.bootstrap) } }
                 tr { th { "seed" } td { (s.seed) } }
             }
         }

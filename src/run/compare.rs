@@ -89,7 +89,6 @@ fn summarize(
         settings: CompareSettings {
             metrics: metrics.iter().map(|&m| paired.metrics[m].clone()).collect(),
             permutations: settings.permutations,
-            bootstrap: settings.bootstrap,
             seed: settings.seed,
             alpha: plan.alpha,
             confidence: settings.confidence,

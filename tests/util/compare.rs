@@ -190,10 +190,16 @@ pub fn grade(wd: &Workdir, k: &str, out: &str, logs: &str) {
     .expect_code(0);
 }
 
-/// The fixture graded at k = 3: `base/` and `cand/`.
-pub fn graded_cases(name: &str) -> Workdir {
+/// The fixture's labels and logs, not yet graded.
+pub fn cases(name: &str) -> Workdir {
     let wd = Workdir::new(name);
     write_cases(&wd);
+    wd
+}
+
+/// The fixture graded at k = 3: `base/` and `cand/`.
+pub fn graded_cases(name: &str) -> Workdir {
+    let wd = cases(name);
     grade(&wd, "3", "base", "base.jsonl");
     grade(&wd, "3", "cand", "cand.jsonl");
     wd

@@ -304,7 +304,7 @@ pub const STAGE_LOSS_PER_QUERY: [&str; 9] = [
 ];
 
 /// comparison.csv's columns.
-pub const COMPARISON: [&str; 18] = [
+pub const COMPARISON: [&str; 19] = [
     STAGE,
     TASK,
     LANGUAGE,
@@ -323,6 +323,7 @@ pub const COMPARISON: [&str; 18] = [
     SPLIT,
     "mde",
     "queries_for_mde",
+    "holm_family",
 ];
 
 /// per_query_delta.csv's columns before the three of each metric
@@ -782,9 +783,7 @@ pub struct CompareSettings {
     pub metrics: Vec<String>,
     /// Sign-flip permutations of the randomization test.
     pub permutations: usize,
-    /// Resamples of the bootstrap interval.
-    pub bootstrap: usize,
-    /// Seed of both.
+    /// Seed of the permutations.
     pub seed: u64,
     /// Significance level of the marks, and of the power figures.
     pub alpha: f64,
