@@ -24,8 +24,15 @@ pub fn write_summary(dir: &Path, summary: &Summary) -> Result<Staged> {
     staged::finish(out)
 }
 
+/// summary.json's overall row of every (run, stage) in `pairs`.
+pub fn overall_rows(pairs: &[PairAggregates], settings: &GradeSettings) -> Vec<OverallSummary> {
+    (pairs.iter())
+        .filter_map(|p| (p.aggregates.first()).map(|overall| overall_row(p, overall, settings)))
+        .collect()
+}
+
 /// summary.json's row of a (run, stage)'s overall aggregate.
-pub fn overall_row(
+fn overall_row(
     pair: &PairAggregates,
     overall: &Aggregate,
     settings: &GradeSettings,

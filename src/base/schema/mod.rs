@@ -439,7 +439,7 @@ pub enum Status {
     Missing,
     /// Captured, but every capture was rejected.
     Invalid,
-    /// The label has no relevant document: kept out of every mean.
+    /// The label judges no document above 0: kept out of every mean.
     NoAnswer,
 }
 
@@ -518,6 +518,9 @@ pub struct Summary {
     /// The human key the means were calibrated against, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<CalibrationSummary>,
+    /// The (run, stage)s most of whose labeled queries no record captured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mostly_missing: Vec<MostlyMissing>,
     /// Every other output of the run, as written: a reader checks a file
     /// against its entry before trusting it.
     pub outputs: Vec<OutputFile>,
@@ -583,7 +586,7 @@ pub struct SettingsSummary {
 pub struct Counts {
     /// Labeled queries.
     pub labeled: u64,
-    /// Labeled queries without a relevant document.
+    /// Labeled queries without a positive grade (`no_answer`).
     pub no_answer: u64,
     /// (run, stage, query) rows with status ok.
     pub graded: u64,
@@ -652,6 +655,44 @@ pub struct OverallSummary {
     pub no_answer: u64,
     /// Metric means by column name (null when no query counts).
     pub metrics: OrderedMap<Option<f64>>,
+}
+
+/// A (run, stage) most of whose labeled queries with an answer no record
+/// captured: labels that cover more than the logs (several years of
+/// qrels against one year's run), or a query-id field that does not match
+/// the labels' ids. Under `--missing fail` each scores 0, so the means
+/// fall towards 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MostlyMissing {
+    /// The run.
+    pub run: String,
+    /// The stage.
+    pub stage: String,
+    /// Labeled queries with an answer (not `no_answer`).
+    pub queries: u64,
+    /// Of those, the ones with status missing.
+    pub missing: u64,
+    /// `missing / queries`.
+    pub share: f64,
+}
+
+impl MostlyMissing {
+    /// The (run, stage)s of `overall` more than half of whose labeled
+    /// queries with an answer have no capture.
+    pub fn of(overall: &[OverallSummary]) -> Vec<MostlyMissing> {
+        (overall.iter())
+            .filter_map(|row| {
+                let queries = row.queries - row.no_answer;
+                (row.missing * 2 > queries).then(|| MostlyMissing {
+                    run: row.run.clone(),
+                    stage: row.stage.clone(),
+                    queries,
+                    missing: row.missing,
+                    share: row.missing as f64 / queries as f64,
+                })
+            })
+            .collect()
+    }
 }
 
 /// Throughput in summary.json.
