@@ -185,8 +185,8 @@ impl fmt::Display for Warning {
                 )?;
                 if *scored_zero {
                     f.write_str(
-                        " Where the logs cover only part of the key, --missing skip grades the \
-                         captured queries alone",
+                        " Where the logs cover only part of the key, --missing skip grades only \
+                         the queries they hold",
                     )?;
                 }
                 Ok(())

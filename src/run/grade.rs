@@ -17,7 +17,7 @@ use anyhow::{anyhow, bail, Result};
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Reviewing};
-use crate::base::schema::{Counts, MostlyMissing};
+use crate::base::schema::Counts;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::calibrate::{HumanRows, HumanScores};
@@ -297,7 +297,7 @@ pub fn finish(
         superseded_records,
     );
     let self_pooled = self_pooled::measure(&labels, graded.aggregates.iter().map(|p| &*p.run));
-    let mostly_missing = MostlyMissing::of(&output::summary::overall_rows(
+    let mostly_missing = output::summary::mostly_missing(&output::summary::overall_rows(
         &graded.aggregates,
         &settings,
     ));
