@@ -209,6 +209,19 @@ fn a_grading_whose_every_record_was_rejected_fails() {
     let run = wd.rgrade(&[&args[..], &["--partial", "-o", "shard", "logs.jsonl"]].concat());
     run.expect_code(1)
         .expect_stderr(&["every one of the shard's 2 records was rejected"]);
+    // Records of unlabeled queries aside, every capture of a labeled one
+    // rejected is nothing graded too.
+    wd.write(
+        "labeled.jsonl",
+        text(&[
+            r#"{"query_id": "q1"}"#,
+            r#"{"query_id": "other", "results": ["d1"]}"#,
+        ]),
+    );
+    let run = wd.rgrade(&[&args[..], &["labeled.jsonl"]].concat());
+    run.expect_code(1).expect_stderr(&[
+        "every capture of a labeled query was rejected (1 rejected record), so nothing was graded",
+    ]);
     // One good record is enough to grade.
     wd.write(
         "some.jsonl",

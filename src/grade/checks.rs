@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::base::schema::REJECTS_FILE;
+use crate::base::schema::{Status, REJECTS_FILE};
 use crate::base::text::plural;
 use crate::grade::graded::Graded;
 
@@ -33,17 +33,28 @@ impl Graded {
         ))
     }
 
-    /// Why nothing was graded when every record read was rejected, naming
-    /// the first (whose detail carries any hint at the cause, such as
-    /// runs that share a TREC tag), or `None` if some record was not.
+    /// Why nothing was graded when every record read was rejected, or
+    /// every capture of a labeled query (records of other queries aside),
+    /// naming the first reject (whose detail carries any hint at the
+    /// cause, such as runs that share a TREC tag); `None` otherwise.
     pub fn every_record_rejected(&self) -> Option<String> {
-        let records = self.counts.records;
-        if records == 0 || self.counts.rejected < records {
+        let (records, rejected) = (self.counts.records, self.counts.rejected);
+        let invalid: u64 = (self.pairs.iter())
+            .filter_map(|pair| pair.aggregates.first())
+            .map(|overall| overall.status_count(Status::Invalid))
+            .sum();
+        let every = if records > 0 && rejected >= records {
+            match records {
+                1 => "the only record read was rejected".to_string(),
+                n => format!("every one of the {n} records read was rejected"),
+            }
+        } else if self.counts.graded == 0 && invalid > 0 {
+            format!(
+                "every capture of a labeled query was rejected ({})",
+                plural(rejected, "rejected record", "rejected records")
+            )
+        } else {
             return None;
-        }
-        let every = match records {
-            1 => "the only record read was rejected".to_string(),
-            n => format!("every one of the {n} records read was rejected"),
         };
         Some(format!(
             "{every}, so nothing was graded; the first is {}",
