@@ -194,6 +194,10 @@ pub struct AgreeArgs {
     #[arg(long, value_parser = choice::<RepeatPolicy>(), value_name = "POLICY", default_value_t = RepeatPolicy::Error, requires = "logs")]
     pub repeats: RepeatPolicy,
 
+    /// With --logs, name each TREC run by its tag, or by its file's name (files all tagged alike stay apart).
+    #[arg(long = "run-name", value_parser = choice::<RunName>(), value_name = "FROM", default_value_t = RunName::Tag, requires = "logs")]
+    pub run_name: RunName,
+
     /// Print nothing on stdout.
     #[arg(short, long)]
     pub quiet: bool,

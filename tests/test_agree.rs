@@ -325,3 +325,40 @@ fn what_both_gradings_say_of_the_logs_is_said_once() {
     run.expect_code(0);
     assert_eq!(run.stderr.matches("logs/notes.txt").count(), 1, "{run}");
 }
+
+/// Two TREC runs written with one tag fuse into rankings full of
+/// duplicates, and every line of a labeled query is rejected (q9's, of no
+/// label, are not): agree exits 1 with grade's hint rather than print taus
+/// over nothing; `--run-name file` keeps them apart.
+#[test]
+fn logs_whose_every_record_was_rejected_fail_with_grades_hint() {
+    let wd = workdir("agree_all_rejected");
+    wd.write(
+        "runs/a.trec",
+        "q1 Q0 d1 1 2.0 run\nq1 Q0 d3 2 1.0 run\nq9 Q0 d1 1 1.0 run\n",
+    );
+    wd.write(
+        "runs/b.trec",
+        "q1 Q0 d3 1 2.0 run\nq1 Q0 d1 2 1.0 run\nq9 Q0 d2 1 1.0 run\n",
+    );
+    let run = wd.rgrade(&["agree", "a.jsonl", "b.qrels", "--logs", "runs", "-q"]);
+    run.expect_code(1).expect_stderr(&[
+        "the logs graded under a.jsonl: every capture of a labeled query was rejected (4 \
+         rejected records), so nothing was graded; the first is",
+        "duplicate_doc",
+        "do two runs share a tag? --run-name file keeps them apart",
+        "rgrade grade --labels a.jsonl -o DIR lists them all in rejects.jsonl",
+    ]);
+    let run = wd.rgrade(&[
+        "agree",
+        "a.jsonl",
+        "b.qrels",
+        "--logs",
+        "runs",
+        "--run-name",
+        "file",
+        "-q",
+    ]);
+    run.expect_code(0);
+    assert!(!run.stderr.contains("rejected"), "{run}");
+}

@@ -271,7 +271,8 @@ fn missing_fail_and_skip() {
 
 /// `--min-rel 2` makes only grades >= 2 relevant for recall, rr, hit,
 /// precision, ap and missing_at_k, while nDCG keeps the raw grades; a query
-/// left with no relevant document becomes `no_answer`.
+/// left with no relevant document is graded as trec_eval `-l 2` grades it:
+/// 0 but for its nDCG, in the means.
 #[test]
 fn min_rel_applies_to_relevance_but_not_to_ndcg_gains() {
     let wd = Workdir::new("min_rel");
@@ -333,8 +334,15 @@ fn min_rel_applies_to_relevance_but_not_to_ndcg_gains() {
     assert_cell(&q, "ndcg@3", ndcg);
     assert_text(&q, "missing_at_3", "c");
     let low = two.row(&[("query_id", "q_low")]);
-    assert_text(&low, "status", "no_answer");
-    assert_text(&low, "recall@3", "");
+    assert_text(&low, "status", "ok");
+    assert_cell(&low, "n_relevant", 0.0);
+    assert_text(&low, "first_rel_rank", "");
+    for metric in ["recall", "rr", "hit", "precision", "ap"] {
+        assert_cell(&low, &format!("{metric}@3"), 0.0);
+    }
+    // d, graded 1, at rank 1 of an ideal ranking of d alone.
+    assert_cell(&low, "ndcg@3", 1.0);
+    assert_text(&low, "missing_at_3", "");
 }
 
 /// When the reader of stdout goes away (`rgrade ... | head -1`) rgrade

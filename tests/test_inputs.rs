@@ -275,7 +275,8 @@ fn a_byte_order_mark_is_ignored() {
         "repeat",
         "repeat.jsonl",
     ])
-    .expect_code(0);
+    .expect_code(1)
+    .expect_stderr(&["was rejected, so nothing was graded"]);
     let rejects = wd.read_jsonl("repeat/rejects.jsonl");
     assert_eq!(
         reject_keys(&rejects),
@@ -377,7 +378,8 @@ fn a_named_pipe_is_read_as_a_log() {
         "pipe.jsonl",
         text(&[repeated, repeated]).as_bytes(),
     );
-    run.expect_code(0);
+    run.expect_code(1)
+        .expect_stderr(&["was rejected, so nothing was graded"]);
     let rejects = wd.read_jsonl("repeat/rejects.jsonl");
     assert_eq!(
         reject_keys(&rejects),

@@ -361,7 +361,8 @@ fn a_rejected_record_has_no_leaks() {
         ],
         &["--max-rejects", "1"],
     );
-    run.expect_code(0);
+    run.expect_code(1)
+        .expect_stderr(&["was rejected, so nothing was graded"]);
     let summary = wd.read_json("out/summary.json");
     assert_eq!(count(&summary, "leaked_results"), 0);
     assert_eq!(summary["leaks"], json!([]));

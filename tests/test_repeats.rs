@@ -93,7 +93,8 @@ fn repeated_captures_from_stdin_name_the_line() {
         ],
         text(&lines).as_bytes(),
     )
-    .expect_code(0);
+    .expect_code(1)
+    .expect_stderr(&["was rejected, so nothing was graded"]);
     let rejects = wd.read_jsonl("out/rejects.jsonl");
     assert_eq!(
         reject_keys(&rejects),
@@ -133,7 +134,8 @@ fn a_repeated_trec_ranking_rejects_every_line() {
         "logs.jsonl",
         "run.trec",
     ])
-    .expect_code(0);
+    .expect_code(1)
+    .expect_stderr(&["was rejected, so nothing was graded"]);
     let row = wd.read_csv("out/per_query.csv").row(&[("query_id", "q")]);
     assert_text(&row, "status", "invalid");
     let summary = wd.read_json("out/summary.json");

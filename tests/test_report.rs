@@ -449,11 +449,7 @@ fn report_refuses_cells_no_grading_writes() {
             "0",
             "'0' is not a rank in column first_rel_rank",
         ),
-        (
-            "n_relevant",
-            "0",
-            "a query graded ok with no relevant document",
-        ),
+        ("n_relevant", "0", "of a query with none (n_relevant 0)"),
         (
             "recall@3",
             "NaN",

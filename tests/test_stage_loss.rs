@@ -108,7 +108,7 @@ fn hand_computed_three_stages_two_runs() {
     );
     run.expect_code(0);
     assert!(
-        !run.stderr.contains("warning"),
+        !run.stderr.contains("was never graded"),
         "every stage of the order was graded by some run: no warning\n{run}"
     );
 
@@ -374,8 +374,7 @@ fn repeats_error_first_last() {
 
 /// `--min-rel 2`: grade-1 documents are not relevant, neither found nor
 /// lost (g1 loses h2 and h3 under the default, only h2 under 2), and a
-/// query whose documents are all below it is a no-answer query (g2: no
-/// row). The unnamed run shows as `(unnamed)` on stdout, `(none)` slices
+/// query whose documents are all below it has none to lose (g2: no row). The unnamed run shows as `(unnamed)` on stdout, `(none)` slices
 /// as `task=(none)`.
 #[test]
 fn min_rel_decides_what_counts_as_relevant() {

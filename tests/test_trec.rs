@@ -301,7 +301,8 @@ fn bad_trec_lines_are_rejected() {
         "out",
         "run.trec",
     ])
-    .expect_code(0);
+    .expect_code(1)
+    .expect_stderr(&["was rejected, so nothing was graded"]);
     let rejects = wd.read_jsonl("out/rejects.jsonl");
     let want = in_file(
         "run.trec",

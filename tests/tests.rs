@@ -11,6 +11,7 @@ mod test_compare_stats;
 mod test_csv_runs;
 mod test_diagnostics_sample;
 mod test_docs;
+mod test_edges;
 mod test_gen;
 mod test_grade_cli;
 mod test_index;

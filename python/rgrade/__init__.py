@@ -483,6 +483,7 @@ def agree(
     logs_format: LogsFormat = "auto",
     missing: Missing = "fail",
     repeats: Repeats = "error",
+    run_name: RunName = "tag",
     threads: Optional[int] = None,
 ) -> Agreement:
     """Compare two answer keys on the (query, document) pairs both judge,
@@ -494,7 +495,8 @@ def agree(
     one key twice to compare two of its reviewers). With ``logs``
     (files or directories), they are graded at ``k`` under each key, and
     each run's means and Kendall's tau between the keys' orderings of the
-    runs come too."""
+    runs come too (``run_name`` as ``grade`` takes it). Logs of which every
+    record was rejected warn with an :class:`RgradeWarning`."""
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
     paths = [] if logs is None else [logs] if isinstance(logs, (str, os.PathLike)) else list(logs)
     messages = _agree(
@@ -511,6 +513,7 @@ def agree(
         logs_format=logs_format,
         missing=missing,
         repeats=repeats,
+        run_name=run_name,
         threads=threads,
     )
     _warn(messages)

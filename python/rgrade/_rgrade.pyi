@@ -65,6 +65,7 @@ def agree(
     logs_format: str = ...,
     missing: str = ...,
     repeats: str = ...,
+    run_name: str = ...,
     threads: Optional[int] = ...,
 ) -> list[str]: ...
 def merge(

@@ -517,14 +517,14 @@ fn compare(
 
 /// Compare the answer keys `key_a` and `key_b`, writing agreement.json,
 /// agreement.csv and agreement_slices.csv into `out`, and with `logs`
-/// the runs' means under both (graded at `k`, with `missing` and
-/// `repeats` as `grade` takes them).
+/// the runs' means under both (graded at `k`, with `missing`, `repeats`
+/// and `run_name` as `grade` takes them).
 #[pyfunction]
 #[pyo3(signature = (
     key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, reviewers=None,
     reviewers_a=None, reviewers_b=None, logs=vec![],
     k=vec!["10".to_string()], logs_format="auto".to_string(), missing="fail".to_string(),
-    repeats="error".to_string(), threads=None,
+    repeats="error".to_string(), run_name="tag".to_string(), threads=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn agree(
@@ -542,6 +542,7 @@ fn agree(
     logs_format: String,
     missing: String,
     repeats: String,
+    run_name: String,
     threads: Option<usize>,
 ) -> PyResult<Vec<String>> {
     if min_rel < 1 {
@@ -559,6 +560,7 @@ fn agree(
             .map_err(|err| UsageError::new_err(format!("k: {err}")))?,
         missing: choice("missing", &missing)?,
         repeats: choice("repeats", &repeats)?,
+        run_name: choice("run_name", &run_name)?,
     };
     let logs = (!graded.logs.is_empty()).then_some(graded);
     let both = reviewer_policy("reviewers", reviewers.as_deref())?;
@@ -588,7 +590,12 @@ fn agree(
         rgrade::agree(&plan, &mut |warning| {
             warnings.push(in_keywords(&warning.to_string()))
         })
-        .map(|_| warnings)
+        .map(|agreed| {
+            // Nothing graded: the command line exits 1; Python warns, as
+            // it warns of a grading's rejected records.
+            warnings.extend(agreed.every_record_rejected.as_deref().map(in_keywords));
+            warnings
+        })
     })
     .map_err(raised)
 }
@@ -703,6 +710,7 @@ fn agree_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     defaults.set_item("logs_format", logs.logs_format.name())?;
     defaults.set_item("missing", logs.missing.name())?;
     defaults.set_item("repeats", logs.repeats.name())?;
+    defaults.set_item("run_name", logs.run_name.name())?;
     Ok(defaults)
 }
 

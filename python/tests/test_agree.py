@@ -154,3 +154,20 @@ def test_runs_under_both_keys_are_ordered_as_scipy_orders_them():
         expected = kendalltau(a, b).statistic
         assert same(order["kendall_tau"], expected), order
     assert rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.jsonl").runs is None
+
+
+def test_logs_whose_every_record_was_rejected_warn(tmp_path):
+    """Two TREC runs written with one tag fuse into rankings of duplicates
+    and every line is rejected: an RgradeWarning with grade's hint (the
+    command line exits 1); ``run_name="file"`` keeps the runs apart."""
+    (tmp_path / "a.qrels").write_text("q1 0 d1 1\nq1 0 d3 0\n", encoding="utf-8")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a.trec").write_text("q1 Q0 d1 1 2.0 run\nq1 Q0 d3 2 1.0 run\n", encoding="utf-8")
+    (runs / "b.trec").write_text("q1 Q0 d3 1 2.0 run\nq1 Q0 d1 2 1.0 run\n", encoding="utf-8")
+    key = tmp_path / "a.qrels"
+    with pytest.warns(rgrade.RgradeWarning, match="every one of the 4 records read was rejected"):
+        agreed = rgrade.agree(key, key, logs=runs)
+    assert any("--run-name file keeps them apart" in w or "run_name" in w for w in agreed.warnings)
+    apart = rgrade.agree(key, key, logs=runs, run_name="file")
+    assert not any("rejected" in w for w in apart.warnings)

@@ -300,6 +300,29 @@ def test_rgrades_warnings_are_python_warnings():
     assert ours[0].filename == __file__
 
 
+def test_labels_most_of_whose_queries_went_uncaptured_warn(tmp_path):
+    """Labels of four more queries than the seed logs capture: 4 of 7 have
+    no capture, a warning in ``.warnings`` and summary.json's
+    ``mostly_missing``, after a merge too."""
+    seed_labels, seed_logs = SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl"
+    labels = tmp_path / "labels.jsonl"
+    extra = [json.dumps({"query_id": f"q_other{i}", "relevant": ["billing"]}) for i in range(4)]
+    labels.write_text(seed_labels.read_text(encoding="utf-8") + "\n".join(extra) + "\n", encoding="utf-8")
+    with pytest.warns(rgrade.RgradeWarning, match="4 of 7 labeled queries .57.1%. have no capture"):
+        graded = rgrade.grade(labels, seed_logs, k=(3,))
+    assert graded.summary["mostly_missing"] == [
+        {"run": "", "stage": "final", "queries": 7, "missing": 4, "share": 4 / 7}
+    ]
+    with pytest.warns(rgrade.RgradeWarning, match="4 of 7 labeled queries"):
+        shard = rgrade.grade(labels, seed_logs, k=(3,), partial=True)
+        merged = rgrade.merge(labels, [shard])
+    assert merged.summary["mostly_missing"] == graded.summary["mostly_missing"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        covered = rgrade.grade(seed_labels, seed_logs, k=(3,))
+    assert "mostly_missing" not in covered.summary
+
+
 def test_shards_merge_into_one_grading(tmp_path):
     """The questions sample split by query id into two shards, graded
     partially (one shard written to a directory first) and merged: the

@@ -156,9 +156,11 @@ pub type Scores = [f64; 6];
 
 /// Score one ranking of `retrieved` results at `cutoff`.
 ///
-/// `hits` must come in rank order. A query without relevant documents has
-/// no defined score; callers keep such no-answer queries out of the means,
-/// and this returns zeros for them rather than dividing by zero.
+/// `hits` must come in rank order. A query without relevant documents at
+/// min-rel scores as trec_eval's `-l` scores it: 0 on every binary metric,
+/// and its nDCG from the raw grades. One without any positive grade has no
+/// defined score; callers keep such no-answer queries out of the means, and
+/// this returns zeros for them rather than dividing by zero.
 pub fn score(
     hits: impl IntoIterator<Item = Hit>,
     judgments: &Judgments,
@@ -181,17 +183,21 @@ pub fn score(
             precision_sum += relevant_in_k as f64 / hit.rank as f64;
         }
     }
-    if judgments.n_relevant == 0 {
-        return [0.0; 6];
-    }
-    let n_relevant = judgments.n_relevant as f64;
+    // Over |R|, 0 when no grade reaches min-rel (trec_eval's `-l`).
+    let per_relevant = |count: f64| {
+        if judgments.n_relevant > 0 {
+            count / judgments.n_relevant as f64
+        } else {
+            0.0
+        }
+    };
     let ideal = ideal_dcg(judgments.ideal_grades, depth);
     let precision_over = match cutoff {
         Cutoff::At(k) => k,
         Cutoff::All => retrieved,
     };
     [
-        relevant_in_k as f64 / n_relevant,
+        per_relevant(relevant_in_k as f64),
         first_relevant.map_or(0.0, |rank| 1.0 / rank as f64),
         if relevant_in_k > 0 { 1.0 } else { 0.0 },
         if precision_over > 0 {
@@ -200,7 +206,7 @@ pub fn score(
             0.0
         },
         if ideal > 0.0 { dcg / ideal } else { 0.0 },
-        precision_sum / n_relevant,
+        per_relevant(precision_sum),
     ]
 }
 
@@ -399,6 +405,24 @@ mod tests {
         assert_close(scores_of(&[(4, 1)], &[1], 1, 3), [0.0; 6]);
     }
 
+    /// trec_eval `-l 3` on grades 1 and 2 ranked first and second: no
+    /// document reaches the level, so every binary metric is 0, and nDCG@2
+    /// keeps the graded gains: (1 + 2/log2 3) / (2 + 1/log2 3) = 0.8597...
+    /// (pytrec_eval's `ndcg_cut_2` at `relevance_level=3` prints
+    /// 0.8597186998521972).
+    #[test]
+    fn grades_below_min_rel_score_zero_but_keep_their_gain() {
+        let log3 = 3f64.log2();
+        let ndcg = (1.0 + 2.0 / log3) / (2.0 + 1.0 / log3);
+        let scores = scores_of(&[(1, 1), (2, 2)], &[1, 2], 3, 2);
+        assert_close(scores, [0.0, 0.0, 0.0, 0.0, ndcg, 0.0]);
+        assert!((scores[4] - 0.8597186998521972).abs() < EPS);
+        // At -l 2 the grade-2 document at rank 2 counts: recall 1/1, rr 1/2,
+        // hit 1, precision@2 1/2, AP (1/2)/1; nDCG is the same.
+        let scores = scores_of(&[(1, 1), (2, 2)], &[1, 2], 2, 2);
+        assert_close(scores, [1.0, 0.5, 1.0, 0.5, ndcg, 0.5]);
+    }
+
     #[test]
     fn no_relevant_documents_scores_zero_instead_of_nan() {
         assert_close(scores_of(&[], &[], 1, 5), [0.0; 6]);
@@ -414,6 +438,13 @@ mod tests {
     ) -> Scores {
         let relevant = |d: &u32| labels.get(d).is_some_and(|&g| g >= min_rel);
         let n_relevant = labels.values().filter(|&&g| g >= min_rel).count() as f64;
+        let per_relevant = |x: f64| {
+            if n_relevant > 0.0 {
+                x / n_relevant
+            } else {
+                0.0
+            }
+        };
         let (k, precision_over) = match cutoff {
             Cutoff::At(k) => (k, k),
             Cutoff::All => (ranking.len(), ranking.len()),
@@ -451,7 +482,7 @@ mod tests {
             .map(|(i, g)| g / ((i + 2) as f64).log2())
             .sum();
         [
-            found / n_relevant,
+            per_relevant(found),
             rr,
             if found > 0.0 { 1.0 } else { 0.0 },
             if precision_over > 0 {
@@ -460,7 +491,7 @@ mod tests {
                 0.0
             },
             if idcg > 0.0 { dcg / idcg } else { 0.0 },
-            ap / n_relevant,
+            per_relevant(ap),
         ]
     }
 
@@ -472,7 +503,7 @@ mod tests {
             universe in 1u32..40,
             ranking_seed in proptest::collection::vec(0u32..1000, 0..30),
             label_seed in proptest::collection::vec((0u32..1000, -1i64..4), 1..12),
-            min_rel in 1i64..3,
+            min_rel in 1i64..4,
             cutoff in prop_oneof![(1usize..40).prop_map(Cutoff::At), Just(Cutoff::All)],
         ) {
             let mut ranking: Vec<u32> = Vec::new();
@@ -481,7 +512,7 @@ mod tests {
             }
             let labels: HashMap<u32, i64> =
                 label_seed.iter().map(|&(d, g)| (d % universe, g)).collect();
-            prop_assume!(labels.values().any(|&g| g >= min_rel));
+            prop_assume!(labels.values().any(|&g| g > 0));
 
             let hits: Vec<Hit> = ranking.iter().enumerate()
                 .filter_map(|(i, d)| labels.get(d).filter(|&&g| g > 0)

@@ -8,7 +8,8 @@ use rgrade::{AgreeLogs, AgreePlan, Agreed};
 use super::terminal::{print_stdout, tell, Exit};
 use crate::cli::AgreeArgs;
 
-/// Compare the keys `args` names, print the figures unless quiet.
+/// Compare the keys `args` names, print the figures unless quiet; exit 1
+/// when every record of the logs was rejected.
 ///
 /// # Errors
 /// A key that does not load, an output that cannot be written.
@@ -18,6 +19,10 @@ pub fn run(args: &AgreeArgs) -> Result<Exit> {
     })?;
     if !args.quiet {
         print_stdout(|out| print(out, &agreed));
+    }
+    if let Some(why) = &agreed.every_record_rejected {
+        tell(format_args!("rgrade: {why}"));
+        return Ok(Exit::CheckFailed);
     }
     Ok(Exit::Clean)
 }
@@ -37,6 +42,7 @@ fn plan(args: &AgreeArgs) -> AgreePlan {
             ks: args.k.clone(),
             missing: args.missing,
             repeats: args.repeats,
+            run_name: args.run_name,
         }),
         ..AgreePlan::new(args.key_a.clone(), args.key_b.clone())
     }

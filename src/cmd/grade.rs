@@ -40,6 +40,16 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
                 )
             });
         }
+        // A shard's other limits are held at the merge, but a shard of
+        // which nothing could be graded fails here.
+        let records: u64 = partial.inputs.iter().map(|input| input.records).sum();
+        if records > 0 && partial.rejected >= records {
+            tell(format_args!(
+                "rgrade: every one of the shard's {records} records was rejected, so nothing \
+                 was graded (rgrade grade without --partial lists them in rejects.jsonl)"
+            ));
+            return Ok(Exit::CheckFailed);
+        }
         return Ok(Exit::Clean);
     }
     let graded = rgrade::grade(&plan, &mut warn)?;

@@ -39,8 +39,8 @@ impl HumanScores {
                 continue;
             };
             shared_queries += 1;
-            let answered = graded.queries()[judged as usize].n_relevant > 0;
-            no_answer_by_humans += u64::from(human.n_relevant == 0 && answered);
+            let answered = graded.queries()[judged as usize].has_answer();
+            no_answer_by_humans += u64::from(!human.has_answer() && answered);
         }
         HumanScores {
             key,

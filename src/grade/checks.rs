@@ -1,30 +1,73 @@
 //! The limits a caller holds a grading to: how many rejected records and
-//! how many results outside the user's allowed collections it tolerates.
+//! how many results outside the user's allowed collections it tolerates,
+//! and never a grading whose every record was rejected.
 //! Over a limit, the grading still wrote every output; the caller decides
 //! what that means (the command line exits with status 1).
 
 use std::path::Path;
 
-use crate::base::schema::REJECTS_FILE;
+use crate::base::schema::{Status, REJECTS_FILE};
 use crate::base::text::plural;
 use crate::grade::graded::Graded;
 
 impl Graded {
-    /// Why the rejected records exceed `max_rejects`, naming the first,
-    /// or `None` within the limit. `out` is where rejects.jsonl was written.
+    /// Why the rejected records fail the grading, naming the first, or
+    /// `None` if they do not: more of them than `max_rejects`, or every
+    /// record read, whatever `max_rejects` tolerates (nothing was graded).
+    /// `out` is where rejects.jsonl was written.
     pub fn rejects_over(&self, max_rejects: u64, out: Option<&Path>) -> Option<String> {
-        if self.counts.rejected <= max_rejects {
-            return None;
-        }
-        // Every rejected record is in the list the count counts.
-        let first = self.rejects.first()?;
         let listed = match out {
             Some(dir) => format!("all are listed in {}", dir.join(REJECTS_FILE).display()),
             None => "use -o DIR to list them all in rejects.jsonl".to_string(),
         };
+        if let Some(every) = self.every_record_rejected() {
+            return Some(format!("{every} ({listed})"));
+        }
+        if self.counts.rejected <= max_rejects {
+            return None;
+        }
         Some(format!(
-            "{} --max-rejects {max_rejects}; the first is {}:{}: {}: {} ({listed})",
+            "{} --max-rejects {max_rejects}; the first is {} ({listed})",
             exceed(self.counts.rejected, "rejected record", "rejected records"),
+            self.first_reject()?
+        ))
+    }
+
+    /// Why nothing was graded when every record read was rejected, or
+    /// every capture of a labeled query (records of other queries aside),
+    /// naming the first reject (whose detail carries any hint at the
+    /// cause, such as runs that share a TREC tag); `None` otherwise.
+    pub fn every_record_rejected(&self) -> Option<String> {
+        let (records, rejected) = (self.counts.records, self.counts.rejected);
+        let invalid: u64 = (self.pairs.iter())
+            .filter_map(|pair| pair.aggregates.first())
+            .map(|overall| overall.status_count(Status::Invalid))
+            .sum();
+        let every = if records > 0 && rejected >= records {
+            match records {
+                1 => "the only record read was rejected".to_string(),
+                n => format!("every one of the {n} records read was rejected"),
+            }
+        } else if self.counts.graded == 0 && invalid > 0 {
+            format!(
+                "every capture of a labeled query was rejected ({})",
+                plural(rejected, "rejected record", "rejected records")
+            )
+        } else {
+            return None;
+        };
+        Some(format!(
+            "{every}, so nothing was graded; the first is {}",
+            self.first_reject()?
+        ))
+    }
+
+    /// The first rejected record: where it is, why, and the detail.
+    fn first_reject(&self) -> Option<String> {
+        // Every rejected record is in the list the count counts.
+        let first = self.rejects.first()?;
+        Some(format!(
+            "{}:{}: {}: {}",
             self.input_name(first.origin),
             first.origin.line,
             first.reason,

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::base::schema::{Counts, SelfPooled, StaleLabels};
+use crate::base::schema::{Counts, MostlyMissing, SelfPooled, StaleLabels};
 use crate::base::text::{first_few, plural};
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::PairAggregates;
@@ -36,6 +36,8 @@ pub struct Graded {
     pub leaks: Vec<Leak>,
     /// The graded runs that alone were pooled for some labels.
     pub self_pooled: Vec<SelfPooled>,
+    /// The (run, stage)s most of whose labeled queries no record captured.
+    pub mostly_missing: Vec<MostlyMissing>,
     /// The human key the means were calibrated against, with its values.
     pub calibrated_against: Option<HumanScores>,
     /// Each input's name, by input index.
@@ -111,6 +113,13 @@ pub enum Warning {
     },
     /// A graded run that alone was pooled for some labeled queries.
     SelfPooled(SelfPooled),
+    /// A (run, stage) most of whose labeled queries no record captured.
+    MostlyMissing {
+        /// The (run, stage) and its counts.
+        missing: MostlyMissing,
+        /// Whether each missing query scores 0 in the means (`--missing fail`).
+        scored_zero: bool,
+    },
     /// Under `--unit doc`, result ids in which `--doc-of` found no document.
     UnmappedIds {
         /// How many.
@@ -137,6 +146,38 @@ impl fmt::Display for Warning {
                 plural(pooled.queries, "labeled query", "labeled queries"),
                 100.0 * pooled.share
             ),
+            Warning::MostlyMissing {
+                missing,
+                scored_zero,
+            } => {
+                match missing.run.as_str() {
+                    "" => f.write_str("unnamed run")?,
+                    run => write!(f, "run '{run}'")?,
+                }
+                write!(
+                    f,
+                    ", stage '{}': {} of {} labeled queries ({:.1}%) have no capture",
+                    missing.stage,
+                    missing.missing,
+                    missing.queries,
+                    100.0 * missing.share
+                )?;
+                if *scored_zero {
+                    f.write_str(" and score 0 in every mean")?;
+                }
+                f.write_str(
+                    " (summary.json's mostly_missing): do the labels cover more than these logs \
+                     (several years of qrels against one year's run, say), or does the logs' \
+                     query-id field not match the labels' ids?",
+                )?;
+                if *scored_zero {
+                    f.write_str(
+                        " Where the logs cover only part of the key, --missing skip grades only \
+                         the queries they hold",
+                    )?;
+                }
+                Ok(())
+            }
             Warning::UnmappedIds { ids } => write!(
                 f,
                 "--doc-of found no document in {} of the graded captures' results: each was \

@@ -105,7 +105,7 @@ pub fn row(
     settings: &GradeSettings,
 ) -> (QueryRow, u64) {
     let q = &labels.queries()[query as usize];
-    let status = if q.n_relevant == 0 {
+    let status = if !q.has_answer() {
         Status::NoAnswer
     } else if !graded.is_empty() {
         Status::Ok

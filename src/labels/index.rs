@@ -71,6 +71,17 @@ pub struct LabeledQuery {
     pub(super) pool: u32,
 }
 
+impl LabeledQuery {
+    /// Whether any judged document has a positive grade. A query without
+    /// one is a no-answer query, kept out of every mean; one whose
+    /// positive grades all fall below `--min-rel` is not: as under
+    /// trec_eval's `-l`, it scores 0 on the binary metrics and keeps its
+    /// graded nDCG.
+    pub fn has_answer(&self) -> bool {
+        !self.docs.is_empty()
+    }
+}
+
 /// The pool of a query whose labels name no `pooled_from`.
 pub(super) const NO_POOL: u32 = u32::MAX;
 

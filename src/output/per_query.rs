@@ -495,16 +495,19 @@ impl PerQueryReader {
         };
         let n_relevant = count(c.n_relevant)?.unwrap_or(0);
         let first_rel_rank = count(c.first_rel_rank)?;
-        // Ranks start at 1, and a query graded ok has a relevant document.
+        // Ranks start at 1, and a relevant document found is one the labels
+        // count. (A query graded ok may have none: its grades may all fall
+        // below --min-rel.)
         ensure!(
             first_rel_rank != Some(0),
             "{}: '0' is not a rank in column first_rel_rank",
             at()
         );
         ensure!(
-            status != Status::Ok || n_relevant > 0,
-            "{}: a query graded ok with no relevant document (n_relevant 0)",
-            at()
+            n_relevant > 0 || first_rel_rank.is_none(),
+            "{}: a relevant document at rank {} of a query with none (n_relevant 0)",
+            at(),
+            first_rel_rank.unwrap_or_default()
         );
         let cell = |col: usize, read: fn(&str) -> Result<Option<f64>, String>| {
             read(&record[col]).map_err(|err| anyhow!("{}: {err} in column {}", at(), &header[col]))

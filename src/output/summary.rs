@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::staged::{self, stage, Staged};
 
 use crate::base::schema::{
-    metric_columns, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE,
+    metric_columns, MostlyMissing, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE,
 };
 use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::score::GradeSettings;
@@ -24,8 +24,32 @@ pub fn write_summary(dir: &Path, summary: &Summary) -> Result<Staged> {
     staged::finish(out)
 }
 
+/// summary.json's overall row of every (run, stage) in `pairs`.
+pub fn overall_rows(pairs: &[PairAggregates], settings: &GradeSettings) -> Vec<OverallSummary> {
+    (pairs.iter())
+        .filter_map(|p| (p.aggregates.first()).map(|overall| overall_row(p, overall, settings)))
+        .collect()
+}
+
+/// The (run, stage)s of `overall` more than half of whose labeled queries
+/// with an answer have no capture.
+pub fn mostly_missing(overall: &[OverallSummary]) -> Vec<MostlyMissing> {
+    (overall.iter())
+        .filter_map(|row| {
+            let queries = row.queries - row.no_answer;
+            (row.missing * 2 > queries).then(|| MostlyMissing {
+                run: row.run.clone(),
+                stage: row.stage.clone(),
+                queries,
+                missing: row.missing,
+                share: row.missing as f64 / queries as f64,
+            })
+        })
+        .collect()
+}
+
 /// summary.json's row of a (run, stage)'s overall aggregate.
-pub fn overall_row(
+fn overall_row(
     pair: &PairAggregates,
     overall: &Aggregate,
     settings: &GradeSettings,

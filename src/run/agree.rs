@@ -13,6 +13,7 @@ use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
     JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy, Reviewing,
+    RunName,
 };
 use crate::base::schema::{AgreementLogs, AgreementSummary, REPORT_FILE};
 use crate::grade::{Graded, Plan as GradePlan, Warning};
@@ -58,6 +59,9 @@ pub struct LogsPlan {
     pub missing: MissingPolicy,
     /// What several captures of one (run, stage, query) mean.
     pub repeats: RepeatPolicy,
+    /// What names a TREC run: its tag, or its file (runs written with one
+    /// tag stay apart).
+    pub run_name: RunName,
 }
 
 impl LogsPlan {
@@ -69,6 +73,7 @@ impl LogsPlan {
             ks: vec![Cutoff::At(10)],
             missing: MissingPolicy::Fail,
             repeats: RepeatPolicy::Error,
+            run_name: RunName::Tag,
         }
     }
 }
@@ -99,6 +104,10 @@ pub struct Agreed {
     pub summary: AgreementSummary,
     /// With logs, the runs' means under both keys.
     pub runs: Option<RunsUnderBoth>,
+    /// With logs of which every record was rejected under a key, why
+    /// (as `grade` says it): nothing was graded, and no figure of the runs
+    /// means anything.
+    pub every_record_rejected: Option<String>,
 }
 
 /// Compare the two keys `plan` names, grade its logs under each if it
@@ -135,6 +144,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     let mut summary = summarize(&a, &b, plan.min_rel, &agreement);
     // Each grading below loads its key again: these are no longer needed.
     drop((a, b));
+    let mut every_record_rejected = None;
     let runs = match &plan.logs {
         Some(logs) => {
             // What both gradings say of the same logs is said once.
@@ -149,6 +159,17 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
                 }
             })?;
             summary.logs = Some(logs_summary(logs, &graded_a, &graded_b));
+            every_record_rejected = [(&plan.key_a, &graded_a), (&plan.key_b, &graded_b)]
+                .into_iter()
+                .find_map(|(key, graded)| {
+                    let why = graded.every_record_rejected()?;
+                    Some(format!(
+                        "the logs graded under {}: {why} (rgrade grade --labels {} -o DIR \
+                         lists them all in rejects.jsonl)",
+                        key.display(),
+                        key.display()
+                    ))
+                });
             Some(runs_under_both(&graded_a, &graded_b))
         }
         None => None,
@@ -160,6 +181,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
         agreement,
         summary,
         runs,
+        every_record_rejected,
     })
 }
 
@@ -205,6 +227,7 @@ fn grade_under(
         ks: logs.ks.clone(),
         missing: logs.missing,
         repeats: logs.repeats,
+        run_name: logs.run_name,
         threads: plan.threads,
         ..GradePlan::new(key.to_path_buf(), logs.logs.clone())
     };

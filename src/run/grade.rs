@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::metrics::Cutoff;
-use crate::base::options::{JoinBy, LabelsFormat, ProgressWhen, Reviewing};
+use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Reviewing};
 use crate::base::schema::Counts;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
@@ -297,7 +297,12 @@ pub fn finish(
         superseded_records,
     );
     let self_pooled = self_pooled::measure(&labels, graded.aggregates.iter().map(|p| &*p.run));
+    let mostly_missing = output::summary::mostly_missing(&output::summary::overall_rows(
+        &graded.aggregates,
+        &settings,
+    ));
     let graded = Graded {
+        mostly_missing,
         calibrated_against: human,
         self_pooled,
         input_names,
@@ -347,6 +352,12 @@ pub fn finish(
     }
     if stale_labels.look_stale() {
         warn(Warning::StaleLabels(stale_labels));
+    }
+    for missing in &graded.mostly_missing {
+        warn(Warning::MostlyMissing {
+            missing: missing.clone(),
+            scored_zero: graded.settings.missing == MissingPolicy::Fail,
+        });
     }
     for pooled in &graded.self_pooled {
         warn(Warning::SelfPooled(pooled.clone()));
@@ -501,11 +512,7 @@ fn tally(
     }
     Counts {
         labeled: labels.queries().len() as u64,
-        no_answer: labels
-            .queries()
-            .iter()
-            .filter(|q| q.n_relevant == 0)
-            .count() as u64,
+        no_answer: labels.queries().iter().filter(|q| !q.has_answer()).count() as u64,
         graded: graded.ok_rows,
         records: lines.records,
         blank_lines: lines.blank,

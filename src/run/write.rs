@@ -126,17 +126,10 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
         },
         meta: OrderedMap(plan.meta.clone()),
         counts,
-        overall: graded
-            .pairs
-            .iter()
-            .filter_map(|p| {
-                p.aggregates
-                    .first()
-                    .map(|overall| summary::overall_row(p, overall, settings))
-            })
-            .collect(),
+        overall: summary::overall_rows(&graded.pairs, settings),
         stale_labels: run.stale_labels.clone(),
         self_pooled: graded.self_pooled.clone(),
+        mostly_missing: graded.mostly_missing.clone(),
         calibration: (graded.calibrated_against.as_ref()).map(|human| CalibrationSummary {
             labels: labels_summary(&human.key),
             shared_queries: human.shared_queries,

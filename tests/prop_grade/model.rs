@@ -201,8 +201,10 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
                 ap += seen / (i + 1) as f64;
             }
         }
+        // Over |R|, 0 when no grade reaches --min-rel.
+        let per_relevant = |x: f64| if n_rel > 0.0 { x / n_rel } else { 0.0 };
         metrics.extend([
-            found / n_rel,
+            per_relevant(found),
             rr,
             if found > 0.0 { 1.0 } else { 0.0 },
             if precision_over > 0 {
@@ -211,7 +213,7 @@ fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded
                 0.0
             },
             dcg / idcg,
-            ap / n_rel,
+            per_relevant(ap),
         ]);
     }
     let deepest = options.ks.iter().map(|k| k.depth()).max().unwrap_or(1);
@@ -279,8 +281,10 @@ fn query_row<'a>(
         Repeats::Last => valid.into_iter().last().into_iter().collect(),
     };
 
+    // No positive grade: no answer. Grades that all fall below --min-rel
+    // still grade, as trec_eval -l grades them (docs/guide.md, Metrics).
     let relevant = label.relevant(options.min_rel);
-    let status = if relevant.is_empty() {
+    let status = if label.relevant(1).is_empty() {
         Status::NoAnswer
     } else if captures.is_empty() {
         Status::Missing

@@ -13,10 +13,12 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::timestamp::Timestamp;
 
+mod diagnostics;
 mod labels;
 mod listed;
 mod trend;
 
+pub use diagnostics::{MostlyMissing, SliceStale, StaleLabels};
 pub use labels::{
     CalibrationSummary, CollectionVersion, CompiledKeySummary, LabelsSummary, ReviewerSummary,
     ReviewersSummary, SelfPooled, SourceSummary,
@@ -449,7 +451,7 @@ pub enum Status {
     Missing,
     /// Captured, but every capture was rejected.
     Invalid,
-    /// The label has no relevant document: kept out of every mean.
+    /// The label judges no document above 0: kept out of every mean.
     NoAnswer,
 }
 
@@ -528,6 +530,9 @@ pub struct Summary {
     /// The human key the means were calibrated against, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<CalibrationSummary>,
+    /// The (run, stage)s most of whose labeled queries no record captured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mostly_missing: Vec<MostlyMissing>,
     /// Every other output of the run, as written: a reader checks a file
     /// against its entry before trusting it.
     pub outputs: Vec<OutputFile>,
@@ -593,7 +598,7 @@ pub struct SettingsSummary {
 pub struct Counts {
     /// Labeled queries.
     pub labeled: u64,
-    /// Labeled queries without a relevant document.
+    /// Labeled queries without a positive grade (`no_answer`).
     pub no_answer: u64,
     /// (run, stage, query) rows with status ok.
     pub graded: u64,
@@ -671,57 +676,6 @@ pub struct Throughput {
     pub mb_per_second: f64,
     /// Input records per second.
     pub records_per_second: f64,
-}
-
-/// The stale-label counts of one grouping set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SliceStale {
-    /// The task, or `*`.
-    pub task: String,
-    /// The language, or `*`.
-    pub language: String,
-    /// Labeled documents of the captured queries in the set.
-    pub labeled: u64,
-    /// Of those, the ones no capture of their query returned.
-    pub unseen: u64,
-    /// Queries of the set with at least one valid capture and a judged
-    /// document.
-    pub queries_captured: u64,
-    /// Of those, the ones whose valid captures returned no judged document.
-    pub queries_without_judged_results: u64,
-}
-
-/// `stale_labels` in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StaleLabels {
-    /// Labeled (query, document) pairs of the queries with at least one
-    /// valid capture, in any run and stage.
-    pub labeled: u64,
-    /// Of those, the ones no capture of their query returned at any depth.
-    pub unseen: u64,
-    /// `unseen / labeled` (0 when nothing is labeled).
-    pub fraction: f64,
-    /// The first unseen ids, in query order.
-    pub sample: Vec<String>,
-    /// Per task, per language and per task × language, as in aggregates.csv.
-    pub by_slice: Vec<SliceStale>,
-    /// Labeled queries with at least one valid capture, in any run and
-    /// stage, whose labels judge a document (any grade): a query that
-    /// judges none could return none.
-    pub queries_captured: u64,
-    /// Of those, the ones of which no valid capture returned a document
-    /// their labels judge, whatever its grade (0 and negative included) and
-    /// depth: what a changed id scheme does to every query, and pooled
-    /// labels to none.
-    pub queries_without_judged_results: u64,
-}
-
-impl StaleLabels {
-    /// Whether the labels look made for other ids: more than half of the
-    /// captured queries returned no judged document at all.
-    pub fn look_stale(&self) -> bool {
-        self.queries_without_judged_results * 2 > self.queries_captured
-    }
 }
 
 /// One leak as summary.json lists it.
