@@ -144,8 +144,10 @@ def watch(work, seed, queries, changes, drop):
 
 def drop_size(work, rate, queries):
     """The mean drop of billing's recall@10 (final stage) a rate makes, on
-    one history: its nights from the drop on against the baseline nights."""
-    data, nights = history(work, 99_999, queries, "persist", (20, rate))
+    one history whose changes revert (so that the rankings' own drift,
+    which persisting changes let wander, does not blur it): its nights
+    from the drop on against the baseline nights."""
+    data, nights = history(work, 99_999, queries, "revert", (20, rate))
     values = long_values(nights)
     billing = values[(values.task == "billing") & (values.stage == "final")
                      & (values.metric == "recall@10")]

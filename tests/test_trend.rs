@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::util::nights::{gen_nights, grade_night, PlantedDrop};
+use crate::util::nights::{gen_nights, gen_nights_changing, grade_night, PlantedDrop};
 use crate::util::{Table, Workdir};
 
 const NIGHTS: usize = 30;
@@ -29,11 +29,17 @@ fn graded_series(wd: &Workdir, drop: Option<&str>) -> Vec<String> {
         rate,
     });
     gen_nights(wd, "data", QUERIES, NIGHTS, drop);
-    (1..=NIGHTS)
+    grade_nights(wd, "data/labels.jsonl", NIGHTS)
+}
+
+/// Grade gen's nights 1 to `count` under `labels` into `graded/night-NN`,
+/// as of 2026-11-NN. Returns the night directories.
+fn grade_nights(wd: &Workdir, labels: &str, count: usize) -> Vec<String> {
+    (1..=count)
         .map(|n| {
             let (night, out) = (format!("data/night-{n:02}"), format!("graded/night-{n:02}"));
             let as_of = format!("2026-11-{n:02}");
-            grade_night(wd, "data/labels.jsonl", &night, &out, &as_of, &[]);
+            grade_night(wd, labels, &night, &out, &as_of, &[]);
             out
         })
         .collect()
@@ -239,23 +245,8 @@ fn each_night_is_a_paired_t_test_at_its_share_of_alpha() {
 #[test]
 fn rankings_that_persist_raise_no_alarm() {
     let wd = Workdir::new("trend_persist");
-    let data = "data";
-    crate::util::nights::gen_nights_changing(&wd, data, "1500", NIGHTS, "persist");
-    let nights: Vec<String> = (1..=NIGHTS)
-        .map(|n| {
-            let out = format!("graded/night-{n:02}");
-            let logs = format!("{data}/night-{n:02}");
-            grade_night(
-                &wd,
-                "data/labels.jsonl",
-                &logs,
-                &out,
-                &format!("2026-11-{n:02}"),
-                &[],
-            );
-            out
-        })
-        .collect();
+    gen_nights_changing(&wd, "data", "1500", NIGHTS, "persist");
+    let nights = grade_nights(&wd, "data/labels.jsonl", NIGHTS);
     // The rankings did change: by the last night many queries moved from
     // their first night's value, and stayed moved on the night before.
     let (first, before, last) = (
@@ -305,21 +296,7 @@ fn grouping_sets_of_the_same_queries_are_one_series() {
         })
         .collect();
     wd.write("plain.jsonl", plain);
-    let nights: Vec<String> = (1..=9)
-        .map(|n| {
-            let out = format!("graded/night-{n:02}");
-            let logs = format!("data/night-{n:02}");
-            grade_night(
-                &wd,
-                "plain.jsonl",
-                &logs,
-                &out,
-                &format!("2026-11-{n:02}"),
-                &[],
-            );
-            out
-        })
-        .collect();
+    let nights = grade_nights(&wd, "plain.jsonl", 9);
     let run = trend(&wd, &nights, &["-o", "trend", "--metrics", "recall@10"]);
     run.expect_code(1);
     let summary = wd.read_json("trend/alarms.json");
