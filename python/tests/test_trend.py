@@ -47,8 +47,8 @@ def test_the_planted_drop_alarms_and_nothing_else(series):
     assert alarms, "billing's halved evidence alarms"
     assert {a["task"] for a in alarms} <= {"billing", "*"}
     assert any(a["task"] == "billing" for a in alarms)
-    # The first watched night bets nothing, so night 4's drop alarms on night 5.
-    assert {a["as_of"] for a in alarms} == {"2026-11-05T00:00:00Z"}
+    # Night 4's drop alarms on night 4, the first watched night.
+    assert {a["as_of"] for a in alarms} == {"2026-11-04T00:00:00Z"}
     assert all(a["drop"] > 0 for a in alarms)
     assert [n["as_of"][:10] for n in watched.alarms["nights"]] == [
         f"2026-11-{night:02}" for night in range(1, NIGHTS + 1)]
