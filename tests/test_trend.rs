@@ -315,6 +315,8 @@ fn grouping_sets_of_the_same_queries_are_one_series() {
         assert_eq!(alarm["task"], "*");
         assert_eq!(alarm["also"].as_array().unwrap().len(), 3, "{alarm}");
     }
+    // Every distinct series was tested: nothing to warn of.
+    assert!(!run.stderr.contains("never tested"), "{}", run.stderr);
     let printed = run
         .stdout
         .lines()

@@ -268,9 +268,12 @@ fn each_once<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<String> {
 /// the baseline nights.
 fn untested(watched: &Watched, settings: &WatchSettings, warn: &mut dyn FnMut(Warning)) {
     let coverage = watched.coverage();
+    // A grouping set that repeats another's queries is tested as that one.
     let untested = |row: &&SeriesNight| {
         let revision = &coverage[watched.nights[row.night].revision as usize - 1];
-        !watched.baseline[row.night] && !revision.tested.contains(&(row.set, row.metric))
+        !watched.baseline[row.night]
+            && row.is_distinct()
+            && !revision.tested.contains(&(row.set, row.metric))
     };
     let Some(row) = watched.rows.iter().find(untested) else {
         return;
