@@ -179,9 +179,10 @@ impl PpiSums {
         let (u, v) = self.pseudo_values(theta);
         let spread = self.judge_only.variance_at(theta) / self.judge_only.queries as f64
             + mean_variance(&v).1 / n;
-        match spread > 0.0 {
-            true => (covariance(&u, &v) / n / spread).clamp(0.0, 1.0),
-            false => 0.0,
+        if spread > 0.0 {
+            (covariance(&u, &v) / n / spread).clamp(0.0, 1.0)
+        } else {
+            0.0
         }
     }
 
@@ -199,9 +200,10 @@ impl PpiSums {
         let (u, v) = self.pseudo_values(theta);
         let rest: Vec<f64> = u.iter().zip(&v).map(|(u, v)| u - lambda * v).collect();
         let rest_variance = mean_variance(&rest).1.max(unseen_disagreement_variance(n));
-        let judge_variance = match lambda > 0.0 {
-            true => self.judge_only.variance_at(theta) / self.judge_only.queries as f64,
-            false => 0.0,
+        let judge_variance = if lambda > 0.0 {
+            self.judge_only.variance_at(theta) / self.judge_only.queries as f64
+        } else {
+            0.0
         };
         let variance =
             (lambda * lambda * judge_variance + rest_variance / n as f64) / share.powi(2);
@@ -535,9 +537,10 @@ mod tests {
         let population: Vec<(Value, Value)> = (y.iter())
             .map(|&y| {
                 let f = if next() < 0.1 { 1.0 - y } else { y };
-                match next() < 0.2 {
-                    true => (Some(0.5 + 0.5 * next()), None),
-                    false => (Some(f), Some(y)),
+                if next() < 0.2 {
+                    (Some(0.5 + 0.5 * next()), None)
+                } else {
+                    (Some(f), Some(y))
                 }
             })
             .collect();
