@@ -70,23 +70,51 @@ fn a_full_stderr_keeps_the_exit_status_of_gen() {
     assert!(wd.exists("data/labels.jsonl"));
 }
 
-/// A table that cannot be written is lost, not the run: the exit status
-/// is the one the grading decided, and stderr says what happened to stdout.
+/// A table that cannot be written for another reason than a closed pipe
+/// (a full disk) is said on stderr, and a clean run exits 2: its reader
+/// did not get the result (for `agree` and `trend` without `-o`, the table
+/// is all of it). A tripped check stays exit status 1.
 #[test]
-fn a_full_stdout_keeps_the_exit_status_and_says_so() {
+fn a_full_stdout_is_exit_status_2_unless_a_check_tripped() {
     let wd = Workdir::new("full_stdout");
     let labels = seed("labels.jsonl");
     let logs = seed("logs.jsonl");
-    let mut cmd = wd.command(&["grade", "--labels", &labels, "-k", "3", &logs]);
-    cmd.stdout(full_device());
-    finish(&mut cmd)
-        .expect_code(0)
+    let full = |args: &[&str]| {
+        let mut cmd = wd.command(args);
+        cmd.stdout(full_device());
+        finish(&mut cmd)
+    };
+    for (night, as_of) in [("a", "2026-11-01"), ("b", "2026-11-02")] {
+        let args = [
+            "grade", "--labels", &labels, "-k", "3", "--as-of", as_of, "-o", night, &logs,
+        ];
+        full(&args)
+            .expect_code(2)
+            .expect_stderr(&["stdout", "cannot write the table"]);
+        assert!(
+            wd.exists(&format!("{night}/summary.json")),
+            "the outputs are written"
+        );
+    }
+    for args in [
+        &["compare", "a", "b"][..],
+        &["agree", &labels, &labels],
+        &["trend", "a", "b"],
+    ] {
+        full(args)
+            .expect_code(2)
+            .expect_stderr(&["stdout", "cannot write the table"]);
+    }
+    wd.write(
+        "rules.toml",
+        "[[rule]]\nname = \"unmet\"\nmetric = \"recall@3\"\nmin = 0.99\n",
+    );
+    full(&["compare", "a", "b", "--rules", "rules.toml"])
+        .expect_code(1)
         .expect_stderr(&["stdout", "cannot write the table"]);
 
     log_with_a_reject(&wd);
-    let mut cmd = wd.command(&["grade", "--labels", &labels, "logs.jsonl"]);
-    cmd.stdout(full_device());
-    finish(&mut cmd)
+    full(&["grade", "--labels", &labels, "logs.jsonl"])
         .expect_code(1)
         .expect_stderr(&["stdout", "rejected record"]);
 }

@@ -21,6 +21,7 @@ mod test_merge;
 mod test_output_dir;
 mod test_outputs;
 mod test_parquet;
+mod test_paths;
 mod test_permissions;
 mod test_provenance;
 mod test_questions;

@@ -165,6 +165,13 @@ fn in_keywords(message: &str) -> String {
     out
 }
 
+/// `value`, unless the `openmetrics=` export failed after every other
+/// output was written: then that failure, which Python raises (the command
+/// line says it on stderr and keeps the verdict's exit status).
+fn exported<T>(failure: Option<rgrade::Error>, value: T) -> Result<T, rgrade::Error> {
+    failure.map_or(Ok(value), Err)
+}
+
 /// The exception for `err`, of the class its kind names, carrying the
 /// command line's message with its flags named as keyword arguments.
 fn raised(err: rgrade::Error) -> PyErr {
@@ -396,7 +403,8 @@ fn grade(
         let rows = if partial {
             rgrade::grade_partial(&plan, &mut warn).map(|_| None)
         } else {
-            rgrade::grade(&plan, &mut warn).map(|graded| graded.per_query)
+            rgrade::grade(&plan, &mut warn)
+                .and_then(|graded| exported(graded.openmetrics_failure, graded.per_query))
         };
         rows.map(|rows| (warnings, rows))
     });
@@ -637,7 +645,8 @@ fn trend(
         rgrade::trend(&plan, &mut |warning| {
             warnings.push(in_keywords(&warning.to_string()))
         })
-        .map(|trended| (trended.alarmed(), warnings))
+        .and_then(|trended| exported(trended.openmetrics_failure, trended.alarmed()))
+        .map(|alarmed| (alarmed, warnings))
     })
     .map_err(raised)
 }

@@ -17,14 +17,12 @@ pub fn run(args: &AgreeArgs) -> Result<Exit> {
     let agreed = rgrade::agree(&plan(args), &mut |warning| {
         tell(format_args!("rgrade: warning: {warning}"));
     })?;
-    if !args.quiet {
-        print_stdout(|out| print(out, &agreed));
-    }
+    let lost = !args.quiet && print_stdout(|out| print(out, &agreed));
     if let Some(why) = &agreed.every_record_rejected {
         tell(format_args!("rgrade: {why}"));
         return Ok(Exit::CheckFailed);
     }
-    Ok(Exit::Clean)
+    Ok(Exit::Clean.unless_lost(lost))
 }
 
 /// The library's plan for the options in `args`.

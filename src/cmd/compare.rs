@@ -16,13 +16,14 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
     let compared = rgrade::compare(&plan(args), &mut |warning| {
         tell(format_args!("rgrade: warning: {warning}"));
     })?;
-    // The verdict decides the exit status, even if the table is lost.
-    print_stdout(|out| compared.print(out, args.quiet));
-    Ok(if compared.passed() {
+    // A failed rule is exit status 1, even if the table is lost.
+    let lost = print_stdout(|out| compared.print(out, args.quiet));
+    let exit = if compared.passed() {
         Exit::Clean
     } else {
         Exit::CheckFailed
-    })
+    };
+    Ok(exit.unless_lost(lost))
 }
 
 /// The library's plan for the options in `args`.

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 use rgrade::{GradePlan, Graded, Warning};
 
-use super::terminal::{print_stdout, stdout_width, tell, Exit};
+use super::terminal::{print_stdout, stdout_width, tell, tell_export, Exit};
 use crate::cli::GradeArgs;
 
 /// Grade the logs named in `args`; `command` is the command line as typed,
@@ -27,9 +27,9 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
     if args.partial {
         let partial = rgrade::grade_partial(&plan, &mut warn)?;
         tell_warnings(&warnings);
-        if !args.quiet {
-            let dir = plan.out.as_deref().unwrap_or(std::path::Path::new("."));
-            print_stdout(|out| {
+        let dir = plan.out.as_deref().unwrap_or(std::path::Path::new("."));
+        let lost = !args.quiet
+            && print_stdout(|out| {
                 writeln!(
                     out,
                     "partial grading of {} captured queries ({} rejected records) in {}; \
@@ -39,7 +39,6 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
                     dir.display()
                 )
             });
-        }
         // A shard's other limits are held at the merge, but a shard of
         // which nothing could be graded fails here.
         let records: u64 = partial.inputs.iter().map(|input| input.records).sum();
@@ -50,7 +49,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
             ));
             return Ok(Exit::CheckFailed);
         }
-        return Ok(Exit::Clean);
+        return Ok(Exit::Clean.unless_lost(lost));
     }
     let graded = rgrade::grade(&plan, &mut warn)?;
     Ok(show(
@@ -78,23 +77,24 @@ pub struct Checks<'a> {
     pub out: Option<&'a Path>,
 }
 
-/// Print the table of `graded` (unless quiet) and its warnings, and turn
-/// rejects and leaks over their limits into exit status 1.
+/// Print the table of `graded` (unless quiet) and its warnings, turn
+/// rejects and leaks over their limits into exit status 1, and say what
+/// did not reach the reader (the table, the `--openmetrics` export).
 pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
-    if !checks.quiet {
-        print_stdout(|out| graded.print_table(out, stdout_width()));
-    }
+    let lost_table = !checks.quiet && print_stdout(|out| graded.print_table(out, stdout_width()));
     tell_warnings(warnings);
+    let lost_export = tell_export(graded.openmetrics_failure.as_ref());
     let leaks = graded.leaks_over(checks.max_leaks);
     let rejects = graded.rejects_over(checks.max_rejects, checks.out);
     for message in leaks.iter().chain(&rejects) {
         tell(format_args!("rgrade: {message}"));
     }
-    if leaks.is_some() || rejects.is_some() {
+    let exit = if leaks.is_some() || rejects.is_some() {
         Exit::CheckFailed
     } else {
         Exit::Clean
-    }
+    };
+    exit.unless_lost(lost_table || lost_export)
 }
 
 /// The library's plan for the options in `args`.

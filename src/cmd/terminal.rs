@@ -1,6 +1,6 @@
 //! What every subcommand shares: how a run ended ([`Exit`]), and how it
-//! speaks, its tables on stdout and its lines on stderr, neither of which
-//! a closed or full stream can stop.
+//! speaks, its tables on stdout and its lines on stderr: a closed stream
+//! never stops a run, and a table lost to a full one is said.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -13,23 +13,55 @@ pub enum Exit {
     /// 1: graded, every output written, but a check tripped: rejects over
     /// `--max-rejects`, leaks over `--max-leaks`, a failed compare rule.
     CheckFailed = 1,
-    /// 2: nothing graded: a usage error, unreadable input, invalid labels.
+    /// 2: nothing graded: a usage error, unreadable input, invalid labels;
+    /// or a clean run whose result did not all reach its reader.
     NothingGraded = 2,
 }
 
-/// Write a table to stdout with `print`. The table is a view of outputs
-/// the run has already decided, so losing it never changes the exit
-/// status: a reader that closed the pipe early (`rgrade ... | head`) is
-/// quietly let go, and any other failure (a full disk) is said on stderr.
-pub fn print_stdout(print: impl FnOnce(&mut io::BufWriter<io::StdoutLock>) -> io::Result<()>) {
+impl Exit {
+    /// This run's status once part of its result was not delivered (`lost`:
+    /// the stdout table, the `--openmetrics` export), which was said on
+    /// stderr: a tripped check stays 1, so that a failed rule or an alarm is
+    /// never hidden; a clean run becomes 2, as its reader did not get all of
+    /// it.
+    pub fn unless_lost(self, lost: bool) -> Exit {
+        match self {
+            Exit::Clean if lost => Exit::NothingGraded,
+            exit => exit,
+        }
+    }
+}
+
+/// Write a table to stdout with `print`; returns whether part of it was
+/// lost. A reader that closed the pipe early (`rgrade ... | head`) is
+/// quietly let go, and loses nothing it wanted; any other failure (a full
+/// disk) is said on stderr, and is a loss the exit status tells
+/// ([`Exit::unless_lost`]): for a command without `-o`, the table is the
+/// only result.
+#[must_use]
+pub fn print_stdout(
+    print: impl FnOnce(&mut io::BufWriter<io::StdoutLock>) -> io::Result<()>,
+) -> bool {
     let mut out = io::BufWriter::new(io::stdout().lock());
     match print(&mut out).and_then(|()| out.flush()) {
-        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {}
-        Err(err) => tell(format_args!(
-            "rgrade: stdout: cannot write the table: {err}"
-        )),
-        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => false,
+        Err(err) => {
+            tell(format_args!(
+                "rgrade: stdout: cannot write the table: {err}"
+            ));
+            true
+        }
+        Ok(()) => false,
     }
+}
+
+/// Say on stderr that `--openmetrics` could not be written, if it could
+/// not; returns whether it was lost.
+pub fn tell_export(failure: Option<&rgrade::Error>) -> bool {
+    if let Some(err) = failure {
+        tell(format_args!("rgrade: {err}"));
+    }
+    failure.is_some()
 }
 
 /// The width stdout's tables fit in when stdout is no terminal (a file, a

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use rgrade::TrendPlan;
 
-use super::terminal::{print_stdout, tell, Exit};
+use super::terminal::{print_stdout, tell, tell_export, Exit};
 use crate::cli::TrendArgs;
 
 /// Watch the nights named in `args`; `command` is the command line as
@@ -18,14 +18,15 @@ pub fn run(args: &TrendArgs, command: Vec<String>) -> Result<Exit> {
     let trended = rgrade::trend(&plan(args, command), &mut |warning| {
         tell(format_args!("rgrade: warning: {warning}"));
     })?;
-    if !args.quiet {
-        print_stdout(|out| trended.print(out));
-    }
-    Ok(if trended.alarmed() {
+    // An alarm is printed, and exit status 1, whatever else is lost.
+    let lost_table = !args.quiet && print_stdout(|out| trended.print(out));
+    let lost_export = tell_export(trended.openmetrics_failure.as_ref());
+    let exit = if trended.alarmed() {
         Exit::CheckFailed
     } else {
         Exit::Clean
-    })
+    };
+    Ok(exit.unless_lost(lost_table || lost_export))
 }
 
 /// The library's plan for the options in `args`.

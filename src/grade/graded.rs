@@ -50,6 +50,9 @@ pub struct Graded {
     /// metrics as doubles, flags as booleans, empty numbers and flags as
     /// nulls (empty text stays empty text).
     pub per_query: Option<ArrowTable>,
+    /// Why `--openmetrics` could not be written, after every other output
+    /// was: the grading stands, and its caller says the export failed.
+    pub openmetrics_failure: Option<crate::base::failure::Error>,
 }
 
 impl Graded {

@@ -12,7 +12,7 @@
 mod blocks;
 mod build;
 mod columns;
-mod compiled;
+pub(crate) mod compiled;
 mod ids;
 mod index;
 mod jsonl;

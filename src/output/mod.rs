@@ -10,6 +10,8 @@
 //! - [`corpus`] lists the labeled ids a corpus snapshot lacks;
 //! - [`summary`] writes summary.json;
 //! - [`openmetrics`] writes the means and counts for Prometheus;
+//! - [`target`] judges the path of a one-file output (a file, a stream,
+//!   or a result's file it must not replace);
 //! - [`table`] prints the table on stdout;
 //! - [`cells`] writes numbers and rows the one way they all use;
 //! - [`staged`] writes every file under a temporary name and moves the
@@ -41,6 +43,7 @@ pub mod stage_loss;
 pub mod staged;
 pub mod summary;
 pub mod table;
+pub mod target;
 
 /// Remove `name` from `dir` if an earlier run left it there: an output
 /// this run does not write must not pass for one of its results (an old
@@ -134,6 +137,12 @@ impl ResultKind {
             .flat_map(|kind| kind.markers().iter().map(move |&marker| (kind, marker)))
             .find(|(_, marker)| dir.join(marker).exists())
     }
+}
+
+/// Whether `name` is a file some result of rgrade may hold in its
+/// directory.
+fn is_result_file(name: &str) -> bool {
+    (ResultKind::ALL.iter()).any(|kind| kind.files().contains(&name))
 }
 
 /// An output directory one run holds: created if missing, and locked, so

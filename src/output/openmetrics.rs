@@ -1,18 +1,15 @@
 //! `--openmetrics FILE`: a grading's (or a trend's) figures in the
 //! OpenMetrics text format, for the Prometheus node exporter's textfile
 //! collector or a Pushgateway. Every family is a gauge: a grading's means
-//! and counts are levels, not counters that only grow. The file is
+//! and counts are levels, not counters that only grow. A file is
 //! written under a temporary name beside its final one and renamed into
 //! place, as the textfile collector asks, so a scrape never reads half of
-//! it.
+//! it; a stream is written into ([`super::target`]).
 
-use std::io::Write;
-use std::path::Path;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::cells::NumberCell;
-use super::staged::{self, stage};
+use super::target::Destination;
 use crate::base::schema::{metric_columns, Status, LANGUAGE, RUN, SPLIT, STAGE, TASK};
 use crate::base::slices::ANY;
 use crate::base::timestamp::Timestamp;
@@ -85,29 +82,16 @@ pub fn render(families: &[Family]) -> String {
     out
 }
 
-/// Write `families` to `path` (its directory created if missing), renamed
-/// into place once complete.
+/// Write `families` where `destination` says: a regular file renamed into
+/// place once complete (its directory created if missing), or a stream.
 ///
 /// # Errors
-/// The file cannot be written or moved into place.
-pub fn write(path: &Path, families: &[Family]) -> Result<()> {
-    let name = (path.file_name())
-        .with_context(|| format!("{}: --openmetrics needs a file name", path.display()))?
-        .to_string_lossy()
-        .into_owned();
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "{}: cannot create the directory of --openmetrics",
-            dir.display()
-        )
-    })?;
-    let mut out = stage(dir, &name)?;
-    out.write_all(render(families).as_bytes())?;
-    staged::commit(vec![staged::finish(out)?])
+/// The path is refused, or the text cannot be written or moved into
+/// place.
+pub fn write(destination: &Destination, families: &[Family]) -> Result<()> {
+    let text = render(families);
+    destination.write(|out| Ok(out.write_all(text.as_bytes())?))?;
+    Ok(())
 }
 
 /// The labels of a (run, stage, grouping set), in aggregates.csv's names

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, Result};
 use xxhash_rust::xxh3::Xxh3;
 
+use super::identity;
 use crate::base::schema::OutputFile;
 
 /// Makes the process abort after writing this many output bytes in all:
@@ -38,6 +39,59 @@ pub struct Staging {
 pub fn stage(dir: &Path, name: &str) -> Result<BufWriter<Staging>> {
     let temp = temp_path(dir, name);
     let file = File::create(&temp).with_context(|| format!("{}: cannot create", temp.display()))?;
+    Ok(buffered(file, dir, name))
+}
+
+/// Start writing `name` of `dir` outside an output directory (a file no
+/// directory lock guards): the temporary file is locked while it is
+/// written, so two runs writing one path take turns instead of writing
+/// into one file, and one a killed run left is taken over.
+///
+/// # Errors
+/// The temporary file cannot be created or locked.
+pub fn stage_alone(dir: &Path, name: &str) -> Result<BufWriter<Staging>> {
+    let temp = temp_path(dir, name);
+    let cannot = || format!("{}: cannot create", temp.display());
+    let file = loop {
+        let file = (File::options().create(true).truncate(false).write(true))
+            .open(&temp)
+            .with_context(cannot)?;
+        file.lock().with_context(cannot)?;
+        // The run before may have renamed (or removed) the file it
+        // locked while this one waited: then lock the one there now.
+        if still_there(&file, &temp) {
+            break file;
+        }
+    };
+    file.set_len(0).with_context(cannot)?;
+    Ok(buffered(file, dir, name))
+}
+
+/// Remove the temporary file of `name` in `dir` that a killed run left,
+/// unless a run is writing it now.
+///
+/// # Errors
+/// The file is there, unlocked, and cannot be removed.
+pub fn remove_abandoned(dir: &Path, name: &str) -> Result<()> {
+    let temp = temp_path(dir, name);
+    let Ok(file) = File::options().write(true).open(&temp) else {
+        return Ok(());
+    };
+    if file.try_lock().is_ok() && still_there(&file, &temp) {
+        std::fs::remove_file(&temp)
+            .with_context(|| format!("{}: cannot remove a killed run's file", temp.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether `path` still names the open `file`.
+fn still_there(file: &File, path: &Path) -> bool {
+    let ours = file.metadata().ok().map(|m| identity(&m));
+    ours.is_some() && ours == std::fs::metadata(path).ok().map(|m| identity(&m))
+}
+
+/// `file`, the temporary file of `name` in `dir`, to write buffered.
+fn buffered(file: File, dir: &Path, name: &str) -> BufWriter<Staging> {
     let staging = Staging {
         file,
         name: name.to_string(),
@@ -46,7 +100,7 @@ pub fn stage(dir: &Path, name: &str) -> Result<BufWriter<Staging>> {
         hasher: Xxh3::new(),
         finished: false,
     };
-    Ok(BufWriter::with_capacity(1 << 20, staging))
+    BufWriter::with_capacity(1 << 20, staging)
 }
 
 /// Finish a staged file: flush it and keep it for [`commit`].
@@ -57,6 +111,8 @@ pub fn finish(writer: BufWriter<Staging>) -> Result<Staged> {
     let mut staging = writer.into_inner().map_err(|err| err.into_error())?;
     staging.finished = true;
     Ok(Staged {
+        _open: (staging.file.try_clone())
+            .with_context(|| format!("{}: cannot write", staging.name))?,
         temp: temp_path(&staging.dir, &staging.name),
         listed: OutputFile {
             name: staging.name.clone(),
@@ -113,6 +169,9 @@ impl Drop for Staging {
 /// A complete output under its temporary name. Dropped uncommitted (a
 /// later step failed), it is removed.
 pub struct Staged {
+    /// The file, held open (its lock held, if [`stage_alone`] took one)
+    /// until it is moved into place.
+    _open: File,
     listed: OutputFile,
     temp: PathBuf,
     dir: PathBuf,
@@ -225,6 +284,42 @@ mod tests {
         commit(vec![staged]).unwrap();
         assert_eq!(std::fs::read(dir.join("a.csv")).unwrap(), b"whole\n");
         assert!(!temp.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Two writers of one path outside an output directory take turns:
+    /// the one that waited writes a file of its own (not the one the first
+    /// renamed into place), and the last complete file stays.
+    #[test]
+    fn writers_of_one_path_take_turns() {
+        let dir = scratch("alone");
+        let mut first = stage_alone(&dir, "m.prom").unwrap();
+        first.write_all(b"first\n").unwrap();
+        let second = {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let mut second = stage_alone(&dir, "m.prom").unwrap();
+                second.write_all(b"second\n").unwrap();
+                commit(vec![finish(second).unwrap()]).unwrap();
+            })
+        };
+        // Most likely the second writer waits for the lock by now; if it
+        // has not started yet, it takes its turn after the first all the same.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        commit(vec![finish(first).unwrap()]).unwrap();
+        second.join().unwrap();
+        assert_eq!(std::fs::read(dir.join("m.prom")).unwrap(), b"second\n");
+        assert!(!temp_path(&dir, "m.prom").exists());
+
+        // A file a killed writer left is removed, unless one is writing it.
+        std::fs::write(temp_path(&dir, "m.prom"), b"half").unwrap();
+        let writing = stage_alone(&dir, "m.prom").unwrap();
+        remove_abandoned(&dir, "m.prom").unwrap();
+        assert!(temp_path(&dir, "m.prom").exists());
+        drop(writing);
+        std::fs::write(temp_path(&dir, "m.prom"), b"half").unwrap();
+        remove_abandoned(&dir, "m.prom").unwrap();
+        assert!(!temp_path(&dir, "m.prom").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,7 +8,7 @@
 //! finishes the groupings of several.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,6 +38,7 @@ use crate::logs::discover::{discover, Discovered};
 use crate::logs::jsonl::{FieldNames, LogFields};
 use crate::logs::otlp::SpanFields;
 use crate::logs::record::DEFAULT_STAGE;
+use crate::output::target::{Destination, Output};
 use crate::output::{self, OutputDir, ResultKind};
 use crate::run::rows::RowOutputs;
 use crate::run::write;
@@ -55,10 +56,28 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded, Error> 
 /// [`run`], its error marked with its kind where it arose.
 fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
     let started = Instant::now();
+    if let Some(destination) = openmetrics_destination(plan) {
+        destination.check().of_kind(ErrorKind::Usage)?;
+    }
     let setup = Setup::new(plan)?;
     let human = human_scores(plan, &setup)?;
     let grouping = collect(plan, &setup, warn)?;
     finish(plan, setup, grouping, human, started, warn)
+}
+
+/// Where `plan`'s `--openmetrics` goes, if it asks for it: never over its
+/// labels, its logs or a file of its output directory.
+pub fn openmetrics_destination(plan: &Plan) -> Option<Destination<'_>> {
+    let path = plan.openmetrics.as_deref()?;
+    Some(Destination {
+        path,
+        output: Output::OpenMetrics,
+        out_dir: plan.out.as_deref(),
+        inputs: std::iter::once(&plan.labels)
+            .chain(&plan.logs)
+            .map(PathBuf::as_path)
+            .collect(),
+    })
 }
 
 /// What every grading settles before the logs are read: how rows are
@@ -301,7 +320,7 @@ pub fn finish(
         &graded.aggregates,
         &settings,
     ));
-    let graded = Graded {
+    let mut graded = Graded {
         mostly_missing,
         calibrated_against: human,
         self_pooled,
@@ -315,6 +334,7 @@ pub fn finish(
         leaks,
         as_of: plan.as_of.unwrap_or_else(Timestamp::now),
         per_query: rows.table,
+        openmetrics_failure: None,
     };
 
     // Stage 6: write.
@@ -333,9 +353,14 @@ pub fn finish(
         };
         write::outputs(dir, held, &graded, &run, staged, &figures).of_kind(ErrorKind::Output)?;
     }
-    if let Some(path) = &plan.openmetrics {
+    // The outputs are in place: a failed export is the caller's to say,
+    // beside the grading it does not undo.
+    if let Some(destination) = openmetrics_destination(plan) {
         let families = output::openmetrics::grading_families(&graded);
-        output::openmetrics::write(path, &families).of_kind(ErrorKind::Output)?;
+        graded.openmetrics_failure = (output::openmetrics::write(&destination, &families))
+            .of_kind(ErrorKind::Output)
+            .err()
+            .map(Error::from);
     }
 
     for (run, inputs) in fused_runs {

@@ -2,18 +2,19 @@
 //! read back instead of parsing the labels (docs/guide.md, "Compiled
 //! answer keys"). The key is written under a temporary name beside its
 //! final one and renamed into place when complete, so a killed run leaves
-//! no file that looks like a key.
+//! no file that looks like a key; it replaces only a key, or is written
+//! into a stream ([`crate::output::target`]).
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 
 use crate::base::failure::{ErrorKind, OfKind};
 use crate::base::options::{JoinBy, LabelsFormat, ReviewerPolicy, Reviewing};
 use crate::io::workers;
 use crate::labels::LabelIndex;
-use crate::output::staged::{commit, finish, stage};
+use crate::output::target::{Destination, Output};
 
 /// What to compile, and where to.
 #[derive(Debug, Clone)]
@@ -51,6 +52,13 @@ pub struct Compiled {
 /// A bad thread count, labels that do not load, a key that cannot be
 /// written.
 pub fn run(plan: &Plan) -> Result<Compiled> {
+    let destination = Destination {
+        path: &plan.out,
+        output: Output::CompiledKey,
+        out_dir: None,
+        inputs: vec![&plan.labels],
+    };
+    destination.check().of_kind(ErrorKind::Usage)?;
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     // Any --min-rel: a key counts the relevant documents when it is read.
     let labels = LabelIndex::load(
@@ -62,27 +70,11 @@ pub fn run(plan: &Plan) -> Result<Compiled> {
         &pool,
     )
     .of_kind(ErrorKind::Labels)?;
-    write(&labels, &plan.out).of_kind(ErrorKind::Output)?;
-    let bytes = std::fs::metadata(&plan.out).map_or(0, |m| m.len());
+    let bytes = (destination.write(|mut out| labels.write_compiled(&mut out)))
+        .of_kind(ErrorKind::Output)?;
     Ok(Compiled {
         queries: labels.queries().len(),
         judged_docs: labels.n_judged_docs(),
         bytes,
     })
-}
-
-/// Write `labels` as the compiled key at `path`, complete or not at all,
-/// creating its folder if missing (as `grade -o` does its directory).
-fn write(labels: &LabelIndex, path: &Path) -> Result<()> {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        bail!("{}: not a file name to write a key to", path.display());
-    };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let mut writer = stage(dir, name)?;
-    labels.write_compiled(&mut writer)?;
-    commit(vec![finish(writer)?])
 }

@@ -36,6 +36,7 @@ use crate::grade::plan::{Plan, Tables};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::output::complete::read_partial;
 use crate::output::staged::{self, stage};
+use crate::output::target::{Destination, Output};
 use crate::output::OutputDir;
 use crate::run::grade::{collect, finish, Setup};
 use crate::run::write::{input_summaries, labels_summary};
@@ -178,6 +179,18 @@ impl MergePlan {
 /// output that cannot be written.
 pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded, Error> {
     let started = Instant::now();
+    if let Some(path) = &merge.openmetrics {
+        let destination = Destination {
+            path,
+            output: Output::OpenMetrics,
+            out_dir: Some(&merge.out),
+            inputs: std::iter::once(&merge.labels)
+                .chain(&merge.shards)
+                .map(PathBuf::as_path)
+                .collect(),
+        };
+        destination.check().of_kind(ErrorKind::Usage)?;
+    }
     let (plan, setup, grouping) = gather_shards(merge).of_kind(ErrorKind::Shards)?;
     let plan = Plan {
         keep_rows: merge.keep_rows,

@@ -2,13 +2,14 @@
 //! claimed, the nights are watched ([`crate::trend`]), and trend.csv and
 //! alarms.json are written as one complete set with the page.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::schema::REPORT_FILE;
 use crate::io::workers;
+use crate::output::target::{Destination, Output};
 use crate::output::{openmetrics, OutputDir, ResultKind};
 use crate::report::{self, Sources};
 use crate::trend::{output, trend, Plan, Trended, Warning};
@@ -22,19 +23,33 @@ use crate::trend::{output, trend, Plan, Trended, Warning};
 /// output.
 pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Trended, Error> {
     plan.check().of_kind(ErrorKind::Usage)?;
+    let openmetrics = plan.openmetrics.as_deref().map(|path| Destination {
+        path,
+        output: Output::OpenMetrics,
+        out_dir: plan.out.as_deref(),
+        inputs: plan.nights.iter().map(PathBuf::as_path).collect(),
+    });
+    if let Some(destination) = &openmetrics {
+        destination.check().of_kind(ErrorKind::Usage)?;
+    }
     // Claimed before anything is read, as compare's is.
     let claim = |dir| OutputDir::claim_for(dir, ResultKind::Trend);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
-    let trended = pool
+    let mut trended = pool
         .install(|| trend(plan, warn))
         .of_kind(ErrorKind::Comparison)?;
     if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
         write(dir, held, plan, &trended).of_kind(ErrorKind::Output)?;
     }
-    if let Some(path) = &plan.openmetrics {
+    // The outputs are in place: a failed export is the caller's to say,
+    // beside the alarms it does not undo.
+    if let Some(destination) = &openmetrics {
         let families = output::openmetrics_families(&trended);
-        openmetrics::write(path, &families).of_kind(ErrorKind::Output)?;
+        trended.openmetrics_failure = (openmetrics::write(destination, &families))
+            .of_kind(ErrorKind::Output)
+            .err()
+            .map(Error::from);
     }
     Ok(trended)
 }

@@ -226,7 +226,11 @@ pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
     }
     untested(&watched, &settings, warn);
     absent(&watched, warn);
-    Ok(Trended { settings, watched })
+    Ok(Trended {
+        settings,
+        watched,
+        openmetrics_failure: None,
+    })
 }
 
 /// The metric columns every night has, in the order nights first have

@@ -155,6 +155,9 @@ pub struct Trended {
     pub settings: WatchSettings,
     /// Every night and series.
     pub watched: Watched,
+    /// Why `--openmetrics` could not be written, after every other output
+    /// was: the alarms stand, and the caller says the export failed.
+    pub openmetrics_failure: Option<crate::base::failure::Error>,
 }
 
 impl Trended {
