@@ -223,8 +223,10 @@ impl OutputDir {
     /// # Errors
     /// The lock file is gone or replaced; a file cannot be moved.
     pub fn commit(&self, files: Vec<staged::Staged>) -> Result<()> {
-        let ours = self.lock.metadata().ok().map(|m| identity(&m));
-        let there = std::fs::metadata(&self.path).ok().map(|m| identity(&m));
+        let ours = self.lock.metadata().ok().map(|m| staged::identity(&m));
+        let there = std::fs::metadata(&self.path)
+            .ok()
+            .map(|m| staged::identity(&m));
         if ours.is_none() || ours != there {
             bail!(
                 "{}: the output directory was removed or replaced while this run wrote into it; \
@@ -234,17 +236,4 @@ impl OutputDir {
         }
         staged::commit(files)
     }
-}
-
-/// What tells one file from another: its device and inode.
-#[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-/// Elsewhere no inode tells: only that the lock file is still there.
-#[cfg(not(unix))]
-fn identity(_: &std::fs::Metadata) -> (u64, u64) {
-    (0, 0)
 }

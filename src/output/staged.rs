@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, Result};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::identity;
 use crate::base::schema::OutputFile;
 
 /// Makes the process abort after writing this many output bytes in all:
@@ -211,6 +210,19 @@ pub fn commit(files: Vec<Staged>) -> Result<()> {
         file.committed = true;
     }
     Ok(())
+}
+
+/// What tells one file from another: its device and inode.
+#[cfg(unix)]
+pub fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Elsewhere no inode tells: only that the file is still there.
+#[cfg(not(unix))]
+pub fn identity(_: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
 }
 
 /// Where `name` is written until the set is complete: hidden, and named so

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::staged::{self, remove_abandoned, stage_alone};
-use super::{identity, is_result_file, ResultKind};
+use super::staged::{self, identity, remove_abandoned, stage_alone};
+use super::{is_result_file, ResultKind};
 use crate::base::schema::LOCK_FILE;
 use crate::labels::compiled::{is_compiled, MAGIC};
 
