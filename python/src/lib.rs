@@ -645,7 +645,10 @@ fn trend(
         rgrade::trend(&plan, &mut |warning| {
             warnings.push(in_keywords(&warning.to_string()))
         })
-        .and_then(|trended| exported(trended.openmetrics_failure, trended.alarmed()))
+        .and_then(|trended| {
+            let alarmed = trended.alarmed();
+            exported(trended.openmetrics_failure, alarmed)
+        })
         .map(|alarmed| (alarmed, warnings))
     })
     .map_err(raised)
