@@ -73,7 +73,9 @@ fn dash_and_a_link_to_stdout_write_to_stdout() {
     assert!(!wd.exists("-"), "a file named '-' was made");
 
     // A name of stdout, whether stdout is a pipe or a regular file: the
-    // link stays, and the text goes where stdout goes.
+    // link stays, and the text goes where stdout goes. (A link of the
+    // test's own, not /dev/stdout, which a run that renamed over it would
+    // replace for the whole machine.)
     symlink("/proc/self/fd/1", wd.path("stdout")).unwrap();
     let run = grade(&wd, &["--openmetrics", "stdout"]);
     run.expect_code(0);
