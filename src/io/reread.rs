@@ -3,11 +3,19 @@
 //! input is checked to be the one first read.
 
 use std::io::{self, BufRead};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use crate::io::decompress::Source;
 use crate::io::inputs::{Input, InputStats};
+
+/// Makes the process wait between two readings of the same inputs (or
+/// between checking them and reading them) until the file it names
+/// exists, having created that name with `.paused` added: how the tests
+/// change an input at that very point.
+const PAUSE_BETWEEN_READINGS: &str = "RGRADE_TEST_PAUSE_BETWEEN_READINGS";
 
 /// Read an input again, handing `each` the given lines (sorted, 1-based)
 /// without their line ends, then on to its end to check that its bytes
@@ -84,4 +92,25 @@ pub fn ensure_unchanged(input: &Input, first: &InputStats, hash: &str) -> Result
         );
     }
     Ok(())
+}
+
+/// Wait here if the environment asks to ([`PAUSE_BETWEEN_READINGS`]; tests
+/// only, unset this costs one look-up). Called where inputs read (or
+/// checked) once are about to be read again.
+pub fn pause_between_readings() {
+    let Some(go) = std::env::var_os(PAUSE_BETWEEN_READINGS).map(PathBuf::from) else {
+        return;
+    };
+    let mut paused = go.clone().into_os_string();
+    paused.push(".paused");
+    // Told once, it goes on without waiting at the next point.
+    if go.exists() {
+        return;
+    }
+    if let Err(err) = std::fs::write(&paused, b"") {
+        panic!("{PAUSE_BETWEEN_READINGS}: cannot create {paused:?}: {err}");
+    }
+    while !go.exists() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
