@@ -6,6 +6,7 @@
 //! key lacks, standard input, a shard.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -277,6 +278,36 @@ fn a_hand_computed_calibration() {
         (task_a["task"].as_str(), task_a["rr@1_calibrated"].as_str()),
         ("a", "")
     );
+}
+
+#[test]
+fn logs_that_change_between_the_two_passes_are_refused() {
+    let wd = Workdir::new("calibrate_changed");
+    small(&wd, 12);
+    let args = [
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "human.jsonl",
+        "-k",
+        "1",
+        "-q",
+        "logs.jsonl",
+    ];
+    wd.rgrade_paused(&args, || {}).expect_code(0);
+    // Appended to between the human key's pass and the judge's: the
+    // calibration would pair the judge's means of other logs.
+    let run = wd.rgrade_paused(&args, || {
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(wd.path("logs.jsonl"))
+            .unwrap();
+        log.write_all(b"{\"query_id\": \"q12\", \"results\": [\"x\"]}\n")
+            .unwrap();
+    });
+    run.expect_code(2)
+        .expect_stderr(&["logs.jsonl: changed while it was being graded; grade it again"]);
 }
 
 #[test]

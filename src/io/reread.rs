@@ -85,11 +85,42 @@ pub fn read_lines_again(
 /// # Errors
 /// The input changed.
 pub fn ensure_unchanged(input: &Input, first: &InputStats, hash: &str) -> Result<()> {
-    if hash != first.hash {
+    unchanged(&input.name(), first, hash)
+}
+
+/// Fail unless a second reading of a run's inputs (`second`, each one's
+/// name with what reading it taught) read the inputs of the first
+/// (`first`), byte for byte: what pairs the two readings' figures (a
+/// calibration, two keys' means of the same logs) would pair figures of
+/// other logs.
+///
+/// # Errors
+/// An input is among one reading's and not the other's, or changed.
+pub fn ensure_read_alike(first: InputsRead<'_>, second: InputsRead<'_>) -> Result<()> {
+    let ((first_names, first), (second_names, second)) = (first, second);
+    if first_names != second_names {
+        let in_both = |name: &&String| first_names.contains(name) && second_names.contains(name);
+        let differs = (first_names.iter().chain(second_names)).find(|name| !in_both(name));
         bail!(
-            "{}: changed while it was being graded; grade it again",
-            input.name()
+            "{}: among the logs on one reading and not the other, so they changed while they \
+             were being graded; grade them again",
+            differs.cloned().unwrap_or_else(|| first_names.join(", "))
         );
+    }
+    for ((name, first), second) in first_names.iter().zip(first).zip(second) {
+        unchanged(name, first, &second.hash)?;
+    }
+    Ok(())
+}
+
+/// The inputs of one reading, by input index: each one's name, and what
+/// reading it taught.
+pub type InputsRead<'a> = (&'a [String], &'a [InputStats]);
+
+/// [`ensure_unchanged`], of the input named `name`.
+fn unchanged(name: &str, first: &InputStats, hash: &str) -> Result<()> {
+    if hash != first.hash {
+        bail!("{name}: changed while it was being graded; grade it again");
     }
     Ok(())
 }

@@ -109,6 +109,9 @@ impl Workdir {
     pub fn rgrade_paused(&self, args: &[&str], meanwhile: impl FnOnce()) -> Run {
         let go = self.path("go");
         let paused = self.path("go.paused");
+        for told in [&go, &paused] {
+            let _ = std::fs::remove_file(told);
+        }
         let mut cmd = self.command(args);
         cmd.env("RGRADE_TEST_PAUSE_BETWEEN_READINGS", &go);
         let mut child = cmd
@@ -242,6 +245,18 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Ve
         }
         bytes
     })
+}
+
+/// Make a named pipe at `path` with the system's `mkfifo`; false (and a
+/// note on stderr) where there is none, for the caller to skip its test.
+pub fn make_fifo(path: &std::path::Path) -> bool {
+    match Command::new("mkfifo").arg(path).status() {
+        Ok(status) if status.success() => true,
+        other => {
+            eprintln!("skipped: mkfifo is not available here ({other:?})");
+            false
+        }
+    }
 }
 
 /// `bytes` as one gzip member.
