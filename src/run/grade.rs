@@ -21,7 +21,7 @@ use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Re
 use crate::base::schema::Counts;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
-use crate::grade::calibrate::{HumanRows, HumanScores};
+use crate::grade::calibrate::{require_shared_query, HumanRows, HumanScores};
 use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Grouping, Reading};
 use crate::grade::graded::{Graded, Warning};
@@ -472,6 +472,7 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanPass>> {
         ..plan.clone()
     };
     let human_setup = Setup::for_key(&human, "--calibrate-reviewers")?;
+    require_shared_query(&human_setup.labels, &setup.labels, key).of_kind(ErrorKind::Labels)?;
     let grouping = collect(&human, &human_setup, &mut |_| {})?;
     let Setup {
         settings,
