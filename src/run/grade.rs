@@ -101,6 +101,14 @@ impl Setup {
     /// A bad plan, unreadable or refused labels, an output directory that
     /// cannot be claimed.
     pub fn new(plan: &Plan) -> Result<Self> {
+        // The command line cannot ask this; a caller of the library can.
+        if plan.calibrate.is_none() && plan.calibrate_reviewers.is_some() {
+            return Err(anyhow!(
+                "no human key to calibrate against was given, so whose grades count in it \
+                 cannot be said: give --calibrate with --calibrate-reviewers"
+            ))
+            .of_kind(ErrorKind::Usage);
+        }
         Setup::for_key(plan, "--reviewers")
     }
 
