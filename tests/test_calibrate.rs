@@ -335,9 +335,10 @@ fn queries_the_humans_find_no_answer_for_are_paired_not_the_judges_alone() {
     // q7 (1, 1/2), q8 (0, 0), q9 (1, -), q10 (1, 0), q11 (1, 1/2); the
     // judge alone: q12..q23, f = 0 for q12, q16, q20, else 1. The humans'
     // own estimate is 2/8 = 1/4 (their 8 answered queries), the judge's 3/4.
+    let judged = |q: usize| if q.is_multiple_of(4) { 0.0 } else { 1.0 };
     let paired: Vec<Pair> = (0..12)
         .map(|q: usize| {
-            let f = if q % 4 == 0 { 0.0 } else { 1.0 };
+            let f = judged(q);
             let y = match (q % 3, q % 4, q % 2) {
                 (0, _, _) => None,
                 (_, 0, _) => Some(0.0),
@@ -347,9 +348,7 @@ fn queries_the_humans_find_no_answer_for_are_paired_not_the_judges_alone() {
             (Some(f), y)
         })
         .collect();
-    let alone: Vec<Option<f64>> = (12..24)
-        .map(|q: usize| Some(if q % 4 == 0 { 0.0 } else { 1.0 }))
-        .collect();
+    let alone: Vec<Option<f64>> = (12..24).map(|q: usize| Some(judged(q))).collect();
     let want = ppi(&alone, &paired);
     let overall = &wd.read_csv("out/aggregates.csv").records()[0];
     assert_eq!(overall["calibration_queries"], "12");

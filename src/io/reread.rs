@@ -128,6 +128,10 @@ fn unchanged(name: &str, first: &InputStats, hash: &str) -> Result<()> {
 /// Wait here if the environment asks to ([`PAUSE_BETWEEN_READINGS`]; tests
 /// only, unset this costs one look-up). Called where inputs read (or
 /// checked) once are about to be read again.
+///
+/// # Panics
+/// The file announcing the pause cannot be created: the test waiting for
+/// it would wait forever.
 pub fn pause_between_readings() {
     let Some(go) = std::env::var_os(PAUSE_BETWEEN_READINGS).map(PathBuf::from) else {
         return;
