@@ -1,7 +1,10 @@
 //! `rgrade agree` through the binary: two answer keys in different
 //! formats, every figure computed by hand.
 
-use crate::util::Workdir;
+use std::io::Write as _;
+use std::time::Duration;
+
+use crate::util::{make_fifo, Run, Workdir};
 
 /// Graded JSONL labels: q1 and q2 are judged by both keys, q3 by this one only.
 const KEY_A: &str = r#"{"query_id": "q1", "relevant": {"d1": 2, "d2": 0, "d3": 1}, "task": "howto", "language": "en"}
@@ -266,14 +269,54 @@ fn runs_graded_under_both_keys_are_ordered_by_each() {
 }
 
 #[test]
-fn logs_on_standard_input_are_refused() {
+fn logs_that_can_be_read_only_once_are_refused() {
     let wd = workdir("agree_stdin");
     let run = wd.rgrade_stdin(&["agree", "a.jsonl", "b.qrels", "--logs", "-"], b"");
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("standard input cannot be read twice"),
-        "{run}"
+    run.expect_code(2).expect_stderr(&[
+        "agree reads the logs once under each key, and standard input can be read only once: \
+         save it to a file first",
+    ]);
+    // A named pipe (`<(cat logs)`) too, refused before it is opened: no
+    // writer needs to come, and nothing waits for one.
+    if make_fifo(&wd.path("pipe.jsonl")) {
+        let mut cmd = wd.command(&["agree", "a.jsonl", "b.qrels", "--logs", "pipe.jsonl"]);
+        let child = cmd.spawn().expect("rgrade starts");
+        let run = Run::wait(&cmd, child, Duration::from_secs(60));
+        run.expect_code(2)
+            .expect_stderr(&["pipe.jsonl can be read only once: save it to a file first"]);
+    }
+}
+
+#[test]
+fn logs_that_change_between_the_two_gradings_are_refused() {
+    let wd = workdir("agree_changed");
+    wd.write(
+        "logs/a.jsonl",
+        "{\"query_id\": \"q1\", \"results\": [\"d1\", \"d3\"]}\n",
     );
+    let args = ["agree", "a.jsonl", "b.qrels", "--logs", "logs", "-q"];
+    wd.rgrade_paused(&args, || {}).expect_code(0);
+    // Appended to once graded under the first key: the second would grade
+    // other logs.
+    let run = wd.rgrade_paused(&args, || {
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(wd.path("logs/a.jsonl"))
+            .unwrap();
+        log.write_all(b"{\"query_id\": \"q2\", \"results\": [\"d2\"]}\n")
+            .unwrap();
+    });
+    run.expect_code(2)
+        .expect_stderr(&["logs/a.jsonl: changed while it was being graded; grade it again"]);
+    // A log file added to the directory meanwhile.
+    let run = wd.rgrade_paused(&args, || {
+        wd.write(
+            "logs/b.jsonl",
+            "{\"query_id\": \"q2\", \"results\": [\"d2\"]}\n",
+        );
+    });
+    run.expect_code(2)
+        .expect_stderr(&["logs/b.jsonl: among the logs on one reading and not the other"]);
 }
 
 #[test]

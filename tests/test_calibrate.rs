@@ -6,6 +6,7 @@
 //! key lacks, standard input, a shard.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -277,6 +278,146 @@ fn a_hand_computed_calibration() {
         (task_a["task"].as_str(), task_a["rr@1_calibrated"].as_str()),
         ("a", "")
     );
+}
+
+/// Queries the humans find no answer for are among the n human-graded
+/// ones, each adding 0 to both of its ratio's human terms, and never in
+/// the judge-only term (docs/guide.md: "corrected like any other"): 24
+/// queries the judge answers, its relevant document ranked second for
+/// every fourth; the humans grade q0..q11 and find no answer for q0, q3,
+/// q6, q9.
+#[test]
+fn queries_the_humans_find_no_answer_for_are_paired_not_the_judges_alone() {
+    let wd = Workdir::new("calibrate_no_answer");
+    let (mut judge, mut human, mut logs) = (String::new(), String::new(), String::new());
+    for q in 0..24 {
+        judge.push_str(&format!(
+            "{{\"query_id\": \"q{q}\", \"relevant\": [\"d{q}\"]}}\n"
+        ));
+        if q < 12 && q % 3 == 0 {
+            let none = format!("{{\"query_id\": \"q{q}\", \"relevant\": {{\"d{q}\": 0}}}}\n");
+            human.push_str(&none);
+        } else if q < 12 {
+            let grade = q % 2;
+            human.push_str(&format!(
+                "{{\"query_id\": \"q{q}\", \"relevant\": {{\"d{q}\": {grade}, \"e{q}\": 1}}}}\n"
+            ));
+        }
+        let ranking = if q % 4 == 0 {
+            "\"x\", \"d\""
+        } else {
+            "\"d\", \"x\""
+        };
+        logs.push_str(&format!(
+            "{{\"query_id\": \"q{q}\", \"results\": [{}]}}\n",
+            ranking.replace("\"d\"", &format!("\"d{q}\""))
+        ));
+    }
+    wd.write("judge.jsonl", judge);
+    wd.write("human.jsonl", human);
+    wd.write("logs.jsonl", logs);
+    let args = [
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "human.jsonl",
+        "-k",
+        "1",
+        "-q",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ];
+    wd.rgrade(&args).expect_code(0);
+    // Paired (f, y), y None where the humans find no answer: q0 (0, -),
+    // q1 (1, 1/2), q2 (1, 0), q3 (1, -), q4 (0, 0), q5 (1, 1/2), q6 (1, -),
+    // q7 (1, 1/2), q8 (0, 0), q9 (1, -), q10 (1, 0), q11 (1, 1/2); the
+    // judge alone: q12..q23, f = 0 for q12, q16, q20, else 1. The humans'
+    // own estimate is 2/8 = 1/4 (their 8 answered queries), the judge's 3/4.
+    let judged = |q: usize| if q.is_multiple_of(4) { 0.0 } else { 1.0 };
+    let paired: Vec<Pair> = (0..12)
+        .map(|q: usize| {
+            let f = judged(q);
+            let y = match (q % 3, q % 4, q % 2) {
+                (0, _, _) => None,
+                (_, 0, _) => Some(0.0),
+                (_, _, 1) => Some(0.5),
+                _ => Some(0.0),
+            };
+            (Some(f), y)
+        })
+        .collect();
+    let alone: Vec<Option<f64>> = (12..24).map(|q: usize| Some(judged(q))).collect();
+    let want = ppi(&alone, &paired);
+    let overall = &wd.read_csv("out/aggregates.csv").records()[0];
+    assert_eq!(overall["calibration_queries"], "12");
+    let cells = ["", "_low", "_high", "_weight"].map(|end| format!("recall@1_calibrated{end}"));
+    for (column, want) in cells.iter().zip(want) {
+        let got: f64 = overall[column].parse().unwrap();
+        assert!((got - want).abs() < 1e-12, "{column}: {got} vs {want}");
+    }
+    // θ stays at the humans' 1/4, the judge trusted with λ = 1/9.
+    assert!((want[0] - 0.25).abs() < 1e-12 && (want[3] - 1.0 / 9.0).abs() < 1e-12);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(summary["calibration"]["no_answer_by_humans"], 4);
+}
+
+#[test]
+fn a_human_key_of_no_query_in_common_is_refused() {
+    let wd = Workdir::new("calibrate_nothing_shared");
+    small(&wd, 12);
+    wd.write(
+        "other.jsonl",
+        "{\"query_id\": \"z1\", \"relevant\": [\"d1\"]}\n",
+    );
+    let args = [
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "other.jsonl",
+        "-q",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ];
+    // No result to give, whether or not -q hides the notes.
+    wd.rgrade(&args).expect_code(2).expect_stderr(&[
+        "--calibrate other.jsonl: labels none of the queries of --labels, so nothing can be \
+         calibrated",
+    ]);
+    assert!(!wd.exists("out/summary.json"));
+}
+
+#[test]
+fn logs_that_change_between_the_two_passes_are_refused() {
+    let wd = Workdir::new("calibrate_changed");
+    small(&wd, 12);
+    let args = [
+        "grade",
+        "--labels",
+        "judge.jsonl",
+        "--calibrate",
+        "human.jsonl",
+        "-k",
+        "1",
+        "-q",
+        "logs.jsonl",
+    ];
+    wd.rgrade_paused(&args, || {}).expect_code(0);
+    // Appended to between the human key's pass and the judge's: the
+    // calibration would pair the judge's means of other logs.
+    let run = wd.rgrade_paused(&args, || {
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(wd.path("logs.jsonl"))
+            .unwrap();
+        log.write_all(b"{\"query_id\": \"q12\", \"results\": [\"x\"]}\n")
+            .unwrap();
+    });
+    run.expect_code(2)
+        .expect_stderr(&["logs.jsonl: changed while it was being graded; grade it again"]);
 }
 
 #[test]

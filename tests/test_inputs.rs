@@ -4,14 +4,13 @@
 //! UTF-8, and the field options for records of another shape.
 
 use std::io::Write as _;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::util::{
-    assert_cell, assert_text, count, gzip, in_file, reject_keys, run_command, seed, text,
-    zstd_compress, Run, Workdir,
+    assert_cell, assert_text, count, gzip, in_file, make_fifo, reject_keys, run_command, seed,
+    text, zstd_compress, Run, Workdir,
 };
 
 /// gzip and zstd logs, named `.jsonl`, `.jsonl.gz`/`.jsonl.zst` or without
@@ -286,18 +285,6 @@ fn a_byte_order_mark_is_ignored() {
         )
     );
     assert_eq!(rejects[0]["record"], first, "no mark in the excerpt");
-}
-
-/// Make a named pipe at `path` with the system's `mkfifo`; false (and a
-/// note on stderr) where there is none, for the caller to skip its test.
-fn make_fifo(path: &std::path::Path) -> bool {
-    match Command::new("mkfifo").arg(path).status() {
-        Ok(status) if status.success() => true,
-        other => {
-            eprintln!("skipped: mkfifo is not available here ({other:?})");
-            false
-        }
-    }
 }
 
 /// Run `rgrade args` in `wd` while a thread writes `log` into the named

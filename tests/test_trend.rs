@@ -538,6 +538,55 @@ fn nights_that_cannot_be_ordered_or_compared_are_refused() {
 }
 
 #[test]
+fn a_night_graded_again_while_trend_reads_it_is_refused() {
+    let wd = Workdir::new("trend_regraded");
+    gen_nights(&wd, "data", "300", 6, None);
+    let nights = grade_nights(&wd, "data/labels.jsonl", 6);
+    // Other labels: every other query's relevant documents are ones no
+    // ranking holds, so its recall falls to 0.
+    let labels = wd.read_text("data/labels.jsonl");
+    let other: String = (labels.lines().enumerate())
+        .map(|(i, line)| {
+            let mut label: serde_json::Value = serde_json::from_str(line).unwrap();
+            if i % 2 == 0 {
+                label["relevant"] = serde_json::json!(["nowhere#chunk-0000"]);
+            }
+            format!("{label}\n")
+        })
+        .collect();
+    wd.write("data/labels-2.jsonl", other);
+    let args = [&["trend", "--baseline", "3"][..], &as_strs(&nights)].concat();
+
+    // Nothing changed between checking the nights and reading them: watched.
+    wd.rgrade_paused(&args, || {}).expect_code(0);
+    // The last night graded again, with the other labels, once its
+    // summary.json was checked: its new per_query.csv is not read under the
+    // old summary's settings (nor half old, half new).
+    let run = wd.rgrade_paused(&args, || {
+        let regraded = "data/labels-2.jsonl";
+        grade_night(
+            &wd,
+            regraded,
+            "data/night-06",
+            "graded/night-06",
+            "2026-11-06",
+            &[],
+        );
+    });
+    run.expect_code(2)
+        .expect_stderr(&["graded/night-06/per_query.csv: changed while it was being read"]);
+    // Read again, the night is what it now is: graded with other labels.
+    let again = trend(&wd, &nights, &["--baseline", "3"]);
+    again
+        .expect_code(2)
+        .expect_stderr(&["graded/night-06: graded with other labels"]);
+}
+
+fn as_strs(strings: &[String]) -> Vec<&str> {
+    strings.iter().map(String::as_str).collect()
+}
+
+#[test]
 fn a_series_may_alarm_once_in_each_labels_revision() {
     let wd = Workdir::new("trend_two_revisions");
     let drop = PlantedDrop {

@@ -479,11 +479,11 @@ def agree(
     reviewers_a: Optional[str] = None,
     reviewers_b: Optional[str] = None,
     logs: Union[PathLike, Sequence[PathLike], None] = None,
-    k: Cutoffs = (10,),
-    logs_format: LogsFormat = "auto",
-    missing: Missing = "fail",
-    repeats: Repeats = "error",
-    run_name: RunName = "tag",
+    k: Optional[Cutoffs] = None,
+    logs_format: Optional[LogsFormat] = None,
+    missing: Optional[Missing] = None,
+    repeats: Optional[Repeats] = None,
+    run_name: Optional[RunName] = None,
     threads: Optional[int] = None,
 ) -> Agreement:
     """Compare two answer keys on the (query, document) pairs both judge,
@@ -495,8 +495,11 @@ def agree(
     one key twice to compare two of its reviewers). With ``logs``
     (files or directories), they are graded at ``k`` under each key, and
     each run's means and Kendall's tau between the keys' orderings of the
-    runs come too (``run_name`` as ``grade`` takes it). Logs of which every
-    record was rejected warn with an :class:`RgradeWarning`."""
+    runs come too (``run_name`` as ``grade`` takes it; ``k`` 10,
+    ``logs_format`` "auto", ``missing`` "fail", ``repeats`` "error" and
+    ``run_name`` "tag" unless given, and each given without ``logs`` raises
+    a :class:`UsageError`, as the command line refuses it). Logs of which
+    every record was rejected warn with an :class:`RgradeWarning`."""
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
     paths = [] if logs is None else [logs] if isinstance(logs, (str, os.PathLike)) else list(logs)
     messages = _agree(
@@ -509,7 +512,7 @@ def agree(
         reviewers_a=reviewers_a,
         reviewers_b=reviewers_b,
         logs=[os.fspath(p) for p in paths],
-        k=[str(cutoff) for cutoff in ([k] if isinstance(k, (int, str)) else k)],
+        k=None if k is None else [str(cutoff) for cutoff in ([k] if isinstance(k, (int, str)) else k)],
         logs_format=logs_format,
         missing=missing,
         repeats=repeats,

@@ -61,11 +61,11 @@ def agree(
     reviewers_a: Optional[str] = ...,
     reviewers_b: Optional[str] = ...,
     logs: Sequence[str] = ...,
-    k: Sequence[str] = ...,
-    logs_format: str = ...,
-    missing: str = ...,
-    repeats: str = ...,
-    run_name: str = ...,
+    k: Optional[Sequence[str]] = ...,
+    logs_format: Optional[str] = ...,
+    missing: Optional[str] = ...,
+    repeats: Optional[str] = ...,
+    run_name: Optional[str] = ...,
     threads: Optional[int] = ...,
 ) -> list[str]: ...
 def merge(

@@ -526,13 +526,14 @@ fn compare(
 /// Compare the answer keys `key_a` and `key_b`, writing agreement.json,
 /// agreement.csv and agreement_slices.csv into `out`, and with `logs`
 /// the runs' means under both (graded at `k`, with `missing`, `repeats`
-/// and `run_name` as `grade` takes them).
+/// and `run_name` as `grade` takes them; each, when not given, as
+/// `AgreeLogs::new` sets it, and refused without `logs`, as the command
+/// line refuses them).
 #[pyfunction]
 #[pyo3(signature = (
     key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, reviewers=None,
     reviewers_a=None, reviewers_b=None, logs=vec![],
-    k=vec!["10".to_string()], logs_format="auto".to_string(), missing="fail".to_string(),
-    repeats="error".to_string(), run_name="tag".to_string(), threads=None,
+    k=None, logs_format=None, missing=None, repeats=None, run_name=None, threads=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn agree(
@@ -546,11 +547,11 @@ fn agree(
     reviewers_a: Option<String>,
     reviewers_b: Option<String>,
     logs: Vec<PathBuf>,
-    k: Vec<String>,
-    logs_format: String,
-    missing: String,
-    repeats: String,
-    run_name: String,
+    k: Option<Vec<String>>,
+    logs_format: Option<String>,
+    missing: Option<String>,
+    repeats: Option<String>,
+    run_name: Option<String>,
     threads: Option<usize>,
 ) -> PyResult<Vec<String>> {
     if min_rel < 1 {
@@ -558,17 +559,34 @@ fn agree(
             "min_rel: expected a grade of at least 1, got {min_rel}"
         )));
     }
-    // Checked with logs or without, as the command line checks them.
+    let for_logs = [
+        ("k", k.is_some()),
+        ("logs_format", logs_format.is_some()),
+        ("missing", missing.is_some()),
+        ("repeats", repeats.is_some()),
+        ("run_name", run_name.is_some()),
+    ];
+    if let (true, Some((name, _))) = (logs.is_empty(), for_logs.iter().find(|(_, given)| *given)) {
+        return Err(UsageError::new_err(format!(
+            "{name}= says how the logs are graded, and no logs= were given: give logs= or \
+             leave {name}= out"
+        )));
+    }
+    let defaults = rgrade::AgreeLogs::new(logs);
     let graded = rgrade::AgreeLogs {
-        logs,
-        logs_format: choice("logs_format", &logs_format)?,
-        ks: (k.iter())
-            .map(|k| k.parse::<rgrade::Cutoff>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| UsageError::new_err(format!("k: {err}")))?,
-        missing: choice("missing", &missing)?,
-        repeats: choice("repeats", &repeats)?,
-        run_name: choice("run_name", &run_name)?,
+        logs_format: (logs_format.as_deref())
+            .map_or(Ok(defaults.logs_format), |f| choice("logs_format", f))?,
+        ks: match k {
+            Some(k) => (k.iter())
+                .map(|k| k.parse::<rgrade::Cutoff>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|err| UsageError::new_err(format!("k: {err}")))?,
+            None => defaults.ks.clone(),
+        },
+        missing: (missing.as_deref()).map_or(Ok(defaults.missing), |m| choice("missing", m))?,
+        repeats: (repeats.as_deref()).map_or(Ok(defaults.repeats), |r| choice("repeats", r))?,
+        run_name: (run_name.as_deref()).map_or(Ok(defaults.run_name), |r| choice("run_name", r))?,
+        ..defaults
     };
     let logs = (!graded.logs.is_empty()).then_some(graded);
     let both = reviewer_policy("reviewers", reviewers.as_deref())?;
@@ -706,23 +724,22 @@ fn compare_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> 
 }
 
 /// The options of `rgrade.agree` that have a default, as the library's
-/// `AgreePlan::new` and `AgreeLogs::new` set them.
+/// `AgreePlan::new` sets them (those of the logs: None, for `agree` to
+/// take `AgreeLogs::new`'s).
 #[pyfunction]
 fn agree_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let plan = rgrade::AgreePlan::new(PathBuf::new(), PathBuf::new());
-    let logs = rgrade::AgreeLogs::new(Vec::new());
     let defaults = pyo3::types::PyDict::new(py);
     defaults.set_item("labels_format", plan.labels_format.name())?;
     defaults.set_item("min_rel", plan.min_rel)?;
     let [a, b] = plan.reviewers.map(|p| p.map(|p| p.to_string()));
     defaults.set_item("reviewers_a", a)?;
     defaults.set_item("reviewers_b", b)?;
-    let k: Vec<String> = logs.ks.iter().map(ToString::to_string).collect();
-    defaults.set_item("k", k)?;
-    defaults.set_item("logs_format", logs.logs_format.name())?;
-    defaults.set_item("missing", logs.missing.name())?;
-    defaults.set_item("repeats", logs.repeats.name())?;
-    defaults.set_item("run_name", logs.run_name.name())?;
+    // The options of the logs default to None: given without logs, they
+    // are refused, and with logs, `agree` takes AgreeLogs::new's.
+    for name in ["k", "logs_format", "missing", "repeats", "run_name"] {
+        defaults.set_item(name, None::<String>)?;
+    }
     Ok(defaults)
 }
 

@@ -171,3 +171,27 @@ def test_logs_whose_every_record_was_rejected_warn(tmp_path):
     assert any("--run-name file keeps them apart" in w or "run_name" in w for w in agreed.warnings)
     apart = rgrade.agree(key, key, logs=runs, run_name="file")
     assert not any("rejected" in w for w in apart.warnings)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [{"k": 10}, {"k": (5, 10)}, {"logs_format": "jsonl"}, {"missing": "skip"}, {"repeats": "first"},
+     {"run_name": "file"}],
+)
+def test_options_of_the_logs_without_logs_raise(option):
+    """As the command line refuses -k, --logs-format, --missing, --repeats and
+    --run-name without --logs, even at their defaults."""
+    name = next(iter(option))
+    with pytest.raises(rgrade.UsageError, match=f"{name}= says how the logs are graded, and no logs= were given"):
+        rgrade.agree(JUDGES / "human.jsonl", JUDGES / "judge.jsonl", **option)
+
+
+def test_options_of_the_logs_left_out_take_the_command_lines_defaults():
+    keys = (JUDGES / "human.jsonl", JUDGES / "judge.jsonl")
+    left_out = rgrade.agree(*keys, logs=JUDGES / "logs.jsonl")
+    given = rgrade.agree(
+        *keys, logs=JUDGES / "logs.jsonl", k=10, logs_format="auto", missing="fail", repeats="error",
+        run_name="tag",
+    )
+    assert left_out.runs is not None and left_out.runs.equals(given.runs)
+    assert [str(k) for k in left_out.summary["logs"]["k"]] == ["10"]

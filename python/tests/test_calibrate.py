@@ -158,3 +158,9 @@ def test_a_human_key_of_several_reviewers_asks_for_calibrate_reviewers():
     calibrated = rgrade.grade(JUDGES / "judge.jsonl", JUDGES / "logs.jsonl",
                               calibrate=JUDGES / "reviewers.jsonl", calibrate_reviewers="majority")
     assert calibrated.summary["calibration"]["labels"]["reviewers"]["policy"] == "majority"
+
+
+def test_calibrate_reviewers_without_calibrate_raises():
+    """As the command line refuses --calibrate-reviewers without --calibrate."""
+    with pytest.raises(rgrade.UsageError, match="give calibrate= with calibrate_reviewers="):
+        rgrade.grade(JUDGES / "judge.jsonl", JUDGES / "logs.jsonl", calibrate_reviewers="majority")

@@ -198,7 +198,7 @@ def test_the_signatures_defaults_are_the_librarys(function):
     assert set(defaults) <= set(signature.parameters)
     for name, default in defaults.items():
         given = signature.parameters[name].default
-        if name == "k":
+        if name == "k" and given is not None:
             given = [str(cutoff) for cutoff in given]
         if name == "metrics":
             given = list(given)

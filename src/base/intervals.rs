@@ -6,9 +6,9 @@
 //! a fixed seed), which respects the skew of a metric bunched at 0 or 1.
 //! Above [`BOOTSTRAP_UP_TO`] queries the bootstrap distribution of a mean
 //! of values in [0, 1] is normal to well within a pixel of any chart, so
-//! the normal interval `mean ± 1.96 s/√n` takes its place: the same answer
-//! at no cost, where resampling a million queries a thousand times per
-//! slice and metric would take longer than grading them.
+//! the normal interval `mean ± z·s/√n` ([`Z_975`]) takes its place: the
+//! same answer at no cost, where resampling a million queries a thousand
+//! times per slice and metric would take longer than grading them.
 
 use crate::base::stats::bootstrap_mean_interval;
 

@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
 use crate::base::schema::{
-    judged_columns, metric_columns, Status, Summary, PER_QUERY_FILE, SUMMARY_FILE,
+    judged_columns, metric_columns, OutputFile, Status, Summary, PER_QUERY_FILE, SUMMARY_FILE,
 };
 use crate::output::complete;
 use crate::output::per_query::PerQueryReader;
@@ -312,22 +312,30 @@ fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
     facts_of(&complete::read_summary(summary)?, summary, per_query)
 }
 
+/// `per_query` as `parsed`, the summary.json at `summary`, lists it.
+///
+/// # Errors
+/// It is not listed.
+pub fn listed<'a>(parsed: &'a Summary, summary: &Path, per_query: &Path) -> Result<&'a OutputFile> {
+    let name = per_query.file_name().map(|n| n.to_string_lossy());
+    let found =
+        (parsed.outputs.iter()).find(|listed| Some(listed.name.as_str()) == name.as_deref());
+    found.with_context(|| {
+        format!(
+            "{}: not listed in {}: not a complete grade output",
+            per_query.display(),
+            summary.display()
+        )
+    })
+}
+
 /// The facts of `parsed`, the summary.json at `summary`, once it is seen
 /// to list `per_query`.
 ///
 /// # Errors
 /// `per_query` is not listed, or a setting is out of range.
 pub fn facts_of(parsed: &Summary, summary: &Path, per_query: &Path) -> Result<GradingFacts> {
-    let name = per_query.file_name().map(|n| n.to_string_lossy());
-    ensure!(
-        parsed
-            .outputs
-            .iter()
-            .any(|listed| Some(listed.name.as_str()) == name.as_deref()),
-        "{}: not listed in {}: not a complete grade output",
-        per_query.display(),
-        summary.display()
-    );
+    listed(parsed, summary, per_query)?;
     let ks = &parsed.settings.k;
     if ks.is_empty() || ks.contains(&Cutoff::At(0)) {
         bail!(

@@ -124,10 +124,10 @@ impl Aggregate {
         self.means_of(&self.metric_sums)
     }
 
-    /// The half-width of each metric mean's 95% interval, `1.96 s / √n`
-    /// (s the sample standard deviation of the counted values), or `None`
-    /// with fewer than two counted queries: how precisely the set's
-    /// queries pin its means down.
+    /// The half-width of each metric mean's 95% interval, `z·s/√n` (z the
+    /// normal quantile [`Z_975`], s the sample standard deviation of the
+    /// counted values), or `None` with fewer than two counted queries: how
+    /// precisely the set's queries pin its means down.
     pub fn half_widths(&self) -> Option<Vec<f64>> {
         let n = self.counted as f64;
         (self.counted >= 2).then(|| {

@@ -3,6 +3,9 @@
 //! (judge's) key's query so that aggregation can pair them with the judge's
 //! values ([`crate::base::ppi`]).
 
+use std::path::Path;
+
+use anyhow::{ensure, Result};
 use hashbrown::HashMap;
 
 use crate::grade::score::{GradeSettings, QueryRow};
@@ -55,6 +58,24 @@ impl HumanScores {
         let key: (Box<str>, Box<str>) = (run.into(), stage.into());
         self.pairs.get(&key)
     }
+}
+
+/// Refuse a human key (at `path`) that labels none of the graded key's
+/// queries: a calibration over no shared query has no result, and keys of
+/// the same queries whose ids are written differently look just like this.
+///
+/// # Errors
+/// No query in common.
+pub fn require_shared_query(key: &LabelIndex, graded: &LabelIndex, path: &Path) -> Result<()> {
+    let shared = (0..key.queries().len() as QueryIdx)
+        .any(|q| graded.find_query(key.query_id(q).as_bytes()).is_some());
+    ensure!(
+        shared,
+        "--calibrate {}: labels none of the queries of --labels, so nothing can be calibrated \
+         (are the query ids written the same way in both?)",
+        path.display()
+    );
+    Ok(())
 }
 
 /// Rows graded under the human key, kept as they come.

@@ -14,6 +14,8 @@ use crate::grade::capture::Reject;
 use crate::grade::permissions::Leak;
 use crate::grade::score::GradeSettings;
 use crate::grade::stage_loss::StageLoss;
+use crate::io::inputs::InputStats;
+use crate::io::reread::InputsRead;
 use crate::io::tables::ArrowTable;
 use crate::labels::LabelIndex;
 use crate::logs::record::Origin;
@@ -42,6 +44,9 @@ pub struct Graded {
     pub calibrated_against: Option<HumanScores>,
     /// Each input's name, by input index.
     pub input_names: Vec<String>,
+    /// What reading each input taught (its size, its content hash), by
+    /// input index.
+    pub input_stats: Vec<InputStats>,
     /// The time the grading stands for (`--as-of`, else when it ran).
     pub as_of: Timestamp,
     /// per_query.csv's rows, with its columns and values, when the plan
@@ -56,6 +61,11 @@ pub struct Graded {
 }
 
 impl Graded {
+    /// The inputs as this grading read them.
+    pub fn inputs_read(&self) -> InputsRead<'_> {
+        (&self.input_names, &self.input_stats)
+    }
+
     /// The file a record came from.
     pub fn input_name(&self, origin: Origin) -> &str {
         &self.input_names[origin.input as usize]

@@ -3,7 +3,7 @@
 //! the raw bytes counted and hashed as they go by, for the content hash.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
@@ -54,10 +54,27 @@ impl<R: BufRead> Read for Decoded<R> {
 }
 
 /// Counts and hashes the raw bytes of an input as they are read.
-struct Tally<R> {
+pub struct Tally<R> {
     inner: R,
     bytes: u64,
     hasher: Xxh3,
+}
+
+impl<R> Tally<R> {
+    /// `inner`, none of it read yet.
+    pub fn new(inner: R) -> Self {
+        Tally {
+            inner,
+            bytes: 0,
+            hasher: Xxh3::new(),
+        }
+    }
+
+    /// The bytes read so far and their xxh3-128, in hex: the content
+    /// hash, once the input was read to its end.
+    pub fn digest(&self) -> (u64, String) {
+        (self.bytes, format!("{:032x}", self.hasher.digest128()))
+    }
 }
 
 impl<R: Read> Read for Tally<R> {
@@ -66,6 +83,14 @@ impl<R: Read> Read for Tally<R> {
         self.bytes += n as u64;
         self.hasher.update(&buf[..n]);
         Ok(n)
+    }
+}
+
+/// Reading on from elsewhere: what is read after a seek is counted and
+/// hashed as well, so the digest no longer stands for the content.
+impl<R: Seek> Seek for Tally<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
     }
 }
 
@@ -95,12 +120,7 @@ impl Source {
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
             }
         };
-        let tally = Tally {
-            inner: raw,
-            bytes: 0,
-            hasher: Xxh3::new(),
-        };
-        let decoded = Decoded::new(BufReader::with_capacity(1 << 20, tally))?;
+        let decoded = Decoded::new(BufReader::with_capacity(1 << 20, Tally::new(raw)))?;
         // As large as the raw buffer: a plain file is then read straight
         // into this one, which blocks copy out of.
         let mut reader = BufReader::with_capacity(1 << 20, decoded);
@@ -142,8 +162,7 @@ impl Source {
     /// The raw size and the xxh3-128 of the raw bytes, in hex: the
     /// content hash, once the input was read to its end.
     pub fn digest(&self) -> (u64, String) {
-        let tally = self.tally();
-        (tally.bytes, format!("{:032x}", tally.hasher.digest128()))
+        self.tally().digest()
     }
 }
 

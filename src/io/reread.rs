@@ -3,11 +3,19 @@
 //! input is checked to be the one first read.
 
 use std::io::{self, BufRead};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use crate::io::decompress::Source;
 use crate::io::inputs::{Input, InputStats};
+
+/// Makes the process wait between two readings of the same inputs (or
+/// between checking them and reading them) until the file it names
+/// exists, having created that name with `.paused` added: how the tests
+/// change an input at that very point.
+const PAUSE_BETWEEN_READINGS: &str = "RGRADE_TEST_PAUSE_BETWEEN_READINGS";
 
 /// Read an input again, handing `each` the given lines (sorted, 1-based)
 /// without their line ends, then on to its end to check that its bytes
@@ -77,11 +85,67 @@ pub fn read_lines_again(
 /// # Errors
 /// The input changed.
 pub fn ensure_unchanged(input: &Input, first: &InputStats, hash: &str) -> Result<()> {
-    if hash != first.hash {
+    unchanged(&input.name(), first, hash)
+}
+
+/// Fail unless a second reading of a run's inputs (`second`, each one's
+/// name with what reading it taught) read the inputs of the first
+/// (`first`), byte for byte: what pairs the two readings' figures (a
+/// calibration, two keys' means of the same logs) would pair figures of
+/// other logs.
+///
+/// # Errors
+/// An input is among one reading's and not the other's, or changed.
+pub fn ensure_read_alike(first: InputsRead<'_>, second: InputsRead<'_>) -> Result<()> {
+    let ((first_names, first), (second_names, second)) = (first, second);
+    if first_names != second_names {
+        let in_both = |name: &&String| first_names.contains(name) && second_names.contains(name);
+        let differs = (first_names.iter().chain(second_names)).find(|name| !in_both(name));
         bail!(
-            "{}: changed while it was being graded; grade it again",
-            input.name()
+            "{}: among the logs on one reading and not the other, so they changed while they \
+             were being graded; grade them again",
+            differs.cloned().unwrap_or_else(|| first_names.join(", "))
         );
     }
+    for ((name, first), second) in first_names.iter().zip(first).zip(second) {
+        unchanged(name, first, &second.hash)?;
+    }
     Ok(())
+}
+
+/// The inputs of one reading, by input index: each one's name, and what
+/// reading it taught.
+pub type InputsRead<'a> = (&'a [String], &'a [InputStats]);
+
+/// [`ensure_unchanged`], of the input named `name`.
+fn unchanged(name: &str, first: &InputStats, hash: &str) -> Result<()> {
+    if hash != first.hash {
+        bail!("{name}: changed while it was being graded; grade it again");
+    }
+    Ok(())
+}
+
+/// Wait here if the environment asks to ([`PAUSE_BETWEEN_READINGS`]; tests
+/// only, unset this costs one look-up). Called where inputs read (or
+/// checked) once are about to be read again.
+///
+/// # Panics
+/// The file announcing the pause cannot be created: the test waiting for
+/// it would wait forever.
+pub fn pause_between_readings() {
+    let Some(go) = std::env::var_os(PAUSE_BETWEEN_READINGS).map(PathBuf::from) else {
+        return;
+    };
+    let mut paused = go.clone().into_os_string();
+    paused.push(".paused");
+    // Told once, it goes on without waiting at the next point.
+    if go.exists() {
+        return;
+    }
+    if let Err(err) = std::fs::write(&paused, b"") {
+        panic!("{PAUSE_BETWEEN_READINGS}: cannot create {paused:?}: {err}");
+    }
+    while !go.exists() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

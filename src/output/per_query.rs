@@ -19,12 +19,13 @@ use super::cells::{read_measure, read_metric, CsvRows};
 use super::staged::{self, stage, Staged, Staging};
 use crate::base::metrics::Cutoff;
 use crate::base::schema::{
-    judged_columns, metric_columns, missing_column, per_query_header, Status, ANSWER_OK,
-    CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID, REQUIRED, RUN, SPLIT, STAGE,
-    STATUS, TASK,
+    judged_columns, metric_columns, missing_column, per_query_header, OutputFile, Status,
+    ANSWER_OK, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID, REQUIRED, RUN,
+    SPLIT, STAGE, STATUS, TASK,
 };
 use crate::base::slices::NO_SLICE;
 use crate::grade::score::{GradeSettings, QueryRow};
+use crate::io::decompress::Tally;
 use crate::io::tables::ArrowTable;
 use crate::labels::LabelIndex;
 
@@ -337,7 +338,10 @@ struct Columns {
 /// never read. Errors name the file and line.
 pub struct PerQueryReader {
     path: PathBuf,
-    reader: csv::Reader<BufReader<File>>,
+    reader: csv::Reader<BufReader<Tally<File>>>,
+    /// What the file's summary lists, for the bytes read to match once
+    /// the last row was read ([`PerQueryReader::open_as_listed`]).
+    listed: Option<OutputFile>,
     header: csv::StringRecord,
     columns: Columns,
     record: csv::StringRecord,
@@ -393,7 +397,8 @@ impl PerQueryReader {
     /// The file cannot be opened or lacks a column.
     pub fn open(path: &Path, ks: &[Cutoff]) -> Result<Self> {
         let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-        let mut reader = csv::Reader::from_reader(BufReader::with_capacity(1 << 20, file));
+        let tally = Tally::new(file);
+        let mut reader = csv::Reader::from_reader(BufReader::with_capacity(1 << 20, tally));
         let header = (reader.headers())
             .with_context(|| format!("{}:1", path.display()))?
             .clone();
@@ -425,11 +430,28 @@ impl PerQueryReader {
         Ok(PerQueryReader {
             path: path.to_path_buf(),
             reader,
+            listed: None,
             header,
             columns,
             record: csv::StringRecord::new(),
             metrics: Vec::new(),
             judged: Vec::new(),
+        })
+    }
+
+    /// [`PerQueryReader::open`], and once the last row was read, check
+    /// that the bytes parsed are those `listed` (its entry in its
+    /// summary.json) records: a file rewritten after its summary was
+    /// checked, while it was being read, is refused rather than read
+    /// half old and half new, or new under the old summary's settings.
+    ///
+    /// # Errors
+    /// As [`PerQueryReader::open`].
+    pub fn open_as_listed(path: &Path, ks: &[Cutoff], listed: &OutputFile) -> Result<Self> {
+        let reader = PerQueryReader::open(path, ks)?;
+        Ok(PerQueryReader {
+            listed: Some(listed.clone()),
+            ..reader
         })
     }
 
@@ -441,11 +463,21 @@ impl PerQueryReader {
     /// The next row, or `None` at the end of the file.
     ///
     /// # Errors
-    /// The file cannot be read, or a cell is not as rgrade writes it.
+    /// The file cannot be read, a cell is not as rgrade writes it, or (at
+    /// its end) the bytes read are not those listed.
     pub fn next_row(&mut self) -> Result<Option<ReadRow<'_>>> {
         let read = self.reader.read_record(&mut self.record);
         let at = self.reader.position().line();
         if !read.with_context(|| format!("{}:{at}", self.path.display()))? {
+            if let Some(listed) = self.listed.take() {
+                let (bytes, hash) = self.reader.get_ref().get_ref().digest();
+                ensure!(
+                    bytes == listed.bytes && hash == listed.hash,
+                    "{}: changed while it was being read (its bytes are no longer those its \
+                     summary.json lists); read it again once nothing writes there",
+                    self.path.display()
+                );
+            }
             return Ok(None);
         }
         self.row().map(Some)
@@ -456,6 +488,8 @@ impl PerQueryReader {
     /// # Errors
     /// The file cannot be read, or holds no such row any more.
     pub fn row_at(&mut self, offset: u64) -> Result<ReadRow<'_>> {
+        // Bytes read out of order no longer add up to the file's.
+        self.listed = None;
         let mut position = csv::Position::new();
         position.set_byte(offset);
         let name = self.path.display();

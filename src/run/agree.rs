@@ -17,10 +17,11 @@ use crate::base::options::{
 };
 use crate::base::schema::{AgreementLogs, AgreementSummary, REPORT_FILE};
 use crate::grade::{Graded, Plan as GradePlan, Warning};
-use crate::io::workers;
+use crate::io::{reread, workers};
 use crate::labels::LabelIndex;
 use crate::output::{agreement as files, OutputDir, ResultKind};
 use crate::report::{self, Sources};
+use crate::run::grade::refuse_read_once;
 use crate::run::write::labels_summary;
 
 /// Which answer keys to compare, and where to write what was found.
@@ -119,7 +120,10 @@ pub struct Agreed {
 /// cannot be written.
 pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> {
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
-    refuse_stdin(plan).of_kind(ErrorKind::Usage)?;
+    if let Some(logs) = &plan.logs {
+        let reads_twice = "agree reads the logs once under each key";
+        refuse_read_once(&logs.logs, plan.out.as_deref(), reads_twice)?;
+    }
     // Claimed before anything is read, as `grade -o` claims its directory.
     let claim = |dir| OutputDir::claim_for(dir, ResultKind::Agreement);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
@@ -153,11 +157,15 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
                 said.push(warning.clone());
                 warn(warning);
             })?;
+            reread::pause_between_readings();
             let graded_b = grade_under(plan, &plan.key_b, reviewers_b, logs, &mut |warning| {
                 if !said.contains(&warning) {
                     warn(warning);
                 }
             })?;
+            // Each key's means must be of the same logs.
+            reread::ensure_read_alike(graded_a.inputs_read(), graded_b.inputs_read())
+                .of_kind(ErrorKind::Logs)?;
             summary.logs = Some(logs_summary(logs, &graded_a, &graded_b));
             every_record_rejected = [(&plan.key_a, &graded_a), (&plan.key_b, &graded_b)]
                 .into_iter()
@@ -195,17 +203,6 @@ fn no_query_in_common(plan: &Plan, agreement: &Agreement) -> Result<()> {
          the same way in both?)",
         plan.key_a.display(),
         plan.key_b.display()
-    );
-    Ok(())
-}
-
-/// Refuse logs on standard input: they are read once under each key.
-fn refuse_stdin(plan: &Plan) -> Result<()> {
-    let logs = plan.logs.as_ref().map_or(&[][..], |logs| &logs.logs[..]);
-    anyhow::ensure!(
-        !logs.iter().any(|path| path.as_os_str() == "-"),
-        "--logs -: agree reads the logs once under each key, and standard input cannot be \
-         read twice; save it to a file"
     );
     Ok(())
 }

@@ -3,7 +3,8 @@
 //! them, and [`finish`] grades, aggregates and writes (stages 5 and 6),
 //! with the diagnostics. [`run`] is the three in a row, after a first pass
 //! under the human key when the means are calibrated against one (the
-//! logs are then read twice, so standard input cannot be among them); a
+//! logs are then read twice, so standard input cannot be among them, and
+//! the second reading must find the bytes of the first); a
 //! partial grading ([`super::partial`]) stops after `collect`, and a merge
 //! finishes the groupings of several.
 
@@ -20,7 +21,7 @@ use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Re
 use crate::base::schema::Counts;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
-use crate::grade::calibrate::{HumanRows, HumanScores};
+use crate::grade::calibrate::{require_shared_query, HumanRows, HumanScores};
 use crate::grade::capture::LineCounts;
 use crate::grade::gather::{gather, Grouping, Reading};
 use crate::grade::graded::{Graded, Warning};
@@ -31,8 +32,8 @@ use crate::grade::plan::{Plan, Tables};
 use crate::grade::runs::TrecLines;
 use crate::grade::score::{GradeSettings, QueryRow};
 use crate::grade::{self_pooled, stage_loss, stale};
-use crate::io::inputs::Input;
-use crate::io::workers;
+use crate::io::inputs::{Input, InputStats};
+use crate::io::{reread, workers};
 use crate::labels::LabelIndex;
 use crate::logs::discover::{discover, Discovered};
 use crate::logs::jsonl::{FieldNames, LogFields};
@@ -60,9 +61,29 @@ fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Graded> {
         destination.check().of_kind(ErrorKind::Usage)?;
     }
     let setup = Setup::new(plan)?;
-    let human = human_scores(plan, &setup)?;
+    let Some(human) = human_scores(plan, &setup)? else {
+        let grouping = collect(plan, &setup, warn)?;
+        return finish(plan, setup, grouping, None, started, warn);
+    };
+    reread::pause_between_readings();
     let grouping = collect(plan, &setup, warn)?;
-    finish(plan, setup, grouping, human, started, warn)
+    let second = (&grouping.input_names[..], &grouping.stats[..]);
+    reread::ensure_read_alike(human.read(), second).of_kind(ErrorKind::Logs)?;
+    finish(plan, setup, grouping, Some(human.scores), started, warn)
+}
+
+/// `--calibrate`'s first pass: the values under the human key, and the
+/// logs as that pass read them, for the second to be checked against.
+struct HumanPass {
+    scores: HumanScores,
+    input_names: Vec<String>,
+    stats: Vec<InputStats>,
+}
+
+impl HumanPass {
+    fn read(&self) -> reread::InputsRead<'_> {
+        (&self.input_names, &self.stats)
+    }
 }
 
 /// Where `plan`'s `--openmetrics` goes, if it asks for it: never over its
@@ -99,6 +120,14 @@ impl Setup {
     /// A bad plan, unreadable or refused labels, an output directory that
     /// cannot be claimed.
     pub fn new(plan: &Plan) -> Result<Self> {
+        // The command line cannot ask this; a caller of the library can.
+        if plan.calibrate.is_none() && plan.calibrate_reviewers.is_some() {
+            return Err(anyhow!(
+                "no human key to calibrate against was given, so whose grades count in it \
+                 cannot be said: give --calibrate with --calibrate-reviewers"
+            ))
+            .of_kind(ErrorKind::Usage);
+        }
         Setup::for_key(plan, "--reviewers")
     }
 
@@ -325,6 +354,7 @@ pub fn finish(
         calibrated_against: human,
         self_pooled,
         input_names,
+        input_stats: stats,
         labels,
         settings,
         pairs: graded.aggregates,
@@ -343,7 +373,7 @@ pub fn finish(
             plan,
             threads: pool.current_num_threads(),
             started,
-            stats: &stats,
+            stats: &graded.input_stats,
             per_input: &per_input,
             stale_labels: &stale_labels,
         };
@@ -408,6 +438,32 @@ pub fn finish(
     Ok(graded)
 }
 
+/// Refuse, before anything is read, a log input of `logs` (with the
+/// output directory `out` left out of the walk) that can be read only
+/// once, standard input or a pipe: `reads_twice` says what reads the logs
+/// twice.
+///
+/// # Errors
+/// Such an input (a usage error), or logs that cannot be found.
+pub fn refuse_read_once(logs: &[PathBuf], out: Option<&Path>, reads_twice: &str) -> Result<()> {
+    let once = (discover(logs, out)
+        .of_kind(ErrorKind::Logs)?
+        .inputs
+        .into_iter())
+    .find(|input| !input.can_read_again());
+    let Some(input) = once else {
+        return Ok(());
+    };
+    let name = match input.name().as_str() {
+        "-" => "standard input".to_string(),
+        name => name.to_string(),
+    };
+    Err(anyhow!(
+        "{reads_twice}, and {name} can be read only once: save it to a file first"
+    ))
+    .of_kind(ErrorKind::Usage)
+}
+
 /// `--calibrate HUMAN`, its first pass: grade the logs of `plan` under its
 /// human key, if it names one, and keep what each (run, stage) scored under
 /// it by the query of `setup`'s (the judge's) key.
@@ -415,26 +471,12 @@ pub fn finish(
 /// # Errors
 /// Standard input among the logs; the human key cannot be read or is
 /// refused; a log cannot be read.
-fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanScores>> {
+fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanPass>> {
     let Some(key) = &plan.calibrate else {
         return Ok(None);
     };
-    let once = discover(&plan.logs, plan.out.as_deref())
-        .of_kind(ErrorKind::Logs)?
-        .inputs
-        .into_iter()
-        .find(|input| !input.can_read_again());
-    if let Some(input) = once {
-        let name = match input.name().as_str() {
-            "-" => "standard input".to_string(),
-            name => name.to_string(),
-        };
-        return Err(anyhow!(
-            "--calibrate reads the logs twice (under the human key, then the judge's), and \
-             {name} can be read only once: save it to a file first"
-        ))
-        .of_kind(ErrorKind::Usage);
-    }
+    let reads_twice = "--calibrate reads the logs twice (under the human key, then the judge's)";
+    refuse_read_once(&plan.logs, plan.out.as_deref(), reads_twice)?;
     if plan.join == JoinBy::Text {
         return Err(anyhow!(
             "--calibrate pairs the two keys' queries by query_id, so it cannot grade with \
@@ -463,6 +505,7 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanScores>> {
         ..plan.clone()
     };
     let human_setup = Setup::for_key(&human, "--calibrate-reviewers")?;
+    require_shared_query(&human_setup.labels, &setup.labels, key).of_kind(ErrorKind::Labels)?;
     let grouping = collect(&human, &human_setup, &mut |_| {})?;
     let Setup {
         settings,
@@ -470,11 +513,21 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanScores>> {
         labels: key,
         ..
     } = human_setup;
+    let Grouping {
+        grouped,
+        input_names,
+        stats,
+        ..
+    } = grouping;
     let mut rows = HumanRows::new(&key, &setup.labels, &settings);
-    let grade = || aggregate::grade_pairs(grouping.grouped, &key, &settings, Some(&mut rows), None);
+    let grade = || aggregate::grade_pairs(grouped, &key, &settings, Some(&mut rows), None);
     pool.install(grade).of_kind(ErrorKind::Logs)?;
     let kept = rows.finish();
-    Ok(Some(HumanScores::new(key, &setup.labels, kept)))
+    Ok(Some(HumanPass {
+        scores: HumanScores::new(key, &setup.labels, kept),
+        input_names,
+        stats,
+    }))
 }
 
 impl RowSink for HumanRows<'_> {

@@ -22,6 +22,7 @@ use anyhow::{bail, ensure, Result};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::metric_columns;
 use crate::base::text::plural;
+use crate::io::reread;
 use nights::Night;
 pub use watch::Trended;
 use watch::{SeriesNight, WatchSettings, Watched};
@@ -201,6 +202,7 @@ impl fmt::Display for Warning {
 /// graded unlike the others (unless allowed); a metric no night has.
 pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
     let nights = nights::order(&plan.nights, plan.allow_label_changes)?;
+    reread::pause_between_readings();
     let metrics = if plan.metrics.is_empty() {
         shared_metrics(&nights, warn)?
     } else {

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, ensure, Result};
 
+use crate::base::schema::OutputFile;
 use crate::base::timestamp::Timestamp;
-use crate::compare::graded::{facts_of, locate, Difference, GradingFacts};
+use crate::compare::graded::{facts_of, listed, locate, Difference, GradingFacts};
 use crate::output::complete;
 
 /// One night: a complete grade output.
@@ -17,6 +18,9 @@ pub struct Night {
     pub given: PathBuf,
     /// Its per_query.csv.
     pub per_query: PathBuf,
+    /// per_query.csv as its summary.json lists it: the bytes checked,
+    /// which are the bytes to read.
+    pub per_query_listed: OutputFile,
     /// The time it stands for.
     pub as_of: Timestamp,
     /// What its grades depend on besides the logs.
@@ -52,6 +56,7 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
         nights.push(Night {
             given: path.clone(),
             facts: facts_of(&summary, &summary_path, &per_query)?,
+            per_query_listed: listed(&summary, &summary_path, &per_query)?.clone(),
             per_query,
             as_of,
             revision: 1,

@@ -103,6 +103,34 @@ impl Workdir {
         run_in(&self.root, args, Some(stdin))
     }
 
+    /// Run `rgrade args`, told to pause where it is about to read again
+    /// inputs it read (or checked) once; run `meanwhile` there, then let
+    /// it go on to the end. Fails the test if it ends without pausing.
+    pub fn rgrade_paused(&self, args: &[&str], meanwhile: impl FnOnce()) -> Run {
+        let go = self.path("go");
+        let paused = self.path("go.paused");
+        for told in [&go, &paused] {
+            let _ = std::fs::remove_file(told);
+        }
+        let mut cmd = self.command(args);
+        cmd.env("RGRADE_TEST_PAUSE_BETWEEN_READINGS", &go);
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {RGRADE}: {e}"));
+        let deadline = Instant::now() + RUN_TIMEOUT;
+        while !paused.exists() {
+            let ended = child.try_wait().expect("cannot wait for rgrade");
+            if ended.is_some() || Instant::now() > deadline {
+                let run = Run::wait(&cmd, child, RUN_TIMEOUT);
+                panic!("ended or stalled without pausing between its readings\n{run}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        meanwhile();
+        std::fs::write(&go, b"").expect("cannot write the go file");
+        Run::wait(&cmd, child, RUN_TIMEOUT)
+    }
+
     /// Read the CSV file `rel` (a header, then rows).
     pub fn read_csv(&self, rel: &str) -> Table {
         Table {
@@ -217,6 +245,18 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Ve
         }
         bytes
     })
+}
+
+/// Make a named pipe at `path` with the system's `mkfifo`; false (and a
+/// note on stderr) where there is none, for the caller to skip its test.
+pub fn make_fifo(path: &std::path::Path) -> bool {
+    match Command::new("mkfifo").arg(path).status() {
+        Ok(status) if status.success() => true,
+        other => {
+            eprintln!("skipped: mkfifo is not available here ({other:?})");
+            false
+        }
+    }
 }
 
 /// `bytes` as one gzip member.
