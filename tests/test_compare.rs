@@ -519,6 +519,27 @@ fn a_directory_whose_listed_files_changed_is_refused() {
     }
 }
 
+/// The evidence of the biggest losses reads both per_query.csv files a
+/// second time: one graded again in between is refused, never read as
+/// the rows the comparison paired.
+#[test]
+fn a_grading_redone_while_compare_reads_it_is_refused() {
+    let wd = graded_cases("compare_regraded");
+    let args = ["compare", "base", "cand", "-o", "out"];
+    wd.rgrade_paused(&args, || {}).expect_code(0);
+    assert!(
+        !wd.read_json("out/comparison.json")["biggest_losses"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "no loss, so no second reading to test"
+    );
+    let run = wd.rgrade_paused(&args, || grade(&wd, "3", "cand", "base.jsonl"));
+    run.expect_code(2)
+        .expect_stderr(&["cand/per_query.csv: changed while it was being read"]);
+    assert!(!wd.exists("out/comparison.json"), "{run}");
+}
+
 /// Copy the grade output directory `from` to `to`.
 fn copy_output(wd: &Workdir, from: &str, to: &str) {
     fs::create_dir_all(wd.path(to)).unwrap();

@@ -4,15 +4,15 @@
 //!
 //! For the queries that lost most on the first metric, the relevant ids
 //! the baseline had in its deepest cutoff's top k and the candidate has
-//! not. Only those few rows are read again from each side's
-//! per_query.csv, at the offsets kept when it was first read, so that a
-//! comparison of a million queries holds no lists of ids.
+//! not. Each side's per_query.csv is read again for the cells of those
+//! few rows, found by the offsets kept when it was first read, so that a
+//! comparison of a million queries holds no lists of ids; the second
+//! reading must find the bytes its summary.json lists, as the first did.
 
-use std::path::Path;
+use anyhow::{ensure, Result};
+use hashbrown::HashMap;
 
-use anyhow::Result;
-
-use super::paired::{Paired, SideFacts, StagePairs};
+use super::paired::{Origin, Paired, SideFacts, StagePairs};
 use crate::base::metrics::Cutoff;
 use crate::base::numbers::percentile;
 use crate::base::schema::{QueryLoss, SideFigures, StageSides};
@@ -47,9 +47,9 @@ pub fn biggest_losses(paired: &Paired, metric: usize) -> Result<Vec<QueryLoss>> 
                 .map(|&i| side(&pairs.queries[i]).offset)
                 .collect()
         };
-        let missed = |path: &Path, offsets: &[u64]| missed_cells(path, &paired.ks, offsets);
-        let base_missed = missed(&paired.baseline.path, &offsets(|q| &q.baseline))?;
-        let cand_missed = missed(&paired.candidate.path, &offsets(|q| &q.candidate))?;
+        let missed = |side: &Origin, offsets: &[u64]| missed_cells(side, &paired.ks, offsets);
+        let base_missed = missed(&paired.baseline, &offsets(|q| &q.baseline))?;
+        let cand_missed = missed(&paired.candidate, &offsets(|q| &q.candidate))?;
         for ((&i, base_missed), cand_missed) in losers.iter().zip(base_missed).zip(cand_missed) {
             let q = &pairs.queries[i];
             losses.push(QueryLoss {
@@ -76,22 +76,32 @@ fn except(ids: &[String], other: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The missing-evidence cells of the rows of the per_query.csv at `path`,
-/// graded at cutoffs `ks`, that start at `offsets`, each split into its ids.
-fn missed_cells(path: &Path, ks: &[Cutoff], offsets: &[u64]) -> Result<Vec<Vec<String>>> {
+/// The missing-evidence cells of the rows of `side`'s per_query.csv,
+/// graded at cutoffs `ks`, that start at `offsets`, each split into its
+/// ids, in the order of `offsets`. The whole file is read again, so that
+/// its bytes are checked to be the ones its summary.json lists: a file
+/// graded again since the first reading is refused, never mixed in.
+fn missed_cells(side: &Origin, ks: &[Cutoff], offsets: &[u64]) -> Result<Vec<Vec<String>>> {
     if offsets.is_empty() {
         return Ok(Vec::new());
     }
-    let mut reader = PerQueryReader::open(path, ks)?;
-    offsets
-        .iter()
-        .map(|&offset| {
-            Ok(match reader.row_at(offset)?.missed {
+    let wanted: HashMap<u64, usize> = offsets.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    let mut cells = vec![None; offsets.len()];
+    let mut reader = PerQueryReader::open_as_listed(&side.path, ks, &side.listed)?;
+    while let Some(row) = reader.next_row()? {
+        if let Some(&i) = wanted.get(&row.offset) {
+            cells[i] = Some(match row.missed {
                 "" => Vec::new(),
                 ids => ids.split('|').map(str::to_string).collect(),
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    ensure!(
+        cells.iter().all(Option::is_some),
+        "{}: changed since it was read",
+        side.path.display()
+    );
+    Ok(cells.into_iter().flatten().collect())
 }
 
 /// Both sides' latency percentiles and mean context size over every paired

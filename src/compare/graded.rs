@@ -160,6 +160,9 @@ pub struct GradedQuery {
 pub struct GradedRun {
     /// The per_query.csv read.
     pub path: PathBuf,
+    /// Its entry in its summary.json: what was read, and what a second
+    /// reading must find again.
+    pub listed: OutputFile,
     /// The run's name.
     pub run: String,
     /// The facts of summary.json.
@@ -210,14 +213,17 @@ impl Side {
 /// was picked; each message names the file (and line).
 pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
     let (per_query, summary) = locate(path)?;
-    let facts = read_facts(&summary, &per_query)?;
-    let mut reader = PerQueryReader::open(&per_query, &facts.ks)?;
+    let parsed = complete::read_summary(&summary)?;
+    let facts = facts_of(&parsed, &summary, &per_query)?;
+    let listed = listed(&parsed, &summary, &per_query)?.clone();
+    let mut reader = PerQueryReader::open_as_listed(&per_query, &facts.ks, &listed)?;
     let mut metrics = metric_columns(&facts.ks);
     if reader.has_judged() {
         metrics.extend(judged_columns(&facts.ks));
     }
     let mut graded = GradedRun {
         path: per_query.clone(),
+        listed,
         run: run.unwrap_or_default().to_string(),
         facts,
         metrics,
@@ -303,13 +309,6 @@ pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
         per_query.display()
     );
     Ok((per_query, summary))
-}
-
-/// The facts of summary.json that make two gradings comparable, once
-/// every file it lists (`per_query` among them) is checked to be there as
-/// graded: a directory whose files do not match it holds no complete result.
-fn read_facts(summary: &Path, per_query: &Path) -> Result<GradingFacts> {
-    facts_of(&complete::read_summary(summary)?, summary, per_query)
 }
 
 /// `per_query` as `parsed`, the summary.json at `summary`, lists it.

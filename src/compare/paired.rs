@@ -13,7 +13,7 @@ use super::graded::{Difference, GradedRun, Names};
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
 use crate::base::power::{self, POWER};
-use crate::base::schema::{metric_columns, Status};
+use crate::base::schema::{metric_columns, OutputFile, Status};
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
 use crate::base::stats::{self, NoInterval, WinsTiesLosses};
 use crate::base::text::plural;
@@ -307,6 +307,8 @@ pub struct Origin {
     pub run: String,
     /// The per_query.csv read.
     pub path: PathBuf,
+    /// Its entry in its summary.json, which a second reading must match.
+    pub listed: OutputFile,
 }
 
 /// Both runs' queries, paired per stage.
@@ -402,6 +404,7 @@ pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
     let origin = |run: &GradedRun| Origin {
         run: run.run.clone(),
         path: run.path.clone(),
+        listed: run.listed.clone(),
     };
     Ok(Paired {
         labels_hash: baseline.facts.labels_hash.clone(),
@@ -608,6 +611,11 @@ mod tests {
             .collect();
         GradedRun {
             path: format!("{name}/per_query.csv").into(),
+            listed: OutputFile {
+                name: "per_query.csv".into(),
+                bytes: 0,
+                hash: String::new(),
+            },
             run: name.into(),
             facts: GradingFacts {
                 labels_hash: "h".into(),

@@ -385,8 +385,8 @@ pub struct ReadRow<'r> {
     pub missed: &'r str,
     /// Its line in the file.
     pub line: u64,
-    /// Where its record starts in the file, to read it again with
-    /// [`PerQueryReader::row_at`].
+    /// Where its record starts in the file, to find it again on a second
+    /// reading.
     pub offset: u64,
 }
 
@@ -481,25 +481,6 @@ impl PerQueryReader {
             return Ok(None);
         }
         self.row().map(Some)
-    }
-
-    /// The row whose record starts at `offset`, read again.
-    ///
-    /// # Errors
-    /// The file cannot be read, or holds no such row any more.
-    pub fn row_at(&mut self, offset: u64) -> Result<ReadRow<'_>> {
-        // Bytes read out of order no longer add up to the file's.
-        self.listed = None;
-        let mut position = csv::Position::new();
-        position.set_byte(offset);
-        let name = self.path.display();
-        self.reader
-            .seek(position)
-            .with_context(|| format!("{name}: cannot read again"))?;
-        let read = (self.reader.read_record(&mut self.record))
-            .with_context(|| format!("{name}: cannot read again"))?;
-        ensure!(read, "{name}: changed since it was read");
-        self.row()
     }
 
     /// The record just read, checked.

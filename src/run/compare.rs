@@ -10,7 +10,7 @@ use crate::base::failure::{Error, ErrorKind, OfKind};
 use crate::base::schema::{CompareSettings, ComparedRun, ComparisonSummary, REPORT_FILE};
 use crate::compare::paired::{self, Paired, StatSettings};
 use crate::compare::{compare, evidence, output, Compared, Plan, Warning};
-use crate::io::workers;
+use crate::io::{reread, workers};
 use crate::output::{staged, OutputDir, ResultKind};
 use crate::report::{self, Sources};
 
@@ -23,7 +23,6 @@ use crate::report::{self, Sources};
 pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compared, Error> {
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     pool.install(|| {
-        // Claimed before anything is read: see [`claim`].
         // Claimed before anything is read: a run already writing there
         // must not cost this one's work, and an earlier comparison's files
         // must not pass for this one's while it runs, nor if it fails.
@@ -31,6 +30,8 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compar
         let out_dir = plan.out.as_deref().map(claim).transpose()?;
         let compared = compare(plan, warn)?;
         if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
+            // The evidence reads both per_query.csv files again.
+            reread::pause_between_readings();
             write(dir, held, plan, &compared)?;
         }
         Ok(compared)
