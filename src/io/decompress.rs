@@ -145,6 +145,16 @@ impl Source {
         let tally = self.tally();
         (tally.bytes, format!("{:032x}", tally.hasher.digest128()))
     }
+
+    /// [`Source::digest`] of the whole input: the rest of it is read, and
+    /// dropped.
+    ///
+    /// # Errors
+    /// The input cannot be read, or decompressed, to its end.
+    pub fn digest_to_end(&mut self) -> io::Result<(u64, String)> {
+        io::copy(self, &mut io::sink())?;
+        Ok(self.digest())
+    }
 }
 
 impl Read for Source {

@@ -338,6 +338,14 @@ pub fn finish(
         output::openmetrics::write(path, &families).of_kind(ErrorKind::Output)?;
     }
 
+    if let Some(key) =
+        (graded.labels.source.compiled.as_ref()).filter(|k| k.labels_changed.is_some())
+    {
+        warn(Warning::OutdatedKey {
+            key: key.path.clone(),
+            labels: graded.labels.source.path.clone(),
+        });
+    }
     for (run, inputs) in fused_runs {
         let files = inputs
             .iter()
