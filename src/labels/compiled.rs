@@ -453,10 +453,12 @@ fn index_of(
 /// compiled from, if it does; `None` too when there is no file to look at
 /// (labels handed over in memory, or a key taken where its labels are not).
 fn changed_since(origin: &Origin) -> Option<ChangedLabels> {
-    if matches!(origin.format.as_str(), "arrow" | "memory") {
+    let path = Path::new(&origin.path);
+    let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if !is_file || matches!(origin.format.as_str(), "arrow" | "memory") {
         return None;
     }
-    let mut source = Source::open(&Input::File(PathBuf::from(&origin.path))).ok()?;
+    let mut source = Source::open(&Input::File(path.to_path_buf())).ok()?;
     let (bytes, hash) = source.digest_to_end().ok()?;
     (bytes != origin.bytes || hash != origin.hash).then_some(ChangedLabels { bytes, hash })
 }
