@@ -506,7 +506,10 @@ fn look_up(index: &LabelIndex) {
                 let _ = (index.grade(found), index.is_relevant(found));
             }
             let place = index.place_doc(q, doc.as_bytes());
-            let _ = index.judged_at(q, place);
+            if place.judged() {
+                let judged = index.doc_id(index.judged_at(q, place));
+                assert_eq!(judged, doc, "a key places a judged id at itself");
+            }
         }
     }
 }
