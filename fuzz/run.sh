@@ -80,6 +80,10 @@ seed() {
     compare_per_query)
         cp "$samples/diagnostics/expected/per_query.csv" "$corpus/per_query.csv"
         ;;
+    compiled_key)
+        # Spliced at 0, nothing replaced: the target's own key, whole.
+        printf '\x00\x00\x00' >"$corpus/whole-key.bin"
+        ;;
     *)
         echo "fuzz/run.sh: no seeds for target $1" >&2
         ;;

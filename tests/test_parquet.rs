@@ -930,3 +930,50 @@ fn a_result_row_of_no_stage_rejects_its_query_rankings() {
     );
     assert_counts_add_up(&wd.read_json("out/summary.json"));
 }
+
+/// Parquet labels of more than a MiB: summary.json's labels bytes and
+/// hash are of the whole file, as for every other format (and so a
+/// compiled key of them does not take them for changed).
+#[test]
+fn parquet_labels_are_hashed_whole() {
+    let wd = Workdir::new("parquet_labels_hash");
+    let rows: usize = 40_000;
+    let queries: Vec<String> = (0..rows).map(|i| format!("query-{i:06}")).collect();
+    let docs: Vec<String> = (0..rows)
+        .map(|i| format!("doc-{:032x}", xxhash_rust::xxh3::xxh3_128(&i.to_le_bytes())))
+        .collect();
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("query_id", Arc::new(StringArray::from(queries))),
+        ("doc_id", Arc::new(StringArray::from(docs))),
+    ];
+    write_parquet(&wd.path("labels.parquet"), columns, rows);
+    let bytes = wd.read("labels.parquet");
+    assert!(bytes.len() > 1 << 21, "{} bytes", bytes.len());
+    wd.write(
+        "log.jsonl",
+        "{\"query_id\": \"query-000001\", \"results\": [\"x\"]}\n",
+    );
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.parquet",
+        "-q",
+        "-o",
+        "out",
+        "log.jsonl",
+    ]);
+    run.expect_code(0);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(
+        summary["labels"]["bytes"].as_u64(),
+        Some(bytes.len() as u64)
+    );
+    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+    assert_eq!(summary["labels"]["hash"].as_str(), Some(hash.as_str()));
+
+    wd.rgrade(&["index", "labels.parquet", "-o", "key.rgx"])
+        .expect_code(0);
+    let run = wd.rgrade(&["grade", "--labels", "key.rgx", "-q", "log.jsonl"]);
+    run.expect_code(0);
+    assert!(!run.stderr.contains("has changed since"), "{run}");
+}

@@ -16,8 +16,8 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema};
 
 use rgrade::kernels::{
-    pool, Block, BlockWorker, Chunk, Header, JudgeConfig, LabelIndex, LogFields, Reviewing,
-    SpanFields, TrecLines,
+    id_hash, pool, Block, BlockWorker, Chunk, Header, JudgeConfig, LabelIndex, LogFields,
+    Reviewing, SpanFields, TrecLines,
 };
 use rgrade::{
     ArrowTable, Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy,
@@ -138,15 +138,13 @@ pub fn judge(
 
 /// Load `data` as a labels file of `format`, as `rgrade grade --labels`
 /// does, and again as `--reviewers majority` does (on a pool of one
-/// thread, made once).
+/// thread).
 pub fn load_labels(data: &[u8], format: LabelsFormat) {
     quiet_decoder_panics_once();
-    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
-    let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
     let path = write_input("labels", data);
     for reviewers in [None, Some(&ReviewerPolicy::Majority)] {
         let reviewing = Reviewing::by_reviewers(reviewers);
-        let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewing, pool);
+        let _ = LabelIndex::load(&path, format, 1, JoinBy::Id, reviewing, one_thread());
     }
 }
 
@@ -385,7 +383,133 @@ pub fn grade_table(table: &ArrowTable, join: JoinBy) {
     // A table without the columns of a layout, or a column of the wrong
     // type, is an error: all that matters is that it is not a panic.
     let _ = rgrade::grade(&plan, &mut |_| {});
+    let reviewing = Reviewing::by_reviewers(None);
+    let _ = LabelIndex::load_table(table, 1, join, reviewing, one_thread());
+}
+
+/// Labels that fill every part of a compiled key: graded and listed
+/// documents, a negative grade, tasks, languages, a split, a collection
+/// version, a required query, reviewers, sources, a pool, question texts.
+const KEY_LABELS: &str = concat!(
+    r#"{"query_id":"q1","reviewer":"ana","source":"human","pooled_from":["bm25","dense"],"relevant":{"d1":1,"d2":2,"d3":0},"task":"howto","language":"en","split":"test","collection_version":"v2","query":"How?"}"#,
+    "\n",
+    r#"{"query_id":"q2","reviewer":"ben","source":"llm:judge","relevant":["d2"],"required":true,"query":"Why?"}"#,
+    "\n",
+    r#"{"query_id":"7","relevant":{"d1":3,"8":-1},"task":"billing","language":"de","query":"seven"}"#,
+    "\n",
+);
+
+/// The compiled key of [`KEY_LABELS`], as `rgrade index --join text`
+/// writes it, made once.
+fn small_key() -> &'static [u8] {
+    static KEY: OnceLock<Vec<u8>> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let labels = write_input("key_labels.jsonl", KEY_LABELS.as_bytes());
+        let reviewing = Reviewing::by_reviewers(None);
+        let index = LabelIndex::load(
+            &labels,
+            LabelsFormat::Auto,
+            1,
+            JoinBy::Text,
+            reviewing,
+            one_thread(),
+        )
+        .expect("the key's labels are valid");
+        let mut key = Vec::new();
+        index
+            .write_compiled(&mut key)
+            .expect("a key is written to memory");
+        key
+    })
+}
+
+/// A pool of one thread, made once.
+fn one_thread() -> &'static rayon::ThreadPool {
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
-    let pool = POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"));
-    let _ = LabelIndex::load_table(table, 1, join, Reviewing::by_reviewers(None), pool);
+    POOL.get_or_init(|| pool(NonZeroUsize::new(1)).expect("a thread pool"))
+}
+
+/// The bytes of a compiled key's hash, which ends it.
+const KEY_HASH_BYTES: usize = 16;
+
+/// `bytes` with their last 16 bytes made the xxh3-128 of the rest, as a
+/// key ends: past the hash check, the values' checks are what stands
+/// between them and a lookup.
+pub fn rehashed(bytes: &[u8]) -> Vec<u8> {
+    let content = &bytes[..bytes.len().saturating_sub(KEY_HASH_BYTES)];
+    let mut out = content.to_vec();
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(content).to_le_bytes());
+    out
+}
+
+/// Read `data` as a compiled key, as `rgrade grade --labels KEY` does:
+/// as it is, with its hash made to fit, and spliced into the small key
+/// (its first two bytes say where, the third how many of the key's
+/// bytes it replaces; the hash made to fit), each joined by id and by
+/// text; every key read answers every lookup a grading makes.
+pub fn read_key(data: &[u8]) {
+    let key = small_key();
+    let spliced = data.get(3..).map(|patch| {
+        let at = usize::from(u16::from_le_bytes([data[0], data[1]])) % (key.len() + 1);
+        let end = (at + usize::from(data[2])).min(key.len());
+        rehashed(&[&key[..at], patch, &key[end..]].concat())
+    });
+    let files = [Some(data.to_vec()), Some(rehashed(data)), spliced];
+    for bytes in files.into_iter().flatten() {
+        let path = write_input("key.rgx", &bytes);
+        for join in [JoinBy::Id, JoinBy::Text] {
+            let reviewing = Reviewing::by_reviewers(None);
+            // A key refused is an error: all that matters is no panic.
+            if let Ok(index) =
+                LabelIndex::load(&path, LabelsFormat::Auto, 1, join, reviewing, one_thread())
+            {
+                look_up(&index);
+            }
+        }
+    }
+}
+
+/// Everything a grading asks of a key, of each query and each document
+/// it judges, and of ids it does not hold.
+fn look_up(index: &LabelIndex) {
+    let _ = (
+        index.collection_versions(),
+        index.pooled_queries(),
+        index.has_splits(),
+    );
+    let _ = (index.reviewers(), index.sources(), index.n_judged_docs());
+    for (q, query) in (0..).zip(index.queries()) {
+        let id = index.query_id(q);
+        assert_eq!(
+            index.find_query(id.as_bytes()),
+            Some(q),
+            "a key finds its own query"
+        );
+        let _ = index.find_captured(id);
+        let _ = (
+            index.slice_name(query.task),
+            index.slice_name(query.language),
+        );
+        let _ = (
+            index.split_of(q).map(|s| index.slice_name(s)),
+            index.collection_version(q),
+        );
+        let _ = index.pool(q).map(Iterator::count);
+        let _ = (
+            index.judgments(q),
+            index.judges_any(q),
+            index.relevant_docs(q).count(),
+        );
+        let judged = index.every_judged_doc(q).map(|doc| index.doc_id(doc));
+        for doc in judged.chain(["", "zz", "d1", "8"]) {
+            if let Some(found) = index.find_doc(q, doc.as_bytes(), id_hash(doc.as_bytes())) {
+                let _ = (index.grade(found), index.is_relevant(found));
+            }
+            let place = index.place_doc(q, doc.as_bytes());
+            if place.judged() {
+                let judged = index.doc_id(index.judged_at(q, place));
+                assert_eq!(judged, doc, "a key places a judged id at itself");
+            }
+        }
+    }
 }

@@ -138,6 +138,14 @@ pub enum Warning {
         /// How many.
         ids: u64,
     },
+    /// A compiled key whose labels file has changed since it was compiled:
+    /// the grading used the labels as the key holds them.
+    OutdatedKey {
+        /// The key.
+        key: PathBuf,
+        /// The labels file it was compiled from.
+        labels: PathBuf,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -254,6 +262,14 @@ impl fmt::Display for Warning {
                 f,
                 "none of the {events} events matched a labeled query_id; check --query-field \
                  and that the labels and the logs use the same ids"
+            ),
+            Warning::OutdatedKey { key, labels } => write!(
+                f,
+                "{}: {} has changed since this key was compiled from it, so these grades are \
+                 those of its labels as they were (summary.json's labels.compiled_key.\
+                 labels_changed); run `rgrade index` again to grade the labels as they are now",
+                key.display(),
+                labels.display()
             ),
         }
     }

@@ -156,6 +156,16 @@ impl Source {
     pub fn digest(&self) -> (u64, String) {
         self.tally().digest()
     }
+
+    /// [`Source::digest`] of the whole input: the rest of it is read, and
+    /// dropped.
+    ///
+    /// # Errors
+    /// The input cannot be read, or decompressed, to its end.
+    pub fn digest_to_end(&mut self) -> io::Result<(u64, String)> {
+        io::copy(self, &mut io::sink())?;
+        Ok(self.digest())
+    }
 }
 
 impl Read for Source {

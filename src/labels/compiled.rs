@@ -6,12 +6,19 @@
 //!
 //! The file is [`MAGIC`], one line of JSON (the [`Header`]: the version
 //! that wrote it, the labels it was compiled from, the size of each
-//! section, the body's xxh3-128), zeros up to a multiple of 8 bytes, and
-//! the body: each section's values as they lie in memory (little-endian),
-//! padded with zeros to a multiple of 8 bytes. A key written by another
-//! version of rgrade, or whose body does not hash to what its header says,
-//! is refused; every place its values name is checked to lie inside the
-//! key, so that no file, however made, can send a lookup out of bounds.
+//! section), zeros up to a multiple of 8 bytes, the body (each section's
+//! values as they lie in memory, little-endian, padded with zeros to a
+//! multiple of 8 bytes), and last the xxh3-128 of every byte before it.
+//! A key written by another version of rgrade, or any byte of which
+//! does not hash to that last one, is refused: a damaged header would
+//! otherwise name another task, or labels no file has. Every place its
+//! values name is checked to lie inside the key as well, so that no file,
+//! however made, can send a lookup out of bounds.
+//!
+//! A key records the labels file it was compiled from; when the file of
+//! that name has changed since, the key is read all the same (it grades
+//! the labels it holds, and says which) and [`CompiledKey`] says how the
+//! file differs now, for a warning.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -27,17 +34,36 @@ use super::index::{CompiledKey, IndexParts, QueryTexts};
 use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
 use super::index::{Reviewers, NO_POOL};
 use crate::base::options::{JoinBy, Reviewing};
-use crate::base::schema::SourceSummary;
+use crate::base::schema::{ChangedLabels, SourceSummary};
+use crate::io::decompress::Source;
+use crate::io::inputs::Input;
 
 /// How a compiled key begins: a line a person who opens it can read.
 pub const MAGIC: &[u8] = b"rgrade compiled answer key\n";
 
-/// The layout of the body; a key of another layout is refused (so is one
-/// of another rgrade version, whose layout may differ without this saying).
-const LAYOUT: u32 = 2;
+/// The layout of the file; a key of another layout is refused (so is one
+/// of another rgrade version, whose layout may differ without this
+/// saying). Layout 3 hashes the whole file, not the body alone.
+const LAYOUT: u32 = 3;
+
+/// The bytes of the hash that ends a key: xxh3-128, little-endian.
+const HASH_BYTES: usize = 16;
+
+/// How many bytes of its first line a file may have wrong and still be
+/// taken for a damaged key rather than labels of another format.
+const MAGIC_DAMAGE: usize = 2;
 
 /// The longest header read: its slice names are the only part that grows.
 const MAX_HEADER: u64 = 64 << 20;
+
+/// Who wrote a key: the first fields of its header, read before the rest
+/// so that a key of another version is refused as such, whatever else
+/// its header holds.
+#[derive(Debug, Deserialize)]
+struct Maker {
+    rgrade: String,
+    layout: u32,
+}
 
 /// What a compiled key says of itself, as its JSON line.
 #[derive(Debug, Serialize, Deserialize)]
@@ -64,8 +90,6 @@ struct Header {
     pools: Vec<Vec<u32>>,
     /// The sources the labels name.
     sources: Vec<SourceSummary>,
-    /// xxh3-128 of the body, in hex.
-    body_hash: String,
 }
 
 /// The labels file a key was compiled from.
@@ -102,9 +126,13 @@ fn padding(len: usize) -> &'static [u8] {
     &PADDING[..(8 - len % 8) % 8]
 }
 
-/// Whether `head`, the first bytes of a file, begin a compiled key.
+/// Whether `head`, the first bytes of a file, begin a compiled key: whole,
+/// cut short, or with a damaged byte or two, which no labels of another
+/// format begin with (it is then refused as a key, not read as qrels).
 pub fn is_compiled(head: &[u8]) -> bool {
-    head.starts_with(MAGIC)
+    let common = head.len().min(MAGIC.len());
+    let wrong = (head.iter().zip(MAGIC)).filter(|(a, b)| a != b).count();
+    common > 0 && wrong <= MAGIC_DAMAGE.min(common / 2)
 }
 
 impl LabelIndex {
@@ -140,11 +168,6 @@ impl LabelIndex {
             self.text.0.as_bytes(),
             texts.as_bytes(),
         ];
-        let mut body = Xxh3::new();
-        for section in sections {
-            body.update(section);
-            body.update(padding(section.len()));
-        }
         let header = Header {
             rgrade: env!("CARGO_PKG_VERSION").to_string(),
             layout: LAYOUT,
@@ -162,17 +185,22 @@ impl LabelIndex {
             reviewers: self.reviewers().cloned(),
             pools: self.pools.iter().map(|p| p.to_vec()).collect(),
             sources: self.sources().to_vec(),
-            body_hash: format!("{:032x}", body.digest128()),
         };
         let mut head = MAGIC.to_vec();
         serde_json::to_writer(&mut head, &header)?;
         head.push(b'\n');
         head.extend_from_slice(padding(head.len()));
-        out.write_all(&head)?;
+        let mut hasher = Xxh3::new();
+        let mut put = |bytes: &[u8]| {
+            hasher.update(bytes);
+            out.write_all(bytes)
+        };
+        put(&head)?;
         for section in sections {
-            out.write_all(section)?;
-            out.write_all(padding(section.len()))?;
+            put(section)?;
+            put(padding(section.len()))?;
         }
+        out.write_all(&hasher.digest128().to_le_bytes())?;
         Ok(())
     }
 }
@@ -180,12 +208,13 @@ impl LabelIndex {
 /// Read the compiled key at `path`, counting as relevant the grades of at
 /// least `min_rel` (its query table built on `pool`); joined by text, the
 /// key must keep the question texts; with a reviewers policy, the key
-/// must have been compiled with it.
+/// must have been compiled with it. The labels file it names is checked
+/// against it meanwhile.
 ///
 /// # Errors
-/// A file that is no complete key of this version of rgrade, whose body
-/// does not match its header, or whose values point outside it; a key
-/// compiled without the texts or the reviewers policy asked for.
+/// A file that is no complete key of this version of rgrade, whose bytes
+/// do not hash to the hash it ends with, or whose values point outside
+/// it; a key compiled without the texts or the reviewers policy asked for.
 pub fn read(
     path: &Path,
     min_rel: i64,
@@ -196,29 +225,30 @@ pub fn read(
     let file = File::open(path).context("cannot read labels")?;
     let size = file.metadata().context("cannot read labels")?.len();
     let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut magic = vec![0; MAGIC.len()];
-    reader.read_exact(&mut magic).context("no compiled key")?;
+    let mut magic = Vec::with_capacity(MAGIC.len());
+    (&mut reader)
+        .take(MAGIC.len() as u64)
+        .read_to_end(&mut magic)
+        .context("cannot read labels")?;
     if magic != MAGIC {
-        bail!(
-            "no compiled key: it does not begin as `rgrade index` writes one (a key is read \
-             as written, never compressed)"
-        );
+        if !is_compiled(&magic) {
+            bail!(
+                "no compiled key: it does not begin as `rgrade index` writes one (a key is read \
+                 as written, never compressed)"
+            );
+        }
+        bail!(damaged(if magic.len() < MAGIC.len() {
+            "less than its first line (a truncated file?)"
+        } else {
+            "a first line that is not the one `rgrade index` writes"
+        }));
     }
     let mut line = Vec::new();
     (&mut reader)
         .take(MAX_HEADER)
-        .read_until(b'\n', &mut line)?;
-    let header: Header = serde_json::from_slice(&line)
-        .context("a compiled key whose header cannot be read (a damaged file?)")?;
-    let version = env!("CARGO_PKG_VERSION");
-    if header.rgrade != version || header.layout != LAYOUT || cfg!(target_endian = "big") {
-        bail!(
-            "a compiled key made by rgrade {} (layout {}); this is rgrade {version} (layout \
-             {LAYOUT}): compile the labels again with `rgrade index`",
-            header.rgrade,
-            header.layout
-        );
-    }
+        .read_until(b'\n', &mut line)
+        .context("cannot read labels")?;
+    let header = read_header(&line)?;
     // Ids are addressed in u32, as when labels are read.
     if header.text_bytes > u64::from(u32::MAX) {
         bail!(damaged("more than 4 GiB of ids"));
@@ -268,21 +298,113 @@ pub fn read(
     let body = (section_bytes.iter()).try_fold(0u64, |sum, bytes| {
         bytes.and_then(|b| sum.checked_add(b.checked_add(7)? / 8 * 8))
     });
-    if body.and_then(|b| b.checked_add((head + skip.len()) as u64)) != Some(size) {
+    let whole = (body.and_then(|b| b.checked_add((head + skip.len() + HASH_BYTES) as u64)))
+        .ok_or_else(|| damaged("sizes beyond any file"))?;
+    if whole != size {
         bail!("a compiled key whose size is not what its header says (a truncated file?)");
     }
 
+    // Every byte of the file, its first line and header included, hashes
+    // to the hash it ends with.
     let mut hasher = Xxh3::new();
-    let (r, h) = (&mut reader, &mut hasher);
-    let stored: Vec<StoredQuery> = section(r, queries, h)?;
-    let docs: Vec<JudgedDoc> = section(r, header.docs, h)?;
-    let ideal_grades: Vec<i64> = section(r, header.docs, h)?;
-    let by_text: Vec<u32> = section(r, header.docs, h)?;
-    let text: Vec<u8> = section(r, header.text_bytes, h)?;
-    let texts: Vec<IdRef> = section(r, texts, h)?;
-    if format!("{:032x}", hasher.digest128()) != header.body_hash {
-        bail!("a compiled key whose content does not match its header (a damaged file?)");
+    for part in [MAGIC, &line, &skip] {
+        hasher.update(part);
     }
+    // The labels file the key names is hashed while the body is read.
+    let (body, labels_changed) = std::thread::scope(|scope| {
+        let changed = scope.spawn(|| changed_since(&header.labels));
+        let body = read_body(&mut reader, &header, &mut hasher);
+        let changed = changed
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (body, changed)
+    });
+    let body = body?;
+    let mut stored_hash = [0; HASH_BYTES];
+    reader
+        .read_exact(&mut stored_hash)
+        .context("a truncated compiled key")?;
+    if hasher.digest128() != u128::from_le_bytes(stored_hash) {
+        bail!("a compiled key whose bytes do not hash to the hash it ends with (a damaged file?)");
+    }
+    hasher.update(&stored_hash);
+    let key = CompiledKey {
+        path: path.to_path_buf(),
+        bytes: size,
+        hash: format!("{:032x}", hasher.digest128()),
+        labels_changed,
+    };
+    index_of(header, body, key, min_rel, join, pool)
+}
+
+/// The header of a key, from its JSON line `line`: the version that wrote
+/// it first, so that a key of another version is refused as such.
+///
+/// # Errors
+/// A key of another version or layout, a header that cannot be read.
+fn read_header(line: &[u8]) -> Result<Header> {
+    let unreadable = "a compiled key whose header cannot be read (a damaged file?)";
+    let maker: Maker = serde_json::from_slice(line).context(unreadable)?;
+    let version = env!("CARGO_PKG_VERSION");
+    if maker.rgrade != version || maker.layout != LAYOUT || cfg!(target_endian = "big") {
+        bail!(
+            "a compiled key made by another version of rgrade ({}, layout {}; this is {version}, \
+             layout {LAYOUT}): compile the labels again with `rgrade index`",
+            maker.rgrade,
+            maker.layout
+        );
+    }
+    serde_json::from_slice(line).context(unreadable)
+}
+
+/// A key's arrays, as read, not yet checked.
+struct Body {
+    stored: Vec<StoredQuery>,
+    docs: Vec<JudgedDoc>,
+    ideal_grades: Vec<i64>,
+    by_text: Vec<u32>,
+    text: Vec<u8>,
+    texts: Vec<IdRef>,
+}
+
+/// The body of a key whose header `header` was read from `reader`, each
+/// byte added to `hasher`.
+fn read_body(reader: &mut impl Read, header: &Header, hasher: &mut Xxh3) -> Result<Body> {
+    let texts = if header.query_texts {
+        header.queries
+    } else {
+        0
+    };
+    Ok(Body {
+        stored: section(reader, header.queries, hasher)?,
+        docs: section(reader, header.docs, hasher)?,
+        ideal_grades: section(reader, header.docs, hasher)?,
+        by_text: section(reader, header.docs, hasher)?,
+        text: section(reader, header.text_bytes, hasher)?,
+        texts: section(reader, texts, hasher)?,
+    })
+}
+
+/// The index a key holds, its values checked to point inside it.
+///
+/// # Errors
+/// A value that points outside the key, ids out of order or not UTF-8.
+fn index_of(
+    header: Header,
+    body: Body,
+    key: CompiledKey,
+    min_rel: i64,
+    join: JoinBy,
+    pool: &rayon::ThreadPool,
+) -> Result<LabelIndex> {
+    let Body {
+        stored,
+        docs,
+        ideal_grades,
+        by_text,
+        text,
+        texts,
+    } = body;
     let text = IdText(String::from_utf8(text).map_err(|_| damaged("ids that are not UTF-8"))?);
     let slice_names: Vec<Box<str>> = header.slice_names.into_iter().map(Into::into).collect();
     let pools: Vec<Box<[u32]>> = header.pools.into_iter().map(Into::into).collect();
@@ -310,11 +432,7 @@ pub fn read(
         bytes,
         hash,
         format: format_name(&format)?,
-        compiled: Some(CompiledKey {
-            path: path.to_path_buf(),
-            bytes: size,
-            hash: header.body_hash,
-        }),
+        compiled: Some(key),
     };
     let parts = IndexParts {
         queries,
@@ -329,6 +447,20 @@ pub fn read(
         sources: header.sources,
     };
     Ok(pool.install(|| LabelIndex::assemble(parts, min_rel, source)))
+}
+
+/// How the labels file a key names differs now from the one it was
+/// compiled from, if it does; `None` too when there is no file to look at
+/// (labels handed over in memory, or a key taken where its labels are not).
+fn changed_since(origin: &Origin) -> Option<ChangedLabels> {
+    let path = Path::new(&origin.path);
+    let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if !is_file || matches!(origin.format.as_str(), "arrow" | "memory") {
+        return None;
+    }
+    let mut source = Source::open(&Input::File(path.to_path_buf())).ok()?;
+    let (bytes, hash) = source.digest_to_end().ok()?;
+    (bytes != origin.bytes || hash != origin.hash).then_some(ChangedLabels { bytes, hash })
 }
 
 /// The next section of `reader`: `n` values and the padding after them,
@@ -533,10 +665,30 @@ mod tests {
         let mut flipped = bytes.clone();
         *flipped.last_mut().unwrap() ^= 1;
         let flipped = refused(&flipped, JoinBy::Id);
-        assert!(flipped.contains("does not match its header"), "{flipped}");
-        let text = String::from_utf8_lossy(&bytes).replace("\"rgrade\":\"", "\"rgrade\":\"9");
-        let foreign = refused(text.as_bytes(), JoinBy::Id);
-        assert!(foreign.contains("compile the labels again"), "{foreign}");
+        assert!(
+            flipped.contains("do not hash to the hash it ends with"),
+            "{flipped}"
+        );
+        for (from, to) in [
+            ("\"rgrade\":\"", "\"rgrade\":\"9"),
+            ("\"layout\":3", "\"layout\":2"),
+        ] {
+            let foreign = refused(&in_header(&bytes, from, to), JoinBy::Id);
+            assert!(
+                foreign.contains("made by another version of rgrade")
+                    && foreign.contains("compile the labels again with `rgrade index`"),
+                "{foreign}"
+            );
+        }
+        // Cut within its first line, it is still taken for a key, and
+        // refused as one (not read as TREC qrels).
+        for len in [1, 10, MAGIC.len() - 1] {
+            let short = refused(&bytes[..len], JoinBy::Id);
+            assert!(
+                short.contains("a compiled key with less than its first line"),
+                "{short}"
+            );
+        }
 
         // Compiled without the question texts, it cannot join by text.
         let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(1)).unwrap();
@@ -556,24 +708,102 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// `bytes` with its header's body hash made to fit its body again, so
-    /// that the values' checks are what stands between them and a lookup.
+    /// A key whose every bit is flipped in turn, one at a time: no flip,
+    /// in the first line, the header, the body or the hash, is read;
+    /// each is refused with an error that names the file.
+    #[test]
+    fn no_flipped_bit_is_read() {
+        let dir = scratch("flips");
+        let (_, key) = compiled(&dir);
+        let bytes = std::fs::read(&key).unwrap();
+        let path = dir.join("flipped.rgx");
+        let pool = crate::io::workers::pool(std::num::NonZeroUsize::new(1)).unwrap();
+        for at in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 1 << bit;
+                std::fs::write(&path, &flipped).unwrap();
+                for join in [JoinBy::Id, JoinBy::Text] {
+                    let read = LabelIndex::load(
+                        &path,
+                        LabelsFormat::Auto,
+                        1,
+                        join,
+                        Reviewing::by_reviewers(None),
+                        &pool,
+                    );
+                    match read {
+                        Ok(index) => panic!("byte {at}, bit {bit}: read as {:?}", answers(&index)),
+                        Err(err) => {
+                            let err = format!("{err:#}");
+                            assert!(
+                                err.starts_with(&*path.to_string_lossy()),
+                                "{at} {bit}: {err}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A key's labels file changed since: the key is read as it was
+    /// compiled, and says how the file differs now.
+    #[test]
+    fn a_key_says_when_its_labels_changed() {
+        let dir = scratch("changed");
+        let (labels, key) = compiled(&dir);
+        let changed = |index: &LabelIndex| index.source.compiled.clone().unwrap().labels_changed;
+        let before = load(&key, 1, JoinBy::Id).unwrap();
+        assert_eq!(changed(&before), None);
+        let file_hash = format!(
+            "{:032x}",
+            xxhash_rust::xxh3::xxh3_128(&std::fs::read(&key).unwrap())
+        );
+        assert_eq!(before.source.compiled.as_ref().unwrap().hash, file_hash);
+
+        // The same size, one grade changed.
+        let edited = LABELS.replacen("\"a\": 2", "\"a\": 3", 1);
+        std::fs::write(&labels, &edited).unwrap();
+        let after = load(&key, 1, JoinBy::Id).unwrap();
+        assert_eq!(answers(&after), answers(&before));
+        let now = changed(&after).unwrap();
+        assert_eq!(now.bytes, edited.len() as u64);
+        assert_eq!(
+            now.hash,
+            format!("{:032x}", xxhash_rust::xxh3::xxh3_128(edited.as_bytes()))
+        );
+        assert_ne!(now.hash, after.source.hash);
+
+        // Gone: nothing to compare with, nothing said.
+        std::fs::remove_file(&labels).unwrap();
+        assert_eq!(changed(&load(&key, 1, JoinBy::Id).unwrap()), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `bytes` with `from` replaced by `to` in its header line alone.
+    fn in_header(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+        let line = MAGIC.len()
+            ..MAGIC.len()
+                + bytes[MAGIC.len()..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .unwrap();
+        let header = std::str::from_utf8(&bytes[line.clone()]).unwrap();
+        assert!(header.contains(from), "{header}");
+        let mut out = bytes[..line.start].to_vec();
+        out.extend_from_slice(header.replacen(from, to, 1).as_bytes());
+        out.extend_from_slice(&bytes[line.end..]);
+        out
+    }
+
+    /// `bytes` with the hash they end with made to fit them again, so that
+    /// the values' checks are what stands between them and a lookup.
     fn rehashed(bytes: &[u8]) -> Vec<u8> {
-        let header_end = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
-        let line_end = header_end
-            + bytes[header_end..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .unwrap()
-            + 1;
-        let body_start = line_end + padding(line_end).len();
-        let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes[body_start..]));
-        let line = String::from_utf8_lossy(&bytes[header_end..line_end]).into_owned();
-        let header: Header = serde_json::from_str(&line).unwrap();
-        let line = line.replace(&header.body_hash, &hash);
-        let mut out = bytes[..header_end].to_vec();
-        out.extend_from_slice(line.as_bytes());
-        out.extend_from_slice(&bytes[line_end..]);
+        let content = &bytes[..bytes.len() - HASH_BYTES];
+        let mut out = content.to_vec();
+        out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(content).to_le_bytes());
         out
     }
 
@@ -588,17 +818,10 @@ mod tests {
             let dir = scratch("prop");
             let (_, key) = compiled(&dir);
             let mut bytes = std::fs::read(&key).unwrap();
-            let body_start = bytes.len() - {
-                let index = load(&key, 1, JoinBy::Text).unwrap();
-                let mut body = Vec::new();
-                index.write_compiled(&mut body).unwrap();
-                let header_end = body.iter().position(|&b| b == b'\n').unwrap() + 1;
-                let line_end = header_end + body[header_end..].iter().position(|&b| b == b'\n').unwrap() + 1;
-                body.len() - line_end - padding(line_end).len()
-            };
+            let line_end = MAGIC.len() + bytes[MAGIC.len()..].iter().position(|&b| b == b'\n').unwrap() + 1;
+            let body = line_end + padding(line_end).len()..bytes.len() - HASH_BYTES;
             for (at, value) in changes {
-                let at = body_start + at.index(bytes.len() - body_start);
-                bytes[at] = value;
+                bytes[body.start + at.index(body.len())] = value;
             }
             let path = dir.join("changed.rgx");
             std::fs::write(&path, rehashed(&bytes)).unwrap();

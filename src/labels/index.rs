@@ -14,7 +14,7 @@ use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 use super::ids::{IdRef, IdText};
 use crate::base::metrics::Judgments;
 use crate::base::options::ReviewerPolicy;
-use crate::base::schema::{ReviewerSummary, SourceSummary};
+use crate::base::schema::{ChangedLabels, ReviewerSummary, SourceSummary};
 use crate::base::slices::NO_SLICE;
 
 /// The hash used for query and doc ids everywhere in rgrade.
@@ -149,8 +149,11 @@ pub struct CompiledKey {
     pub path: PathBuf,
     /// Size of the file in bytes.
     pub bytes: u64,
-    /// xxh3-128 of its body, as its header says and reading checked.
+    /// xxh3-128 of the file's bytes.
     pub hash: String,
+    /// How the labels file it names differs from the one it was compiled
+    /// from, when it does: the key grades the labels it holds.
+    pub labels_changed: Option<ChangedLabels>,
 }
 
 /// The arrays of an index, as built from labels or read from a compiled

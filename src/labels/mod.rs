@@ -101,7 +101,14 @@ impl LabelIndex {
         if read.is_ok() && builder.queries.is_empty() {
             bail!("{name}: no labeled query in the file");
         }
-        let (bytes, hash) = source.digest();
+        // The Parquet reader reads the file by itself: its hash, as the
+        // others', is of every byte.
+        let (bytes, hash) = match format {
+            LabelsFormat::Parquet if read.is_ok() => source
+                .digest_to_end()
+                .with_context(|| format!("{name}: cannot read labels"))?,
+            _ => source.digest(),
+        };
         let source = LabelsSource {
             path: path.to_path_buf(),
             bytes,

@@ -393,6 +393,14 @@ pub fn finish(
             .map(Error::from);
     }
 
+    if let Some(key) =
+        (graded.labels.source.compiled.as_ref()).filter(|k| k.labels_changed.is_some())
+    {
+        warn(Warning::OutdatedKey {
+            key: key.path.clone(),
+            labels: graded.labels.source.path.clone(),
+        });
+    }
     for (run, inputs) in fused_runs {
         let files = inputs
             .iter()

@@ -174,6 +174,7 @@ pub fn labels_summary(labels: &LabelIndex) -> LabelsSummary {
             path: key.path.display().to_string(),
             bytes: key.bytes,
             hash: key.hash.clone(),
+            labels_changed: key.labels_changed.clone(),
         }),
         reviewers: (labels.reviewers()).map(|r| r.summary(labels.min_rel())),
         sources: labels.sources().to_vec(),

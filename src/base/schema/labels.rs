@@ -129,7 +129,22 @@ pub struct CompiledKeySummary {
     pub path: String,
     /// File size.
     pub bytes: u64,
-    /// xxh3-128 of the key's body, as its header says.
+    /// xxh3-128 of the key file's bytes.
+    pub hash: String,
+    /// The labels file the key was compiled from (`labels.path`) as it is
+    /// now, when it has changed since: the grading used the labels the
+    /// key holds, which `labels` describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels_changed: Option<ChangedLabels>,
+}
+
+/// A labels file as it is now, in summary.json, when a compiled key of it
+/// holds it as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedLabels {
+    /// File size now.
+    pub bytes: u64,
+    /// xxh3-128 of the file's bytes now.
     pub hash: String,
 }
 

@@ -20,8 +20,8 @@ mod trend;
 
 pub use diagnostics::{MostlyMissing, SliceStale, StaleLabels};
 pub use labels::{
-    CalibrationSummary, CollectionVersion, CompiledKeySummary, LabelsSummary, ReviewerSummary,
-    ReviewersSummary, SelfPooled, SourceSummary,
+    CalibrationSummary, ChangedLabels, CollectionVersion, CompiledKeySummary, LabelsSummary,
+    ReviewerSummary, ReviewersSummary, SelfPooled, SourceSummary,
 };
 pub use listed::OutputFile;
 pub use trend::{
