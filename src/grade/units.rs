@@ -13,6 +13,7 @@ use regex::{CaptureLocations, Regex};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::base::options::Unit;
+use crate::labels::LabelIndex;
 
 /// How a result id names its document.
 #[derive(Debug, Clone)]
@@ -119,6 +120,38 @@ pub fn doc_of(unit: Unit, pattern: Option<DocOf>) -> Result<Option<DocOf>, Strin
              its document ('#', or a regex such as '^(.+)#chunk-[0-9]+$')"
             .to_string()),
         (Unit::Result, Some(_)) => Err("--doc-of only applies with --unit doc".to_string()),
+    }
+}
+
+/// Labeled ids in which a `--doc-of` pattern finds a document: labels
+/// that look made per chunk. Only results are mapped, so a result can
+/// never match such a label, and its query scores 0 with nothing wrong
+/// to be seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkLabels {
+    /// How many labeled ids (judged documents, whatever their grade).
+    pub ids: u64,
+    /// Of how many.
+    pub of: u64,
+    /// The first, in the labels' order.
+    pub example: String,
+}
+
+impl ChunkLabels {
+    /// The labeled ids of `labels` in which `doc_of` finds a document, if
+    /// any.
+    pub fn find(doc_of: &DocOf, labels: &LabelIndex) -> Option<Self> {
+        let mut scratch = Scratch::default();
+        let all = labels.n_judged_docs() as u32;
+        let mut chunks = (0..all)
+            .map(|doc| labels.doc_id(doc))
+            .filter(|id| doc_of.document_span(id, &mut scratch).is_some());
+        let example = chunks.next()?.to_string();
+        Some(ChunkLabels {
+            ids: 1 + chunks.count() as u64,
+            of: u64::from(all),
+            example,
+        })
     }
 }
 
