@@ -259,7 +259,7 @@ pub struct MergeArgs {
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<NonZeroUsize>,
 
-    /// The time the merged grading stands for, in summary.json (RFC 3339 or a date) [default: now].
+    /// The time the merged grading stands for, in summary.json (RFC 3339 or a date) [default: the shards' --as-of, else now].
     #[arg(long = "as-of", value_name = "TIME")]
     pub as_of: Option<rgrade::Timestamp>,
 

@@ -201,6 +201,49 @@ fn invalid_labels_and_cutoffs_exit_2_naming_the_place() {
     assert!(!wd.exists("k0"), "-k 0 grades nothing");
 }
 
+/// A task, language or split named `*`, the name every output gives the
+/// grouping set of any, is refused (exit 2, naming `file:line`): graded,
+/// it would list two grouping sets under one name.
+#[test]
+fn a_slice_named_like_the_any_slice_is_refused() {
+    let wd = Workdir::new("label_any_slice");
+    wd.write(
+        "logs.jsonl",
+        text(&[r#"{"query_id": "q1", "results": ["a"]}"#]),
+    );
+    let cases = [
+        (
+            "task.jsonl",
+            text(&[
+                r#"{"query_id": "q0", "relevant": ["a"]}"#,
+                r#"{"query_id": "q1", "relevant": ["a"], "task": "*"}"#,
+            ]),
+            ["task.jsonl:2:", "task '*'"],
+        ),
+        (
+            "language.csv",
+            text(&["query_id,doc_id,grade,language", "q1,a,1,*"]),
+            ["language.csv:2:", "language '*'"],
+        ),
+        (
+            "split.jsonl",
+            text(&[r#"{"query_id": "q1", "relevant": ["a"], "split": "*"}"#]),
+            ["split.jsonl:1:", "split '*'"],
+        ),
+    ];
+    for (name, contents, needles) in cases {
+        wd.write(name, contents);
+        let out = format!("out-{name}");
+        wd.rgrade(&["grade", "--labels", name, "-o", &out, "logs.jsonl"])
+            .expect_code(2)
+            .expect_stderr(&needles);
+        assert!(
+            !wd.exists(&format!("{out}/per_query.csv")),
+            "{name}: nothing graded"
+        );
+    }
+}
+
 /// Tabular labels keep the grade under the names other tools write:
 /// ir_measures' `relevance`, ranx's `score`, `rel`. Judged-not-relevant
 /// rows (grade 0, as TREC DL's qrels hold many) grade as the qrels do, not

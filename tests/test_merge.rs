@@ -227,3 +227,50 @@ fn shards_that_do_not_fit_together_are_refused() {
         .expect_code(2)
         .expect_stderr(&["--out"]);
 }
+
+/// Shards graded `--as-of` a night merge into that night, as trend orders
+/// nightly gradings by it; shards graded for different times, or a merge
+/// told another time than its shards', are refused.
+#[test]
+fn shards_graded_as_of_a_night_merge_into_it() {
+    let wd = Workdir::new("merge_as_of");
+    let shards = split_sample(&wd, 2);
+    let night = ["--as-of", "2026-12-01"];
+    for (dir, shard, as_of) in [
+        ("a", &shards[0], &night[..]),
+        ("b", &shards[1], &night[..]),
+        ("later", &shards[1], &["--as-of", "2026-12-02"][..]),
+        ("unset", &shards[1], &[][..]),
+    ] {
+        let mut args = vec!["--partial", "-o", dir];
+        args.extend(as_of);
+        args.push(shard);
+        grade(&wd, &args).expect_code(0);
+    }
+    merge(&wd, "merged", &["a", "b"]).expect_code(0);
+    let summary = wd.read_json("merged/summary.json");
+    assert_eq!(summary["as_of"], "2026-12-01T00:00:00Z");
+
+    merge(&wd, "out", &["a", "later"])
+        .expect_code(2)
+        .expect_stderr(&[
+            "later: graded --as-of 2026-12-02T00:00:00Z, a: graded --as-of 2026-12-01T00:00:00Z",
+        ]);
+    merge(&wd, "out", &["a", "unset"])
+        .expect_code(2)
+        .expect_stderr(&["unset: graded without --as-of"]);
+    let mut told = vec!["--as-of", "2026-12-03"];
+    told.extend(["a", "b"]);
+    merge(&wd, "out", &told)
+        .expect_code(2)
+        .expect_stderr(&["--as-of 2026-12-03T00:00:00Z, but a was graded --as-of 2026-12-01"]);
+    assert!(!wd.exists("out/summary.json"));
+    // The same time given again is no conflict.
+    let mut same = night.to_vec();
+    same.extend(["a", "b"]);
+    merge(&wd, "again", &same).expect_code(0);
+    assert_eq!(
+        wd.read_json("again/summary.json")["as_of"],
+        "2026-12-01T00:00:00Z"
+    );
+}

@@ -13,6 +13,10 @@ use arrow_array::{
     RecordBatch, StringArray, UInt16Array, UInt8Array,
 };
 use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::metadata::{
+    ColumnChunkMetaData, ParquetMetaDataReader, ParquetMetaDataWriter, RowGroupMetaData,
+};
 use parquet::file::properties::WriterProperties;
 
 use crate::util::{
@@ -373,6 +377,52 @@ fn a_column_of_the_wrong_type_is_an_error_for_the_input() {
         "log.parquet",
         "column 'results' is Int64, expected a list of doc ids",
     ]);
+}
+
+/// A file compressed with a codec rgrade is not built to read (brotli,
+/// here: its footer rewritten to say so) is refused naming the codec and
+/// the column, not called truncated or corrupt.
+#[test]
+fn a_codec_rgrade_does_not_read_is_named() {
+    let wd = Workdir::new("parquet_brotli");
+    wd.write("labels.jsonl", LABELS);
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("query_id", Arc::new(StringArray::from(vec!["q1"]))),
+        ("results", results(&[Some(vec![Some("a")])])),
+    ];
+    let path = wd.path("log.parquet");
+    write_parquet(&path, columns, 10);
+    let metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&std::fs::File::open(&path).unwrap())
+        .unwrap();
+    let brotli = |column: &ColumnChunkMetaData| {
+        let column = column.clone().into_builder();
+        column
+            .set_compression(Compression::BROTLI(Default::default()))
+            .build()
+            .unwrap()
+    };
+    let groups: Vec<RowGroupMetaData> = (metadata.row_groups().iter())
+        .map(|group| {
+            let columns = group.columns().iter().map(brotli).collect();
+            let group = group.clone().into_builder();
+            group.set_column_metadata(columns).build().unwrap()
+        })
+        .collect();
+    let metadata = metadata.into_builder().set_row_groups(groups).build();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let footer_len = u32::from_le_bytes(bytes[bytes.len() - 8..][..4].try_into().unwrap());
+    bytes.truncate(bytes.len() - 8 - footer_len as usize);
+    ParquetMetaDataWriter::new(&mut bytes, &metadata)
+        .finish()
+        .unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    let run = wd.rgrade(&["grade", "--labels", "labels.jsonl", "log.parquet"]);
+    run.expect_code(2).expect_stderr(&[
+        "log.parquet",
+        "column 'query_id' is compressed with brotli, which rgrade does not read",
+    ]);
+    assert!(!run.stderr.contains("corrupt"), "{run}");
 }
 
 /// One row per result: ranked by the rank column, ties by doc id

@@ -346,6 +346,47 @@ fn hostile_ids_stay_text() {
     }
 }
 
+/// NUL, escape and bidirectional formatting characters in ids and names
+/// never reach the page or the OpenMetrics gauges' labels raw: each
+/// shows as its code point.
+#[test]
+fn characters_that_act_unseen_show_as_code_points() {
+    let wd = Workdir::new("report_unseen");
+    wd.write(
+        "labels.jsonl",
+        "{\"query_id\": \"q\\u202e1\", \"relevant\": [\"d\\u00001\"], \"task\": \"t\\u0000x\", \
+         \"language\": \"\\u2066en\"}\n",
+    );
+    wd.write(
+        "logs.jsonl",
+        "{\"query_id\": \"q\\u202e1\", \"run\": \"r\\u001b[31m\", \"results\": [\"e\\u202e2\", \"d\\u00001\"]}\n",
+    );
+    let args = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-q",
+        "-o",
+        "out",
+        "--openmetrics",
+        "metrics.txt",
+        "logs.jsonl",
+    ];
+    wd.rgrade(&args).expect_code(0);
+    let page = wd.read_text("out/report.html");
+    let gauges = wd.read_text("metrics.txt");
+    for (name, text) in [("report.html", &page), ("metrics.txt", &gauges)] {
+        for raw in ['\u{0}', '\u{1b}', '\u{202e}', '\u{2066}'] {
+            assert!(!text.contains(raw), "{name} holds U+{:04X} raw", raw as u32);
+        }
+    }
+    for shown in ["t[U+0000]x", "[U+2066]en", "r[U+001B][31m"] {
+        assert!(page.contains(shown), "the page lacks {shown}");
+        assert!(gauges.contains(shown), "the gauges lack {shown}");
+    }
+    assert!(page.contains("q[U+202E]1"), "the page lacks the query id");
+}
+
 #[test]
 fn report_refuses_a_directory_without_a_complete_result() {
     let wd = Workdir::new("report_incomplete");

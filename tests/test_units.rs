@@ -175,6 +175,54 @@ fn a_hand_computed_ranking_of_chunks() {
     assert!(page.contains("1 result ids named no document"));
 }
 
+/// Labels made per chunk, graded with `--unit doc`: only results are
+/// mapped, so a chunk-labeled query scores 0. Half such a key gives a
+/// plausible recall of 0.5 where the rankings found every label; grade
+/// warns (whatever -q), counts the ids in summary.json and the page.
+#[test]
+fn labels_that_look_like_chunks_are_warned_of() {
+    let wd = Workdir::new("units_chunk_labels");
+    wd.write(
+        "labels.jsonl",
+        r#"{"query_id": "q1", "relevant": ["kb/a#1"]}
+{"query_id": "q2", "relevant": ["kb/b"]}
+"#,
+    );
+    wd.write(
+        "logs.jsonl",
+        r#"{"query_id": "q1", "results": ["kb/a#1"]}
+{"query_id": "q2", "results": ["kb/b#3"]}
+"#,
+    );
+    let doc = ["--unit", "doc", "--doc-of", "#"];
+    let mut args = vec!["grade", "--labels", "labels.jsonl", "-o", "out", "-q"];
+    args.extend(doc);
+    args.push("logs.jsonl");
+    let run = wd.rgrade(&args);
+    run.expect_code(0).expect_stderr(&[
+        "--doc-of finds a document in 1 of 2 labeled ids (e.g. 'kb/a#1'",
+        "the labels look made per chunk",
+    ]);
+    let summary = wd.read_json("out/summary.json");
+    assert_eq!(summary["overall"][0]["metrics"]["recall@10"], json!(0.5));
+    assert_eq!(summary["counts"]["labeled_chunk_ids"], json!(1));
+    let page = wd.read_text("out/report.html");
+    assert!(page.contains("1 labeled ids look like chunks"));
+    // Labels of documents only: no such warning.
+    wd.write(
+        "docs.jsonl",
+        "{\"query_id\": \"q1\", \"relevant\": [\"kb/a\"]}\n",
+    );
+    let mut args = vec!["grade", "--labels", "docs.jsonl", "-o", "docs", "-q"];
+    args.extend(doc);
+    args.push("logs.jsonl");
+    let run = wd.rgrade(&args);
+    run.expect_code(0);
+    assert!(!run.stderr.contains("labeled ids"), "{}", run.stderr);
+    let counts = &wd.read_json("docs/summary.json")["counts"];
+    assert_eq!(counts.get("labeled_chunk_ids"), None);
+}
+
 #[test]
 fn what_cannot_be_mapped_is_refused() {
     let wd = Workdir::new("units_refused");

@@ -889,7 +889,8 @@ def merge(
     """Grade partial gradings (Shards, or directories ``Shard.write`` or
     ``rgrade grade --partial`` wrote) of logs partitioned by query id as one
     grading of all their logs. ``labels`` is the answer key every shard was
-    graded with, a path or a table; ``as_of`` is :func:`grade`'s."""
+    graded with, a path or a table; ``as_of`` is :func:`grade`'s, by default
+    the ``as_of`` the shards were graded with (they must agree)."""
     dirs = [os.fspath(s._dir if isinstance(s, Shard) else s) for s in shards]
     labels_name, labels_table = _labels(labels)
     files = tempfile.TemporaryDirectory(prefix="rgrade-")

@@ -1,4 +1,7 @@
-//! Counts and lists as rgrade's messages spell them.
+//! Counts and lists as rgrade's messages spell them, and names as a
+//! reader can see them.
+
+use std::borrow::Cow;
 
 /// A count and its noun: "1 query", "12 queries".
 pub fn plural(n: u64, one: &str, many: &str) -> String {
@@ -35,5 +38,49 @@ pub fn p_value_text(p: f64) -> String {
         format!("{p:.digits$}")
     } else {
         format!("{p:.1e}")
+    }
+}
+
+/// Whether `c` acts on the text around it rather than shows: a control
+/// character (NUL, escape, ...) other than a line break or tab, or a
+/// bidirectional formatting character (U+202E shows what follows
+/// backwards, so an id could pass for another).
+fn acts_unseen(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with every character that [acts unseen](acts_unseen) written as
+/// its code point, `[U+202E]`: the report and the OpenMetrics gauges'
+/// labels show names so, since neither HTML nor the OpenMetrics text
+/// format can escape such a character for a reader to see.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(acts_unseen) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts_unseen(c) {
+            out.push_str(&format!("[U+{:04X}]", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn characters_that_act_unseen_show_as_code_points() {
+        assert_eq!(visible("kb/a\u{0}b"), "kb/a[U+0000]b");
+        assert_eq!(visible("\u{202E}gpj.exe"), "[U+202E]gpj.exe");
+        assert_eq!(visible("a\u{1B}[31m\u{2066}"), "a[U+001B][31m[U+2066]");
+        assert!(matches!(visible("plain\tid\névé"), Cow::Borrowed(_)));
     }
 }

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A moment, to the second, in UTC.
@@ -46,18 +46,30 @@ impl FromStr for Timestamp {
     /// An RFC 3339 time (`2026-12-04T02:00:00Z`, `2026-12-04T03:00:00+01:00`;
     /// fractions of a second dropped) or a date (`2026-12-04`, its midnight
     /// in UTC).
+    ///
+    /// A time whose year in UTC is not between 0000 and 9999 is refused:
+    /// RFC 3339 writes four digits, and every reader would refuse it.
     fn from_str(text: &str) -> Result<Self, String> {
         let text = text.trim();
-        if let Ok(time) = DateTime::parse_from_rfc3339(text) {
-            return Ok(Self::from_seconds(time.timestamp()));
-        }
-        if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        let seconds = if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+            time.timestamp()
+        } else if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
             let midnight = date.and_hms_opt(0, 0, 0).unwrap_or_default();
-            return Ok(Self::from_seconds(midnight.and_utc().timestamp()));
+            midnight.and_utc().timestamp()
+        } else {
+            return Err(format!(
+                "'{text}' is not a time: expected RFC 3339 (2026-12-04T02:00:00Z) or a date \
+                 (2026-12-04)"
+            ));
+        };
+        let time = Self::from_seconds(seconds);
+        if !(0..=9999).contains(&time.0.year()) {
+            return Err(format!(
+                "'{text}' is {time} in UTC: a time must fall within the years 0000 to 9999 \
+                 (RFC 3339's four digits)"
+            ));
         }
-        Err(format!(
-            "'{text}' is not a time: expected RFC 3339 (2026-12-04T02:00:00Z) or a date (2026-12-04)"
-        ))
+        Ok(time)
     }
 }
 
@@ -94,6 +106,20 @@ mod tests {
         ] {
             assert!(bad.parse::<Timestamp>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn refuses_times_outside_four_digit_years_in_utc() {
+        for bad in [
+            "9999-12-31T23:59:59-01:00",
+            "+10000-01-01",
+            "0000-01-01T00:00:00+01:00",
+        ] {
+            let err = bad.parse::<Timestamp>().unwrap_err();
+            assert!(err.contains("years 0000 to 9999"), "{bad}: {err}");
+        }
+        let last: Timestamp = "9999-12-31T23:59:59Z".parse().unwrap();
+        assert_eq!(last.to_string().parse::<Timestamp>(), Ok(last));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::grade::capture::Reject;
 use crate::grade::permissions::Leak;
 use crate::grade::score::GradeSettings;
 use crate::grade::stage_loss::StageLoss;
+use crate::grade::units::ChunkLabels;
 use crate::io::inputs::InputStats;
 use crate::io::reread::InputsRead;
 use crate::io::tables::ArrowTable;
@@ -146,6 +147,8 @@ pub enum Warning {
         /// The labels file it was compiled from.
         labels: PathBuf,
     },
+    /// Under `--unit doc`, labeled ids in which `--doc-of` finds a document.
+    ChunkLabels(ChunkLabels),
 }
 
 impl fmt::Display for Warning {
@@ -205,6 +208,14 @@ impl fmt::Display for Warning {
                  graded as a document of its own (summary.json's counts.unmapped_ids); check \
                  the pattern if that was not meant",
                 plural(*ids, "id", "ids")
+            ),
+            Warning::ChunkLabels(chunks) => write!(
+                f,
+                "--doc-of finds a document in {} of {} labeled ids (e.g. '{}'; summary.json's \
+                 counts.labeled_chunk_ids): the labels look made per chunk, and only results \
+                 are mapped to documents, so no result matches those labels and their queries \
+                 score 0; label documents, or grade chunks without --unit doc",
+                chunks.ids, chunks.of, chunks.example
             ),
             Warning::FormatDoubt { input, doubt } => write!(f, "{input}: {doubt}"),
             Warning::FusedRun { run, files } => write!(

@@ -13,6 +13,7 @@ use regex::{CaptureLocations, Regex};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::base::options::Unit;
+use crate::labels::LabelIndex;
 
 /// How a result id names its document.
 #[derive(Debug, Clone)]
@@ -63,17 +64,37 @@ impl FromStr for DocOf {
         if !pattern.contains('(') {
             return Ok(DocOf::Separator(pattern.to_string()));
         }
+        // A pattern meant as a separator may hold '(' too: say how to write it.
+        let as_separator = || {
+            format!(
+                "; a separator that holds '(' is written as the regex {}",
+                separator_regex(pattern)
+            )
+        };
         let regex = Regex::new(pattern)
-            .map_err(|err| format!("--doc-of {pattern:?} is no regex: {err}"))?;
+            .map_err(|err| format!("--doc-of {pattern:?} is no regex: {err}{}", as_separator()))?;
         match regex.captures_len() {
             2 => Ok(DocOf::Capture(regex)),
             n => Err(format!(
                 "--doc-of {pattern:?} has {} capture groups; it needs exactly one, around the \
-                 document id (write (?:...) for a group that captures nothing)",
-                n - 1
+                 document id (write (?:...) for a group that captures nothing){}",
+                n - 1,
+                if n == 1 {
+                    as_separator()
+                } else {
+                    String::new()
+                }
             )),
         }
     }
+}
+
+/// The regular expression that names a document as the separator
+/// `separator` does: everything before its last occurrence, if not empty
+/// (`.+` is greedy; `(?s)` lets it cross line breaks). A separator that
+/// holds `(` is written so, since a pattern that holds one is a regex.
+fn separator_regex(separator: &str) -> String {
+    format!("(?s)^(.+){}", regex::escape(separator))
 }
 
 impl fmt::Display for DocOf {
@@ -122,6 +143,38 @@ pub fn doc_of(unit: Unit, pattern: Option<DocOf>) -> Result<Option<DocOf>, Strin
     }
 }
 
+/// Labeled ids in which a `--doc-of` pattern finds a document: labels
+/// that look made per chunk. Only results are mapped, so a result can
+/// never match such a label, and its query scores 0 with nothing wrong
+/// to be seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkLabels {
+    /// How many labeled ids (judged documents, whatever their grade).
+    pub ids: u64,
+    /// Of how many.
+    pub of: u64,
+    /// The first, in the labels' order.
+    pub example: String,
+}
+
+impl ChunkLabels {
+    /// The labeled ids of `labels` in which `doc_of` finds a document, if
+    /// any.
+    pub fn find(doc_of: &DocOf, labels: &LabelIndex) -> Option<Self> {
+        let mut scratch = Scratch::default();
+        let all = labels.n_judged_docs() as u32;
+        let mut chunks = (0..all)
+            .map(|doc| labels.doc_id(doc))
+            .filter(|id| doc_of.document_span(id, &mut scratch).is_some());
+        let example = chunks.next()?.to_string();
+        Some(ChunkLabels {
+            ids: 1 + chunks.count() as u64,
+            of: u64::from(all),
+            example,
+        })
+    }
+}
+
 /// What mapping a ranking's ids to documents did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Folded {
@@ -156,6 +209,30 @@ mod tests {
         assert_eq!(doc_of.document("kb/a#summary"), None);
         let doc_of: DocOf = r"^doc-(\d+)".parse().unwrap();
         assert_eq!(doc_of.document("doc-42-p3"), Some("42"));
+    }
+
+    #[test]
+    fn a_separator_holding_a_parenthesis_is_written_as_a_regex() {
+        for pattern in ["_(", "_(x"] {
+            let err = pattern.parse::<DocOf>().unwrap_err();
+            assert!(
+                err.contains(r"is written as the regex (?s)^(.+)_\("),
+                "{err}"
+            );
+        }
+        let regex: DocOf = separator_regex("_(").parse().unwrap();
+        let separator = DocOf::Separator("_(".to_string());
+        for id in [
+            "kb/a_(1",
+            "kb/a_(b_(2",
+            "_(3",
+            "kb/a",
+            "a\nb_(c",
+            "x_(_(_(",
+            "_(_(",
+        ] {
+            assert_eq!(regex.document(id), separator.document(id), "{id:?}");
+        }
     }
 
     #[test]

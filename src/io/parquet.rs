@@ -16,6 +16,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Schema, TimeUnit};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::basic::Compression;
 
 use crate::io::guarded;
 
@@ -27,11 +28,15 @@ pub const MAGIC: &[u8] = b"PAR1";
 /// decode as strings; large lists as lists).
 ///
 /// # Errors
-/// The file is no readable Parquet file; the decoder's panics included.
+/// The file is no readable Parquet file, the decoder's panics included;
+/// a column is compressed with a codec rgrade does not read.
 pub fn footer(file: &File) -> Result<ArrowReaderMetadata> {
     let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
     match guarded::decode(|| ArrowReaderMetadata::load(file, options)) {
-        Some(Ok(metadata)) => Ok(metadata),
+        Some(Ok(metadata)) => {
+            known_codecs(&metadata)?;
+            Ok(metadata)
+        }
         Some(Err(err)) => Err(anyhow!(
             "not a readable Parquet file (truncated or corrupt?): {err}"
         )),
@@ -39,6 +44,32 @@ pub fn footer(file: &File) -> Result<ArrowReaderMetadata> {
             "not a readable Parquet file (truncated or corrupt?)"
         )),
     }
+}
+
+/// Fail on the first column compressed with a codec rgrade is not built
+/// to read (those of Cargo.toml's parquet features: snappy, gzip, lz4 and
+/// zstd), naming it: decoding it would fail as if the file were corrupt.
+fn known_codecs(metadata: &ArrowReaderMetadata) -> Result<()> {
+    let metadata = metadata.metadata();
+    let columns = (metadata.row_groups().iter()).flat_map(|group| group.columns());
+    for column in columns {
+        let unread = match column.compression() {
+            Compression::BROTLI(_) => "brotli",
+            Compression::LZO => "LZO",
+            Compression::UNCOMPRESSED
+            | Compression::SNAPPY
+            | Compression::GZIP(_)
+            | Compression::LZ4
+            | Compression::LZ4_RAW
+            | Compression::ZSTD(_) => continue,
+        };
+        return Err(anyhow!(
+            "column '{}' is compressed with {unread}, which rgrade does not read; write the \
+             file uncompressed or with snappy, gzip, lz4 or zstd",
+            column.column_path().string()
+        ));
+    }
+    Ok(())
 }
 
 /// What a column must hold.

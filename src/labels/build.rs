@@ -13,7 +13,7 @@ use super::index::{
     Reviewers, NO_POOL,
 };
 use crate::base::schema::SourceSummary;
-use crate::base::slices::NO_SLICE;
+use crate::base::slices::{ANY, NO_SLICE};
 
 /// The reviewer of a label that names none: in a key whose other labels
 /// name theirs, one more reviewer, called `(none)`.
@@ -308,12 +308,22 @@ impl Builder {
     }
 
     /// Record a query's attributes; a later line must agree.
+    ///
+    /// # Errors
+    /// A task, language or split named `*`: every output names the
+    /// grouping set of any task, language or split so, and a slice of that
+    /// name would be listed twice under one name.
     pub(super) fn set_attributes(
         &mut self,
         query: usize,
         attributes: &Attributes<'_>,
         line: usize,
     ) -> Result<()> {
+        let slices = [attributes.task, attributes.language, attributes.split];
+        if let Some(i) = slices.iter().position(|name| *name == Some(ANY)) {
+            let attribute = ATTRIBUTE_NAMES[i];
+            bail!("{attribute} '{ANY}': the outputs call every {attribute} so; name it otherwise");
+        }
         let names = Interned([
             self.intern(attributes.task),
             self.intern(attributes.language),

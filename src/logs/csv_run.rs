@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use crate::logs::jsonl::FieldNames;
 use crate::logs::record::{Invalid, RejectReason};
-use crate::logs::trec::RankKey;
+use crate::logs::trec::{integer_text, RankKey};
 
 /// The names a query id column goes by: ir_measures', then ranx's.
 const QUERY_COLUMNS: [&str; 2] = [FieldNames::QUERY, FieldNames::QUERY_ALIAS];
@@ -219,10 +219,8 @@ impl CsvRun {
                     bad(RejectReason::BadScore, detail, place.clone())
                 })?
         } else {
-            whole_rank(order).map(RankKey::rank).ok_or_else(|| {
-                let detail = format!("rank '{order}' is not a whole number of at least 1");
-                bad(RejectReason::BadRank, detail, place.clone())
-            })?
+            RankKey::whole_rank(whole_number(order), &format!("rank '{order}'"))
+                .map_err(|detail| bad(RejectReason::BadRank, detail, place.clone()))?
         };
         Ok(CsvLine {
             query_id,
@@ -234,14 +232,14 @@ impl CsvRun {
     }
 }
 
-/// A rank: a whole number of at least 1, written as an integer or as a
-/// float that holds one (pandas writes `rank()`'s floats as `1.0`).
-fn whole_rank(text: &str) -> Option<u32> {
-    let rank = text.parse::<u32>().ok().or_else(|| {
+/// A whole number, written as an integer or as a float that holds one
+/// (pandas writes `rank()`'s floats as `1.0`); a float too large for an
+/// `i128` reads as its largest value.
+fn whole_number(text: &str) -> Option<i128> {
+    integer_text(text).or_else(|| {
         let float = text.parse::<f64>().ok()?;
-        (float.fract() == 0.0 && float <= f64::from(u32::MAX)).then_some(float as u32)
-    })?;
-    (rank >= 1).then_some(rank)
+        (float.fract() == 0.0).then_some(float as i128)
+    })
 }
 
 /// The fields of a line: split on commas, or, when it holds a quote, read
@@ -335,11 +333,24 @@ mod tests {
             (&*line.run, line.stage.as_deref()),
             ("bm25", Some("retrieve"))
         );
-        for rank in ["0", "1.5", "-1", "x"] {
+        for (rank, says) in [
+            ("0", "not a whole number"),
+            ("1.5", "not a whole number"),
+            ("-1", "not a whole number"),
+            ("x", "not a whole number"),
+            ("NaN", "not a whole number"),
+            ("4294967296", "too large"),
+            ("9007199254740993", "too large"),
+            ("9007199254740993.0", "too large"),
+            ("1e300", "too large"),
+        ] {
             let line = format!("q1,d1,{rank},bm25,final");
             let bad = ranked.parse(&line).unwrap_err();
             assert_eq!(bad.invalid.reason, RejectReason::BadRank, "{rank}");
+            assert!(bad.invalid.detail.contains(says), "{}", bad.invalid.detail);
         }
+        let line = ranked.parse("q1,d1,4294967295,bm25,final").unwrap();
+        assert_eq!(line.key, RankKey::rank(u32::MAX));
         let no_stage = ranked.parse("q1,d1,1,bm25,").unwrap_err();
         assert_eq!(no_stage.invalid.reason, RejectReason::BadField);
         assert!(no_stage.invalid.detail.contains("stage"));

@@ -31,6 +31,35 @@ impl RankKey {
     pub fn rank(rank: u32) -> Self {
         RankKey(u32::MAX - rank)
     }
+
+    /// The key of a rank read as the whole number `whole` (`None` when
+    /// what was read is none); `what` names it in the error, which says
+    /// whether it is no rank at all or one too large to keep.
+    pub fn whole_rank(whole: Option<i128>, what: &str) -> Result<Self, String> {
+        match whole {
+            Some(rank) if rank > i128::from(u32::MAX) => Err(format!(
+                "{what} is too large: a rank goes up to {}",
+                u32::MAX
+            )),
+            Some(rank) if rank >= 1 => Ok(RankKey::rank(rank as u32)),
+            _ => Err(format!("{what} is not a whole number of at least 1")),
+        }
+    }
+}
+
+/// An integer as text writes it, in decimal digits with an optional sign;
+/// digits too many for an `i128` read as its largest value, a number too
+/// large all the same.
+pub fn integer_text(text: &str) -> Option<i128> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(text.parse().unwrap_or(if text.starts_with('-') {
+        i128::MIN
+    } else {
+        i128::MAX
+    }))
 }
 
 /// One line of a run file: a TREC run's `query_id Q0 doc_id rank score
@@ -157,20 +186,12 @@ impl<'a> TrecLine<'a> {
                 "expected 3 fields 'query_id doc_id rank' (an MS MARCO run)",
             )));
         };
-        let rank = rank
-            .parse::<u32>()
-            .ok()
-            .filter(|&r| r >= 1)
-            .ok_or_else(|| {
-                bad(Invalid::new(
-                    RejectReason::BadRank,
-                    format!("rank '{rank}' is not a whole number of at least 1"),
-                ))
-            })?;
+        let key = RankKey::whole_rank(integer_text(rank), &format!("rank '{rank}'"))
+            .map_err(|detail| bad(Invalid::new(RejectReason::BadRank, detail)))?;
         Ok(TrecLine {
             query_id,
             doc_id,
-            key: RankKey::rank(rank),
+            key,
             run: "",
         })
     }
@@ -282,14 +303,25 @@ mod tests {
             named(&bad(b"q1\td1", LogsFormat::Msmarco)),
             (Some("q1"), Some(""))
         );
-        for line in [
-            &b"q1 d1 0"[..],
-            b"q1 d1 1.5",
-            b"q1 d1 -2",
-            b"q1 d1 4294967296",
+        for (line, says) in [
+            (&b"q1 d1 0"[..], "not a whole number"),
+            (b"q1 d1 1.5", "not a whole number"),
+            (b"q1 d1 -2", "not a whole number"),
+            (b"q1 d1 +", "not a whole number"),
+            (b"q1 d1 4294967296", "too large"),
+            (b"q1 d1 9007199254740993", "too large"),
+            (
+                b"q1 d1 123456789012345678901234567890123456789012",
+                "too large",
+            ),
         ] {
             let lost = bad(line, LogsFormat::Msmarco);
             assert_eq!(lost.invalid.reason, RejectReason::BadRank);
+            assert!(
+                lost.invalid.detail.contains(says),
+                "{}",
+                lost.invalid.detail
+            );
             assert_eq!(named(&lost), (Some("q1"), Some("")));
         }
     }

@@ -12,6 +12,7 @@ use super::cells::NumberCell;
 use super::target::Destination;
 use crate::base::schema::{metric_columns, Status, LANGUAGE, RUN, SPLIT, STAGE, TASK};
 use crate::base::slices::ANY;
+use crate::base::text::visible;
 use crate::base::timestamp::Timestamp;
 use crate::grade::graded::Graded;
 
@@ -45,10 +46,11 @@ impl Family {
 }
 
 /// A label value as OpenMetrics quotes it: backslash, double quote and
-/// line feed escaped, everything else as it is.
+/// line feed escaped, control and bidirectional formatting characters
+/// written as their code points ([`visible`]), everything else as it is.
 fn escaped(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
+    for c in visible(value).chars() {
         match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
@@ -186,12 +188,14 @@ mod tests {
     fn label_values_are_escaped_and_the_text_ends_with_eof() {
         let mut family = Family::new("rgrade_mean", "A mean.");
         family.add(vec![("run", "a\"b\\c\nd".to_string())], Some(0.5));
+        family.add(vec![("run", "\u{202E}x\u{0}".to_string())], Some(1.0));
         family.add(vec![("run", "none".to_string())], None);
         let text = render(&[family]);
         assert_eq!(
             text,
             "# TYPE rgrade_mean gauge\n# HELP rgrade_mean A mean.\n\
-             rgrade_mean{run=\"a\\\"b\\\\c\\nd\"} 0.5\n# EOF\n"
+             rgrade_mean{run=\"a\\\"b\\\\c\\nd\"} 0.5\n\
+             rgrade_mean{run=\"[U+202E]x[U+0000]\"} 1\n# EOF\n"
         );
     }
 }

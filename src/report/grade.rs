@@ -844,6 +844,10 @@ fn made_from(summary: &Summary) -> Markup {
                             br; span.warn { (count(summary.counts.unmapped_ids))
                                 " result ids named no document and were graded as their own" }
                         }
+                        @if summary.counts.labeled_chunk_ids > 0 {
+                            br; span.warn { (count(summary.counts.labeled_chunk_ids))
+                                " labeled ids look like chunks: no mapped result can match them" }
+                        }
                     } }
                 }
                 tr { th { "lowest relevant grade" } td { (s.min_rel) } }

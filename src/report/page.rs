@@ -7,6 +7,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::base::schema::ReviewersSummary;
 use crate::base::slices::ANY;
+use crate::base::text::visible;
 
 /// The stylesheet, inlined into every page.
 const STYLE: &str = include_str!("style.css");
@@ -16,9 +17,11 @@ const STYLE: &str = include_str!("style.css");
 const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
 /// The whole page: `title` in the tab and as the heading, `lede` under
-/// it, then `body`.
+/// it, then `body`. A control or bidirectional formatting character an
+/// id or name brought in shows as its code point ([`visible`]): raw, NUL
+/// is an HTML parse error and U+202E turns the text after it around.
 pub fn document(title: &str, lede: Markup, body: Markup) -> String {
-    html! {
+    let page = html! {
         (DOCTYPE)
         html lang="en" {
             head {
@@ -42,7 +45,8 @@ pub fn document(title: &str, lede: Markup, body: Markup) -> String {
             }
         }
     }
-    .into_string()
+    .into_string();
+    visible(&page).into_owned()
 }
 
 /// A number of the tables: three decimals, or an empty cell.

@@ -31,6 +31,7 @@ use crate::grade::permissions::DocCollections;
 use crate::grade::plan::{Plan, Tables};
 use crate::grade::runs::TrecLines;
 use crate::grade::score::{GradeSettings, QueryRow};
+use crate::grade::units::ChunkLabels;
 use crate::grade::{self_pooled, stage_loss, stale};
 use crate::io::inputs::{Input, InputStats};
 use crate::io::{reread, workers};
@@ -337,12 +338,14 @@ pub fn finish(
         .install(|| aggregate::grade_pairs(grouped, &labels, &settings, sink, human.as_ref()))
         .of_kind(ErrorKind::Output)?;
     let rows = rows.finish().of_kind(ErrorKind::Output)?;
+    let chunk_labels = (plan.doc_of.as_ref()).and_then(|doc_of| ChunkLabels::find(doc_of, &labels));
     let counts = tally(
         &labels,
         &per_input,
         &graded,
         rejects.len(),
         superseded_records,
+        chunk_labels.as_ref(),
     );
     let self_pooled = self_pooled::measure(&labels, graded.aggregates.iter().map(|p| &*p.run));
     let mostly_missing = output::summary::mostly_missing(&output::summary::overall_rows(
@@ -437,6 +440,9 @@ pub fn finish(
         warn(Warning::UnmappedIds {
             ids: counts.unmapped_ids,
         });
+    }
+    if let Some(chunks) = chunk_labels {
+        warn(Warning::ChunkLabels(chunks));
     }
     if counts.events > 0 && counts.events == counts.unlabeled_events {
         warn(Warning::NoLabeledEvents {
@@ -583,14 +589,15 @@ pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&OutputDir
     )
 }
 
-/// summary.json's counts: the labels, the line counts of every input, and
-/// what grading left.
+/// summary.json's counts: the labels (and those of their ids that look
+/// like chunks), the line counts of every input, and what grading left.
 fn tally(
     labels: &LabelIndex,
     per_input: &[LineCounts],
     graded: &aggregate::GradedPairs,
     rejected: usize,
     superseded_records: u64,
+    chunk_labels: Option<&ChunkLabels>,
 ) -> Counts {
     let mut lines = LineCounts::default();
     for counts in per_input {
@@ -617,6 +624,7 @@ fn tally(
         leaked_results: lines.leaked_results,
         later_chunks: lines.later_chunks,
         unmapped_ids: lines.unmapped_ids,
+        labeled_chunk_ids: chunk_labels.map_or(0, |chunks| chunks.ids),
     }
 }
 

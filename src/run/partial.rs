@@ -143,7 +143,8 @@ pub struct MergePlan {
     pub threads: Option<std::num::NonZeroUsize>,
     /// The command line as typed, for summary.json.
     pub command: Vec<String>,
-    /// The time the merged grading stands for; `None` is when it runs.
+    /// The time the merged grading stands for; `None` is the `--as-of`
+    /// its shards were graded with, else when it runs.
     pub as_of: Option<Timestamp>,
     /// Also write the means and counts in the OpenMetrics text format here.
     pub openmetrics: Option<PathBuf>,
@@ -226,6 +227,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         .first()
         .context("rgrade merge needs at least one partial grading")?;
     let first_shard = read_shard(first)?;
+    let as_of = merged_as_of(merge.as_of, first_shard.plan.as_of, first)?;
     let plan = Plan {
         labels: merge.labels.clone(),
         logs: Vec::new(),
@@ -233,7 +235,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         threads: merge.threads,
         progress: ProgressWhen::Never,
         command: merge.command.clone(),
-        as_of: merge.as_of,
+        as_of,
         openmetrics: merge.openmetrics.clone(),
         // The shards checked their logs' ids against it.
         corpus: None,
@@ -243,6 +245,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         },
         ..first_shard.plan.clone()
     };
+    let first_shard_as_of = first_shard.plan.as_of;
     let mut first_shard = Some(first_shard);
     let setup = Setup::new(&plan)?;
     let mut merged = Merged {
@@ -258,6 +261,15 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         };
         check_labels(path, &shard, setup.labels())?;
         ensure!(
+            shard.plan.as_of == first_shard_as_of,
+            "{}: graded {}, {}: graded {}; a merged grading stands for one time, so grade \
+             every shard with the same --as-of",
+            path.display(),
+            as_of_option(shard.plan.as_of),
+            first.display(),
+            as_of_option(first_shard_as_of)
+        );
+        ensure!(
             same_grading(&shard.plan, &plan)?,
             "{}: graded with other options than {} (cutoffs, policies, stages or fields); \
              grade every shard with the same options",
@@ -269,6 +281,36 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
     }
     let grouping = merged.grouping.context("no shard was merged")?;
     Ok((plan, setup, grouping))
+}
+
+/// The time a merge stands for: the `--as-of` its shards were graded
+/// with (`first` names one), else the merge's own, else (`None`) when it
+/// runs. A nightly job grading its shards `--as-of` the night they hold
+/// merges them into that night.
+///
+/// # Errors
+/// The merge and the shards name different times.
+fn merged_as_of(
+    merge: Option<Timestamp>,
+    shards: Option<Timestamp>,
+    first: &Path,
+) -> Result<Option<Timestamp>> {
+    match (merge, shards) {
+        (Some(merge), Some(shards)) if merge != shards => bail!(
+            "--as-of {merge}, but {} was graded --as-of {shards}: leave --as-of to the shards, \
+             or grade them again",
+            first.display()
+        ),
+        (merge, shards) => Ok(shards.or(merge)),
+    }
+}
+
+/// How a shard was graded as to `--as-of`, for messages.
+fn as_of_option(as_of: Option<Timestamp>) -> String {
+    match as_of {
+        Some(as_of) => format!("--as-of {as_of}"),
+        None => "without --as-of".to_string(),
+    }
 }
 
 /// Read the partial grading in `dir`, checked against its partial.json.

@@ -646,6 +646,11 @@ pub struct Counts {
     /// document, graded as documents of their own.
     #[serde(default, skip_serializing_if = "labels::is_zero")]
     pub unmapped_ids: u64,
+    /// Under `--unit doc`, labeled ids in which `--doc-of` finds a
+    /// document: labels that look made per chunk, which no mapped result
+    /// matches.
+    #[serde(default, skip_serializing_if = "labels::is_zero")]
+    pub labeled_chunk_ids: u64,
 }
 
 /// The overall row of one (run, stage) in summary.json.

@@ -150,14 +150,17 @@ impl<'i> OtlpSpan<'_, 'i> {
                     format!("document {index} has no '{prefix}{index}.{wanted}'"),
                 )
             })?;
-            // The same key twice reads as its first, as any attribute
-            // does; two keys for one number (`01` and `1`) leave which
-            // document holds the place to chance.
-            if let Some((other, _)) = ids.find(|(other, _)| other != key) {
-                return Err(Invalid::new(
-                    RejectReason::BadResult,
-                    format!("document {index} is given twice, as '{key}' and '{other}'"),
-                ));
+            // Two ids for one number (under one key given twice, or `01`
+            // and `1`) leave which document holds the place to chance.
+            if let Some((other, other_id)) =
+                ids.find(|(other, other_id)| other != key || other_id != id)
+            {
+                let detail = if other == key {
+                    format!("document {index} is given twice, as '{key}': '{id}' and '{other_id}'")
+                } else {
+                    format!("document {index} is given twice, as '{key}' and '{other}'")
+                };
+                return Err(Invalid::new(RejectReason::BadResult, detail));
             }
             ranked.push(id.clone());
         }

@@ -404,10 +404,24 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
         // An SDK over its attribute count limit (128 by default) drops
         // attributes, documents among them, and says how many: such a
         // ranking would be graded short or shifted.
-        let dropped = self.value.get("droppedAttributesCount").and_then(|count| {
-            (count.as_u64()).or_else(|| count.into_string().and_then(|text| text.parse().ok()))
-        });
-        if let Some(dropped @ 1..) = dropped {
+        // A count that says nothing readable could hide dropped documents.
+        let dropped = match self.value.get("droppedAttributesCount") {
+            None => 0,
+            Some(count) if count.is_null() => 0,
+            Some(count) => (count.as_u64())
+                .or_else(|| count.into_string().and_then(|text| text.parse().ok()))
+                .ok_or_else(|| {
+                    Invalid::new(
+                        RejectReason::BadSpan,
+                        format!(
+                            "droppedAttributesCount {} is not a count, so the span may have \
+                             lost documents unseen",
+                            count.encode()
+                        ),
+                    )
+                })?,
+        };
+        if dropped > 0 {
             return Err(Invalid::new(
                 RejectReason::DroppedAttributes,
                 format!(
@@ -585,8 +599,9 @@ mod tests {
         );
     }
 
-    /// One document number under two keys (`01` and `1`) is refused, not
-    /// read as whichever came first; one key given twice reads as its first.
+    /// One document number under two keys (`01` and `1`), or one key
+    /// given twice with two ids, is refused, not read as whichever came
+    /// first; one key given twice with one id is that id.
     #[test]
     fn a_document_number_given_twice_is_refused() {
         let doc =
@@ -601,7 +616,13 @@ mod tests {
                 doc("01", "b"),
                 doc("1", "c"),
             ]),
-            span(vec![kind, query, doc("0", "a"), doc("0", "b")]),
+            span(vec![
+                kind.clone(),
+                query.clone(),
+                doc("0", "a"),
+                doc("0", "b"),
+            ]),
+            span(vec![kind, query, doc("0", "a"), doc("0", "a")]),
         ];
         let seen = records(&export("svc", spans), &SpanFields::default()).unwrap();
         assert!(
@@ -611,7 +632,46 @@ mod tests {
             ),
             "{seen:?}"
         );
-        assert!(seen[1].starts_with(r#"svc/retrieve/q1 ["a"]"#), "{seen:?}");
+        assert!(
+            seen[1].ends_with(
+                "document 0 is given twice, as 'retrieval.documents.0.document.id': 'a' and 'b'"
+            ),
+            "{seen:?}"
+        );
+        assert!(seen[2].starts_with(r#"svc/retrieve/q1 ["a"]"#), "{seen:?}");
+    }
+
+    /// A droppedAttributesCount that is no count (a fraction, a negative
+    /// number, a word) rejects its span as one that dropped attributes
+    /// does: what it dropped cannot be known. Null is none dropped.
+    #[test]
+    fn a_dropped_attributes_count_that_is_no_count_is_refused() {
+        let with_count = |count: Json| {
+            let mut span = retriever("q1", &["a"]);
+            span["droppedAttributesCount"] = count;
+            span
+        };
+        let spans = [
+            json!(2.5),
+            json!(-1),
+            json!("many"),
+            json!(true),
+            json!(null),
+            json!("0"),
+        ];
+        let spans = spans.into_iter().map(with_count).collect();
+        let seen = records(&export("svc", spans), &SpanFields::default()).unwrap();
+        for (i, shown) in ["2.5", "-1", "\"many\"", "true"].iter().enumerate() {
+            assert!(
+                seen[i].ends_with(&format!(
+                    "droppedAttributesCount {shown} is not a count, so the span may have lost \
+                     documents unseen"
+                )),
+                "{seen:?}"
+            );
+        }
+        assert!(seen[4].starts_with(r#"svc/retrieve/q1 ["a"]"#), "{seen:?}");
+        assert!(seen[5].starts_with(r#"svc/retrieve/q1 ["a"]"#), "{seen:?}");
     }
 
     #[test]

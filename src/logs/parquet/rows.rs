@@ -330,20 +330,19 @@ impl<'a> Batch<'a> {
                     let invalid = Invalid::new(RejectReason::BadResult, detail);
                     return Ok(RowRecord::LostResult { key, invalid });
                 };
-                let (rank, invalid) = if *by_score {
+                let rank = if *by_score {
                     let score = rank.cells.number(row).filter(|s| s.is_finite());
-                    let detail = format!("'{}' is not a finite number", rank.name);
-                    (score.map(RankKey::score), (RejectReason::BadScore, detail))
+                    score.map(RankKey::score).ok_or_else(|| {
+                        let detail = format!("'{}' is not a finite number", rank.name);
+                        Invalid::new(RejectReason::BadScore, detail)
+                    })
                 } else {
-                    let value = (rank.cells.whole(row))
-                        .and_then(|r| u32::try_from(r).ok())
-                        .filter(|&r| r >= 1);
-                    let detail = format!("'{}' is not a whole number of at least 1", rank.name);
-                    (value.map(RankKey::rank), (RejectReason::BadRank, detail))
+                    RankKey::whole_rank(rank.cells.whole(row), &format!("'{}'", rank.name))
+                        .map_err(|detail| Invalid::new(RejectReason::BadRank, detail))
                 };
-                let Some(rank) = rank else {
-                    let invalid = Invalid::new(invalid.0, invalid.1);
-                    return Ok(RowRecord::LostResult { key, invalid });
+                let rank = match rank {
+                    Ok(rank) => rank,
+                    Err(invalid) => return Ok(RowRecord::LostResult { key, invalid }),
                 };
                 Ok(RowRecord::Result { key, doc_id, rank })
             }
