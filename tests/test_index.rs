@@ -217,6 +217,11 @@ fn a_key_whose_labels_changed_since_warns() {
     // The grades are the key's, and so are the labels summary.json names.
     assert_eq!(stale["labels"]["hash"], fresh["labels"]["hash"]);
     assert!(wd.read("stale/per_query.csv") == wd.read("fresh/per_query.csv"));
+    // So does such a key as the human sample of --calibrate.
+    wd.write("judge.jsonl", SMALL_LABELS);
+    let calibrate = "grade --labels judge.jsonl --calibrate key.rgx -q log.jsonl";
+    let run = wd.rgrade(&calibrate.split(' ').collect::<Vec<_>>());
+    run.expect_code(0).expect_stderr(&[warning]);
 
     std::fs::remove_file(wd.path("labels.jsonl")).unwrap();
     let run = grade("gone");

@@ -396,13 +396,15 @@ pub fn finish(
             .map(Error::from);
     }
 
-    if let Some(key) =
-        (graded.labels.source.compiled.as_ref()).filter(|k| k.labels_changed.is_some())
-    {
-        warn(Warning::OutdatedKey {
-            key: key.path.clone(),
-            labels: graded.labels.source.path.clone(),
-        });
+    let human = graded.calibrated_against.as_ref().map(|human| &human.key);
+    for labels in std::iter::once(&graded.labels).chain(human) {
+        if let Some(key) = (labels.source.compiled.as_ref()).filter(|k| k.labels_changed.is_some())
+        {
+            warn(Warning::OutdatedKey {
+                key: key.path.clone(),
+                labels: labels.source.path.clone(),
+            });
+        }
     }
     for (run, inputs) in fused_runs {
         let files = inputs
