@@ -385,6 +385,25 @@ fn characters_that_act_unseen_show_as_code_points() {
         assert!(gauges.contains(shown), "the gauges lack {shown}");
     }
     assert!(page.contains("q[U+202E]1"), "the page lacks the query id");
+
+    // So do stdout's table and stderr's messages, where they would act
+    // on the terminal.
+    let table = wd.rgrade(&["grade", "--labels", "labels.jsonl", "logs.jsonl"]);
+    let message = wd.rgrade(&["grade", "--labels", "no\u{1b}[31m.jsonl", "logs.jsonl"]);
+    message
+        .expect_code(2)
+        .expect_stderr(&["no[U+001B][31m.jsonl"]);
+    for (name, text) in [("stdout", &table.stdout), ("stderr", &message.stderr)] {
+        for raw in ['\u{0}', '\u{1b}', '\u{202e}', '\u{2066}'] {
+            assert!(!text.contains(raw), "{name} holds U+{:04X} raw", raw as u32);
+        }
+    }
+    for shown in ["t[U+0000]x", "[U+2066]en", "r[U+001B][31m"] {
+        assert!(
+            table.stdout.contains(shown),
+            "stdout lacks {shown}\n{table}"
+        );
+    }
 }
 
 #[test]

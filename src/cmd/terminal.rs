@@ -5,6 +5,8 @@
 use std::fmt;
 use std::io::{self, Write};
 
+use rgrade::visible;
+
 /// How a run ended, as its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -37,13 +39,18 @@ impl Exit {
 /// quietly let go, and loses nothing it wanted; any other failure (a full
 /// disk) is said on stderr, and is a loss the exit status tells
 /// ([`Exit::unless_lost`]): for a command without `-o`, the table is the
-/// only result.
+/// only result. The table is made whole, then written as a reader can see
+/// it ([`visible`]): a control or bidirectional character a name brought
+/// in shows as its code point, never acts on the terminal.
 #[must_use]
-pub fn print_stdout(
-    print: impl FnOnce(&mut io::BufWriter<io::StdoutLock>) -> io::Result<()>,
-) -> bool {
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    match print(&mut out).and_then(|()| out.flush()) {
+pub fn print_stdout(print: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> bool {
+    let mut table = Vec::new();
+    let written = print(&mut table).and_then(|()| {
+        let mut out = io::stdout().lock();
+        out.write_all(visible(&String::from_utf8_lossy(&table)).as_bytes())?;
+        out.flush()
+    });
+    match written {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => false,
         Err(err) => {
             tell(format_args!(
@@ -83,8 +90,9 @@ pub fn stdout_width() -> usize {
         .unwrap_or(PIPE_WIDTH)
 }
 
-/// Write a line to stderr. A closed or full stderr loses the line, never
-/// the run: the exit status still says how it ended.
+/// Write a line to stderr, as a reader can see it ([`visible`]). A closed
+/// or full stderr loses the line, never the run: the exit status still
+/// says how it ended.
 pub fn tell(line: fmt::Arguments) {
-    let _ = writeln!(io::stderr().lock(), "{line}");
+    let _ = writeln!(io::stderr().lock(), "{}", visible(&line.to_string()));
 }
