@@ -91,7 +91,7 @@ pub mod kernels {
     pub use crate::base::options::Reviewing;
     pub use crate::base::stats::{bootstrap_mean_interval, paired_randomization_p_value};
     pub use crate::grade::judge::{BlockWorker, JudgeConfig};
-    pub use crate::grade::runs::TrecLines;
+    pub use crate::grade::trec::runs::TrecLines;
     pub use crate::io::blocks::{lines, Block, Chunk, Header};
     pub use crate::io::inputs::Input;
     pub use crate::io::json::JsonParser;

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::options::{LogsFormat, ProgressWhen};
 use crate::grade::capture::{LineCounts, Reject};
+use crate::grade::diagnostics::permissions::{Leak, LEAKS_LISTED};
 use crate::grade::group::{Grouped, Grouper};
 use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
-use crate::grade::permissions::{Leak, LEAKS_LISTED};
 use crate::grade::rejects;
-use crate::grade::runs::TrecLines;
+use crate::grade::trec::runs::TrecLines;
 use crate::io::inputs::{Input, InputStats};
 use crate::io::reread;
 use crate::io::workers::{for_each_block, progress_bar};

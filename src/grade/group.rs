@@ -16,11 +16,11 @@ use rayon::prelude::*;
 
 use crate::base::options::RepeatPolicy;
 use crate::grade::capture::{Capture, EmptySpan, Found, Reject, RunStage};
+use crate::grade::diagnostics::pool::{PoolSource, PoolStore};
 use crate::grade::judge::BlockOutcome;
-use crate::grade::pool::{PoolSource, PoolStore};
-use crate::grade::ranker::{RankRules, RunKey};
-use crate::grade::runs::{SplitRuns, TrecRuns};
 use crate::grade::score::{self, GradeSettings, QueryRow};
+use crate::grade::trec::ranker::{RankRules, RunKey};
+use crate::grade::trec::runs::{SplitRuns, TrecRuns};
 use crate::io::inputs::{Input, InputStats};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, RejectReason};
@@ -826,7 +826,7 @@ mod tests {
     use super::*;
     use crate::base::metrics::Cutoff;
     use crate::base::options::MissingPolicy;
-    use crate::grade::pool::Pooled;
+    use crate::grade::diagnostics::pool::Pooled;
     use crate::logs::record::Origin;
 
     /// Queries `a`, `b` and `c`, each judging `d1` (grade 1).

@@ -9,11 +9,13 @@ use simd_json::prelude::Writable;
 
 use crate::base::options::{DuplicateDocs, LogsFormat, RunName};
 use crate::grade::capture::{Capture, EmptySpan, Found, LineCounts, Reject, RunStage};
-use crate::grade::permissions::{outside, DocCollections, Leak, Outside, LEAKS_LISTED};
-use crate::grade::pool::Pooled;
-use crate::grade::ranker::{RankRules, RunLine};
+use crate::grade::diagnostics::permissions::{
+    outside, DocCollections, Leak, Outside, LEAKS_LISTED,
+};
+use crate::grade::diagnostics::pool::Pooled;
 use crate::grade::ranking::RankingJudge;
-use crate::grade::runs::{BlockRuns, BlockScratch, TrecLines};
+use crate::grade::trec::ranker::{RankRules, RunLine};
+use crate::grade::trec::runs::{BlockRuns, BlockScratch, TrecLines};
 use crate::grade::units::{DocOf, RUNS_REFUSED};
 use crate::io::blocks::{is_blank, line_ranges, Block, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;

@@ -4,8 +4,8 @@
 //!
 //! 3. [`judge`]: each record is matched against the label index on its
 //!    worker ([`ranking`]); only the ranks of judged documents survive ([`capture`]),
-//!    and run lines become rankings ([`runs`], each ranked by a [`ranker`]). [`permissions`] keeps
-//!    results the user may not see from counting.
+//!    and run lines become rankings ([`trec`]). [`diagnostics::permissions`]
+//!    keeps results the user may not see from counting.
 //! 4. [`group`]: captures are gathered per (run, stage, query) under the
 //!    repeat policy, and each key's graded into a row ([`score`]) with
 //!    [`crate::base::metrics`]. [`gather`]
@@ -15,11 +15,11 @@
 //!    each mean its calibrated estimate, from the human values
 //!    [`calibrate`] keeps.
 //!
-//! Beside the pipeline, the diagnostics: [`stage_loss`] (evidence dropped
-//! between stages) and [`stale`] (labels that no longer match the
-//! collection); [`pool`] and [`review`] gather unjudged documents for the
-//! next round of judging; [`rejects`] puts rejected records in input order;
-//! [`checks`] warns of what looks wrong in the result.
+//! Beside the pipeline, the [`diagnostics`]: evidence dropped between
+//! stages, labels that no longer match the collection, runs that defined
+//! their own answer key, unjudged documents pooled for the next round of
+//! judging. [`rejects`] puts rejected records in input order; [`checks`]
+//! warns of what looks wrong in the result.
 //!
 //! A [`Plan`] says what to grade; what it [`Graded`] is the result. The
 //! drivers in `crate::run` call these stages and write the outputs.
@@ -28,22 +28,16 @@ pub mod aggregate;
 pub mod calibrate;
 pub mod capture;
 mod checks;
+pub mod diagnostics;
 pub mod gather;
 pub mod graded;
 pub mod group;
 pub mod judge;
-pub mod permissions;
 pub mod plan;
-pub mod pool;
-pub mod ranker;
 pub mod ranking;
 pub mod rejects;
-pub mod review;
-pub mod runs;
 pub mod score;
-pub mod self_pooled;
-pub mod stage_loss;
-pub mod stale;
+pub mod trec;
 pub mod units;
 
 pub use graded::{Graded, Warning};

@@ -11,8 +11,8 @@ use hashbrown::HashTable;
 
 use crate::base::options::DuplicateDocs;
 use crate::grade::capture::Found;
-use crate::grade::permissions::Outside;
-use crate::grade::pool::Pooled;
+use crate::grade::diagnostics::permissions::Outside;
+use crate::grade::diagnostics::pool::Pooled;
 use crate::grade::units::{DocOf, Folded, Scratch};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, RejectReason};

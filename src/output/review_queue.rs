@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use super::staged::{self, stage, Staged};
 use crate::base::schema::{REVIEW_QUEUE, REVIEW_QUEUE_FILE};
+use crate::grade::diagnostics::review;
 use crate::grade::group::Grouped;
-use crate::grade::review;
 use crate::grade::score::GradeSettings;
 use crate::labels::LabelIndex;
 

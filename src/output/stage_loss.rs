@@ -11,7 +11,7 @@ use crate::base::schema::{
     STAGE_LOSS, STAGE_LOSS_FILE, STAGE_LOSS_PER_QUERY, STAGE_LOSS_PER_QUERY_FILE,
 };
 use crate::base::slices::ANY;
-use crate::grade::stage_loss::StageLoss;
+use crate::grade::diagnostics::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
 
 /// stage_loss.csv (totals per run, transition and grouping set) and

@@ -14,9 +14,9 @@ use crate::base::metrics::Metric;
 use crate::base::schema::{judged_columns, metric_columns, Counts, Status};
 use crate::base::text::plural;
 use crate::grade::aggregate::{Aggregate, PairAggregates};
+use crate::grade::diagnostics::stage_loss::StageLoss;
 use crate::grade::graded::Graded;
 use crate::grade::score::GradeSettings;
-use crate::grade::stage_loss::StageLoss;
 use crate::labels::LabelIndex;
 use crate::logs::record::DEFAULT_STAGE;
 

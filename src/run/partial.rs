@@ -29,9 +29,9 @@ use crate::base::schema::{
     PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
 };
 use crate::base::timestamp::Timestamp;
+use crate::grade::diagnostics::permissions::LEAKS_LISTED;
 use crate::grade::gather::Grouping;
 use crate::grade::graded::{Graded, Warning};
-use crate::grade::permissions::LEAKS_LISTED;
 use crate::grade::plan::{Plan, Tables};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::output::complete::read_partial;

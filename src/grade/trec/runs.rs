@@ -19,7 +19,7 @@
 //!
 //! A line keeps a hash of its doc id, never the text. With
 //! `--review-queue`, a ranking pools the lines of its unjudged documents
-//! within the pool depth, and [`super::pool`] reads their ids again.
+//! within the pool depth, and [`crate::grade::diagnostics::pool`] reads their ids again.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -27,8 +27,8 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::grade::capture::{Capture, Found, Reject};
-use crate::grade::pool::PooledLine;
-use crate::grade::ranker::{RankRules, Ranked, Ranker, RunKey, RunLine, Stretch};
+use crate::grade::diagnostics::pool::PooledLine;
+use crate::grade::trec::ranker::{RankRules, Ranked, Ranker, RunKey, RunLine, Stretch};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, Origin, RejectReason};
 

@@ -7,7 +7,7 @@ use hashbrown::HashTable;
 
 use crate::base::options::DuplicateDocs;
 use crate::grade::capture::Found;
-use crate::grade::pool::PooledLine;
+use crate::grade::diagnostics::pool::PooledLine;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, Origin, RejectReason};
 use crate::logs::trec::RankKey;
