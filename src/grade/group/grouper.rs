@@ -1,265 +1,23 @@
-//! Stage 4, group and grade: captures are gathered per (run, stage, query)
-//! under the repeat policy, then every labeled query of every
-//! (run, stage) becomes one graded row.
-//!
-//! Merging is order-independent: "first" and "last" compare record
-//! origins, never arrival order, and rows are produced in query order, so
-//! the output is the same whatever the thread count.
+//! The grouping pass: captures taken in from the workers' block outcomes
+//! (and TREC rankings, ranked once every run is read) per (run, stage,
+//! query) under the repeat policy.
 
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Range;
 
 use anyhow::Result;
 use hashbrown::{HashMap, HashSet};
-use rayon::prelude::*;
 
+use super::grouped::{repeat_detail, Grouped, PairSlots};
+use super::store::{CaptureStore, Slot};
 use crate::base::options::RepeatPolicy;
 use crate::grade::capture::{Capture, EmptySpan, Found, Reject, RunStage};
-use crate::grade::diagnostics::pool::{PoolSource, PoolStore};
+use crate::grade::diagnostics::pool::PoolSource;
 use crate::grade::judge::BlockOutcome;
-use crate::grade::score::{self, GradeSettings, QueryRow};
 use crate::grade::trec::ranker::{RankRules, RunKey};
 use crate::grade::trec::runs::{SplitRuns, TrecRuns};
 use crate::io::inputs::{Input, InputStats};
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::record::{Invalid, RejectReason};
-
-/// The captures of one (run, stage), graded a range of queries at a time
-/// so that only one range of rows is ever held.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct PairSlots {
-    /// The run.
-    pub run: Box<str>,
-    /// The stage.
-    pub stage: Box<str>,
-    /// One slot per labeled query, in query order.
-    #[serde(with = "sparse")]
-    slots: Vec<Slot>,
-}
-
-/// The rows of a range of queries of one (run, stage).
-#[derive(Debug)]
-pub struct GradedRows {
-    /// One row per labeled query of the range, in query order.
-    pub rows: Vec<QueryRow>,
-    /// Input records behind the graded captures.
-    pub graded_records: u64,
-}
-
-impl PairSlots {
-    /// How many labeled queries (and so rows) the pair has.
-    pub fn n_queries(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// Whether `query` has a valid capture in this (run, stage), graded or
-    /// not (superseded, or rejected as a repeat).
-    pub fn captured(&self, query: QueryIdx) -> bool {
-        let slot = &self.slots[query as usize];
-        slot.kept + slot.superseded > 0
-    }
-
-    /// The judged documents of each graded capture of `query` (none when
-    /// the query is missing or invalid), in no particular order.
-    pub fn graded_found<'a>(
-        &self,
-        query: QueryIdx,
-        store: &'a CaptureStore,
-        settings: &GradeSettings,
-    ) -> impl Iterator<Item = &'a [Found]> + 'a {
-        store
-            .list(self.graded_head(query, settings))
-            .map(|capture| store.found(capture))
-    }
-
-    /// The documents each graded capture of `query` pooled for judging
-    /// (none when the query is missing or invalid), as (rank, id).
-    pub fn graded_pooled<'a>(
-        &self,
-        query: QueryIdx,
-        store: &'a CaptureStore,
-        settings: &GradeSettings,
-    ) -> impl Iterator<Item = (u32, &'a str)> + 'a {
-        store
-            .list(self.graded_head(query, settings))
-            .flat_map(|capture| store.pooled(capture))
-    }
-
-    /// The first graded capture of `query`'s list, if any is graded.
-    fn graded_head(&self, query: QueryIdx, settings: &GradeSettings) -> u32 {
-        let slot = &self.slots[query as usize];
-        if slot.grades_kept(settings.repeats) {
-            slot.head
-        } else {
-            NO_CAPTURE
-        }
-    }
-
-    /// Grade the queries in `range`, in parallel.
-    pub fn grade(
-        &self,
-        range: Range<usize>,
-        store: &CaptureStore,
-        labels: &LabelIndex,
-        settings: &GradeSettings,
-    ) -> GradedRows {
-        let outcomes: Vec<(QueryRow, u64)> = self.slots[range.clone()]
-            .par_iter()
-            .zip(range)
-            .map(|(slot, query)| grade_slot(labels, store, query as QueryIdx, slot, settings))
-            .collect();
-        let mut graded = GradedRows {
-            rows: Vec::with_capacity(outcomes.len()),
-            graded_records: 0,
-        };
-        for (row, graded_records) in outcomes {
-            graded.rows.push(row);
-            graded.graded_records += graded_records;
-        }
-        graded
-    }
-
-    /// Under `--repeats error`, a reject for each kept capture of every
-    /// query this (run, stage) captured more than once.
-    fn repeat_rejects(
-        &self,
-        store: &CaptureStore,
-        labels: &LabelIndex,
-        repeats: RepeatPolicy,
-    ) -> Vec<Reject> {
-        let slots = (0..).zip(&self.slots);
-        let repeated = slots.filter(|(_, slot)| !slot.grades_kept(repeats));
-        let mut rejects = Vec::new();
-        for (query, slot) in repeated {
-            let id = labels.query_id(query);
-            let detail = repeat_detail(&self.run, &self.stage, id, slot.total());
-            rejects.extend(store.list(slot.head).map(|capture| Reject {
-                origin: capture.origin,
-                reason: RejectReason::RepeatedCapture,
-                detail: detail.clone(),
-                excerpt: Vec::new(),
-            }));
-        }
-        rejects
-    }
-}
-
-/// Marks the end of a slot's list of captures.
-const NO_CAPTURE: u32 = u32::MAX;
-
-/// Every capture kept for grading, in flat arrays: no allocation per
-/// capture. The captures of one key form a list through `next`. Indices
-/// are u32: four billion captures would take hundreds of GB first.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct CaptureStore {
-    captures: Vec<Capture>,
-    next: Vec<u32>,
-    found: Vec<Found>,
-    pooled: PoolStore,
-}
-
-impl CaptureStore {
-    /// Keep `capture` (whose documents are `found`, and whose pooled
-    /// documents are in `pooled`) ahead of list `next`; returns its index,
-    /// the new head of the list.
-    fn push(
-        &mut self,
-        mut capture: Capture,
-        found: &[Found],
-        pooled: PoolSource<'_>,
-        next: u32,
-    ) -> u32 {
-        capture.found = self.keep_found(found);
-        capture.pooled = self.pooled.keep(pooled, capture.pooled);
-        self.captures.push(capture);
-        self.next.push(next);
-        (self.captures.len() - 1) as u32
-    }
-
-    /// Put `capture` in the place of capture `index`. The documents of the
-    /// replaced capture stay behind, unused: replacing is rare.
-    fn replace(
-        &mut self,
-        index: u32,
-        mut capture: Capture,
-        found: &[Found],
-        pooled: PoolSource<'_>,
-    ) -> Capture {
-        capture.found = self.keep_found(found);
-        capture.pooled = self.pooled.keep(pooled, capture.pooled);
-        std::mem::replace(&mut self.captures[index as usize], capture)
-    }
-
-    /// Room for `captures` more captures finding `found` more documents.
-    /// Only address space is taken until captures arrive.
-    fn reserve(&mut self, captures: usize, found: usize) {
-        self.captures.reserve(captures);
-        self.next.reserve(captures);
-        self.found.reserve(found);
-    }
-
-    fn keep_found(&mut self, found: &[Found]) -> Range<u32> {
-        let start = self.found.len() as u32;
-        self.found.extend_from_slice(found);
-        start..self.found.len() as u32
-    }
-
-    /// The judged documents a kept capture found, by rank.
-    fn found(&self, capture: &Capture) -> &[Found] {
-        &self.found[capture.found.start as usize..capture.found.end as usize]
-    }
-
-    /// The unjudged documents a kept capture pooled, as (rank, id).
-    fn pooled(&self, capture: &Capture) -> impl Iterator<Item = (u32, &str)> {
-        self.pooled.get(capture.pooled.clone())
-    }
-
-    /// The captures of the list starting at `head`.
-    fn list(&self, head: u32) -> impl Iterator<Item = &Capture> {
-        std::iter::successors((head != NO_CAPTURE).then_some(head), |&i| {
-            Some(self.next[i as usize]).filter(|&next| next != NO_CAPTURE)
-        })
-        .map(|i| &self.captures[i as usize])
-    }
-}
-
-/// Captures of one (run, stage, query).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-struct Slot {
-    /// The first of the captures to grade, linked in the store.
-    head: u32,
-    /// Captures to grade (one at most under `first` and `last`).
-    kept: u32,
-    /// Captures rejected while judging or as repeats.
-    rejected: u32,
-    /// Captures set aside under `first` and `last`.
-    superseded: u32,
-}
-
-impl Default for Slot {
-    fn default() -> Self {
-        Slot {
-            head: NO_CAPTURE,
-            kept: 0,
-            rejected: 0,
-            superseded: 0,
-        }
-    }
-}
-
-impl Slot {
-    /// Every capture of the key, rejected and set aside ones included.
-    fn total(&self) -> u32 {
-        self.kept + self.rejected + self.superseded
-    }
-
-    /// Whether the kept captures are graded: under `--repeats error` a
-    /// repeated key has all its captures rejected instead.
-    fn grades_kept(&self, repeats: RepeatPolicy) -> bool {
-        !(repeats == RepeatPolicy::Error && self.total() > 1)
-    }
-}
 
 /// Gathers captures from the workers' block outcomes.
 #[derive(Debug)]
@@ -286,26 +44,6 @@ pub struct Grouper {
     /// (input, query) of rejected run lines whose run is unknown: every
     /// ranking of the query in that input may have lost them.
     unplaced: HashSet<(u32, QueryIdx)>,
-}
-
-/// Everything gathered, ready to grade.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Grouped {
-    /// The captures of each (run, stage), sorted by run then stage.
-    pub pairs: Vec<PairSlots>,
-    /// The captures the pairs' slots point into.
-    pub store: CaptureStore,
-    /// Input records set aside under `--repeats first|last`.
-    pub superseded_records: u64,
-    /// For each judged document of the labels, whether a valid capture of
-    /// its query returned it (superseded, repeated or withheld from the
-    /// user as unauthorized, it was still returned).
-    #[serde(with = "sparse")]
-    pub seen_docs: Vec<bool>,
-    /// For each labeled query, whether a valid capture of it returned any
-    /// document its labels judge, of any grade (counted as `seen_docs`).
-    #[serde(with = "sparse")]
-    pub returned_judged: Vec<bool>,
 }
 
 impl Grouper {
@@ -508,7 +246,7 @@ impl Grouper {
     /// # Errors
     /// An input cannot be read again, or changed since it was graded.
     pub fn read_pooled_run_ids(&mut self, inputs: &[Input], first: &[InputStats]) -> Result<u64> {
-        self.store.pooled.read_run_ids(inputs, first)
+        self.store.read_pooled_run_ids(inputs, first)
     }
 
     /// The runs whose TREC rankings dropped copies of documents found in
@@ -634,199 +372,13 @@ fn nested_spans(empty: &[EmptySpan], captured: &HashSet<(u32, QueryIdx, u64)>) -
         .collect()
 }
 
-impl Grouped {
-    /// The queries any (run, stage) captured, valid or not, each once, in
-    /// query order.
-    pub fn captured_queries(&self) -> Vec<QueryIdx> {
-        let mut captured = vec![false; self.returned_judged.len()];
-        for pair in &self.pairs {
-            for (seen, slot) in captured.iter_mut().zip(&pair.slots) {
-                *seen |= slot.total() > 0;
-            }
-        }
-        (0..)
-            .zip(captured)
-            .filter(|(_, c)| *c)
-            .map(|(q, _)| q)
-            .collect()
-    }
-
-    /// Whether these captures can be groups of `labels`' queries, read
-    /// from a partial grading: every index in range, so that grading them
-    /// cannot go out of bounds.
-    pub fn fits(&self, labels: &LabelIndex, inputs: usize) -> bool {
-        let (queries, docs) = (labels.queries().len(), labels.n_judged_docs());
-        let store = &self.store;
-        let n = store.captures.len();
-        let in_range =
-            |range: &Range<u32>, len: usize| range.start <= range.end && range.end as usize <= len;
-        let capture_fits = |c: &Capture| {
-            (c.origin.input as usize) < inputs
-                && in_range(&c.found, store.found.len())
-                && store.pooled.holds(c.pooled.clone())
-        };
-        let link_fits = |i: u32| i == NO_CAPTURE || (i as usize) < n;
-        self.seen_docs.len() == docs
-            && self.returned_judged.len() == queries
-            && store.next.len() == n
-            && store.next.iter().all(|&i| link_fits(i))
-            && store.captures.iter().all(capture_fits)
-            && store.found.iter().all(|f| (f.doc as usize) < docs)
-            && (self.pairs.iter())
-                .all(|p| p.slots.len() == queries && p.slots.iter().all(|s| link_fits(s.head)))
-    }
-
-    /// Take in the captures of `other`, grouped over other inputs of the
-    /// same labels, whose input indices follow ours after `input_offset`.
-    /// The two must capture no query in common.
-    pub fn absorb(&mut self, other: Grouped, input_offset: u32) {
-        let store = &mut self.store;
-        let capture_offset = store.captures.len() as u32;
-        let found_offset = store.found.len() as u32;
-        let pooled_offset = store.pooled.absorb(other.store.pooled);
-        let shift = |range: Range<u32>, by: u32| range.start + by..range.end + by;
-        for mut capture in other.store.captures {
-            capture.origin.input += input_offset;
-            capture.found = shift(capture.found, found_offset);
-            capture.pooled = shift(capture.pooled, pooled_offset);
-            store.captures.push(capture);
-        }
-        let next = other.store.next.into_iter();
-        store.next.extend(next.map(|i| {
-            if i == NO_CAPTURE {
-                i
-            } else {
-                i + capture_offset
-            }
-        }));
-        store.found.extend(other.store.found);
-        for theirs in other.pairs {
-            let key = (&theirs.run, &theirs.stage);
-            let at = match self
-                .pairs
-                .binary_search_by(|p| (&p.run, &p.stage).cmp(&key))
-            {
-                Ok(at) => at,
-                Err(at) => {
-                    let slots = vec![Slot::default(); theirs.slots.len()];
-                    let (run, stage) = (theirs.run.clone(), theirs.stage.clone());
-                    self.pairs.insert(at, PairSlots { run, stage, slots });
-                    at
-                }
-            };
-            let ours = &mut self.pairs[at].slots;
-            for (slot, mut taken) in ours.iter_mut().zip(theirs.slots) {
-                if taken.head != NO_CAPTURE {
-                    taken.head += capture_offset;
-                }
-                if taken != Slot::default() {
-                    *slot = taken;
-                }
-            }
-        }
-        self.superseded_records += other.superseded_records;
-        for (ours, theirs) in [
-            (&mut self.seen_docs, other.seen_docs),
-            (&mut self.returned_judged, other.returned_judged),
-        ] {
-            for (ours, theirs) in ours.iter_mut().zip(theirs) {
-                *ours |= theirs;
-            }
-        }
-    }
-
-    /// When the logs held no readable record at all, a single unnamed run
-    /// at stage `default_stage`, every query missing.
-    pub fn add_a_pair_if_none(&mut self, default_stage: &str, labels: &LabelIndex) {
-        if self.pairs.is_empty() {
-            self.pairs.push(PairSlots {
-                run: "".into(),
-                stage: default_stage.into(),
-                slots: vec![Slot::default(); labels.queries().len()],
-            });
-        }
-    }
-}
-
-/// Grade one slot: its row, and the records behind the captures graded.
-/// A repeated key under `--repeats error` grades none: its captures are
-/// rejected ([`Grouped::repeat_rejects`]).
-fn grade_slot(
-    labels: &LabelIndex,
-    store: &CaptureStore,
-    query: QueryIdx,
-    slot: &Slot,
-    settings: &GradeSettings,
-) -> (QueryRow, u64) {
-    let total = slot.total();
-    // In origin order, whatever order the captures arrived in.
-    let (single, many): ([&Capture; 1], Vec<&Capture>);
-    let kept: &[&Capture] = match slot.kept {
-        0 => &[],
-        1 => {
-            single = [&store.captures[slot.head as usize]];
-            &single
-        }
-        _ => {
-            many = {
-                let mut kept: Vec<&Capture> = store.list(slot.head).collect();
-                kept.sort_by_key(|c| c.origin);
-                kept
-            };
-            &many
-        }
-    };
-    let graded: &[&Capture] = if slot.grades_kept(settings.repeats) {
-        kept
-    } else {
-        &[]
-    };
-    score::row(labels, query, total, graded, &|c| store.found(c), settings)
-}
-
-fn repeat_detail(run: &str, stage: &str, query: &str, total: u32) -> String {
-    format!("run '{run}', stage '{stage}', query '{query}' was captured {total} times (--repeats error)")
-}
-
-/// A long vector of mostly default values (a slot per labeled query, a
-/// flag per judged document), stored as its length and the places that
-/// hold something else: a shard of the logs captures few of the queries.
-mod sparse {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<T, S>(values: &[T], serializer: S) -> Result<S::Ok, S::Error>
-    where
-        T: Default + PartialEq + Serialize,
-        S: Serializer,
-    {
-        let default = T::default();
-        let set: Vec<(u32, &T)> = (0..).zip(values).filter(|(_, v)| **v != default).collect();
-        (values.len(), set).serialize(serializer)
-    }
-
-    pub fn deserialize<'de, T, D>(deserializer: D) -> Result<Vec<T>, D::Error>
-    where
-        T: Default + Clone + Deserialize<'de>,
-        D: Deserializer<'de>,
-    {
-        let (len, set): (usize, Vec<(u32, T)>) = Deserialize::deserialize(deserializer)?;
-        let mut values = vec![T::default(); len];
-        for (at, value) in set {
-            let slot = values
-                .get_mut(at as usize)
-                .ok_or_else(|| serde::de::Error::custom("a place beyond the length"))?;
-            *slot = value;
-        }
-        Ok(values)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::base::metrics::Cutoff;
     use crate::base::options::MissingPolicy;
     use crate::grade::diagnostics::pool::Pooled;
+    use crate::grade::score::GradeSettings;
     use crate::logs::record::Origin;
 
     /// Queries `a`, `b` and `c`, each judging `d1` (grade 1).
