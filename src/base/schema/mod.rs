@@ -13,17 +13,25 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::timestamp::Timestamp;
 
+mod agree;
+mod compare;
 mod diagnostics;
 mod labels;
 mod listed;
+mod partial;
 mod trend;
 
+pub use agree::{AgreementLogs, AgreementSummary, KeyOverlap};
+pub use compare::{
+    CompareSettings, ComparedRun, ComparisonSummary, QueryLoss, SideFigures, StageSides,
+};
 pub use diagnostics::{MostlyMissing, SliceStale, StaleLabels};
 pub use labels::{
     CalibrationSummary, ChangedLabels, CollectionVersion, CompiledKeySummary, LabelsSummary,
     ReviewerSummary, ReviewersSummary, SelfPooled, SourceSummary,
 };
-pub use listed::OutputFile;
+pub use listed::{InputSummary, OutputFile};
+pub use partial::PartialSummary;
 pub use trend::{
     Alarm, GroupingSet, RepeatedSet, TrendNight, TrendRevision, TrendSettings, TrendSummary,
 };
@@ -70,10 +78,6 @@ pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
 /// grouped captures change shape: 2 counts nested and empty capture spans
 /// per input, 3 the chunks `--unit doc` folded and the ids it could not map.
 pub const PARTIAL_FORMAT: u32 = 3;
-
-fn first_partial_format() -> u32 {
-    1
-}
 
 /// captures.postcard.zst: a partial grading's grouped captures, for
 /// `rgrade merge` (serde's postcard form, zstd-compressed).
@@ -542,26 +546,6 @@ pub struct Summary {
     pub throughput: Throughput,
 }
 
-/// One log input in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InputSummary {
-    /// The path as given or found (`-` for stdin).
-    pub path: String,
-    /// Bytes read (compressed size for compressed input).
-    pub bytes: u64,
-    /// Bytes after decompression.
-    pub decoded_bytes: u64,
-    /// Lines, blank ones included.
-    pub lines: u64,
-    /// Non-blank lines: the records.
-    pub records: u64,
-    /// Records rejected while reading this input (rejects decided later,
-    /// such as repeated captures, are only in the total).
-    pub rejected: u64,
-    /// xxh3-128 of the bytes read, in hex.
-    pub hash: String,
-}
-
 /// The grading settings in summary.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SettingsSummary {
@@ -698,114 +682,6 @@ pub struct LeakSummary {
     pub line: u64,
 }
 
-/// comparison.json: what was compared, how, the figures of both sides
-/// that comparison.csv has no room for, and every other output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComparisonSummary {
-    /// Always "rgrade".
-    pub tool: String,
-    /// rgrade's version.
-    pub version: String,
-    /// The current system.
-    pub baseline: ComparedRun,
-    /// The proposed change.
-    pub candidate: ComparedRun,
-    /// xxh3-128 of the labels both were graded with.
-    pub labels_hash: String,
-    /// How the comparison was made.
-    pub settings: CompareSettings,
-    /// Per stage, both sides' latency and context size.
-    pub stages: Vec<StageSides>,
-    /// The cutoff the evidence of the losses is read at: the gradings'
-    /// deepest (their `missing_at_` column).
-    pub evidence_cutoff: String,
-    /// Per stage, the queries that lost most on the first metric, with the
-    /// evidence each lost.
-    pub biggest_losses: Vec<QueryLoss>,
-    /// Every other output of the comparison, as written.
-    pub outputs: Vec<OutputFile>,
-}
-
-/// One side of a comparison in comparison.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ComparedRun {
-    /// Its per_query.csv, as found from the path given.
-    pub path: String,
-    /// The run compared.
-    pub run: String,
-}
-
-/// The settings of a comparison in comparison.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompareSettings {
-    /// The metric columns compared, the first one ordering the losses.
-    pub metrics: Vec<String>,
-    /// Sign-flip permutations of the randomization test.
-    pub permutations: usize,
-    /// Seed of the permutations.
-    pub seed: u64,
-    /// Significance level of the marks, and of the power figures.
-    pub alpha: f64,
-    /// Coverage of the intervals.
-    pub confidence: f64,
-    /// `--mde`: the change comparison.csv's `queries_for_mde` is for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mde: Option<f64>,
-}
-
-/// Both sides' latency and context size over one stage's paired queries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StageSides {
-    /// The stage.
-    pub stage: String,
-    /// Paired queries.
-    pub queries: u64,
-    /// Queries counted in the means.
-    pub counted: u64,
-    /// The baseline's figures.
-    pub baseline: SideFigures,
-    /// The candidate's figures.
-    pub candidate: SideFigures,
-}
-
-/// One side's latency percentiles and mean context size, as
-/// aggregates.csv computes them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SideFigures {
-    /// Median latency.
-    pub latency_p50_ms: Option<f64>,
-    /// 95th percentile latency.
-    pub latency_p95_ms: Option<f64>,
-    /// 99th percentile latency.
-    pub latency_p99_ms: Option<f64>,
-    /// Mean context size.
-    pub context_tokens_mean: Option<f64>,
-}
-
-/// A query that lost on the first metric, and the evidence it lost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QueryLoss {
-    /// The stage.
-    pub stage: String,
-    /// The query.
-    pub query_id: String,
-    /// Its task.
-    pub task: String,
-    /// Its language.
-    pub language: String,
-    /// The first metric compared.
-    pub metric: String,
-    /// Its baseline value.
-    pub baseline: f64,
-    /// Its candidate value.
-    pub candidate: f64,
-    /// Relevant ids the baseline had in its deepest cutoff's top k and
-    /// the candidate has not.
-    pub lost: Vec<String>,
-    /// Relevant ids the candidate has there and the baseline had not.
-    pub gained: Vec<String>,
-}
-
 /// Key-value pairs written as a JSON object, keeping their order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrderedMap<V>(pub Vec<(String, V)>);
@@ -843,102 +719,4 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
 
         deserializer.deserialize_map(Entries(PhantomData))
     }
-}
-
-/// partial.json: a partial grading, for people and for `rgrade merge`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartialSummary {
-    /// Always `rgrade`.
-    pub tool: String,
-    /// The version that wrote it: `merge` takes partial gradings of its own version only.
-    pub version: String,
-    /// The layout of its captures file ([`PARTIAL_FORMAT`]; absent, 1):
-    /// `merge` takes its own layout only, whatever the version says.
-    #[serde(default = "first_partial_format")]
-    pub format: u32,
-    /// The command line as typed.
-    pub command: Vec<String>,
-    /// The answer key.
-    pub labels: LabelsSummary,
-    /// Every log input read.
-    pub inputs: Vec<InputSummary>,
-    /// Labeled queries with a capture in any (run, stage).
-    pub captured_queries: u64,
-    /// Records rejected.
-    pub rejected: u64,
-    /// The files of the partial grading, with sizes and hashes.
-    pub outputs: Vec<OutputFile>,
-}
-
-/// agreement.json: the two answer keys `rgrade agree` compared, how many
-/// pairs each judges, and the confusion matrix of their grades.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AgreementSummary {
-    /// Always "rgrade".
-    pub tool: String,
-    /// rgrade's version.
-    pub version: String,
-    /// The first key (rows of the confusion matrix, `grade_a`).
-    pub key_a: LabelsSummary,
-    /// The second key (columns, `grade_b`).
-    pub key_b: LabelsSummary,
-    /// The lowest grade that counts as relevant, in both keys.
-    pub min_rel: i64,
-    /// The queries and pairs each key labels, written in place.
-    #[serde(flatten)]
-    pub overlap: KeyOverlap,
-    /// The grades of the confusion matrix, in order.
-    pub grades: Vec<i64>,
-    /// Pairs both judge, by the first key's grade (row) and the second's
-    /// (column), in the order of `grades`.
-    pub confusion: Vec<Vec<u64>>,
-    /// Cohen's kappa on relevant or not over every pair both judge;
-    /// null when undefined (both keys always give one and the same answer).
-    pub relevance_kappa: Option<f64>,
-    /// Linear-weighted kappa on the grades over every pair both judge;
-    /// null when undefined.
-    pub grade_kappa: Option<f64>,
-    /// The logs graded under both keys, if any were given.
-    pub logs: Option<AgreementLogs>,
-    /// Every other output, as written.
-    pub outputs: Vec<OutputFile>,
-}
-
-/// What two answer keys label: queries and (query, document) pairs
-/// judged by both, and by one only.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KeyOverlap {
-    /// Queries both keys label.
-    pub queries_both: u64,
-    /// Queries only the first key labels.
-    pub queries_a_only: u64,
-    /// Queries only the second key labels.
-    pub queries_b_only: u64,
-    /// (query, document) pairs both keys judge, whatever the grade.
-    pub pairs_both: u64,
-    /// Pairs only the first key judges.
-    pub pairs_a_only: u64,
-    /// Pairs only the second key judges.
-    pub pairs_b_only: u64,
-}
-
-/// The logs `rgrade agree --logs` graded under both keys.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AgreementLogs {
-    /// Each input's name.
-    pub inputs: Vec<String>,
-    /// The cutoffs graded at.
-    pub k: Vec<Cutoff>,
-    /// The runs graded under either key.
-    pub runs: u64,
-    /// (run, stage, query) rows graded with status ok under the first key:
-    /// the queries each mean of the first key covers.
-    pub graded_a: u64,
-    /// The same under the second key.
-    pub graded_b: u64,
-    /// Records rejected grading under the first key (as `grade` would
-    /// reject them: run `grade -o` to see why).
-    pub rejected_a: u64,
-    /// Records rejected grading under the second key.
-    pub rejected_b: u64,
 }
