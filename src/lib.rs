@@ -67,7 +67,7 @@ pub use gen::{
     write_dataset, GenConfig, GenFormat, NightChanges, Nights, PlantedDrop, Written, WrittenFile,
 };
 pub use grade::plan::Tables;
-pub use grade::units::{doc_of, DocOf};
+pub use grade::units::{doc_of, ChunkLabels, DocOf};
 pub use grade::{Graded, Plan as GradePlan, Warning};
 pub use io::guarded::quiet_decoder_panics;
 pub use io::tables::{ArrowTable, LogLines};

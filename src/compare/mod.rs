@@ -85,17 +85,17 @@ impl Plan {
 /// What a comparison found.
 pub struct Compared {
     /// Both sides, paired by (stage, query).
-    pub paired: Paired,
+    pub(crate) paired: Paired,
     /// Every grouping set of every stage, compared.
-    pub comparisons: Vec<SliceComparison>,
+    pub(crate) comparisons: Vec<SliceComparison>,
     /// The rules' verdicts, when rules were given.
-    pub gate: Option<Gate>,
+    pub(crate) gate: Option<Gate>,
     /// The significance level the marks use.
-    pub alpha: f64,
+    pub(crate) alpha: f64,
     /// The metrics compared, as indexes into the paired metrics.
-    pub metrics: Vec<usize>,
+    pub(crate) metrics: Vec<usize>,
     /// How the statistics were drawn.
-    pub settings: StatSettings,
+    pub(crate) settings: StatSettings,
 }
 
 impl Compared {

@@ -24,30 +24,30 @@ use crate::logs::record::Origin;
 /// What a grading found, for the caller to show and judge.
 pub struct Graded {
     /// The answer key.
-    pub labels: LabelIndex,
+    pub(crate) labels: LabelIndex,
     /// How rows were graded.
-    pub settings: GradeSettings,
+    pub(crate) settings: GradeSettings,
     /// The aggregates of every (run, stage).
-    pub pairs: Vec<PairAggregates>,
+    pub(crate) pairs: Vec<PairAggregates>,
     /// summary.json's counts.
     pub counts: Counts,
     /// The evidence each stage dropped, with a stage order.
-    pub stage_loss: Option<StageLoss>,
+    pub(crate) stage_loss: Option<StageLoss>,
     /// Every rejected record, in input order.
-    pub rejects: Vec<Reject>,
+    pub(crate) rejects: Vec<Reject>,
     /// The first results outside their user's allowed collections, in input order.
-    pub leaks: Vec<Leak>,
+    pub(crate) leaks: Vec<Leak>,
     /// The graded runs that alone were pooled for some labels.
     pub self_pooled: Vec<SelfPooled>,
     /// The (run, stage)s most of whose labeled queries no record captured.
     pub mostly_missing: Vec<MostlyMissing>,
     /// The human key the means were calibrated against, with its values.
-    pub calibrated_against: Option<HumanScores>,
+    pub(crate) calibrated_against: Option<HumanScores>,
     /// Each input's name, by input index.
     pub input_names: Vec<String>,
     /// What reading each input taught (its size, its content hash), by
     /// input index.
-    pub input_stats: Vec<InputStats>,
+    pub(crate) input_stats: Vec<InputStats>,
     /// The time the grading stands for (`--as-of`, else when it ran).
     pub as_of: Timestamp,
     /// per_query.csv's rows, with its columns and values, when the plan
@@ -63,12 +63,12 @@ pub struct Graded {
 
 impl Graded {
     /// The inputs as this grading read them.
-    pub fn inputs_read(&self) -> InputsRead<'_> {
+    pub(crate) fn inputs_read(&self) -> InputsRead<'_> {
         (&self.input_names, &self.input_stats)
     }
 
     /// The file a record came from.
-    pub fn input_name(&self, origin: Origin) -> &str {
+    pub(crate) fn input_name(&self, origin: Origin) -> &str {
         &self.input_names[origin.input as usize]
     }
 

@@ -29,7 +29,7 @@ impl DocOf {
     /// when the pattern finds none in it (no match, no separator, or an
     /// empty document id). `scratch` holds a regex's capture positions
     /// between calls, so a ranking's ids cost no allocation.
-    pub fn document_span(&self, id: &str, scratch: &mut Scratch) -> Option<Range<usize>> {
+    pub(crate) fn document_span(&self, id: &str, scratch: &mut Scratch) -> Option<Range<usize>> {
         let span = match self {
             DocOf::Capture(regex) => {
                 let locations = (scratch.0).get_or_insert_with(|| regex.capture_locations());
@@ -160,7 +160,7 @@ pub struct ChunkLabels {
 impl ChunkLabels {
     /// The labeled ids of `labels` in which `doc_of` finds a document, if
     /// any.
-    pub fn find(doc_of: &DocOf, labels: &LabelIndex) -> Option<Self> {
+    pub(crate) fn find(doc_of: &DocOf, labels: &LabelIndex) -> Option<Self> {
         let mut scratch = Scratch::default();
         let all = labels.n_judged_docs() as u32;
         let mut chunks = (0..all)

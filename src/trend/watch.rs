@@ -152,9 +152,9 @@ impl Watched {
 #[derive(Debug)]
 pub struct Trended {
     /// How the nights were watched.
-    pub settings: WatchSettings,
+    pub(crate) settings: WatchSettings,
     /// Every night and series.
-    pub watched: Watched,
+    pub(crate) watched: Watched,
     /// Why `--openmetrics` could not be written, after every other output
     /// was: the alarms stand, and the caller says the export failed.
     pub openmetrics_failure: Option<crate::base::failure::Error>,
