@@ -42,7 +42,8 @@ impl DocOf {
         (!span.is_empty()).then_some(span)
     }
 
-    /// The document `id` is a chunk of, as [`Self::document_span`] finds it.
+    /// The document `id` is a chunk of, or `None` when the pattern finds
+    /// none in it.
     pub fn document<'i>(&self, id: &'i str) -> Option<&'i str> {
         (self.document_span(id, &mut Scratch::default())).map(|span| &id[span])
     }
