@@ -7,7 +7,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rgrade::kernels::{
     bootstrap_mean_interval, id_hash, paired_randomization_p_value, score, Block, BlockWorker,
-    Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, SpanFields, TrecLines,
+    Chunk, Hit, JudgeConfig, Judgments, LabelIndex, LogFields, RecordOptions, SpanFields,
+    TrecLines,
 };
 use rgrade::{Cutoff, DuplicateDocs, LogsFormat, RunName};
 
@@ -61,15 +62,17 @@ fn judge_block(c: &mut Criterion) {
     let fields = LogFields::default();
     let config = JudgeConfig {
         labels: &labels,
-        fields: &fields,
+        records: RecordOptions {
+            fields: &fields,
+            spans: &SpanFields::default(),
+            run_name: RunName::Tag,
+            file_runs: &[],
+        },
         stages: &[],
         duplicates: DuplicateDocs::Reject,
         doc_collections: None,
         trec: TrecLines::RankEarly,
-        run_name: RunName::Tag,
-        file_runs: &[],
         input_names: &[],
-        spans: &SpanFields::default(),
         pool_depth: None,
         doc_of: None,
     };

@@ -103,6 +103,7 @@ pub mod kernels {
     pub use crate::logs::parquet::ColumnNames;
     pub use crate::logs::read::{read_inputs, LogChunk};
     pub use crate::logs::record::EventKey;
+    pub use crate::logs::records::RecordOptions;
 }
 
 /// The compare readers fuzz/ drives one by one (`rgrade compare` only

@@ -17,7 +17,7 @@ use arrow_schema::{DataType, Field, Schema};
 
 use rgrade::kernels::{
     id_hash, pool, Block, BlockWorker, Chunk, Header, JudgeConfig, LabelIndex, LogFields,
-    Reviewing, SpanFields, TrecLines,
+    RecordOptions, Reviewing, SpanFields, TrecLines,
 };
 use rgrade::{
     ArrowTable, Cutoff, DuplicateDocs, GradePlan, JoinBy, LabelsFormat, LogsFormat, RepeatPolicy,
@@ -103,15 +103,17 @@ pub fn judge(
         NAMES.get_or_init(|| (["run".to_string()], ["run.txt".to_string()]));
     let config = JudgeConfig {
         labels: small_labels(),
-        fields,
+        records: RecordOptions {
+            fields,
+            spans,
+            run_name,
+            file_runs,
+        },
         stages: &[],
         duplicates,
         doc_collections: None,
         trec,
-        run_name,
-        file_runs,
         input_names,
-        spans,
         pool_depth: None,
         doc_of: None,
     };

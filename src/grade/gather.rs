@@ -176,7 +176,7 @@ fn judge_inputs(
     let on_bytes = |n| progress.inc(n);
     let columns = ColumnNames {
         fields: reading.fields,
-        spans: config.spans,
+        spans: config.records.spans,
     };
     // A row group that cannot be decoded, or a CSV run's header that
     // cannot be read, stops the run.

@@ -1,13 +1,17 @@
-//! Stage 3, judge: each parsed record is matched against the label index on
-//! the worker that parsed it. Only the facts needed to grade survive — the
-//! ranks of judged documents and a few numbers per capture — so memory
-//! follows the number of labeled queries, not the bytes of the logs.
+//! Stage 3, judge: each record a chunk yields is matched against the label
+//! index on the worker that read it. Only the facts needed to grade
+//! survive — the ranks of judged documents and a few numbers per capture —
+//! so memory follows the number of labeled queries, not the bytes of the
+//! logs.
+//!
+//! Records come from `crate::logs::records`, whatever their format: the
+//! worker is the sink of a chunk's records, and judges each on one path
+//! (`Judging::judge`). An event's ranking is read only for an event of a
+//! stage being graded.
 
 use std::borrow::Cow;
 
-use simd_json::prelude::Writable;
-
-use crate::base::options::{DuplicateDocs, LogsFormat, RunName};
+use crate::base::options::DuplicateDocs;
 use crate::grade::capture::{Capture, EmptySpan, Found, LineCounts, Reject, RunStage};
 use crate::grade::diagnostics::permissions::{
     outside, DocCollections, Leak, Outside, LEAKS_LISTED,
@@ -17,17 +21,13 @@ use crate::grade::ranking::RankingJudge;
 use crate::grade::trec::ranker::{RankRules, RunLine};
 use crate::grade::trec::runs::{BlockRuns, BlockScratch, TrecLines};
 use crate::grade::units::{DocOf, RUNS_REFUSED};
-use crate::io::blocks::{is_blank, line_ranges, Block, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;
 use crate::labels::{LabelIndex, QueryIdx};
-use crate::logs::csv_run::{BadCsvLine, CsvRun};
-use crate::logs::jsonl::{Event, LogFields};
-use crate::logs::otlp::{for_each_span, SpanFields, SpanRecord};
-use crate::logs::parquet::rows::{for_each_batch, RowRecord};
-use crate::logs::parquet::RowGroup;
 use crate::logs::read::LogChunk;
-use crate::logs::record::{EventKey, Invalid, Origin, RejectReason, SpanIds, DEFAULT_STAGE};
-use crate::logs::trec::{BadRunLine, RankKey, TrecLine};
+use crate::logs::record::{
+    EventKey, Invalid, Origin, Pending, Ranking, Record, RecordSink, RunResult, Skipped, SpanIds,
+};
+use crate::logs::records::{input_of, records, RecordOptions};
 
 /// Everything one block produced. Pair indices are local to the block.
 #[derive(Debug, Default)]
@@ -115,8 +115,8 @@ impl BlockOutcome {
 pub struct JudgeConfig<'a> {
     /// The answer key.
     pub labels: &'a LabelIndex,
-    /// Where JSONL records keep their fields.
-    pub fields: &'a LogFields,
+    /// How records are read: where their fields are, what names a run.
+    pub records: RecordOptions<'a>,
     /// Stages to grade; empty means all.
     pub stages: &'a [String],
     /// What to do with a doc id listed twice.
@@ -125,14 +125,8 @@ pub struct JudgeConfig<'a> {
     pub doc_collections: Option<&'a DocCollections>,
     /// What becomes of labeled TREC lines.
     pub trec: TrecLines<'a>,
-    /// What names a TREC run.
-    pub run_name: RunName,
-    /// Each input's name as a run: its file name without extensions.
-    pub file_runs: &'a [String],
     /// Each input's name, for reject details that cite two places.
     pub input_names: &'a [String],
-    /// Where spans keep what a capture needs.
-    pub spans: &'a SpanFields,
     /// With `--review-queue`, the depth within which a capture's unjudged
     /// documents are pooled for judging.
     pub pool_depth: Option<usize>,
@@ -162,15 +156,6 @@ impl<'a> JudgeConfig<'a> {
         }
         named.is_some()
     }
-
-    /// The run of a line from `input` in `format` tagged `tag`.
-    fn run_of<'t>(&'t self, tag: &'t str, format: LogsFormat, input: u32) -> &'t str {
-        if format == LogsFormat::Msmarco || self.run_name == RunName::File {
-            &self.file_runs[input as usize]
-        } else {
-            tag
-        }
-    }
 }
 
 /// What a valid search event carries besides its key, whatever format
@@ -187,9 +172,35 @@ struct EventBody<'i> {
     outside: Vec<Outside>,
 }
 
-/// Judge one search event of `key`, whose `body` is read only once its
-/// key is known: a body that cannot be read still counts as a capture of
-/// a labeled query, so a query whose every capture is rejected is
+impl<'i> EventBody<'i> {
+    /// What an event that ranked `ranking` returned: its results outside
+    /// the user's allowed collections found, `mapped` naming the
+    /// collection of a result that names none.
+    fn of(ranking: Ranking<'i>, mapped: Option<&DocCollections>) -> Result<Self, Invalid> {
+        let with_permissions = ranking.permissions.is_some();
+        let outside = match ranking.permissions {
+            Some(permissions) => outside(
+                &permissions.allowed,
+                permissions.collections.into_iter().map(Ok),
+                &ranking.docs,
+                mapped,
+            )?,
+            None => Vec::new(),
+        };
+        Ok(EventBody {
+            docs: ranking.docs,
+            latency_ms: ranking.latency_ms,
+            context_tokens: ranking.context_tokens,
+            answer_ok: ranking.answer_ok,
+            with_permissions,
+            outside,
+        })
+    }
+}
+
+/// Judge one search event of `key`, whose `ranking` is read only once its
+/// key is known: a ranking that cannot be read still counts as a capture
+/// of a labeled query, so a query whose every capture is rejected is
 /// invalid, not missing.
 fn take_event<'i>(
     config: &JudgeConfig,
@@ -197,7 +208,7 @@ fn take_event<'i>(
     out: &mut BlockOutcome,
     origin: Origin,
     (key, span): (&EventKey<'i>, Option<SpanIds>),
-    body: impl FnOnce() -> Result<EventBody<'i>, Invalid>,
+    ranking: Pending<'_, 'i>,
 ) -> Result<(), Invalid> {
     if !config.wants_stage(key.stage, &mut out.stages_seen) {
         // Left out by --stage, so its results are not read: the chain and
@@ -215,7 +226,10 @@ fn take_event<'i>(
     if let (Some((pair, query)), Some(own)) = (labeled, span.and_then(|ids| ids.own)) {
         out.span_ids.push((pair, query, own));
     }
-    let event = body().inspect_err(|_| out.rejected_keys.extend(labeled))?;
+    let event = ranking
+        .read()
+        .and_then(|ranking| EventBody::of(ranking, config.doc_collections))
+        .inspect_err(|_| out.rejected_keys.extend(labeled))?;
     out.counts.events += 1;
     let Some((pair, query)) = labeled else {
         out.counts.unlabeled += 1;
@@ -272,19 +286,12 @@ fn take_event<'i>(
     Ok(())
 }
 
-fn too_long() -> Invalid {
-    Invalid {
-        reason: RejectReason::LineTooLong,
-        detail: format!("the line is longer than {} MiB", MAX_LINE >> 20),
-    }
-}
-
-/// A worker: parses and judges blocks with its own reusable scratch.
+/// A worker: reads and judges chunks with its own reusable scratch.
 pub struct BlockWorker<'a> {
     config: &'a JudgeConfig<'a>,
     parser: JsonParser,
     judge: RankingJudge,
-    /// TREC lines of the current block.
+    /// Run lines of the current chunk.
     trec: BlockScratch,
     last_query: LastQuery,
 }
@@ -308,27 +315,6 @@ impl LastQuery {
     }
 }
 
-/// Where the fields of a block's lines are when it is a CSV run.
-///
-/// # Errors
-/// A CSV run without a header, or whose header names a column rgrade
-/// does not know: the input cannot be read.
-fn csv_run(block: &Block) -> Result<Option<CsvRun>, String> {
-    if block.format != LogsFormat::Csv {
-        return Ok(None);
-    }
-    let Some(header) = &block.header else {
-        return Err(
-            "a CSV run's first line must be its header, naming query_id (or q_id), \
-                    doc_id, and score or rank"
-                .to_string(),
-        );
-    };
-    CsvRun::from_header(&header.text)
-        .map(Some)
-        .map_err(|err| format!("line {}: {err}", header.line))
-}
-
 impl<'a> BlockWorker<'a> {
     /// A worker with empty scratch space.
     pub fn new(config: &'a JudgeConfig<'a>) -> Self {
@@ -341,245 +327,101 @@ impl<'a> BlockWorker<'a> {
         }
     }
 
-    /// Parse and judge every line of a chunk.
+    /// Read and judge every record of a chunk.
     pub fn process(&mut self, chunk: &LogChunk) -> BlockOutcome {
+        let config = self.config;
         let mut out = BlockOutcome {
-            stages_seen: vec![false; self.config.stages.len()],
+            input: input_of(chunk),
+            stages_seen: vec![false; config.stages.len()],
             ..BlockOutcome::default()
         };
-        match chunk {
-            &Chunk::Oversized {
-                input,
-                line,
-                ref head,
-            } => {
-                out.input = input;
-                out.counts.records += 1;
-                out.reject(Origin::line(input, line), too_long(), head);
-            }
-            Chunk::Lines(block) => {
-                out.input = block.input;
-                match csv_run(block) {
-                    Ok(csv) => self.lines(block, csv.as_ref(), &mut out),
-                    Err(err) => out.failed = Some(err),
-                }
-                self.finish_runs(&mut out);
-            }
-            Chunk::Rows(group) => {
-                out.input = group.input;
-                if let Err(err) = self.row_group(group, &mut out) {
-                    out.failed = Some(format!(
-                        "cannot read (truncated or corrupt Parquet?): {err}"
-                    ));
-                }
-                self.finish_runs(&mut out);
-            }
+        let mut judging = Judging {
+            config,
+            judge: &mut self.judge,
+            trec: &mut self.trec,
+            last_query: &mut self.last_query,
+            out: &mut out,
+        };
+        let read = records(chunk, &config.records, &mut self.parser).for_each(&mut judging);
+        if let Err(failed) = read {
+            out.failed = Some(failed);
         }
-        out
-    }
-
-    /// Parse and judge every line of a block; `csv` says where a CSV
-    /// run's fields are.
-    fn lines(&mut self, block: &Block, csv: Option<&CsvRun>, out: &mut BlockOutcome) {
-        let run_file = matches!(
-            block.format,
-            LogsFormat::Trec | LogsFormat::Msmarco | LogsFormat::Csv
-        );
-        // A run file's block is checked as UTF-8 once, not line by line.
-        let text = run_file
-            .then(|| std::str::from_utf8(&block.bytes).ok())
-            .flatten();
-        for (offset, range) in line_ranges(&block.bytes).enumerate() {
-            let line = &block.bytes[range.clone()];
-            let origin = Origin::line(block.input, block.line_number(offset));
-            if is_blank(line) {
-                out.counts.blank += 1;
-                continue;
-            }
-            if block.header.as_ref().is_some_and(|h| h.line == origin.line) {
-                out.counts.header += 1;
-                continue;
-            }
-            let judged = if line.len() > MAX_LINE {
-                Err(too_long())
-            } else if block.format == LogsFormat::Otlp {
-                match self.otlp_line(line, origin, out) {
-                    Ok(records) => {
-                        out.counts.records += records;
-                        continue;
-                    }
-                    Err(invalid) => Err(invalid),
-                }
-            } else if let Some(csv) = csv {
-                let text = text.and_then(|text| text.get(range));
-                self.csv_line(csv, line, text, origin, out)
-            } else if run_file {
-                let text = text.and_then(|text| text.get(range));
-                let parsed = match text {
-                    Some(text) => TrecLine::parse_text(text, block.format),
-                    None => TrecLine::parse(line, block.format),
-                };
-                match parsed {
-                    Ok(parsed) => {
-                        self.trec_line(parsed, block.format, origin, out);
-                        Ok(())
-                    }
-                    Err(bad) => Err(self.bad_trec_line(bad, block.format, origin, out)),
-                }
-            } else {
-                self.json_line(line, origin, out)
-            };
-            out.counts.records += 1;
-            if let Err(invalid) = judged {
-                out.reject(origin, invalid, line);
-            }
-        }
-    }
-
-    /// Rank or hold the run lines of the chunk just read.
-    fn finish_runs(&mut self, out: &mut BlockOutcome) {
-        let config = self.config;
+        // Rank or hold the run lines of the chunk just read.
         let rank_early = matches!(config.trec, TrecLines::RankEarly);
         out.trec = self
             .trec
             .finish(config.labels, config.rank_rules(), rank_early);
+        out
     }
+}
 
-    /// Judge every row of a Parquet row group or a part of a table: a
-    /// search event as a JSONL line is, a result row as a run line is.
-    ///
-    /// # Errors
-    /// The row group cannot be decoded.
-    fn row_group(&mut self, group: &RowGroup, out: &mut BlockOutcome) -> Result<(), String> {
-        let config = self.config;
-        for_each_batch(group, config.spans, |batch| {
-            for row in 0..batch.len() {
-                let origin = batch.origin(row);
-                out.counts.records += 1;
-                let taken = batch.read(row).and_then(|record| match record {
-                    RowRecord::Event(key) => {
-                        let span = batch.span_ids(row);
-                        take_event(config, &mut self.judge, out, origin, (&key, span), || {
-                            batch.ranking(row).map(|ranking| EventBody {
-                                docs: ranking.docs,
-                                latency_ms: ranking.latency_ms,
-                                context_tokens: ranking.context_tokens,
-                                answer_ok: ranking.answer_ok,
-                                with_permissions: false,
-                                outside: Vec::new(),
-                            })
-                        })
-                    }
-                    RowRecord::Result { key, doc_id, rank } => {
-                        self.run_line(&key, &doc_id, rank, origin, out);
-                        Ok(())
-                    }
-                    RowRecord::LostResult { key, invalid } => {
-                        Err(self.lost_line(&key, invalid, origin, out))
-                    }
-                    RowRecord::Unplaced { query_id, invalid } => {
-                        Err(self.unplaced_line(&query_id, invalid, origin, out))
-                    }
-                    RowRecord::Other => {
-                        out.counts.other_records += 1;
-                        Ok(())
-                    }
-                });
-                if let Err(invalid) = taken {
-                    out.reject(origin, batch.locate(row, invalid), &batch.excerpt(row));
-                }
-            }
-        })
-    }
+/// Where the records of the chunk a worker reads go: judged into its
+/// outcome.
+struct Judging<'w, 'a> {
+    config: &'a JudgeConfig<'a>,
+    judge: &'w mut RankingJudge,
+    trec: &'w mut BlockScratch,
+    last_query: &'w mut LastQuery,
+    out: &'w mut BlockOutcome,
+}
 
-    fn json_line(
+impl RecordSink for Judging<'_, '_> {
+    fn take<'i>(
         &mut self,
-        line: &[u8],
         origin: Origin,
-        out: &mut BlockOutcome,
+        record: Record<'i, Pending<'_, 'i>>,
     ) -> Result<(), Invalid> {
-        let config = self.config;
-        let judge = &mut self.judge;
-        self.parser.parse(line, |root| {
-            let key = EventKey::from_value(root, config.fields)?;
-            take_event(config, judge, out, origin, (&key, None), || {
-                let event = Event::from_value(root, config.fields)?;
-                let docs: Vec<Cow<str>> = event.doc_ids(config.fields).collect::<Result<_, _>>()?;
-                let outside = match &event.allowed {
-                    Some(allowed) => outside(
-                        allowed,
-                        event.collections(config.fields),
-                        &docs,
-                        config.doc_collections,
-                    )?,
-                    None => Vec::new(),
-                };
-                Ok(EventBody {
-                    docs,
-                    latency_ms: event.latency_ms,
-                    context_tokens: event.context_tokens,
-                    answer_ok: event.answer_ok,
-                    with_permissions: event.allowed.is_some(),
-                    outside,
-                })
-            })
-        })?
+        let counts = &mut self.out.counts;
+        match record {
+            Record::Skipped(Skipped::Blank) => counts.blank += 1,
+            Record::Skipped(Skipped::Header) => counts.header += 1,
+            record => {
+                counts.records += 1;
+                return self.judge(origin, record);
+            }
+        }
+        Ok(())
     }
 
-    /// Judge each span of an OTLP export line; returns how many records
-    /// the line counts for: its spans, or itself when it holds none.
+    fn reject(&mut self, origin: Origin, invalid: Invalid, excerpt: &[u8]) {
+        self.out.reject(origin, invalid, excerpt);
+    }
+}
+
+impl Judging<'_, '_> {
+    /// Judge one record, whatever format it came in.
     ///
     /// # Errors
-    /// The line is no trace export: it is rejected whole.
-    fn otlp_line(
+    /// Why the record is rejected.
+    fn judge<'i>(
         &mut self,
-        line: &[u8],
         origin: Origin,
-        out: &mut BlockOutcome,
-    ) -> Result<u64, Invalid> {
-        let config = self.config;
-        let judge = &mut self.judge;
-        self.parser.parse(line, |root| {
-            let mut item = 0;
-            let spans = for_each_span(root, config.spans, |span, record| {
-                item += 1;
-                let origin = Origin { item, ..origin };
-                let taken = match record {
-                    SpanRecord::Other => {
-                        out.counts.other_records += 1;
-                        Ok(())
-                    }
-                    SpanRecord::Invalid(invalid) => Err(invalid),
-                    SpanRecord::Capture(key, ids, ranking) => {
-                        take_event(config, judge, out, origin, (&key, Some(ids)), || {
-                            ranking.map(|ranking| EventBody {
-                                docs: ranking.docs,
-                                latency_ms: ranking.latency_ms,
-                                context_tokens: None,
-                                answer_ok: None,
-                                with_permissions: false,
-                                outside: Vec::new(),
-                            })
-                        })
-                    }
-                };
-                if let Err(invalid) = taken {
-                    let invalid = Invalid {
-                        detail: format!("span {item}, {}", invalid.detail),
-                        ..invalid
-                    };
-                    out.reject(origin, invalid, span.encode().as_bytes());
-                }
-            })?;
-            if spans == 0 {
-                // An export of no span is a record that carries no event.
-                out.counts.other_records += 1;
+        record: Record<'i, Pending<'_, 'i>>,
+    ) -> Result<(), Invalid> {
+        match record {
+            Record::Event { key, span, ranking } => {
+                let out = &mut *self.out;
+                take_event(self.config, self.judge, out, origin, (&key, span), ranking)
             }
-            Ok(spans.max(1))
-        })?
+            Record::Result(result) => {
+                self.run_line(&result, origin);
+                Ok(())
+            }
+            Record::LostResult { key, invalid } => Err(self.lost_line(&key, invalid, origin)),
+            Record::Unplaced { query_id, invalid } => {
+                Err(self.unplaced_line(&query_id, invalid, origin))
+            }
+            Record::Other => {
+                self.out.counts.other_records += 1;
+                Ok(())
+            }
+            Record::Invalid(invalid) => Err(invalid),
+            // Not a record: counted by the caller.
+            Record::Skipped(_) => Ok(()),
+        }
     }
 
-    /// Whether the TREC lines of `query` are wanted: on a second reading,
+    /// Whether the run lines of `query` are wanted: on a second reading,
     /// only those of the queries read again.
     fn holds(&self, query: QueryIdx) -> bool {
         match self.config.trec {
@@ -588,125 +430,16 @@ impl<'a> BlockWorker<'a> {
         }
     }
 
-    /// Count a parsed run line and hold it if its query is labeled.
-    fn trec_line(
-        &mut self,
-        parsed: TrecLine,
-        format: LogsFormat,
-        origin: Origin,
-        out: &mut BlockOutcome,
-    ) {
-        let key = EventKey {
-            query_id: Cow::Borrowed(parsed.query_id),
-            stage: DEFAULT_STAGE,
-            run: self.config.run_of(parsed.run, format, origin.input),
-        };
-        self.run_line(&key, parsed.doc_id, parsed.key, origin, out);
-    }
-
-    /// Judge a line of a CSV run (`text` when the block is UTF-8).
-    fn csv_line(
-        &mut self,
-        csv: &CsvRun,
-        line: &[u8],
-        text: Option<&str>,
-        origin: Origin,
-        out: &mut BlockOutcome,
-    ) -> Result<(), Invalid> {
-        let Some(text) = text.or_else(|| std::str::from_utf8(line).ok()) else {
-            // What the line names of its ranking, where those fields are
-            // valid UTF-8, places the loss.
-            let lossy = String::from_utf8_lossy(line);
-            let readable = |field: &str| !field.contains(char::REPLACEMENT_CHARACTER);
-            let (query_id, place) = match csv.parse(&lossy) {
-                Ok(line) => (Some(line.query_id), Some((line.run, line.stage))),
-                Err(bad) => (bad.query_id, bad.place),
-            };
-            let bad = BadCsvLine {
-                invalid: Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"),
-                query_id: query_id.filter(|q| readable(q)),
-                place: place
-                    .filter(|(run, stage)| readable(run) && stage.as_deref().is_none_or(readable)),
-            };
-            return Err(self.bad_csv_line(bad, origin, out));
-        };
-        match csv.parse(text) {
-            Ok(parsed) => {
-                let config = self.config;
-                let key = EventKey {
-                    query_id: parsed.query_id,
-                    stage: parsed.stage.as_deref().unwrap_or(DEFAULT_STAGE),
-                    run: config.run_of(&parsed.run, LogsFormat::Csv, origin.input),
-                };
-                self.run_line(&key, &parsed.doc_id, parsed.key, origin, out);
-                Ok(())
-            }
-            Err(bad) => Err(self.bad_csv_line(bad, origin, out)),
-        }
-    }
-
-    /// Why a CSV run line is rejected; a line that names its ranking (its
-    /// query, run and stage) is also a line that ranking lost, and one that
-    /// names its query alone is a line every ranking of the query may
-    /// have lost.
-    fn bad_csv_line(&mut self, bad: BadCsvLine, origin: Origin, out: &mut BlockOutcome) -> Invalid {
-        let Some(query_id) = bad.query_id else {
-            return bad.invalid;
-        };
-        let Some((run, stage)) = bad.place else {
-            return self.unplaced_line(&query_id, bad.invalid, origin, out);
-        };
-        let config = self.config;
-        let key = EventKey {
-            query_id,
-            stage: stage.as_deref().unwrap_or(DEFAULT_STAGE),
-            run: config.run_of(&run, LogsFormat::Csv, origin.input),
-        };
-        self.lost_line(&key, bad.invalid, origin, out)
-    }
-
-    /// Why a run line is rejected; a line whose fields name its ranking
-    /// (its query, and its tag unless runs are named after their files)
-    /// is also a line that ranking lost.
-    fn bad_trec_line(
-        &mut self,
-        bad: BadRunLine,
-        format: LogsFormat,
-        origin: Origin,
-        out: &mut BlockOutcome,
-    ) -> Invalid {
-        let by_file = format == LogsFormat::Msmarco || self.config.run_name == RunName::File;
-        let tag = bad.tag.or(by_file.then_some(""));
-        let Some(query_id) = bad.query_id else {
-            return bad.invalid;
-        };
-        let Some(tag) = tag else {
-            return self.unplaced_line(query_id, bad.invalid, origin, out);
-        };
-        let key = EventKey {
-            query_id: Cow::Borrowed(query_id),
-            stage: DEFAULT_STAGE,
-            run: self.config.run_of(tag, format, origin.input),
-        };
-        self.lost_line(&key, bad.invalid, origin, out)
-    }
-
     /// A rejected record of `query_id`'s ranking in some run, of a ranking
     /// spread over records, that does not say which run (a run line cut
     /// before its tag, a result row whose run or stage is null): every
     /// ranking of the query in its input may have lost it, and is rejected
     /// whole once ranked.
-    fn unplaced_line(
-        &mut self,
-        query_id: &str,
-        invalid: Invalid,
-        origin: Origin,
-        out: &mut BlockOutcome,
-    ) -> Invalid {
+    fn unplaced_line(&mut self, query_id: &str, invalid: Invalid, origin: Origin) -> Invalid {
         let Some(query) = self.last_query.find(self.config.labels, query_id) else {
             return invalid;
         };
-        out.unplaced.push((origin.input, query));
+        self.out.unplaced.push((origin.input, query));
         Invalid {
             detail: format!(
                 "{}; its run is unknown, so every ranking of query '{query_id}' in this input \
@@ -721,21 +454,18 @@ impl<'a> BlockWorker<'a> {
     /// (its score or rank unusable, its doc id missing): its ranking lost a
     /// result. The ranking of a labeled query is then held with a mark, to
     /// be rejected whole once all its lines are gathered; the reject says so.
-    fn lost_line(
-        &mut self,
-        key: &EventKey,
-        invalid: Invalid,
-        origin: Origin,
-        out: &mut BlockOutcome,
-    ) -> Invalid {
-        if !self.config.wants_stage(key.stage, &mut out.stages_seen) {
+    fn lost_line(&mut self, key: &EventKey, invalid: Invalid, origin: Origin) -> Invalid {
+        if !self
+            .config
+            .wants_stage(key.stage, &mut self.out.stages_seen)
+        {
             return invalid;
         }
         let Some(query) = self.last_query.find(self.config.labels, &key.query_id) else {
             return invalid;
         };
         if self.holds(query) {
-            let pair = out.pair(key.run, key.stage);
+            let pair = self.out.pair(key.run, key.stage);
             self.trec.push(pair, query, origin, RunLine::lost());
         }
         let run = if key.run.is_empty() {
@@ -754,30 +484,24 @@ impl<'a> BlockWorker<'a> {
 
     /// Count one result of a ranking spread over records (a run line, a
     /// Parquet row of one result) and hold it if its query is labeled.
-    fn run_line(
-        &mut self,
-        key: &EventKey,
-        doc_id: &str,
-        rank: RankKey,
-        origin: Origin,
-        out: &mut BlockOutcome,
-    ) {
+    fn run_line(&mut self, result: &RunResult, origin: Origin) {
+        let (config, out, key) = (self.config, &mut *self.out, &result.key);
         out.counts.events += 1;
-        if !self.config.wants_stage(key.stage, &mut out.stages_seen) {
+        if !config.wants_stage(key.stage, &mut out.stages_seen) {
             out.counts.other_stage += 1;
             return;
         }
         // A ranking spread over records carries no permission data.
         out.counts.without_permissions += 1;
-        if self.config.doc_of.is_some() && out.failed.is_none() {
+        if config.doc_of.is_some() && out.failed.is_none() {
             out.failed = Some(RUNS_REFUSED.to_string());
         }
         let pair = out.pair(key.run, key.stage);
-        match self.last_query.find(self.config.labels, &key.query_id) {
+        match self.last_query.find(config.labels, &key.query_id) {
             None => out.counts.unlabeled += 1,
             Some(query) if !self.holds(query) => {}
             Some(query) => {
-                let line = RunLine::new(self.config.labels, query, doc_id, rank);
+                let line = RunLine::new(config.labels, query, &result.doc_id, result.rank);
                 self.trec.push(pair, query, origin, line);
             }
         }
@@ -787,25 +511,35 @@ impl<'a> BlockWorker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::options::{LogsFormat, RunName};
     use crate::grade::ranking::tests::labels;
-    use crate::io::blocks::{lines, Block};
-    use crate::logs::record::EXCERPT_BYTES;
+    use crate::io::blocks::{lines, Block, Chunk, Header};
+    use crate::logs::jsonl::LogFields;
+    use crate::logs::otlp::SpanFields;
+    use crate::logs::record::{RejectReason, EXCERPT_BYTES};
     use proptest::prelude::*;
+
+    /// The header a CSV run's block is read with in these tests: its first
+    /// line.
+    const CSV_HEADER: &str = "query_id,doc_id,score,run";
 
     fn process(bytes: Vec<u8>, format: LogsFormat, stages: &[String]) -> BlockOutcome {
         let labels = labels();
+        let file_runs = ["run".to_string()];
         let fields = LogFields::default();
         let config = JudgeConfig {
             labels: &labels,
-            fields: &fields,
+            records: RecordOptions {
+                fields: &fields,
+                spans: &SpanFields::default(),
+                run_name: RunName::Tag,
+                file_runs: &file_runs,
+            },
             stages,
             duplicates: DuplicateDocs::Reject,
             doc_collections: None,
             trec: TrecLines::RankEarly,
-            run_name: RunName::Tag,
-            file_runs: &[],
             input_names: &[],
-            spans: &SpanFields::default(),
             pool_depth: None,
             doc_of: None,
         };
@@ -814,18 +548,23 @@ mod tests {
             first_line: 1,
             bytes,
             format,
-            header: None,
+            header: (format == LogsFormat::Csv).then(|| Header {
+                line: 1,
+                text: CSV_HEADER.into(),
+            }),
             numbers: Vec::new(),
         };
         BlockWorker::new(&config).process(&Chunk::Lines(block))
     }
 
-    /// Every record ends up in exactly one place: each non-blank line, or
-    /// each span of an OTLP line (whose record count is its spans').
+    /// Every record ends up in exactly one place: each line but blank ones
+    /// and a run's header, or each span of an OTLP line (whose record count
+    /// is its spans').
     fn assert_accounted(out: &BlockOutcome, lines: usize, format: LogsFormat) {
         let c = out.counts;
+        assert_eq!(out.failed, None);
         if format != LogsFormat::Otlp {
-            assert_eq!(c.records + c.blank, lines as u64, "{c:?}");
+            assert_eq!(c.records + c.blank + c.header, lines as u64, "{c:?}");
         }
         let placed = c.unlabeled
             + c.other_stage
@@ -896,6 +635,9 @@ mod tests {
             Just(br#"{"query_id":"q1","results":["a","c","b"]}"#.to_vec()),
             Just(br#"{"query_id":"q1","results":["a","a"]}"#.to_vec()),
             Just(b"q1 Q0 a 1 2.5 run".to_vec()),
+            Just(b"q1\ta\t1".to_vec()),
+            Just(b"q1,a,2.5,run".to_vec()),
+            Just(b"q1,\"a,b\",x,run".to_vec()),
             Just(
                 concat!(
                     r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":["#,
@@ -911,10 +653,14 @@ mod tests {
     }
 
     proptest! {
-        /// No input panics the parser, and every line is graded, counted or rejected.
+        /// No input panics the reader of any format of lines, and every
+        /// line is graded, counted or rejected.
         #[test]
-        fn any_bytes_are_accounted_for(raw_lines in prop::collection::vec(any_line(), 0..30), format in prop::sample::select(vec![LogsFormat::Jsonl, LogsFormat::Trec, LogsFormat::Otlp]), filter in any::<bool>()) {
-            let bytes = raw_lines.join(&b'\n');
+        fn any_bytes_are_accounted_for(raw_lines in prop::collection::vec(any_line(), 0..30), format in prop::sample::select(vec![LogsFormat::Jsonl, LogsFormat::Trec, LogsFormat::Msmarco, LogsFormat::Csv, LogsFormat::Otlp]), filter in any::<bool>()) {
+            let mut bytes = raw_lines.join(&b'\n');
+            if format == LogsFormat::Csv {
+                bytes.splice(0..0, format!("{CSV_HEADER}\n").into_bytes());
+            }
             let stages = if filter { vec!["final".to_string()] } else { Vec::new() };
             let out = process(bytes.clone(), format, &stages);
             assert_accounted(&out, lines(&bytes).count(), format);

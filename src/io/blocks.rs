@@ -5,7 +5,8 @@
 //! as its first bytes only. Spent block buffers come back from the sink to
 //! be filled again, so memory stays a few blocks per worker whatever the
 //! size of the input. What format the lines are in is decided once per
-//! input, on its first block, by the caller's detection.
+//! input, on its first block, by the caller's detection; a block carries
+//! that decision for the readers of the format, and reads none.
 
 use std::io::{self, BufRead, Read};
 use std::ops::Range;

@@ -1,8 +1,10 @@
-//! Input plumbing that knows no log format: where bytes come from, how
+//! Input plumbing that reads no log format: where bytes come from, how
 //! their compression is undone, how they are cut into newline-aligned
 //! blocks and worked on in parallel, how a JSON line is parsed, and how
 //! Parquet columns and Arrow tables are read. Labels and logs both read
-//! through it.
+//! through it. A block carries its input's format and a run's header line
+//! as the logs' detection decided them (`crate::logs::detect`), for the
+//! logs' readers: io only hands them on.
 //!
 //! - [`inputs`]: one input (a file, stdin, a table, lines handed over) and
 //!   what reading it taught;

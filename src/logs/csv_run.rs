@@ -9,9 +9,14 @@
 
 use std::borrow::Cow;
 
+use crate::base::options::LogsFormat;
+use crate::io::blocks::Block;
 use crate::logs::jsonl::FieldNames;
-use crate::logs::record::{Invalid, RejectReason};
-use crate::logs::trec::{integer_text, RankKey};
+use crate::logs::record::{
+    deliver, EventKey, Invalid, LineFormat, Origin, RankKey, Record, RecordSink, RejectReason,
+    RunNames, RunResult, DEFAULT_STAGE,
+};
+use crate::logs::trec::integer_text;
 
 /// The names a query id column goes by: ir_measures', then ranx's.
 const QUERY_COLUMNS: [&str; 2] = [FieldNames::QUERY, FieldNames::QUERY_ALIAS];
@@ -268,6 +273,108 @@ fn split(line: &str) -> Option<Vec<Cow<'_, str>>> {
 /// Whether `line` ends inside a quoted field: its quotes are odd in number.
 fn unclosed(line: &str) -> bool {
     line.bytes().filter(|&b| b == b'"').count() % 2 == 1
+}
+
+/// The lines of a CSV run, read as the header of their block says.
+pub struct CsvLines<'c> {
+    /// Where the fields are, or why the header does not say.
+    run: Result<CsvRun, String>,
+    runs: RunNames<'c>,
+}
+
+impl<'c> CsvLines<'c> {
+    /// The lines of `block`, a CSV run's, named as `runs` says.
+    pub fn new(block: &Block, runs: RunNames<'c>) -> Self {
+        let run = match &block.header {
+            None => Err(
+                "a CSV run's first line must be its header, naming query_id (or q_id), \
+                 doc_id, and score or rank"
+                    .to_string(),
+            ),
+            Some(header) => CsvRun::from_header(&header.text)
+                .map_err(|err| format!("line {}: {err}", header.line)),
+        };
+        CsvLines { run, runs }
+    }
+}
+
+impl LineFormat for CsvLines<'_> {
+    const AS_TEXT: bool = true;
+
+    fn unreadable(&self) -> Option<String> {
+        self.run.as_ref().err().cloned()
+    }
+
+    /// A line that cannot be read is one its ranking lost when it names
+    /// that ranking (its query, run and stage), one every ranking of its
+    /// query may have lost when it names its query alone.
+    fn line(&mut self, line: &[u8], text: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
+        let Ok(run) = &self.run else {
+            return;
+        };
+        let lossy;
+        let parsed = match text.or_else(|| std::str::from_utf8(line).ok()) {
+            Some(text) => run.parse(text),
+            None => {
+                lossy = String::from_utf8_lossy(line);
+                Err(not_utf8(run.parse(&lossy)))
+            }
+        };
+        let run_of = |run| self.runs.run_of(run, LogsFormat::Csv, origin.input);
+        // The key borrows the run and stage from the line's fields, which
+        // live in this arm: each arm hands its record over.
+        match parsed {
+            Ok(parsed) => {
+                let result = RunResult {
+                    key: EventKey {
+                        query_id: parsed.query_id,
+                        stage: parsed.stage.as_deref().unwrap_or(DEFAULT_STAGE),
+                        run: run_of(&parsed.run),
+                    },
+                    doc_id: parsed.doc_id,
+                    rank: parsed.key,
+                };
+                deliver(sink, origin, Record::Result(result), line);
+            }
+            Err(BadCsvLine {
+                invalid,
+                query_id: None,
+                ..
+            }) => deliver(sink, origin, Record::Invalid(invalid), line),
+            Err(BadCsvLine {
+                invalid,
+                query_id: Some(query_id),
+                place: None,
+            }) => deliver(sink, origin, Record::Unplaced { query_id, invalid }, line),
+            Err(BadCsvLine {
+                invalid,
+                query_id: Some(query_id),
+                place: Some((run, stage)),
+            }) => {
+                let key = EventKey {
+                    query_id,
+                    stage: stage.as_deref().unwrap_or(DEFAULT_STAGE),
+                    run: run_of(&run),
+                };
+                deliver(sink, origin, Record::LostResult { key, invalid }, line);
+            }
+        }
+    }
+}
+
+/// A line that is not valid UTF-8, with what its fields name of its
+/// ranking where they are valid UTF-8 (`read` is the line read lossily).
+fn not_utf8<'l>(read: Result<CsvLine<'l>, BadCsvLine<'l>>) -> BadCsvLine<'l> {
+    let readable = |field: &str| !field.contains(char::REPLACEMENT_CHARACTER);
+    let (query_id, place) = match read {
+        Ok(line) => (Some(line.query_id), Some((line.run, line.stage))),
+        Err(bad) => (bad.query_id, bad.place),
+    };
+    BadCsvLine {
+        invalid: Invalid::new(RejectReason::InvalidUtf8, "the line is not valid UTF-8"),
+        query_id: query_id.filter(|q| readable(q)),
+        place: place.filter(|(run, stage)| readable(run) && stage.as_deref().is_none_or(readable)),
+    }
 }
 
 #[cfg(test)]

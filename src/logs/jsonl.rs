@@ -8,8 +8,11 @@ use serde::{Deserialize, Serialize};
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
-use crate::io::json::{id_text, with_embedded};
-use crate::logs::record::{measure, EventKey, Invalid, RejectReason, DEFAULT_STAGE};
+use crate::io::json::{id_text, with_embedded, JsonParser};
+use crate::logs::record::{
+    measure, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking, Record,
+    RecordSink, RejectReason, DEFAULT_STAGE,
+};
 
 /// Where to find a field: a key, or the segments of a JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -327,6 +330,28 @@ impl<'t, 'i> Event<'t, 'i> {
         (listed.chain(from_text).enumerate())
             .map(move |(i, id)| id.ok_or_else(|| no_doc_id(i + 1, "", fields.doc.as_ref())))
     }
+
+    /// The ranking, measurements and permissions of the event.
+    ///
+    /// # Errors
+    /// A result without a doc id, or whose collection is not a string.
+    pub fn ranking(mut self, fields: &LogFields) -> Result<Ranking<'i>, Invalid> {
+        let docs = self.doc_ids(fields).collect::<Result<_, _>>()?;
+        let permissions = match self.allowed.take() {
+            Some(allowed) => Some(Permissions {
+                collections: self.collections(fields).collect::<Result<_, _>>()?,
+                allowed,
+            }),
+            None => None,
+        };
+        Ok(Ranking {
+            docs,
+            latency_ms: self.latency_ms,
+            context_tokens: self.context_tokens,
+            answer_ok: self.answer_ok,
+            permissions,
+        })
+    }
 }
 
 /// A result's collection: `None` when it names none (or is no object),
@@ -424,6 +449,46 @@ fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, 
                 format!("'{path}' must be true or false"),
             )
         }),
+    }
+}
+
+/// The lines of a JSONL log: each one search event.
+pub struct JsonlLines<'c> {
+    parser: &'c mut JsonParser,
+    fields: &'c LogFields,
+}
+
+impl<'c> JsonlLines<'c> {
+    /// The lines of a JSONL log, parsed by `parser`, whose records keep
+    /// their fields where `fields` says.
+    pub fn new(parser: &'c mut JsonParser, fields: &'c LogFields) -> Self {
+        JsonlLines { parser, fields }
+    }
+}
+
+impl LineFormat for JsonlLines<'_> {
+    const AS_TEXT: bool = false;
+
+    /// The event's key is read with the line, its ranking only if asked.
+    fn line(&mut self, line: &[u8], _: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
+        let fields = self.fields;
+        let taken = self.parser.parse(line, |root| {
+            let record = match EventKey::from_value(root, fields) {
+                Ok(key) => Record::Event {
+                    key,
+                    span: None,
+                    ranking: Pending::Later(&mut || {
+                        Event::from_value(root, fields)?.ranking(fields)
+                    }),
+                },
+                Err(invalid) => Record::Invalid(invalid),
+            };
+            sink.take(origin, record)
+        });
+        let taken = taken.unwrap_or_else(|bad| sink.take(origin, Record::Invalid(bad.into())));
+        if let Err(invalid) = taken {
+            sink.reject(origin, invalid, line);
+        }
     }
 }
 

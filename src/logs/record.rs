@@ -1,12 +1,17 @@
 //! The boundary between log formats and grading: what every format makes
-//! of a record. Where it came from ([`Origin`], and a span's place in its
-//! trace), which (run, stage, query) it is ([`EventKey`]), and, for a
-//! record that cannot be graded, why ([`RejectReason`], [`Invalid`]).
+//! of a record ([`Record`]). Where it came from ([`Origin`], and a span's
+//! place in its trace), which (run, stage, query) it is ([`EventKey`]),
+//! what it ranked ([`Ranking`], read only once grading wants it), and, for
+//! a record that cannot be graded, why ([`RejectReason`], [`Invalid`]).
+//! A format hands its records to a [`RecordSink`] (grading), from a
+//! [`RecordSource`] of a chunk's records or, for a format of lines, a
+//! [`LineFormat`] that reads one line.
 
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::base::options::{LogsFormat, RunName};
 use crate::io::blocks::OVERSIZED_HEAD;
 use crate::io::json::BadJson;
 
@@ -127,6 +132,49 @@ impl From<BadJson> for Invalid {
     }
 }
 
+/// What ranks a run line, higher first: a TREC score as trec_eval keeps
+/// it (a 32-bit float, `-0` equal to `0`), or an MS MARCO rank turned
+/// around. Kept as an integer that orders as the score does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RankKey(u32);
+
+impl RankKey {
+    /// The key of a TREC score, rounded through f64 to f32 as trec_eval's
+    /// atof into a float does.
+    pub fn score(score: f64) -> Self {
+        let score = score as f32;
+        // trec_eval compares scores with < and >, so -0 ties with 0.
+        let score = if score == 0.0 { 0.0 } else { score };
+        let bits = score.to_bits();
+        // Negative floats order backwards as bits: flip them all; put the
+        // positive ones above them.
+        RankKey(if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 1 << 31
+        })
+    }
+
+    /// The key of an MS MARCO rank: rank 1 first.
+    pub fn rank(rank: u32) -> Self {
+        RankKey(u32::MAX - rank)
+    }
+
+    /// The key of a rank read as the whole number `whole` (`None` when
+    /// what was read is none); `what` names it in the error, which says
+    /// whether it is no rank at all or one too large to keep.
+    pub fn whole_rank(whole: Option<i128>, what: &str) -> Result<Self, String> {
+        match whole {
+            Some(rank) if rank > i128::from(u32::MAX) => Err(format!(
+                "{what} is too large: a rank goes up to {}",
+                u32::MAX
+            )),
+            Some(rank) if rank >= 1 => Ok(RankKey::rank(rank as u32)),
+            _ => Err(format!("{what} is not a whole number of at least 1")),
+        }
+    }
+}
+
 /// The stage of a record that names none.
 pub const DEFAULT_STAGE: &str = "final";
 
@@ -214,5 +262,231 @@ impl SpanIds {
             own: place(span),
             parent: place(parent),
         }
+    }
+}
+
+/// One record of a log, whatever its format: a search event, one result
+/// of a ranking spread over records (a run line, a result row), what such
+/// a ranking lost, or a line that carries nothing to grade.
+///
+/// `R` is how an event's ranking is handed over: a [`Pending`] one to the
+/// grading, which reads it only for an event it grades.
+pub enum Record<'i, R> {
+    /// A search event: its key, its place in its trace when it is a span,
+    /// and its ranking.
+    Event {
+        /// Which (run, stage, query) it captured.
+        key: EventKey<'i>,
+        /// Where it sits in its trace, for a capture span.
+        span: Option<SpanIds>,
+        /// What it ranked.
+        ranking: R,
+    },
+    /// One result of a ranking spread over records.
+    Result(RunResult<'i>),
+    /// A record of `key`'s ranking, spread over records, that cannot be
+    /// read (a score or rank unusable, a doc id missing): rejected, and its
+    /// ranking with it.
+    LostResult {
+        /// The ranking that lost it.
+        key: EventKey<'i>,
+        /// Why it cannot be read.
+        invalid: Invalid,
+    },
+    /// A record of a ranking of `query_id` spread over records that does
+    /// not say which run it belongs to (a run line cut before its tag, a
+    /// result row whose run or stage is null): rejected, and every ranking
+    /// of the query in its input with it.
+    Unplaced {
+        /// The query it names.
+        query_id: Cow<'i, str>,
+        /// Why it cannot be read.
+        invalid: Invalid,
+    },
+    /// A record that carries no search event: a span of another kind, an
+    /// export of no span.
+    Other,
+    /// A line that is not one line of a run: blank, or the run's header.
+    Skipped(Skipped),
+    /// A record that cannot be read at all.
+    Invalid(Invalid),
+}
+
+impl<'i, R> Record<'i, R> {
+    /// The same record with its ranking, if it is an event, handed over
+    /// as `hand_over` makes of it.
+    pub fn map_ranking<S>(self, hand_over: impl FnOnce(R) -> S) -> Record<'i, S> {
+        match self {
+            Record::Event { key, span, ranking } => Record::Event {
+                key,
+                span,
+                ranking: hand_over(ranking),
+            },
+            Record::Result(result) => Record::Result(result),
+            Record::LostResult { key, invalid } => Record::LostResult { key, invalid },
+            Record::Unplaced { query_id, invalid } => Record::Unplaced { query_id, invalid },
+            Record::Other => Record::Other,
+            Record::Skipped(skipped) => Record::Skipped(skipped),
+            Record::Invalid(invalid) => Record::Invalid(invalid),
+        }
+    }
+}
+
+/// A line that is not a record: counted, never read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skipped {
+    /// Nothing but whitespace.
+    Blank,
+    /// A run's header line.
+    Header,
+}
+
+/// One result of a ranking spread over records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunResult<'i> {
+    /// The ranking it belongs to.
+    pub key: EventKey<'i>,
+    /// The document it returned.
+    pub doc_id: Cow<'i, str>,
+    /// What ranks it within its ranking (higher first).
+    pub rank: RankKey,
+}
+
+/// What a search event ranked, and what it measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking<'i> {
+    /// The doc ids in ranking order.
+    pub docs: Vec<Cow<'i, str>>,
+    /// Latency in milliseconds, if recorded.
+    pub latency_ms: Option<f64>,
+    /// Context size in tokens, if recorded.
+    pub context_tokens: Option<f64>,
+    /// Whether the answer was acceptable, if recorded.
+    pub answer_ok: Option<bool>,
+    /// What the user may see, when the event says.
+    pub permissions: Option<Permissions<'i>>,
+}
+
+/// The collections a search event's user may see, and the collection
+/// each of its results names (`None` where it names none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Permissions<'i> {
+    /// The allowed collections.
+    pub allowed: Vec<&'i str>,
+    /// Each result's own collection, in ranking order.
+    pub collections: Vec<Option<Cow<'i, str>>>,
+}
+
+/// An event's ranking as a format hands it over: already read (a span's,
+/// read with its key), or read only when asked, so that an event the
+/// grading leaves out (another stage, say) costs no more than its key.
+pub enum Pending<'r, 'i> {
+    /// Read with the key (boxed: a record is moved on its way to grading,
+    /// and a run line's should not move a ranking's room).
+    Read(Box<Result<Ranking<'i>, Invalid>>),
+    /// Read when asked.
+    Later(&'r mut dyn FnMut() -> Result<Ranking<'i>, Invalid>),
+}
+
+impl<'i> Pending<'_, 'i> {
+    /// The ranking.
+    ///
+    /// # Errors
+    /// Why the event's ranking cannot be read.
+    pub fn read(self) -> Result<Ranking<'i>, Invalid> {
+        match self {
+            Pending::Read(ranking) => *ranking,
+            Pending::Later(read) => read(),
+        }
+    }
+}
+
+/// What names a run of run lines: a TREC run's tag, or its file.
+#[derive(Debug, Clone, Copy)]
+pub struct RunNames<'a> {
+    /// What names a TREC or CSV run.
+    pub run_name: RunName,
+    /// Each input's name as a run: its file name without extensions.
+    pub file_runs: &'a [String],
+}
+
+impl<'a> RunNames<'a> {
+    /// The run of a line from `input` in `format` tagged `tag`: its file's
+    /// name for an MS MARCO run, which has no tag, or when runs are named
+    /// after their files.
+    pub fn run_of<'t>(&self, tag: &'t str, format: LogsFormat, input: u32) -> &'t str
+    where
+        'a: 't,
+    {
+        if self.by_file(format) {
+            &self.file_runs[input as usize]
+        } else {
+            tag
+        }
+    }
+
+    /// Whether the runs of `format` are named after their files.
+    pub fn by_file(&self, format: LogsFormat) -> bool {
+        format == LogsFormat::Msmarco || self.run_name == RunName::File
+    }
+}
+
+/// Where a source's records go: grading.
+pub trait RecordSink {
+    /// Take the record found at `origin`.
+    ///
+    /// # Errors
+    /// Why the record is rejected; the source then hands it to
+    /// [`RecordSink::reject`] with what it can show of it.
+    fn take<'i>(
+        &mut self,
+        origin: Origin,
+        record: Record<'i, Pending<'_, 'i>>,
+    ) -> Result<(), Invalid>;
+
+    /// Reject the record at `origin` as `invalid`; `excerpt` is what it
+    /// held (cut to a reject's excerpt).
+    fn reject(&mut self, origin: Origin, invalid: Invalid, excerpt: &[u8]);
+}
+
+/// The records of one chunk, in input order.
+pub trait RecordSource {
+    /// Hand every record of the chunk to `sink`, in input order.
+    ///
+    /// # Errors
+    /// The chunk cannot be read at all (a Parquet row group that does not
+    /// decode, a CSV run whose header cannot be read), after the records
+    /// read before: its whole input is then in error.
+    fn for_each(&mut self, sink: &mut dyn RecordSink) -> Result<(), String>;
+}
+
+/// Hand `record` to `sink`, and reject it there, showing `excerpt`, if
+/// the sink does not take it.
+#[inline]
+pub fn deliver<'i>(
+    sink: &mut dyn RecordSink,
+    origin: Origin,
+    record: Record<'i, Pending<'_, 'i>>,
+    excerpt: &[u8],
+) {
+    if let Err(invalid) = sink.take(origin, record) {
+        sink.reject(origin, invalid, excerpt);
+    }
+}
+
+/// How a format of lines reads one line.
+pub trait LineFormat {
+    /// Whether a block is checked as UTF-8 once, not line by line: for
+    /// run files, whose lines are read as text.
+    const AS_TEXT: bool;
+
+    /// Read the line `line` found at `origin` (`text` is the line when the
+    /// block was checked as UTF-8 and is) and hand its records to `sink`.
+    fn line(&mut self, line: &[u8], text: Option<&str>, origin: Origin, sink: &mut dyn RecordSink);
+
+    /// Why no line of the block can be read (a CSV run whose header
+    /// cannot be), if none can.
+    fn unreadable(&self) -> Option<String> {
+        None
     }
 }

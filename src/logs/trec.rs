@@ -1,51 +1,13 @@
 //! TREC and MS MARCO run lines: one line, one result of a ranking. A line
 //! is split into its fields once, and its score kept as trec_eval keeps it.
 
+use std::borrow::Cow;
+
 use crate::base::options::LogsFormat;
-use crate::logs::record::{Invalid, RejectReason};
-
-/// What ranks a run line, higher first: a TREC score as trec_eval keeps
-/// it (a 32-bit float, `-0` equal to `0`), or an MS MARCO rank turned
-/// around. Kept as an integer that orders as the score does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RankKey(u32);
-
-impl RankKey {
-    /// The key of a TREC score, rounded through f64 to f32 as trec_eval's
-    /// atof into a float does.
-    pub fn score(score: f64) -> Self {
-        let score = score as f32;
-        // trec_eval compares scores with < and >, so -0 ties with 0.
-        let score = if score == 0.0 { 0.0 } else { score };
-        let bits = score.to_bits();
-        // Negative floats order backwards as bits: flip them all; put the
-        // positive ones above them.
-        RankKey(if bits >> 31 == 1 {
-            !bits
-        } else {
-            bits | 1 << 31
-        })
-    }
-
-    /// The key of an MS MARCO rank: rank 1 first.
-    pub fn rank(rank: u32) -> Self {
-        RankKey(u32::MAX - rank)
-    }
-
-    /// The key of a rank read as the whole number `whole` (`None` when
-    /// what was read is none); `what` names it in the error, which says
-    /// whether it is no rank at all or one too large to keep.
-    pub fn whole_rank(whole: Option<i128>, what: &str) -> Result<Self, String> {
-        match whole {
-            Some(rank) if rank > i128::from(u32::MAX) => Err(format!(
-                "{what} is too large: a rank goes up to {}",
-                u32::MAX
-            )),
-            Some(rank) if rank >= 1 => Ok(RankKey::rank(rank as u32)),
-            _ => Err(format!("{what} is not a whole number of at least 1")),
-        }
-    }
-}
+use crate::logs::record::{
+    deliver, EventKey, Invalid, LineFormat, Origin, RankKey, Record, RecordSink, RejectReason,
+    RunNames, RunResult, DEFAULT_STAGE,
+};
 
 /// An integer as text writes it, in decimal digits with an optional sign;
 /// digits too many for an `i128` read as its largest value, a number too
@@ -245,6 +207,70 @@ fn field_end(bytes: &[u8], mut from: usize) -> usize {
         .iter()
         .position(u8::is_ascii_whitespace)
         .map_or(bytes.len(), |offset| from + offset)
+}
+
+/// The lines of a TREC or MS MARCO run: each one result of a ranking.
+pub struct RunLines<'c> {
+    format: LogsFormat,
+    runs: RunNames<'c>,
+}
+
+impl<'c> RunLines<'c> {
+    /// The lines of a run in `format` (TREC, else MS MARCO), named as
+    /// `runs` says.
+    pub fn new(format: LogsFormat, runs: RunNames<'c>) -> Self {
+        RunLines { format, runs }
+    }
+
+    /// What a line that cannot be read is: one its ranking lost when its
+    /// fields name that ranking (its query, and its tag unless runs are
+    /// named after their files), one every ranking of its query may have
+    /// lost when they name the query alone.
+    fn bad<'l, R>(&self, bad: BadRunLine<'l>, input: u32) -> Record<'l, R>
+    where
+        'c: 'l,
+    {
+        let tag = bad.tag.or(self.runs.by_file(self.format).then_some(""));
+        match (bad.query_id, tag) {
+            (None, _) => Record::Invalid(bad.invalid),
+            (Some(query_id), None) => Record::Unplaced {
+                query_id: Cow::Borrowed(query_id),
+                invalid: bad.invalid,
+            },
+            (Some(query_id), Some(tag)) => Record::LostResult {
+                key: EventKey {
+                    query_id: Cow::Borrowed(query_id),
+                    stage: DEFAULT_STAGE,
+                    run: self.runs.run_of(tag, self.format, input),
+                },
+                invalid: bad.invalid,
+            },
+        }
+    }
+}
+
+impl LineFormat for RunLines<'_> {
+    const AS_TEXT: bool = true;
+
+    fn line(&mut self, line: &[u8], text: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
+        let parsed = match text {
+            Some(text) => TrecLine::parse_text(text, self.format),
+            None => TrecLine::parse(line, self.format),
+        };
+        let record = match parsed {
+            Ok(parsed) => Record::Result(RunResult {
+                key: EventKey {
+                    query_id: Cow::Borrowed(parsed.query_id),
+                    stage: DEFAULT_STAGE,
+                    run: self.runs.run_of(parsed.run, self.format, origin.input),
+                },
+                doc_id: Cow::Borrowed(parsed.doc_id),
+                rank: parsed.key,
+            }),
+            Err(bad) => self.bad(bad, origin.input),
+        };
+        deliver(sink, origin, record, line);
+    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ use crate::logs::discover::{discover, Discovered};
 use crate::logs::jsonl::{FieldNames, LogFields};
 use crate::logs::otlp::SpanFields;
 use crate::logs::record::DEFAULT_STAGE;
+use crate::logs::records::RecordOptions;
 use crate::output::target::{Destination, Output};
 use crate::output::{self, OutputDir, ResultKind};
 use crate::run::rows::RowOutputs;
@@ -234,7 +235,12 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
     let spans = SpanFields::new(&plan.fields, &plan.span_stages, plan.join);
     let config = JudgeConfig {
         labels,
-        fields: &fields,
+        records: RecordOptions {
+            fields: &fields,
+            spans: &spans,
+            run_name: plan.run_name,
+            file_runs: &file_runs,
+        },
         stages: &plan.stages,
         duplicates: plan.duplicate_docs,
         doc_collections: doc_collections.as_ref(),
@@ -245,10 +251,7 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
         } else {
             TrecLines::HoldAll
         },
-        run_name: plan.run_name,
-        file_runs: &file_runs,
         input_names: &input_names,
-        spans: &spans,
         pool_depth: plan.pool_depth(&setup.settings.ks),
         doc_of: plan.doc_of.as_ref(),
     };

@@ -9,8 +9,8 @@ use crate::base::options::DuplicateDocs;
 use crate::grade::capture::Found;
 use crate::grade::diagnostics::pool::PooledLine;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
+use crate::logs::record::RankKey;
 use crate::logs::record::{Invalid, Origin, RejectReason};
-use crate::logs::trec::RankKey;
 
 /// How lines become a ranking: what it does with a document listed
 /// twice, the inputs' names its reject details cite, and how deep it pools

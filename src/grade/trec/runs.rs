@@ -522,7 +522,7 @@ fn take(
 mod tests {
     use super::*;
     use crate::base::options::DuplicateDocs;
-    use crate::logs::trec::RankKey;
+    use crate::logs::record::RankKey;
 
     /// Rules for the one input of these tests, `run.trec`, pooling nothing.
     fn rules(duplicates: DuplicateDocs) -> RankRules<'static> {

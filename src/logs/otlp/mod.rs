@@ -21,9 +21,12 @@ use simd_json::prelude::*;
 use simd_json::tape::Value;
 
 use crate::base::options::{JoinBy, SpanKind};
-use crate::io::json::{id_text, with_embedded};
+use crate::io::json::{id_text, with_embedded, JsonParser};
 use crate::logs::jsonl::{FieldNames, FieldPath};
-use crate::logs::record::{EventKey, Invalid, RejectReason, SpanIds};
+use crate::logs::record::{
+    deliver, EventKey, Invalid, LineFormat, Origin, Pending, Ranking, Record, RecordSink,
+    RejectReason, SpanIds,
+};
 
 /// Where spans keep what a capture needs, as the user mapped it.
 #[derive(Debug, Clone)]
@@ -163,24 +166,11 @@ impl Default for SpanFields {
     }
 }
 
-/// One span of an export, as judging sees it.
-pub enum SpanRecord<'i> {
-    /// A span of no kind rgrade grades (LLM, CHAIN, HTTP, ...).
-    Other,
-    /// A retrieval or rerank span whose query, stage and run were read,
-    /// with its place in its trace; its ranking may still be invalid.
-    Capture(EventKey<'i>, SpanIds, Result<SpanRanking<'i>, Invalid>),
-    /// A retrieval or rerank span whose key cannot be read.
-    Invalid(Invalid),
-}
-
-/// The ranking and latency of a capture span.
-pub struct SpanRanking<'i> {
-    /// The doc ids in ranking order.
-    pub docs: Vec<Cow<'i, str>>,
-    /// End minus start, in milliseconds.
-    pub latency_ms: Option<f64>,
-}
+/// One span of an export, as grading sees it: a capture span is an
+/// event whose ranking was read with its key (its ranking may still be
+/// invalid); a span of no kind rgrade grades (LLM, CHAIN, HTTP, ...) is
+/// another record; a capture span whose key cannot be read is invalid.
+pub type SpanRecord<'i> = Record<'i, Result<Ranking<'i>, Invalid>>;
 
 /// A span of an export line: its attributes and what resource it ran in.
 struct OtlpSpan<'t, 'i> {
@@ -256,7 +246,7 @@ pub fn for_each_span<'t, 'i>(
     for (value, service) in spans {
         let record = match OtlpSpan::new(value, service) {
             Ok(span) => span.record(fields),
-            Err(invalid) => SpanRecord::Invalid(invalid),
+            Err(invalid) => Record::Invalid(invalid),
         };
         visit(value, record);
     }
@@ -325,7 +315,7 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
 
     fn record(&self, fields: &'i SpanFields) -> SpanRecord<'i> {
         let Some(kind) = self.kind() else {
-            return SpanRecord::Other;
+            return Record::Other;
         };
         let key = self.key(kind, fields).map(|(query_id, run)| EventKey {
             query_id,
@@ -342,12 +332,16 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             ..invalid
         };
         match key {
-            Err(invalid) => SpanRecord::Invalid(about(invalid)),
+            Err(invalid) => Record::Invalid(about(invalid)),
             Ok(key) => {
                 let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
                 let ids = SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId"));
                 let ranking = self.ranking(kind, &fields.doc).map_err(about);
-                SpanRecord::Capture(key, ids, ranking)
+                Record::Event {
+                    key,
+                    span: Some(ids),
+                    ranking,
+                }
             }
         }
     }
@@ -400,7 +394,7 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
         }
     }
 
-    fn ranking(&self, kind: SpanKind, doc: &DocField) -> Result<SpanRanking<'i>, Invalid> {
+    fn ranking(&self, kind: SpanKind, doc: &DocField) -> Result<Ranking<'i>, Invalid> {
         // An SDK over its attribute count limit (128 by default) drops
         // attributes, documents among them, and says how many: such a
         // ranking would be graded short or shifted.
@@ -436,9 +430,12 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             SpanKind::Reranker => self.flattened_documents("reranker.output_documents.", doc)?,
             SpanKind::GenAiRetrieval => self.genai_documents(doc)?,
         };
-        Ok(SpanRanking {
+        Ok(Ranking {
             docs,
             latency_ms: self.latency_ms()?,
+            context_tokens: None,
+            answer_ok: None,
+            permissions: None,
         })
     }
 
@@ -501,6 +498,54 @@ fn owned_id(value: Value<'_, '_>) -> Option<String> {
     id_text(value).map(Cow::into_owned)
 }
 
+/// The lines of an OTLP/JSON log: each an export of spans, a record each.
+pub struct OtlpLines<'c> {
+    parser: &'c mut JsonParser,
+    fields: &'c SpanFields,
+}
+
+impl<'c> OtlpLines<'c> {
+    /// The lines of an OTLP/JSON log, parsed by `parser`, whose spans keep
+    /// what a capture needs where `fields` says.
+    pub fn new(parser: &'c mut JsonParser, fields: &'c SpanFields) -> Self {
+        OtlpLines { parser, fields }
+    }
+}
+
+impl LineFormat for OtlpLines<'_> {
+    const AS_TEXT: bool = false;
+
+    /// A span rejected shows itself, and says which span of the line it
+    /// is; a line that is no export, or of no span, is one record.
+    fn line(&mut self, line: &[u8], _: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
+        let fields = self.fields;
+        let read = self.parser.parse(line, |root| {
+            let mut item = 0;
+            let spans = for_each_span(root, fields, |span, record| {
+                item += 1;
+                let origin = Origin { item, ..origin };
+                if let Err(invalid) = sink.take(
+                    origin,
+                    record.map_ranking(|ranking| Pending::Read(Box::new(ranking))),
+                ) {
+                    let invalid = Invalid {
+                        detail: format!("span {item}, {}", invalid.detail),
+                        ..invalid
+                    };
+                    sink.reject(origin, invalid, span.encode().as_bytes());
+                }
+            })?;
+            if spans == 0 {
+                deliver(sink, origin, Record::Other, line);
+            }
+            Ok(())
+        });
+        if let Err(invalid) = read.map_err(Invalid::from).and_then(|read| read) {
+            deliver(sink, origin, Record::Invalid(invalid), line);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,17 +582,25 @@ mod tests {
             let mut seen = Vec::new();
             for_each_span(root, fields, |_, record| {
                 seen.push(match record {
-                    SpanRecord::Other => "other".to_string(),
-                    SpanRecord::Invalid(invalid) => {
+                    Record::Invalid(invalid) => {
                         format!("{}: {}", invalid.reason, invalid.detail)
                     }
-                    SpanRecord::Capture(key, _, Ok(ranking)) => format!(
+                    Record::Event {
+                        key,
+                        ranking: Ok(ranking),
+                        ..
+                    } => format!(
                         "{}/{}/{} {:?} {:?}",
                         key.run, key.stage, key.query_id, ranking.docs, ranking.latency_ms
                     ),
-                    SpanRecord::Capture(key, _, Err(invalid)) => {
+                    Record::Event {
+                        key,
+                        ranking: Err(invalid),
+                        ..
+                    } => {
                         format!("{} {}: {}", key.query_id, invalid.reason, invalid.detail)
                     }
+                    _ => "other".to_string(),
                 });
             })
             .map(|_| seen)

@@ -23,9 +23,9 @@ use crate::io::parquet::{column, show, Cells};
 use crate::logs::jsonl::{doc_id, no_doc_id, FieldPath};
 use crate::logs::otlp::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
 use crate::logs::record::{
-    measure, EventKey, Invalid, Origin, RejectReason, SpanIds, DEFAULT_STAGE,
+    measure, EventKey, Invalid, Origin, Pending, RankKey, Ranking, Record, RecordSink,
+    RecordSource, RejectReason, RunResult, SpanIds, DEFAULT_STAGE,
 };
-use crate::logs::trec::RankKey;
 
 /// Rows decoded at a time: a few MiB of columns for a row of 100
 /// results, whatever the size of the row group.
@@ -34,12 +34,38 @@ const BATCH_ROWS: usize = 1024;
 /// Results shown in a reject's excerpt (it is cut at 200 bytes anyway).
 const EXCERPT_RESULTS: usize = 10;
 
+/// The records of a Parquet row group or a part of a table, row by row: a
+/// search event as a JSONL line is, a result row as a run line is.
+pub struct RowRecords<'c> {
+    /// The rows.
+    pub group: &'c RowGroup,
+    /// Where a span's row keeps what a capture needs.
+    pub spans: &'c SpanFields,
+}
+
+impl RecordSource for RowRecords<'_> {
+    fn for_each(&mut self, sink: &mut dyn RecordSink) -> Result<(), String> {
+        let read = for_each_batch(self.group, self.spans, |batch| {
+            for row in 0..batch.len() {
+                let origin = batch.origin(row);
+                let mut ranking = || batch.ranking(row);
+                let record = batch.read(row).unwrap_or_else(Record::Invalid);
+                let record = record.map_ranking(|()| Pending::Later(&mut ranking));
+                if let Err(invalid) = sink.take(origin, record) {
+                    sink.reject(origin, batch.locate(row, invalid), &batch.excerpt(row));
+                }
+            }
+        });
+        read.map_err(|err| format!("cannot read (truncated or corrupt Parquet?): {err}"))
+    }
+}
+
 /// Decode the rows of `chunk` and hand `visit` each batch of them.
 ///
 /// # Errors
 /// The row group cannot be read or decoded (a corrupt or truncated file),
 /// or the decoder panicked on it: the message says which.
-pub fn for_each_batch(
+fn for_each_batch(
     chunk: &RowGroup,
     spans: &SpanFields,
     mut visit: impl FnMut(&Batch<'_>),
@@ -100,38 +126,6 @@ struct Place {
     group: Option<usize>,
     /// The first row within its row group (or table), from 0.
     group_row: u64,
-}
-
-/// What a row is.
-pub enum RowRecord<'a> {
-    /// A search event; its ranking is read by [`Batch::ranking`].
-    Event(EventKey<'a>),
-    /// One result of a ranking spread over rows.
-    Result {
-        key: EventKey<'a>,
-        doc_id: Cow<'a, str>,
-        rank: RankKey,
-    },
-    /// A result row of `key`'s ranking that cannot be read (a null doc
-    /// id, a bad rank): rejected, and its ranking with it.
-    LostResult { key: EventKey<'a>, invalid: Invalid },
-    /// A result row of `query_id` whose run or stage is null, so that its
-    /// ranking is unknown: rejected, and every ranking of the query in
-    /// the input with it.
-    Unplaced {
-        query_id: Cow<'a, str>,
-        invalid: Invalid,
-    },
-    /// A row that carries no search event: a span of another kind.
-    Other,
-}
-
-/// A search event's ranking and measurements.
-pub struct Ranking<'a> {
-    pub docs: Vec<Cow<'a, str>>,
-    pub latency_ms: Option<f64>,
-    pub context_tokens: Option<f64>,
-    pub answer_ok: Option<bool>,
 }
 
 /// A batch of decoded rows, with its columns typed for the layout.
@@ -300,10 +294,16 @@ impl<'a> Batch<'a> {
     /// `missing_query_id` (a null id) or `bad_query_id` (a span's
     /// metadata that is no JSON). A result row with a null doc id
     /// (`bad_result`) or a bad rank (`bad_rank`) is a
-    /// [`RowRecord::LostResult`].
-    pub fn read(&self, row: usize) -> Result<RowRecord<'a>, Invalid> {
+    /// [`Record::LostResult`]. An event's ranking is read by
+    /// [`Batch::ranking`].
+    pub fn read(&self, row: usize) -> Result<Record<'a, ()>, Invalid> {
+        let event = |key| Record::Event {
+            key,
+            span: self.span_ids(row),
+            ranking: (),
+        };
         match &self.view {
-            View::Wide { .. } => self.key(row).map(RowRecord::Event),
+            View::Wide { .. } => self.key(row).map(event),
             View::Long {
                 doc,
                 rank,
@@ -320,7 +320,7 @@ impl<'a> Batch<'a> {
                 {
                     let detail = format!("'{}' is null", named.name);
                     let invalid = Invalid::new(RejectReason::BadField, detail);
-                    return Ok(RowRecord::Unplaced {
+                    return Ok(Record::Unplaced {
                         query_id: key.query_id,
                         invalid,
                     });
@@ -328,7 +328,7 @@ impl<'a> Batch<'a> {
                 let Some(doc_id) = doc.cells.id(row) else {
                     let detail = format!("'{}' is null", doc.name);
                     let invalid = Invalid::new(RejectReason::BadResult, detail);
-                    return Ok(RowRecord::LostResult { key, invalid });
+                    return Ok(Record::LostResult { key, invalid });
                 };
                 let rank = if *by_score {
                     let score = rank.cells.number(row).filter(|s| s.is_finite());
@@ -342,13 +342,13 @@ impl<'a> Batch<'a> {
                 };
                 let rank = match rank {
                     Ok(rank) => rank,
-                    Err(invalid) => return Ok(RowRecord::LostResult { key, invalid }),
+                    Err(invalid) => return Ok(Record::LostResult { key, invalid }),
                 };
-                Ok(RowRecord::Result { key, doc_id, rank })
+                Ok(Record::Result(RunResult { key, doc_id, rank }))
             }
             View::Spans { kind, query, .. } => {
                 let Some(kind) = kind.cells.text(row).and_then(openinference_kind) else {
-                    return Ok(RowRecord::Other);
+                    return Ok(Record::Other);
                 };
                 let i = SPAN_KINDS.iter().position(|k| *k == kind).unwrap_or(0);
                 let mut id = None;
@@ -362,7 +362,7 @@ impl<'a> Batch<'a> {
                     }
                 }
                 let query_id = id.ok_or_else(|| self.spans.query_source(kind).missing())?;
-                Ok(RowRecord::Event(EventKey {
+                Ok(event(EventKey {
                     query_id,
                     stage: self.spans.stage(kind),
                     run: self.key.run.cells.text(row).unwrap_or(""),
@@ -414,6 +414,7 @@ impl<'a> Batch<'a> {
                 latency_ms: measured(latency)?,
                 context_tokens: measured(context)?,
                 answer_ok: outcome.cells.boolean(row),
+                permissions: None,
             }),
             View::Spans {
                 kind,
@@ -437,6 +438,7 @@ impl<'a> Batch<'a> {
                     latency_ms,
                     context_tokens: None,
                     answer_ok: None,
+                    permissions: None,
                 })
             }
             View::Long { .. } => Ok(Ranking {
@@ -444,6 +446,7 @@ impl<'a> Batch<'a> {
                 latency_ms: None,
                 context_tokens: None,
                 answer_ok: None,
+                permissions: None,
             }),
         }
     }
