@@ -2,7 +2,8 @@
 //! `cargo run --release -- ARGS` command (with its `\` continuations) of a
 //! `sh` block in README.md and docs/*.md runs the built binary and must end
 //! as the documentation says, and every relative link between the
-//! documents must lead to a file and heading that exist.
+//! documents (python/README.md and the samples' READMEs too) must lead to
+//! a file and heading that exist.
 //!
 //! The documents follow three conventions so that this works:
 //! - the commands of one document run in order, in one scratch directory
@@ -336,16 +337,29 @@ fn link_targets(text: &str) -> Vec<(usize, String)> {
     targets
 }
 
-/// Every relative link of README.md, docs/*.md and the samples' READMEs
-/// leads to a file that exists and, when it names one, to a heading of
-/// that file.
+/// The READMEs of data-samples/ and of each sample that has one, as paths
+/// from the crate root, in sorted order.
+fn sample_readmes() -> Vec<String> {
+    let dir = Path::new(CRATE_ROOT).join("data-samples");
+    let mut pages: Vec<String> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a data-samples/ entry").file_name())
+        .map(|name| format!("data-samples/{}/README.md", name.to_string_lossy()))
+        .filter(|page| Path::new(CRATE_ROOT).join(page).is_file())
+        .collect();
+    pages.sort();
+    pages.insert(0, "data-samples/README.md".to_string());
+    pages
+}
+
+/// Every relative link of README.md, python/README.md, docs/*.md and the
+/// samples' READMEs leads to a file that exists and, when it names one, to
+/// a heading of that file.
 #[test]
 fn doc_links_resolve() {
-    let mut pages = vec!["README.md".to_string()];
+    let mut pages = vec!["README.md".to_string(), "python/README.md".to_string()];
     pages.extend(docs_pages());
-    for sample in ["", "compare/", "diagnostics/", "questions/"] {
-        pages.push(format!("data-samples/{sample}README.md"));
-    }
+    pages.extend(sample_readmes());
     let root = Path::new(CRATE_ROOT);
     let mut checked = 0;
     for page in &pages {
