@@ -2,8 +2,8 @@
 //! `cargo run --release -- ARGS` command (with its `\` continuations) of a
 //! `sh` block in README.md and docs/*.md runs the built binary and must end
 //! as the documentation says, and every relative link between the
-//! documents (python/README.md and the samples' READMEs too) must lead to
-//! a file and heading that exist.
+//! documents (python/README.md, benches/runs/ and the samples' READMEs
+//! too) must lead to a file and heading that exist.
 //!
 //! The documents follow three conventions so that this works:
 //! - the commands of one document run in order, in one scratch directory
@@ -45,19 +45,25 @@ fn doc_text(rel: &str) -> String {
         .unwrap_or_else(|e| panic!("cannot read {rel}: {e}"))
 }
 
-/// docs/*.md, as paths from the crate root, in sorted order.
-fn docs_pages() -> Vec<String> {
-    let dir = Path::new(CRATE_ROOT).join("docs");
+/// `folder`/*.md, as paths from the crate root, in sorted order; there
+/// must be some.
+fn markdown_pages(folder: &str) -> Vec<String> {
+    let dir = Path::new(CRATE_ROOT).join(folder);
     let mut pages: Vec<String> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a docs/ entry").file_name())
+        .map(|entry| entry.expect("a directory entry").file_name())
         .map(|name| name.to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".md"))
-        .map(|name| format!("docs/{name}"))
+        .map(|name| format!("{folder}/{name}"))
         .collect();
     pages.sort();
-    assert!(!pages.is_empty(), "no docs/*.md");
+    assert!(!pages.is_empty(), "no {folder}/*.md");
     pages
+}
+
+/// docs/*.md, as paths from the crate root, in sorted order.
+fn docs_pages() -> Vec<String> {
+    markdown_pages("docs")
 }
 
 /// The exit status that comment lines above a command state, if any:
@@ -352,13 +358,14 @@ fn sample_readmes() -> Vec<String> {
     pages
 }
 
-/// Every relative link of README.md, python/README.md, docs/*.md and the
-/// samples' READMEs leads to a file that exists and, when it names one, to
-/// a heading of that file.
+/// Every relative link of README.md, python/README.md, docs/*.md, the
+/// dated benchmark runs and the samples' READMEs leads to a file that
+/// exists and, when it names one, to a heading of that file.
 #[test]
 fn doc_links_resolve() {
     let mut pages = vec!["README.md".to_string(), "python/README.md".to_string()];
     pages.extend(docs_pages());
+    pages.extend(markdown_pages("benches/runs"));
     pages.extend(sample_readmes());
     let root = Path::new(CRATE_ROOT);
     let mut checked = 0;
