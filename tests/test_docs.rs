@@ -316,22 +316,32 @@ fn anchors(text: &str) -> Vec<String> {
 fn link_targets(text: &str) -> Vec<(usize, String)> {
     let mut targets = Vec::new();
     let mut in_code = false;
+    // Whether a code span opened on an earlier line of the paragraph is
+    // still open, as in "[`rgrade⏎trend`](trend.md)".
+    let mut in_span = false;
     for (i, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             in_code = !in_code;
+            in_span = false;
             continue;
         }
         if in_code {
             continue;
         }
+        if line.trim().is_empty() {
+            in_span = false;
+        }
         // Code spans hold no links: drop them before looking.
-        let plain: String = line
-            .split('`')
+        let parts: Vec<&str> = line.split('`').collect();
+        let outside = usize::from(in_span);
+        let plain: String = parts
+            .iter()
             .enumerate()
-            .filter(|(j, _)| j % 2 == 0)
-            .map(|(_, part)| part)
+            .filter(|(j, _)| j % 2 == outside)
+            .map(|(_, part)| *part)
             .collect::<Vec<_>>()
             .join(" ");
+        in_span ^= parts.len().is_multiple_of(2);
         let mut rest = plain.as_str();
         while let Some(at) = rest.find("](") {
             let after = &rest[at + 2..];
@@ -435,5 +445,9 @@ fn doc_commands_are_extracted_as_a_shell_reads_them() {
     assert_eq!(
         link_targets("see [a](x.md#y) and `[b](not)` [c](#z)"),
         [(1, "x.md#y".to_string()), (1, "#z".to_string())]
+    );
+    assert_eq!(
+        link_targets("as [`rgrade\ntrend`](t.md#u) does, `a\n\n[b](v.md)"),
+        [(2, "t.md#u".to_string()), (4, "v.md".to_string())]
     );
 }
