@@ -20,7 +20,8 @@ for.
 
 Usage: python3 benches/calibrate_sim.py [--reps 2000] [--seed 1]
 Prints a Markdown table (coverage of the 95% interval, mean bias, mean
-half-width, the mean λ) for docs/BENCHMARKS.md.
+half-width, the mean λ) for
+benches/runs/2026-12-07-calibrated-means-by-simulation.md.
 """
 
 import argparse

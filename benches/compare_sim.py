@@ -1,6 +1,7 @@
 """How often `rgrade compare`'s 95% intervals of the mean delta cover the
-true mean delta on small slices (docs/BENCHMARKS.md, "Compare's intervals
-on small slices"), written apart from rgrade's code.
+true mean delta on small slices
+(benches/runs/2026-12-07-compare-intervals-on-small-slices.md), written
+apart from rgrade's code.
 
     python benches/compare_sim.py [--trials 4000] [--resamples 1000]
                                   [--ns 10,15,20,30,50] [--seed 46] [--more]

@@ -8,10 +8,10 @@ Times, each the median of R runs (3 by default; the Spark job runs once):
 file; `rgrade.grade` on the same events as a pyarrow Table already in
 memory (read from `gen --format parquet`, not timed); and with --spark
 the Spark job in local mode on two cores. Prints a Markdown table with
-seconds, the ratio to the command line and peak memory (docs/BENCHMARKS.md
-shows it). Needs the release binary (`cargo build --release`) and the
-package (`pip install ./python`); data lives in --data, never in the
-repository.
+seconds, the ratio to the command line and peak memory
+(benches/runs/2026-12-02-python-and-spark.md shows it). Needs the release
+binary (`cargo build --release`) and the package (`pip install
+./python`); data lives in --data, never in the repository.
 """
 
 import argparse

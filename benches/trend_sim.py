@@ -1,5 +1,5 @@
 """How `rgrade trend`'s alarms behave, against the rules users set by hand,
-on simulated nightly series (docs/BENCHMARKS.md, "Alarms across nights").
+on simulated nightly series (benches/runs/2026-12-07-alarms-across-nights.md).
 
     python benches/trend_sim.py [--stable 200] [--dropped 40] [--queries 2000]
                                 [--rates 0.045,0.09] [--drop-from 8,20]

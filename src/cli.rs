@@ -511,7 +511,7 @@ pub struct CompareArgs {
 }
 
 /// Where a log record keeps each thing: in JSONL a top-level key or a JSON
-/// pointer such as `/request/qid`; in spans an attribute (docs/guide.md).
+/// pointer such as `/request/qid`; in spans an attribute (docs/reference.md).
 #[derive(Debug, Args, Clone)]
 pub struct FieldArgs {
     /// Read the query id from this key or JSON pointer [default: query_id; spans: query_id in the metadata attribute, else a query_id attribute].

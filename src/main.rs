@@ -21,7 +21,8 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// parts all along, and each page handed back is zeroed again by the
 /// kernel when it is touched next, which took a fifth of the CPU time on
 /// 1M queries. The memory kept is what a grading freed and would take again:
-/// peak RSS grows by about a sixth on 1M queries (docs/BENCHMARKS.md).
+/// peak RSS grows by about a sixth on 1M queries (benches/runs/, "Label
+/// index, judging, qrels and freed memory").
 fn keep_freed_memory() {
     // SAFETY: sets one option before any thread starts; any value is valid
     // (-1: never purge).

@@ -4,12 +4,12 @@
 //! writes them to a scratch directory, grades them in-process through the
 //! library's [`rgrade::grade`], reads `per_query.csv`, `aggregates.csv` and
 //! `rejects.jsonl` back and compares every cell with a reference written from
-//! docs/guide.md (Input formats, Metrics, Outputs): one plain loop per (run,
+//! docs/reference.md (Input formats, Metrics, Outputs): one plain loop per (run,
 //! stage, query) over explicit rankings, no indexes, no hashing tricks, no
 //! shared code with `src/`.
 //!
 //! Where the definitions leave a choice open the reference follows
-//! docs/guide.md, Decisions where tools differ, and says so in a comment; on a
+//! docs/reference.md, Decisions where tools differ, and says so in a comment; on a
 //! mismatch the failure prints the input files, the command line and every
 //! differing cell.
 //!
@@ -587,7 +587,7 @@ proptest! {
     /// The same promise under `--repeats first|last`: the capture graded is
     /// the first (last) valid one in input order, and `captures` still
     /// counts every capture of the key, superseded ones included
-    /// (docs/guide.md, Outputs).
+    /// (docs/reference.md, Outputs).
     #[test]
     fn jsonl_logs_under_first_or_last_grade_like_the_reference(
         scenario in scenario(jsonl_logs(5), &Repeats::ONE_OF_SEVERAL)

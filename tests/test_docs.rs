@@ -2,7 +2,8 @@
 //! `cargo run --release -- ARGS` command (with its `\` continuations) of a
 //! `sh` block in README.md and docs/*.md runs the built binary and must end
 //! as the documentation says, and every relative link between the
-//! documents must lead to a file and heading that exist.
+//! documents (python/README.md, benches/runs/ and the samples' READMEs
+//! too) must lead to a file and heading that exist.
 //!
 //! The documents follow three conventions so that this works:
 //! - the commands of one document run in order, in one scratch directory
@@ -44,19 +45,25 @@ fn doc_text(rel: &str) -> String {
         .unwrap_or_else(|e| panic!("cannot read {rel}: {e}"))
 }
 
-/// docs/*.md, as paths from the crate root, in sorted order.
-fn docs_pages() -> Vec<String> {
-    let dir = Path::new(CRATE_ROOT).join("docs");
+/// `folder`/*.md, as paths from the crate root, in sorted order; there
+/// must be some.
+fn markdown_pages(folder: &str) -> Vec<String> {
+    let dir = Path::new(CRATE_ROOT).join(folder);
     let mut pages: Vec<String> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a docs/ entry").file_name())
+        .map(|entry| entry.expect("a directory entry").file_name())
         .map(|name| name.to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".md"))
-        .map(|name| format!("docs/{name}"))
+        .map(|name| format!("{folder}/{name}"))
         .collect();
     pages.sort();
-    assert!(!pages.is_empty(), "no docs/*.md");
+    assert!(!pages.is_empty(), "no {folder}/*.md");
     pages
+}
+
+/// docs/*.md, as paths from the crate root, in sorted order.
+fn docs_pages() -> Vec<String> {
+    markdown_pages("docs")
 }
 
 /// The exit status that comment lines above a command state, if any:
@@ -309,22 +316,32 @@ fn anchors(text: &str) -> Vec<String> {
 fn link_targets(text: &str) -> Vec<(usize, String)> {
     let mut targets = Vec::new();
     let mut in_code = false;
+    // Whether a code span opened on an earlier line of the paragraph is
+    // still open, as in "[`rgrade⏎trend`](trend.md)".
+    let mut in_span = false;
     for (i, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             in_code = !in_code;
+            in_span = false;
             continue;
         }
         if in_code {
             continue;
         }
+        if line.trim().is_empty() {
+            in_span = false;
+        }
         // Code spans hold no links: drop them before looking.
-        let plain: String = line
-            .split('`')
+        let parts: Vec<&str> = line.split('`').collect();
+        let outside = usize::from(in_span);
+        let plain: String = parts
+            .iter()
             .enumerate()
-            .filter(|(j, _)| j % 2 == 0)
-            .map(|(_, part)| part)
+            .filter(|(j, _)| j % 2 == outside)
+            .map(|(_, part)| *part)
             .collect::<Vec<_>>()
             .join(" ");
+        in_span ^= parts.len().is_multiple_of(2);
         let mut rest = plain.as_str();
         while let Some(at) = rest.find("](") {
             let after = &rest[at + 2..];
@@ -336,16 +353,30 @@ fn link_targets(text: &str) -> Vec<(usize, String)> {
     targets
 }
 
-/// Every relative link of README.md, docs/*.md and the samples' READMEs
-/// leads to a file that exists and, when it names one, to a heading of
-/// that file.
+/// The READMEs of data-samples/ and of each sample that has one, as paths
+/// from the crate root, in sorted order.
+fn sample_readmes() -> Vec<String> {
+    let dir = Path::new(CRATE_ROOT).join("data-samples");
+    let mut pages: Vec<String> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a data-samples/ entry").file_name())
+        .map(|name| format!("data-samples/{}/README.md", name.to_string_lossy()))
+        .filter(|page| Path::new(CRATE_ROOT).join(page).is_file())
+        .collect();
+    pages.sort();
+    pages.insert(0, "data-samples/README.md".to_string());
+    pages
+}
+
+/// Every relative link of README.md, python/README.md, docs/*.md, the
+/// dated benchmark runs and the samples' READMEs leads to a file that
+/// exists and, when it names one, to a heading of that file.
 #[test]
 fn doc_links_resolve() {
-    let mut pages = vec!["README.md".to_string()];
+    let mut pages = vec!["README.md".to_string(), "python/README.md".to_string()];
     pages.extend(docs_pages());
-    for sample in ["", "compare/", "diagnostics/", "questions/"] {
-        pages.push(format!("data-samples/{sample}README.md"));
-    }
+    pages.extend(markdown_pages("benches/runs"));
+    pages.extend(sample_readmes());
     let root = Path::new(CRATE_ROOT);
     let mut checked = 0;
     for page in &pages {
@@ -414,5 +445,9 @@ fn doc_commands_are_extracted_as_a_shell_reads_them() {
     assert_eq!(
         link_targets("see [a](x.md#y) and `[b](not)` [c](#z)"),
         [(1, "x.md#y".to_string()), (1, "#z".to_string())]
+    );
+    assert_eq!(
+        link_targets("as [`rgrade\ntrend`](t.md#u) does, `a\n\n[b](v.md)"),
+        [(2, "t.md#u".to_string()), (4, "v.md".to_string())]
     );
 }

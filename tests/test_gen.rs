@@ -65,7 +65,7 @@ fn same_seed_gives_identical_files_another_seed_different_ones() {
     }
 }
 
-/// Labels and events are JSON objects with the fields docs/guide.md, Input
+/// Labels and events are JSON objects with the fields docs/reference.md, Input
 /// formats, names: every label a task, a language, a relevant list or grades
 /// 0..=3 with one above 0, `required` only as `true`; every event distinct doc
 /// ids with strictly descending scores, a run, a positive latency and context

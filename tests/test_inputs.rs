@@ -664,7 +664,7 @@ fn a_log_directory_never_yields_rgrade_outputs() {
 }
 
 /// A JSON object that names a key twice: the first occurrence counts, in
-/// log records and labels alike (docs/guide.md, Input formats).
+/// log records and labels alike (docs/reference.md, Input formats).
 #[test]
 fn the_first_of_a_key_named_twice_counts() {
     let wd = Workdir::new("duplicate_keys");

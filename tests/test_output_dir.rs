@@ -1,5 +1,5 @@
 //! What a reader of an output directory may rely on: one run writes into
-//! it at a time (docs/guide.md, Outputs).
+//! it at a time (docs/reference.md, Outputs).
 
 use std::fs::File;
 use std::process::{Command, Stdio};

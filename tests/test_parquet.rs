@@ -1,4 +1,4 @@
-//! Parquet logs and labels (docs/guide.md, "Parquet"): every shape in
+//! Parquet logs and labels (docs/reference.md, "Parquet"): every shape in
 //! data-samples/traces/parquet grades as captures.jsonl does; bad rows are
 //! rejected with their row group and row; a column of the wrong type, a
 //! truncated file and Parquet on standard input stop the run (exit 2).

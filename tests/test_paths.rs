@@ -1,5 +1,5 @@
 //! Where `--openmetrics FILE` and `rgrade index -o KEY` write
-//! (docs/guide.md, "Links, streams and concurrent runs"): into a stream as
+//! (docs/reference.md, "Links, streams and concurrent runs"): into a stream as
 //! it is, through a link to the file it names, over no file of an rgrade
 //! result and no input of the run (refused before anything is read), and
 //! a failed export said beside the verdict it does not hide.

@@ -68,7 +68,7 @@ fn repeated_captures_are_rejected_under_repeats_error() {
 /// A repeated capture is known only once every record was read, when its
 /// bytes are gone: rgrade reads files again for the excerpt, but standard
 /// input cannot be read twice, so there the reject names `-` and the line
-/// with an empty `record` (docs/guide.md, Outputs).
+/// with an empty `record` (docs/reference.md, Outputs).
 #[test]
 fn repeated_captures_from_stdin_name_the_line() {
     let wd = Workdir::new("repeats_stdin");
@@ -107,7 +107,7 @@ fn repeated_captures_from_stdin_name_the_line() {
 
 /// A repeated capture that is a TREC ranking (several lines) rejects each
 /// of its lines under `--repeats error`, so no line is silently dropped and
-/// summary.json's counts still add up (docs/guide.md, Outputs).
+/// summary.json's counts still add up (docs/reference.md, Outputs).
 #[test]
 fn a_repeated_trec_ranking_rejects_every_line() {
     let wd = Workdir::new("repeated_trec");
@@ -230,7 +230,7 @@ fn repeats_follow_input_order_across_files() {
 
 /// Under `--repeats first|last` the `captures` column still counts every
 /// capture of the key and summary.json's `repeats` every capture beyond
-/// the first, though only one capture is graded (docs/guide.md, Outputs:
+/// the first, though only one capture is graded (docs/reference.md, Outputs:
 /// "`captures` counts every capture of the key").
 #[test]
 fn first_and_last_still_count_every_capture() {
@@ -271,7 +271,7 @@ fn first_and_last_still_count_every_capture() {
 
 /// `--repeats mean` sums in one order whatever order the captures come
 /// in, so a log read in another order gives the same bytes; and finite
-/// inputs give finite outputs, however large (docs/guide.md, Outputs).
+/// inputs give finite outputs, however large (docs/reference.md, Outputs).
 #[test]
 fn means_do_not_depend_on_input_order_and_stay_finite() {
     let wd = Workdir::new("mean_order");

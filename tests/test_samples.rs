@@ -172,7 +172,7 @@ fn realistic_summary_accounts_for_every_flaw() {
 /// the keys are `invalid` with 2 captures. So are q000001, q000010 and q000011
 /// `final`: their flawed records (a chunk listed twice, no results, results as
 /// a string) still count as captures of their keys once the key was read
-/// (docs/guide.md, Decisions where tools differ: several captures), which
+/// (docs/reference.md, Decisions where tools differ: several captures), which
 /// makes their one good capture a repeat too. 14 rejects exceed
 /// `--max-rejects 10`: exit 1.
 #[test]
@@ -244,7 +244,7 @@ fn realistic_retries_are_rejected_under_the_default_repeats_error() {
 }
 
 /// The relevant doc ids of `query` in the realistic answer key: every id
-/// of a list, or every id graded 1 or more (docs/guide.md, Input formats).
+/// of a list, or every id graded 1 or more (docs/reference.md, Input formats).
 fn relevant(query: &str) -> BTreeSet<String> {
     let path = realistic("labels.jsonl");
     let text =
@@ -296,7 +296,7 @@ fn final_ranking(query: &str) -> Vec<String> {
 }
 
 /// A few numbers of `expected/per_query.csv`, recomputed from the raw inputs
-/// with the definitions of docs/guide.md, Metrics: recall@5 = |top 5 ∩ R| /
+/// with the definitions of docs/reference.md, Metrics: recall@5 = |top 5 ∩ R| /
 /// |R|, rr@10 = 1 / rank of the first relevant doc within 10, n_relevant = |R|
 /// and missing_at_10 = R minus the top 10, sorted and `|`-joined. The two
 /// queries picked sit in different shards (plain and gzip), one with graded

@@ -1,7 +1,8 @@
 //! docs/DESIGN.md's source map is made from the module docs: every file of
 //! src/ opens with a `//!` doc, whose first sentence (up to its first
-//! colon or semicolon, when it has one) is the file's line in the map, a folder's taken
-//! from its `mod.rs`. The test fails when a module has no doc or when the
+//! colon or semicolon, when it has one; the full stop of "et al." or
+//! "e.g." ends none) is the file's line in the map, a folder's taken from
+//! its `mod.rs`. The test fails when a module has no doc or when the
 //! map in DESIGN.md is not the one the docs make (a file added, renamed or
 //! gone, a doc changed); `RGRADE_BLESS_DOCS=1 cargo test source_map`
 //! writes the map the docs make into DESIGN.md. A file of more than a
@@ -22,7 +23,8 @@ const WIDTH: usize = 100;
 const MOST_LINES: usize = 1000;
 
 /// The first sentence of the `//!` doc that opens `file`, up to its first
-/// colon (links as plain code); `None` when the file opens with no doc.
+/// colon (links as plain code; see [`sentence_end`]); `None` when the file
+/// opens with no doc.
 fn summary(file: &Path) -> Option<String> {
     let text = fs::read_to_string(file).ok()?;
     let doc: Vec<&str> = text
@@ -33,14 +35,33 @@ fn summary(file: &Path) -> Option<String> {
         .collect();
     // Intra-doc links read as the code they name.
     let doc = doc.join(" ").replace("[`", "`").replace("`]", "`");
-    let ends = [". ", ": ", "; "];
-    let end = ends
+    let sentence = doc[..sentence_end(&doc)]
+        .trim_end_matches(['.', ':', ';'])
+        .trim();
+    (!sentence.is_empty()).then(|| sentence.to_string())
+}
+
+/// Abbreviations whose full stop ends no sentence.
+const ABBREVIATIONS: [&str; 5] = ["et al.", "e.g.", "i.e.", "cf.", "vs."];
+
+/// Where the first sentence of `doc` ends: at its first colon, semicolon
+/// or full stop followed by a space, a full stop that ends an
+/// [`ABBREVIATIONS`] entry excepted; the whole of `doc` when none does.
+fn sentence_end(doc: &str) -> usize {
+    let clause_end = [": ", "; "]
         .iter()
         .filter_map(|e| doc.find(e))
         .min()
         .unwrap_or(doc.len());
-    let sentence = doc[..end].trim_end_matches(['.', ':', ';']).trim();
-    (!sentence.is_empty()).then(|| sentence.to_string())
+    let full_stop = doc.match_indices(". ").map(|(at, _)| at).find(|&at| {
+        let before = &doc[..=at];
+        !ABBREVIATIONS.iter().any(|abbreviation| {
+            before.strip_suffix(abbreviation).is_some_and(|head| {
+                head.is_empty() || !head.ends_with(|c: char| c.is_alphanumeric())
+            })
+        })
+    });
+    full_stop.map_or(clause_end, |at| at.min(clause_end))
 }
 
 /// `name` and its summary at `depth`, the summary wrapped at [`WIDTH`]
@@ -149,7 +170,7 @@ fn no_file_of_src_is_over_a_thousand_lines() {
 }
 
 #[test]
-fn a_summary_is_the_first_sentence_up_to_its_colon() {
+fn a_summary_is_the_first_sentence_up_to_its_colon_past_abbreviations() {
     let dir = std::env::temp_dir().join(format!("rgrade-map-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
     let file = |name: &str, text: &str| {
@@ -170,6 +191,16 @@ fn a_summary_is_the_first_sentence_up_to_its_colon() {
     assert_eq!(file("c.rs", "use x;\n//! late\n"), None);
     let link = file("d.rs", "//! Read by [`super::blocks`].\n");
     assert_eq!(link.as_deref(), Some("Read by `super::blocks`"));
+    let abbreviations = file(
+        "e.rs",
+        "//! Inference (Smith et al. 2023), e.g. of means, i.e. theirs.\n//! Not this.\n",
+    );
+    assert_eq!(
+        abbreviations.as_deref(),
+        Some("Inference (Smith et al. 2023), e.g. of means, i.e. theirs")
+    );
+    let not_an_abbreviation = file("f.rs", "//! Cut at the maps. Not the tree.\n");
+    assert_eq!(not_an_abbreviation.as_deref(), Some("Cut at the maps"));
     let mut out = String::new();
     map_line(&mut out, 1, "x.rs", &"word ".repeat(30));
     assert!(out.lines().all(|line| line.len() <= WIDTH), "{out}");

@@ -1,4 +1,4 @@
-//! The stdout table fits its width (docs/guide.md, Outputs): 100 columns
+//! The stdout table fits its width (docs/reference.md, Outputs): 100 columns
 //! when stdout is a pipe, `COLUMNS` when set; a table too wide for it turns,
 //! metrics as rows, and keeps every value.
 

@@ -1,5 +1,5 @@
 //! Closed or full standard streams: rgrade never panics over them, and the
-//! exit status stays the one the run decided (docs/guide.md, Exit status).
+//! exit status stays the one the run decided (docs/reference.md, Exit status).
 
 use std::fs::File;
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! Arrow tables handed over in memory (docs/guide.md, "Arrow tables"):
+//! Arrow tables handed over in memory (docs/reference.md, "Arrow tables"):
 //! every Parquet sample read into record batches, whole or cut into many
 //! small sliced batches, grades to the bytes its file grades to; labels as
 //! a table grade as the labels file does; a bad row is rejected naming the

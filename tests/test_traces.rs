@@ -1,4 +1,4 @@
-//! Traces (docs/guide.md, "Traces"): OTLP/JSON spans written by the
+//! Traces (docs/reference.md, "Traces"): OTLP/JSON spans written by the
 //! OpenTelemetry SDK grade exactly as the same captures written as rgrade
 //! JSONL; bad spans are rejected one by one, and every span is counted.
 

@@ -620,7 +620,7 @@ def _logs(logs: Any) -> Tuple[
     return paths, tables, lines
 
 
-# The names a labels table may give its grade column (docs/guide.md, "Labels").
+# The names a labels table may give its grade column (docs/reference.md, "Labels").
 _GRADE_COLUMNS = ("grade", "relevance", "score", "rel")
 
 

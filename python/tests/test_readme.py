@@ -1,6 +1,7 @@
-"""README.md's Python examples run as written: its ```python blocks in
-order, in one namespace, and its Spark command, each in a scratch
-directory where `data-samples` and `python` lead to the repository's."""
+"""The READMEs' Python examples run as written: the ```python blocks of
+README.md and python/README.md in order, in one namespace, and the Spark
+command, each in a scratch directory where `data-samples` and `python`
+lead to the repository's."""
 
 import os
 import re
@@ -12,7 +13,8 @@ from pathlib import Path
 import pyspark  # noqa: F401  (the Spark example needs it; CI installs it)
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+# The READMEs that show Python, in the order their examples run.
+READMES = [ROOT / "README.md", ROOT / "python" / "README.md"]
 
 
 def scratch(tmp_path: Path) -> Path:
@@ -22,12 +24,16 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def test_the_python_examples_run(tmp_path, monkeypatch):
-    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    blocks = [
+        (readme, block)
+        for readme in READMES
+        for block in re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
+    ]
     assert len(blocks) >= 2
     monkeypatch.chdir(scratch(tmp_path))
     namespace = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)
+    for readme, block in blocks:
+        exec(compile(block, str(readme.relative_to(ROOT)), "exec"), namespace)
     assert (tmp_path / "out/py/per_query.csv").exists()
     recall = namespace["graded"].aggregates.column("recall@3")[0].as_py()
     assert round(recall, 3) == 0.833
@@ -35,7 +41,10 @@ def test_the_python_examples_run(tmp_path, monkeypatch):
 
 def test_the_spark_example_runs(tmp_path):
     commands = [
-        block for block in re.findall(r"```sh\n(.*?)```", README, re.S) if "spark_grade.py" in block
+        block
+        for readme in READMES
+        for block in re.findall(r"```sh\n(.*?)```", readme.read_text(), re.S)
+        if "spark_grade.py" in block
     ]
     assert len(commands) == 1
     lines = [line for line in commands[0].replace("\\\n", " ").splitlines() if "spark_grade.py" in line]

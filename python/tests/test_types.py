@@ -1,5 +1,5 @@
 """The package's type annotations hold: mypy --strict passes on the
-package and on README.md's Python, and catches what a caller gets wrong
+package and on python/README.md's Python, and catches what a caller gets wrong
 (an option value the command line does not take, a value that is no
 table); grade(partial=True) is typed as a Shard. The option values' Literal
 types are the command line's choices."""
@@ -17,7 +17,7 @@ import pytest
 import rgrade
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "python" / "README.md").read_text()
 
 # The `choice!` enums of src/base/options.rs, by the Literal type and the
 # keyword that take their values.

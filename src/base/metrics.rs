@@ -1,4 +1,4 @@
-//! The metric definitions (docs/guide.md, "Metrics"), pure and small so they can be checked
+//! The metric definitions (docs/reference.md, "Metrics"), pure and small so they can be checked
 //! against a naive reference. Everything upstream reduces a ranking to the
 //! positions of its judged documents; everything downstream only averages.
 

@@ -224,8 +224,9 @@ impl SignFlips<'_> {
 }
 
 /// Fewer deltas than this get no interval of their mean: the interval's
-/// coverage is checked from 10 queries up (docs/BENCHMARKS.md), and below
-/// that a skewed sample can hide most of the change.
+/// coverage is checked from 10 queries up (benches/runs/, "Compare's
+/// intervals on small slices"), and below that a skewed sample can hide
+/// most of the change.
 pub const INTERVAL_MIN_QUERIES: usize = 10;
 
 /// Why a mean delta has no interval.
@@ -263,8 +264,9 @@ impl std::fmt::Display for NoInterval {
 /// rest), and there the t interval alone is short on the side of the few;
 /// where the skewness is only noise, the t interval keeps its coverage.
 /// Together they cover the true mean delta at least 93% of the time at
-/// 10–50 queries in every setting of docs/BENCHMARKS.md. Deterministic: no
-/// resampling. A non-finite delta gives NaN ends.
+/// 10–50 queries in every setting of benches/runs/, "Compare's intervals
+/// on small slices". Deterministic: no resampling. A non-finite delta gives
+/// NaN ends.
 pub fn mean_delta_interval(deltas: &[f64], confidence: f64) -> Result<(f64, f64), NoInterval> {
     let n = deltas.len();
     if n < INTERVAL_MIN_QUERIES {
@@ -302,7 +304,7 @@ pub fn mean_delta_interval(deltas: &[f64], confidence: f64) -> Result<(f64, f64)
 /// Percentile bootstrap interval of a mean at `confidence` (e.g. 0.95), for
 /// the grade page's and trend's intervals of small slices. (`compare`
 /// no longer uses it: at 10–20 queries of skewed deltas it covers 85–90%,
-/// docs/BENCHMARKS.md.)
+/// benches/runs/, "Compare's intervals on small slices".)
 ///
 /// Each resample draws `deltas.len()` indices with replacement; the bounds
 /// are the `(1 - confidence) / 2` and `(1 + confidence) / 2` quantiles of

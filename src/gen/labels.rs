@@ -1,5 +1,5 @@
 //! labels.jsonl, the answer key: one JSON object per labeled query, in id
-//! order, in the labels format docs/guide.md describes ("Labels").
+//! order, in the labels format docs/reference.md describes ("Labels").
 
 use super::config::GenConfig;
 use super::corpus::Corpus;

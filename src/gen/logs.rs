@@ -4,7 +4,7 @@
 //! logs.jsonl (both stages), as run.trec (the retriever's rankings), as
 //! traces.jsonl (both stages as the spans of a traced pipeline, otlp.rs) or
 //! as logs.parquet (the events of logs.jsonl, parquet.rs), in the formats
-//! docs/guide.md describes ("Logs", "Traces", "Parquet").
+//! docs/reference.md describes ("Logs", "Traces", "Parquet").
 
 use std::io;
 use std::path::Path;

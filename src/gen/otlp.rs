@@ -1,5 +1,5 @@
 //! traces.jsonl: the log's captures as the spans of an instrumented RAG
-//! pipeline, exported as OTLP/JSON lines (docs/guide.md, "Traces").
+//! pipeline, exported as OTLP/JSON lines (docs/reference.md, "Traces").
 
 use std::io;
 

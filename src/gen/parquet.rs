@@ -1,5 +1,5 @@
 //! logs.parquet: the events of logs.jsonl as one Parquet row each
-//! (docs/guide.md, "Parquet"), written by the Arrow project's writer in row
+//! (docs/reference.md, "Parquet"), written by the Arrow project's writer in row
 //! groups of [`ROW_GROUP_ROWS`] events, so readers can decode them in
 //! parallel and the generator holds one row group at a time.
 

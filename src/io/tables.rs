@@ -1,6 +1,6 @@
 //! Arrow tables handed over in memory instead of files: how a library
 //! caller, and the Python package, grades a dataframe. A table's columns
-//! are those of Parquet logs or labels (docs/guide.md, "Arrow tables").
+//! are those of Parquet logs or labels (docs/reference.md, "Arrow tables").
 
 use std::fmt;
 use std::sync::Arc;

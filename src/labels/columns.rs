@@ -95,7 +95,7 @@ impl Columns {
             let Some(&(_, kind)) = NAMES.iter().find(|(known, _)| *known == name) else {
                 return Err(format!(
                     "unknown labels column '{name}'{}; the columns read are {}, and {} are ignored \
-                     (docs/guide.md, \"Labels\")",
+                     (docs/reference.md, \"Labels\")",
                     if name.is_empty() {
                         " (a pandas index? write the frame with index=False)"
                     } else {

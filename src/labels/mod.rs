@@ -1,5 +1,5 @@
 //! The answer key: read JSONL, TREC qrels, CSV or Parquet labels into a
-//! compact index keyed by hashed ids (docs/guide.md, "Labels"), or read
+//! compact index keyed by hashed ids (docs/reference.md, "Labels"), or read
 //! that index back from a compiled key ([`compiled`], `rgrade index`).
 //!
 //! The index is what every worker consults for every captured result, so it

@@ -1,7 +1,7 @@
 //! CSV runs: a header naming the columns, then one line per result, as
 //! ir_measures' and ranx's run frames are saved (`query_id` or `q_id`,
 //! `doc_id`, `score`). Ranked as a TREC run by its scores, or by a `rank`
-//! column when there is one (docs/guide.md, "Logs").
+//! column when there is one (docs/reference.md, "Logs").
 //!
 //! The header is read whole: a column rgrade does not know stops the input
 //! rather than being left out, since a rank kept under another name would
@@ -122,7 +122,7 @@ impl CsvRun {
                     return Err(format!(
                         "unknown column '{name}' in the CSV run's header{index_hint}; the columns \
                          read are {}, {DOC_COLUMN}, {SCORE_COLUMN}, {RANK_COLUMN}, run and stage, \
-                         and {} are ignored (docs/guide.md, \"Logs\")",
+                         and {} are ignored (docs/reference.md, \"Logs\")",
                         QUERY_COLUMNS.join(" or "),
                         IGNORED_COLUMNS.join(", ")
                     ));

@@ -105,7 +105,7 @@ pub fn unread_shape(head: &[u8], given: LogsFormat) -> Option<String> {
         "pretty-printed JSON spans one after another, as the OpenTelemetry SDK's \
          ConsoleSpanExporter prints them: rgrade reads OTLP/JSON traces, one export \
          request a line, as the OpenTelemetry Collector's file exporter writes them \
-         (docs/guide.md, \"Traces\")"
+         (docs/reference.md, \"Traces\")"
             .to_string()
     })
 }

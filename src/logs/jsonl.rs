@@ -1,5 +1,5 @@
 //! JSONL search events: one line, one ranking. Fields are found by key or
-//! JSON pointer, as the user mapped them (docs/guide.md, "Logs").
+//! JSON pointer, as the user mapped them (docs/reference.md, "Logs").
 
 use std::borrow::Cow;
 use std::fmt;
@@ -119,7 +119,7 @@ impl Default for LogFields {
 /// Where a log record keeps each thing, as the user names it; `None`
 /// leaves it where the format keeps it. In JSONL, a name is a top-level
 /// key or a JSON pointer such as `/request/qid`, and the defaults are the
-/// constants below; spans read theirs from attributes (docs/guide.md,
+/// constants below; spans read theirs from attributes (docs/reference.md,
 /// "Traces").
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldNames {

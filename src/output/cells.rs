@@ -28,7 +28,7 @@ pub fn read_number(cell: &str) -> Result<Option<f64>, String> {
 }
 
 /// A latency or context size cell read back: rgrade takes no other than a
-/// number of at least 0 (docs/guide.md, "Reject codes").
+/// number of at least 0 (docs/reference.md, "Reject codes").
 ///
 /// # Errors
 /// The cell holds something else than a number of at least 0.

@@ -60,7 +60,7 @@ pub(super) struct Label {
 }
 
 impl Label {
-    /// The relevant set R of docs/guide.md, Metrics: grade >= min-rel.
+    /// The relevant set R of docs/reference.md, Metrics: grade >= min-rel.
     pub(super) fn relevant(&self, min_rel: i64) -> BTreeSet<&str> {
         self.grades
             .iter()
@@ -71,7 +71,7 @@ impl Label {
 
     /// The nDCG gain of a doc: its raw grade whatever `--min-rel` says;
     /// zero and negative grades (and unjudged docs) add nothing
-    /// (docs/guide.md, Decisions where tools differ).
+    /// (docs/reference.md, Decisions where tools differ).
     pub(super) fn gain(&self, doc: &str) -> f64 {
         self.grades.get(doc).map_or(0.0, |&g| g.max(0) as f64)
     }

@@ -1,6 +1,6 @@
 //! The reference model of the grade properties: the captures in input
 //! order, every (run, stage, labeled query) graded straight from the
-//! definitions of docs/guide.md, Metrics, and the per_query.csv and
+//! definitions of docs/reference.md, Metrics, and the per_query.csv and
 //! aggregates.csv it expects, as cells.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,7 +33,7 @@ pub(super) struct Capture {
 }
 
 /// The captures of the logs in input order: files in the order given, then
-/// line number (docs/guide.md, Input formats).
+/// line number (docs/reference.md, Input formats).
 pub(super) fn captures(logs: &Logs) -> Vec<Capture> {
     match logs {
         Logs::Jsonl(files) => files
@@ -58,7 +58,7 @@ pub(super) fn captures(logs: &Logs) -> Vec<Capture> {
 
 /// TREC lines grouped by (tag, query_id) across every file; each group is
 /// ranked by score descending, ties by doc id descending in byte order,
-/// like trec_eval (docs/guide.md, Input formats). The tag is the run, the
+/// like trec_eval (docs/reference.md, Input formats). The tag is the run, the
 /// stage `final`.
 fn trec_captures(files: &[Vec<TrecLine>]) -> Vec<Capture> {
     let mut groups: BTreeMap<(String, String), Vec<(&TrecLine, Origin)>> = BTreeMap::new();
@@ -92,7 +92,7 @@ fn trec_captures(files: &[Vec<TrecLine>]) -> Vec<Capture> {
         .collect()
 }
 
-/// A per-query status (docs/guide.md, Metrics).
+/// A per-query status (docs/reference.md, Metrics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
     Ok,
@@ -146,7 +146,7 @@ struct Graded {
     missed: BTreeSet<String>,
 }
 
-/// docs/guide.md, Metrics, for one ranking, straight from the definitions.
+/// docs/reference.md, Metrics, for one ranking, straight from the definitions.
 fn grade_ranking(ranking: &[String], label: &Label, options: &Options) -> Graded {
     let relevant = label.relevant(options.min_rel);
     let is_relevant = |doc: &String| relevant.contains(doc.as_str());
@@ -282,7 +282,7 @@ fn query_row<'a>(
     };
 
     // No positive grade: no answer. Grades that all fall below --min-rel
-    // still grade, as trec_eval -l grades them (docs/guide.md, Metrics).
+    // still grade, as trec_eval -l grades them (docs/reference.md, Metrics).
     let relevant = label.relevant(options.min_rel);
     let status = if label.relevant(1).is_empty() {
         Status::NoAnswer
@@ -310,7 +310,7 @@ fn query_row<'a>(
         answer_ok: None,
     };
     // Facts of the graded capture(s), averaged under --repeats mean over those
-    // that have a value (docs/guide.md, Decisions where tools differ), for ok
+    // that have a value (docs/reference.md, Decisions where tools differ), for ok
     // and no_answer alike.
     row.n_results = mean(chosen.iter().map(|(_, r)| r.len() as f64));
     row.latency_ms = mean(chosen.iter().filter_map(|(c, _)| c.latency_ms));
@@ -332,7 +332,7 @@ fn query_row<'a>(
                 .map(|k| mean(graded.iter().map(|g| g.judged[k])))
                 .collect();
 
-            // docs/guide.md, Decisions where tools differ: the best rank any
+            // docs/reference.md, Decisions where tools differ: the best rank any
             // capture reached; the relevant ids that at least one capture
             // missed.
             row.first_rel_rank = graded
@@ -378,7 +378,7 @@ pub(super) fn reference<'a>(
     captures: &[Capture],
     options: &Options,
 ) -> Expected<'a> {
-    // docs/guide.md, Decisions where tools differ: every (run, stage) of a
+    // docs/reference.md, Decisions where tools differ: every (run, stage) of a
     // record that parses gets a row for each labeled query, labeled or not,
     // even when the record is then rejected (otherwise an `invalid` query
     // could not be reported).
@@ -407,7 +407,7 @@ pub(super) fn reference<'a>(
     Expected { rows, rejected }
 }
 
-/// A query counts in the metric means (docs/guide.md, Metrics).
+/// A query counts in the metric means (docs/reference.md, Metrics).
 fn counted(row: &QueryRow, options: &Options) -> bool {
     match row.status {
         Status::Ok | Status::Invalid => true,
@@ -506,7 +506,7 @@ fn aggregate_row(
             scored.iter().map(|r| r.metrics[m].unwrap_or(0.0)),
         )));
     }
-    // docs/guide.md, Decisions where tools differ: over the queries of the
+    // docs/reference.md, Decisions where tools differ: over the queries of the
     // slice that recorded a latency, whatever their status.
     let mut latencies: Vec<f64> = rows.iter().filter_map(|r| r.latency_ms).collect();
     latencies.sort_by(f64::total_cmp);

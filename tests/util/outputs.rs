@@ -37,7 +37,7 @@ pub fn count(summary: &Value, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("summary.json counts.{name} missing:\n{summary:#}"))
 }
 
-/// summary.json's counts add up (docs/guide.md, Outputs): every record is
+/// summary.json's counts add up (docs/reference.md, Outputs): every record is
 /// graded, superseded by a repeat, unlabeled, of another stage, carries no
 /// search event, or is rejected.
 #[track_caller]

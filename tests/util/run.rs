@@ -362,7 +362,7 @@ impl Run {
     /// `run R  stage S` title, then one or more blocks, each a header line
     /// and its rows, ended by a blank line; then the other blocks, which
     /// start at the line's start, as `note:` does. A block
-    /// is laid out either way the table is (docs/guide.md, Outputs): slices
+    /// is laid out either way the table is (docs/reference.md, Outputs): slices
     /// as rows under `slice queries ok ...`, or turned, under `slice all
     /// task=...`, a row per count and metric.
     #[track_caller]

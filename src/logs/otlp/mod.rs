@@ -1,7 +1,7 @@
 //! Stage 2, parse, for traces: an OTLP/JSON line (one
 //! ExportTraceServiceRequest, as the OpenTelemetry file exporter writes
 //! it) holds many spans; the retrieval and rerank spans among them are
-//! captures (docs/guide.md, "Traces").
+//! captures (docs/reference.md, "Traces").
 //!
 //! - OpenInference (Arize Phoenix and its instrumentations): a RETRIEVER
 //!   span ranks `retrieval.documents.{i}.document.id`, a RERANKER span

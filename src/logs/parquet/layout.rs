@@ -172,7 +172,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
             "this is Phoenix's retrieved-documents frame (get_retrieved_documents()), \
                     which names each document by its text and position, never by an id, so \
                     it cannot be graded; save the spans instead (get_spans_dataframe()), \
-                    whose retrieval documents hold their ids (docs/guide.md, \"Parquet\")"
+                    whose retrieval documents hold their ids (docs/reference.md, \"Parquet\")"
                 .to_string(),
         );
     }

@@ -1,5 +1,5 @@
 //! Parquet logs, and search events handed over as Arrow tables, which
-//! read as Parquet rows do (docs/guide.md, "Parquet"). Stage 1 for a Parquet file is
+//! read as Parquet rows do (docs/reference.md, "Parquet"). Stage 1 for a Parquet file is
 //! its footer: the reader thread [`open`]s it, decides the file's
 //! [`layout`] from the schema, and sends one chunk per row group (hashing
 //! the file's bytes as it goes, in [`crate::logs::read`]). Each worker
