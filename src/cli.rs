@@ -1,7 +1,9 @@
 //! The command line as the user types it. Values are checked here (clap
 //! parses them through `FromStr`, and the library's choices through
-//! [`choice`]); `cmd::*` turns them into the plain plans the library takes.
-//! Only the binary knows clap.
+//! [`choice`]); `cmd::*` turns them into the plain plans the library takes
+//! (`grade`'s arguments serialize under the plan's own field names, which
+//! the plan reads as it reads Python's keyword arguments). Only the binary
+//! knows clap.
 
 use std::ffi::OsStr;
 use std::marker::PhantomData;
@@ -11,10 +13,11 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
-    Choice, Cutoff, DocOf, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat,
+    Choice, Cutoff, DocOf, DuplicateDocs, GenFormat, JoinBy, LabelsFormat, LogsFormat,
     MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind,
     Unit,
 };
+use serde::Serialize;
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
 #[derive(Debug, Parser)]
@@ -288,8 +291,9 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Options of `rgrade grade`.
-#[derive(Debug, Args)]
+/// Options of `rgrade grade`: serialized, the [`rgrade::GradePlan`] they ask
+/// for, but for those the plan does not hold (`skip`).
+#[derive(Debug, Args, Serialize)]
 pub struct GradeArgs {
     /// Read the answer key from FILE (JSONL, TREC qrels, CSV or Parquet).
     #[arg(long, value_name = "FILE")]
@@ -303,6 +307,7 @@ pub struct GradeArgs {
         value_delimiter = ',',
         default_value = "10"
     )]
+    #[serde(rename = "ks")]
     pub k: Vec<Cutoff>,
 
     /// Write per_query.csv, aggregates.csv, summary.json and rejects.jsonl into DIR.
@@ -315,6 +320,7 @@ pub struct GradeArgs {
 
     /// Write a partial grading into DIR instead: the captures of a shard of logs partitioned by query id, for rgrade merge.
     #[arg(long, requires = "out")]
+    #[serde(skip)]
     pub partial: bool,
 
     /// Pool the documents ranked within the top N for the review queue [default: the deepest cutoff].
@@ -349,12 +355,14 @@ pub struct GradeArgs {
     /// Grade each result as itself, or as the document it is a chunk of (--doc-of says how):
     /// a document takes its first chunk's place, and its later chunks are dropped.
     #[arg(long, value_parser = choice::<Unit>(), value_name = "UNIT", default_value_t = Unit::Result)]
+    #[serde(skip)]
     pub unit: Unit,
 
     /// With --unit doc, a result id's document: the one capture group of a regular expression
     /// ('^(.+)#chunk-[0-9]+$'), or, for a pattern without '(', the id up to the last
     /// occurrence of this separator ('#').
     #[arg(long = "doc-of", value_name = "PATTERN")]
+    #[serde(skip)]
     pub doc_of: Option<DocOf>,
 
     /// Calibrate every mean against this human answer key, which grades a random sample of
@@ -386,6 +394,7 @@ pub struct GradeArgs {
 
     /// Tolerate up to N results outside the user's allowed collections before exiting with status 1.
     #[arg(long = "max-leaks", value_name = "N", default_value_t = 0)]
+    #[serde(skip)]
     pub max_leaks: u64,
 
     /// Check that every labeled doc id is in this collection snapshot (one id a line); exit 2 if not.
@@ -398,6 +407,7 @@ pub struct GradeArgs {
 
     /// Tolerate up to N rejected records before exiting with status 1.
     #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
+    #[serde(skip)]
     pub max_rejects: u64,
 
     /// Read the labels as this format.
@@ -442,6 +452,7 @@ pub struct GradeArgs {
 
     /// Print no table on stdout.
     #[arg(short = 'q', long)]
+    #[serde(skip)]
     pub quiet: bool,
 
     /// Log files or directories (walked for *.jsonl, *.trec, *.run, each plain, .gz or .zst, for
@@ -512,7 +523,8 @@ pub struct CompareArgs {
 
 /// Where a log record keeps each thing: in JSONL a top-level key or a JSON
 /// pointer such as `/request/qid`; in spans an attribute (docs/guide.md).
-#[derive(Debug, Args, Clone)]
+/// Serialized, the library's [`rgrade::FieldNames`].
+#[derive(Debug, Args, Clone, Serialize)]
 pub struct FieldArgs {
     /// Read the query id from this key or JSON pointer [default: query_id; spans: query_id in the metadata attribute, else a query_id attribute].
     #[arg(long = "query-field", value_name = "KEY")]
@@ -548,25 +560,6 @@ pub struct FieldArgs {
     /// Read a result's rank from this column, in Parquet logs of one row per result [default: rank].
     #[arg(long = "rank-field", value_name = "KEY")]
     pub rank: Option<String>,
-}
-
-impl FieldArgs {
-    /// The field names as the library takes them.
-    pub fn names(&self) -> FieldNames {
-        FieldNames {
-            query: self.query.clone(),
-            results: self.results.clone(),
-            doc: self.doc.clone(),
-            stage: self.stage.clone(),
-            run: self.run.clone(),
-            latency: self.latency.clone(),
-            context: self.context.clone(),
-            outcome: self.outcome.clone(),
-            allowed: self.allowed.clone(),
-            collection: self.collection.clone(),
-            rank: self.rank.clone(),
-        }
-    }
 }
 
 /// Options of `rgrade gen`.
