@@ -14,8 +14,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
     Choice, Cutoff, DocOf, DuplicateDocs, GenFormat, JoinBy, LabelsFormat, LogsFormat,
-    MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind,
-    Unit,
+    MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, Setting,
+    SpanKind, Unit,
 };
 use serde::Serialize;
 
@@ -361,7 +361,7 @@ pub struct GradeArgs {
     /// With --unit doc, a result id's document: the one capture group of a regular expression
     /// ('^(.+)#chunk-[0-9]+$'), or, for a pattern without '(', the id up to the last
     /// occurrence of this separator ('#').
-    #[arg(long = "doc-of", value_name = "PATTERN")]
+    #[arg(long = "doc-of", value_name = "PATTERN", value_parser = parse_doc_of)]
     #[serde(skip)]
     pub doc_of: Option<DocOf>,
 
@@ -614,6 +614,56 @@ pub struct GenArgs {
         requires = "drop_from"
     )]
     pub drop_rate: f64,
+}
+
+/// A library setting as the command line spells it (`--reviewers`), with
+/// the value a message quotes with it (`--join text`): the one place a
+/// setting meets its flag.
+pub fn flag(setting: Setting, value: Option<&str>) -> String {
+    let flag = match setting {
+        Setting::K => "-k",
+        Setting::Reviewers => "--reviewers",
+        Setting::ReviewersA => "--reviewers-a",
+        Setting::ReviewersB => "--reviewers-b",
+        Setting::Calibrate => "--calibrate",
+        Setting::CalibrateReviewers => "--calibrate-reviewers",
+        Setting::Partial => "--partial",
+        Setting::Join => "--join",
+        Setting::Unit => "--unit",
+        Setting::DocOf => "--doc-of",
+        Setting::MinRel => "--min-rel",
+        Setting::Missing => "--missing",
+        Setting::StageOrder => "--stage-order",
+        Setting::SpanStages => "--span-stage",
+        Setting::LogsFormat => "--logs-format",
+        Setting::QueryField => "--query-field",
+        Setting::ResultsField => "--results-field",
+        Setting::DocField => "--doc-field",
+        Setting::RankField => "--rank-field",
+        Setting::AsOf => "--as-of",
+        Setting::Openmetrics => "--openmetrics",
+        Setting::Metrics => "--metrics",
+        Setting::Threads => "--threads",
+        Setting::Permutations => "--permutations",
+        Setting::Baseline => "--baseline",
+        Setting::Alpha => "--alpha",
+        Setting::AllowLabelChanges => "--allow-label-changes",
+        Setting::Queries => "--queries",
+        Setting::Results => "--results",
+        Setting::Nights => "--nights",
+        Setting::DropFrom => "--drop-from",
+        Setting::DropTask => "--drop-task",
+        Setting::DropRate => "--drop-rate",
+    };
+    match value {
+        Some(value) => format!("{flag} {value}"),
+        None => flag.to_string(),
+    }
+}
+
+/// A `--doc-of` pattern, as the library reads it, its message in flags.
+fn parse_doc_of(text: &str) -> Result<DocOf, String> {
+    (text.parse()).map_err(|err: String| rgrade::spell_settings(&err, flag))
 }
 
 fn parse_meta(text: &str) -> Result<(String, String), String> {

@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::failure::Setting;
+
 /// A value picked by name from a closed set.
 pub trait Choice: Copy + Sized + 'static {
     /// Every value, in the order they are offered.
@@ -304,15 +306,15 @@ impl std::str::FromStr for ReviewerPolicy {
     }
 }
 
-/// A key's reviewers policy with the option that sets it, so that a message
-/// about the policy names the option the user gives: `--reviewers`, or
-/// `--calibrate-reviewers` for the human key of a calibration.
+/// A key's reviewers policy with the setting that sets it, so that a
+/// message about the policy names the option the user gives: `reviewers`,
+/// or `calibrate_reviewers` for the human key of a calibration.
 #[derive(Debug, Clone, Copy)]
 pub struct Reviewing<'a> {
     /// The policy; `None` when the option is not given.
     pub policy: Option<&'a ReviewerPolicy>,
-    /// The option, as the command line spells it.
-    pub option: &'static str,
+    /// The setting.
+    pub option: Setting,
 }
 
 impl<'a> Reviewing<'a> {
@@ -320,7 +322,7 @@ impl<'a> Reviewing<'a> {
     pub fn by_reviewers(policy: Option<&'a ReviewerPolicy>) -> Self {
         Reviewing {
             policy,
-            option: "--reviewers",
+            option: Setting::Reviewers,
         }
     }
 }
