@@ -621,6 +621,7 @@ pub struct GenArgs {
 /// setting meets its flag.
 pub fn flag(setting: Setting, value: Option<&str>) -> String {
     let flag = match setting {
+        Setting::Labels => "--labels",
         Setting::K => "-k",
         Setting::Reviewers => "--reviewers",
         Setting::ReviewersA => "--reviewers-a",
@@ -635,6 +636,7 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::Missing => "--missing",
         Setting::StageOrder => "--stage-order",
         Setting::SpanStages => "--span-stage",
+        Setting::CollectionVersion => "--collection-version",
         Setting::LogsFormat => "--logs-format",
         Setting::QueryField => "--query-field",
         Setting::ResultsField => "--results-field",
@@ -730,6 +732,26 @@ mod tests {
         };
         assert_eq!(args.k, [Cutoff::At(3), Cutoff::At(10)]);
         assert!(Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "0", "x"]).is_err());
+    }
+
+    /// The mapping of settings to flags names only flags there are.
+    #[test]
+    fn every_setting_is_spelled_as_a_flag_of_the_command_line() {
+        let cli = Cli::command();
+        let arguments = cli
+            .get_subcommands()
+            .flat_map(|command| command.get_arguments());
+        let flags: Vec<String> = arguments
+            .flat_map(|arg| {
+                let long = arg.get_long().map(|long| format!("--{long}"));
+                long.into_iter()
+                    .chain(arg.get_short().map(|short| format!("-{short}")))
+            })
+            .collect();
+        for &setting in Setting::ALL {
+            assert!(flags.contains(&flag(setting, None)), "{setting:?}");
+        }
+        assert_eq!(flag(Setting::Join, Some("text")), "--join text");
     }
 
     #[test]

@@ -119,6 +119,8 @@ macro_rules! settings {
 }
 
 settings! {
+    /// The answer key.
+    Labels = "labels",
     /// The cutoffs.
     K = "k",
     /// Whose grade counts where reviewers disagree.
@@ -147,6 +149,8 @@ settings! {
     StageOrder = "stage_order",
     /// Stage names for span kinds.
     SpanStages = "span_stages",
+    /// The collection version labels must have been reviewed against.
+    CollectionVersion = "collection_version",
     /// The logs' format.
     LogsFormat = "logs_format",
     /// Where a record keeps its query id.
@@ -298,5 +302,47 @@ impl<T> OfKind<T> for anyhow::Result<T> {
             Some(_) => error,
             None => anyhow::Error::new(Failure { kind, error }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each setting `<name value>`, to see where the marks were.
+    fn marked(setting: Setting, value: Option<&str>) -> String {
+        match value {
+            Some(value) => format!("<{} {value}>", setting.name()),
+            None => format!("<{}>", setting.name()),
+        }
+    }
+
+    #[test]
+    fn a_message_names_settings_each_front_end_spells() {
+        let error = anyhow::anyhow!("{} needs {}", Setting::Unit.given("doc"), Setting::DocOf);
+        let error = Error::from(error.context(format!("in {}", Setting::Labels)));
+        assert_eq!(
+            error.spelled(marked),
+            "in <labels>: <unit doc> needs <doc_of>"
+        );
+        assert_eq!(error.to_string(), "in `labels`: `unit` doc needs `doc_of`");
+        assert_eq!(error.setting(), Some(Setting::Labels));
+    }
+
+    #[test]
+    fn text_without_whole_marks_is_left_as_it_is() {
+        assert_eq!(
+            spell_settings("--reviewers majority", marked),
+            "--reviewers majority"
+        );
+        // A mark never closed, and a name no setting has, are text.
+        assert_eq!(
+            spell_settings("a \u{FDD0}reviewers", marked),
+            "a \u{FDD0}reviewers"
+        );
+        assert_eq!(
+            spell_settings("\u{FDD0}nothing\u{FDD2} x", marked),
+            "nothing x"
+        );
     }
 }

@@ -210,7 +210,7 @@ fn chosen_metrics(paired: &Paired, names: &[String]) -> Result<Vec<usize>> {
         let metric = paired.metric(name).with_context(|| {
             format!(
                 "{}: unknown metric '{name}' (known: {})",
-                crate::Setting::Metrics,
+                crate::base::failure::Setting::Metrics,
                 paired.metrics.join(", ")
             )
         })?;

@@ -96,13 +96,13 @@ impl GenConfig {
         if self.labeled == 0 {
             bail!(
                 "{} must be at least 1: the answer key needs a labeled query",
-                crate::Setting::Queries
+                crate::base::failure::Setting::Queries
             );
         }
         if !(1..=MAX_RESULTS).contains(&self.results) {
             bail!(
                 "{} must be between 1 and {MAX_RESULTS}, got {}",
-                crate::Setting::Results,
+                crate::base::failure::Setting::Results,
                 self.results
             );
         }
@@ -110,20 +110,23 @@ impl GenConfig {
             return Ok(());
         };
         if nights.count == 0 {
-            bail!("{} must be at least 1", crate::Setting::Nights);
+            bail!(
+                "{} must be at least 1",
+                crate::base::failure::Setting::Nights
+            );
         }
         if let Some(drop) = &nights.drop {
             if !(1..=nights.count).contains(&drop.from) {
                 bail!(
                     "{} is not one of the {} nights",
-                    crate::Setting::DropFrom.given(drop.from),
+                    crate::base::failure::Setting::DropFrom.given(drop.from),
                     nights.count
                 );
             }
             if !(drop.rate > 0.0 && drop.rate <= 1.0) {
                 bail!(
                     "{} must be above 0 and at most 1, got {}",
-                    crate::Setting::DropRate,
+                    crate::base::failure::Setting::DropRate,
                     drop.rate
                 );
             }

@@ -83,7 +83,7 @@ fn check_drop_task(config: &GenConfig) -> anyhow::Result<()> {
     anyhow::ensure!(
         tasks.any(|task| task == drop.task),
         "{}: the generator's tasks are {}",
-        crate::Setting::DropTask.given(&drop.task),
+        crate::base::failure::Setting::DropTask.given(&drop.task),
         queries::task_names().collect::<Vec<_>>().join(", ")
     );
     Ok(())
@@ -166,16 +166,14 @@ mod tests {
         let out = std::env::temp_dir().join(format!("rgrade-gen-unit-{}", std::process::id()));
         let error = write_dataset(&config(0, 10, out.clone())).unwrap_err();
         assert!(
-            (error.to_string())
-                .contains(&format!("{} must be at least 1", crate::Setting::Queries)),
+            error.to_string().contains("`queries` must be at least 1"),
             "{error}"
         );
         let error = write_dataset(&config(1, 0, out.clone())).unwrap_err();
         assert!(
-            error.to_string().contains(&format!(
-                "{} must be between 1 and",
-                crate::Setting::Results
-            )),
+            error
+                .to_string()
+                .contains("`results` must be between 1 and"),
             "{error}"
         );
         assert!(!out.exists(), "nothing is written for bad arguments");

@@ -61,7 +61,7 @@ impl FromStr for DocOf {
         if pattern.is_empty() {
             return Err(format!(
                 "{} needs a separator or a regular expression",
-                crate::Setting::DocOf
+                crate::base::failure::Setting::DocOf
             ));
         }
         if !pattern.contains('(') {
@@ -75,7 +75,7 @@ impl FromStr for DocOf {
             )
         };
         let regex = Regex::new(pattern).map_err(|err| {
-            let doc_of = crate::Setting::DocOf.given(format!("{pattern:?}"));
+            let doc_of = crate::base::failure::Setting::DocOf.given(format!("{pattern:?}"));
             format!("{doc_of} is no regex: {err}{}", as_separator())
         })?;
         match regex.captures_len() {
@@ -83,7 +83,7 @@ impl FromStr for DocOf {
             n => Err(format!(
                 "{} has {} capture groups; it needs exactly one, around the \
                  document id (write (?:...) for a group that captures nothing){}",
-                crate::Setting::DocOf.given(format!("{pattern:?}")),
+                crate::base::failure::Setting::DocOf.given(format!("{pattern:?}")),
                 n - 1,
                 if n == 1 {
                     as_separator()
@@ -145,13 +145,13 @@ pub fn doc_of(unit: Unit, pattern: Option<DocOf>) -> Result<Option<DocOf>, Strin
         (Unit::Doc, None) => Err(format!(
             "{} needs {}: how a result id names its document ('#', or a regex such as \
              '^(.+)#chunk-[0-9]+$')",
-            crate::Setting::Unit.given("doc"),
-            crate::Setting::DocOf.given("PATTERN")
+            crate::base::failure::Setting::Unit.given("doc"),
+            crate::base::failure::Setting::DocOf.given("PATTERN")
         )),
         (Unit::Result, Some(_)) => Err(format!(
             "{} only applies with {}",
-            crate::Setting::DocOf,
-            crate::Setting::Unit.given("doc")
+            crate::base::failure::Setting::DocOf,
+            crate::base::failure::Setting::Unit.given("doc")
         )),
     }
 }

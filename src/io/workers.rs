@@ -37,7 +37,7 @@ pub fn pool(threads: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
             anyhow::ensure!(
                 asked <= MAX_THREADS,
                 "{}: at most {MAX_THREADS} worker threads",
-                crate::Setting::Threads.given(asked)
+                crate::base::failure::Setting::Threads.given(asked)
             );
             asked
         }

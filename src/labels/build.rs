@@ -379,7 +379,7 @@ impl Builder {
         if text.is_empty() {
             bail!(
                 "an empty query text: {} matches captures by it",
-                crate::Setting::Join.given("text")
+                crate::base::failure::Setting::Join.given("text")
             );
         }
         if let Some(earlier) = self.queries[query].query_text {
@@ -733,7 +733,7 @@ fn index_query_texts(
                 "query_id '{}' has no query text: {} matches captures by a \
                  label's 'query'",
                 text.get(query.id),
-                crate::Setting::Join.given("text")
+                crate::base::failure::Setting::Join.given("text")
             );
             return Err((Some(query.line), message));
         };
@@ -749,7 +749,7 @@ fn index_query_texts(
             text.get(first.id),
             first.line,
             text.get(first.query_text.unwrap_or_default()),
-            crate::Setting::Join.given("text")
+            crate::base::failure::Setting::Join.given("text")
         );
         (Some(second.line), message)
     })

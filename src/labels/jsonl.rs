@@ -112,7 +112,7 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
         let text = optional_text("query")?.ok_or_else(|| {
             anyhow!(
                 "no 'query' text: {} matches captures by a label's 'query'",
-                crate::Setting::Join.given("text")
+                crate::base::failure::Setting::Join.given("text")
             )
         })?;
         builder.set_query_text(query, text)?;

@@ -80,7 +80,7 @@ impl LabelIndex {
             bail!(
                 "{name}: TREC qrels hold no query text; {} needs JSONL labels with \
                  a 'query' field or CSV labels with a 'query' column",
-                crate::Setting::Join.given("text")
+                crate::base::failure::Setting::Join.given("text")
             );
         }
         if format != LabelsFormat::Jsonl {
@@ -637,7 +637,7 @@ mod tests {
         assert!(
             format!("{err:#}").contains(&format!(
                 "say whose grade counts with {}",
-                crate::Setting::Reviewers.given("majority")
+                crate::base::failure::Setting::Reviewers.given("majority")
             )),
             "{err:#}"
         );

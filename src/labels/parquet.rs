@@ -99,7 +99,7 @@ fn label_columns(schema: &Schema, builder: &Builder) -> Result<Named, LineError>
     if builder.keep_query_texts && columns.get(Column::Query).is_none() {
         return Err(whole(anyhow!(
             "no 'query' column: {} matches captures by a label's query text",
-            crate::Setting::Join.given("text")
+            crate::base::failure::Setting::Join.given("text")
         )));
     }
     Ok(named)

@@ -86,7 +86,7 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
             Some(1),
             anyhow!(
                 "no 'query' column: {} matches captures by a label's query text",
-                crate::Setting::Join.given("text")
+                crate::base::failure::Setting::Join.given("text")
             ),
         ));
     }

@@ -87,12 +87,12 @@ impl Plan {
         ensure!(
             self.baseline_nights >= 2,
             "{}: the baseline takes at least 2 nights (their spread bounds its error)",
-            crate::Setting::Baseline.given(self.baseline_nights)
+            crate::base::failure::Setting::Baseline.given(self.baseline_nights)
         );
         ensure!(
             self.alpha > 0.0 && self.alpha < 1.0,
             "{}: must lie strictly between 0 and 1",
-            crate::Setting::Alpha.given(self.alpha)
+            crate::base::failure::Setting::Alpha.given(self.alpha)
         );
         let watched: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
         for metric in &self.metrics {
@@ -101,7 +101,7 @@ impl Plan {
                 bail!(
                     "{}: judged@k measures how much of a ranking the labels \
                      cover, not the retriever; trend watches {}",
-                    crate::Setting::Metrics.given(metric),
+                    crate::base::failure::Setting::Metrics.given(metric),
                     watched.join(", ")
                 );
             }
@@ -109,7 +109,7 @@ impl Plan {
             ensure!(
                 watched.contains(&name) && canonical.is_ok_and(|k| k == cutoff),
                 "{}: not a metric; trend watches {} at a cutoff (recall@10)",
-                crate::Setting::Metrics.given(metric),
+                crate::base::failure::Setting::Metrics.given(metric),
                 watched.join(", ")
             );
         }

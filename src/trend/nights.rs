@@ -51,7 +51,7 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
                 "{}: records no as_of (written by an older rgrade); grade that night again, \
                  with {} for the time it stands for",
                 summary_path.display(),
-                crate::Setting::AsOf
+                crate::base::failure::Setting::AsOf
             );
         };
         nights.push(Night {
@@ -74,7 +74,7 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
             before.given.display(),
             night.given.display(),
             night.as_of,
-            crate::Setting::AsOf
+            crate::base::failure::Setting::AsOf
         );
         let (revision, changed) = (before.revision, before.facts.difference(&night.facts));
         let revision = match changed {
@@ -86,7 +86,7 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
                 before.given.display(),
                 night.given.display(),
                 what.name(),
-                crate::Setting::AllowLabelChanges
+                crate::base::failure::Setting::AllowLabelChanges
             ),
         };
         nights[i].revision = revision;

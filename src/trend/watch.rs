@@ -328,7 +328,7 @@ impl Watch<'_> {
                     anyhow::anyhow!(
                         "{}: {} has no such metric; it was graded at cutoffs {}, \
                          which give {}",
-                        crate::Setting::Metrics.given(metric),
+                        crate::base::failure::Setting::Metrics.given(metric),
                         night.per_query.display(),
                         (night.facts.ks.iter())
                             .map(ToString::to_string)
