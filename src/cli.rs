@@ -292,11 +292,13 @@ pub struct ReportArgs {
 }
 
 /// Options of `rgrade grade`: serialized, the [`rgrade::GradePlan`] they ask
-/// for, but for those the plan does not hold (`skip`).
+/// for, but for those the plan does not hold and the paths (`skip`: serde
+/// writes only paths that are UTF-8, and a file name need not be).
 #[derive(Debug, Args, Serialize)]
 pub struct GradeArgs {
     /// Read the answer key from FILE (JSONL, TREC qrels, CSV or Parquet).
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub labels: PathBuf,
 
     /// Grade at these cutoffs, comma separated: each at least 1, or `all` for the whole ranking.
@@ -312,6 +314,7 @@ pub struct GradeArgs {
 
     /// Write per_query.csv, aggregates.csv, summary.json and rejects.jsonl into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[serde(skip)]
     pub out: Option<PathBuf>,
 
     /// Also write review_queue.csv: per labeled query, the unjudged documents the graded captures ranked within --pool-depth, for the next round of judging.
@@ -369,6 +372,7 @@ pub struct GradeArgs {
     /// the queries --labels (a judge's) grades: aggregates.csv gains each metric's calibrated
     /// mean and 95% interval (prediction-powered inference). Reads the logs twice.
     #[arg(long, value_name = "HUMAN", conflicts_with = "partial")]
+    #[serde(skip)]
     pub calibrate: Option<PathBuf>,
 
     /// As --reviewers, for the --calibrate key.
@@ -390,6 +394,7 @@ pub struct GradeArgs {
 
     /// Read each doc's collection from this CSV (doc_id,collection) when a result names none.
     #[arg(long = "doc-collections", value_name = "FILE")]
+    #[serde(skip)]
     pub doc_collections: Option<PathBuf>,
 
     /// Tolerate up to N results outside the user's allowed collections before exiting with status 1.
@@ -399,6 +404,7 @@ pub struct GradeArgs {
 
     /// Check that every labeled doc id is in this collection snapshot (one id a line); exit 2 if not.
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub corpus: Option<PathBuf>,
 
     /// Refuse labels reviewed against another collection version than V (their collection_version); exit 2.
@@ -440,6 +446,7 @@ pub struct GradeArgs {
 
     /// Also write the means and counts to FILE in the OpenMetrics text format (Prometheus' textfile collector, a Pushgateway).
     #[arg(long = "openmetrics", value_name = "FILE")]
+    #[serde(skip)]
     pub openmetrics: Option<PathBuf>,
 
     /// Use N worker threads [default: all cores].
@@ -458,6 +465,7 @@ pub struct GradeArgs {
     /// Log files or directories (walked for *.jsonl, *.trec, *.run, each plain, .gz or .zst, for
     /// *.parquet, and for runs in *.txt, *.tsv); - for stdin.
     #[arg(value_name = "LOGS", required = true)]
+    #[serde(skip)]
     pub logs: Vec<PathBuf>,
 }
 

@@ -99,11 +99,19 @@ pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
 
 /// The library's plan for the options in `args`: they serialize under the
 /// plan's field names, so the plan reads them as it reads any caller's,
-/// every option it is not given at its default.
+/// every option it is not given at its default. Paths, which need not be
+/// UTF-8, are handed over as they are.
 fn plan(args: &GradeArgs, command: Vec<String>) -> Result<GradePlan> {
     let options = serde_json::to_value(args)?;
     Ok(GradePlan {
         command,
+        labels: args.labels.clone(),
+        logs: args.logs.clone(),
+        out: args.out.clone(),
+        calibrate: args.calibrate.clone(),
+        doc_collections: args.doc_collections.clone(),
+        corpus: args.corpus.clone(),
+        openmetrics: args.openmetrics.clone(),
         ..serde_json::from_value(options)?
     })
 }
