@@ -1,7 +1,9 @@
 //! The command line as the user types it. Values are checked here (clap
 //! parses them through `FromStr`, and the library's choices through
-//! [`choice`]); `cmd::*` turns them into the plain plans the library takes.
-//! Only the binary knows clap.
+//! [`choice`]); `cmd::*` turns them into the plain plans the library takes
+//! (`grade`'s arguments serialize under the plan's own field names, which
+//! the plan reads as it reads Python's keyword arguments). Only the binary
+//! knows clap.
 
 use std::ffi::OsStr;
 use std::marker::PhantomData;
@@ -11,10 +13,11 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rgrade::{
-    Choice, Cutoff, DocOf, DuplicateDocs, FieldNames, GenFormat, JoinBy, LabelsFormat, LogsFormat,
-    MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, SpanKind,
-    Unit,
+    Choice, Cutoff, DocOf, DuplicateDocs, GenFormat, JoinBy, LabelsFormat, LogsFormat,
+    MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, Setting,
+    SpanKind, Unit,
 };
+use serde::Serialize;
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
 #[derive(Debug, Parser)]
@@ -288,11 +291,14 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Options of `rgrade grade`.
-#[derive(Debug, Args)]
+/// Options of `rgrade grade`: serialized, the [`rgrade::GradePlan`] they ask
+/// for, but for those the plan does not hold and the paths (`skip`: serde
+/// writes only paths that are UTF-8, and a file name need not be).
+#[derive(Debug, Args, Serialize)]
 pub struct GradeArgs {
     /// Read the answer key from FILE (JSONL, TREC qrels, CSV or Parquet).
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub labels: PathBuf,
 
     /// Grade at these cutoffs, comma separated: each at least 1, or `all` for the whole ranking.
@@ -303,10 +309,12 @@ pub struct GradeArgs {
         value_delimiter = ',',
         default_value = "10"
     )]
+    #[serde(rename = "ks")]
     pub k: Vec<Cutoff>,
 
     /// Write per_query.csv, aggregates.csv, summary.json and rejects.jsonl into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[serde(skip)]
     pub out: Option<PathBuf>,
 
     /// Also write review_queue.csv: per labeled query, the unjudged documents the graded captures ranked within --pool-depth, for the next round of judging.
@@ -315,6 +323,7 @@ pub struct GradeArgs {
 
     /// Write a partial grading into DIR instead: the captures of a shard of logs partitioned by query id, for rgrade merge.
     #[arg(long, requires = "out")]
+    #[serde(skip)]
     pub partial: bool,
 
     /// Pool the documents ranked within the top N for the review queue [default: the deepest cutoff].
@@ -349,18 +358,21 @@ pub struct GradeArgs {
     /// Grade each result as itself, or as the document it is a chunk of (--doc-of says how):
     /// a document takes its first chunk's place, and its later chunks are dropped.
     #[arg(long, value_parser = choice::<Unit>(), value_name = "UNIT", default_value_t = Unit::Result)]
+    #[serde(skip)]
     pub unit: Unit,
 
     /// With --unit doc, a result id's document: the one capture group of a regular expression
     /// ('^(.+)#chunk-[0-9]+$'), or, for a pattern without '(', the id up to the last
     /// occurrence of this separator ('#').
-    #[arg(long = "doc-of", value_name = "PATTERN")]
+    #[arg(long = "doc-of", value_name = "PATTERN", value_parser = parse_doc_of)]
+    #[serde(skip)]
     pub doc_of: Option<DocOf>,
 
     /// Calibrate every mean against this human answer key, which grades a random sample of
     /// the queries --labels (a judge's) grades: aggregates.csv gains each metric's calibrated
     /// mean and 95% interval (prediction-powered inference). Reads the logs twice.
     #[arg(long, value_name = "HUMAN", conflicts_with = "partial")]
+    #[serde(skip)]
     pub calibrate: Option<PathBuf>,
 
     /// As --reviewers, for the --calibrate key.
@@ -382,14 +394,17 @@ pub struct GradeArgs {
 
     /// Read each doc's collection from this CSV (doc_id,collection) when a result names none.
     #[arg(long = "doc-collections", value_name = "FILE")]
+    #[serde(skip)]
     pub doc_collections: Option<PathBuf>,
 
     /// Tolerate up to N results outside the user's allowed collections before exiting with status 1.
     #[arg(long = "max-leaks", value_name = "N", default_value_t = 0)]
+    #[serde(skip)]
     pub max_leaks: u64,
 
     /// Check that every labeled doc id is in this collection snapshot (one id a line); exit 2 if not.
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub corpus: Option<PathBuf>,
 
     /// Refuse labels reviewed against another collection version than V (their collection_version); exit 2.
@@ -398,6 +413,7 @@ pub struct GradeArgs {
 
     /// Tolerate up to N rejected records before exiting with status 1.
     #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
+    #[serde(skip)]
     pub max_rejects: u64,
 
     /// Read the labels as this format.
@@ -430,6 +446,7 @@ pub struct GradeArgs {
 
     /// Also write the means and counts to FILE in the OpenMetrics text format (Prometheus' textfile collector, a Pushgateway).
     #[arg(long = "openmetrics", value_name = "FILE")]
+    #[serde(skip)]
     pub openmetrics: Option<PathBuf>,
 
     /// Use N worker threads [default: all cores].
@@ -442,11 +459,13 @@ pub struct GradeArgs {
 
     /// Print no table on stdout.
     #[arg(short = 'q', long)]
+    #[serde(skip)]
     pub quiet: bool,
 
     /// Log files or directories (walked for *.jsonl, *.trec, *.run, each plain, .gz or .zst, for
     /// *.parquet, and for runs in *.txt, *.tsv); - for stdin.
     #[arg(value_name = "LOGS", required = true)]
+    #[serde(skip)]
     pub logs: Vec<PathBuf>,
 }
 
@@ -512,7 +531,8 @@ pub struct CompareArgs {
 
 /// Where a log record keeps each thing: in JSONL a top-level key or a JSON
 /// pointer such as `/request/qid`; in spans an attribute (docs/reference.md).
-#[derive(Debug, Args, Clone)]
+/// Serialized, the library's [`rgrade::FieldNames`].
+#[derive(Debug, Args, Clone, Serialize)]
 pub struct FieldArgs {
     /// Read the query id from this key or JSON pointer [default: query_id; spans: query_id in the metadata attribute, else a query_id attribute].
     #[arg(long = "query-field", value_name = "KEY")]
@@ -548,25 +568,6 @@ pub struct FieldArgs {
     /// Read a result's rank from this column, in Parquet logs of one row per result [default: rank].
     #[arg(long = "rank-field", value_name = "KEY")]
     pub rank: Option<String>,
-}
-
-impl FieldArgs {
-    /// The field names as the library takes them.
-    pub fn names(&self) -> FieldNames {
-        FieldNames {
-            query: self.query.clone(),
-            results: self.results.clone(),
-            doc: self.doc.clone(),
-            stage: self.stage.clone(),
-            run: self.run.clone(),
-            latency: self.latency.clone(),
-            context: self.context.clone(),
-            outcome: self.outcome.clone(),
-            allowed: self.allowed.clone(),
-            collection: self.collection.clone(),
-            rank: self.rank.clone(),
-        }
-    }
 }
 
 /// Options of `rgrade gen`.
@@ -621,6 +622,58 @@ pub struct GenArgs {
         requires = "drop_from"
     )]
     pub drop_rate: f64,
+}
+
+/// A library setting as the command line spells it (`--reviewers`), with
+/// the value a message quotes with it (`--join text`): the one place a
+/// setting meets its flag.
+pub fn flag(setting: Setting, value: Option<&str>) -> String {
+    let flag = match setting {
+        Setting::Labels => "--labels",
+        Setting::K => "-k",
+        Setting::Reviewers => "--reviewers",
+        Setting::ReviewersA => "--reviewers-a",
+        Setting::ReviewersB => "--reviewers-b",
+        Setting::Calibrate => "--calibrate",
+        Setting::CalibrateReviewers => "--calibrate-reviewers",
+        Setting::Partial => "--partial",
+        Setting::Join => "--join",
+        Setting::Unit => "--unit",
+        Setting::DocOf => "--doc-of",
+        Setting::MinRel => "--min-rel",
+        Setting::Missing => "--missing",
+        Setting::StageOrder => "--stage-order",
+        Setting::SpanStages => "--span-stage",
+        Setting::CollectionVersion => "--collection-version",
+        Setting::LogsFormat => "--logs-format",
+        Setting::QueryField => "--query-field",
+        Setting::ResultsField => "--results-field",
+        Setting::DocField => "--doc-field",
+        Setting::RankField => "--rank-field",
+        Setting::AsOf => "--as-of",
+        Setting::Openmetrics => "--openmetrics",
+        Setting::Metrics => "--metrics",
+        Setting::Threads => "--threads",
+        Setting::Permutations => "--permutations",
+        Setting::Baseline => "--baseline",
+        Setting::Alpha => "--alpha",
+        Setting::AllowLabelChanges => "--allow-label-changes",
+        Setting::Queries => "--queries",
+        Setting::Results => "--results",
+        Setting::Nights => "--nights",
+        Setting::DropFrom => "--drop-from",
+        Setting::DropTask => "--drop-task",
+        Setting::DropRate => "--drop-rate",
+    };
+    match value {
+        Some(value) => format!("{flag} {value}"),
+        None => flag.to_string(),
+    }
+}
+
+/// A `--doc-of` pattern, as the library reads it, its message in flags.
+fn parse_doc_of(text: &str) -> Result<DocOf, String> {
+    (text.parse()).map_err(|err: String| rgrade::spell_settings(&err, flag))
 }
 
 fn parse_meta(text: &str) -> Result<(String, String), String> {
@@ -687,6 +740,26 @@ mod tests {
         };
         assert_eq!(args.k, [Cutoff::At(3), Cutoff::At(10)]);
         assert!(Cli::try_parse_from(["rgrade", "grade", "--labels", "l", "-k", "0", "x"]).is_err());
+    }
+
+    /// The mapping of settings to flags names only flags there are.
+    #[test]
+    fn every_setting_is_spelled_as_a_flag_of_the_command_line() {
+        let cli = Cli::command();
+        let arguments = cli
+            .get_subcommands()
+            .flat_map(|command| command.get_arguments());
+        let flags: Vec<String> = arguments
+            .flat_map(|arg| {
+                let long = arg.get_long().map(|long| format!("--{long}"));
+                long.into_iter()
+                    .chain(arg.get_short().map(|short| format!("-{short}")))
+            })
+            .collect();
+        for &setting in Setting::ALL {
+            assert!(flags.contains(&flag(setting, None)), "{setting:?}");
+        }
+        assert_eq!(flag(Setting::Join, Some("text")), "--join text");
     }
 
     #[test]

@@ -146,7 +146,7 @@ def grade_partitions(labels_name: str, inputs: list, options: dict):
         with warnings.catch_warnings():
             # A shard warns of its partition only; the merge warns of the whole.
             warnings.simplefilter("ignore", rgrade.RgradeWarning)
-            shard = rgrade.grade(SparkFiles.get(labels_name), lines, partial=True, threads=1, **options)
+            shard = rgrade.grade_shard(SparkFiles.get(labels_name), lines, threads=1, **options)
         part = TaskContext.get().partitionId()
         with tempfile.TemporaryDirectory() as directory:
             shard.write(directory)

@@ -2,9 +2,8 @@
 
 ``grade`` grades logs (files, or pyarrow, pandas and polars tables)
 against an answer key and returns a :class:`Grading`: the command line's
-files, as pyarrow tables and dicts. ``grade(..., partial=True)`` grades a
-shard of logs partitioned by query id, and ``merge`` grades the shards as
-one. ``compare`` compares two gradings, ``agree`` two answer keys, and
+files, as pyarrow tables and dicts. ``grade_shard`` grades a shard of
+logs partitioned by query id, and ``merge`` grades the shards as one. ``compare`` compares two gradings, ``agree`` two answer keys, and
 ``trend`` watches a series of nightly gradings. Every grading runs in rgrade's
 native code with the GIL released; errors raise :class:`RgradeError`
 subclasses with the command line's messages. What the command line prints
@@ -36,8 +35,8 @@ from typing import (
     Sequence,
     Tuple,
     Union,
+    TypedDict,
     cast,
-    overload,
     runtime_checkable,
 )
 
@@ -67,11 +66,13 @@ from ._shapes import labels_table, run_table
 if TYPE_CHECKING:
     import pandas
     import polars
+    from typing_extensions import Unpack
 
 __all__ = [
     "Agreement",
     "Comparison",
     "ComparisonError",
+    "GradeOptions",
     "Grading",
     "LabelsError",
     "Lines",
@@ -87,6 +88,7 @@ __all__ = [
     "agree",
     "compare",
     "grade",
+    "grade_shard",
     "log_files",
     "merge",
     "trend",
@@ -524,7 +526,7 @@ def agree(
 
 
 class Shard:
-    """A partial grading (``grade(..., partial=True)``): ``summary`` is its
+    """A partial grading (``grade_shard``): ``summary`` is its
     partial.json; ``write(dir)`` writes the directory ``rgrade merge`` takes,
     and ``merge`` takes the Shard itself too."""
 
@@ -582,7 +584,7 @@ class Lines:
     into ``inputs``), ``line`` (its number there, from 1) and ``text``
     (the line without its line end, bytes or a string), in any order. A
     grading of lines of some queries is a shard: grade it with
-    ``partial=True`` and merge the shards."""
+    ``grade_shard`` and merge the shards."""
 
     def __init__(self, inputs: Sequence[PathLike], table: TableLike):
         self.inputs = [os.fspath(name) for name in inputs]
@@ -646,141 +648,115 @@ def _labels(labels: Any) -> Tuple[str, Optional[pa.Table]]:
     return name, table
 
 
-@overload
+class GradeOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`grade` and :func:`grade_shard`:
+    ``rgrade grade``'s options, each named as its long flag with ``-`` as
+    ``_`` (``--stage`` is ``stages``, ``--span-stage`` ``span_stages``; a
+    ``--KEY=VALUE`` flag a mapping). They are read into the library's
+    grading plan as they are, so an option left out takes the command
+    line's default, and docs/guide.md says what each does; a name that is
+    no option raises a :class:`UsageError`. ``--max-rejects``
+    and ``--max-leaks`` only set the command line's exit status: read
+    ``summary["counts"]`` instead."""
+
+    labels_format: LabelsFormat
+    logs_format: LogsFormat
+    missing: Missing
+    repeats: Repeats
+    duplicate_docs: DuplicateDocs
+    run_name: RunName
+    join: JoinBy
+    min_rel: int
+    reviewers: Optional[str]
+    calibrate: Optional[PathLike]
+    calibrate_reviewers: Optional[str]
+    unit: Unit
+    doc_of: Optional[str]
+    stages: Sequence[str]
+    stage_order: Sequence[str]
+    span_stages: Mapping[str, str]
+    doc_collections: Optional[PathLike]
+    corpus: Optional[PathLike]
+    collection_version: Optional[str]
+    review_queue: bool
+    pool_depth: Optional[int]
+    meta: Mapping[str, str]
+    as_of: Optional[str]
+    openmetrics: Optional[PathLike]
+    threads: Optional[int]
+    query_field: Optional[str]
+    results_field: Optional[str]
+    doc_field: Optional[str]
+    stage_field: Optional[str]
+    run_field: Optional[str]
+    latency_field: Optional[str]
+    context_field: Optional[str]
+    outcome_field: Optional[str]
+    allowed_field: Optional[str]
+    collection_field: Optional[str]
+    rank_field: Optional[str]
+
+
+def _plan(k: Optional[Cutoffs], options: Mapping[str, Any]) -> Dict[str, Any]:
+    """The keyword arguments as the grading plan's fields: paths as
+    strings, mappings as their pairs, ``<name>_field`` as the plan's
+    ``fields[<name>]``. The plan refuses a name it does not know."""
+    plan: Dict[str, Any] = {}
+    fields: Dict[str, Any] = {}
+    for name, value in options.items():
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        elif isinstance(value, Mapping):
+            value = list(value.items())
+        if name.endswith("_field"):
+            fields[name[: -len("_field")]] = value
+        else:
+            plan[name] = value
+    if fields:
+        plan["fields"] = fields
+    if k is not None:
+        plan["k"] = [k] if isinstance(k, (int, str)) else list(k)
+    return plan
+
+
+def _graded(
+    labels: Union[PathLike, TableLike],
+    logs: Union[Log, Sequence[Log]],
+    k: Optional[Cutoffs],
+    options: Mapping[str, Any],
+    shard: bool,
+) -> Tuple[tempfile.TemporaryDirectory[str], List[str], Any]:
+    """Grade (or, for a ``shard``, grade partially) into a temporary
+    directory; returns it, the warnings and per_query's rows."""
+    labels_name, labels_table = _labels(labels)
+    paths, tables, lines = _logs(logs)
+    files = tempfile.TemporaryDirectory(prefix="rgrade-")
+    messages, rows = _grade(
+        labels_name,
+        labels_table,
+        paths,
+        tables,
+        lines,
+        files.name,
+        _plan(k, options),
+        ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
+        shard,
+    )
+    _warn(messages, stacklevel=4)
+    return files, messages, rows
+
+
 def grade(
     labels: Union[PathLike, TableLike],
     logs: Union[Log, Sequence[Log]],
-    k: Cutoffs = ...,
-    *,
-    partial: Literal[False] = ...,
-    labels_format: LabelsFormat = ...,
-    logs_format: LogsFormat = ...,
-    missing: Missing = ...,
-    repeats: Repeats = ...,
-    duplicate_docs: DuplicateDocs = ...,
-    run_name: RunName = ...,
-    join: JoinBy = ...,
-    min_rel: int = ...,
-    reviewers: Optional[str] = ...,
-    calibrate: Optional[PathLike] = ...,
-    calibrate_reviewers: Optional[str] = ...,
-    unit: Unit = ...,
-    doc_of: Optional[str] = ...,
-    stages: Sequence[str] = ...,
-    stage_order: Sequence[str] = ...,
-    span_stages: Optional[Mapping[str, str]] = ...,
-    doc_collections: Optional[PathLike] = ...,
-    corpus: Optional[PathLike] = ...,
-    collection_version: Optional[str] = ...,
-    review_queue: bool = ...,
-    pool_depth: Optional[int] = ...,
-    meta: Optional[Mapping[str, str]] = ...,
-    as_of: Optional[str] = ...,
-    openmetrics: Optional[PathLike] = ...,
-    threads: Optional[int] = ...,
-    query_field: Optional[str] = ...,
-    results_field: Optional[str] = ...,
-    doc_field: Optional[str] = ...,
-    stage_field: Optional[str] = ...,
-    run_field: Optional[str] = ...,
-    latency_field: Optional[str] = ...,
-    context_field: Optional[str] = ...,
-    outcome_field: Optional[str] = ...,
-    allowed_field: Optional[str] = ...,
-    collection_field: Optional[str] = ...,
-    rank_field: Optional[str] = ...,
-) -> Grading: ...
-@overload
-def grade(
-    labels: Union[PathLike, TableLike],
-    logs: Union[Log, Sequence[Log]],
-    k: Cutoffs = ...,
-    *,
-    partial: Literal[True],
-    labels_format: LabelsFormat = ...,
-    logs_format: LogsFormat = ...,
-    missing: Missing = ...,
-    repeats: Repeats = ...,
-    duplicate_docs: DuplicateDocs = ...,
-    run_name: RunName = ...,
-    join: JoinBy = ...,
-    min_rel: int = ...,
-    reviewers: Optional[str] = ...,
-    unit: Unit = ...,
-    doc_of: Optional[str] = ...,
-    stages: Sequence[str] = ...,
-    stage_order: Sequence[str] = ...,
-    span_stages: Optional[Mapping[str, str]] = ...,
-    doc_collections: Optional[PathLike] = ...,
-    corpus: Optional[PathLike] = ...,
-    collection_version: Optional[str] = ...,
-    review_queue: bool = ...,
-    pool_depth: Optional[int] = ...,
-    meta: Optional[Mapping[str, str]] = ...,
-    as_of: Optional[str] = ...,
-    openmetrics: Optional[PathLike] = ...,
-    threads: Optional[int] = ...,
-    query_field: Optional[str] = ...,
-    results_field: Optional[str] = ...,
-    doc_field: Optional[str] = ...,
-    stage_field: Optional[str] = ...,
-    run_field: Optional[str] = ...,
-    latency_field: Optional[str] = ...,
-    context_field: Optional[str] = ...,
-    outcome_field: Optional[str] = ...,
-    allowed_field: Optional[str] = ...,
-    collection_field: Optional[str] = ...,
-    rank_field: Optional[str] = ...,
-) -> Shard: ...
-def grade(
-    labels: Union[PathLike, TableLike],
-    logs: Union[Log, Sequence[Log]],
-    k: Cutoffs = (10,),
-    *,
-    partial: bool = False,
-    labels_format: LabelsFormat = "auto",
-    logs_format: LogsFormat = "auto",
-    missing: Missing = "fail",
-    repeats: Repeats = "error",
-    duplicate_docs: DuplicateDocs = "reject",
-    run_name: RunName = "tag",
-    join: JoinBy = "id",
-    min_rel: int = 1,
-    reviewers: Optional[str] = None,
-    calibrate: Optional[PathLike] = None,
-    calibrate_reviewers: Optional[str] = None,
-    unit: Unit = "result",
-    doc_of: Optional[str] = None,
-    stages: Sequence[str] = (),
-    stage_order: Sequence[str] = (),
-    span_stages: Optional[Mapping[str, str]] = None,
-    doc_collections: Optional[PathLike] = None,
-    corpus: Optional[PathLike] = None,
-    collection_version: Optional[str] = None,
-    review_queue: bool = False,
-    pool_depth: Optional[int] = None,
-    meta: Optional[Mapping[str, str]] = None,
-    as_of: Optional[str] = None,
-    openmetrics: Optional[PathLike] = None,
-    threads: Optional[int] = None,
-    query_field: Optional[str] = None,
-    results_field: Optional[str] = None,
-    doc_field: Optional[str] = None,
-    stage_field: Optional[str] = None,
-    run_field: Optional[str] = None,
-    latency_field: Optional[str] = None,
-    context_field: Optional[str] = None,
-    outcome_field: Optional[str] = None,
-    allowed_field: Optional[str] = None,
-    collection_field: Optional[str] = None,
-    rank_field: Optional[str] = None,
-) -> Union[Grading, Shard]:
+    k: Optional[Cutoffs] = None,
+    **options: Unpack[GradeOptions],
+) -> Grading:
     """Grade ``logs`` against the answer key ``labels`` at cutoffs ``k``
-    (a cutoff, ``"all"``, or a sequence of them), with ``rgrade grade``'s
-    options as keyword arguments (``--repeats`` is ``repeats``,
-    ``--query-field`` is ``query_field``, ``--stage`` is ``stages``, ...).
-    ``--max-rejects`` and ``--max-leaks`` only set the command line's exit
-    status: read ``summary["counts"]`` instead.
+    (a cutoff, ``"all"``, or a sequence of them; 10 unless given), with
+    ``rgrade grade``'s options as keyword arguments (:class:`GradeOptions`:
+    ``--repeats`` is ``repeats``, ``--query-field`` is ``query_field``,
+    ``--stage`` is ``stages``, ...).
 
     ``labels`` is a path or a table with the CSV labels' columns
     (``query_id``, ``doc_id``, optional ``grade``, ``task``, ``language``,
@@ -817,66 +793,25 @@ def grade(
     :class:`RejectedRecordsWarning` and are ``Grading.rejects``. rgrade's
     own warnings warn as :class:`RgradeWarning` and are kept in
     ``.warnings`` too."""
-    labels_name, labels_table = _labels(labels)
-    paths, tables, lines = _logs(logs)
-    options = {
-        "k": [str(cutoff) for cutoff in ([k] if isinstance(k, (int, str)) else k)],
-        "partial": partial,
-        "labels_format": labels_format,
-        "logs_format": logs_format,
-        "missing": missing,
-        "repeats": repeats,
-        "duplicate_docs": duplicate_docs,
-        "run_name": run_name,
-        "join": join,
-        "min_rel": min_rel,
-        "reviewers": reviewers,
-        "calibrate": None if calibrate is None else os.fspath(calibrate),
-        "calibrate_reviewers": calibrate_reviewers,
-        "unit": unit,
-        "doc_of": doc_of,
-        "stages": list(stages),
-        "stage_order": list(stage_order),
-        "span_stages": list((span_stages or {}).items()),
-        "doc_collections": None if doc_collections is None else os.fspath(doc_collections),
-        "corpus": None if corpus is None else os.fspath(corpus),
-        "collection_version": collection_version,
-        "review_queue": review_queue,
-        "pool_depth": pool_depth,
-        "meta": list((meta or {}).items()),
-        "as_of": as_of,
-        "openmetrics": None if openmetrics is None else os.fspath(openmetrics),
-        "threads": threads,
-        "query_field": query_field,
-        "results_field": results_field,
-        "doc_field": doc_field,
-        "stage_field": stage_field,
-        "run_field": run_field,
-        "latency_field": latency_field,
-        "context_field": context_field,
-        "outcome_field": outcome_field,
-        "allowed_field": allowed_field,
-        "collection_field": collection_field,
-        "rank_field": rank_field,
-    }
-    files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    messages, rows = _grade(
-        labels_name,
-        labels_table,
-        paths,
-        tables,
-        lines,
-        files.name,
-        options,
-        ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
-    )
-    _warn(messages)
-    if partial:
-        return Shard(files, messages)
+    files, messages, rows = _graded(labels, logs, k, options, shard=False)
     assert rows is not None, "a full grading hands its rows over"
     graded = Grading(files, messages, rows)
     _warn_rejects(graded)
     return graded
+
+
+def grade_shard(
+    labels: Union[PathLike, TableLike],
+    logs: Union[Log, Sequence[Log]],
+    k: Optional[Cutoffs] = None,
+    **options: Unpack[GradeOptions],
+) -> Shard:
+    """Grade one shard of logs partitioned by query id partially, as
+    ``rgrade grade --partial`` does, with :func:`grade`'s arguments:
+    :func:`merge` grades the shards as one grading of all their logs.
+    ``calibrate`` and ``openmetrics`` are refused: a shard has no means."""
+    files, messages, _ = _graded(labels, logs, k, options, shard=True)
+    return Shard(files, messages)
 
 
 def merge(
@@ -1071,10 +1006,11 @@ def _names(names: Union[str, Sequence[str]]) -> List[str]:
     return [names] if isinstance(names, str) else list(names)
 
 
-def _warn(messages: Sequence[str]) -> None:
-    """rgrade's warnings as Python's, blamed on the caller of rgrade's function."""
+def _warn(messages: Sequence[str], stacklevel: int = 3) -> None:
+    """rgrade's warnings as Python's, blamed on the caller of rgrade's
+    function (``stacklevel`` frames up, this one counted)."""
     for message in messages:
-        warnings.warn(message, RgradeWarning, stacklevel=3)
+        warnings.warn(message, RgradeWarning, stacklevel=stacklevel)
 
 
 def _warn_rejects(graded: Grading) -> None:

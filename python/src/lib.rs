@@ -22,6 +22,7 @@ use arrow_pyarrow::ToPyArrow;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use pyo3::PyTypeInfo;
 use rgrade::Choice;
 
@@ -103,7 +104,8 @@ fn takes_value(flag: &str, value: &str) -> bool {
 /// `flag="value"` for a choice's value or a value the message goes on
 /// about (`--metrics judged@10: ...`) and `flag=value` for a number, else
 /// `flag=` (`--rank-field` is `rank_field=`). A command in backticks stays
-/// as typed.
+/// as typed. For the warnings, and the errors whose messages still spell
+/// flags; an error that names a setting is spelled by [`keyword`].
 fn in_keywords(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
@@ -172,10 +174,25 @@ fn exported<T>(failure: Option<rgrade::Error>, value: T) -> Result<T, rgrade::Er
     failure.map_or(Ok(value), Err)
 }
 
+/// A setting the library's messages name, as a Python caller gives it:
+/// its keyword argument (`reviewers=`), with the value the message quotes
+/// (`join="text"`, `baseline=1`); a shard's grading is `grade_shard()`.
+fn keyword(setting: rgrade::Setting, value: Option<&str>) -> String {
+    let name = setting.name();
+    match value {
+        _ if setting == rgrade::Setting::Partial => "grade_shard()".to_string(),
+        None => format!("{name}="),
+        Some(value) if value.parse::<f64>().is_ok() || value.starts_with('"') => {
+            format!("{name}={value}")
+        }
+        Some(value) => format!("{name}=\"{value}\""),
+    }
+}
+
 /// The exception for `err`, of the class its kind names, carrying the
-/// command line's message with its flags named as keyword arguments.
+/// library's message with its settings named as keyword arguments.
 fn raised(err: rgrade::Error) -> PyErr {
-    let message = in_keywords(&err.to_string());
+    let message = in_keywords(&err.spelled(keyword));
     match err.kind() {
         rgrade::ErrorKind::Usage => UsageError::new_err(message),
         rgrade::ErrorKind::Labels => LabelsError::new_err(message),
@@ -214,80 +231,44 @@ fn arrow_table<E: PyTypeInfo>(
         .map_err(|err| PyErr::new::<E, _>(format!("{err:#}")))
 }
 
-/// `rgrade grade`'s options, as `rgrade.grade` passes them: every key,
-/// its defaults filled in on the Python side.
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
-struct GradeOptions {
-    k: Vec<String>,
-    partial: bool,
-    labels_format: String,
-    logs_format: String,
-    missing: String,
-    repeats: String,
-    duplicate_docs: String,
-    run_name: String,
-    join: String,
-    min_rel: i64,
-    reviewers: Option<String>,
-    calibrate: Option<PathBuf>,
-    calibrate_reviewers: Option<String>,
-    unit: String,
-    doc_of: Option<String>,
-    stages: Vec<String>,
-    stage_order: Vec<String>,
-    span_stages: Vec<(String, String)>,
-    doc_collections: Option<PathBuf>,
-    corpus: Option<PathBuf>,
-    collection_version: Option<String>,
-    review_queue: bool,
-    pool_depth: Option<usize>,
-    meta: Vec<(String, String)>,
-    as_of: Option<String>,
-    openmetrics: Option<PathBuf>,
-    threads: Option<usize>,
-    query_field: Option<String>,
-    results_field: Option<String>,
-    doc_field: Option<String>,
-    stage_field: Option<String>,
-    run_field: Option<String>,
-    latency_field: Option<String>,
-    context_field: Option<String>,
-    outcome_field: Option<String>,
-    allowed_field: Option<String>,
-    collection_field: Option<String>,
-    rank_field: Option<String>,
+/// `options`, `rgrade.grade`'s keyword arguments under the plan's field
+/// names, read into the library's plan as the command line's are: an
+/// option not given keeps its default. `unit`, which the plan does not
+/// hold, comes apart: with the plan's `doc_of`, it makes the plan's
+/// `doc_of`, as on the command line.
+fn read_plan(options: &Bound<'_, PyDict>) -> PyResult<rgrade::GradePlan> {
+    let options = options.copy()?;
+    let unit = match options.get_item("unit")? {
+        Some(unit) => {
+            options.del_item("unit")?;
+            read_option("unit", &unit)?
+        }
+        None => rgrade::Unit::Result,
+    };
+    let mut deserializer = pythonize::Depythonizer::from_object(options.as_any());
+    let plan: rgrade::GradePlan =
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+            let option = err.path().iter().find_map(|segment| match segment {
+                serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+                _ => None,
+            });
+            let message = rgrade::spell_settings(&err.into_inner().to_string(), keyword);
+            UsageError::new_err(match option {
+                Some(option) => format!("{option}: {message}"),
+                None => message.to_string(),
+            })
+        })?;
+    let doc_of = rgrade::doc_of(unit, plan.doc_of.clone())
+        .map_err(|err| UsageError::new_err(rgrade::spell_settings(&err, keyword)))?;
+    Ok(rgrade::GradePlan { doc_of, ..plan })
 }
 
-impl GradeOptions {
-    fn field_names(&self) -> rgrade::FieldNames {
-        rgrade::FieldNames {
-            query: self.query_field.clone(),
-            results: self.results_field.clone(),
-            doc: self.doc_field.clone(),
-            stage: self.stage_field.clone(),
-            run: self.run_field.clone(),
-            latency: self.latency_field.clone(),
-            context: self.context_field.clone(),
-            outcome: self.outcome_field.clone(),
-            allowed: self.allowed_field.clone(),
-            collection: self.collection_field.clone(),
-            rank: self.rank_field.clone(),
-        }
-    }
-
-    fn span_stages(&self) -> PyResult<Vec<(rgrade::SpanKind, String)>> {
-        let kinds = || rgrade::SpanKind::ALL.map(rgrade::SpanKind::name).join(", ");
-        (self.span_stages.iter())
-            .map(|(kind, stage)| match rgrade::SpanKind::from_name(kind) {
-                Some(kind) if !stage.is_empty() => Ok((kind, stage.clone())),
-                _ => Err(UsageError::new_err(format!(
-                    "span_stages: {kind:?}={stage:?}: expected a span kind ({}) and a stage name",
-                    kinds()
-                ))),
-            })
-            .collect()
-    }
+/// The value of the keyword argument `name`.
+fn read_option<T: serde::de::DeserializeOwned>(
+    name: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<T> {
+    pythonize::depythonize(value).map_err(|err| UsageError::new_err(format!("{name}: {err}")))
 }
 
 /// Log lines with the inputs they come from, as `rgrade.Lines` holds them.
@@ -333,12 +314,12 @@ impl Sources {
 }
 
 /// Grade `logs`, `log_tables` and `lines` against `labels` (or
-/// `labels_table`, which `labels` then names) into `out`, or write a
-/// partial grading there. Returns the warnings, as the command line prints
-/// them, and per_query.csv's rows as a pyarrow schema and record batches
-/// (none for a partial grading).
+/// `labels_table`, which `labels` then names) into `out` with the plan's
+/// `options`, or, for a `shard`, write a partial grading there. Returns
+/// the warnings, as the command line prints them, and per_query.csv's rows
+/// as a pyarrow schema and record batches (none for a shard).
 #[pyfunction]
-#[pyo3(signature = (labels, labels_table, logs, log_tables, lines, out, options, command))]
+#[pyo3(signature = (labels, labels_table, logs, log_tables, lines, out, options, command, shard))]
 #[allow(clippy::too_many_arguments)]
 fn grade(
     py: Python<'_>,
@@ -348,59 +329,29 @@ fn grade(
     log_tables: Vec<(String, Bound<'_, PyAny>)>,
     lines: Option<Lines<'_>>,
     out: PathBuf,
-    options: GradeOptions,
+    options: Bound<'_, PyDict>,
     command: Vec<String>,
+    shard: bool,
 ) -> PyResult<(Vec<String>, Option<Py<PyAny>>)> {
-    let ks = (options.k.iter())
-        .map(|k| k.parse::<rgrade::Cutoff>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|err| UsageError::new_err(format!("k: {err}")))?;
+    let plan = read_plan(&options)?;
     let sources = Sources::new(labels, labels_table.as_ref(), logs, &log_tables, lines)?;
     let plan = rgrade::GradePlan {
-        labels_format: choice("labels_format", &options.labels_format)?,
-        min_rel: options.min_rel,
-        reviewers: reviewer_policy("reviewers", options.reviewers.as_deref())?,
-        calibrate: options.calibrate.clone(),
-        calibrate_reviewers: reviewer_policy(
-            "calibrate_reviewers",
-            options.calibrate_reviewers.as_deref(),
-        )?,
-        doc_of: doc_of(&options)?,
-        logs_format: choice("logs_format", &options.logs_format)?,
-        fields: options.field_names(),
-        join: choice("join", &options.join)?,
-        span_stages: options.span_stages()?,
-        ks,
-        missing: choice("missing", &options.missing)?,
-        repeats: choice("repeats", &options.repeats)?,
-        duplicate_docs: choice("duplicate_docs", &options.duplicate_docs)?,
-        run_name: choice("run_name", &options.run_name)?,
-        stages: options.stages,
-        stage_order: options.stage_order,
-        doc_collections: options.doc_collections,
-        corpus: options.corpus,
-        collection_version: options.collection_version,
+        labels: sources.labels,
+        logs: sources.logs,
         out: Some(out),
-        review_queue: options.review_queue,
-        pool_depth: options.pool_depth.and_then(NonZeroUsize::new),
-        meta: options.meta,
-        as_of: parse_as_of(options.as_of.as_deref())?,
-        openmetrics: options.openmetrics,
-        threads: options.threads.and_then(NonZeroUsize::new),
         command,
         tables: rgrade::Tables {
             labels: sources.labels_table,
             logs: sources.log_tables,
             lines: sources.lines.map(std::sync::Arc::new),
         },
-        keep_rows: !options.partial,
-        ..rgrade::GradePlan::new(sources.labels, sources.logs)
+        keep_rows: !shard,
+        ..plan
     };
-    let partial = options.partial;
     let graded = py.detach(|| {
         let mut warnings = Vec::new();
         let mut warn = |warning: rgrade::Warning| warnings.push(in_keywords(&warning.to_string()));
-        let rows = if partial {
+        let rows = if shard {
             rgrade::grade_partial(&plan, &mut warn).map(|_| None)
         } else {
             rgrade::grade(&plan, &mut warn)
@@ -415,8 +366,6 @@ fn grade(
     ))
 }
 
-/// Merge the partial gradings `shards` into `out`; returns the warnings
-/// and per_query.csv's rows as a pyarrow schema and record batches.
 /// `as_of=`, read as `--as-of` reads it.
 fn parse_as_of(text: Option<&str>) -> PyResult<Option<rgrade::Timestamp>> {
     (text.map(str::parse))
@@ -424,6 +373,8 @@ fn parse_as_of(text: Option<&str>) -> PyResult<Option<rgrade::Timestamp>> {
         .map_err(|err: String| UsageError::new_err(format!("as_of: {err}")))
 }
 
+/// Merge the partial gradings `shards` into `out`; returns the warnings
+/// and per_query.csv's rows as a pyarrow schema and record batches.
 #[pyfunction]
 #[pyo3(signature = (labels, labels_table, shards, out, threads=None, as_of=None, command=vec![]))]
 #[allow(clippy::too_many_arguments)]
@@ -672,43 +623,6 @@ fn trend(
     .map_err(raised)
 }
 
-/// The plan's `doc_of` for the `unit` and `doc_of` options.
-fn doc_of(options: &GradeOptions) -> PyResult<Option<rgrade::DocOf>> {
-    let pattern = (options.doc_of.as_deref())
-        .map(str::parse::<rgrade::DocOf>)
-        .transpose();
-    let unit = choice::<rgrade::Unit>("unit", &options.unit)?;
-    (pattern.and_then(|pattern| rgrade::doc_of(unit, pattern)))
-        .map_err(|err| UsageError::new_err(in_keywords(&err)))
-}
-
-/// The options of `rgrade.grade` that have a default, as the library's
-/// `GradePlan::new` sets them: the Python signature's defaults are held to
-/// these by the tests.
-#[pyfunction]
-fn grade_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
-    let plan = rgrade::GradePlan::new(PathBuf::new(), Vec::new());
-    let defaults = pyo3::types::PyDict::new(py);
-    let k: Vec<String> = plan.ks.iter().map(ToString::to_string).collect();
-    defaults.set_item("k", k)?;
-    defaults.set_item("labels_format", plan.labels_format.name())?;
-    defaults.set_item("logs_format", plan.logs_format.name())?;
-    defaults.set_item("missing", plan.missing.name())?;
-    defaults.set_item("repeats", plan.repeats.name())?;
-    defaults.set_item("duplicate_docs", plan.duplicate_docs.name())?;
-    defaults.set_item("run_name", plan.run_name.name())?;
-    defaults.set_item("join", plan.join.name())?;
-    defaults.set_item("min_rel", plan.min_rel)?;
-    defaults.set_item("reviewers", plan.reviewers.map(|p| p.to_string()))?;
-    let unit = match plan.doc_of {
-        Some(_) => rgrade::Unit::Doc,
-        None => rgrade::Unit::Result,
-    };
-    defaults.set_item("unit", unit.name())?;
-    defaults.set_item("review_queue", plan.review_queue)?;
-    Ok(defaults)
-}
-
 /// The options of `rgrade.compare` that have a default, as the library's
 /// `ComparePlan::new` sets them.
 #[pyfunction]
@@ -796,7 +710,6 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trend, m)?)?;
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
     m.add_function(wrap_pyfunction!(copy_result, m)?)?;
-    m.add_function(wrap_pyfunction!(grade_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(agree_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(trend_defaults, m)?)?;

@@ -144,9 +144,8 @@ def test_logs_handed_over_as_a_table_calibrate_alike(gradings):
 
 def test_a_shard_cannot_be_calibrated():
     with pytest.raises(rgrade.UsageError, match="calibrate= cannot grade a shard"):
-        rgrade.grade(
-            JUDGES / "judge.jsonl", JUDGES / "logs.jsonl", partial=True,
-            calibrate=JUDGES / "human.jsonl",  # type: ignore[call-overload]
+        rgrade.grade_shard(
+            JUDGES / "judge.jsonl", JUDGES / "logs.jsonl", calibrate=JUDGES / "human.jsonl",
         )
 
 

@@ -184,11 +184,12 @@ def test_the_seed_example_grades_as_the_tutorial_says():
     assert bare.per_query == graded.per_query
 
 
-@pytest.mark.parametrize("function", ["grade", "compare", "agree", "trend"])
+@pytest.mark.parametrize("function", ["compare", "agree", "trend"])
 def test_the_signatures_defaults_are_the_librarys(function):
-    """rgrade.grade's, rgrade.compare's, rgrade.agree's and rgrade.trend's keyword defaults
+    """rgrade.compare's, rgrade.agree's and rgrade.trend's keyword defaults
     are those of the library's plan constructors, which the command line's
-    are held to as well."""
+    are held to as well (rgrade.grade has none of its own: what it is not
+    given, the library's plan sets)."""
     import inspect
 
     from rgrade import _rgrade
@@ -209,10 +210,14 @@ def test_errors_raise_with_the_command_lines_message(tmp_path):
     seed_labels, seed_logs = SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl"
     with pytest.raises(rgrade.LabelsError, match="missing.jsonl: cannot read labels"):
         rgrade.grade(tmp_path / "missing.jsonl", seed_logs)
-    with pytest.raises(rgrade.UsageError, match="k: a cutoff must be at least 1"):
+    with pytest.raises(rgrade.UsageError, match="cutoffs must be at least 1, got 0"):
         rgrade.grade(seed_labels, seed_logs, k=(0,))
-    with pytest.raises(rgrade.UsageError, match="repeats=\"often\": expected one of error, first, last, mean"):
+    with pytest.raises(rgrade.UsageError, match="k: 'most' is not a cutoff"):
+        rgrade.grade(seed_labels, seed_logs, k="most")
+    with pytest.raises(rgrade.UsageError, match="repeats: \"often\": expected one of error, first, last, mean"):
         rgrade.grade(seed_labels, seed_logs, repeats="often")
+    with pytest.raises(rgrade.UsageError, match="unknown field `repeat`"):
+        rgrade.grade(seed_labels, seed_logs, repeat="last")  # type: ignore[call-arg]
     with pytest.raises(rgrade.LogsError, match="absent.jsonl: cannot open log input"):
         rgrade.grade(seed_labels, tmp_path / "absent.jsonl")
     corpus = tmp_path / "corpus.txt"
@@ -266,7 +271,7 @@ def test_rejected_records_never_raise_but_warn(tmp_path):
     assert rejects["record"].to_pylist() == ["{not json", '{"results": ["billing"]}', "[1,"]
     with warnings.catch_warnings():
         warnings.simplefilter("error", rgrade.RejectedRecordsWarning)
-        shard = rgrade.grade(labels, logs, k=(3,), partial=True)
+        shard = rgrade.grade_shard(labels, logs, k=(3,))
     with pytest.warns(rgrade.RejectedRecordsWarning, match="^3 record"):
         merged = rgrade.merge(labels, [shard])
     assert merged.rejects == rejects
@@ -314,7 +319,7 @@ def test_labels_most_of_whose_queries_went_uncaptured_warn(tmp_path):
         {"run": "", "stage": "final", "queries": 7, "missing": 4, "share": 4 / 7}
     ]
     with pytest.warns(rgrade.RgradeWarning, match="4 of 7 labeled queries"):
-        shard = rgrade.grade(labels, seed_logs, k=(3,), partial=True)
+        shard = rgrade.grade_shard(labels, seed_logs, k=(3,))
         merged = rgrade.merge(labels, [shard])
     assert merged.summary["mostly_missing"] == graded.summary["mostly_missing"]
     with warnings.catch_warnings():
@@ -336,7 +341,7 @@ def test_shards_merge_into_one_grading(tmp_path):
         path.write_bytes(bytes(part))
     labels = SAMPLES / "questions/labels.jsonl"
     one = rgrade.grade(labels, shards, k=(1, 10), review_queue=True)
-    partials = [rgrade.grade(labels, shard, k=(1, 10), review_queue=True, partial=True) for shard in shards]
+    partials = [rgrade.grade_shard(labels, shard, k=(1, 10), review_queue=True) for shard in shards]
     assert sum(p.summary["captured_queries"] for p in partials) > 0
     partials[1].write(tmp_path / "written")
     merged = rgrade.merge(labels, [partials[0], tmp_path / "written"])
@@ -349,7 +354,7 @@ def test_shards_merge_into_one_grading(tmp_path):
     # The same queries in another file: captured in two shards.
     respaced = tmp_path / "respaced.jsonl"
     respaced.write_bytes(shards[0].read_bytes().replace(b"}\n", b"} \n"))
-    again = rgrade.grade(labels, respaced, k=(1, 10), review_queue=True, partial=True)
+    again = rgrade.grade_shard(labels, respaced, k=(1, 10), review_queue=True)
     with pytest.raises(rgrade.ShardError, match="captured in two shards"):
         rgrade.merge(labels, [partials[0], again])
     with pytest.raises(rgrade.ShardError, match="shard is given twice"):

@@ -197,9 +197,7 @@ def test_a_comparison_without_rules_and_with_markup_in_a_rule(compared, tmp_path
 
 
 def test_a_shards_repr_and_html():
-    shard = rgrade.grade(
-        SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", repeats="last", partial=True
-    )
+    shard = rgrade.grade_shard(SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", repeats="last")
     assert repr(shard) == "<rgrade.Shard: 300 captured queries, 5 rejected records, 2 inputs>"
     (rows,) = tables(shard._repr_html_()).values()
     assert rows[1:] == [[i["path"], str(i["records"]), str(i["rejected"])] for i in shard.summary["inputs"]]

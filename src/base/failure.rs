@@ -4,6 +4,11 @@
 //! its kind where it arises ([`OfKind`]); the API returns it as an
 //! [`Error`], whose [`Error::kind`] callers branch on (the Python package
 //! raises one exception class per kind).
+//!
+//! A message that names an option names it as a [`Setting`], not as a
+//! front end spells it: each front end spells the settings of the messages
+//! it shows ([`Error::spelled`], [`spell_settings`]), the command line as
+//! `--reviewers`, Python as `reviewers=`.
 
 use std::fmt;
 
@@ -52,17 +57,211 @@ impl From<anyhow::Error> for Error {
     }
 }
 
-/// The whole message, causes included: the error has no source of its
-/// own to walk, so a caller that prints causes prints them once.
+impl Error {
+    /// The whole message, causes included, each setting it names as
+    /// `spelling` spells it (given the value the message quotes with it).
+    pub fn spelled(&self, spelling: impl FnMut(Setting, Option<&str>) -> String) -> String {
+        spell_settings(&format!("{:#}", self.error), spelling)
+    }
+
+    /// The setting the error is about: the first its message names.
+    pub fn setting(&self) -> Option<Setting> {
+        let mut named = Vec::new();
+        self.spelled(|setting, _| {
+            named.push(setting);
+            String::new()
+        });
+        named.first().copied()
+    }
+}
+
+/// The whole message, causes included, each setting named as the plan
+/// names it: the error has no source of its own to walk, so a caller that
+/// prints causes prints them once.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#}", self.error)
+        f.write_str(&self.spelled(plan_spelling))
     }
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?} error: {:#}", self.kind, self.error)
+        write!(f, "{:?} error: {self}", self.kind)
+    }
+}
+
+/// Define [`Setting`]: each variant with the name the plan gives it.
+macro_rules! settings {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal,)+) => {
+        /// An option a message names: the plan's name for it is
+        /// [`Setting::name`], and each front end spells it its own way.
+        /// In a message (its `Display`), it is a mark [`spell_settings`]
+        /// replaces with its spelling.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Setting {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl Setting {
+            /// Every setting.
+            pub const ALL: &'static [Setting] = &[$(Setting::$variant),+];
+
+            /// Its name: the plan's field (a log field's, as a keyword
+            /// argument names it: `stage_field`; a command's own option,
+            /// as its keyword argument).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Setting::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+settings! {
+    /// The answer key.
+    Labels = "labels",
+    /// The cutoffs.
+    K = "k",
+    /// Whose grade counts where reviewers disagree.
+    Reviewers = "reviewers",
+    /// `reviewers` for the first key of a comparison of keys.
+    ReviewersA = "reviewers_a",
+    /// `reviewers` for the second key.
+    ReviewersB = "reviewers_b",
+    /// The human key a grading is calibrated against.
+    Calibrate = "calibrate",
+    /// `reviewers` for the human key.
+    CalibrateReviewers = "calibrate_reviewers",
+    /// A grading of one shard.
+    Partial = "partial",
+    /// How captures meet labels.
+    Join = "join",
+    /// Grading results or the documents they are chunks of.
+    Unit = "unit",
+    /// How a result id names its document.
+    DocOf = "doc_of",
+    /// The lowest relevant grade.
+    MinRel = "min_rel",
+    /// What a labeled query without a capture scores.
+    Missing = "missing",
+    /// The stages in pipeline order.
+    StageOrder = "stage_order",
+    /// Stage names for span kinds.
+    SpanStages = "span_stages",
+    /// The collection version labels must have been reviewed against.
+    CollectionVersion = "collection_version",
+    /// The logs' format.
+    LogsFormat = "logs_format",
+    /// Where a record keeps its query id.
+    QueryField = "query_field",
+    /// Where a record keeps its results.
+    ResultsField = "results_field",
+    /// Where a result keeps its doc id.
+    DocField = "doc_field",
+    /// Where a result row keeps its rank.
+    RankField = "rank_field",
+    /// The time a grading stands for.
+    AsOf = "as_of",
+    /// The OpenMetrics export.
+    Openmetrics = "openmetrics",
+    /// The metrics compared or watched.
+    Metrics = "metrics",
+    /// The worker threads.
+    Threads = "threads",
+    /// The permutations of the paired test.
+    Permutations = "permutations",
+    /// The nights of a trend's baseline.
+    Baseline = "baseline",
+    /// The chance of a false alarm.
+    Alpha = "alpha",
+    /// Watching nights graded with other labels.
+    AllowLabelChanges = "allow_label_changes",
+    /// The generator's labeled queries.
+    Queries = "queries",
+    /// The generator's results per ranking.
+    Results = "results",
+    /// The generator's nights.
+    Nights = "nights",
+    /// The night a generated drop begins.
+    DropFrom = "drop_from",
+    /// The task whose queries drop.
+    DropTask = "drop_task",
+    /// How much of a task drops.
+    DropRate = "drop_rate",
+}
+
+/// Marks around a setting named in a message, and between it and the value
+/// quoted with it: Unicode noncharacters, which are set aside for a
+/// program's own use and are no text a user writes.
+const OPEN: char = '\u{FDD0}';
+const VALUE: char = '\u{FDD1}';
+const CLOSE: char = '\u{FDD2}';
+
+/// The setting as a message names it.
+impl fmt::Display for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{OPEN}{}{CLOSE}", self.name())
+    }
+}
+
+impl Setting {
+    /// The setting with the value given it (`--join text`), as a message
+    /// names them.
+    pub fn given(self, value: impl fmt::Display) -> impl fmt::Display {
+        Given(self, value)
+    }
+
+    /// The setting the plan names `name`.
+    fn named(name: &str) -> Option<Setting> {
+        Setting::ALL.iter().copied().find(|s| s.name() == name)
+    }
+}
+
+struct Given<T>(Setting, T);
+
+impl<T: fmt::Display> fmt::Display for Given<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{OPEN}{}{VALUE}{}{CLOSE}", self.0.name(), self.1)
+    }
+}
+
+/// `text` with each setting named in it as `spelling` spells it, given the
+/// value quoted with it: a message the library made, for a front end to
+/// show in its own words.
+pub fn spell_settings(
+    text: &str,
+    mut spelling: impl FnMut(Setting, Option<&str>) -> String,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + OPEN.len_utf8()..];
+        let Some(end) = after.find(CLOSE) else {
+            rest = &rest[start..];
+            break;
+        };
+        let (name, value) = match after[..end].split_once(VALUE) {
+            Some((name, value)) => (name, Some(value)),
+            None => (&after[..end], None),
+        };
+        match Setting::named(name) {
+            Some(setting) => out.push_str(&spelling(setting, value)),
+            None => out.push_str(&after[..end]),
+        }
+        rest = &after[end + CLOSE.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A setting as a library caller reads it: the plan's name, in backticks,
+/// and the value after it.
+fn plan_spelling(setting: Setting, value: Option<&str>) -> String {
+    match value {
+        Some(value) => format!("`{}` {value}", setting.name()),
+        None => format!("`{}`", setting.name()),
     }
 }
 
@@ -103,5 +302,47 @@ impl<T> OfKind<T> for anyhow::Result<T> {
             Some(_) => error,
             None => anyhow::Error::new(Failure { kind, error }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each setting `<name value>`, to see where the marks were.
+    fn marked(setting: Setting, value: Option<&str>) -> String {
+        match value {
+            Some(value) => format!("<{} {value}>", setting.name()),
+            None => format!("<{}>", setting.name()),
+        }
+    }
+
+    #[test]
+    fn a_message_names_settings_each_front_end_spells() {
+        let error = anyhow::anyhow!("{} needs {}", Setting::Unit.given("doc"), Setting::DocOf);
+        let error = Error::from(error.context(format!("in {}", Setting::Labels)));
+        assert_eq!(
+            error.spelled(marked),
+            "in <labels>: <unit doc> needs <doc_of>"
+        );
+        assert_eq!(error.to_string(), "in `labels`: `unit` doc needs `doc_of`");
+        assert_eq!(error.setting(), Some(Setting::Labels));
+    }
+
+    #[test]
+    fn text_without_whole_marks_is_left_as_it_is() {
+        assert_eq!(
+            spell_settings("--reviewers majority", marked),
+            "--reviewers majority"
+        );
+        // A mark never closed, and a name no setting has, are text.
+        assert_eq!(
+            spell_settings("a \u{FDD0}reviewers", marked),
+            "a \u{FDD0}reviewers"
+        );
+        assert_eq!(
+            spell_settings("\u{FDD0}nothing\u{FDD2} x", marked),
+            "nothing x"
+        );
     }
 }

@@ -55,7 +55,8 @@ impl FromStr for Cutoff {
     }
 }
 
-/// A cutoff as summary.json writes it: a number, or the word `all`.
+/// A cutoff as summary.json writes it: a number, or the word `all` (read
+/// as `-k` reads a cutoff, so a number may come as text too).
 #[derive(Serialize, Deserialize)]
 #[serde(untagged)]
 enum CutoffText {
@@ -69,8 +70,8 @@ impl TryFrom<CutoffText> for Cutoff {
     fn try_from(text: CutoffText) -> Result<Self, Self::Error> {
         match text {
             CutoffText::At(k) => Ok(Cutoff::At(k)),
-            CutoffText::Word(word) if word == "all" => Ok(Cutoff::All),
-            CutoffText::Word(word) => Err(format!("'{word}' is not a cutoff")),
+            // As `-k` reads it: `all`, or a number written as text.
+            CutoffText::Word(word) => word.parse(),
         }
     }
 }

@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::failure::Setting;
+
 /// A value picked by name from a closed set.
 pub trait Choice: Copy + Sized + 'static {
     /// Every value, in the order they are offered.
@@ -58,8 +60,9 @@ impl std::error::Error for UnknownChoice {}
 
 /// Define a [`Choice`] enum: each variant with its doc line (its help) and
 /// its name, e.g. `/// Leave it out of the means.` then `Skip = "skip",`.
-/// The enum also reads from its name (`FromStr`) and prints as it
-/// (`Display`).
+/// The enum also reads from its name (`FromStr`, and `Deserialize`, so
+/// that a plan read from Python's keyword arguments takes the names the
+/// command line takes) and prints as it (`Display`).
 macro_rules! choice {
     (
         $(#[$meta:meta])*
@@ -107,13 +110,35 @@ macro_rules! choice {
                 f.write_str($crate::base::options::Choice::name(*self))
             }
         }
+
+        /// Its name, or its variant's: a plan written down (partial.json,
+        /// a shard's captures) spells each choice as its variant, as
+        /// serde's derive writes it, and a binary form by its index.
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                #[derive(::serde::Deserialize)]
+                enum Written {
+                    $($variant,)+
+                }
+                if !deserializer.is_human_readable() {
+                    return Ok(match <Written as ::serde::Deserialize>::deserialize(deserializer)? {
+                        $(Written::$variant => $name::$variant,)+
+                    });
+                }
+                let name = <String as ::serde::Deserialize>::deserialize(deserializer)?;
+                match name.as_str() {
+                    $(stringify!($variant) => Ok($name::$variant),)+
+                    _ => name.parse().map_err(::serde::de::Error::custom),
+                }
+            }
+        }
     };
 }
 pub(crate) use choice;
 
 choice! {
     /// What `--missing` does with a labeled query that has no capture.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum MissingPolicy {
         /// Score it 0 in every metric and count it in the means (trec_eval -c).
         Fail = "fail",
@@ -124,7 +149,7 @@ choice! {
 
 choice! {
     /// What `--repeats` does with several captures of one (run, stage, query).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum RepeatPolicy {
         /// Reject every capture of that key; the query is invalid.
         Error = "error",
@@ -139,7 +164,7 @@ choice! {
 
 choice! {
     /// What `--unit` grades a ranking's results as.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum Unit {
         /// The ids as the logs give them.
         Result = "result",
@@ -150,7 +175,7 @@ choice! {
 
 choice! {
     /// What `--duplicate-docs` does with a doc id listed twice in one ranking.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum DuplicateDocs {
         /// Reject the capture.
         Reject = "reject",
@@ -161,7 +186,7 @@ choice! {
 
 choice! {
     /// The format of the labels file.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum LabelsFormat {
         /// A compiled key or Parquet by its first bytes, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
         Auto = "auto",
@@ -180,7 +205,7 @@ choice! {
 
 choice! {
     /// The format of a log file.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum LogsFormat {
         /// Parquet by its PAR1 magic; a CSV run by its header; TREC or MS MARCO run when the first line (or the one after a header) has that shape; else JSONL.
         Auto = "auto",
@@ -201,7 +226,7 @@ choice! {
 
 choice! {
     /// What `--join` matches a capture to its label by.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum JoinBy {
         /// The query id.
         Id = "id",
@@ -281,15 +306,15 @@ impl std::str::FromStr for ReviewerPolicy {
     }
 }
 
-/// A key's reviewers policy with the option that sets it, so that a message
-/// about the policy names the option the user gives: `--reviewers`, or
-/// `--calibrate-reviewers` for the human key of a calibration.
+/// A key's reviewers policy with the setting that sets it, so that a
+/// message about the policy names the option the user gives: `reviewers`,
+/// or `calibrate_reviewers` for the human key of a calibration.
 #[derive(Debug, Clone, Copy)]
 pub struct Reviewing<'a> {
     /// The policy; `None` when the option is not given.
     pub policy: Option<&'a ReviewerPolicy>,
-    /// The option, as the command line spells it.
-    pub option: &'static str,
+    /// The setting.
+    pub option: Setting,
 }
 
 impl<'a> Reviewing<'a> {
@@ -297,7 +322,7 @@ impl<'a> Reviewing<'a> {
     pub fn by_reviewers(policy: Option<&'a ReviewerPolicy>) -> Self {
         Reviewing {
             policy,
-            option: "--reviewers",
+            option: Setting::Reviewers,
         }
     }
 }
@@ -316,14 +341,18 @@ impl TryFrom<String> for ReviewerPolicy {
     }
 }
 
-/// The kinds of span that are captures, as `--span-stage` names them.
+/// The kinds of span that are captures, as `--span-stage` names them (a
+/// plan reads either that name or the variant's, which it is written with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum SpanKind {
     /// An OpenInference RETRIEVER span.
+    #[serde(alias = "RETRIEVER")]
     Retriever,
     /// An OpenInference RERANKER span.
+    #[serde(alias = "RERANKER")]
     Reranker,
     /// An OpenTelemetry GenAI span whose operation is `retrieval`.
+    #[serde(alias = "retrieval")]
     GenAiRetrieval,
 }
 
@@ -361,7 +390,7 @@ impl SpanKind {
 
 choice! {
     /// What names the run of a TREC run line.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum RunName {
         /// The tag, its sixth field.
         Tag = "tag",
@@ -372,7 +401,7 @@ choice! {
 
 choice! {
     /// When to draw the progress bar.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum ProgressWhen {
         /// Only when stderr is a terminal.
         Auto = "auto",

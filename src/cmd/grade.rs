@@ -20,7 +20,7 @@ use crate::cli::GradeArgs;
 pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
     let plan = GradePlan {
         doc_of: rgrade::doc_of(args.unit, args.doc_of.clone()).map_err(anyhow::Error::msg)?,
-        ..plan(args, command)
+        ..plan(args, command)?
     };
     let mut warnings = Vec::new();
     let mut warn = |warning| warnings.push(warning);
@@ -97,39 +97,23 @@ pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
     exit.unless_lost(lost_table || lost_export)
 }
 
-/// The library's plan for the options in `args`.
-fn plan(args: &GradeArgs, command: Vec<String>) -> GradePlan {
-    GradePlan {
-        labels_format: args.labels_format,
-        min_rel: args.min_rel,
-        reviewers: args.reviewers.clone(),
+/// The library's plan for the options in `args`: they serialize under the
+/// plan's field names, so the plan reads them as it reads any caller's,
+/// every option it is not given at its default. Paths, which need not be
+/// UTF-8, are handed over as they are.
+fn plan(args: &GradeArgs, command: Vec<String>) -> Result<GradePlan> {
+    let options = serde_json::to_value(args)?;
+    Ok(GradePlan {
+        command,
+        labels: args.labels.clone(),
+        logs: args.logs.clone(),
+        out: args.out.clone(),
         calibrate: args.calibrate.clone(),
-        calibrate_reviewers: args.calibrate_reviewers.clone(),
-        logs_format: args.logs_format,
-        fields: args.fields.names(),
-        join: args.join,
-        span_stages: args.span_stages.clone(),
-        ks: args.k.clone(),
-        missing: args.missing,
-        repeats: args.repeats,
-        duplicate_docs: args.duplicate_docs,
-        run_name: args.run_name,
-        stages: args.stages.clone(),
-        stage_order: args.stage_order.clone(),
         doc_collections: args.doc_collections.clone(),
         corpus: args.corpus.clone(),
-        collection_version: args.collection_version.clone(),
-        out: args.out.clone(),
-        review_queue: args.review_queue,
-        pool_depth: args.pool_depth,
-        meta: args.meta.clone(),
-        threads: args.threads,
-        progress: args.progress,
-        command,
-        as_of: args.as_of,
         openmetrics: args.openmetrics.clone(),
-        ..GradePlan::new(args.labels.clone(), args.logs.clone())
-    }
+        ..serde_json::from_value(options)?
+    })
 }
 
 fn tell_warnings(warnings: &[Warning]) {
@@ -160,6 +144,6 @@ mod tests {
             ..GradePlan::new("l.jsonl".into(), vec!["logs".into()])
         };
         let json = |plan: &GradePlan| serde_json::to_value(plan).unwrap();
-        assert_eq!(json(&plan(&args, Vec::new())), json(&library));
+        assert_eq!(json(&plan(&args, Vec::new()).unwrap()), json(&library));
     }
 }

@@ -18,7 +18,7 @@ use std::ffi::OsString;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use terminal::{tell, Exit};
+use terminal::{message, tell, Exit};
 
 /// Run the command line `args` (the program's name first) and return its
 /// exit status: 0 clean, 1 a check tripped, 2 nothing graded (a usage
@@ -53,7 +53,7 @@ pub fn main(args: Vec<OsString>) -> u8 {
     match outcome {
         Ok(exit) => exit as u8,
         Err(err) => {
-            tell(format_args!("rgrade: {err:#}"));
+            tell(format_args!("rgrade: {}", message(&err)));
             Exit::NothingGraded as u8
         }
     }

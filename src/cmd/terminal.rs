@@ -7,6 +7,8 @@ use std::io::{self, Write};
 
 use rgrade::visible;
 
+use crate::cli::flag;
+
 /// How a run ended, as its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -66,7 +68,7 @@ pub fn print_stdout(print: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> bool 
 /// not; returns whether it was lost.
 pub fn tell_export(failure: Option<&rgrade::Error>) -> bool {
     if let Some(err) = failure {
-        tell(format_args!("rgrade: {err}"));
+        tell(format_args!("rgrade: {}", err.spelled(flag)));
     }
     failure.is_some()
 }
@@ -90,9 +92,23 @@ pub fn stdout_width() -> usize {
         .unwrap_or(PIPE_WIDTH)
 }
 
-/// Write a line to stderr, as a reader can see it ([`visible`]). A closed
-/// or full stderr loses the line, never the run: the exit status still
-/// says how it ended.
+/// Write a line to stderr, as a reader can see it ([`visible`]), with the
+/// settings the library's messages name spelled as flags. A closed or full
+/// stderr loses the line, never the run: the exit status still says how
+/// it ended.
 pub fn tell(line: fmt::Arguments) {
-    let _ = writeln!(io::stderr().lock(), "{}", visible(&line.to_string()));
+    let line = rgrade::spell_settings(&line.to_string(), flag);
+    let _ = writeln!(io::stderr().lock(), "{}", visible(&line));
+}
+
+/// `err`'s message, causes included, as the command line says it: the
+/// library's errors with their settings spelled as flags.
+pub fn message(err: &anyhow::Error) -> String {
+    let said: Vec<String> = (err.chain())
+        .map(|cause| match cause.downcast_ref::<rgrade::Error>() {
+            Some(err) => err.spelled(flag),
+            None => cause.to_string(),
+        })
+        .collect();
+    said.join(": ")
 }

@@ -209,7 +209,8 @@ fn chosen_metrics(paired: &Paired, names: &[String]) -> Result<Vec<usize>> {
     for name in names {
         let metric = paired.metric(name).with_context(|| {
             format!(
-                "--metrics: unknown metric '{name}' (known: {})",
+                "{}: unknown metric '{name}' (known: {})",
+                crate::base::failure::Setting::Metrics,
                 paired.metrics.join(", ")
             )
         })?;

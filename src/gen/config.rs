@@ -94,11 +94,15 @@ impl GenConfig {
     /// `rgrade gen` options that set them.
     pub(super) fn check(&self) -> anyhow::Result<()> {
         if self.labeled == 0 {
-            bail!("--queries must be at least 1: the answer key needs a labeled query");
+            bail!(
+                "{} must be at least 1: the answer key needs a labeled query",
+                crate::base::failure::Setting::Queries
+            );
         }
         if !(1..=MAX_RESULTS).contains(&self.results) {
             bail!(
-                "--results must be between 1 and {MAX_RESULTS}, got {}",
+                "{} must be between 1 and {MAX_RESULTS}, got {}",
+                crate::base::failure::Setting::Results,
                 self.results
             );
         }
@@ -106,19 +110,23 @@ impl GenConfig {
             return Ok(());
         };
         if nights.count == 0 {
-            bail!("--nights must be at least 1");
+            bail!(
+                "{} must be at least 1",
+                crate::base::failure::Setting::Nights
+            );
         }
         if let Some(drop) = &nights.drop {
             if !(1..=nights.count).contains(&drop.from) {
                 bail!(
-                    "--drop-from {} is not one of the {} nights",
-                    drop.from,
+                    "{} is not one of the {} nights",
+                    crate::base::failure::Setting::DropFrom.given(drop.from),
                     nights.count
                 );
             }
             if !(drop.rate > 0.0 && drop.rate <= 1.0) {
                 bail!(
-                    "--drop-rate must be above 0 and at most 1, got {}",
+                    "{} must be above 0 and at most 1, got {}",
+                    crate::base::failure::Setting::DropRate,
                     drop.rate
                 );
             }

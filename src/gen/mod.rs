@@ -82,8 +82,8 @@ fn check_drop_task(config: &GenConfig) -> anyhow::Result<()> {
     let mut tasks = queries::task_names();
     anyhow::ensure!(
         tasks.any(|task| task == drop.task),
-        "--drop-task {}: the generator's tasks are {}",
-        drop.task,
+        "{}: the generator's tasks are {}",
+        crate::base::failure::Setting::DropTask.given(&drop.task),
         queries::task_names().collect::<Vec<_>>().join(", ")
     );
     Ok(())
@@ -166,14 +166,14 @@ mod tests {
         let out = std::env::temp_dir().join(format!("rgrade-gen-unit-{}", std::process::id()));
         let error = write_dataset(&config(0, 10, out.clone())).unwrap_err();
         assert!(
-            error.to_string().contains("--queries must be at least 1"),
+            error.to_string().contains("`queries` must be at least 1"),
             "{error}"
         );
         let error = write_dataset(&config(1, 0, out.clone())).unwrap_err();
         assert!(
             error
                 .to_string()
-                .contains("--results must be between 1 and"),
+                .contains("`results` must be between 1 and"),
             "{error}"
         );
         assert!(!out.exists(), "nothing is written for bad arguments");

@@ -71,9 +71,10 @@ pub fn require_shared_query(key: &LabelIndex, graded: &LabelIndex, path: &Path) 
         .any(|q| graded.find_query(key.query_id(q).as_bytes()).is_some());
     ensure!(
         shared,
-        "--calibrate {}: labels none of the queries of --labels, so nothing can be calibrated \
+        "{}: labels none of the queries of {}, so nothing can be calibrated \
          (are the query ids written the same way in both?)",
-        path.display()
+        crate::base::failure::Setting::Calibrate.given(path.display()),
+        crate::base::failure::Setting::Labels
     );
     Ok(())
 }

@@ -1,5 +1,10 @@
 //! What a grading is asked to do: the command line's `rgrade grade`
-//! options, as plain values a library caller can build too.
+//! options, as plain values a library caller can build too. The plan is
+//! the one place an option is defined: its field, its default (in
+//! [`Plan::new`]) and its checks (when the grading starts) serve every
+//! front end. The command line's arguments and Python's keyword arguments
+//! are both read into it with serde, by the option's name; an option left
+//! out keeps its default.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -19,7 +24,11 @@ use crate::logs::jsonl::FieldNames;
 
 /// Everything one grading needs: what to read, how to grade, where to
 /// write. The command line's `rgrade grade` options, as plain values.
+///
+/// Deserialized, it reads the options given and keeps [`Plan::new`]'s
+/// default for the others, and refuses a name that is no option.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default = "Plan::unset", deny_unknown_fields)]
 pub struct Plan {
     /// The answer key.
     pub labels: PathBuf,
@@ -32,11 +41,9 @@ pub struct Plan {
     pub reviewers: Option<ReviewerPolicy>,
     /// A human answer key for some of the queries, to calibrate the means
     /// of a grading under a judge's labels against (format by content).
-    #[serde(default)]
     pub calibrate: Option<PathBuf>,
     /// Whose grade counts in the human key, as `reviewers` says for the
     /// graded one.
-    #[serde(default)]
     pub calibrate_reviewers: Option<ReviewerPolicy>,
     /// Log files or directories; `-` is standard input.
     pub logs: Vec<PathBuf>,
@@ -47,14 +54,15 @@ pub struct Plan {
     /// `--unit doc`: how a result id names the document it is a chunk of,
     /// to grade rankings of chunks against labels of documents; `None`
     /// grades the ids as they are.
-    #[serde(default)]
     pub doc_of: Option<DocOf>,
     /// Whether captures meet their labels by query id or by question text.
     pub join: JoinBy,
     /// Stage names for the captures of these span kinds, instead of the
     /// defaults (`retrieve`, `rerank`).
     pub span_stages: Vec<(SpanKind, String)>,
-    /// Cutoffs, in the order given: each at least 1, none twice.
+    /// Cutoffs, in the order given: each at least 1, none twice. Read
+    /// under the name the command line and Python give it, too.
+    #[serde(alias = "k")]
     pub ks: Vec<Cutoff>,
     /// What a labeled query without a capture scores.
     pub missing: MissingPolicy,
@@ -93,11 +101,9 @@ pub struct Plan {
     pub command: Vec<String>,
     /// The time the grading stands for in summary.json (a nightly job's
     /// night, when it grades an old one again); `None` is when it runs.
-    #[serde(default)]
     pub as_of: Option<Timestamp>,
     /// Also write the means and counts in the OpenMetrics text format to
     /// this file (for Prometheus), with or without an output directory.
-    #[serde(default)]
     pub openmetrics: Option<PathBuf>,
     /// Tables handed over in memory: never part of a plan written down.
     #[serde(skip)]
@@ -178,6 +184,12 @@ impl Plan {
             tables: Tables::default(),
             keep_rows: false,
         }
+    }
+
+    /// The plan of no labels and no logs, whose other options a
+    /// deserialized plan keeps when it is not given them.
+    fn unset() -> Self {
+        Plan::new(PathBuf::new(), Vec::new())
     }
 
     /// The depth of the review queue's pool, when one is asked for: the

@@ -60,7 +60,10 @@ impl FromStr for DocOf {
     /// exactly one capture group; anything else is a separator.
     fn from_str(pattern: &str) -> Result<Self, String> {
         if pattern.is_empty() {
-            return Err("--doc-of needs a separator or a regular expression".to_string());
+            return Err(format!(
+                "{} needs a separator or a regular expression",
+                crate::base::failure::Setting::DocOf
+            ));
         }
         if !pattern.contains('(') {
             return Ok(DocOf::Separator(pattern.to_string()));
@@ -72,13 +75,16 @@ impl FromStr for DocOf {
                 separator_regex(pattern)
             )
         };
-        let regex = Regex::new(pattern)
-            .map_err(|err| format!("--doc-of {pattern:?} is no regex: {err}{}", as_separator()))?;
+        let regex = Regex::new(pattern).map_err(|err| {
+            let doc_of = crate::base::failure::Setting::DocOf.given(format!("{pattern:?}"));
+            format!("{doc_of} is no regex: {err}{}", as_separator())
+        })?;
         match regex.captures_len() {
             2 => Ok(DocOf::Capture(regex)),
             n => Err(format!(
-                "--doc-of {pattern:?} has {} capture groups; it needs exactly one, around the \
+                "{} has {} capture groups; it needs exactly one, around the \
                  document id (write (?:...) for a group that captures nothing){}",
+                crate::base::failure::Setting::DocOf.given(format!("{pattern:?}")),
                 n - 1,
                 if n == 1 {
                     as_separator()
@@ -137,10 +143,17 @@ pub fn doc_of(unit: Unit, pattern: Option<DocOf>) -> Result<Option<DocOf>, Strin
     match (unit, pattern) {
         (Unit::Doc, Some(pattern)) => Ok(Some(pattern)),
         (Unit::Result, None) => Ok(None),
-        (Unit::Doc, None) => Err("--unit doc needs --doc-of PATTERN: how a result id names \
-             its document ('#', or a regex such as '^(.+)#chunk-[0-9]+$')"
-            .to_string()),
-        (Unit::Result, Some(_)) => Err("--doc-of only applies with --unit doc".to_string()),
+        (Unit::Doc, None) => Err(format!(
+            "{} needs {}: how a result id names its document ('#', or a regex such as \
+             '^(.+)#chunk-[0-9]+$')",
+            crate::base::failure::Setting::Unit.given("doc"),
+            crate::base::failure::Setting::DocOf.given("PATTERN")
+        )),
+        (Unit::Result, Some(_)) => Err(format!(
+            "{} only applies with {}",
+            crate::base::failure::Setting::DocOf,
+            crate::base::failure::Setting::Unit.given("doc")
+        )),
     }
 }
 

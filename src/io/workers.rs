@@ -36,7 +36,8 @@ pub fn pool(threads: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
             let asked = asked.get();
             anyhow::ensure!(
                 asked <= MAX_THREADS,
-                "--threads {asked}: at most {MAX_THREADS} worker threads"
+                "{}: at most {MAX_THREADS} worker threads",
+                crate::base::failure::Setting::Threads.given(asked)
             );
             asked
         }

@@ -377,7 +377,10 @@ impl Builder {
         let text = join_form(text);
         let text = &text[..];
         if text.is_empty() {
-            bail!("an empty query text: --join text matches captures by it");
+            bail!(
+                "an empty query text: {} matches captures by it",
+                crate::base::failure::Setting::Join.given("text")
+            );
         }
         if let Some(earlier) = self.queries[query].query_text {
             if self.text.get(earlier) != text {
@@ -727,9 +730,10 @@ fn index_query_texts(
         let query = &raw[old as usize];
         let Some(query_text) = query.query_text else {
             let message = anyhow!(
-                "query_id '{}' has no query text: --join text matches captures by a \
+                "query_id '{}' has no query text: {} matches captures by a \
                  label's 'query'",
-                text.get(query.id)
+                text.get(query.id),
+                crate::base::failure::Setting::Join.given("text")
             );
             return Err((Some(query.line), message));
         };
@@ -739,12 +743,13 @@ fn index_query_texts(
         let [a, b] = pair.map(|q| &raw[order[q as usize] as usize]);
         let (first, second) = if a.line < b.line { (a, b) } else { (b, a) };
         let message = anyhow!(
-            "query_id '{}' has the query text of query_id '{}' (line {}): '{}'; --join \
-             text needs each text once",
+            "query_id '{}' has the query text of query_id '{}' (line {}): '{}'; {} \
+             needs each text once",
             text.get(second.id),
             text.get(first.id),
             first.line,
-            text.get(first.query_text.unwrap_or_default())
+            text.get(first.query_text.unwrap_or_default()),
+            crate::base::failure::Setting::Join.given("text")
         );
         (Some(second.line), message)
     })

@@ -33,6 +33,7 @@ use super::ids::{IdRef, IdText};
 use super::index::{CompiledKey, IndexParts, QueryTexts};
 use super::index::{JudgedDoc, LabelIndex, LabeledQuery, LabelsSource};
 use super::index::{Reviewers, NO_POOL};
+use crate::base::failure::Setting;
 use crate::base::options::{JoinBy, Reviewing};
 use crate::base::schema::{ChangedLabels, SourceSummary};
 use crate::io::decompress::Source;
@@ -258,21 +259,26 @@ pub fn read(
     }
     if join == JoinBy::Text && !header.query_texts {
         bail!(
-            "this compiled key keeps no question texts, which --join text matches captures \
-             by: compile it with `rgrade index --join text`"
+            "this compiled key keeps no question texts, which {} matches captures \
+             by: compile it with `rgrade index --join text`",
+            Setting::Join.given("text")
         );
     }
     let Reviewing { policy, option } = reviewing;
     if let Some(policy) = policy {
         let compiled = header.reviewers.as_ref().map(|r| r.policy.as_ref());
         match compiled {
-            None => bail!("{option} {policy}: no label of this compiled key names a reviewer"),
+            None => bail!(
+                "{}: no label of this compiled key names a reviewer",
+                option.given(policy)
+            ),
             Some(Some(same)) if same == policy => {}
             Some(other) => bail!(
                 "this key was compiled {}: its grades are combined already; compile it again \
                  with `rgrade index --reviewers {policy}`",
-                other.map_or("without --reviewers".to_string(), |p| format!(
-                    "with --reviewers {p}"
+                other.map_or(format!("without {}", Setting::Reviewers), |p| format!(
+                    "with {}",
+                    Setting::Reviewers.given(p)
                 ))
             ),
         }

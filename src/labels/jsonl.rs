@@ -110,7 +110,10 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
     };
     if builder.keep_query_texts {
         let text = optional_text("query")?.ok_or_else(|| {
-            anyhow!("no 'query' text: --join text matches captures by a label's 'query'")
+            anyhow!(
+                "no 'query' text: {} matches captures by a label's 'query'",
+                crate::base::failure::Setting::Join.given("text")
+            )
         })?;
         builder.set_query_text(query, text)?;
     }

@@ -78,8 +78,9 @@ impl LabelIndex {
         builder.keep_query_texts = join == JoinBy::Text;
         if builder.keep_query_texts && matches!(format, LabelsFormat::Trec | LabelsFormat::Auto) {
             bail!(
-                "{name}: TREC qrels hold no query text; --join text needs JSONL labels with \
-                 a 'query' field or CSV labels with a 'query' column"
+                "{name}: TREC qrels hold no query text; {} needs JSONL labels with \
+                 a 'query' field or CSV labels with a 'query' column",
+                crate::base::failure::Setting::Join.given("text")
             );
         }
         if format != LabelsFormat::Jsonl {
@@ -634,7 +635,10 @@ mod tests {
         }
         let err = load_reviewed(&jsonl, LabelsFormat::Jsonl, None).unwrap_err();
         assert!(
-            format!("{err:#}").contains("say whose grade counts with --reviewers"),
+            format!("{err:#}").contains(&format!(
+                "say whose grade counts with {}",
+                crate::base::failure::Setting::Reviewers.given("majority")
+            )),
             "{err:#}"
         );
     }

@@ -98,7 +98,8 @@ fn label_columns(schema: &Schema, builder: &Builder) -> Result<Named, LineError>
     }
     if builder.keep_query_texts && columns.get(Column::Query).is_none() {
         return Err(whole(anyhow!(
-            "no 'query' column: --join text matches captures by a label's query text"
+            "no 'query' column: {} matches captures by a label's query text",
+            crate::base::failure::Setting::Join.given("text")
         )));
     }
     Ok(named)

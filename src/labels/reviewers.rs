@@ -90,7 +90,7 @@ pub(super) fn combine(
         return match policy {
             Some(policy) => Err((
                 None,
-                anyhow!("{option} {policy}: no label names a reviewer"),
+                anyhow!("{}: no label names a reviewer", option.given(policy)),
             )),
             None => Ok(None),
         };
@@ -127,7 +127,8 @@ pub(super) fn combine(
                 let names: BTreeSet<&str> = labeled.iter().map(|&(_, r)| name_of(r)).collect();
                 let names: Vec<&str> = names.into_iter().collect();
                 let message = anyhow!(
-                    "{option} {name}: no label is by reviewer '{name}'; the reviewers are {}",
+                    "{}: no label is by reviewer '{name}'; the reviewers are {}",
+                    option.given(name),
                     names.join(", ")
                 );
                 return Err((None, message));
@@ -181,11 +182,12 @@ pub(super) fn combine(
                         .collect();
                     format!(
                         "doc_id '{}' of query_id '{}' is judged by {} reviewers ({}): say whose \
-                         grade counts with {option} majority, any, all or a reviewer's name",
+                         grade counts with {}, any, all or a reviewer's name",
                         text(&pair[0]),
                         query(),
                         pair.len(),
-                        by.join(", ")
+                        by.join(", "),
+                        option.given("majority")
                     )
                 });
                 None

@@ -84,7 +84,10 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
     if builder.keep_query_texts && query_text_col.is_none() {
         return Err((
             Some(1),
-            anyhow!("no 'query' column: --join text matches captures by a label's query text"),
+            anyhow!(
+                "no 'query' column: {} matches captures by a label's query text",
+                crate::base::failure::Setting::Join.given("text")
+            ),
         ));
     }
     for record in reader.records() {

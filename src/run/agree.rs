@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::agree::{agreement, runs_under_both, Agreement, RunsUnderBoth};
-use crate::base::failure::{Error, ErrorKind, OfKind};
+use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
     JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy, Reviewing,
@@ -140,8 +140,8 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     };
     let [reviewers_a, reviewers_b] = &plan.reviewers;
     let (a, b) = (
-        load(&plan.key_a, reviewers_a, "--reviewers-a")?,
-        load(&plan.key_b, reviewers_b, "--reviewers-b")?,
+        load(&plan.key_a, reviewers_a, Setting::ReviewersA)?,
+        load(&plan.key_b, reviewers_b, Setting::ReviewersB)?,
     );
     let agreement = agreement(&a, &b);
     no_query_in_common(plan, &agreement).of_kind(ErrorKind::Labels)?;

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::base::failure::{Error, ErrorKind, OfKind};
+use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Reviewing};
 use crate::base::schema::Counts;
@@ -126,16 +126,18 @@ impl Setup {
         if plan.calibrate.is_none() && plan.calibrate_reviewers.is_some() {
             return Err(anyhow!(
                 "no human key to calibrate against was given, so whose grades count in it \
-                 cannot be said: give --calibrate with --calibrate-reviewers"
+                 cannot be said: give {} with {}",
+                Setting::Calibrate,
+                Setting::CalibrateReviewers
             ))
             .of_kind(ErrorKind::Usage);
         }
-        Setup::for_key(plan, "--reviewers")
+        Setup::for_key(plan, Setting::Reviewers)
     }
 
     /// As [`Setup::new`], for a key whose reviewers policy (`plan.reviewers`)
-    /// the option `reviewers_option` sets.
-    fn for_key(plan: &Plan, reviewers_option: &'static str) -> Result<Self> {
+    /// the setting `reviewers_option` sets.
+    fn for_key(plan: &Plan, reviewers_option: Setting) -> Result<Self> {
         let reviewing = Reviewing {
             policy: plan.reviewers.as_ref(),
             option: reviewers_option,
@@ -494,12 +496,17 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanPass>> {
     let Some(key) = &plan.calibrate else {
         return Ok(None);
     };
-    let reads_twice = "--calibrate reads the logs twice (under the human key, then the judge's)";
-    refuse_read_once(&plan.logs, plan.out.as_deref(), reads_twice)?;
+    let reads_twice = format!(
+        "{} reads the logs twice (under the human key, then the judge's)",
+        Setting::Calibrate
+    );
+    refuse_read_once(&plan.logs, plan.out.as_deref(), &reads_twice)?;
     if plan.join == JoinBy::Text {
         return Err(anyhow!(
-            "--calibrate pairs the two keys' queries by query_id, so it cannot grade with \
-             --join text: give the captures query ids"
+            "{} pairs the two keys' queries by query_id, so it cannot grade with \
+             {}: give the captures query ids",
+            Setting::Calibrate,
+            Setting::Join.given("text")
         ))
         .of_kind(ErrorKind::Usage);
     }
@@ -523,7 +530,7 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanPass>> {
         },
         ..plan.clone()
     };
-    let human_setup = Setup::for_key(&human, "--calibrate-reviewers")?;
+    let human_setup = Setup::for_key(&human, Setting::CalibrateReviewers)?;
     require_shared_query(&human_setup.labels, &setup.labels, key).of_kind(ErrorKind::Labels)?;
     let grouping = collect(&human, &human_setup, &mut |_| {})?;
     let Setup {
@@ -665,7 +672,7 @@ fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
 /// The cutoffs, checked: each at least 1, none twice.
 fn cutoffs(ks: &[Cutoff]) -> Result<Vec<Cutoff>> {
     if ks.is_empty() {
-        bail!("no cutoff given: -k needs at least one");
+        bail!("no cutoff given: {} needs at least one", Setting::K);
     }
     let mut seen = HashSet::new();
     for &k in ks {
@@ -673,7 +680,7 @@ fn cutoffs(ks: &[Cutoff]) -> Result<Vec<Cutoff>> {
             bail!("cutoffs must be at least 1, got 0");
         }
         if !seen.insert(k) {
-            bail!("cutoff {k} is given twice in -k");
+            bail!("cutoff {k} is given twice in {}", Setting::K);
         }
     }
     Ok(ks.to_vec())
@@ -685,16 +692,20 @@ fn stage_order(stages: &[String]) -> Result<Vec<String>> {
     let order: Vec<String> = stages.iter().map(|s| s.trim().to_string()).collect();
     if order.iter().any(String::is_empty) {
         bail!(
-            "--stage-order has an empty stage name: {:?}",
+            "{} has an empty stage name: {:?}",
+            Setting::StageOrder,
             stages.join(",")
         );
     }
     if order.len() == 1 {
-        bail!("--stage-order needs at least two stages, in pipeline order (retrieve,rerank,final)");
+        bail!(
+            "{} needs at least two stages, in pipeline order (retrieve,rerank,final)",
+            Setting::StageOrder
+        );
     }
     let mut seen = HashSet::new();
     if let Some(twice) = order.iter().find(|stage| !seen.insert(stage.as_str())) {
-        bail!("stage {twice} is given twice in --stage-order");
+        bail!("stage {twice} is given twice in {}", Setting::StageOrder);
     }
     Ok(order)
 }

@@ -23,7 +23,7 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::base::failure::{Error, ErrorKind, OfKind};
+use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
 use crate::base::options::ProgressWhen;
 use crate::base::schema::{
     PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
@@ -70,14 +70,18 @@ fn grade_shard(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSumm
         .context("a partial grading needs an output directory (-o DIR)")?;
     if plan.calibrate.is_some() {
         return Err(anyhow::anyhow!(
-            "--calibrate cannot grade a shard (--partial): calibrate a grading of all the logs"
+            "{} cannot grade a shard ({}): calibrate a grading of all the logs",
+            Setting::Calibrate,
+            Setting::Partial
         ))
         .of_kind(ErrorKind::Usage);
     }
     if plan.openmetrics.is_some() {
         return Err(anyhow::anyhow!(
-            "--openmetrics cannot be written for a shard (--partial): a shard has no means; \
-             rgrade merge --openmetrics writes them"
+            "{} cannot be written for a shard ({}): a shard has no means; \
+             rgrade merge --openmetrics writes them",
+            Setting::Openmetrics,
+            Setting::Partial
         ))
         .of_kind(ErrorKind::Usage);
     }
@@ -263,11 +267,12 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         ensure!(
             shard.plan.as_of == first_shard_as_of,
             "{}: graded {}, {}: graded {}; a merged grading stands for one time, so grade \
-             every shard with the same --as-of",
+             every shard with the same {}",
             path.display(),
             as_of_option(shard.plan.as_of),
             first.display(),
-            as_of_option(first_shard_as_of)
+            as_of_option(first_shard_as_of),
+            Setting::AsOf
         );
         ensure!(
             same_grading(&shard.plan, &plan)?,
@@ -297,9 +302,11 @@ fn merged_as_of(
 ) -> Result<Option<Timestamp>> {
     match (merge, shards) {
         (Some(merge), Some(shards)) if merge != shards => bail!(
-            "--as-of {merge}, but {} was graded --as-of {shards}: leave --as-of to the shards, \
-             or grade them again",
-            first.display()
+            "{}, but {} was graded {}: leave {} to the shards, or grade them again",
+            Setting::AsOf.given(merge),
+            first.display(),
+            Setting::AsOf.given(shards),
+            Setting::AsOf
         ),
         (merge, shards) => Ok(shards.or(merge)),
     }
@@ -308,8 +315,8 @@ fn merged_as_of(
 /// How a shard was graded as to `--as-of`, for messages.
 fn as_of_option(as_of: Option<Timestamp>) -> String {
     match as_of {
-        Some(as_of) => format!("--as-of {as_of}"),
-        None => "without --as-of".to_string(),
+        Some(as_of) => Setting::AsOf.given(as_of).to_string(),
+        None => format!("without {}", Setting::AsOf),
     }
 }
 

@@ -86,28 +86,30 @@ impl Plan {
         );
         ensure!(
             self.baseline_nights >= 2,
-            "--baseline {}: the baseline takes at least 2 nights (their spread bounds its error)",
-            self.baseline_nights
+            "{}: the baseline takes at least 2 nights (their spread bounds its error)",
+            crate::base::failure::Setting::Baseline.given(self.baseline_nights)
         );
         ensure!(
             self.alpha > 0.0 && self.alpha < 1.0,
-            "--alpha {}: must lie strictly between 0 and 1",
-            self.alpha
+            "{}: must lie strictly between 0 and 1",
+            crate::base::failure::Setting::Alpha.given(self.alpha)
         );
         let watched: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
         for metric in &self.metrics {
             let (name, cutoff) = metric.split_once('@').unwrap_or((metric, ""));
             if name == "judged" {
                 bail!(
-                    "--metrics {metric}: judged@k measures how much of a ranking the labels \
+                    "{}: judged@k measures how much of a ranking the labels \
                      cover, not the retriever; trend watches {}",
+                    crate::base::failure::Setting::Metrics.given(metric),
                     watched.join(", ")
                 );
             }
             let canonical = cutoff.parse::<Cutoff>().map(|k| k.to_string());
             ensure!(
                 watched.contains(&name) && canonical.is_ok_and(|k| k == cutoff),
-                "--metrics {metric}: not a metric; trend watches {} at a cutoff (recall@10)",
+                "{}: not a metric; trend watches {} at a cutoff (recall@10)",
+                crate::base::failure::Setting::Metrics.given(metric),
                 watched.join(", ")
             );
         }

@@ -49,8 +49,9 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
         let Some(as_of) = summary.as_of else {
             bail!(
                 "{}: records no as_of (written by an older rgrade); grade that night again, \
-                 with --as-of for the time it stands for",
-                summary_path.display()
+                 with {} for the time it stands for",
+                summary_path.display(),
+                crate::base::failure::Setting::AsOf
             );
         };
         nights.push(Night {
@@ -68,11 +69,12 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
         let (before, night) = (&nights[i - 1], &nights[i]);
         ensure!(
             before.as_of != night.as_of,
-            "{} and {}: both stand for {} (the same night given twice? grade's --as-of sets \
+            "{} and {}: both stand for {} (the same night given twice? grade's {} sets \
              the time a grading stands for)",
             before.given.display(),
             night.given.display(),
-            night.as_of
+            night.as_of,
+            crate::base::failure::Setting::AsOf
         );
         let (revision, changed) = (before.revision, before.facts.difference(&night.facts));
         let revision = match changed {
@@ -80,10 +82,11 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
             Some(_) if allow_label_changes => revision + 1,
             Some(what) => bail!(
                 "{} and {}: graded with other {}; a trend compares nights graded alike \
-                 (--allow-label-changes watches each revision apart)",
+                 ({} watches each revision apart)",
                 before.given.display(),
                 night.given.display(),
-                what.name()
+                what.name(),
+                crate::base::failure::Setting::AllowLabelChanges
             ),
         };
         nights[i].revision = revision;

@@ -326,8 +326,9 @@ impl Watch<'_> {
                 let found = columns.iter().position(|c| c == metric);
                 found.ok_or_else(|| {
                     anyhow::anyhow!(
-                        "--metrics {metric}: {} has no such metric; it was graded at cutoffs {}, \
+                        "{}: {} has no such metric; it was graded at cutoffs {}, \
                          which give {}",
+                        crate::base::failure::Setting::Metrics.given(metric),
                         night.per_query.display(),
                         (night.facts.ks.iter())
                             .map(ToString::to_string)

@@ -241,10 +241,11 @@ pub fn require_collection_version(labels: &LabelIndex, version: &str) -> Result<
     }
     bail!(
         "{}: {} of {} labeled queries were not reviewed against collection version '{version}' \
-         (--collection-version): {}; review them against it, or grade the version they name",
+         ({}): {}; review them against it, or grade the version they name",
         labels.source.given_path().display(),
         other.len(),
         labels.queries().len(),
+        crate::base::failure::Setting::CollectionVersion,
         first_few(other.into_iter(), EXAMPLES)
     )
 }
