@@ -216,6 +216,8 @@ def test_errors_raise_with_the_command_lines_message(tmp_path):
         rgrade.grade(seed_labels, seed_logs, k="most")
     with pytest.raises(rgrade.UsageError, match="repeats: \"often\": expected one of error, first, last, mean"):
         rgrade.grade(seed_labels, seed_logs, repeats="often")
+    with pytest.raises(rgrade.UsageError, match="span_stages= gives span kind RERANKER no stage name"):
+        rgrade.grade(seed_labels, seed_logs, span_stages={"RERANKER": ""})
     with pytest.raises(rgrade.UsageError, match="unknown field `repeat`"):
         rgrade.grade(seed_labels, seed_logs, repeat="last")  # type: ignore[call-arg]
     with pytest.raises(rgrade.LogsError, match="absent.jsonl: cannot open log input"):

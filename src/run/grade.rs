@@ -17,7 +17,9 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
 use crate::base::metrics::Cutoff;
-use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Reviewing};
+use crate::base::options::{
+    JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Reviewing, SpanKind,
+};
 use crate::base::schema::Counts;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
@@ -148,6 +150,7 @@ impl Setup {
             repeats: plan.repeats,
         };
         let stage_order = stage_order(&plan.stage_order).of_kind(ErrorKind::Usage)?;
+        span_stages_named(&plan.span_stages).of_kind(ErrorKind::Usage)?;
         let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
         // Once the plan holds, before anything is read: a run already
         // writing there should not cost this one's work, and an earlier
@@ -688,6 +691,22 @@ fn cutoffs(ks: &[Cutoff]) -> Result<Vec<Cutoff>> {
 
 /// The stage order: empty, or at least two distinct, non-empty stages
 /// (spaces around a name are dropped).
+/// A span kind renamed to no stage would grade its captures under an
+/// empty stage name: refused, whichever front end built the plan.
+fn span_stages_named(span_stages: &[(SpanKind, String)]) -> Result<()> {
+    match span_stages
+        .iter()
+        .find(|(_, stage)| stage.trim().is_empty())
+    {
+        Some((kind, _)) => bail!(
+            "{} gives span kind {} no stage name",
+            Setting::SpanStages,
+            kind.name()
+        ),
+        None => Ok(()),
+    }
+}
+
 fn stage_order(stages: &[String]) -> Result<Vec<String>> {
     let order: Vec<String> = stages.iter().map(|s| s.trim().to_string()).collect();
     if order.iter().any(String::is_empty) {
@@ -708,4 +727,24 @@ fn stage_order(stages: &[String]) -> Result<Vec<String>> {
         bail!("stage {twice} is given twice in {}", Setting::StageOrder);
     }
     Ok(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_kind_renamed_to_no_stage_is_refused() {
+        let named = [(SpanKind::Retriever, "retrieve".to_string())];
+        assert!(span_stages_named(&named).is_ok());
+        let blank = [named[0].clone(), (SpanKind::Reranker, " ".to_string())];
+        let err = span_stages_named(&blank).unwrap_err();
+        let message = crate::base::failure::spell_settings(&err.to_string(), |setting, _| {
+            setting.name().to_string()
+        });
+        assert_eq!(
+            message,
+            "span_stages gives span kind RERANKER no stage name"
+        );
+    }
 }
