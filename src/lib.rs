@@ -56,8 +56,8 @@ pub use agree::{Agreement, Disagreement, RunMeans, RunOrder, RunsUnderBoth, Slic
 pub use base::failure::{spell_settings, Error, ErrorKind, Setting};
 pub use base::metrics::Cutoff;
 pub use base::options::{
-    Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen,
-    RepeatPolicy, ReviewerPolicy, RunName, SpanKind, Unit, UnknownChoice,
+    Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy,
+    ReviewerPolicy, RunName, SpanKind, Unit, UnknownChoice,
 };
 pub use base::schema;
 pub use base::text::visible;
@@ -70,6 +70,7 @@ pub use grade::plan::Tables;
 pub use grade::units::{doc_of, ChunkLabels, DocOf};
 pub use grade::{Graded, Plan as GradePlan, Warning};
 pub use io::guarded::quiet_decoder_panics;
+pub use io::progress::Progress;
 pub use io::tables::{ArrowTable, LogLines};
 pub use logs::discover::log_files;
 pub use logs::jsonl::FieldNames;

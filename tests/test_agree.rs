@@ -208,7 +208,7 @@ fn naive_tau_b(pairs: &[(f64, f64)]) -> Option<f64> {
 #[test]
 fn runs_graded_under_both_keys_are_ordered_by_each() {
     let wd = Workdir::new("agree_runs");
-    let sample = crate::util::crate_path("data-samples/judges");
+    let sample = crate::util::repo_path("data-samples/judges");
     let [human, judge, logs] = ["human.jsonl", "judge.jsonl", "logs.jsonl"]
         .map(|name| sample.join(name).display().to_string());
     let run = wd.rgrade(&[

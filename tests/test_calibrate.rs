@@ -10,10 +10,10 @@ use std::io::Write as _;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::util::{crate_path, Table, Workdir};
+use crate::util::{repo_path, Table, Workdir};
 
 fn judges(file: &str) -> String {
-    crate_path(&format!("data-samples/judges/{file}"))
+    repo_path(&format!("data-samples/judges/{file}"))
         .display()
         .to_string()
 }

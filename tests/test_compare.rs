@@ -13,11 +13,11 @@ use crate::util::compare::{
     assert_sorted_worst_first, cases_labels, compare, expect_refusal, grade, graded_cases,
 };
 use crate::util::{
-    assert_cell, assert_same_lines, assert_text, crate_path, percentile, relist, text, Run, Table,
+    assert_cell, assert_same_lines, assert_text, percentile, relist, repo_path, text, Run, Table,
     Workdir, RUN_TIMEOUT,
 };
 
-/// The comparison sample, relative to the crate root.
+/// The comparison sample, relative to the repository's top.
 const SAMPLE: &str = "data-samples/compare";
 
 /// The metrics data-samples/compare/README.md's compare command names.
@@ -36,12 +36,12 @@ fn arg(path: &Path) -> String {
 /// same relative output directories (`out/baseline`, `out/candidate`), so
 /// that compare's stdout names the same files as `expected/stdout.txt`.
 fn grade_sample(wd: &Workdir) {
-    let labels = arg(&crate_path("data-samples/compare/labels.jsonl"));
+    let labels = arg(&repo_path("data-samples/compare/labels.jsonl"));
     for (out, logs) in [
         ("out/baseline", "data-samples/realistic/logs"),
         ("out/candidate", "data-samples/compare/candidate"),
     ] {
-        let logs = arg(&crate_path(logs));
+        let logs = arg(&repo_path(logs));
         wd.rgrade(&[
             "grade",
             "--labels",
@@ -63,7 +63,7 @@ fn grade_sample(wd: &Workdir) {
 
 /// The README's compare command, writing into `out`, with `extra` options.
 fn compare_sample(wd: &Workdir, out: &str, extra: &[&str]) -> Run {
-    let rules = arg(&crate_path("data-samples/compare/rules.toml"));
+    let rules = arg(&repo_path("data-samples/compare/rules.toml"));
     let mut args = vec![
         "out/baseline",
         "out/candidate",
@@ -91,7 +91,7 @@ fn sample_story_matches_expected_outputs() {
 
     let hint = "(if the change is meant, review it, then rerun data-samples/compare/make.sh)";
     for file in ["comparison.csv", "per_query_delta.csv", "gate.json"] {
-        let want = fs::read(crate_path(&format!("{SAMPLE}/expected/{file}")))
+        let want = fs::read(repo_path(&format!("{SAMPLE}/expected/{file}")))
             .unwrap_or_else(|e| panic!("cannot read expected/{file}: {e}"));
         assert_same_lines(
             &format!("{file} against {SAMPLE}/expected/{file} {hint}"),
@@ -99,7 +99,7 @@ fn sample_story_matches_expected_outputs() {
             &want,
         );
     }
-    let want_stdout = fs::read_to_string(crate_path(&format!("{SAMPLE}/expected/stdout.txt")))
+    let want_stdout = fs::read_to_string(repo_path(&format!("{SAMPLE}/expected/stdout.txt")))
         .expect("read expected/stdout.txt");
     assert_same_lines(
         &format!("stdout against {SAMPLE}/expected/stdout.txt {hint}"),
@@ -107,7 +107,7 @@ fn sample_story_matches_expected_outputs() {
         want_stdout.as_bytes(),
     );
     let readme =
-        fs::read_to_string(crate_path(&format!("{SAMPLE}/README.md"))).expect("read README.md");
+        fs::read_to_string(repo_path(&format!("{SAMPLE}/README.md"))).expect("read README.md");
     assert!(
         readme.contains(&want_stdout),
         "{SAMPLE}/README.md does not show expected/stdout.txt {hint}"
@@ -333,7 +333,7 @@ fn results_depend_on_the_seed_only_never_on_threads() {
 fn a_closed_stdout_pipe_keeps_a_failed_gate() {
     let wd = Workdir::new("compare_closed_pipe");
     grade_sample(&wd);
-    let rules = arg(&crate_path("data-samples/compare/rules.toml"));
+    let rules = arg(&repo_path("data-samples/compare/rules.toml"));
     let args = [
         "compare",
         "out/baseline",

@@ -11,11 +11,11 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, crate_path, doc_id,
+    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, doc_id, repo_path,
     row, Run, Workdir,
 };
 
-/// The diagnostics sample, relative to the crate root, as its README writes it.
+/// The diagnostics sample, relative to the repository's top, as its README writes it.
 const SAMPLE: &str = "data-samples/diagnostics";
 
 /// The sample's input files, copied into a scratch directory so its
@@ -46,7 +46,7 @@ const SAMPLE_CORPUS_MESSAGE: &str = "rgrade: data-samples/diagnostics/corpus.txt
 
 /// The absolute path of `rel` inside the sample.
 fn sample_path(rel: &str) -> PathBuf {
-    crate_path(SAMPLE).join(rel)
+    repo_path(SAMPLE).join(rel)
 }
 
 /// The text of `rel` inside the sample.

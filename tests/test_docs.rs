@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{Run, Workdir, CRATE_ROOT};
+use crate::util::{Run, Workdir, REPO_ROOT};
 
 /// The prefix of a documented command that runs rgrade.
 const CARGO_RUN: &str = "cargo run --release -- ";
@@ -39,16 +39,16 @@ struct DocCommand {
     status: i32,
 }
 
-/// The text of `rel`, a path from the crate root.
+/// The text of `rel`, a path from the repository's top.
 fn doc_text(rel: &str) -> String {
-    fs::read_to_string(Path::new(CRATE_ROOT).join(rel))
+    fs::read_to_string(Path::new(REPO_ROOT).join(rel))
         .unwrap_or_else(|e| panic!("cannot read {rel}: {e}"))
 }
 
-/// `folder`/*.md, as paths from the crate root, in sorted order; there
+/// `folder`/*.md, as paths from the repository's top, in sorted order; there
 /// must be some.
 fn markdown_pages(folder: &str) -> Vec<String> {
-    let dir = Path::new(CRATE_ROOT).join(folder);
+    let dir = Path::new(REPO_ROOT).join(folder);
     let mut pages: Vec<String> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|entry| entry.expect("a directory entry").file_name())
@@ -61,7 +61,7 @@ fn markdown_pages(folder: &str) -> Vec<String> {
     pages
 }
 
-/// docs/*.md, as paths from the crate root, in sorted order.
+/// docs/*.md, as paths from the repository's top, in sorted order.
 fn docs_pages() -> Vec<String> {
     markdown_pages("docs")
 }
@@ -176,7 +176,7 @@ fn doc_commands(file: &str, text: &str) -> Vec<DocCommand> {
 fn run_doc_commands(file: &str, commands: &[DocCommand]) -> Vec<Run> {
     let wd = Workdir::new(&format!("docs-{}", file.replace(['/', '.'], "-")));
     std::os::unix::fs::symlink(
-        Path::new(CRATE_ROOT).join("data-samples"),
+        Path::new(REPO_ROOT).join("data-samples"),
         wd.path("data-samples"),
     )
     .expect("link data-samples into the scratch directory");
@@ -354,14 +354,14 @@ fn link_targets(text: &str) -> Vec<(usize, String)> {
 }
 
 /// The READMEs of data-samples/ and of each sample that has one, as paths
-/// from the crate root, in sorted order.
+/// from the repository's top, in sorted order.
 fn sample_readmes() -> Vec<String> {
-    let dir = Path::new(CRATE_ROOT).join("data-samples");
+    let dir = Path::new(REPO_ROOT).join("data-samples");
     let mut pages: Vec<String> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|entry| entry.expect("a data-samples/ entry").file_name())
         .map(|name| format!("data-samples/{}/README.md", name.to_string_lossy()))
-        .filter(|page| Path::new(CRATE_ROOT).join(page).is_file())
+        .filter(|page| Path::new(REPO_ROOT).join(page).is_file())
         .collect();
     pages.sort();
     pages.insert(0, "data-samples/README.md".to_string());
@@ -377,7 +377,7 @@ fn doc_links_resolve() {
     pages.extend(docs_pages());
     pages.extend(markdown_pages("benches/runs"));
     pages.extend(sample_readmes());
-    let root = Path::new(CRATE_ROOT);
+    let root = Path::new(REPO_ROOT);
     let mut checked = 0;
     for page in &pages {
         let text = doc_text(page);

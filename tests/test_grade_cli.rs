@@ -571,3 +571,59 @@ fn a_stage_no_record_had_is_an_error_or_a_warning() {
     .expect_code(2)
     .expect_stderr(&["no record of stage retrieve", "TREC runs are stage final"]);
 }
+
+/// In a job's log (stderr not a terminal, as under a scheduler), progress
+/// is a line at a time, each ended by a newline, never a bar's redraws:
+/// with `--progress-every 0` every block read and judged writes one, and
+/// the last counts every record and byte read. `--progress never` writes
+/// none; a negative interval is refused.
+#[test]
+fn progress_in_a_jobs_log_is_whole_lines() {
+    let wd = Workdir::new("progress_lines");
+    let (labels, logs) = (seed("labels.jsonl"), seed("logs.jsonl"));
+    let size = std::fs::metadata(&logs).unwrap().len();
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "-q",
+        "--progress",
+        "auto",
+        "--progress-every",
+        "0",
+        &logs,
+    ]);
+    run.expect_code(0);
+    assert!(!run.stderr.contains(['\r', '\u{1b}']), "{run}");
+    let lines: Vec<&str> = (run.stderr.lines())
+        .filter(|line| line.starts_with("rgrade: progress: "))
+        .collect();
+    assert!(
+        lines.len() >= 2,
+        "a line per read and per judged block: {run}"
+    );
+    let last = lines.last().unwrap();
+    assert!(
+        last.contains(&format!("{size} B read of {size} B (100%), 3 records, ")),
+        "{last}"
+    );
+    assert!(run.stderr.ends_with('\n'), "{run}");
+
+    let quiet = wd.rgrade(&[
+        "grade",
+        "--labels",
+        &labels,
+        "-q",
+        "--progress",
+        "never",
+        "--progress-every",
+        "0",
+        &logs,
+    ]);
+    quiet.expect_code(0);
+    assert!(!quiet.stderr.contains("progress"), "{quiet}");
+
+    wd.rgrade(&["grade", "--labels", &labels, "--progress-every=-1", &logs])
+        .expect_code(2)
+        .expect_stderr(&["expected a number of seconds, 0 or more, got '-1'"]);
+}

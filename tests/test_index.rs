@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{crate_path, summary_without, Workdir, REALISTIC_OPTIONS, RUN_KEYS};
+use crate::util::{repo_path, summary_without, Workdir, REALISTIC_OPTIONS, RUN_KEYS};
 
 /// The realistic sample's labels (graded, with no-answer and required
 /// queries) and logs.
@@ -23,8 +23,8 @@ fn grade(wd: &Workdir, labels: &str, args: &[&str]) -> crate::util::Run {
 #[test]
 fn a_compiled_key_grades_merges_and_compares_as_its_labels() {
     let wd = Workdir::new("index_sample");
-    let labels = crate_path(LABELS).display().to_string();
-    let logs = crate_path(LOGS).display().to_string();
+    let labels = repo_path(LABELS).display().to_string();
+    let logs = repo_path(LOGS).display().to_string();
     let run = wd.rgrade(&["index", &labels, "-o", "key.rgx"]);
     run.expect_code(0);
     assert!(run.stderr.contains("300 labeled queries"), "{run}");

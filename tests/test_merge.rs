@@ -6,7 +6,7 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use crate::util::{crate_path, summary_without, Workdir, RUN_KEYS};
+use crate::util::{repo_path, summary_without, Workdir, RUN_KEYS};
 
 /// The realistic sample's labels.
 const LABELS: &str = "data-samples/realistic/labels.jsonl";
@@ -30,7 +30,7 @@ const OPTIONS: [&str; 8] = [
 fn split_sample(wd: &Workdir, shards: usize) -> Vec<String> {
     let mut parts = vec![Vec::new(); shards];
     for name in ["part-000.jsonl", "part-001.jsonl.gz"] {
-        let path = crate_path(&format!("data-samples/realistic/logs/{name}"));
+        let path = repo_path(&format!("data-samples/realistic/logs/{name}"));
         let mut bytes = Vec::new();
         let file = std::fs::File::open(&path).unwrap();
         if name.ends_with(".gz") {
@@ -60,7 +60,7 @@ fn split_sample(wd: &Workdir, shards: usize) -> Vec<String> {
 
 /// `rgrade grade` with [`OPTIONS`] and `args` in `wd`.
 fn grade(wd: &Workdir, args: &[&str]) -> crate::util::Run {
-    let labels = crate_path(LABELS).display().to_string();
+    let labels = repo_path(LABELS).display().to_string();
     let mut all = vec!["grade", "--labels", &labels];
     all.extend_from_slice(&OPTIONS);
     all.extend_from_slice(args);
@@ -69,7 +69,7 @@ fn grade(wd: &Workdir, args: &[&str]) -> crate::util::Run {
 
 /// `rgrade merge` of `shards` into `out`, in `wd`.
 fn merge(wd: &Workdir, out: &str, shards: &[&str]) -> crate::util::Run {
-    let labels = crate_path(LABELS).display().to_string();
+    let labels = repo_path(LABELS).display().to_string();
     let mut all = vec![
         "merge",
         "--labels",
@@ -179,7 +179,7 @@ fn shards_that_do_not_fit_together_are_refused() {
     }
     assert!(!wd.exists("out/summary.json"));
 
-    let labels = crate_path(LABELS).display().to_string();
+    let labels = repo_path(LABELS).display().to_string();
     wd.rgrade(&[
         "grade",
         "--labels",

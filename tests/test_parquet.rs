@@ -20,12 +20,12 @@ use parquet::file::metadata::{
 use parquet::file::properties::WriterProperties;
 
 use crate::util::{
-    assert_counts_add_up, assert_same_lines, count, crate_path, Workdir, LANGSMITH_FIELDS,
+    assert_counts_add_up, assert_same_lines, count, repo_path, Workdir, LANGSMITH_FIELDS,
 };
 
 /// The trace samples, as absolute paths.
 fn traces(rel: &str) -> String {
-    crate_path("data-samples/traces")
+    repo_path("data-samples/traces")
         .join(rel)
         .display()
         .to_string()
@@ -841,7 +841,7 @@ fn generated_parquet_grades_as_the_generated_jsonl_log() {
 fn files_the_decoder_panics_on_are_errors_of_the_input() {
     let wd = Workdir::new("parquet_fuzz_regressions");
     let regression = |name: &str| {
-        crate_path("tests/fuzz_regressions")
+        repo_path("tests/fuzz_regressions")
             .join(name)
             .display()
             .to_string()

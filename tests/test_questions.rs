@@ -11,13 +11,14 @@ use std::path::Path;
 
 use crate::util::compare::compare;
 use crate::util::{
-    assert_cell, assert_same_lines, assert_text, crate_path, grade, rgrade_in, text, Run, Workdir,
+    assert_cell, assert_same_lines, assert_text, grade, repo_path, rgrade_in, text, Run, Workdir,
+    REPO_ROOT,
 };
 
-/// The shipped sample, relative to the crate root.
+/// The shipped sample, relative to the repository's top.
 const SAMPLE: &str = "data-samples/questions";
 
-/// data-samples/questions/README.md's command, from the crate root, into
+/// data-samples/questions/README.md's command, from the repository's top, into
 /// `wd`'s `out`.
 fn grade_sample(wd: &Workdir, extra: &[&str]) -> Run {
     let out = wd.path("out").display().to_string();
@@ -26,7 +27,7 @@ fn grade_sample(wd: &Workdir, extra: &[&str]) -> Run {
     let mut args = vec!["grade", "--labels", &labels, "-k", "1,5,10"];
     args.extend_from_slice(extra);
     args.extend_from_slice(&["-o", &out, &logs]);
-    rgrade_in(Path::new(env!("CARGO_MANIFEST_DIR")), &args)
+    rgrade_in(Path::new(REPO_ROOT), &args)
 }
 
 /// The sample's command writes and prints `expected/` byte for byte.
@@ -42,14 +43,14 @@ fn the_sample_writes_the_expected_files() {
         "attribution.csv",
         "review_queue.csv",
     ] {
-        let want = fs::read(crate_path(&format!("{SAMPLE}/expected/{file}"))).unwrap();
+        let want = fs::read(repo_path(&format!("{SAMPLE}/expected/{file}"))).unwrap();
         assert_same_lines(
             &format!("{file} {hint}"),
             &wd.read(&format!("out/{file}")),
             &want,
         );
     }
-    let stdout = fs::read(crate_path(&format!("{SAMPLE}/expected/stdout.txt"))).unwrap();
+    let stdout = fs::read(repo_path(&format!("{SAMPLE}/expected/stdout.txt"))).unwrap();
     assert_same_lines(&format!("stdout {hint}"), run.stdout.as_bytes(), &stdout);
 }
 
@@ -85,7 +86,7 @@ fn the_sample_numbers_follow_from_its_files() {
     assert_text(&overall, "wrong_with_evidence", &cell(false, true));
     assert_text(&overall, "ok_missing_evidence", &cell(true, false));
 
-    let labels = fs::read_to_string(crate_path(&format!("{SAMPLE}/labels.jsonl"))).unwrap();
+    let labels = fs::read_to_string(repo_path(&format!("{SAMPLE}/labels.jsonl"))).unwrap();
     let judged: BTreeMap<String, Vec<String>> = labels
         .lines()
         .map(|line| {

@@ -123,7 +123,7 @@ fn grade_sample(wd: &Workdir, sample_args: &[&str], out: &str, extra: &[&str]) -
         sample_args
             .iter()
             .map(|a| match a.starts_with("data-samples/") {
-                true => crate_path(a).display().to_string(),
+                true => repo_path(a).display().to_string(),
                 false => a.to_string(),
             }),
     );
@@ -158,7 +158,7 @@ fn compare_into(
         baseline.to_str().unwrap(),
         candidate.to_str().unwrap(),
         "--rules",
-        crate_path("data-samples/compare/rules.toml")
+        repo_path("data-samples/compare/rules.toml")
             .to_str()
             .unwrap(),
         "--metrics",
@@ -769,7 +769,7 @@ fn every_sample_report_opens_in_a_browser_quietly_and_offline() {
         .collect();
     let compared = compare_into(&wd, &compare_sides(&wd), "compare", "2");
     pages.push(("compare".to_string(), compared.join("report.html")));
-    let judges = crate_path("data-samples/judges");
+    let judges = repo_path("data-samples/judges");
     let [human, judge, logs] = ["human.jsonl", "judge.jsonl", "logs.jsonl"]
         .map(|name| judges.join(name).display().to_string());
     wd.rgrade(&[

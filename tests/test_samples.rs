@@ -1,5 +1,5 @@
 //! The samples shipped in `data-samples/` are fixtures: the README's
-//! commands, run as a user would from the crate root, print and write what
+//! commands, run as a user would from the repository's top, print and write what
 //! the READMEs and `data-samples/realistic/expected/` say.
 //!
 //! The golden files are also checked against the inputs, by recomputing a
@@ -15,20 +15,20 @@ use flate2::read::MultiGzDecoder;
 use serde_json::Value;
 
 use crate::util::{
-    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, crate_path, doc_id,
-    rgrade_in, Run, Table, Workdir, CRATE_ROOT,
+    assert_cell, assert_counts_add_up, assert_same_lines, assert_text, count, doc_id, repo_path,
+    rgrade_in, Run, Table, Workdir, REPO_ROOT,
 };
 
-/// The realistic sample, relative to the crate root, as the README writes it.
+/// The realistic sample, relative to the repository's top, as the README writes it.
 const REALISTIC: &str = "data-samples/realistic";
 
 /// The absolute path of `rel` inside the realistic sample.
 fn realistic(rel: &str) -> PathBuf {
-    crate_path(REALISTIC).join(rel)
+    repo_path(REALISTIC).join(rel)
 }
 
 /// data-samples/README.md's command for the realistic sample, writing into
-/// `wd`'s `out/`, run from the crate root so the `file` of every reject is
+/// `wd`'s `out/`, run from the repository's top so the `file` of every reject is
 /// the same relative path as in `expected/rejects.jsonl`. `repeats` is
 /// the `--repeats` option, or nothing for the default.
 fn grade_realistic(wd: &Workdir, repeats: &[&str]) -> Run {
@@ -38,7 +38,7 @@ fn grade_realistic(wd: &Workdir, repeats: &[&str]) -> Run {
     let mut args = vec!["grade", "--labels", &labels, "-k", "1,5,10"];
     args.extend_from_slice(repeats);
     args.extend_from_slice(&["--max-rejects", "10", "-o", &out, &logs]);
-    rgrade_in(Path::new(CRATE_ROOT), &args)
+    rgrade_in(Path::new(REPO_ROOT), &args)
 }
 
 /// The `reason` of every reject in rejects.jsonl, sorted.
@@ -51,13 +51,13 @@ fn reasons(rejects: &[Value]) -> Vec<&str> {
     reasons
 }
 
-/// The README's first command, run from the crate root exactly as written
+/// The README's first command, run from the repository's top exactly as written
 /// (its grade part), prints `recall@3 0.833` and `rr@3 0.667` on the `all`
 /// row and exits 0.
 #[test]
 fn readme_first_command_prints_the_worked_example_numbers() {
     let run = rgrade_in(
-        Path::new(CRATE_ROOT),
+        Path::new(REPO_ROOT),
         &[
             "grade",
             "--labels",
@@ -156,7 +156,7 @@ fn realistic_summary_accounts_for_every_flaw() {
         "the directory's files, in sorted order"
     );
     for (input, path) in inputs.iter().zip(paths) {
-        let on_disk = fs::metadata(Path::new(CRATE_ROOT).join(path))
+        let on_disk = fs::metadata(Path::new(REPO_ROOT).join(path))
             .unwrap_or_else(|e| panic!("cannot stat {path}: {e}"))
             .len();
         assert_eq!(
@@ -343,7 +343,7 @@ fn realistic_expected_numbers_follow_from_the_inputs() {
 fn ubi_queries_grade_through_field_mapping() {
     let wd = Workdir::new("ubi_sample");
     let sample = |rel: &str| {
-        crate_path(&format!("data-samples/ubi/{rel}"))
+        repo_path(&format!("data-samples/ubi/{rel}"))
             .display()
             .to_string()
     };

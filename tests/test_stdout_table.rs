@@ -2,7 +2,7 @@
 //! when stdout is a pipe, `COLUMNS` when set; a table too wide for it turns,
 //! metrics as rows, and keeps every value.
 
-use crate::util::{crate_path, run_command, Run, StdoutTable, Table, Workdir};
+use crate::util::{repo_path, run_command, Run, StdoutTable, Table, Workdir};
 
 /// Seven cutoffs: 42 metric columns, far wider than any terminal.
 const MANY_CUTOFFS: &str = "1,3,5,10,20,50,100";
@@ -10,8 +10,8 @@ const MANY_CUTOFFS: &str = "1,3,5,10,20,50,100";
 /// Grade the realistic sample (two stages, five tasks, four languages) at
 /// `MANY_CUTOFFS` into `out`, with `COLUMNS` set to `columns` if given.
 fn grade_realistic(wd: &Workdir, columns: Option<&str>) -> Run {
-    let labels = crate_path("data-samples/realistic/labels.jsonl");
-    let logs = crate_path("data-samples/realistic/logs");
+    let labels = repo_path("data-samples/realistic/labels.jsonl");
+    let logs = repo_path("data-samples/realistic/logs");
     let (labels, logs) = (labels.display().to_string(), logs.display().to_string());
     let args = [
         "grade",

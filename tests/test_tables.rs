@@ -14,12 +14,12 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rgrade::{ArrowTable, Cutoff, GradePlan, LogLines, RepeatPolicy};
 
 use crate::util::{
-    assert_counts_add_up, assert_same_lines, count, crate_path, summary_without, Workdir, RUN_KEYS,
+    assert_counts_add_up, assert_same_lines, count, repo_path, summary_without, Workdir, RUN_KEYS,
 };
 
 /// A trace sample's path.
 fn traces(rel: &str) -> PathBuf {
-    crate_path("data-samples/traces").join(rel)
+    repo_path("data-samples/traces").join(rel)
 }
 
 /// The plan `rgrade grade --labels LABELS -k 1,5,10 -o OUT -j 2 LOGS` makes.
@@ -265,8 +265,8 @@ fn partitioned_lines(inputs: &[PathBuf], parts: usize) -> Vec<ArrowTable> {
 #[test]
 fn lines_partitioned_by_query_merge_into_what_one_grading_writes() {
     let wd = Workdir::new("tables_lines");
-    let labels = crate_path("data-samples/realistic/labels.jsonl");
-    let logs = crate_path("data-samples/realistic/logs");
+    let labels = repo_path("data-samples/realistic/labels.jsonl");
+    let logs = repo_path("data-samples/realistic/logs");
     let inputs = ["part-000.jsonl", "part-001.jsonl.gz"].map(|f| logs.join(f));
     let options = |plan: &mut GradePlan| {
         plan.repeats = RepeatPolicy::Last;
@@ -401,7 +401,7 @@ fn rows_kept_in_memory_are_per_query_csvs() {
     use arrow_schema::DataType;
 
     let wd = Workdir::new("tables_rows_kept");
-    let sample = |rel: &str| crate_path("data-samples/diagnostics").join(rel);
+    let sample = |rel: &str| repo_path("data-samples/diagnostics").join(rel);
     let plan = GradePlan {
         ks: vec![Cutoff::At(3), Cutoff::All],
         repeats: RepeatPolicy::Mean,

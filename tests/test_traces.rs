@@ -7,14 +7,13 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::util::{
-    assert_counts_add_up, assert_same_lines, count, rgrade_in, Workdir, CRATE_ROOT,
-    LANGSMITH_FIELDS,
+    assert_counts_add_up, assert_same_lines, count, rgrade_in, Workdir, LANGSMITH_FIELDS, REPO_ROOT,
 };
 
 const TRACES: &str = "data-samples/traces";
 
 /// `rgrade grade` of the traces sample's labels at k = 1,5,10 with
-/// `options`, writing into `wd`'s `out/`, from the crate root.
+/// `options`, writing into `wd`'s `out/`, from the repository's top.
 fn grade_traces(wd: &Workdir, options: &[&str]) -> crate::util::Run {
     let out = wd.path("out").display().to_string();
     let labels = format!("{TRACES}/labels.jsonl");
@@ -22,13 +21,13 @@ fn grade_traces(wd: &Workdir, options: &[&str]) -> crate::util::Run {
         "grade", "--labels", &labels, "-k", "1,5,10", "-q", "-o", &out,
     ];
     args.extend_from_slice(options);
-    rgrade_in(Path::new(CRATE_ROOT), &args)
+    rgrade_in(Path::new(REPO_ROOT), &args)
 }
 
 /// The expected file `name`, keeping only the header and the rows whose
 /// second column (stage) is one of `stages`.
 fn expected(name: &str, stages: &[&str]) -> Vec<u8> {
-    let path = Path::new(CRATE_ROOT)
+    let path = Path::new(REPO_ROOT)
         .join(TRACES)
         .join("expected")
         .join(name);
@@ -678,7 +677,7 @@ fn an_empty_retriever_span_inside_another_is_set_aside() {
 fn a_broken_first_line_does_not_decide_the_format() {
     let wd = Workdir::new("traces_broken_first_line");
     let sample = std::fs::read(
-        Path::new(CRATE_ROOT)
+        Path::new(REPO_ROOT)
             .join(TRACES)
             .join("otlp/openinference.jsonl"),
     )
@@ -697,7 +696,7 @@ fn a_broken_first_line_does_not_decide_the_format() {
         ("cut.jsonl", "invalid_json"),
     ] {
         let out = format!("out_{file}");
-        let labels = Path::new(CRATE_ROOT).join(TRACES).join("labels.jsonl");
+        let labels = Path::new(REPO_ROOT).join(TRACES).join("labels.jsonl");
         let labels = labels.display().to_string();
         let args = ["grade", "--labels", &labels, "-k", "3", "-o", &out, file];
         wd.rgrade(&args).expect_code(1);

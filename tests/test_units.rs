@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::util::{crate_path, Workdir};
+use crate::util::{repo_path, Workdir};
 
 /// A chunk id's document, as the test maps it: the id before its last `#`.
 fn document(id: &str) -> &str {
@@ -14,7 +14,7 @@ fn document(id: &str) -> &str {
 /// The judges sample's judge key with every label moved to its document
 /// (a document takes its chunks' highest grade), as JSONL.
 fn document_labels() -> String {
-    let key = std::fs::read_to_string(crate_path("data-samples/judges/judge.jsonl")).unwrap();
+    let key = std::fs::read_to_string(repo_path("data-samples/judges/judge.jsonl")).unwrap();
     let mut out = String::new();
     for line in key.lines() {
         let mut label: Value = serde_json::from_str(line).unwrap();
@@ -55,7 +55,7 @@ fn document_rankings(logs: &str) -> (String, u64) {
 #[test]
 fn chunk_rankings_grade_as_their_documents_would() {
     let wd = Workdir::new("units_sample");
-    let logs = std::fs::read_to_string(crate_path("data-samples/judges/logs.jsonl")).unwrap();
+    let logs = std::fs::read_to_string(repo_path("data-samples/judges/logs.jsonl")).unwrap();
     // Two chunks of one document in a ranking, so that folding shows.
     let logs = logs.replacen(
         "chunk-0016\"",
@@ -304,7 +304,7 @@ fn compare_refuses_gradings_of_different_units() {
 fn the_documents_sample_grades_as_the_guide_says() {
     let wd = Workdir::new("units_documents_sample");
     let [key, logs] = ["documents.jsonl", "logs.jsonl"].map(|f| {
-        crate_path(&format!("data-samples/judges/{f}"))
+        repo_path(&format!("data-samples/judges/{f}"))
             .display()
             .to_string()
     });

@@ -9,13 +9,13 @@ use std::ffi::OsStr;
 use std::marker::PhantomData;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use rgrade::{
     Choice, Cutoff, DocOf, DuplicateDocs, GenFormat, JoinBy, LabelsFormat, LogsFormat,
-    MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, Setting,
-    SpanKind, Unit,
+    MissingPolicy, NightChanges, RepeatPolicy, ReviewerPolicy, RunName, Setting, SpanKind, Unit,
 };
 use serde::Serialize;
 
@@ -453,9 +453,15 @@ pub struct GradeArgs {
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<NonZeroUsize>,
 
-    /// Show a progress bar on stderr.
-    #[arg(long, value_parser = choice::<ProgressWhen>(), value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
+    /// Show how the reading of the logs goes, on stderr.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
+    #[serde(skip)]
     pub progress: ProgressWhen,
+
+    /// Write a progress line (--progress lines, or auto without a terminal) at most every SECONDS.
+    #[arg(long = "progress-every", value_name = "SECONDS", default_value = "10", value_parser = parse_seconds)]
+    #[serde(skip)]
+    pub progress_every: Duration,
 
     /// Print no table on stdout.
     #[arg(short = 'q', long)]
@@ -674,6 +680,23 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
 /// A `--doc-of` pattern, as the library reads it, its message in flags.
 fn parse_doc_of(text: &str) -> Result<DocOf, String> {
     (text.parse()).map_err(|err: String| rgrade::spell_settings(&err, flag))
+}
+
+/// When and how `--progress` shows the reading of the logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressWhen {
+    /// A bar when stderr is a terminal, else a line every --progress-every seconds.
+    Auto,
+    /// A line every --progress-every seconds, even on a terminal.
+    Lines,
+    /// Nothing.
+    Never,
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    (text.parse::<f64>().ok())
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .ok_or_else(|| format!("expected a number of seconds, 0 or more, got '{text}'"))
 }
 
 fn parse_meta(text: &str) -> Result<(String, String), String> {

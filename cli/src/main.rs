@@ -1,11 +1,8 @@
-//! The `rgrade` binary: the command line of [`cmd::main`], run with
+//! The `rgrade` binary: the command line of [`rgrade_cli::main`], run with
 //! mimalloc as the allocator, and its exit status (0 clean, 1 a check
 //! tripped, 2 nothing graded).
 
 use std::process::ExitCode;
-
-mod cli;
-mod cmd;
 
 // Building the label index makes millions of small strings; mimalloc is
 // 2-3x faster at that than the system allocator and neutral elsewhere.
@@ -31,5 +28,5 @@ fn keep_freed_memory() {
 
 fn main() -> ExitCode {
     keep_freed_memory();
-    ExitCode::from(cmd::main(std::env::args_os().collect()))
+    ExitCode::from(rgrade_cli::main(std::env::args_os().collect()))
 }

@@ -26,13 +26,6 @@ use pyo3::types::PyDict;
 use pyo3::PyTypeInfo;
 use rgrade::Choice;
 
-// The binary's command line, compiled here as it is (the crate root names
-// them `crate::cli` and `crate::cmd`, as the binary's does).
-#[path = "../../src/cli.rs"]
-mod cli;
-#[path = "../../src/cmd/mod.rs"]
-mod cmd;
-
 create_exception!(
     _rgrade,
     RgradeError,
@@ -690,7 +683,7 @@ fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
 /// binary does, with the GIL released; returns its exit status.
 #[pyfunction]
 fn main(py: Python<'_>, args: Vec<std::ffi::OsString>) -> u8 {
-    py.detach(|| cmd::main(args))
+    py.detach(|| rgrade_cli::main(args))
 }
 
 #[pymodule]

@@ -399,19 +399,6 @@ choice! {
     }
 }
 
-choice! {
-    /// When to draw the progress bar.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-    pub enum ProgressWhen {
-        /// Only when stderr is a terminal.
-        Auto = "auto",
-        /// Always.
-        Always = "always",
-        /// Never.
-        Never = "never",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,10 +410,10 @@ mod tests {
             assert_eq!(value.to_string(), value.name());
         }
         assert_eq!(MissingPolicy::Skip.help(), "Leave it out of the means.");
-        let err = "sometimes".parse::<ProgressWhen>().unwrap_err();
+        let err = "sometimes".parse::<MissingPolicy>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            r#""sometimes": expected one of auto, always, never"#
+            r#""sometimes": expected one of fail, skip"#
         );
     }
 

@@ -7,7 +7,7 @@
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::base::options::{LogsFormat, ProgressWhen};
+use crate::base::options::LogsFormat;
 use crate::grade::capture::{LineCounts, Reject};
 use crate::grade::diagnostics::permissions::{Leak, LEAKS_LISTED};
 use crate::grade::group::{Grouped, Grouper};
@@ -15,8 +15,9 @@ use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
 use crate::grade::rejects;
 use crate::grade::trec::runs::TrecLines;
 use crate::io::inputs::{Input, InputStats};
+use crate::io::progress::{Progress, Silent};
 use crate::io::reread;
-use crate::io::workers::{for_each_block, progress_bar};
+use crate::io::workers::for_each_block;
 use crate::logs;
 use crate::logs::jsonl::FieldNames;
 use crate::logs::parquet::ColumnNames;
@@ -26,8 +27,8 @@ use crate::logs::parquet::ColumnNames;
 pub struct Reading<'a> {
     /// The logs' format, or `Auto` to decide per input.
     pub format: LogsFormat,
-    /// When to draw the progress bar.
-    pub progress: ProgressWhen,
+    /// Told how the reading goes; `None` tells no one.
+    pub progress: Option<&'a dyn Progress>,
     /// The field flags as given: the columns of Parquet logs.
     pub fields: &'a FieldNames,
 }
@@ -164,7 +165,7 @@ pub fn gather(
 
 /// Read `inputs` (each with its index among all inputs) and judge their
 /// blocks on the pool, handing each block's outcome to `take` on this
-/// thread, with a progress bar over their bytes.
+/// thread, telling the reading's progress as it goes.
 fn judge_inputs(
     inputs: &[(u32, &Input)],
     reading: Reading<'_>,
@@ -172,8 +173,9 @@ fn judge_inputs(
     pool: &rayon::ThreadPool,
     mut take: impl FnMut(BlockOutcome),
 ) -> Result<Vec<InputStats>> {
-    let progress = progress_bar(reading.progress, inputs.iter().map(|&(_, input)| input));
-    let on_bytes = |n| progress.inc(n);
+    let progress = reading.progress.unwrap_or(&Silent);
+    progress.started(inputs.iter().map(|&(_, input)| input.size()).sum());
+    let on_bytes = |n| progress.read(n);
     let columns = ColumnNames {
         fields: reading.fields,
         spans: config.records.spans,
@@ -191,11 +193,12 @@ fn judge_inputs(
                 failed = Some((outcome.input, err));
                 return false;
             }
+            progress.judged(outcome.counts.records);
             take(outcome);
             true
         },
     );
-    progress.finish_and_clear();
+    progress.finished();
     if let Some((input, err)) = failed {
         let name = inputs
             .iter()

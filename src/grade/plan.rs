@@ -14,11 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
-    DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, ProgressWhen, RepeatPolicy,
-    ReviewerPolicy, RunName, SpanKind,
+    DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy,
+    RunName, SpanKind,
 };
 use crate::base::timestamp::Timestamp;
 use crate::grade::units::DocOf;
+use crate::io::progress::Progress;
 use crate::io::tables::{ArrowTable, LogLines};
 use crate::logs::jsonl::FieldNames;
 
@@ -95,8 +96,6 @@ pub struct Plan {
     pub meta: Vec<(String, String)>,
     /// Worker threads; `None` means all cores.
     pub threads: Option<NonZeroUsize>,
-    /// When to draw a progress bar on stderr.
-    pub progress: ProgressWhen,
     /// The command line as typed, for summary.json.
     pub command: Vec<String>,
     /// The time the grading stands for in summary.json (a nightly job's
@@ -114,6 +113,10 @@ pub struct Plan {
     /// graded, so never part of a plan written down either.
     #[serde(skip)]
     pub keep_rows: bool,
+    /// Told how the reading of the logs goes (the command line's progress
+    /// bar); `None` tells no one. How the logs are read, not graded.
+    #[serde(skip)]
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 /// Arrow tables a library caller grades instead of files.
@@ -177,7 +180,7 @@ impl Plan {
             pool_depth: None,
             meta: Vec::new(),
             threads: None,
-            progress: ProgressWhen::Never,
+            progress: None,
             command: Vec::new(),
             as_of: None,
             openmetrics: None,

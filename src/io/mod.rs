@@ -11,6 +11,7 @@
 //! - [`decompress`]: an input opened, gzip or zstd undone, bytes hashed;
 //! - [`blocks`]: a stream cut into blocks of whole lines;
 //! - [`workers`]: the reader thread and the worker pool over those blocks;
+//! - [`progress`]: how far the reading has come, for a front end to show;
 //! - [`reread`]: lines read a second time, once their first reading is gone;
 //! - [`json`]: simd-json with reused buffers;
 //! - [`parquet`]: a Parquet footer and typed column cells;
@@ -23,6 +24,7 @@ pub mod guarded;
 pub mod inputs;
 pub mod json;
 pub mod parquet;
+pub mod progress;
 pub mod reread;
 pub mod tables;
 pub mod workers;

@@ -8,18 +8,14 @@
 //! thread takes each outcome; block buffers go back to the reader, so
 //! memory stays a few blocks per worker whatever the size of the input.
 
-use std::io::IsTerminal;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::base::options::ProgressWhen;
 use crate::io::blocks::{Chunk, ChunkSink, InlineSink};
-use crate::io::inputs::Input;
 
 /// The most worker threads a run starts: each holds blocks in flight, so
 /// thousands of them would only spend memory and time on a typo.
@@ -153,26 +149,4 @@ impl<G> ChunkSink<G> for ChannelSink<'_, G> {
     fn recycled(&mut self) -> Option<Vec<u8>> {
         self.spent.try_recv().ok()
     }
-}
-
-/// A progress bar over the raw bytes of `inputs`, on stderr: hidden
-/// unless stderr is a terminal (`auto`), or drawn even to a file or pipe
-/// (`always`).
-pub fn progress_bar<'a>(
-    when: ProgressWhen,
-    inputs: impl IntoIterator<Item = &'a Input>,
-) -> ProgressBar {
-    let target = match when {
-        ProgressWhen::Never => return ProgressBar::hidden(),
-        ProgressWhen::Auto if !std::io::stderr().is_terminal() => return ProgressBar::hidden(),
-        ProgressWhen::Auto => ProgressDrawTarget::stderr(),
-        ProgressWhen::Always => ProgressDrawTarget::term_like(Box::new(console::Term::stderr())),
-    };
-    let total: Option<u64> = inputs.into_iter().map(Input::size).sum();
-    let bar = ProgressBar::with_draw_target(total, target);
-    let template = "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} {eta}";
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style);
-    }
-    bar
 }

@@ -17,9 +17,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
 use crate::base::metrics::Cutoff;
-use crate::base::options::{
-    JoinBy, LabelsFormat, MissingPolicy, ProgressWhen, Reviewing, SpanKind,
-};
+use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, Reviewing, SpanKind};
 use crate::base::schema::Counts;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
@@ -262,7 +260,7 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
     };
     let reading = Reading {
         format: plan.logs_format,
-        progress: plan.progress,
+        progress: plan.progress.as_deref(),
         fields: &plan.fields,
     };
     let grouper = Grouper::new(plan.repeats, labels);
@@ -525,7 +523,7 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanPass>> {
         review_queue: false,
         stage_order: Vec::new(),
         corpus: None,
-        progress: ProgressWhen::Never,
+        progress: None,
         keep_rows: false,
         tables: Tables {
             labels: None,

@@ -24,7 +24,6 @@ use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
-use crate::base::options::ProgressWhen;
 use crate::base::schema::{
     PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
 };
@@ -237,7 +236,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         logs: Vec::new(),
         out: Some(merge.out.clone()),
         threads: merge.threads,
-        progress: ProgressWhen::Never,
+        progress: None,
         command: merge.command.clone(),
         as_of,
         openmetrics: merge.openmetrics.clone(),
@@ -371,7 +370,7 @@ fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
         logs: Vec::new(),
         out: None,
         threads: None,
-        progress: ProgressWhen::Never,
+        progress: None,
         command: Vec::new(),
         as_of: None,
         openmetrics: None,

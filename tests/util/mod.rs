@@ -19,13 +19,14 @@ pub mod stage_loss;
 pub use outputs::*;
 pub use run::*;
 
-/// The crate root: the directory the README's commands run in.
-pub const CRATE_ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// The repository's top, where the README's commands run: the command
+/// line's package, which these tests belong to, sits in `cli/` below it.
+pub const REPO_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
-/// The absolute path of `rel` inside the crate: a file of a shipped sample,
+/// The absolute path of `rel` inside the repository: a file of a shipped sample,
 /// say (`data-samples/...`).
-pub fn crate_path(rel: &str) -> PathBuf {
-    Path::new(CRATE_ROOT).join(rel)
+pub fn repo_path(rel: &str) -> PathBuf {
+    Path::new(REPO_ROOT).join(rel)
 }
 
 /// Write `per_query` as `dir`'s per_query.csv and list it in the
@@ -48,7 +49,7 @@ pub fn relist(wd: &Workdir, dir: &str, per_query: &str) {
 /// The absolute path of a file of the shipped worked example
 /// (`data-samples/seed/`), as a command-line argument.
 pub fn seed(name: &str) -> String {
-    crate_path("data-samples/seed")
+    repo_path("data-samples/seed")
         .join(name)
         .display()
         .to_string()

@@ -184,7 +184,7 @@ fn command_in(cwd: &Path, args: &[&str]) -> Command {
 
 /// Run `rgrade args` to the end in `cwd`, for commands whose relative
 /// paths must resolve somewhere else than a scratch directory (the
-/// README's commands run in the crate root: [`CRATE_ROOT`]).
+/// README's commands run at the repository's top: [`REPO_ROOT`]).
 pub fn rgrade_in(cwd: &Path, args: &[&str]) -> Run {
     run_in(cwd, args, None)
 }

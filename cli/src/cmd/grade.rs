@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 use rgrade::{GradePlan, Graded, Warning};
 
+use super::progress;
 use super::terminal::{print_stdout, stdout_width, tell, tell_export, Exit};
 use crate::cli::GradeArgs;
 
@@ -105,6 +106,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> Result<GradePlan> {
     let options = serde_json::to_value(args)?;
     Ok(GradePlan {
         command,
+        progress: progress::shown(args.progress, args.progress_every),
         labels: args.labels.clone(),
         logs: args.logs.clone(),
         out: args.out.clone(),
@@ -125,24 +127,22 @@ fn tell_warnings(warnings: &[Warning]) {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use rgrade::{GradePlan, ProgressWhen};
+    use rgrade::GradePlan;
 
     use super::plan;
     use crate::cli::{Cli, Command};
 
     /// `GradePlan::new` holds the command line's defaults: the plan of
-    /// `rgrade grade --labels L LOGS` differs only in the progress bar,
-    /// which a library caller does not get unless it asks.
+    /// `rgrade grade --labels L LOGS` is a library caller's with the same
+    /// labels and logs (the progress shown is no part of a plan written
+    /// down).
     #[test]
     fn a_library_plan_holds_the_command_lines_defaults() {
         let cli = Cli::try_parse_from(["rgrade", "grade", "--labels", "l.jsonl", "logs"]).unwrap();
         let Command::Grade(args) = cli.command else {
             panic!("expected grade")
         };
-        let library = GradePlan {
-            progress: ProgressWhen::Auto,
-            ..GradePlan::new("l.jsonl".into(), vec!["logs".into()])
-        };
+        let library = GradePlan::new("l.jsonl".into(), vec!["logs".into()]);
         let json = |plan: &GradePlan| serde_json::to_value(plan).unwrap();
         assert_eq!(json(&plan(&args, Vec::new()).unwrap()), json(&library));
     }

@@ -9,6 +9,7 @@ pub mod gen;
 pub mod grade;
 pub mod index;
 pub mod merge;
+pub mod progress;
 pub mod report;
 pub mod terminal;
 pub mod trend;
