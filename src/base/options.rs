@@ -412,47 +412,6 @@ choice! {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_choice_reads_from_its_name_and_prints_as_it() {
-        for &value in LogsFormat::ALL {
-            assert_eq!(value.name().parse::<LogsFormat>(), Ok(value));
-            assert_eq!(value.to_string(), value.name());
-        }
-        assert_eq!(MissingPolicy::Skip.help(), "Leave it out of the means.");
-        let err = "sometimes".parse::<ProgressWhen>().unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            r#""sometimes": expected one of auto, always, never"#
-        );
-    }
-
-    #[test]
-    fn reviewer_rules_combine_grades_as_documented() {
-        let majority = ReviewerPolicy::Majority;
-        assert_eq!(majority.combine(&[2, 0, 2]), Some(2));
-        assert_eq!(majority.combine(&[3, 1, 1, 3]), Some(1), "a tie: the lower");
-        assert_eq!(
-            majority.combine(&[1, 2, 3]),
-            Some(1),
-            "all tied: the lowest"
-        );
-        assert_eq!(majority.combine(&[0, 3, 3, 1, 1]), Some(1));
-        assert_eq!(ReviewerPolicy::Any.combine(&[0, 3, 1]), Some(3));
-        assert_eq!(ReviewerPolicy::All.combine(&[2, 3, 1]), Some(1));
-        let only: ReviewerPolicy = "alice".parse().unwrap();
-        assert_eq!(only, ReviewerPolicy::Only("alice".into()));
-        assert_eq!(only.combine(&[1]), None);
-        for name in ["majority", "any", "all", "alice"] {
-            assert_eq!(name.parse::<ReviewerPolicy>().unwrap().to_string(), name);
-        }
-        assert!("".parse::<ReviewerPolicy>().is_err());
-    }
-}
-
 /// A plan's list read from one value or several: Python's
 /// `metrics="ndcg@10"` names one metric (not a list of its letters), as
 /// `k=10` names one cutoff; each value reads as the list's own would, with
@@ -532,5 +491,68 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
         }
 
         deserializer.deserialize_any(Values(std::marker::PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A list read as one value or several: Python's `k=10` is `k=[10]`,
+    /// and a value of the wrong type says what was expected.
+    #[test]
+    fn a_list_reads_from_one_value_or_several() {
+        use crate::base::metrics::Cutoff;
+
+        #[derive(Debug, Deserialize)]
+        struct Listed {
+            #[serde(deserialize_with = "one_or_many")]
+            ks: Vec<Cutoff>,
+        }
+        let read = |json: &str| serde_json::from_str::<Listed>(json).map(|listed| listed.ks);
+        assert_eq!(read(r#"{"ks": 10}"#).unwrap(), [Cutoff::At(10)]);
+        assert_eq!(read(r#"{"ks": "all"}"#).unwrap(), [Cutoff::All]);
+        assert_eq!(
+            read(r#"{"ks": [3, "all"]}"#).unwrap(),
+            [Cutoff::At(3), Cutoff::All]
+        );
+        let wrong = read(r#"{"ks": {"a": 1}}"#).unwrap_err().to_string();
+        assert!(wrong.contains("a value or a list of them"), "{wrong}");
+    }
+
+    #[test]
+    fn a_choice_reads_from_its_name_and_prints_as_it() {
+        for &value in LogsFormat::ALL {
+            assert_eq!(value.name().parse::<LogsFormat>(), Ok(value));
+            assert_eq!(value.to_string(), value.name());
+        }
+        assert_eq!(MissingPolicy::Skip.help(), "Leave it out of the means.");
+        let err = "sometimes".parse::<ProgressWhen>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#""sometimes": expected one of auto, always, never"#
+        );
+    }
+
+    #[test]
+    fn reviewer_rules_combine_grades_as_documented() {
+        let majority = ReviewerPolicy::Majority;
+        assert_eq!(majority.combine(&[2, 0, 2]), Some(2));
+        assert_eq!(majority.combine(&[3, 1, 1, 3]), Some(1), "a tie: the lower");
+        assert_eq!(
+            majority.combine(&[1, 2, 3]),
+            Some(1),
+            "all tied: the lowest"
+        );
+        assert_eq!(majority.combine(&[0, 3, 3, 1, 1]), Some(1));
+        assert_eq!(ReviewerPolicy::Any.combine(&[0, 3, 1]), Some(3));
+        assert_eq!(ReviewerPolicy::All.combine(&[2, 3, 1]), Some(1));
+        let only: ReviewerPolicy = "alice".parse().unwrap();
+        assert_eq!(only, ReviewerPolicy::Only("alice".into()));
+        assert_eq!(only.combine(&[1]), None);
+        for name in ["majority", "any", "all", "alice"] {
+            assert_eq!(name.parse::<ReviewerPolicy>().unwrap().to_string(), name);
+        }
+        assert!("".parse::<ReviewerPolicy>().is_err());
     }
 }

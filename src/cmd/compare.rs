@@ -53,6 +53,9 @@ mod tests {
         let Command::Compare(args) = cli.command else {
             panic!("expected compare")
         };
-        assert_eq!(plan(&args).unwrap(), ComparePlan::new("a".into(), "b".into()));
+        assert_eq!(
+            plan(&args).unwrap(),
+            ComparePlan::new("a".into(), "b".into())
+        );
     }
 }

@@ -46,7 +46,8 @@ mod tests {
     /// `MergePlan::new` holds the command line's defaults.
     #[test]
     fn a_library_plan_holds_the_command_lines_defaults() {
-        let cli = Cli::try_parse_from(["rgrade", "merge", "--labels", "l", "-o", "m", "s"]).unwrap();
+        let cli =
+            Cli::try_parse_from(["rgrade", "merge", "--labels", "l", "-o", "m", "s"]).unwrap();
         let Command::Merge(args) = cli.command else {
             panic!("expected merge")
         };
