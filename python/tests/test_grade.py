@@ -212,10 +212,11 @@ def test_every_typed_option_is_the_plans_and_a_wrong_type_names_it(function):
     """Each keyword the TypedDict lists is an option of the library's plan
     (none is refused as unknown), and a value of the wrong type raises a
     UsageError that names it (a log field's, the plan's ``fields``);
-    ``bootstrap`` alone is accepted and ignored."""
+    ``bootstrap`` alone is accepted and ignored, and a flag reads any
+    value by its truth, as Python's ``if`` does."""
     call, args, options = CALLS[function]
-    for keyword in typing.get_type_hints(options):
-        if keyword == "bootstrap":
+    for keyword, hint in typing.get_type_hints(options).items():
+        if keyword == "bootstrap" or hint is bool:
             continue
         with pytest.raises(rgrade.UsageError) as raised:
             call(*args, **{keyword: [[[]]]})
