@@ -1,9 +1,9 @@
 //! The command line as the user types it. Values are checked here (clap
 //! parses them through `FromStr`, and the library's choices through
 //! [`choice`]); `cmd::*` turns them into the plain plans the library takes
-//! (`grade`'s arguments serialize under the plan's own field names, which
-//! the plan reads as it reads Python's keyword arguments). Only the binary
-//! knows clap.
+//! (each command's arguments serialize under its plan's own field names,
+//! which the plan reads, by [`plan`], as it reads Python's keyword
+//! arguments). Only the binary knows clap.
 
 use std::ffi::OsStr;
 use std::marker::PhantomData;
@@ -17,6 +17,7 @@ use rgrade::{
     MissingPolicy, NightChanges, ProgressWhen, RepeatPolicy, ReviewerPolicy, RunName, Setting,
     SpanKind, Unit,
 };
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -666,6 +667,15 @@ pub struct GenArgs {
         requires = "drop_from"
     )]
     pub drop_rate: f64,
+}
+
+/// The library's plan for a command's arguments `args`: they serialize
+/// under the plan's field names, so the plan reads them as it reads
+/// Python's keyword arguments, every option it is not given at its
+/// default. Paths, which need not be UTF-8 (serde writes only UTF-8
+/// paths), are not serialized: the caller hands them over as they are.
+pub fn plan<P: DeserializeOwned>(args: &impl Serialize) -> Result<P, serde_json::Error> {
+    serde_json::from_value(serde_json::to_value(args)?)
 }
 
 /// A library setting as the command line spells it (`--reviewers`), with

@@ -34,7 +34,7 @@ fn plan(args: &CompareArgs) -> Result<ComparePlan> {
         candidate: args.candidate.clone(),
         rules: args.rules.clone(),
         out: args.out.clone(),
-        ..super::plan(args)?
+        ..crate::cli::plan(args)?
     })
 }
 

@@ -109,7 +109,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> Result<GradePlan> {
         doc_collections: args.doc_collections.clone(),
         corpus: args.corpus.clone(),
         openmetrics: args.openmetrics.clone(),
-        ..super::plan(args)?
+        ..crate::cli::plan(args)?
     })
 }
 

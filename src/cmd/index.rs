@@ -14,7 +14,7 @@ pub fn run(args: &IndexArgs) -> Result<Exit> {
     let plan = IndexPlan {
         labels: args.labels.clone(),
         out: args.out.clone(),
-        ..super::plan(args)?
+        ..crate::cli::plan(args)?
     };
     let compiled = rgrade::index(&plan)?;
     tell(format_args!(
@@ -32,7 +32,7 @@ mod tests {
     use clap::Parser;
     use rgrade::IndexPlan;
 
-    use super::super::plan;
+    use crate::cli::plan;
     use crate::cli::{Cli, Command};
 
     /// `IndexPlan::new` holds the command line's defaults.

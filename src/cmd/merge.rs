@@ -22,7 +22,7 @@ pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
         out: args.out.clone(),
         openmetrics: args.openmetrics.clone(),
         command,
-        ..super::plan(args)?
+        ..crate::cli::plan(args)?
     };
     let mut warnings = Vec::new();
     let graded = rgrade::merge(&plan, &mut |warning| warnings.push(warning))?;
@@ -40,7 +40,7 @@ mod tests {
     use clap::Parser;
     use rgrade::MergePlan;
 
-    use super::super::plan;
+    use crate::cli::plan;
     use crate::cli::{Cli, Command};
 
     /// `MergePlan::new` holds the command line's defaults.

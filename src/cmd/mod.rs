@@ -15,10 +15,7 @@ pub mod trend;
 
 use std::ffi::OsString;
 
-use anyhow::Result;
 use clap::Parser;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 use crate::cli::{Cli, Command};
 use terminal::{message, tell, Exit};
@@ -60,13 +57,4 @@ pub fn main(args: Vec<OsString>) -> u8 {
             Exit::NothingGraded as u8
         }
     }
-}
-
-/// The library's plan for a command's arguments `args`: they serialize
-/// under the plan's field names, so the plan reads them as it reads
-/// Python's keyword arguments, every option it is not given at its
-/// default. Paths, which need not be UTF-8 (serde writes only UTF-8
-/// paths), are not serialized: the caller hands them over as they are.
-fn plan<P: DeserializeOwned>(args: &impl Serialize) -> Result<P> {
-    Ok(serde_json::from_value(serde_json::to_value(args)?)?)
 }

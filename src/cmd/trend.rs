@@ -37,7 +37,7 @@ fn plan(args: &TrendArgs, command: Vec<String>) -> Result<TrendPlan> {
         out: args.out.clone(),
         openmetrics: args.openmetrics.clone(),
         command,
-        ..super::plan(args)?
+        ..crate::cli::plan(args)?
     })
 }
 
