@@ -75,7 +75,7 @@ pub use io::tables::{ArrowTable, LogLines};
 pub use logs::discover::log_files;
 pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;
-pub use run::agree::{run as agree, Agreed, LogsPlan as AgreeLogs, Plan as AgreePlan};
+pub use run::agree::{run as agree, Agreed, Plan as AgreePlan};
 pub use run::compare::run as compare;
 pub use run::copy::copy_result;
 pub use run::grade::run as grade;

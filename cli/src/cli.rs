@@ -1,9 +1,9 @@
 //! The command line as the user types it. Values are checked here (clap
 //! parses them through `FromStr`, and the library's choices through
 //! [`choice`]); `cmd::*` turns them into the plain plans the library takes
-//! (`grade`'s arguments serialize under the plan's own field names, which
-//! the plan reads as it reads Python's keyword arguments). Only the binary
-//! knows clap.
+//! (each command's arguments serialize under its plan's own field names,
+//! which the plan reads, by [`plan`], as it reads Python's keyword
+//! arguments). Only the binary knows clap.
 
 use std::ffi::OsStr;
 use std::marker::PhantomData;
@@ -17,6 +17,7 @@ use rgrade::{
     Choice, Cutoff, DocOf, DuplicateDocs, GenFormat, JoinBy, LabelsFormat, LogsFormat,
     MissingPolicy, NightChanges, RepeatPolicy, ReviewerPolicy, RunName, Setting, SpanKind, Unit,
 };
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// Grade the retrieval step of a RAG or search system from captured search logs.
@@ -85,11 +86,14 @@ pub enum Command {
     Trend(TrendArgs),
 }
 
-/// Options of `rgrade trend`.
-#[derive(Debug, Args)]
+/// Options of `rgrade trend`: serialized, the [`rgrade::TrendPlan`] they
+/// ask for, but for those the plan does not hold and the paths (`skip`, as
+/// [`GradeArgs`]' are).
+#[derive(Debug, Args, Serialize)]
 pub struct TrendArgs {
     /// Write trend.csv and alarms.json into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[serde(skip)]
     pub out: Option<PathBuf>,
 
     /// The first N nights of each labels revision make its baseline (at least 2).
@@ -114,31 +118,39 @@ pub struct TrendArgs {
 
     /// Also write each series' last mean, evidence and alarm to FILE in the OpenMetrics text format.
     #[arg(long = "openmetrics", value_name = "FILE")]
+    #[serde(skip)]
     pub openmetrics: Option<PathBuf>,
 
     /// Print nothing on stdout.
     #[arg(short = 'q', long)]
+    #[serde(skip)]
     pub quiet: bool,
 
     /// The nights' `grade --out` directories, in any order.
     #[arg(value_name = "NIGHT", required = true)]
+    #[serde(skip)]
     pub nights: Vec<PathBuf>,
 }
 
-/// Options of `rgrade agree`.
-#[derive(Debug, Args)]
+/// Options of `rgrade agree`: serialized, the [`rgrade::AgreePlan`] they
+/// ask for, but for those the plan does not hold and the paths (`skip`, as
+/// [`GradeArgs`]' are); the options of the logs count only with logs.
+#[derive(Debug, Args, Serialize)]
 pub struct AgreeArgs {
     /// The first answer key (JSONL, TREC qrels, CSV, Parquet or a compiled key).
     #[arg(value_name = "KEY_A")]
+    #[serde(skip)]
     pub key_a: PathBuf,
 
     /// The second answer key.
     #[arg(value_name = "KEY_B")]
+    #[serde(skip)]
     pub key_b: PathBuf,
 
     /// Write agreement.csv, agreement_slices.csv, report.html and agreement.json (with --logs,
     /// also agreement_runs.csv and agreement_tau.csv) into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[serde(skip)]
     pub out: Option<PathBuf>,
 
     /// Read both keys as this format.
@@ -170,8 +182,28 @@ pub struct AgreeArgs {
     )]
     pub reviewers_b: Option<ReviewerPolicy>,
 
+    /// The logs to grade under both keys, and how.
+    #[command(flatten)]
+    #[serde(skip)]
+    pub graded: AgreeLogsArgs,
+
+    /// Print nothing on stdout.
+    #[arg(short, long)]
+    #[serde(skip)]
+    pub quiet: bool,
+
+    /// Use N worker threads [default: all cores].
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+}
+
+/// The logs `rgrade agree` grades under both keys, and the options that
+/// say how: serialized, as [`AgreeArgs`]' are, only when there are logs.
+#[derive(Debug, Args, Serialize)]
+pub struct AgreeLogsArgs {
     /// Grade this log file or directory (as grade takes them) under both keys; repeat for more.
     #[arg(long = "logs", value_name = "LOGS", action = clap::ArgAction::Append)]
+    #[serde(skip)]
     pub logs: Vec<PathBuf>,
 
     /// With --logs, grade at these cutoffs, comma separated (as grade's -k).
@@ -183,6 +215,7 @@ pub struct AgreeArgs {
         default_value = "10",
         requires = "logs"
     )]
+    #[serde(rename = "ks")]
     pub k: Vec<Cutoff>,
 
     /// With --logs, read them as this format.
@@ -200,25 +233,20 @@ pub struct AgreeArgs {
     /// With --logs, name each TREC run by its tag, or by its file's name (files all tagged alike stay apart).
     #[arg(long = "run-name", value_parser = choice::<RunName>(), value_name = "FROM", default_value_t = RunName::Tag, requires = "logs")]
     pub run_name: RunName,
-
-    /// Print nothing on stdout.
-    #[arg(short, long)]
-    pub quiet: bool,
-
-    /// Use N worker threads [default: all cores].
-    #[arg(short = 'j', long = "threads", value_name = "N")]
-    pub threads: Option<NonZeroUsize>,
 }
 
-/// Options of `rgrade index`.
-#[derive(Debug, Args)]
+/// Options of `rgrade index`: serialized, the [`rgrade::IndexPlan`] they
+/// ask for, but for the paths (`skip`, as [`GradeArgs`]' are).
+#[derive(Debug, Args, Serialize)]
 pub struct IndexArgs {
     /// The labels to compile (JSONL, TREC qrels, CSV or Parquet).
     #[arg(value_name = "LABELS")]
+    #[serde(skip)]
     pub labels: PathBuf,
 
     /// Write the compiled key to KEY (replaced only once complete).
     #[arg(short = 'o', long = "out", value_name = "KEY")]
+    #[serde(skip)]
     pub out: PathBuf,
 
     /// Read the labels as this format.
@@ -239,23 +267,29 @@ pub struct IndexArgs {
     pub threads: Option<NonZeroUsize>,
 }
 
-/// Options of `rgrade merge`.
-#[derive(Debug, Args)]
+/// Options of `rgrade merge`: serialized, the [`rgrade::MergePlan`] they
+/// ask for, but for those the plan does not hold and the paths (`skip`, as
+/// [`GradeArgs`]' are).
+#[derive(Debug, Args, Serialize)]
 pub struct MergeArgs {
     /// The answer key every shard was graded with.
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub labels: PathBuf,
 
     /// Write every output of the grading into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[serde(skip)]
     pub out: PathBuf,
 
     /// Tolerate up to N rejected records (over all shards) before exiting with status 1.
     #[arg(long = "max-rejects", value_name = "N", default_value_t = 0)]
+    #[serde(skip)]
     pub max_rejects: u64,
 
     /// Tolerate up to N results outside the user's allowed collections before exiting with status 1.
     #[arg(long = "max-leaks", value_name = "N", default_value_t = 0)]
+    #[serde(skip)]
     pub max_leaks: u64,
 
     /// Use N worker threads [default: all cores].
@@ -268,14 +302,17 @@ pub struct MergeArgs {
 
     /// Also write the means and counts to FILE in the OpenMetrics text format.
     #[arg(long = "openmetrics", value_name = "FILE")]
+    #[serde(skip)]
     pub openmetrics: Option<PathBuf>,
 
     /// Print no table on stdout.
     #[arg(short = 'q', long)]
+    #[serde(skip)]
     pub quiet: bool,
 
     /// The partial gradings' directories, in input order.
     #[arg(value_name = "SHARD", required = true)]
+    #[serde(skip)]
     pub shards: Vec<PathBuf>,
 }
 
@@ -475,23 +512,29 @@ pub struct GradeArgs {
     pub logs: Vec<PathBuf>,
 }
 
-/// Options of `rgrade compare`.
-#[derive(Debug, Args)]
+/// Options of `rgrade compare`: serialized, the [`rgrade::ComparePlan`]
+/// they ask for, but for those the plan does not hold and the paths
+/// (`skip`, as [`GradeArgs`]' are).
+#[derive(Debug, Args, Serialize)]
 pub struct CompareArgs {
     /// The current system: a `grade --out` directory or its per_query.csv.
     #[arg(value_name = "BASELINE")]
+    #[serde(skip)]
     pub baseline: PathBuf,
 
     /// The proposed change: a `grade --out` directory or its per_query.csv.
     #[arg(value_name = "CANDIDATE")]
+    #[serde(skip)]
     pub candidate: PathBuf,
 
     /// Check the acceptance rules of this TOML file; any FAIL exits with status 1.
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub rules: Option<PathBuf>,
 
     /// Write comparison.csv, per_query_delta.csv and (with --rules) gate.json into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[serde(skip)]
     pub out: Option<PathBuf>,
 
     /// Take this run from BASELINE (needed when it holds several).
@@ -512,6 +555,7 @@ pub struct CompareArgs {
 
     /// Accepted and ignored: the intervals are no longer bootstrapped (docs/compare.md).
     #[arg(long, value_name = "N", value_parser = at_least_one)]
+    #[serde(skip)]
     pub bootstrap: Option<usize>,
 
     /// Seed of the permutations: the same seed gives the same numbers.
@@ -532,6 +576,7 @@ pub struct CompareArgs {
 
     /// Print nothing on stdout but the rules' verdicts.
     #[arg(short = 'q', long)]
+    #[serde(skip)]
     pub quiet: bool,
 }
 
@@ -630,6 +675,15 @@ pub struct GenArgs {
     pub drop_rate: f64,
 }
 
+/// The library's plan for a command's arguments `args`: they serialize
+/// under the plan's field names, so the plan reads them as it reads
+/// Python's keyword arguments, every option it is not given at its
+/// default. Paths, which need not be UTF-8 (serde writes only UTF-8
+/// paths), are not serialized: the caller hands them over as they are.
+pub fn plan<P: DeserializeOwned>(args: &impl Serialize) -> Result<P, serde_json::Error> {
+    serde_json::from_value(serde_json::to_value(args)?)
+}
+
 /// A library setting as the command line spells it (`--reviewers`), with
 /// the value a message quotes with it (`--join text`): the one place a
 /// setting meets its flag.
@@ -651,7 +705,10 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::StageOrder => "--stage-order",
         Setting::SpanStages => "--span-stage",
         Setting::CollectionVersion => "--collection-version",
+        Setting::Logs => "--logs",
         Setting::LogsFormat => "--logs-format",
+        Setting::Repeats => "--repeats",
+        Setting::RunName => "--run-name",
         Setting::QueryField => "--query-field",
         Setting::ResultsField => "--results-field",
         Setting::DocField => "--doc-field",
@@ -661,6 +718,7 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::Metrics => "--metrics",
         Setting::Threads => "--threads",
         Setting::Permutations => "--permutations",
+        Setting::Mde => "--mde",
         Setting::Baseline => "--baseline",
         Setting::Alpha => "--alpha",
         Setting::AllowLabelChanges => "--allow-label-changes",

@@ -69,7 +69,9 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
+    "AgreeOptions",
     "Agreement",
+    "CompareOptions",
     "Comparison",
     "ComparisonError",
     "GradeOptions",
@@ -77,6 +79,7 @@ __all__ = [
     "LabelsError",
     "Lines",
     "LogsError",
+    "MergeOptions",
     "OutputError",
     "RejectedRecordsWarning",
     "RgradeError",
@@ -84,6 +87,7 @@ __all__ = [
     "Shard",
     "ShardError",
     "Trend",
+    "TrendOptions",
     "UsageError",
     "agree",
     "compare",
@@ -471,25 +475,31 @@ class Agreement:
         return f"<div><p>{html.escape(self._headline())}</p>{matrix}</div>"
 
 
-def agree(
-    key_a: PathLike,
-    key_b: PathLike,
-    *,
-    labels_format: LabelsFormat = "auto",
-    min_rel: int = 1,
-    reviewers: Optional[str] = None,
-    reviewers_a: Optional[str] = None,
-    reviewers_b: Optional[str] = None,
-    logs: Union[PathLike, Sequence[PathLike], None] = None,
-    k: Optional[Cutoffs] = None,
-    logs_format: Optional[LogsFormat] = None,
-    missing: Optional[Missing] = None,
-    repeats: Optional[Repeats] = None,
-    run_name: Optional[RunName] = None,
-    threads: Optional[int] = None,
-) -> Agreement:
+class AgreeOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`agree`: ``rgrade agree``'s options,
+    named as :class:`GradeOptions` are (``logs`` one path or several, ``k``
+    one cutoff or several) and read into the library's plan as they are,
+    so an option left out takes the command line's default
+    (docs/reference.md says what each does)."""
+
+    labels_format: LabelsFormat
+    min_rel: int
+    reviewers: Optional[str]
+    reviewers_a: Optional[str]
+    reviewers_b: Optional[str]
+    logs: Union[PathLike, Sequence[PathLike], None]
+    k: Optional[Cutoffs]
+    logs_format: Optional[LogsFormat]
+    missing: Optional[Missing]
+    repeats: Optional[Repeats]
+    run_name: Optional[RunName]
+    threads: Optional[int]
+
+
+def agree(key_a: PathLike, key_b: PathLike, **options: Unpack[AgreeOptions]) -> Agreement:
     """Compare two answer keys on the (query, document) pairs both judge,
-    as ``rgrade agree`` does: Cohen's kappa on relevance (a grade counts
+    as ``rgrade agree`` does, with its options as keyword arguments
+    (:class:`AgreeOptions`): Cohen's kappa on relevance (a grade counts
     from ``min_rel`` up, in both keys), linear-weighted kappa on grades,
     the confusion matrix, and the pairs graded differently. ``reviewers``
     says whose grade counts where several reviewers of a key judged one
@@ -497,30 +507,13 @@ def agree(
     one key twice to compare two of its reviewers). With ``logs``
     (files or directories), they are graded at ``k`` under each key, and
     each run's means and Kendall's tau between the keys' orderings of the
-    runs come too (``run_name`` as ``grade`` takes it; ``k`` 10,
-    ``logs_format`` "auto", ``missing`` "fail", ``repeats`` "error" and
-    ``run_name`` "tag" unless given, and each given without ``logs`` raises
-    a :class:`UsageError`, as the command line refuses it). Logs of which
+    runs come too (``k``, ``logs_format``, ``missing``, ``repeats`` and
+    ``run_name`` as :func:`grade` takes them, with its defaults, and each
+    given without ``logs`` raises a :class:`UsageError`, as the command
+    line refuses it). Logs of which
     every record was rejected warn with an :class:`RgradeWarning`."""
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    paths = [] if logs is None else [logs] if isinstance(logs, (str, os.PathLike)) else list(logs)
-    messages = _agree(
-        os.fspath(key_a),
-        os.fspath(key_b),
-        files.name,
-        labels_format=labels_format,
-        min_rel=min_rel,
-        reviewers=reviewers,
-        reviewers_a=reviewers_a,
-        reviewers_b=reviewers_b,
-        logs=[os.fspath(p) for p in paths],
-        k=None if k is None else [str(cutoff) for cutoff in ([k] if isinstance(k, (int, str)) else k)],
-        logs_format=logs_format,
-        missing=missing,
-        repeats=repeats,
-        run_name=run_name,
-        threads=threads,
-    )
+    messages = _agree(os.fspath(key_a), os.fspath(key_b), files.name, _options(options))
     _warn(messages)
     return Agreement(files, messages)
 
@@ -697,17 +690,32 @@ class GradeOptions(TypedDict, total=False):
     rank_field: Optional[str]
 
 
+def _plain(value: Any) -> Any:
+    """A keyword argument's value as a plan reads it: a path as its
+    string, a mapping as its pairs, a list or tuple item by item."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return list(value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _options(options: Mapping[str, Any]) -> Dict[str, Any]:
+    """The keyword arguments as the library's plan reads them, under their
+    own names (``None`` is an option left out): the plan takes each, keeps
+    its default for the others, and refuses a name it does not know or a
+    value of the wrong type, naming the keyword."""
+    return {name: _plain(value) for name, value in options.items() if value is not None}
+
+
 def _plan(k: Optional[Cutoffs], options: Mapping[str, Any]) -> Dict[str, Any]:
-    """The keyword arguments as the grading plan's fields: paths as
-    strings, mappings as their pairs, ``<name>_field`` as the plan's
-    ``fields[<name>]``. The plan refuses a name it does not know."""
+    """The keyword arguments as the grading plan's fields (see
+    :func:`_options`), ``<name>_field`` as the plan's ``fields[<name>]``."""
     plan: Dict[str, Any] = {}
     fields: Dict[str, Any] = {}
-    for name, value in options.items():
-        if isinstance(value, os.PathLike):
-            value = os.fspath(value)
-        elif isinstance(value, Mapping):
-            value = list(value.items())
+    for name, value in _options(options).items():
         if name.endswith("_field"):
             fields[name[: -len("_field")]] = value
         else:
@@ -814,18 +822,28 @@ def grade_shard(
     return Shard(files, messages)
 
 
+class MergeOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`merge`: ``rgrade merge``'s options,
+    named as :class:`GradeOptions` are and read into the library's plan as
+    they are (docs/reference.md says what each does)."""
+
+    threads: Optional[int]
+    as_of: Optional[str]
+    openmetrics: Optional[PathLike]
+
+
 def merge(
     labels: Union[PathLike, TableLike],
     shards: Iterable[Union[Shard, PathLike]],
-    *,
-    threads: Optional[int] = None,
-    as_of: Optional[str] = None,
+    **options: Unpack[MergeOptions],
 ) -> Grading:
     """Grade partial gradings (Shards, or directories ``Shard.write`` or
     ``rgrade grade --partial`` wrote) of logs partitioned by query id as one
-    grading of all their logs. ``labels`` is the answer key every shard was
-    graded with, a path or a table; ``as_of`` is :func:`grade`'s, by default
-    the ``as_of`` the shards were graded with (they must agree)."""
+    grading of all their logs, with ``rgrade merge``'s options as keyword
+    arguments (:class:`MergeOptions`). ``labels`` is the answer key every
+    shard was graded with, a path or a table; ``as_of`` is :func:`grade`'s,
+    by default the ``as_of`` the shards were graded with (they must
+    agree)."""
     dirs = [os.fspath(s._dir if isinstance(s, Shard) else s) for s in shards]
     labels_name, labels_table = _labels(labels)
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
@@ -834,9 +852,8 @@ def merge(
         labels_table,
         dirs,
         files.name,
-        threads=threads,
-        as_of=as_of,
-        command=["rgrade.merge", labels_name, *dirs],
+        _options(options),
+        ["rgrade.merge", labels_name, *dirs],
     )
     _warn(messages)
     graded = Grading(files, messages, rows)
@@ -844,45 +861,49 @@ def merge(
     return graded
 
 
+class CompareOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`compare`: ``rgrade compare``'s
+    options, named as :class:`GradeOptions` are (``metrics`` one name or
+    several) and read into the library's plan as they are, so an option
+    left out takes the command line's default (docs/reference.md says what
+    each does). ``bootstrap`` is accepted and ignored, as ``--bootstrap``
+    is: the intervals are no longer bootstrapped."""
+
+    baseline_run: Optional[str]
+    candidate_run: Optional[str]
+    metrics: Union[str, Sequence[str]]
+    permutations: int
+    bootstrap: Optional[int]
+    seed: int
+    alpha: float
+    mde: Optional[float]
+    threads: Optional[int]
+
+
 def compare(
     baseline: Union[Grading, PathLike],
     candidate: Union[Grading, PathLike],
     rules: Optional[PathLike] = None,
-    *,
-    baseline_run: Optional[str] = None,
-    candidate_run: Optional[str] = None,
-    metrics: Union[str, Sequence[str]] = (),
-    permutations: int = 10_000,
-    bootstrap: Optional[int] = None,
-    seed: int = 0,
-    alpha: float = 0.05,
-    mde: Optional[float] = None,
-    threads: Optional[int] = None,
+    **options: Unpack[CompareOptions],
 ) -> Comparison:
     """Compare two gradings (Gradings, or ``grade -o`` directories) query by
     query with paired statistics, holding the candidate to the acceptance
-    ``rules`` (a TOML file), as ``rgrade compare`` does. A failed rule does
+    ``rules`` (a TOML file), as ``rgrade compare`` does, with its options
+    as keyword arguments (:class:`CompareOptions`). A failed rule does
     not raise: see ``Comparison.passed`` and ``gate``. ``comparison`` gives
     each set's minimum detectable change at 80% power (``mde``) and, with
     ``mde=D``, the queries needed to detect D (``queries_for_mde``), as
-    ``--mde`` does. ``bootstrap`` is accepted and ignored, as ``--bootstrap``
-    is: the intervals are no longer bootstrapped."""
-    del bootstrap
+    ``--mde`` does."""
+    plan = _options(options)
+    plan.pop("bootstrap", None)
     sides = [os.fspath(s._dir if isinstance(s, Grading) else s) for s in (baseline, candidate)]
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
     passed, messages = _compare(
         sides[0],
         sides[1],
         files.name,
-        rules=None if rules is None else os.fspath(rules),
-        baseline_run=baseline_run,
-        candidate_run=candidate_run,
-        metrics=_names(metrics),
-        permutations=permutations,
-        seed=seed,
-        alpha=alpha,
-        mde=mde,
-        threads=threads,
+        None if rules is None else os.fspath(rules),
+        plan,
     )
     _warn(messages)
     return Comparison(files, passed, messages)
@@ -962,20 +983,30 @@ def _slice(row: Mapping[str, Any]) -> str:
     return "/".join(row[name] for name in ("task", "language", "split"))
 
 
+class TrendOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`trend`: ``rgrade trend``'s options,
+    named as :class:`GradeOptions` are (``metrics`` one name or several)
+    and read into the library's plan as they are, so an option left out
+    takes the command line's default (docs/reference.md says what each
+    does)."""
+
+    baseline: int
+    alpha: float
+    metrics: Union[str, Sequence[str]]
+    allow_label_changes: bool
+    openmetrics: Optional[PathLike]
+    threads: Optional[int]
+
+
 def trend(
     nights: Union[PathLike, Iterable[Union[Grading, PathLike]]],
-    *,
-    baseline: int = 7,
-    alpha: float = 0.05,
-    metrics: Union[str, Sequence[str]] = (),
-    allow_label_changes: bool = False,
-    openmetrics: Optional[PathLike] = None,
-    threads: Optional[int] = None,
+    **options: Unpack[TrendOptions],
 ) -> Trend:
     """Watch a series of nightly gradings (Gradings, or ``grade -o``
     directories, in any order: each is placed by the time it stands for,
     its summary's ``as_of``, which ``grade(..., as_of=...)`` sets) as
-    ``rgrade trend`` does. Every (run, stage, grouping set, metric) is
+    ``rgrade trend`` does, with its options as keyword arguments
+    (:class:`TrendOptions`). Every (run, stage, grouping set, metric) is
     followed across the nights; the first ``baseline`` nights are its
     baseline, and each watched night a paired t-test over the queries
     asks whether a series fell below them, at a level that holds the
@@ -986,24 +1017,9 @@ def trend(
     given = [nights] if isinstance(nights, (str, os.PathLike)) else nights
     dirs = [os.fspath(n._dir if isinstance(n, Grading) else n) for n in given]
     files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    alarmed, messages = _trend(
-        dirs,
-        files.name,
-        baseline=baseline,
-        alpha=alpha,
-        metrics=_names(metrics),
-        allow_label_changes=allow_label_changes,
-        openmetrics=None if openmetrics is None else os.fspath(openmetrics),
-        threads=threads,
-        command=["rgrade.trend", *dirs],
-    )
+    alarmed, messages = _trend(dirs, files.name, _options(options), ["rgrade.trend", *dirs])
     _warn(messages)
     return Trend(files, alarmed, messages)
-
-
-def _names(names: Union[str, Sequence[str]]) -> List[str]:
-    """One name, or several: a string is one name, not its letters."""
-    return [names] if isinstance(names, str) else list(names)
 
 
 def _warn(messages: Sequence[str], stacklevel: int = 3) -> None:

@@ -42,56 +42,21 @@ def compare(
     baseline: str,
     candidate: str,
     out: str,
-    rules: Optional[str] = ...,
-    baseline_run: Optional[str] = ...,
-    candidate_run: Optional[str] = ...,
-    metrics: Sequence[str] = ...,
-    permutations: int = ...,
-    seed: int = ...,
-    alpha: float = ...,
-    mde: Optional[float] = ...,
-    threads: Optional[int] = ...,
+    rules: Optional[str],
+    options: Mapping[str, Any],
 ) -> Tuple[bool, list[str]]: ...
-def agree(
-    key_a: str,
-    key_b: str,
-    out: str,
-    labels_format: str = ...,
-    min_rel: int = ...,
-    reviewers: Optional[str] = ...,
-    reviewers_a: Optional[str] = ...,
-    reviewers_b: Optional[str] = ...,
-    logs: Sequence[str] = ...,
-    k: Optional[Sequence[str]] = ...,
-    logs_format: Optional[str] = ...,
-    missing: Optional[str] = ...,
-    repeats: Optional[str] = ...,
-    run_name: Optional[str] = ...,
-    threads: Optional[int] = ...,
-) -> list[str]: ...
+def agree(key_a: str, key_b: str, out: str, options: Mapping[str, Any]) -> list[str]: ...
 def merge(
     labels: str,
     labels_table: Optional[object],
     shards: Sequence[str],
     out: str,
-    threads: Optional[int] = ...,
-    as_of: Optional[str] = ...,
-    command: Sequence[str] = ...,
+    options: Mapping[str, Any],
+    command: Sequence[str],
 ) -> Tuple[list[str], Tuple[pa.Schema, list[pa.RecordBatch]]]: ...
 def trend(
-    nights: Sequence[str],
-    out: str,
-    baseline: int = ...,
-    alpha: float = ...,
-    metrics: Sequence[str] = ...,
-    allow_label_changes: bool = ...,
-    openmetrics: Optional[str] = ...,
-    threads: Optional[int] = ...,
-    command: Sequence[str] = ...,
+    nights: Sequence[str], out: str, options: Mapping[str, Any], command: Sequence[str]
 ) -> Tuple[bool, list[str]]: ...
 def log_files(paths: Sequence[str]) -> list[Path]: ...
 def copy_result(source: str, target: str) -> None: ...
-def compare_defaults() -> dict[str, Any]: ...
-def agree_defaults() -> dict[str, Any]: ...
-def trend_defaults() -> dict[str, Any]: ...
 def main(args: Sequence[str]) -> int: ...

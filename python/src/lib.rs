@@ -12,7 +12,6 @@
 //! modules (`src/cli.rs`, `src/cmd/`) are compiled into this crate as they
 //! are, so a pip install gives the same program without cargo.
 
-use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use arrow_array::ffi_stream::RecordBatchStreamReader;
@@ -197,18 +196,6 @@ fn raised(err: rgrade::Error) -> PyErr {
     }
 }
 
-/// An option's value as the command line spells it (`fail`, `last`, ...).
-fn choice<T: Choice>(name: &str, value: &str) -> PyResult<T> {
-    T::from_name(value).map_err(|unknown| UsageError::new_err(format!("{name}={unknown}")))
-}
-
-/// The reviewers policy `value` names (`majority`, `any`, `all` or a
-/// reviewer), if any.
-fn reviewer_policy(name: &str, value: Option<&str>) -> PyResult<Option<rgrade::ReviewerPolicy>> {
-    (value.map(str::parse).transpose())
-        .map_err(|err: String| UsageError::new_err(format!("{name}: {err}")))
-}
-
 /// The table `object` exports through `__arrow_c_stream__`, named `name`;
 /// a table that cannot be read raises `E`.
 fn arrow_table<E: PyTypeInfo>(
@@ -225,11 +212,10 @@ fn arrow_table<E: PyTypeInfo>(
 }
 
 /// `options`, `rgrade.grade`'s keyword arguments under the plan's field
-/// names, read into the library's plan as the command line's are: an
-/// option not given keeps its default. `unit`, which the plan does not
-/// hold, comes apart: with the plan's `doc_of`, it makes the plan's
-/// `doc_of`, as on the command line.
-fn read_plan(options: &Bound<'_, PyDict>) -> PyResult<rgrade::GradePlan> {
+/// names, read into the library's plan as [`read_plan`] reads them.
+/// `unit`, which the plan does not hold, comes apart: with the plan's
+/// `doc_of`, it makes the plan's `doc_of`, as on the command line.
+fn read_grade_plan(options: &Bound<'_, PyDict>) -> PyResult<rgrade::GradePlan> {
     let options = options.copy()?;
     let unit = match options.get_item("unit")? {
         Some(unit) => {
@@ -238,9 +224,20 @@ fn read_plan(options: &Bound<'_, PyDict>) -> PyResult<rgrade::GradePlan> {
         }
         None => rgrade::Unit::Result,
     };
+    let plan: rgrade::GradePlan = read_plan(&options)?;
+    let doc_of = rgrade::doc_of(unit, plan.doc_of.clone())
+        .map_err(|err| UsageError::new_err(rgrade::spell_settings(&err, keyword)))?;
+    Ok(rgrade::GradePlan { doc_of, ..plan })
+}
+
+/// `options`, a function's keyword arguments under the plan's field
+/// names, read into the library's plan `P` as the command line's are: an
+/// option not given keeps the plan's default, a name that is no option
+/// and a value of the wrong type raise a [`UsageError`] naming the
+/// keyword.
+fn read_plan<P: serde::de::DeserializeOwned>(options: &Bound<'_, PyDict>) -> PyResult<P> {
     let mut deserializer = pythonize::Depythonizer::from_object(options.as_any());
-    let plan: rgrade::GradePlan =
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
             let option = err.path().iter().find_map(|segment| match segment {
                 serde_path_to_error::Segment::Map { key } => Some(key.clone()),
                 _ => None,
@@ -250,10 +247,7 @@ fn read_plan(options: &Bound<'_, PyDict>) -> PyResult<rgrade::GradePlan> {
                 Some(option) => format!("{option}: {message}"),
                 None => message.to_string(),
             })
-        })?;
-    let doc_of = rgrade::doc_of(unit, plan.doc_of.clone())
-        .map_err(|err| UsageError::new_err(rgrade::spell_settings(&err, keyword)))?;
-    Ok(rgrade::GradePlan { doc_of, ..plan })
+        })
 }
 
 /// The value of the keyword argument `name`.
@@ -326,7 +320,7 @@ fn grade(
     command: Vec<String>,
     shard: bool,
 ) -> PyResult<(Vec<String>, Option<Py<PyAny>>)> {
-    let plan = read_plan(&options)?;
+    let plan = read_grade_plan(&options)?;
     let sources = Sources::new(labels, labels_table.as_ref(), logs, &log_tables, lines)?;
     let plan = rgrade::GradePlan {
         labels: sources.labels,
@@ -359,41 +353,35 @@ fn grade(
     ))
 }
 
-/// `as_of=`, read as `--as-of` reads it.
-fn parse_as_of(text: Option<&str>) -> PyResult<Option<rgrade::Timestamp>> {
-    (text.map(str::parse))
-        .transpose()
-        .map_err(|err: String| UsageError::new_err(format!("as_of: {err}")))
-}
-
-/// Merge the partial gradings `shards` into `out`; returns the warnings
-/// and per_query.csv's rows as a pyarrow schema and record batches.
+/// Merge the partial gradings `shards` into `out` with the plan's
+/// `options`; returns the warnings and per_query.csv's rows as a pyarrow
+/// schema and record batches.
 #[pyfunction]
-#[pyo3(signature = (labels, labels_table, shards, out, threads=None, as_of=None, command=vec![]))]
-#[allow(clippy::too_many_arguments)]
 fn merge(
     py: Python<'_>,
     labels: PathBuf,
     labels_table: Option<Bound<'_, PyAny>>,
     shards: Vec<PathBuf>,
     out: PathBuf,
-    threads: Option<usize>,
-    as_of: Option<String>,
+    options: Bound<'_, PyDict>,
     command: Vec<String>,
 ) -> PyResult<(Vec<String>, Py<PyAny>)> {
     let name = labels.display().to_string();
     let plan = rgrade::MergePlan {
         labels_table: (labels_table.map(|t| arrow_table::<LabelsError>(&name, &t))).transpose()?,
-        threads: threads.and_then(NonZeroUsize::new),
+        labels,
+        shards,
+        out,
         command,
-        as_of: parse_as_of(as_of.as_deref())?,
         keep_rows: true,
-        ..rgrade::MergePlan::new(labels, shards, out)
+        ..read_plan(&options)?
     };
     let merged = py.detach(|| {
         let mut warnings = Vec::new();
         let mut warn = |warning: rgrade::Warning| warnings.push(in_keywords(&warning.to_string()));
-        rgrade::merge(&plan, &mut warn).map(|graded| (warnings, graded.per_query))
+        rgrade::merge(&plan, &mut warn)
+            .and_then(|graded| exported(graded.openmetrics_failure, graded.per_query))
+            .map(|rows| (warnings, rows))
     });
     let (warnings, rows) = merged.map_err(raised)?;
     let rows = rows.ok_or_else(|| RgradeError::new_err("the merged rows were not kept"))?;
@@ -408,54 +396,24 @@ fn rows_to_pyarrow(py: Python<'_>, table: &rgrade::ArrowTable) -> PyResult<Py<Py
     Ok((schema, batches).into_pyobject(py)?.into_any().unbind())
 }
 
-/// Compare two grade outputs into `out`; returns whether every rule
-/// passed (or none was given), and the warnings.
+/// Compare two grade outputs into `out`, with the `rules` file if any and
+/// the plan's `options`; returns whether every rule passed (or none was
+/// given), and the warnings.
 #[pyfunction]
-#[pyo3(signature = (
-    baseline, candidate, out, rules=None, baseline_run=None, candidate_run=None,
-    metrics=vec![], permutations=10_000, seed=0, alpha=0.05, mde=None, threads=None,
-))]
-#[allow(clippy::too_many_arguments)]
 fn compare(
     py: Python<'_>,
     baseline: PathBuf,
     candidate: PathBuf,
     out: PathBuf,
     rules: Option<PathBuf>,
-    baseline_run: Option<String>,
-    candidate_run: Option<String>,
-    metrics: Vec<String>,
-    permutations: usize,
-    seed: u64,
-    alpha: f64,
-    mde: Option<f64>,
-    threads: Option<usize>,
+    options: Bound<'_, PyDict>,
 ) -> PyResult<(bool, Vec<String>)> {
-    if permutations == 0 {
-        return Err(UsageError::new_err("permutations must be at least 1"));
-    }
-    if !(alpha > 0.0 && alpha < 1.0) {
-        return Err(UsageError::new_err(format!(
-            "alpha: expected a level between 0 and 1, got {alpha}"
-        )));
-    }
-    if let Some(effect) = mde.filter(|&effect| !(effect > 0.0 && effect <= 1.0)) {
-        return Err(UsageError::new_err(format!(
-            "mde: expected a change of a metric's mean, above 0 and at most 1, got {effect}"
-        )));
-    }
     let plan = rgrade::ComparePlan {
-        baseline_run,
-        candidate_run,
+        baseline,
+        candidate,
         rules,
         out: Some(out),
-        metrics,
-        permutations,
-        seed,
-        alpha,
-        mde,
-        threads: threads.and_then(NonZeroUsize::new),
-        ..rgrade::ComparePlan::new(baseline, candidate)
+        ..read_plan(&options)?
     };
     let compared = py.detach(|| {
         let mut warnings = Vec::new();
@@ -467,93 +425,22 @@ fn compare(
     compared.map_err(raised)
 }
 
-/// Compare the answer keys `key_a` and `key_b`, writing agreement.json,
-/// agreement.csv and agreement_slices.csv into `out`, and with `logs`
-/// the runs' means under both (graded at `k`, with `missing`, `repeats`
-/// and `run_name` as `grade` takes them; each, when not given, as
-/// `AgreeLogs::new` sets it, and refused without `logs`, as the command
-/// line refuses them).
+/// Compare the answer keys `key_a` and `key_b` with the plan's `options`,
+/// writing agreement.json, agreement.csv and agreement_slices.csv into
+/// `out`, and with logs the runs' means under both; returns the warnings.
 #[pyfunction]
-#[pyo3(signature = (
-    key_a, key_b, out, labels_format="auto".to_string(), min_rel=1, reviewers=None,
-    reviewers_a=None, reviewers_b=None, logs=vec![],
-    k=None, logs_format=None, missing=None, repeats=None, run_name=None, threads=None,
-))]
-#[allow(clippy::too_many_arguments)]
 fn agree(
     py: Python<'_>,
     key_a: PathBuf,
     key_b: PathBuf,
     out: PathBuf,
-    labels_format: String,
-    min_rel: i64,
-    reviewers: Option<String>,
-    reviewers_a: Option<String>,
-    reviewers_b: Option<String>,
-    logs: Vec<PathBuf>,
-    k: Option<Vec<String>>,
-    logs_format: Option<String>,
-    missing: Option<String>,
-    repeats: Option<String>,
-    run_name: Option<String>,
-    threads: Option<usize>,
+    options: Bound<'_, PyDict>,
 ) -> PyResult<Vec<String>> {
-    if min_rel < 1 {
-        return Err(UsageError::new_err(format!(
-            "min_rel: expected a grade of at least 1, got {min_rel}"
-        )));
-    }
-    let for_logs = [
-        ("k", k.is_some()),
-        ("logs_format", logs_format.is_some()),
-        ("missing", missing.is_some()),
-        ("repeats", repeats.is_some()),
-        ("run_name", run_name.is_some()),
-    ];
-    if let (true, Some((name, _))) = (logs.is_empty(), for_logs.iter().find(|(_, given)| *given)) {
-        return Err(UsageError::new_err(format!(
-            "{name}= says how the logs are graded, and no logs= were given: give logs= or \
-             leave {name}= out"
-        )));
-    }
-    let defaults = rgrade::AgreeLogs::new(logs);
-    let graded = rgrade::AgreeLogs {
-        logs_format: (logs_format.as_deref())
-            .map_or(Ok(defaults.logs_format), |f| choice("logs_format", f))?,
-        ks: match k {
-            Some(k) => (k.iter())
-                .map(|k| k.parse::<rgrade::Cutoff>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|err| UsageError::new_err(format!("k: {err}")))?,
-            None => defaults.ks.clone(),
-        },
-        missing: (missing.as_deref()).map_or(Ok(defaults.missing), |m| choice("missing", m))?,
-        repeats: (repeats.as_deref()).map_or(Ok(defaults.repeats), |r| choice("repeats", r))?,
-        run_name: (run_name.as_deref()).map_or(Ok(defaults.run_name), |r| choice("run_name", r))?,
-        ..defaults
-    };
-    let logs = (!graded.logs.is_empty()).then_some(graded);
-    let both = reviewer_policy("reviewers", reviewers.as_deref())?;
-    let one = [("reviewers_a", reviewers_a), ("reviewers_b", reviewers_b)];
-    let mut each = [None, None];
-    for (side, (name, policy)) in each.iter_mut().zip(one) {
-        *side = match (reviewer_policy(name, policy.as_deref())?, &both) {
-            (Some(_), Some(_)) => {
-                return Err(UsageError::new_err(format!(
-                    "{name}: give reviewers (both keys) or reviewers_a and reviewers_b, not both"
-                )))
-            }
-            (policy, both) => policy.or_else(|| both.clone()),
-        };
-    }
     let plan = rgrade::AgreePlan {
-        labels_format: choice("labels_format", &labels_format)?,
-        min_rel,
-        reviewers: each,
+        key_a,
+        key_b,
         out: Some(out),
-        threads: threads.and_then(NonZeroUsize::new),
-        logs,
-        ..rgrade::AgreePlan::new(key_a, key_b)
+        ..read_plan(&options)?
     };
     py.detach(|| {
         let mut warnings = Vec::new();
@@ -571,36 +458,22 @@ fn agree(
 }
 
 /// Watch the nightly gradings `nights` (grade output directories, in any
-/// order), writing trend.csv, report.html and alarms.json into `out`;
-/// returns whether any series alarmed, and the warnings.
+/// order) with the plan's `options`, writing trend.csv, report.html and
+/// alarms.json into `out`; returns whether any series alarmed, and the
+/// warnings.
 #[pyfunction]
-#[pyo3(signature = (
-    nights, out, baseline=rgrade::DEFAULT_BASELINE_NIGHTS, alpha=0.05, metrics=vec![],
-    allow_label_changes=false, openmetrics=None, threads=None, command=vec![],
-))]
-#[allow(clippy::too_many_arguments)]
 fn trend(
     py: Python<'_>,
     nights: Vec<PathBuf>,
     out: PathBuf,
-    baseline: usize,
-    alpha: f64,
-    metrics: Vec<String>,
-    allow_label_changes: bool,
-    openmetrics: Option<PathBuf>,
-    threads: Option<usize>,
+    options: Bound<'_, PyDict>,
     command: Vec<String>,
 ) -> PyResult<(bool, Vec<String>)> {
     let plan = rgrade::TrendPlan {
+        nights,
         out: Some(out),
-        baseline_nights: baseline,
-        alpha,
-        metrics,
-        allow_label_changes,
         command,
-        threads: threads.and_then(NonZeroUsize::new),
-        openmetrics,
-        ..rgrade::TrendPlan::new(nights)
+        ..read_plan(&options)?
     };
     py.detach(|| {
         let mut warnings = Vec::new();
@@ -614,54 +487,6 @@ fn trend(
         .map(|alarmed| (alarmed, warnings))
     })
     .map_err(raised)
-}
-
-/// The options of `rgrade.compare` that have a default, as the library's
-/// `ComparePlan::new` sets them.
-#[pyfunction]
-fn compare_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
-    let plan = rgrade::ComparePlan::new(PathBuf::new(), PathBuf::new());
-    let defaults = pyo3::types::PyDict::new(py);
-    defaults.set_item("metrics", plan.metrics)?;
-    defaults.set_item("permutations", plan.permutations)?;
-    defaults.set_item("seed", plan.seed)?;
-    defaults.set_item("alpha", plan.alpha)?;
-    defaults.set_item("mde", plan.mde)?;
-    Ok(defaults)
-}
-
-/// The options of `rgrade.agree` that have a default, as the library's
-/// `AgreePlan::new` sets them (those of the logs: None, for `agree` to
-/// take `AgreeLogs::new`'s).
-#[pyfunction]
-fn agree_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
-    let plan = rgrade::AgreePlan::new(PathBuf::new(), PathBuf::new());
-    let defaults = pyo3::types::PyDict::new(py);
-    defaults.set_item("labels_format", plan.labels_format.name())?;
-    defaults.set_item("min_rel", plan.min_rel)?;
-    let [a, b] = plan.reviewers.map(|p| p.map(|p| p.to_string()));
-    defaults.set_item("reviewers_a", a)?;
-    defaults.set_item("reviewers_b", b)?;
-    // The options of the logs default to None: given without logs, they
-    // are refused, and with logs, `agree` takes AgreeLogs::new's.
-    for name in ["k", "logs_format", "missing", "repeats", "run_name"] {
-        defaults.set_item(name, None::<String>)?;
-    }
-    Ok(defaults)
-}
-
-/// The options of `rgrade.trend` that have a default, as the library's
-/// `TrendPlan::new` sets them.
-#[pyfunction]
-fn trend_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
-    let plan = rgrade::TrendPlan::new(Vec::new());
-    let defaults = pyo3::types::PyDict::new(py);
-    defaults.set_item("baseline", plan.baseline_nights)?;
-    defaults.set_item("alpha", plan.alpha)?;
-    defaults.set_item("metrics", plan.metrics)?;
-    defaults.set_item("allow_label_changes", plan.allow_label_changes)?;
-    defaults.set_item("openmetrics", plan.openmetrics)?;
-    Ok(defaults)
 }
 
 /// Copy the complete result in `source` into `target`, as its run would
@@ -703,9 +528,6 @@ fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trend, m)?)?;
     m.add_function(wrap_pyfunction!(log_files, m)?)?;
     m.add_function(wrap_pyfunction!(copy_result, m)?)?;
-    m.add_function(wrap_pyfunction!(compare_defaults, m)?)?;
-    m.add_function(wrap_pyfunction!(agree_defaults, m)?)?;
-    m.add_function(wrap_pyfunction!(trend_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }

@@ -6,6 +6,7 @@ import filecmp
 import json
 import os
 import subprocess
+import typing
 import warnings
 from pathlib import Path
 
@@ -184,26 +185,44 @@ def test_the_seed_example_grades_as_the_tutorial_says():
     assert bare.per_query == graded.per_query
 
 
-@pytest.mark.parametrize("function", ["compare", "agree", "trend"])
-def test_the_signatures_defaults_are_the_librarys(function):
-    """rgrade.compare's, rgrade.agree's and rgrade.trend's keyword defaults
-    are those of the library's plan constructors, which the command line's
-    are held to as well (rgrade.grade has none of its own: what it is not
-    given, the library's plan sets)."""
-    import inspect
+# Each function with arguments that name nothing to read: a plan's
+# options are read, and refused, before any file is.
+CALLS = {
+    "grade": (rgrade.grade, ("labels.jsonl", "logs.jsonl"), rgrade.GradeOptions),
+    "compare": (rgrade.compare, ("a", "b"), rgrade.CompareOptions),
+    "agree": (rgrade.agree, ("a", "b"), rgrade.AgreeOptions),
+    "trend": (rgrade.trend, (["a"],), rgrade.TrendOptions),
+    "merge": (rgrade.merge, ("labels.jsonl", ["a"]), rgrade.MergeOptions),
+}
 
-    from rgrade import _rgrade
 
-    signature = inspect.signature(getattr(rgrade, function))
-    defaults = getattr(_rgrade, f"{function}_defaults")()
-    assert set(defaults) <= set(signature.parameters)
-    for name, default in defaults.items():
-        given = signature.parameters[name].default
-        if name == "k" and given is not None:
-            given = [str(cutoff) for cutoff in given]
-        if name == "metrics":
-            given = list(given)
-        assert given == default, name
+@pytest.mark.parametrize(
+    "function, keyword",
+    [("compare", "permutation"), ("agree", "reviewer"), ("trend", "baselines"), ("merge", "thread")],
+)
+def test_a_keyword_that_is_no_option_raises_naming_it(function, keyword):
+    """As grade's: the library's plan refuses a name it does not hold."""
+    call, args, _ = CALLS[function]
+    with pytest.raises(rgrade.UsageError, match=f"unknown field `{keyword}`"):
+        call(*args, **{keyword: 1})
+
+
+@pytest.mark.parametrize("function", sorted(CALLS))
+def test_every_typed_option_is_the_plans_and_a_wrong_type_names_it(function):
+    """Each keyword the TypedDict lists is an option of the library's plan
+    (none is refused as unknown), and a value of the wrong type raises a
+    UsageError that names it (a log field's, the plan's ``fields``);
+    ``bootstrap`` alone is accepted and ignored, and a flag reads any
+    value by its truth, as Python's ``if`` does."""
+    call, args, options = CALLS[function]
+    for keyword, hint in typing.get_type_hints(options).items():
+        if keyword == "bootstrap" or hint is bool:
+            continue
+        with pytest.raises(rgrade.UsageError) as raised:
+            call(*args, **{keyword: [[[]]]})
+        message = str(raised.value)
+        named = "fields" if keyword.endswith("_field") else keyword
+        assert message.startswith(f"{named}: ") and "unknown field" not in message, message
 
 
 def test_errors_raise_with_the_command_lines_message(tmp_path):

@@ -151,8 +151,14 @@ settings! {
     SpanStages = "span_stages",
     /// The collection version labels must have been reviewed against.
     CollectionVersion = "collection_version",
+    /// The logs graded.
+    Logs = "logs",
     /// The logs' format.
     LogsFormat = "logs_format",
+    /// What several captures of one (run, stage, query) become.
+    Repeats = "repeats",
+    /// What names a TREC run.
+    RunName = "run_name",
     /// Where a record keeps its query id.
     QueryField = "query_field",
     /// Where a record keeps its results.
@@ -171,6 +177,8 @@ settings! {
     Threads = "threads",
     /// The permutations of the paired test.
     Permutations = "permutations",
+    /// The change a comparison's sample size is found for.
+    Mde = "mde",
     /// The nights of a trend's baseline.
     Baseline = "baseline",
     /// The chance of a false alarm.

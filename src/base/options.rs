@@ -399,9 +399,113 @@ choice! {
     }
 }
 
+/// A plan's list read from one value or several: Python's
+/// `metrics="ndcg@10"` names one metric (not a list of its letters), as
+/// `k=10` names one cutoff; each value reads as the list's own would, with
+/// its own message.
+pub(crate) fn one_or_many<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    OneOrMany::deserialize(deserializer).map(|list| list.0)
+}
+
+/// [`one_or_many`] for a list that may be left out (`None`).
+pub(crate) fn maybe_one_or_many<'de, D, T>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<OneOrMany<T>>::deserialize(deserializer).map(|list| list.map(|list| list.0))
+}
+
+/// A list given as one value or as several.
+struct OneOrMany<T>(Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{IntoDeserializer, SeqAccess, Visitor};
+
+        struct Values<T>(std::marker::PhantomData<T>);
+
+        impl<T> Values<T> {
+            /// One value, read as an element of the list.
+            fn one<'de, E: serde::de::Error>(
+                value: impl IntoDeserializer<'de, E>,
+            ) -> Result<OneOrMany<T>, E>
+            where
+                T: Deserialize<'de>,
+            {
+                T::deserialize(value.into_deserializer()).map(|one| OneOrMany(vec![one]))
+            }
+        }
+
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Values<T> {
+            type Value = OneOrMany<T>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value or a list of them")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut list = Vec::new();
+                while let Some(one) = seq.next_element()? {
+                    list.push(one);
+                }
+                Ok(OneOrMany(list))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Self::one(text)
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, number: u64) -> Result<Self::Value, E> {
+                Self::one(number)
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, number: i64) -> Result<Self::Value, E> {
+                Self::one(number)
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, number: f64) -> Result<Self::Value, E> {
+                Self::one(number)
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, flag: bool) -> Result<Self::Value, E> {
+                Self::one(flag)
+            }
+        }
+
+        deserializer.deserialize_any(Values(std::marker::PhantomData))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A list read as one value or several: Python's `k=10` is `k=[10]`,
+    /// and a value of the wrong type says what was expected.
+    #[test]
+    fn a_list_reads_from_one_value_or_several() {
+        use crate::base::metrics::Cutoff;
+
+        #[derive(Debug, Deserialize)]
+        struct Listed {
+            #[serde(deserialize_with = "one_or_many")]
+            ks: Vec<Cutoff>,
+        }
+        let read = |json: &str| serde_json::from_str::<Listed>(json).map(|listed| listed.ks);
+        assert_eq!(read(r#"{"ks": 10}"#).unwrap(), [Cutoff::At(10)]);
+        assert_eq!(read(r#"{"ks": "all"}"#).unwrap(), [Cutoff::All]);
+        assert_eq!(
+            read(r#"{"ks": [3, "all"]}"#).unwrap(),
+            [Cutoff::At(3), Cutoff::All]
+        );
+        let wrong = read(r#"{"ks": {"a": 1}}"#).unwrap_err().to_string();
+        assert!(wrong.contains("a value or a list of them"), "{wrong}");
+    }
 
     #[test]
     fn a_choice_reads_from_its_name_and_prints_as_it() {

@@ -17,8 +17,10 @@ use std::io::{self, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
+use serde::{Deserialize, Serialize};
 
+use crate::base::failure::Setting;
 use graded::Side;
 use paired::{Paired, StatSettings};
 use rules::{Gate, RuleContext};
@@ -29,8 +31,12 @@ pub use warning::Warning;
 const CONFIDENCE: f64 = 0.95;
 
 /// Everything one comparison needs: the command line's `rgrade compare`
-/// options, as plain values.
-#[derive(Debug, Clone, PartialEq)]
+/// options, as plain values. As [`crate::GradePlan`], the one place an
+/// option is defined: the command line's arguments and Python's keyword
+/// arguments are read into it by name, an option left out keeping
+/// [`Plan::new`]'s default, and [`Plan::check`] holds its values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default = "Plan::unset", deny_unknown_fields)]
 pub struct Plan {
     /// The current system: a grade output directory or its per_query.csv.
     pub baseline: PathBuf,
@@ -45,6 +51,7 @@ pub struct Plan {
     /// The output directory; `None` writes nothing.
     pub out: Option<PathBuf>,
     /// The metric columns to compare; empty means all.
+    #[serde(deserialize_with = "crate::base::options::one_or_many")]
     pub metrics: Vec<String>,
     /// Sign-flip permutations of the randomization test.
     pub permutations: usize,
@@ -79,6 +86,39 @@ impl Plan {
             mde: None,
             threads: None,
         }
+    }
+
+    /// The plan of no gradings, whose other options a deserialized plan
+    /// keeps when it is not given them.
+    fn unset() -> Self {
+        Plan::new(PathBuf::new(), PathBuf::new())
+    }
+
+    /// Refuse options no comparison can be drawn with, before anything is
+    /// read.
+    ///
+    /// # Errors
+    /// No permutation, a level outside (0, 1), a change to detect outside
+    /// (0, 1].
+    pub fn check(&self) -> Result<()> {
+        ensure!(
+            self.permutations >= 1,
+            "{} must be at least 1",
+            Setting::Permutations
+        );
+        ensure!(
+            self.alpha > 0.0 && self.alpha < 1.0,
+            "{}: expected a level between 0 and 1",
+            Setting::Alpha.given(self.alpha)
+        );
+        if let Some(effect) = self.mde {
+            ensure!(
+                effect > 0.0 && effect <= 1.0,
+                "{}: expected a change of a metric's mean, above 0 and at most 1",
+                Setting::Mde.given(effect)
+            );
+        }
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use crate::agree::{agreement, runs_under_both, Agreement, RunsUnderBoth};
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
@@ -24,8 +25,14 @@ use crate::report::{self, Sources};
 use crate::run::grade::refuse_read_once;
 use crate::run::write::labels_summary;
 
-/// Which answer keys to compare, and where to write what was found.
-#[derive(Debug, Clone, PartialEq)]
+/// Which answer keys to compare, and where to write what was found: the
+/// command line's `rgrade agree` options, as plain values. As
+/// [`crate::GradePlan`], the one place an option is defined: the command
+/// line's arguments and Python's keyword arguments are read into it by
+/// name, an option left out keeping [`Plan::new`]'s default, and
+/// [`Plan::check`] holds its values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default = "Plan::unset", deny_unknown_fields)]
 pub struct Plan {
     /// The first key (any label format, or a compiled key).
     pub key_a: PathBuf,
@@ -35,63 +42,144 @@ pub struct Plan {
     pub labels_format: LabelsFormat,
     /// The lowest grade that counts as relevant, in both keys.
     pub min_rel: i64,
-    /// Whose grade counts, in each key, for a (query, document) pair
-    /// several of its reviewers judged: two reviewers of one key are
-    /// compared by naming the key twice, with one reviewer for each side.
-    pub reviewers: [Option<ReviewerPolicy>; 2],
+    /// Whose grade counts, in both keys, for a (query, document) pair
+    /// several of its reviewers judged.
+    pub reviewers: Option<ReviewerPolicy>,
+    /// `reviewers` for the first key only, instead: two reviewers of one
+    /// key are compared by naming the key twice, with one reviewer for
+    /// each side.
+    pub reviewers_a: Option<ReviewerPolicy>,
+    /// `reviewers` for the second key only, instead.
+    pub reviewers_b: Option<ReviewerPolicy>,
     /// The directory to write the outputs into, if any.
     pub out: Option<PathBuf>,
     /// Worker threads for reading the keys; all cores when `None`.
     pub threads: Option<NonZeroUsize>,
-    /// Logs to grade under both keys, if any.
-    pub logs: Option<LogsPlan>,
-}
-
-/// The logs `agree` grades under each key, and how.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogsPlan {
-    /// Log files or directories, as `grade` takes them.
+    /// Logs to grade under both keys, as `grade` takes them; empty for
+    /// none.
+    #[serde(deserialize_with = "crate::base::options::one_or_many")]
     pub logs: Vec<PathBuf>,
-    /// Their format.
-    pub logs_format: LogsFormat,
-    /// The cutoffs.
-    pub ks: Vec<Cutoff>,
+    /// The logs' format. This and the options below say how the logs are
+    /// graded: each left `None` is graded as [`GradePlan::new`] sets it,
+    /// and each given without logs is refused.
+    pub logs_format: Option<LogsFormat>,
+    /// The cutoffs. Read under the name the command line and Python give
+    /// it, too.
+    #[serde(
+        alias = "k",
+        deserialize_with = "crate::base::options::maybe_one_or_many"
+    )]
+    pub ks: Option<Vec<Cutoff>>,
     /// What a labeled query without a capture scores.
-    pub missing: MissingPolicy,
+    pub missing: Option<MissingPolicy>,
     /// What several captures of one (run, stage, query) mean.
-    pub repeats: RepeatPolicy,
+    pub repeats: Option<RepeatPolicy>,
     /// What names a TREC run: its tag, or its file (runs written with one
     /// tag stay apart).
-    pub run_name: RunName,
-}
-
-impl LogsPlan {
-    /// Grade `logs` with the command line's defaults.
-    pub fn new(logs: Vec<PathBuf>) -> Self {
-        LogsPlan {
-            logs,
-            logs_format: LogsFormat::Auto,
-            ks: vec![Cutoff::At(10)],
-            missing: MissingPolicy::Fail,
-            repeats: RepeatPolicy::Error,
-            run_name: RunName::Tag,
-        }
-    }
+    pub run_name: Option<RunName>,
 }
 
 impl Plan {
-    /// Compare `key_a` with `key_b` with the command line's defaults.
+    /// Compare `key_a` with `key_b` as `rgrade agree KEY_A KEY_B` does
+    /// with no other option: a caller sets the fields it wants otherwise.
     pub fn new(key_a: PathBuf, key_b: PathBuf) -> Self {
         Plan {
             key_a,
             key_b,
             labels_format: LabelsFormat::Auto,
             min_rel: 1,
-            reviewers: [None, None],
+            reviewers: None,
+            reviewers_a: None,
+            reviewers_b: None,
             out: None,
             threads: None,
-            logs: None,
+            logs: Vec::new(),
+            logs_format: None,
+            ks: None,
+            missing: None,
+            repeats: None,
+            run_name: None,
         }
+    }
+
+    /// The plan of no keys, whose other options a deserialized plan keeps
+    /// when it is not given them.
+    fn unset() -> Self {
+        Plan::new(PathBuf::new(), PathBuf::new())
+    }
+
+    /// Refuse options no agreement can be found with, before anything is
+    /// read.
+    ///
+    /// # Errors
+    /// A lowest relevant grade below 1, a policy for both keys and one for
+    /// a key, an option of the logs without logs.
+    pub fn check(&self) -> Result<()> {
+        anyhow::ensure!(
+            self.min_rel >= 1,
+            "{}: expected a grade of at least 1",
+            Setting::MinRel.given(self.min_rel)
+        );
+        let sides = [
+            (Setting::ReviewersA, &self.reviewers_a),
+            (Setting::ReviewersB, &self.reviewers_b),
+        ];
+        if let (Some((side, _)), Some(_)) = (
+            sides.iter().find(|(_, policy)| policy.is_some()),
+            &self.reviewers,
+        ) {
+            anyhow::bail!(
+                "{side}: give {} (both keys) or {} and {}, not both",
+                Setting::Reviewers,
+                Setting::ReviewersA,
+                Setting::ReviewersB
+            );
+        }
+        let of_the_logs = [
+            (Setting::K, self.ks.is_some()),
+            (Setting::LogsFormat, self.logs_format.is_some()),
+            (Setting::Missing, self.missing.is_some()),
+            (Setting::Repeats, self.repeats.is_some()),
+            (Setting::RunName, self.run_name.is_some()),
+        ];
+        if let (true, Some((option, _))) = (
+            self.logs.is_empty(),
+            of_the_logs.iter().find(|(_, given)| *given),
+        ) {
+            anyhow::bail!(
+                "{option} says how the logs are graded, and no {} were given: give {} or \
+                 leave {option} out",
+                Setting::Logs,
+                Setting::Logs
+            );
+        }
+        Ok(())
+    }
+
+    /// Each key's reviewers policy: its side's, else the one for both.
+    fn reviewers(&self) -> [Option<&ReviewerPolicy>; 2] {
+        [&self.reviewers_a, &self.reviewers_b].map(|side| side.as_ref().or(self.reviewers.as_ref()))
+    }
+
+    /// The grading of the logs, if any, under either key: the options of
+    /// the logs given, [`GradePlan::new`]'s for the others, and the keys'
+    /// own format, lowest relevant grade and threads.
+    fn grading(&self) -> Option<GradePlan> {
+        if self.logs.is_empty() {
+            return None;
+        }
+        let defaults = GradePlan::new(PathBuf::new(), self.logs.clone());
+        Some(GradePlan {
+            labels_format: self.labels_format,
+            min_rel: self.min_rel,
+            logs_format: self.logs_format.unwrap_or(defaults.logs_format),
+            ks: self.ks.clone().unwrap_or_else(|| defaults.ks.clone()),
+            missing: self.missing.unwrap_or(defaults.missing),
+            repeats: self.repeats.unwrap_or(defaults.repeats),
+            run_name: self.run_name.unwrap_or(defaults.run_name),
+            threads: self.threads,
+            ..defaults
+        })
     }
 }
 
@@ -119,26 +207,28 @@ pub struct Agreed {
 /// A key that does not load, logs that cannot be graded, an output that
 /// cannot be written.
 pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> {
+    plan.check().of_kind(ErrorKind::Usage)?;
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
-    if let Some(logs) = &plan.logs {
+    let grading = plan.grading();
+    if let Some(grading) = &grading {
         let reads_twice = "agree reads the logs once under each key";
-        refuse_read_once(&logs.logs, plan.out.as_deref(), reads_twice)?;
+        refuse_read_once(&grading.logs, plan.out.as_deref(), reads_twice)?;
     }
     // Claimed before anything is read, as `grade -o` claims its directory.
     let claim = |dir| OutputDir::claim_for(dir, ResultKind::Agreement);
     let out_dir = (plan.out.as_deref().map(claim).transpose()).of_kind(ErrorKind::Output)?;
     // Each key's policy is named by the option of its side, which
     // `--reviewers` sets for both.
-    let load = |path: &Path, reviewers: &Option<ReviewerPolicy>, option| {
+    let load = |path: &Path, reviewers: Option<&ReviewerPolicy>, option| {
         let (format, min_rel) = (plan.labels_format, plan.min_rel);
         let reviewing = Reviewing {
-            policy: reviewers.as_ref(),
+            policy: reviewers,
             option,
         };
         LabelIndex::load(path, format, min_rel, JoinBy::Id, reviewing, &pool)
             .of_kind(ErrorKind::Labels)
     };
-    let [reviewers_a, reviewers_b] = &plan.reviewers;
+    let [reviewers_a, reviewers_b] = plan.reviewers();
     let (a, b) = (
         load(&plan.key_a, reviewers_a, Setting::ReviewersA)?,
         load(&plan.key_b, reviewers_b, Setting::ReviewersB)?,
@@ -149,16 +239,16 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
     // Each grading below loads its key again: these are no longer needed.
     drop((a, b));
     let mut every_record_rejected = None;
-    let runs = match &plan.logs {
-        Some(logs) => {
+    let runs = match &grading {
+        Some(grading) => {
             // What both gradings say of the same logs is said once.
             let mut said = Vec::new();
-            let graded_a = grade_under(plan, &plan.key_a, reviewers_a, logs, &mut |warning| {
+            let graded_a = grade_under(grading, &plan.key_a, reviewers_a, &mut |warning| {
                 said.push(warning.clone());
                 warn(warning);
             })?;
             reread::pause_between_readings();
-            let graded_b = grade_under(plan, &plan.key_b, reviewers_b, logs, &mut |warning| {
+            let graded_b = grade_under(grading, &plan.key_b, reviewers_b, &mut |warning| {
                 if !said.contains(&warning) {
                     warn(warning);
                 }
@@ -166,7 +256,7 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
             // Each key's means must be of the same logs.
             reread::ensure_read_alike(graded_a.inputs_read(), graded_b.inputs_read())
                 .of_kind(ErrorKind::Logs)?;
-            summary.logs = Some(logs_summary(logs, &graded_a, &graded_b));
+            summary.logs = Some(logs_summary(grading, &graded_a, &graded_b));
             every_record_rejected = [(&plan.key_a, &graded_a), (&plan.key_b, &graded_b)]
                 .into_iter()
                 .find_map(|(key, graded)| {
@@ -207,32 +297,24 @@ fn no_query_in_common(plan: &Plan, agreement: &Agreement) -> Result<()> {
     Ok(())
 }
 
-/// The logs of `logs` graded under `key`, as `grade` grades them, with
-/// no output directory.
+/// The logs `grading` names graded under `key`, as `grade` grades them,
+/// with no output directory.
 fn grade_under(
-    plan: &Plan,
+    grading: &GradePlan,
     key: &Path,
-    reviewers: &Option<ReviewerPolicy>,
-    logs: &LogsPlan,
+    reviewers: Option<&ReviewerPolicy>,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Graded, Error> {
     let grading = GradePlan {
-        labels_format: plan.labels_format,
-        min_rel: plan.min_rel,
-        reviewers: reviewers.clone(),
-        logs_format: logs.logs_format,
-        ks: logs.ks.clone(),
-        missing: logs.missing,
-        repeats: logs.repeats,
-        run_name: logs.run_name,
-        threads: plan.threads,
-        ..GradePlan::new(key.to_path_buf(), logs.logs.clone())
+        labels: key.to_path_buf(),
+        reviewers: reviewers.cloned(),
+        ..grading.clone()
     };
     crate::run::grade::run(&grading, warn)
 }
 
 /// agreement.json's facts of the logs graded under both keys.
-fn logs_summary(logs: &LogsPlan, a: &Graded, b: &Graded) -> AgreementLogs {
+fn logs_summary(logs: &GradePlan, a: &Graded, b: &Graded) -> AgreementLogs {
     let mut runs: Vec<&str> = (a.pairs.iter().chain(&b.pairs))
         .map(|pair| &*pair.run)
         .collect();

@@ -21,6 +21,7 @@ use crate::report::{self, Sources};
 /// Anything that leaves nothing compared: unreadable or incomparable
 /// inputs, an unknown run, metric or rule target, an unwritable output.
 pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compared, Error> {
+    plan.check().of_kind(ErrorKind::Usage)?;
     let pool = workers::pool(plan.threads).of_kind(ErrorKind::Usage)?;
     pool.install(|| {
         // Claimed before anything is read: a run already writing there

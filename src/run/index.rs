@@ -9,6 +9,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use crate::base::failure::{ErrorKind, OfKind};
 use crate::base::options::{JoinBy, LabelsFormat, ReviewerPolicy, Reviewing};
@@ -16,8 +17,11 @@ use crate::io::workers;
 use crate::labels::LabelIndex;
 use crate::output::target::{Destination, Output};
 
-/// What to compile, and where to.
-#[derive(Debug, Clone)]
+/// What to compile, and where to. As [`crate::GradePlan`], the one place
+/// an option is defined: the command line's arguments are read into it by
+/// name, an option left out keeping [`Plan::new`]'s default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default = "Plan::unset", deny_unknown_fields)]
 pub struct Plan {
     /// The labels file.
     pub labels: PathBuf,
@@ -33,6 +37,28 @@ pub struct Plan {
     pub out: PathBuf,
     /// Worker threads for parsing the labels; all cores when `None`.
     pub threads: Option<NonZeroUsize>,
+}
+
+impl Plan {
+    /// Compile `labels` into `out` as `rgrade index LABELS -o KEY` does
+    /// with no other option (format by content, joined by id, all
+    /// cores): a caller sets the fields it wants otherwise.
+    pub fn new(labels: PathBuf, out: PathBuf) -> Self {
+        Plan {
+            labels,
+            labels_format: LabelsFormat::Auto,
+            join: JoinBy::Id,
+            reviewers: None,
+            out,
+            threads: None,
+        }
+    }
+
+    /// The plan of no labels, whose other options a deserialized plan
+    /// keeps when it is not given them.
+    fn unset() -> Self {
+        Plan::new(PathBuf::new(), PathBuf::new())
+    }
 }
 
 /// What was compiled.

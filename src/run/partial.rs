@@ -130,13 +130,18 @@ fn write(
     Ok(summary)
 }
 
-/// What `rgrade merge` is asked to do.
-#[derive(Debug, Clone)]
+/// What `rgrade merge` is asked to do. As [`crate::GradePlan`], the one
+/// place an option is defined: the command line's arguments and Python's
+/// keyword arguments are read into it by name, an option left out keeping
+/// [`MergePlan::new`]'s default.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default = "MergePlan::unset", deny_unknown_fields)]
 pub struct MergePlan {
     /// The answer key every shard was graded with.
     pub labels: PathBuf,
     /// The answer key as a table, read instead of the file `labels`
-    /// names (which then only names it).
+    /// names (which then only names it): never part of a plan written down.
+    #[serde(skip)]
     pub labels_table: Option<crate::io::tables::ArrowTable>,
     /// The partial gradings, in input order.
     pub shards: Vec<PathBuf>,
@@ -151,7 +156,9 @@ pub struct MergePlan {
     pub as_of: Option<Timestamp>,
     /// Also write the means and counts in the OpenMetrics text format here.
     pub openmetrics: Option<PathBuf>,
-    /// Keep per_query.csv's rows in memory, as [`Graded::per_query`].
+    /// Keep per_query.csv's rows in memory, as [`Graded::per_query`]:
+    /// how the rows are read, so never part of a plan written down.
+    #[serde(skip)]
     pub keep_rows: bool,
 }
 
@@ -171,6 +178,12 @@ impl MergePlan {
             openmetrics: None,
             keep_rows: false,
         }
+    }
+
+    /// The plan of no shards, whose other options a deserialized plan
+    /// keeps when it is not given them.
+    fn unset() -> Self {
+        MergePlan::new(PathBuf::new(), Vec::new(), PathBuf::new())
     }
 }
 

@@ -18,6 +18,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use anyhow::{bail, ensure, Result};
+use serde::{Deserialize, Serialize};
 
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::metric_columns;
@@ -27,19 +28,26 @@ use nights::Night;
 pub use watch::Trended;
 use watch::{SeriesNight, WatchSettings, Watched};
 
-/// What `rgrade trend` is asked to do.
-#[derive(Debug, Clone)]
+/// What `rgrade trend` is asked to do. As [`crate::GradePlan`], the one
+/// place an option is defined: the command line's arguments and Python's
+/// keyword arguments are read into it by name, an option left out keeping
+/// [`Plan::new`]'s default, and [`Plan::check`] holds its values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default = "Plan::unset", deny_unknown_fields)]
 pub struct Plan {
     /// The nights' grade output directories, in any order.
     pub nights: Vec<PathBuf>,
     /// The output directory; `None` writes nothing.
     pub out: Option<PathBuf>,
-    /// The first nights of each labels revision that make its baseline.
+    /// The first nights of each labels revision that make its baseline
+    /// (the option `baseline`).
+    #[serde(rename = "baseline")]
     pub baseline_nights: usize,
     /// The chance of any false alarm, over every series and night.
     pub alpha: f64,
     /// The metric columns watched; empty for every metric column of the
     /// nights' cutoffs.
+    #[serde(deserialize_with = "crate::base::options::one_or_many")]
     pub metrics: Vec<String>,
     /// Watch nights graded with other labels or settings, each revision
     /// apart, rather than refuse them.
@@ -71,6 +79,12 @@ impl Plan {
             threads: None,
             openmetrics: None,
         }
+    }
+
+    /// The plan of no nights, whose other options a deserialized plan
+    /// keeps when it is not given them.
+    fn unset() -> Self {
+        Plan::new(Vec::new())
     }
 
     /// Refuse options no trend can be watched with, before anything is

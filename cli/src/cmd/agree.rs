@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use anyhow::Result;
-use rgrade::{AgreeLogs, AgreePlan, Agreed};
+use rgrade::{AgreePlan, Agreed};
 
 use super::terminal::{print_stdout, tell, Exit};
 use crate::cli::AgreeArgs;
@@ -14,7 +14,7 @@ use crate::cli::AgreeArgs;
 /// # Errors
 /// A key that does not load, an output that cannot be written.
 pub fn run(args: &AgreeArgs) -> Result<Exit> {
-    let agreed = rgrade::agree(&plan(args), &mut |warning| {
+    let agreed = rgrade::agree(&plan(args)?, &mut |warning| {
         tell(format_args!("rgrade: warning: {warning}"));
     })?;
     let lost = !args.quiet && print_stdout(|out| print(out, &agreed));
@@ -25,25 +25,26 @@ pub fn run(args: &AgreeArgs) -> Result<Exit> {
     Ok(Exit::Clean.unless_lost(lost))
 }
 
-/// The library's plan for the options in `args`.
-fn plan(args: &AgreeArgs) -> AgreePlan {
-    AgreePlan {
-        labels_format: args.labels_format,
-        min_rel: args.min_rel,
-        reviewers: [&args.reviewers_a, &args.reviewers_b]
-            .map(|one| one.clone().or_else(|| args.reviewers.clone())),
-        out: args.out.clone(),
-        threads: args.threads,
-        logs: (!args.logs.is_empty()).then(|| AgreeLogs {
-            logs: args.logs.clone(),
-            logs_format: args.logs_format,
-            ks: args.k.clone(),
-            missing: args.missing,
-            repeats: args.repeats,
-            run_name: args.run_name,
-        }),
-        ..AgreePlan::new(args.key_a.clone(), args.key_b.clone())
+/// The library's plan for the options in `args`, its paths handed over
+/// as they are. The options of the logs are the plan's only with logs:
+/// without, the plan takes none (they are refused, and clap refuses them
+/// given), and each counts at the plan's default.
+fn plan(args: &AgreeArgs) -> Result<AgreePlan> {
+    let mut options = serde_json::to_value(args)?;
+    if !args.graded.logs.is_empty() {
+        if let (Some(options), serde_json::Value::Object(graded)) =
+            (options.as_object_mut(), serde_json::to_value(&args.graded)?)
+        {
+            options.extend(graded);
+        }
     }
+    Ok(AgreePlan {
+        key_a: args.key_a.clone(),
+        key_b: args.key_b.clone(),
+        out: args.out.clone(),
+        logs: args.graded.logs.clone(),
+        ..serde_json::from_value(options)?
+    })
 }
 
 /// The counts, both kappas, the confusion matrix and each grouping set.
@@ -135,7 +136,7 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use rgrade::{AgreeLogs, AgreePlan};
+    use rgrade::{AgreePlan, GradePlan};
 
     use super::plan;
     use crate::cli::{Cli, Command};
@@ -145,15 +146,27 @@ mod tests {
         let Command::Agree(args) = cli.command else {
             panic!("expected agree")
         };
-        plan(&args)
+        plan(&args).unwrap()
     }
 
-    /// `AgreePlan::new` and `AgreeLogs::new` hold the command line's defaults.
+    /// `AgreePlan::new` holds the command line's defaults, and the
+    /// options of the logs are given only with logs (without, the
+    /// library refuses them), at `GradePlan::new`'s defaults.
     #[test]
-    fn the_library_plans_hold_the_command_lines_defaults() {
+    fn the_library_plan_holds_the_command_lines_defaults() {
         let plain = parsed(&["rgrade", "agree", "a", "b"]);
         assert_eq!(plain, AgreePlan::new("a".into(), "b".into()));
         let with_logs = parsed(&["rgrade", "agree", "a", "b", "--logs", "l"]);
-        assert_eq!(with_logs.logs, Some(AgreeLogs::new(vec!["l".into()])));
+        let grading = GradePlan::new("a".into(), vec!["l".into()]);
+        let expected = AgreePlan {
+            logs: vec!["l".into()],
+            logs_format: Some(grading.logs_format),
+            ks: Some(grading.ks),
+            missing: Some(grading.missing),
+            repeats: Some(grading.repeats),
+            run_name: Some(grading.run_name),
+            ..plain
+        };
+        assert_eq!(with_logs, expected);
     }
 }

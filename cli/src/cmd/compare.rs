@@ -13,7 +13,7 @@ use crate::cli::CompareArgs;
 /// Anything that leaves nothing compared: unreadable or incomparable
 /// inputs, an unknown run, metric or rule target, an unwritable output.
 pub fn run(args: &CompareArgs) -> Result<Exit> {
-    let compared = rgrade::compare(&plan(args), &mut |warning| {
+    let compared = rgrade::compare(&plan(args)?, &mut |warning| {
         tell(format_args!("rgrade: warning: {warning}"));
     })?;
     // A failed rule is exit status 1, even if the table is lost.
@@ -26,21 +26,16 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
     Ok(exit.unless_lost(lost))
 }
 
-/// The library's plan for the options in `args`.
-fn plan(args: &CompareArgs) -> ComparePlan {
-    ComparePlan {
-        baseline_run: args.baseline_run.clone(),
-        candidate_run: args.candidate_run.clone(),
+/// The library's plan for the options in `args`, its paths handed over
+/// as they are.
+fn plan(args: &CompareArgs) -> Result<ComparePlan> {
+    Ok(ComparePlan {
+        baseline: args.baseline.clone(),
+        candidate: args.candidate.clone(),
         rules: args.rules.clone(),
         out: args.out.clone(),
-        metrics: args.metrics.clone(),
-        permutations: args.permutations,
-        seed: args.seed,
-        alpha: args.alpha,
-        mde: args.mde,
-        threads: args.threads,
-        ..ComparePlan::new(args.baseline.clone(), args.candidate.clone())
-    }
+        ..crate::cli::plan(args)?
+    })
 }
 
 #[cfg(test)]
@@ -58,6 +53,9 @@ mod tests {
         let Command::Compare(args) = cli.command else {
             panic!("expected compare")
         };
-        assert_eq!(plan(&args), ComparePlan::new("a".into(), "b".into()));
+        assert_eq!(
+            plan(&args).unwrap(),
+            ComparePlan::new("a".into(), "b".into())
+        );
     }
 }

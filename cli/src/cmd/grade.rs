@@ -98,12 +98,9 @@ pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
     exit.unless_lost(lost_table || lost_export)
 }
 
-/// The library's plan for the options in `args`: they serialize under the
-/// plan's field names, so the plan reads them as it reads any caller's,
-/// every option it is not given at its default. Paths, which need not be
-/// UTF-8, are handed over as they are.
+/// The library's plan for the options in `args`, its paths handed over
+/// as they are.
 fn plan(args: &GradeArgs, command: Vec<String>) -> Result<GradePlan> {
-    let options = serde_json::to_value(args)?;
     Ok(GradePlan {
         command,
         progress: progress::shown(args.progress, args.progress_every),
@@ -114,7 +111,7 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> Result<GradePlan> {
         doc_collections: args.doc_collections.clone(),
         corpus: args.corpus.clone(),
         openmetrics: args.openmetrics.clone(),
-        ..serde_json::from_value(options)?
+        ..crate::cli::plan(args)?
     })
 }
 

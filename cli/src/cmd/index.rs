@@ -13,11 +13,8 @@ use crate::cli::IndexArgs;
 pub fn run(args: &IndexArgs) -> Result<Exit> {
     let plan = IndexPlan {
         labels: args.labels.clone(),
-        labels_format: args.labels_format,
-        join: args.join,
-        reviewers: args.reviewers.clone(),
         out: args.out.clone(),
-        threads: args.threads,
+        ..crate::cli::plan(args)?
     };
     let compiled = rgrade::index(&plan)?;
     tell(format_args!(
@@ -28,4 +25,28 @@ pub fn run(args: &IndexArgs) -> Result<Exit> {
         compiled.bytes
     ));
     Ok(Exit::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use rgrade::IndexPlan;
+
+    use crate::cli::plan;
+    use crate::cli::{Cli, Command};
+
+    /// `IndexPlan::new` holds the command line's defaults.
+    #[test]
+    fn a_library_plan_holds_the_command_lines_defaults() {
+        let cli = Cli::try_parse_from(["rgrade", "index", "l.jsonl", "-o", "key"]).unwrap();
+        let Command::Index(args) = cli.command else {
+            panic!("expected index")
+        };
+        let parsed = IndexPlan {
+            labels: args.labels.clone(),
+            out: args.out.clone(),
+            ..plan(&args).unwrap()
+        };
+        assert_eq!(parsed, IndexPlan::new("l.jsonl".into(), "key".into()));
+    }
 }

@@ -17,11 +17,12 @@ use crate::cli::MergeArgs;
 /// that cannot be written.
 pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
     let plan = MergePlan {
-        threads: args.threads,
-        command,
-        as_of: args.as_of,
+        labels: args.labels.clone(),
+        shards: args.shards.clone(),
+        out: args.out.clone(),
         openmetrics: args.openmetrics.clone(),
-        ..MergePlan::new(args.labels.clone(), args.shards.clone(), args.out.clone())
+        command,
+        ..crate::cli::plan(args)?
     };
     let mut warnings = Vec::new();
     let graded = rgrade::merge(&plan, &mut |warning| warnings.push(warning))?;
@@ -32,4 +33,32 @@ pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
         out: Some(&args.out),
     };
     Ok(show(&graded, &warnings, &checks))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use rgrade::MergePlan;
+
+    use crate::cli::plan;
+    use crate::cli::{Cli, Command};
+
+    /// `MergePlan::new` holds the command line's defaults.
+    #[test]
+    fn a_library_plan_holds_the_command_lines_defaults() {
+        let cli =
+            Cli::try_parse_from(["rgrade", "merge", "--labels", "l", "-o", "m", "s"]).unwrap();
+        let Command::Merge(args) = cli.command else {
+            panic!("expected merge")
+        };
+        let parsed = MergePlan {
+            labels: args.labels.clone(),
+            shards: args.shards.clone(),
+            out: args.out.clone(),
+            ..plan(&args).unwrap()
+        };
+        let library = MergePlan::new("l".into(), vec!["s".into()], "m".into());
+        let json = |plan: &MergePlan| serde_json::to_value(plan).unwrap();
+        assert_eq!(json(&parsed), json(&library));
+    }
 }

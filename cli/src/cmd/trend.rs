@@ -15,7 +15,7 @@ use crate::cli::TrendArgs;
 /// complete grade output or was graded unlike the others, an unwritable
 /// output.
 pub fn run(args: &TrendArgs, command: Vec<String>) -> Result<Exit> {
-    let trended = rgrade::trend(&plan(args, command), &mut |warning| {
+    let trended = rgrade::trend(&plan(args, command)?, &mut |warning| {
         tell(format_args!("rgrade: warning: {warning}"));
     })?;
     // An alarm is printed, and exit status 1, whatever else is lost.
@@ -29,17 +29,34 @@ pub fn run(args: &TrendArgs, command: Vec<String>) -> Result<Exit> {
     Ok(exit.unless_lost(lost_table || lost_export))
 }
 
-/// The library's plan for the options in `args`.
-fn plan(args: &TrendArgs, command: Vec<String>) -> TrendPlan {
-    TrendPlan {
+/// The library's plan for the options in `args`, its paths handed over
+/// as they are.
+fn plan(args: &TrendArgs, command: Vec<String>) -> Result<TrendPlan> {
+    Ok(TrendPlan {
+        nights: args.nights.clone(),
         out: args.out.clone(),
-        baseline_nights: args.baseline,
-        alpha: args.alpha,
-        metrics: args.metrics.clone(),
-        allow_label_changes: args.allow_label_changes,
-        command,
-        threads: args.threads,
         openmetrics: args.openmetrics.clone(),
-        ..TrendPlan::new(args.nights.clone())
+        command,
+        ..crate::cli::plan(args)?
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use rgrade::TrendPlan;
+
+    use super::plan;
+    use crate::cli::{Cli, Command};
+
+    /// `TrendPlan::new` holds the command line's defaults.
+    #[test]
+    fn a_library_plan_holds_the_command_lines_defaults() {
+        let cli = Cli::try_parse_from(["rgrade", "trend", "a", "b"]).unwrap();
+        let Command::Trend(args) = cli.command else {
+            panic!("expected trend")
+        };
+        let library = TrendPlan::new(vec!["a".into(), "b".into()]);
+        assert_eq!(plan(&args, Vec::new()).unwrap(), library);
     }
 }
