@@ -53,7 +53,7 @@ mod run;
 mod trend;
 
 pub use agree::{Agreement, Disagreement, RunMeans, RunOrder, RunsUnderBoth, SliceAgreement};
-pub use base::failure::{spell_settings, Error, ErrorKind, Setting};
+pub use base::failure::{spell_settings, Error, ErrorKind, Message, Setting};
 pub use base::metrics::Cutoff;
 pub use base::options::{
     Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy,

@@ -379,6 +379,42 @@ fn a_column_of_the_wrong_type_is_an_error_for_the_input() {
     ]);
 }
 
+/// A log whose columns are not where rgrade looks names the option that
+/// says where they are, as the command line spells it.
+#[test]
+fn columns_not_found_name_the_options_that_name_others() {
+    let wd = Workdir::new("parquet_columns_not_found");
+    wd.write("labels.jsonl", LABELS);
+    let ids = || -> ArrayRef { Arc::new(StringArray::from(vec!["q1"])) };
+    let refused = |file: &str, columns: Vec<(&str, ArrayRef)>, says: &str| {
+        write_parquet(&wd.path(file), columns, 10);
+        let run = wd.rgrade(&["grade", "--labels", "labels.jsonl", file]);
+        run.expect_code(2).expect_stderr(&[file, says]);
+    };
+    refused(
+        "no_query.parquet",
+        vec![
+            ("qid", ids()),
+            ("results", results(&[Some(vec![Some("a")])])),
+        ],
+        "(the query id; --query-field names another)",
+    );
+    refused(
+        "no_doc.parquet",
+        vec![
+            ("query_id", ids()),
+            ("rank", Arc::new(Int64Array::from(vec![1]))),
+        ],
+        "(a result's doc id; --doc-field names another)",
+    );
+    refused(
+        "no_results.parquet",
+        vec![("query_id", ids())],
+        "(the results; --results-field names another; a log of one row per result needs \
+         a 'rank' column, or --rank-field, or a 'score' column)",
+    );
+}
+
 /// A file compressed with a codec rgrade is not built to read (brotli,
 /// here: its footer rewritten to say so) is refused naming the codec and
 /// the column, not called truncated or corrupt.

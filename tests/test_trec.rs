@@ -245,7 +245,7 @@ fn text_runs_in_a_directory_and_runs_named_after_files() {
     let detail = rejects[0]["detail"].as_str().unwrap_or_default();
     assert!(
         detail.contains("runs/second.txt.gz:1 and runs/first.txt:2")
-            && detail.contains("--run-name file"),
+            && detail.contains("`run_name` file"),
         "{detail}"
     );
     grade(&["--duplicate-docs", "dedupe"], "deduped")

@@ -690,6 +690,7 @@ pub fn plan<P: DeserializeOwned>(args: &impl Serialize) -> Result<P, serde_json:
 pub fn flag(setting: Setting, value: Option<&str>) -> String {
     let flag = match setting {
         Setting::Labels => "--labels",
+        Setting::Out => "-o",
         Setting::K => "-k",
         Setting::Reviewers => "--reviewers",
         Setting::ReviewersA => "--reviewers-a",
@@ -706,6 +707,11 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::SpanStages => "--span-stage",
         Setting::CollectionVersion => "--collection-version",
         Setting::Logs => "--logs",
+        Setting::Corpus => "--corpus",
+        Setting::Stages => "--stage",
+        Setting::DuplicateDocs => "--duplicate-docs",
+        Setting::MaxRejects => "--max-rejects",
+        Setting::MaxLeaks => "--max-leaks",
         Setting::LogsFormat => "--logs-format",
         Setting::Repeats => "--repeats",
         Setting::RunName => "--run-name",
@@ -716,6 +722,7 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::AsOf => "--as-of",
         Setting::Openmetrics => "--openmetrics",
         Setting::Metrics => "--metrics",
+        Setting::Rules => "--rules",
         Setting::Threads => "--threads",
         Setting::Permutations => "--permutations",
         Setting::Mde => "--mde",

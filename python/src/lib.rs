@@ -68,97 +68,6 @@ create_exception!(
     "Partial gradings cannot be merged."
 );
 
-/// The command line's flags whose keyword argument is not the flag's
-/// name with `-` as `_`.
-const KEYWORDS: [(&str, &str); 2] = [("stage", "stages"), ("span-stage", "span_stages")];
-
-/// Whether `value` is one of the values the choice flag `flag` takes.
-fn takes_value(flag: &str, value: &str) -> bool {
-    fn named<T: Choice>(value: &str) -> bool {
-        T::from_name(value).is_ok()
-    }
-    match flag {
-        "join" => named::<rgrade::JoinBy>(value),
-        "repeats" => named::<rgrade::RepeatPolicy>(value),
-        "missing" => named::<rgrade::MissingPolicy>(value),
-        "duplicate-docs" => named::<rgrade::DuplicateDocs>(value),
-        "run-name" => named::<rgrade::RunName>(value),
-        "logs-format" => named::<rgrade::LogsFormat>(value),
-        "labels-format" => named::<rgrade::LabelsFormat>(value),
-        "unit" => named::<rgrade::Unit>(value),
-        "reviewers" | "calibrate-reviewers" => value.parse::<rgrade::ReviewerPolicy>().is_ok(),
-        _ => false,
-    }
-}
-
-/// `message`, a command line's message, as a Python caller reads it: every
-/// `--flag` named as the keyword argument that sets it, `--flag value` as
-/// `flag="value"` for a choice's value or a value the message goes on
-/// about (`--metrics judged@10: ...`) and `flag=value` for a number, else
-/// `flag=` (`--rank-field` is `rank_field=`). A command in backticks stays
-/// as typed. For the warnings, and the errors whose messages still spell
-/// flags; an error that names a setting is spelled by [`keyword`].
-fn in_keywords(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find("--") {
-        let start = at + 2;
-        let len = rest[start..]
-            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
-            .unwrap_or(rest.len() - start);
-        let flag = rest[start..start + len].trim_end_matches('-');
-        // In a word or a quoted id (`doc_id '--x'`), `--` is no flag; in
-        // backticks it is a command to type (`rgrade index --join text`).
-        let inside_a_word = rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '\'');
-        out.push_str(&rest[..at]);
-        let in_a_command = out.matches('`').count() % 2 == 1;
-        if flag.is_empty() || inside_a_word || in_a_command {
-            out.push_str("--");
-            rest = &rest[start..];
-            continue;
-        }
-        let keyword = (KEYWORDS.iter().find(|(name, _)| *name == flag)).map_or_else(
-            || flag.replace('-', "_"),
-            |(_, keyword)| keyword.to_string(),
-        );
-        rest = &rest[start + flag.len()..];
-        let value = rest.strip_prefix(' ').map(|after| {
-            let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'));
-            &after[..end.unwrap_or(after.len())]
-        });
-        // A value the message goes on to speak of: `--metrics judged@10: ...`.
-        let named = rest.strip_prefix(' ').and_then(|after| {
-            let token = after.split(char::is_whitespace).next()?;
-            let value = token.strip_suffix(':')?;
-            (!value.is_empty()).then_some(value)
-        });
-        // A number, when the whole word is one: `--baseline 1: ...`.
-        let number = rest.strip_prefix(' ').and_then(|after| {
-            let token = after.split(char::is_whitespace).next()?;
-            let word = token.trim_end_matches([':', ',', ';', ')', '.']);
-            let numeric = word
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == '.' || c == '-');
-            (numeric && word.parse::<f64>().is_ok()).then_some(word)
-        });
-        if let Some(value) = value.filter(|value| takes_value(flag, value)) {
-            out.push_str(&format!("{keyword}=\"{value}\""));
-            rest = &rest[1 + value.len()..];
-        } else if let Some(number) = number {
-            out.push_str(&format!("{keyword}={number}"));
-            rest = &rest[1 + number.len()..];
-        } else if let Some(named) = named {
-            out.push_str(&format!("{keyword}=\"{named}\""));
-            rest = &rest[1 + named.len()..];
-        } else {
-            out.push_str(&keyword);
-            out.push('=');
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// `value`, unless the `openmetrics=` export failed after every other
 /// output was written: then that failure, which Python raises (the command
 /// line says it on stderr and keeps the verdict's exit status).
@@ -169,6 +78,8 @@ fn exported<T>(failure: Option<rgrade::Error>, value: T) -> Result<T, rgrade::Er
 /// A setting the library's messages name, as a Python caller gives it:
 /// its keyword argument (`reviewers=`), with the value the message quotes
 /// (`join="text"`, `baseline=1`); a shard's grading is `grade_shard()`.
+/// Errors, warnings and the messages of tripped checks are all spelled
+/// by it: no message's text is read again for the options it names.
 fn keyword(setting: rgrade::Setting, value: Option<&str>) -> String {
     let name = setting.name();
     match value {
@@ -184,7 +95,7 @@ fn keyword(setting: rgrade::Setting, value: Option<&str>) -> String {
 /// The exception for `err`, of the class its kind names, carrying the
 /// library's message with its settings named as keyword arguments.
 fn raised(err: rgrade::Error) -> PyErr {
-    let message = in_keywords(&err.spelled(keyword));
+    let message = err.spelled(keyword);
     match err.kind() {
         rgrade::ErrorKind::Usage => UsageError::new_err(message),
         rgrade::ErrorKind::Labels => LabelsError::new_err(message),
@@ -303,7 +214,7 @@ impl Sources {
 /// Grade `logs`, `log_tables` and `lines` against `labels` (or
 /// `labels_table`, which `labels` then names) into `out` with the plan's
 /// `options`, or, for a `shard`, write a partial grading there. Returns
-/// the warnings, as the command line prints them, and per_query.csv's rows
+/// the warnings, each option named as its keyword, and per_query.csv's rows
 /// as a pyarrow schema and record batches (none for a shard).
 #[pyfunction]
 #[pyo3(signature = (labels, labels_table, logs, log_tables, lines, out, options, command, shard))]
@@ -337,7 +248,7 @@ fn grade(
     };
     let graded = py.detach(|| {
         let mut warnings = Vec::new();
-        let mut warn = |warning: rgrade::Warning| warnings.push(in_keywords(&warning.to_string()));
+        let mut warn = |warning: rgrade::Warning| warnings.push(warning.spelled(keyword));
         let rows = if shard {
             rgrade::grade_partial(&plan, &mut warn).map(|_| None)
         } else {
@@ -378,7 +289,7 @@ fn merge(
     };
     let merged = py.detach(|| {
         let mut warnings = Vec::new();
-        let mut warn = |warning: rgrade::Warning| warnings.push(in_keywords(&warning.to_string()));
+        let mut warn = |warning: rgrade::Warning| warnings.push(warning.spelled(keyword));
         rgrade::merge(&plan, &mut warn)
             .and_then(|graded| exported(graded.openmetrics_failure, graded.per_query))
             .map(|rows| (warnings, rows))
@@ -418,7 +329,7 @@ fn compare(
     let compared = py.detach(|| {
         let mut warnings = Vec::new();
         rgrade::compare(&plan, &mut |warning| {
-            warnings.push(in_keywords(&warning.to_string()))
+            warnings.push(warning.spelled(keyword))
         })
         .map(|compared| (compared.passed(), warnings))
     });
@@ -445,12 +356,12 @@ fn agree(
     py.detach(|| {
         let mut warnings = Vec::new();
         rgrade::agree(&plan, &mut |warning| {
-            warnings.push(in_keywords(&warning.to_string()))
+            warnings.push(warning.spelled(keyword))
         })
         .map(|agreed| {
             // Nothing graded: the command line exits 1; Python warns, as
             // it warns of a grading's rejected records.
-            warnings.extend(agreed.every_record_rejected.as_deref().map(in_keywords));
+            warnings.extend((agreed.every_record_rejected.iter()).map(|why| why.spelled(keyword)));
             warnings
         })
     })
@@ -478,7 +389,7 @@ fn trend(
     py.detach(|| {
         let mut warnings = Vec::new();
         rgrade::trend(&plan, &mut |warning| {
-            warnings.push(in_keywords(&warning.to_string()))
+            warnings.push(warning.spelled(keyword))
         })
         .and_then(|trended| {
             let alarmed = trended.alarmed();

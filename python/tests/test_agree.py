@@ -168,7 +168,7 @@ def test_logs_whose_every_record_was_rejected_warn(tmp_path):
     key = tmp_path / "a.qrels"
     with pytest.warns(rgrade.RgradeWarning, match="every one of the 4 records read was rejected"):
         agreed = rgrade.agree(key, key, logs=runs)
-    assert any("--run-name file keeps them apart" in w or "run_name" in w for w in agreed.warnings)
+    assert any('run_name="file" keeps them apart' in w for w in agreed.warnings), agreed.warnings
     apart = rgrade.agree(key, key, logs=runs, run_name="file")
     assert not any("rejected" in w for w in apart.warnings)
 

@@ -266,6 +266,46 @@ def test_errors_name_keyword_arguments_not_flags():
     assert 'join="text" matches captures' in str(raised.value), raised.value
 
 
+def test_warnings_name_keyword_arguments_not_flags():
+    """A warning names the options it concerns as keyword arguments, as
+    errors do: the command line's `--doc-of` is doc_of=, `--query-field`
+    query_field=."""
+    labels = pa.table({"query_id": ["q1"], "doc_id": ["a"]})
+    chunks = pa.table({"query_id": ["q1"], "results": [["a#1", "whole"]]})
+    graded = rgrade.grade(labels, chunks, unit="doc", doc_of="#")
+    assert any(w.startswith("doc_of= found no document in 1 id") for w in graded.warnings), graded.warnings
+    other = pa.table({"query_id": ["q9"], "results": [["a"]]})
+    graded = rgrade.grade(labels, other, missing="skip")
+    assert any("; check query_field= and" in w for w in graded.warnings), graded.warnings
+    assert not any("--" in w for w in graded.warnings), graded.warnings
+
+
+def test_a_comparisons_errors_name_keyword_arguments(tmp_path):
+    """Gradings graded unlike name the setting they differ in, and a rule
+    that cannot fail the permutations, as keyword arguments."""
+    seed_labels, seed_logs = SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl"
+    strict = rgrade.grade(seed_labels, seed_logs, k=3, min_rel=2)
+    graded = rgrade.grade(seed_labels, seed_logs, k=3)
+    with pytest.raises(rgrade.ComparisonError, match=r"graded with different min_rel= \(1 vs 2\)"):
+        rgrade.compare(graded, strict)
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nname = "nsl"\nmetric = "recall@3"\nno_significant_loss = true\n')
+    with pytest.raises(rgrade.ComparisonError, match=r"with permutations=10 and .* raise permutations=$"):
+        rgrade.compare(graded, graded, rules, permutations=10)
+
+
+def test_rejects_name_options_as_the_plan_does(tmp_path):
+    """rejects.jsonl, a file whichever front end graded, names an option
+    as the plan does."""
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text('{"query_id": "q_export", "results": ["export_csv"]}\n' * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graded = rgrade.grade(SAMPLES / "seed/labels.jsonl", logs, k=3, repeats="error")
+    details = graded.rejects.column("detail").to_pylist()
+    assert details[0].endswith("was captured 2 times (`repeats` error)"), details
+
+
 def test_rejected_records_never_raise_but_warn(tmp_path):
     """Rejects are a table and a warning naming the count and the most
     common reasons, blamed on the caller's line; a shard leaves the
@@ -320,7 +360,7 @@ def test_rgrades_warnings_are_python_warnings():
     seed_labels, seed_logs = SAMPLES / "seed/labels.jsonl", SAMPLES / "seed/logs.jsonl"
     with pytest.warns(rgrade.RgradeWarning) as warned:
         graded = rgrade.grade(seed_labels, seed_logs, k=(3,), stages=["final", "nosuch"])
-    assert graded.warnings == ["no record of stages= nosuch was read; check the name"]
+    assert graded.warnings == ['no record of stages="nosuch" was read; check the name']
     ours = [w for w in warned if w.category is rgrade.RgradeWarning]
     assert [str(w.message) for w in ours] == graded.warnings
     assert ours[0].filename == __file__

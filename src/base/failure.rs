@@ -7,8 +7,10 @@
 //!
 //! A message that names an option names it as a [`Setting`], not as a
 //! front end spells it: each front end spells the settings of the messages
-//! it shows ([`Error::spelled`], [`spell_settings`]), the command line as
-//! `--reviewers`, Python as `reviewers=`.
+//! it shows ([`Error::spelled`], [`Message::spelled`], a warning's
+//! `spelled`), the command line as `--reviewers`, Python as `reviewers=`.
+//! Shown as they are (`Display`), and in the files the library writes,
+//! messages name settings as the plan does: `` `reviewers` ``.
 
 use std::fmt;
 
@@ -121,6 +123,8 @@ macro_rules! settings {
 settings! {
     /// The answer key.
     Labels = "labels",
+    /// The output directory.
+    Out = "out",
     /// The cutoffs.
     K = "k",
     /// Whose grade counts where reviewers disagree.
@@ -153,6 +157,16 @@ settings! {
     CollectionVersion = "collection_version",
     /// The logs graded.
     Logs = "logs",
+    /// The collection snapshot every labeled id must be in.
+    Corpus = "corpus",
+    /// The stages graded.
+    Stages = "stages",
+    /// What a doc id listed twice in one ranking does.
+    DuplicateDocs = "duplicate_docs",
+    /// The rejected records a grading tolerates.
+    MaxRejects = "max_rejects",
+    /// The results outside their user's collections a grading tolerates.
+    MaxLeaks = "max_leaks",
     /// The logs' format.
     LogsFormat = "logs_format",
     /// What several captures of one (run, stage, query) become.
@@ -173,6 +187,8 @@ settings! {
     Openmetrics = "openmetrics",
     /// The metrics compared or watched.
     Metrics = "metrics",
+    /// A comparison's acceptance rules.
+    Rules = "rules",
     /// The worker threads.
     Threads = "threads",
     /// The permutations of the paired test.
@@ -264,14 +280,75 @@ pub fn spell_settings(
     out
 }
 
-/// A setting as a library caller reads it: the plan's name, in backticks,
-/// and the value after it.
-fn plan_spelling(setting: Setting, value: Option<&str>) -> String {
+/// A setting as a library caller reads it, and as the files the library
+/// writes name it: the plan's name, in backticks, and the value after it.
+pub(crate) fn plan_spelling(setting: Setting, value: Option<&str>) -> String {
     match value {
         Some(value) => format!("`{}` {value}", setting.name()),
         None => format!("`{}`", setting.name()),
     }
 }
+
+/// `text` as the files the library writes say it: each setting named as
+/// the plan names it, for no front end is known there.
+pub(crate) fn plan_spelled(text: &str) -> String {
+    spell_settings(text, plan_spelling)
+}
+
+/// Give a message type that writes itself with its settings as marks
+/// (`write_marked`) the front ends' `spelled`, and a `Display` that names
+/// the settings as the plan does: the one way every message the library
+/// hands out is shown.
+macro_rules! spelled_by_each_front_end {
+    ($type:ty) => {
+        impl $type {
+            /// The message, each setting it names as `spelling` spells it
+            /// (given the value the message quotes with it): the command
+            /// line's `--reviewers`, Python's `reviewers=`.
+            pub fn spelled(
+                &self,
+                spelling: impl FnMut($crate::Setting, Option<&str>) -> String,
+            ) -> String {
+                let mut marked = String::new();
+                // Nothing fails writing into a String.
+                let _ = self.write_marked(&mut marked);
+                $crate::spell_settings(&marked, spelling)
+            }
+        }
+
+        /// The message, each setting named as the plan names it.
+        impl std::fmt::Display for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.spelled($crate::base::failure::plan_spelling))
+            }
+        }
+    };
+}
+pub(crate) use spelled_by_each_front_end;
+
+/// A message the library hands out beside an error or a warning (why a
+/// check tripped), which may name settings: a front end shows it
+/// [`Message::spelled`] in its own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message(String);
+
+impl Message {
+    /// The message `marked` says, its settings as their marks.
+    pub(crate) fn new(marked: String) -> Self {
+        Message(marked)
+    }
+
+    /// The message with its settings as marks, to be said inside another.
+    pub(crate) fn marked(&self) -> &str {
+        &self.0
+    }
+
+    fn write_marked(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        out.write_str(&self.0)
+    }
+}
+
+spelled_by_each_front_end!(Message);
 
 impl std::error::Error for Error {}
 
@@ -335,6 +412,14 @@ mod tests {
         );
         assert_eq!(error.to_string(), "in `labels`: `unit` doc needs `doc_of`");
         assert_eq!(error.setting(), Some(Setting::Labels));
+    }
+
+    #[test]
+    fn a_message_names_settings_as_the_plan_does_unless_spelled() {
+        let message = Message::new(format!("over {}", Setting::MaxRejects.given(0)));
+        assert_eq!(message.spelled(marked), "over <max_rejects 0>");
+        assert_eq!(message.to_string(), "over `max_rejects` 0");
+        assert_eq!(plan_spelled(message.marked()), message.to_string());
     }
 
     #[test]

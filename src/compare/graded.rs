@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 use hashbrown::HashMap;
 
+use crate::base::failure::Setting;
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
 use crate::base::schema::{
@@ -66,14 +67,14 @@ impl Difference {
     }
 
     /// The setting, as a message names it.
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Difference::Labels => "labels (their content hashes differ)",
-            Difference::Reviewers => "--reviewers",
-            Difference::Unit => "--unit/--doc-of",
-            Difference::Cutoffs => "cutoffs",
-            Difference::MinRel => "--min-rel",
-            Difference::Missing => "--missing",
+            Difference::Labels => "labels (their content hashes differ)".to_string(),
+            Difference::Reviewers => Setting::Reviewers.to_string(),
+            Difference::Unit => format!("{}/{}", Setting::Unit, Setting::DocOf),
+            Difference::Cutoffs => "cutoffs".to_string(),
+            Difference::MinRel => Setting::MinRel.to_string(),
+            Difference::Missing => Setting::Missing.to_string(),
         }
     }
 }

@@ -10,6 +10,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::graded::{Difference, GradedRun, Names};
+use crate::base::failure::Setting;
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
 use crate::base::power::{self, POWER};
@@ -441,11 +442,15 @@ fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
         candidate.path.display()
     );
     let policy = |p: &Option<ReviewerPolicy>| match p {
-        Some(policy) => format!("--reviewers {policy}"),
-        None => "no --reviewers".to_string(),
+        Some(policy) => Setting::Reviewers.given(policy).to_string(),
+        None => format!("no {}", Setting::Reviewers),
     };
     let unit = |doc_of: &Option<String>| match doc_of {
-        Some(pattern) => format!("--unit doc --doc-of {pattern:?}"),
+        Some(pattern) => format!(
+            "{} {}",
+            Setting::Unit.given("doc"),
+            Setting::DocOf.given(format!("{pattern:?}"))
+        ),
         None => "results as they are".to_string(),
     };
     bail!(match difference {
@@ -466,16 +471,22 @@ fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
             unit(&c.doc_of)
         ),
         Difference::Cutoffs => format!(
-            "{both} were graded at different cutoffs (-k {} vs -k {}): regrade one with the \
-             other's -k",
-            cutoff_list(&b.ks),
-            cutoff_list(&c.ks)
+            "{both} were graded at different cutoffs ({} vs {}): regrade one with the \
+             other's {}",
+            Setting::K.given(cutoff_list(&b.ks)),
+            Setting::K.given(cutoff_list(&c.ks)),
+            Setting::K
         ),
         Difference::MinRel => format!(
-            "{both} were graded with different --min-rel ({} vs {})",
-            b.min_rel, c.min_rel
+            "{both} were graded with different {} ({} vs {})",
+            Setting::MinRel,
+            b.min_rel,
+            c.min_rel
         ),
-        Difference::Missing => format!("{both} were graded with different --missing policies"),
+        Difference::Missing => format!(
+            "{both} were graded with different {} policies",
+            Setting::Missing
+        ),
     })
 }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paired::{holm_family_text, Paired, PairedQuery, StagePairs, StatSettings};
 use super::warning::Warning;
+use crate::base::failure::Setting;
 use crate::base::numbers::percentile;
 use crate::base::schema::Status;
 use crate::base::stats::TIE_EPSILON;
@@ -225,12 +226,12 @@ fn resolve(spec: RuleSpec, paired: &Paired, context: &RuleContext) -> Result<Rul
         let smallest = (family as f64 / (context.settings.permutations + 1) as f64).min(1.0);
         ensure!(
             smallest < context.alpha,
-            "with --permutations {} and {} in the Holm family the smallest \
-             adjusted p-value is {smallest:.4}, not below alpha {}: the rule could never fail; \
-             raise --permutations",
-            context.settings.permutations,
+            "with {} and {} in the Holm family the smallest adjusted p-value is \
+             {smallest:.4}, not below alpha {}: the rule could never fail; raise {}",
+            Setting::Permutations.given(context.settings.permutations),
             plural(family as u64, "hypothesis", "hypotheses"),
-            context.alpha
+            context.alpha,
+            Setting::Permutations
         );
     }
     rule.candidate_value(pairs, &rule.measured_members(pairs)?)?;
@@ -365,8 +366,9 @@ impl Rule {
         ensure!(
             !counted.is_empty() || dropped_count > 0,
             "selects no query that counts in the means ({}): none has a relevant document, \
-             or (under --missing skip) none was captured by both runs",
-            self.selection
+             or (under {}) none was captured by both runs",
+            self.selection,
+            Setting::Missing.given("skip")
         );
         Ok(counted)
     }

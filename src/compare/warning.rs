@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::base::failure::spelled_by_each_front_end;
 use crate::base::text::plural;
 
 /// Something the user should look at, though the comparison went on.
@@ -30,8 +31,11 @@ pub enum Warning {
     },
 }
 
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+spelled_by_each_front_end!(Warning);
+
+impl Warning {
+    /// The warning, each setting it names as a mark.
+    fn write_marked(&self, f: &mut dyn fmt::Write) -> fmt::Result {
         match self {
             Warning::StageOnOneSide { stage, side } => {
                 write!(

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::base::failure::{Message, Setting};
 use crate::base::schema::{Status, REJECTS_FILE};
 use crate::base::text::plural;
 use crate::grade::graded::Graded;
@@ -15,29 +16,33 @@ impl Graded {
     /// `None` if they do not: more of them than `max_rejects`, or every
     /// record read, whatever `max_rejects` tolerates (nothing was graded).
     /// `out` is where rejects.jsonl was written.
-    pub fn rejects_over(&self, max_rejects: u64, out: Option<&Path>) -> Option<String> {
+    pub fn rejects_over(&self, max_rejects: u64, out: Option<&Path>) -> Option<Message> {
         let listed = match out {
             Some(dir) => format!("all are listed in {}", dir.join(REJECTS_FILE).display()),
-            None => "use -o DIR to list them all in rejects.jsonl".to_string(),
+            None => format!(
+                "use {} to list them all in rejects.jsonl",
+                Setting::Out.given("DIR")
+            ),
         };
         if let Some(every) = self.every_record_rejected() {
-            return Some(format!("{every} ({listed})"));
+            return Some(Message::new(format!("{} ({listed})", every.marked())));
         }
         if self.counts.rejected <= max_rejects {
             return None;
         }
-        Some(format!(
-            "{} --max-rejects {max_rejects}; the first is {} ({listed})",
+        Some(Message::new(format!(
+            "{} {}; the first is {} ({listed})",
             exceed(self.counts.rejected, "rejected record", "rejected records"),
+            Setting::MaxRejects.given(max_rejects),
             self.first_reject()?
-        ))
+        )))
     }
 
     /// Why nothing was graded when every record read was rejected, or
     /// every capture of a labeled query (records of other queries aside),
     /// naming the first reject (whose detail carries any hint at the
     /// cause, such as runs that share a TREC tag); `None` otherwise.
-    pub fn every_record_rejected(&self) -> Option<String> {
+    pub fn every_record_rejected(&self) -> Option<Message> {
         let (records, rejected) = (self.counts.records, self.counts.rejected);
         let invalid: u64 = (self.pairs.iter())
             .filter_map(|pair| pair.aggregates.first())
@@ -56,10 +61,10 @@ impl Graded {
         } else {
             return None;
         };
-        Some(format!(
+        Some(Message::new(format!(
             "{every}, so nothing was graded; the first is {}",
             self.first_reject()?
-        ))
+        )))
     }
 
     /// The first rejected record: where it is, why, and the detail.
@@ -77,17 +82,18 @@ impl Graded {
 
     /// Why the results outside their user's allowed collections exceed
     /// `max_leaks`, naming the first, or `None` within the limit.
-    pub fn leaks_over(&self, max_leaks: u64) -> Option<String> {
+    pub fn leaks_over(&self, max_leaks: u64) -> Option<Message> {
         if self.counts.leaked_results <= max_leaks {
             return None;
         }
         let mut message = format!(
-            "{} --max-leaks {max_leaks}",
+            "{} {}",
             exceed(
                 self.counts.leaked_results,
                 "result outside the user's allowed collections",
                 "results outside the user's allowed collections"
-            )
+            ),
+            Setting::MaxLeaks.given(max_leaks)
         );
         if let Some(first) = self.leaks.first() {
             message.push_str(&format!(
@@ -99,7 +105,7 @@ impl Graded {
                 first.collection
             ));
         }
-        Some(message)
+        Some(Message::new(message))
     }
 }
 

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::base::failure::{spelled_by_each_front_end, Setting};
 use crate::base::schema::{Counts, MostlyMissing, SelfPooled, StaleLabels};
 use crate::base::text::{first_few, plural};
 use crate::base::timestamp::Timestamp;
@@ -88,7 +89,7 @@ pub enum Warning {
     /// `.txt` and `.tsv` files of a log directory that hold no run, skipped.
     NotRuns(Vec<PathBuf>),
     /// A TREC run whose ranking dropped copies of documents found in other
-    /// files under `--duplicate-docs dedupe`: runs sharing a tag, fused.
+    /// files under `duplicate_docs` dedupe: runs sharing a tag, fused.
     FusedRun {
         /// The run.
         run: String,
@@ -106,9 +107,9 @@ pub enum Warning {
     StaleLabels(StaleLabels),
     /// A stage of the stage order was never graded.
     StageNotGraded(String),
-    /// A stage `--stage` names that no record had.
+    /// A stage of `stages` that no record had.
     StageNotRead(String),
-    /// `--review-queue` with runs whose lines cannot be read again for
+    /// `review_queue` with runs whose lines cannot be read again for
     /// the ids of the documents they pooled.
     RunsNotPooled {
         /// Pooled documents left out of the queue.
@@ -131,10 +132,10 @@ pub enum Warning {
     MostlyMissing {
         /// The (run, stage) and its counts.
         missing: MostlyMissing,
-        /// Whether each missing query scores 0 in the means (`--missing fail`).
+        /// Whether each missing query scores 0 in the means (`missing` fail).
         scored_zero: bool,
     },
-    /// Under `--unit doc`, result ids in which `--doc-of` found no document.
+    /// Under `unit` doc, result ids in which `doc_of` found no document.
     UnmappedIds {
         /// How many.
         ids: u64,
@@ -147,12 +148,15 @@ pub enum Warning {
         /// The labels file it was compiled from.
         labels: PathBuf,
     },
-    /// Under `--unit doc`, labeled ids in which `--doc-of` finds a document.
+    /// Under `unit` doc, labeled ids in which `doc_of` finds a document.
     ChunkLabels(ChunkLabels),
 }
 
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+spelled_by_each_front_end!(Warning);
+
+impl Warning {
+    /// The warning, each setting it names as a mark.
+    fn write_marked(&self, f: &mut dyn fmt::Write) -> fmt::Result {
         match self {
             Warning::NotRuns(paths) => write!(
                 f,
@@ -195,36 +199,44 @@ impl fmt::Display for Warning {
                      query-id field not match the labels' ids?",
                 )?;
                 if *scored_zero {
-                    f.write_str(
-                        " Where the logs cover only part of the key, --missing skip grades only \
-                         the queries they hold",
+                    write!(
+                        f,
+                        " Where the logs cover only part of the key, {} grades only the \
+                         queries they hold",
+                        Setting::Missing.given("skip")
                     )?;
                 }
                 Ok(())
             }
             Warning::UnmappedIds { ids } => write!(
                 f,
-                "--doc-of found no document in {} of the graded captures' results: each was \
+                "{} found no document in {} of the graded captures' results: each was \
                  graded as a document of its own (summary.json's counts.unmapped_ids); check \
                  the pattern if that was not meant",
+                Setting::DocOf,
                 plural(*ids, "id", "ids")
             ),
             Warning::ChunkLabels(chunks) => write!(
                 f,
-                "--doc-of finds a document in {} of {} labeled ids (e.g. '{}'; summary.json's \
+                "{} finds a document in {} of {} labeled ids (e.g. '{}'; summary.json's \
                  counts.labeled_chunk_ids): the labels look made per chunk, and only results \
                  are mapped to documents, so no result matches those labels and their queries \
-                 score 0; label documents, or grade chunks without --unit doc",
-                chunks.ids, chunks.of, chunks.example
+                 score 0; label documents, or grade chunks without {}",
+                Setting::DocOf,
+                chunks.ids,
+                chunks.of,
+                chunks.example,
+                Setting::Unit.given("doc")
             ),
             Warning::FormatDoubt { input, doubt } => write!(f, "{input}: {doubt}"),
             Warning::FusedRun { run, files } => write!(
                 f,
-                "run '{run}': --duplicate-docs dedupe dropped copies of documents that \
-                 {} also list ({}): do several runs share this tag? --run-name file keeps \
-                 them apart",
+                "run '{run}': {} dropped copies of documents that {} also list ({}): do \
+                 several runs share this tag? {} keeps them apart",
+                Setting::DuplicateDocs.given("dedupe"),
                 plural(files.len() as u64, "file", "files"),
-                first_few(files.iter().cloned(), 5)
+                first_few(files.iter().cloned(), 5),
+                Setting::RunName.given("file")
             ),
             Warning::StaleLabels(stale) => {
                 write!(
@@ -240,16 +252,22 @@ impl fmt::Display for Warning {
                 write!(
                     f,
                     ": were the labels made for another chunking or collection version? \
-                     --corpus FILE checks the labels against a snapshot"
+                     {} checks the labels against a snapshot",
+                    Setting::Corpus.given("FILE")
                 )
             }
             Warning::StageNotGraded(stage) => write!(
                 f,
-                "stage {stage} of --stage-order was never graded; \
-                 evidence loss is measured between the stages that were"
+                "stage {stage} of {} was never graded; \
+                 evidence loss is measured between the stages that were",
+                Setting::StageOrder
             ),
             Warning::StageNotRead(stage) => {
-                write!(f, "no record of --stage {stage} was read; check the name")
+                write!(
+                    f,
+                    "no record of {} was read; check the name",
+                    Setting::Stages.given(stage)
+                )
             }
             Warning::RunsNotPooled { documents } => write!(
                 f,
@@ -261,18 +279,20 @@ impl fmt::Display for Warning {
             Warning::EmptySpans { spans } => write!(
                 f,
                 "{} held no document and {}; if the instrumentation records the \
-                 documents elsewhere, --doc-field names where",
+                 documents elsewhere, {} names where",
                 plural(*spans, "retrieval or rerank span", "retrieval or rerank spans"),
                 if *spans == 1 {
                     "was graded as an empty ranking"
                 } else {
                     "were graded as empty rankings"
-                }
+                },
+                Setting::DocField
             ),
             Warning::NoLabeledEvents { events } => write!(
                 f,
-                "none of the {events} events matched a labeled query_id; check --query-field \
-                 and that the labels and the logs use the same ids"
+                "none of the {events} events matched a labeled query_id; check {} \
+                 and that the labels and the logs use the same ids",
+                Setting::QueryField
             ),
             Warning::OutdatedKey { key, labels } => write!(
                 f,
@@ -283,5 +303,26 @@ impl fmt::Display for Warning {
                 labels.display()
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_warning_is_spelled_by_each_front_end_and_shown_in_the_plans_names() {
+        let warning = Warning::StageNotRead("nosuch".to_string());
+        let flag = |setting: Setting, value: Option<&str>| {
+            format!("--{} {}", setting.name(), value.unwrap_or_default())
+        };
+        assert_eq!(
+            warning.spelled(flag),
+            "no record of --stages nosuch was read; check the name"
+        );
+        assert_eq!(
+            warning.to_string(),
+            "no record of `stages` nosuch was read; check the name"
+        );
     }
 }

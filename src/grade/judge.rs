@@ -20,7 +20,7 @@ use crate::grade::diagnostics::pool::Pooled;
 use crate::grade::ranking::RankingJudge;
 use crate::grade::trec::ranker::{RankRules, RunLine};
 use crate::grade::trec::runs::{BlockRuns, BlockScratch, TrecLines};
-use crate::grade::units::{DocOf, RUNS_REFUSED};
+use crate::grade::units::{runs_refused, DocOf};
 use crate::io::json::JsonParser;
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::read::LogChunk;
@@ -494,7 +494,7 @@ impl Judging<'_, '_> {
         // A ranking spread over records carries no permission data.
         out.counts.without_permissions += 1;
         if config.doc_of.is_some() && out.failed.is_none() {
-            out.failed = Some(RUNS_REFUSED.to_string());
+            out.failed = Some(runs_refused());
         }
         let pair = out.pair(key.run, key.stage);
         match self.last_query.find(config.labels, &key.query_id) {

@@ -12,6 +12,7 @@ use std::str::FromStr;
 use regex::{CaptureLocations, Regex};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::base::failure::Setting;
 use crate::base::options::Unit;
 use crate::labels::LabelIndex;
 
@@ -62,7 +63,7 @@ impl FromStr for DocOf {
         if pattern.is_empty() {
             return Err(format!(
                 "{} needs a separator or a regular expression",
-                crate::base::failure::Setting::DocOf
+                Setting::DocOf
             ));
         }
         if !pattern.contains('(') {
@@ -76,7 +77,7 @@ impl FromStr for DocOf {
             )
         };
         let regex = Regex::new(pattern).map_err(|err| {
-            let doc_of = crate::base::failure::Setting::DocOf.given(format!("{pattern:?}"));
+            let doc_of = Setting::DocOf.given(format!("{pattern:?}"));
             format!("{doc_of} is no regex: {err}{}", as_separator())
         })?;
         match regex.captures_len() {
@@ -84,7 +85,7 @@ impl FromStr for DocOf {
             n => Err(format!(
                 "{} has {} capture groups; it needs exactly one, around the \
                  document id (write (?:...) for a group that captures nothing){}",
-                crate::base::failure::Setting::DocOf.given(format!("{pattern:?}")),
+                Setting::DocOf.given(format!("{pattern:?}")),
                 n - 1,
                 if n == 1 {
                     as_separator()
@@ -126,13 +127,18 @@ impl<'de> Deserialize<'de> for DocOf {
     }
 }
 
-/// Why `--unit doc` refuses a ranking spread over records: its lines are
+/// Why grading documents refuses a ranking spread over records: its lines are
 /// ranked later, from hashes of their ids, where no chunk can meet its
 /// document.
-pub const RUNS_REFUSED: &str = "--unit doc maps the results of search events (JSONL, spans, \
-     Parquet rows of events); this input is a run of one result a record (TREC, MS MARCO, \
-     CSV, or Parquet with a rank column), whose ids it cannot map: write its ids as document \
-     ids, or grade without --unit doc";
+pub fn runs_refused() -> String {
+    let unit = Setting::Unit.given("doc");
+    format!(
+        "{unit} maps the results of search events (JSONL, spans, Parquet rows of events); \
+         this input is a run of one result a record (TREC, MS MARCO, CSV, or Parquet with a \
+         rank column), whose ids it cannot map: write its ids as document ids, or grade \
+         without {unit}"
+    )
+}
 
 /// The plan's `doc_of` for `--unit UNIT` and `--doc-of PATTERN` as given:
 /// `--unit doc` needs a pattern, and a pattern means nothing without it.
@@ -146,13 +152,13 @@ pub fn doc_of(unit: Unit, pattern: Option<DocOf>) -> Result<Option<DocOf>, Strin
         (Unit::Doc, None) => Err(format!(
             "{} needs {}: how a result id names its document ('#', or a regex such as \
              '^(.+)#chunk-[0-9]+$')",
-            crate::base::failure::Setting::Unit.given("doc"),
-            crate::base::failure::Setting::DocOf.given("PATTERN")
+            Setting::Unit.given("doc"),
+            Setting::DocOf.given("PATTERN")
         )),
         (Unit::Result, Some(_)) => Err(format!(
             "{} only applies with {}",
-            crate::base::failure::Setting::DocOf,
-            crate::base::failure::Setting::Unit.given("doc")
+            Setting::DocOf,
+            Setting::Unit.given("doc")
         )),
     }
 }

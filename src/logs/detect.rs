@@ -3,7 +3,8 @@
 //! line, an MS MARCO run line; a run's header and a broken first line
 //! looked past.
 
-use crate::base::options::LogsFormat;
+use crate::base::failure::Setting;
+use crate::base::options::{Choice, LogsFormat};
 use crate::io::blocks::{is_blank, line_ranges, Detected, Header};
 use crate::logs::csv_run;
 
@@ -171,17 +172,21 @@ fn doubt(line: &[u8], format: LogsFormat) -> String {
         );
     }
     let fields = text.split_ascii_whitespace().count();
+    let asked = |format: LogsFormat| Setting::LogsFormat.given(format.name());
     let saw = match shape_of(line) {
-        Some(LogsFormat::Msmarco) => {
-            "3 fields with a whole number third: an MS MARCO run? --logs-format msmarco".to_string()
-        }
-        Some(LogsFormat::Trec) => {
-            format!("{fields} fields shaped as a TREC run line? --logs-format trec")
-        }
-        Some(LogsFormat::Jsonl) => "a JSON object? --logs-format jsonl".to_string(),
-        Some(LogsFormat::Otlp) => {
-            "an OTLP trace export (resourceSpans)? --logs-format otlp".to_string()
-        }
+        Some(LogsFormat::Msmarco) => format!(
+            "3 fields with a whole number third: an MS MARCO run? {}",
+            asked(LogsFormat::Msmarco)
+        ),
+        Some(LogsFormat::Trec) => format!(
+            "{fields} fields shaped as a TREC run line? {}",
+            asked(LogsFormat::Trec)
+        ),
+        Some(LogsFormat::Jsonl) => format!("a JSON object? {}", asked(LogsFormat::Jsonl)),
+        Some(LogsFormat::Otlp) => format!(
+            "an OTLP trace export (resourceSpans)? {}",
+            asked(LogsFormat::Otlp)
+        ),
         _ if fields == 3 => "3 fields, the third not a whole number (an MS MARCO run line is \
                              'query_id doc_id rank')"
             .to_string(),
@@ -262,7 +267,8 @@ mod tests {
         // Asked for TREC, given an MS MARCO run: read as asked, and said.
         let asked = detect(b"1\t7\t1\n", LogsFormat::Trec, 1);
         assert_eq!(asked.format, LogsFormat::Trec);
-        assert!(asked.doubt.unwrap().contains("--logs-format msmarco"));
+        let msmarco = Setting::LogsFormat.given("msmarco").to_string();
+        assert!(asked.doubt.unwrap().contains(&msmarco));
         let header = detect(b"qid\tpid\trank\n1\t7\t1\n", LogsFormat::Msmarco, 1);
         assert_eq!(header_line(&header), Some(1));
         assert_eq!(auto(b"{\"query_id\": 1}\n").doubt, None);

@@ -6,10 +6,12 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::staged::{self, stage, Staged};
+use crate::base::failure::plan_spelled;
 use crate::base::schema::{RejectLine, REJECTS_FILE};
 use crate::grade::capture::Reject;
 
-/// Write rejects.jsonl, one object per rejected record, in input order.
+/// Write rejects.jsonl, one object per rejected record, in input order,
+/// each detail naming settings as the plan does: a file knows no front end.
 ///
 /// # Errors
 /// The file cannot be created or written.
@@ -20,7 +22,7 @@ pub fn write_rejects(dir: &Path, rejects: &[Reject], input_names: &[String]) -> 
             file: input_names[reject.origin.input as usize].clone(),
             line: reject.origin.line,
             reason: reject.reason.code().to_string(),
-            detail: reject.detail.clone(),
+            detail: plan_spelled(&reject.detail),
             record: String::from_utf8_lossy(&reject.excerpt).into_owned(),
         };
         serde_json::to_writer(&mut out, &line)?;

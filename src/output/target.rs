@@ -15,6 +15,7 @@ use anyhow::{Context, Result};
 
 use super::staged::{self, identity, remove_abandoned, stage_alone};
 use super::{is_result_file, ResultKind};
+use crate::base::failure::Setting;
 use crate::base::schema::LOCK_FILE;
 use crate::labels::compiled::{is_compiled, MAGIC};
 
@@ -29,10 +30,10 @@ pub enum Output {
 
 impl Output {
     /// The option that names the path, for messages.
-    fn option(self) -> &'static str {
+    fn option(self) -> String {
         match self {
-            Output::OpenMetrics => "--openmetrics",
-            Output::CompiledKey => "rgrade index -o",
+            Output::OpenMetrics => Setting::Openmetrics.to_string(),
+            Output::CompiledKey => format!("rgrade index {}", Setting::Out),
         }
     }
 }

@@ -18,6 +18,7 @@ use maud::{html, Markup};
 use super::charts::{self, Change, ForestRow};
 use super::page::{self, cell, count, ids, slice_name};
 use super::sources::Sources;
+use crate::base::failure::Setting;
 use crate::base::schema::{
     ComparisonSummary, SideFigures, COMPARISON, COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE,
     STAGE,
@@ -201,7 +202,7 @@ fn read_gate(path: &Path) -> Result<Gate> {
 fn verdict(gate: Option<&Gate>) -> Markup {
     let Some(gate) = gate else {
         return html! {
-            section { h2 { "Verdict" } p { "No acceptance rules were given (" code { "--rules FILE" }
+            section { h2 { "Verdict" } p { "No acceptance rules were given (" code { (Setting::Rules.name()) }
                 "): the verdict is yours to draw from the changes below." } }
         };
     };

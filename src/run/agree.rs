@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::agree::{agreement, runs_under_both, Agreement, RunsUnderBoth};
-use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
+use crate::base::failure::{Error, ErrorKind, Message, OfKind, Setting};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
     JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy, Reviewing,
@@ -196,7 +196,7 @@ pub struct Agreed {
     /// With logs of which every record was rejected under a key, why
     /// (as `grade` says it): nothing was graded, and no figure of the runs
     /// means anything.
-    pub every_record_rejected: Option<String>,
+    pub every_record_rejected: Option<Message>,
 }
 
 /// Compare the two keys `plan` names, grade its logs under each if it
@@ -261,12 +261,13 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
                 .into_iter()
                 .find_map(|(key, graded)| {
                     let why = graded.every_record_rejected()?;
-                    Some(format!(
-                        "the logs graded under {}: {why} (rgrade grade --labels {} -o DIR \
+                    Some(Message::new(format!(
+                        "the logs graded under {}: {} (rgrade grade --labels {} -o DIR \
                          lists them all in rejects.jsonl)",
                         key.display(),
+                        why.marked(),
                         key.display()
-                    ))
+                    )))
                 });
             Some(runs_under_both(&graded_a, &graded_b))
         }

@@ -584,7 +584,7 @@ pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&OutputDir
             let path = output::corpus::write_missing(held, &missing.ids)?;
             format!("all are listed in {}", path.display())
         }
-        None => "use -o DIR to list them all".to_string(),
+        None => format!("use {} to list them all", Setting::Out.given("DIR")),
     };
     let examples: Vec<&str> = missing
         .ids
@@ -662,9 +662,10 @@ fn unseen_stages(plan: &Plan, seen: &[bool]) -> Result<Vec<String>> {
         bail!(
             "no record of stage {} was read, so nothing was graded; check the name \
              (records name their stage in the '{}' field; TREC runs are stage {DEFAULT_STAGE}; \
-             spans are stage retrieve or rerank unless --span-stage renames them)",
+             spans are stage retrieve or rerank unless {} renames them)",
             unseen.join(", "),
-            plan.fields.stage.as_deref().unwrap_or(FieldNames::STAGE)
+            plan.fields.stage.as_deref().unwrap_or(FieldNames::STAGE),
+            Setting::SpanStages
         );
     }
     Ok(unseen)

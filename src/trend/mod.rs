@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use anyhow::{bail, ensure, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::base::failure::{spelled_by_each_front_end, Setting};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::metric_columns;
 use crate::base::text::plural;
@@ -101,12 +102,12 @@ impl Plan {
         ensure!(
             self.baseline_nights >= 2,
             "{}: the baseline takes at least 2 nights (their spread bounds its error)",
-            crate::base::failure::Setting::Baseline.given(self.baseline_nights)
+            Setting::Baseline.given(self.baseline_nights)
         );
         ensure!(
             self.alpha > 0.0 && self.alpha < 1.0,
             "{}: must lie strictly between 0 and 1",
-            crate::base::failure::Setting::Alpha.given(self.alpha)
+            Setting::Alpha.given(self.alpha)
         );
         let watched: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
         for metric in &self.metrics {
@@ -115,7 +116,7 @@ impl Plan {
                 bail!(
                     "{}: judged@k measures how much of a ranking the labels \
                      cover, not the retriever; trend watches {}",
-                    crate::base::failure::Setting::Metrics.given(metric),
+                    Setting::Metrics.given(metric),
                     watched.join(", ")
                 );
             }
@@ -123,7 +124,7 @@ impl Plan {
             ensure!(
                 watched.contains(&name) && canonical.is_ok_and(|k| k == cutoff),
                 "{}: not a metric; trend watches {} at a cutoff (recall@10)",
-                crate::base::failure::Setting::Metrics.given(metric),
+                Setting::Metrics.given(metric),
                 watched.join(", ")
             );
         }
@@ -172,14 +173,18 @@ pub enum Warning {
     },
 }
 
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+spelled_by_each_front_end!(Warning);
+
+impl Warning {
+    /// The warning, each setting it names as a mark.
+    fn write_marked(&self, f: &mut dyn fmt::Write) -> fmt::Result {
         match self {
             Warning::Unwatched { revision, nights } => write!(
                 f,
                 "labels revision {revision} has {}, none past its baseline: nothing in it was \
-                 tested (--baseline sets how many nights the baseline takes)",
-                plural(*nights as u64, "night", "nights")
+                 tested ({} sets how many nights the baseline takes)",
+                plural(*nights as u64, "night", "nights"),
+                Setting::Baseline
             ),
             Warning::Unshared { metrics } => write!(
                 f,

@@ -15,11 +15,14 @@ use crate::cli::AgreeArgs;
 /// A key that does not load, an output that cannot be written.
 pub fn run(args: &AgreeArgs) -> Result<Exit> {
     let agreed = rgrade::agree(&plan(args)?, &mut |warning| {
-        tell(format_args!("rgrade: warning: {warning}"));
+        tell(format_args!(
+            "rgrade: warning: {}",
+            warning.spelled(crate::cli::flag)
+        ));
     })?;
     let lost = !args.quiet && print_stdout(|out| print(out, &agreed));
     if let Some(why) = &agreed.every_record_rejected {
-        tell(format_args!("rgrade: {why}"));
+        tell(format_args!("rgrade: {}", why.spelled(crate::cli::flag)));
         return Ok(Exit::CheckFailed);
     }
     Ok(Exit::Clean.unless_lost(lost))

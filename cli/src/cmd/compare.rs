@@ -14,7 +14,10 @@ use crate::cli::CompareArgs;
 /// inputs, an unknown run, metric or rule target, an unwritable output.
 pub fn run(args: &CompareArgs) -> Result<Exit> {
     let compared = rgrade::compare(&plan(args)?, &mut |warning| {
-        tell(format_args!("rgrade: warning: {warning}"));
+        tell(format_args!(
+            "rgrade: warning: {}",
+            warning.spelled(crate::cli::flag)
+        ));
     })?;
     // A failed rule is exit status 1, even if the table is lost.
     let lost = print_stdout(|out| compared.print(out, args.quiet));

@@ -88,7 +88,10 @@ pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
     let leaks = graded.leaks_over(checks.max_leaks);
     let rejects = graded.rejects_over(checks.max_rejects, checks.out);
     for message in leaks.iter().chain(&rejects) {
-        tell(format_args!("rgrade: {message}"));
+        tell(format_args!(
+            "rgrade: {}",
+            message.spelled(crate::cli::flag)
+        ));
     }
     let exit = if leaks.is_some() || rejects.is_some() {
         Exit::CheckFailed
@@ -117,7 +120,10 @@ fn plan(args: &GradeArgs, command: Vec<String>) -> Result<GradePlan> {
 
 fn tell_warnings(warnings: &[Warning]) {
     for warning in warnings {
-        tell(format_args!("rgrade: warning: {warning}"));
+        tell(format_args!(
+            "rgrade: warning: {}",
+            warning.spelled(crate::cli::flag)
+        ));
     }
 }
 

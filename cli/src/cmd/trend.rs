@@ -16,7 +16,10 @@ use crate::cli::TrendArgs;
 /// output.
 pub fn run(args: &TrendArgs, command: Vec<String>) -> Result<Exit> {
     let trended = rgrade::trend(&plan(args, command)?, &mut |warning| {
-        tell(format_args!("rgrade: warning: {warning}"));
+        tell(format_args!(
+            "rgrade: warning: {}",
+            warning.spelled(crate::cli::flag)
+        ));
     })?;
     // An alarm is printed, and exit status 1, whatever else is lost.
     let lost_table = !args.quiet && print_stdout(|out| trended.print(out));

@@ -7,6 +7,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::store::{CaptureStore, Slot, NO_CAPTURE};
+use crate::base::failure::Setting;
 use crate::base::options::RepeatPolicy;
 use crate::grade::capture::{Capture, Found, Reject};
 use crate::grade::score::{self, GradeSettings, QueryRow};
@@ -273,9 +274,12 @@ fn grade_slot(
 }
 
 /// The reject detail of a (run, stage, query) captured `total` times
-/// under `--repeats error`.
+/// under `repeats` error.
 pub(super) fn repeat_detail(run: &str, stage: &str, query: &str, total: u32) -> String {
-    format!("run '{run}', stage '{stage}', query '{query}' was captured {total} times (--repeats error)")
+    format!(
+        "run '{run}', stage '{stage}', query '{query}' was captured {total} times ({})",
+        Setting::Repeats.given("error")
+    )
 }
 
 /// A long vector of mostly default values (a slot per labeled query, a

@@ -5,6 +5,7 @@
 
 use hashbrown::HashTable;
 
+use crate::base::failure::Setting;
 use crate::base::options::DuplicateDocs;
 use crate::grade::capture::Found;
 use crate::grade::diagnostics::pool::PooledLine;
@@ -254,10 +255,13 @@ impl Ranker {
             // Two runs written with the same tag (a tool's default) merge
             // into one ranking full of duplicates: say so.
             let hint = if lines.iter().any(|(_, o)| o.input != first.input) {
-                "; its lines come from several files: do two runs share a tag? \
-                 --run-name file keeps them apart"
+                format!(
+                    "; its lines come from several files: do two runs share a tag? \
+                     {} keeps them apart",
+                    Setting::RunName.given("file")
+                )
             } else {
-                ""
+                String::new()
             };
             return Err(format!(
                 "{doc} appears at positions {} and {} ({} and {}; the whole ranking of \

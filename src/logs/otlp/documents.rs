@@ -8,6 +8,7 @@ use simd_json::prelude::*;
 use simd_json::tape::Value;
 
 use super::{any_id, owned_id, DocField, OtlpSpan};
+use crate::base::failure::Setting;
 use crate::io::json::with_embedded;
 use crate::logs::record::{Invalid, RejectReason};
 
@@ -89,8 +90,8 @@ impl<'i> OtlpSpan<'_, 'i> {
                         RejectReason::BadResult,
                         format!(
                             "document {i} of '{KEY}' has no 'id', and the span no \
-                             'document.id' (--doc-field /KEY reads the id from each \
-                             document's metadata)"
+                             'document.id' ({} reads the id from each document's metadata)",
+                            Setting::DocField.given("/KEY")
                         ),
                     )
                 })

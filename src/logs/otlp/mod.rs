@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use simd_json::prelude::*;
 use simd_json::tape::Value;
 
+use crate::base::failure::Setting;
 use crate::base::options::{JoinBy, SpanKind};
 use crate::io::json::{id_text, with_embedded, JsonParser};
 use crate::logs::jsonl::{FieldNames, FieldPath};
@@ -126,9 +127,11 @@ impl QuerySource<'_> {
         let detail = match self {
             QuerySource::Named(key) => format!("no '{key}' attribute"),
             QuerySource::Text(key) => format!("no '{key}' text to join the labels by"),
-            QuerySource::Default => "no query_id in its 'metadata' nor a 'query_id' attribute \
-                                     (--join text matches its question text instead)"
-                .to_string(),
+            QuerySource::Default => format!(
+                "no query_id in its 'metadata' nor a 'query_id' attribute ({} matches its \
+                 question text instead)",
+                Setting::Join.given("text")
+            ),
         };
         Invalid::new(RejectReason::MissingQueryId, detail)
     }

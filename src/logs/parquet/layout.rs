@@ -16,6 +16,7 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ProjectionMask;
 use parquet::schema::types::SchemaDescriptor;
 
+use crate::base::failure::Setting;
 use crate::base::options::SpanKind;
 use crate::io::parquet::{show, wrong_type, Want};
 use crate::logs::jsonl::{FieldNames, FieldPath};
@@ -187,7 +188,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
             query: columns.require_located(
                 query_path(&columns, names.query.as_deref()),
                 Want::Id,
-                "the query id; --query-field names another",
+                &format!("the query id; {} names another", Setting::QueryField),
             )?,
             stage: columns.optional(path(names.stage.as_deref(), FieldNames::STAGE), Want::Text)?,
             run: columns.optional(path(names.run.as_deref(), FieldNames::RUN), Want::Text)?,
@@ -201,7 +202,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
             let doc = columns.require(
                 doc,
                 Want::Id,
-                "a result's doc id; --doc-field names another",
+                &format!("a result's doc id; {} names another", Setting::DocField),
             )?;
             let (rank, by_score) = match ranked {
                 true => (columns.require(rank, Want::Whole, "")?, false),
@@ -368,10 +369,12 @@ impl Columns<'_> {
         let expected = "a list of doc ids or of structs holding one";
         let field = self.find(&list).ok_or_else(|| {
             format!(
-                "no column '{}' (the results; --results-field names another; a log of one \
-                 row per result needs a '{}' column, or --rank-field, or a '{}' column)",
+                "no column '{}' (the results; {} names another; a log of one row per result \
+                 needs a '{}' column, or {}, or a '{}' column)",
                 show(&list),
+                Setting::ResultsField,
                 FieldNames::RANK,
+                Setting::RankField,
                 FieldNames::SCORE
             )
         })?;
@@ -400,9 +403,10 @@ impl Columns<'_> {
         for name in &doc {
             id = child(id, name).ok_or_else(|| {
                 format!(
-                    "the results in column '{}' have no field '{}' (--doc-field names the doc id)",
+                    "the results in column '{}' have no field '{}' ({} names the doc id)",
                     show(&list),
-                    doc.join("/")
+                    doc.join("/"),
+                    Setting::DocField
                 )
             })?;
         }
