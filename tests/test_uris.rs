@@ -70,3 +70,51 @@ fn a_secret_in_a_refused_uri_is_not_repeated() {
     assert!(run.stderr.contains("ftp://host/night"), "{}", run.stderr);
     assert!(!run.stderr.contains("hunter2") && !run.stderr.contains("s3cret"));
 }
+
+#[test]
+fn results_read_back_or_written_by_other_commands_refuse_uris() {
+    let wd = Workdir::new("uri_commands");
+    let (labels, logs) = (seed("labels.jsonl"), seed("logs.jsonl"));
+    wd.rgrade(&[
+        "grade", "--labels", &labels, "-k", "3", "-q", "-o", "night", &logs,
+    ])
+    .expect_code(0);
+    let shard = "s3://bucket/shard";
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["compare", "s3://bucket/base", "night"],
+            "s3://bucket/base",
+        ),
+        (
+            &["compare", "night", "ftp://host/night"],
+            "does not read or write",
+        ),
+        (
+            &["compare", "night", "night", "-o", "gs://bucket/cmp"],
+            "gs://bucket/cmp",
+        ),
+        (&["report", "az://container/night"], "az://container/night"),
+        (
+            &["report", "night", "-o", "s3://bucket/page.html"],
+            "s3://bucket/page.html",
+        ),
+        (&["trend", "s3://bucket/n1", "night"], "s3://bucket/n1"),
+        (
+            &["index", "-o", "s3://bucket/key.rgx", &labels],
+            "s3://bucket/key.rgx",
+        ),
+    ];
+    for (args, shown) in cases {
+        let run = wd.rgrade(args);
+        run.expect_code(2);
+        assert!(run.stderr.contains(shown), "{args:?}: {}", run.stderr);
+    }
+    let run = wd.rgrade(&["merge", "--labels", &labels, "-o", "merged", shard]);
+    run.expect_code(2);
+    assert!(run.stderr.contains(shard), "{}", run.stderr);
+    let left: Vec<_> = std::fs::read_dir(wd.path("."))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!left.iter().any(|name| name.ends_with(':')), "{left:?}");
+}

@@ -225,7 +225,7 @@ fn is_output_file(path: &Path) -> bool {
 fn add_file(path: PathBuf, meta: &std::fs::Metadata, inputs: &mut Vec<Input>) -> Result<()> {
     add_input(
         Input::File(path),
-        meta.is_file().then(|| meta.len()),
+        meta.is_file().then_some(meta.len()),
         inputs,
     )
 }

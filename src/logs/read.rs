@@ -130,12 +130,12 @@ fn read_row_groups(
 ) -> Result<Option<InputStats>> {
     let (file, places) = parquet::open(at, columns)?;
     let mut identity = match at {
-        ParquetAt::File(path) => Identity::Hashed(Hashing {
+        ParquetAt::File(path) => Identity::Hashed(Box::new(Hashing {
             file: File::open(path).context("cannot open")?,
             hasher: Xxh3::new(),
             read: 0,
             buffer: vec![0; 1 << 20],
-        }),
+        })),
         ParquetAt::Object { size, version, .. } => Identity::Object {
             size: *size,
             version: version.as_deref(),
@@ -214,7 +214,7 @@ fn object_parquet(uri: &ObjectUri, format: LogsFormat) -> Result<Option<ParquetA
 /// What a Parquet input's content hash is taken from.
 enum Identity<'a> {
     /// A file's bytes, read front to back.
-    Hashed(Hashing),
+    Hashed(Box<Hashing>),
     /// An object's size and version.
     Object { size: u64, version: Option<&'a str> },
 }
