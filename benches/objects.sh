@@ -50,7 +50,7 @@ server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 open(sys.argv[1], "w").write(str(server.get_host_and_port()[1]))
 time.sleep(86400)
-' "$port_file" &
+' "$port_file" >/dev/null 2>&1 &
 server=$!
 trap 'kill $server' EXIT
 until [ -s "$port_file" ]; do sleep 0.2; done
