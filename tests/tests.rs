@@ -43,4 +43,5 @@ mod test_traces;
 mod test_trec;
 mod test_trend;
 mod test_units;
+mod test_uris;
 mod util;

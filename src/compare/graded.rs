@@ -13,6 +13,7 @@ use crate::base::options::ReviewerPolicy;
 use crate::base::schema::{
     judged_columns, metric_columns, OutputFile, Status, Summary, PER_QUERY_FILE, SUMMARY_FILE,
 };
+use crate::io::location::Location;
 use crate::output::complete;
 use crate::output::per_query::PerQueryReader;
 
@@ -292,6 +293,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
 
 /// per_query.csv and summary.json for a directory or a per_query.csv path.
 pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
+    Location::local_only(path, "a result read back")?;
     let per_query = if path.is_dir() {
         path.join(PER_QUERY_FILE)
     } else {

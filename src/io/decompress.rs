@@ -9,7 +9,7 @@ use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::io::inputs::Input;
-use crate::io::parquet;
+use crate::io::{objects, parquet};
 
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
@@ -99,13 +99,15 @@ pub struct Source {
 }
 
 impl Source {
-    /// Open a file or standard input.
+    /// Open a file, an object (streamed, never downloaded whole first) or
+    /// standard input.
     ///
     /// # Errors
     /// The input cannot be opened or its first bytes read.
     pub fn open(input: &Input) -> io::Result<Self> {
         let raw: Box<dyn Read + Send> = match input {
             Input::File(path) => Box::new(File::open(path)?),
+            Input::Object(uri) => Box::new(objects::open(uri).map_err(io::Error::other)?),
             Input::Stdin => Box::new(io::stdin()),
             Input::Table(_) | Input::Lines(..) => {
                 let message = format!("{}: handed over in memory, not read", input.name());

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::base::options::LogsFormat;
+use crate::io::location::ObjectUri;
 use crate::io::tables::{ArrowTable, LogLines};
 
 /// Extensions a file's run name leaves out: a compression, then a format.
@@ -18,6 +19,8 @@ const FORMAT_EXTENSIONS: [&str; 6] = [".jsonl", ".trec", ".run", ".txt", ".tsv",
 pub enum Input {
     /// A file on disk.
     File(PathBuf),
+    /// An object in object storage.
+    Object(ObjectUri),
     /// Standard input (`-`).
     Stdin,
     /// Search events handed over as an Arrow table, laid out as Parquet
@@ -33,19 +36,29 @@ impl Input {
     pub fn name(&self) -> String {
         match self {
             Input::File(path) => path.display().to_string(),
+            Input::Object(uri) => uri.to_string(),
             Input::Stdin => "-".to_string(),
             Input::Table(table) => table.name().to_string(),
             Input::Lines(lines, index) => lines.inputs()[*index].clone(),
         }
     }
 
-    /// Whether it can be read a second time: a regular file or what is
-    /// held in memory can, standard input or a pipe cannot.
+    /// The path outputs record for it: a file's as given, an object's URI
+    /// (redacted), the name of what was handed over.
+    pub fn path(&self) -> PathBuf {
+        match self {
+            Input::File(path) => path.clone(),
+            other => PathBuf::from(other.name()),
+        }
+    }
+
+    /// Whether it can be read a second time: a regular file, an object
+    /// or what is held in memory can, standard input or a pipe cannot.
     pub fn can_read_again(&self) -> bool {
         match self {
             Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
             Input::Stdin => false,
-            Input::Table(_) | Input::Lines(..) => true,
+            Input::Object(_) | Input::Table(_) | Input::Lines(..) => true,
         }
     }
 
@@ -55,6 +68,7 @@ impl Input {
     pub fn run_name(&self) -> String {
         let path = match self {
             Input::File(path) => path.clone(),
+            Input::Object(uri) => PathBuf::from(uri.file_name()),
             Input::Stdin => return "-".to_string(),
             Input::Table(table) => return table.name().to_string(),
             // Named as the file they were read from.
@@ -73,11 +87,12 @@ impl Input {
         strip(&strip(&name, &COMPRESSION_EXTENSIONS), &FORMAT_EXTENSIONS)
     }
 
-    /// The size on disk, when known up front.
+    /// The size on disk, when known up front (an object's is asked for
+    /// only when it is read).
     pub fn size(&self) -> Option<u64> {
         match self {
             Input::File(path) => std::fs::metadata(path).ok().map(|m| m.len()),
-            Input::Stdin | Input::Lines(..) => None,
+            Input::Object(_) | Input::Stdin | Input::Lines(..) => None,
             Input::Table(table) => Some(table.bytes()),
         }
     }

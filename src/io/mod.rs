@@ -6,8 +6,10 @@
 //! as the logs' detection decided them (`crate::logs::detect`), for the
 //! logs' readers: io only hands them on.
 //!
-//! - [`inputs`]: one input (a file, stdin, a table, lines handed over) and
-//!   what reading it taught;
+//! - [`location`]: a path argument judged: local, or an object-storage URI;
+//! - [`objects`]: object storage behind blocking calls and readers;
+//! - [`inputs`]: one input (a file, an object, stdin, a table, lines
+//!   handed over) and what reading it taught;
 //! - [`decompress`]: an input opened, gzip or zstd undone, bytes hashed;
 //! - [`blocks`]: a stream cut into blocks of whole lines;
 //! - [`workers`]: the reader thread and the worker pool over those blocks;
@@ -23,6 +25,8 @@ pub mod decompress;
 pub mod guarded;
 pub mod inputs;
 pub mod json;
+pub mod location;
+pub mod objects;
 pub mod parquet;
 pub mod progress;
 pub mod reread;

@@ -4,8 +4,9 @@
 
 use std::borrow::Cow;
 use std::fs::File;
+use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType,
@@ -15,22 +16,129 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Schema, TimeUnit};
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::ProjectionMask;
 use parquet::basic::Compression;
+use parquet::file::reader::ChunkReader;
 
 use crate::io::guarded;
+use crate::io::location::ObjectUri;
+use crate::io::objects::{self, FetchedRanges, RangeReader};
 
 /// The magic bytes a Parquet file opens (and ends) with.
 pub const MAGIC: &[u8] = b"PAR1";
 
-/// The footer of a Parquet file: its metadata, with the schema read from
-/// the Parquet types alone (strings, large strings and dictionaries all
-/// decode as strings; large lists as lists).
+/// Where a Parquet file is read from: Parquet is read by seeking, to its
+/// footer and then to the column chunks wanted, so a file on disk or an
+/// object read by ranges, never a stream.
+#[derive(Debug, Clone)]
+pub enum ParquetAt {
+    /// A regular file.
+    File(PathBuf),
+    /// An object, read by ranges.
+    Object {
+        /// Where it is.
+        uri: ObjectUri,
+        /// Its size, as the store gave it.
+        size: u64,
+        /// Its version (ETag), as the store gave it.
+        version: Option<String>,
+    },
+}
+
+impl ParquetAt {
+    /// The object at `uri`, its size asked of the store.
+    ///
+    /// # Errors
+    /// There is no such object, or the store cannot be asked.
+    pub fn object(uri: &ObjectUri) -> Result<Self> {
+        let head = objects::head(uri)?.ok_or_else(|| anyhow!("cannot open: no such object"))?;
+        Ok(ParquetAt::Object {
+            uri: uri.clone(),
+            size: head.size,
+            version: head.version,
+        })
+    }
+
+    /// Its footer, as [`footer`] reads it.
+    ///
+    /// # Errors
+    /// As [`footer`]; the file cannot be opened.
+    pub fn footer(&self) -> Result<ArrowReaderMetadata> {
+        match self {
+            ParquetAt::File(path) => footer(&File::open(path).context("cannot open")?),
+            ParquetAt::Object { uri, size, .. } => footer(&RangeReader::new(uri.clone(), *size)),
+        }
+    }
+
+    /// A reader of the columns in `mask` of the row groups `groups` (all
+    /// when `None`), `batch_rows` rows a batch. Of an object, the column
+    /// chunks wanted are fetched first, together, and nothing else.
+    ///
+    /// # Errors
+    /// The file cannot be opened, or the column chunks fetched; the
+    /// reader cannot be built on the footer `metadata`.
+    pub fn batches(
+        &self,
+        metadata: &ArrowReaderMetadata,
+        groups: Option<Vec<usize>>,
+        mask: ProjectionMask,
+        batch_rows: usize,
+    ) -> Result<ParquetRecordBatchReader> {
+        match self {
+            ParquetAt::File(path) => {
+                let file = File::open(path).context("cannot open")?;
+                build_batches(file, metadata, groups, mask, batch_rows)
+            }
+            ParquetAt::Object { uri, size, .. } => {
+                let footer = metadata.metadata();
+                let all: Vec<usize> = (0..footer.num_row_groups()).collect();
+                let chunks = (groups.as_deref().unwrap_or(&all).iter())
+                    .filter_map(|&group| footer.row_groups().get(group))
+                    .flat_map(|group| group.columns().iter().enumerate())
+                    .filter(|(leaf, _)| mask.leaf_included(*leaf))
+                    .map(|(_, column)| {
+                        let (start, len) = column.byte_range();
+                        start..start.saturating_add(len)
+                    })
+                    .collect();
+                let fetched = FetchedRanges::fetch(uri, *size, chunks)?;
+                build_batches(fetched, metadata, groups, mask, batch_rows)
+            }
+        }
+    }
+}
+
+/// [`ParquetAt::batches`] of `reader`.
+fn build_batches<T: ChunkReader + 'static>(
+    reader: T,
+    metadata: &ArrowReaderMetadata,
+    groups: Option<Vec<usize>>,
+    mask: ProjectionMask,
+    batch_rows: usize,
+) -> Result<ParquetRecordBatchReader> {
+    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, metadata.clone())
+        .with_projection(mask)
+        .with_batch_size(batch_rows);
+    let builder = match groups {
+        Some(groups) => builder.with_row_groups(groups),
+        None => builder,
+    };
+    Ok(builder.build()?)
+}
+
+/// The footer of a Parquet file (on disk, or an object read by ranges):
+/// its metadata, with the schema read from the Parquet types alone
+/// (strings, large strings and dictionaries all decode as strings; large
+/// lists as lists).
 ///
 /// # Errors
 /// The file is no readable Parquet file, the decoder's panics included;
 /// a column is compressed with a codec rgrade does not read.
-pub fn footer(file: &File) -> Result<ArrowReaderMetadata> {
+pub fn footer(file: &impl ChunkReader) -> Result<ArrowReaderMetadata> {
     let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
     match guarded::decode(|| ArrowReaderMetadata::load(file, options)) {
         Some(Ok(metadata)) => {

@@ -35,7 +35,9 @@ pub fn read_lines_again(
 ) -> Result<bool> {
     let name = input.name();
     let path = match input {
-        Input::File(path) => path,
+        Input::File(path) => Some(path),
+        // An object is read again as it was first read, streamed.
+        Input::Object(_) => None,
         Input::Stdin | Input::Table(_) => return Ok(false),
         Input::Lines(handed, i) => {
             let mut wanted = lines.iter().copied().peekable();
@@ -49,9 +51,12 @@ pub fn read_lines_again(
         }
     };
     // A file gone since is an error; a pipe simply cannot be read twice.
-    let metadata = std::fs::metadata(path).with_context(|| format!("{name}: cannot read again"))?;
-    if !metadata.is_file() {
-        return Ok(false);
+    if let Some(path) = path {
+        let metadata =
+            std::fs::metadata(path).with_context(|| format!("{name}: cannot read again"))?;
+        if !metadata.is_file() {
+            return Ok(false);
+        }
     }
     let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
     let mut wanted = lines.iter().copied().peekable();

@@ -38,6 +38,8 @@ use crate::base::options::{JoinBy, Reviewing};
 use crate::base::schema::{ChangedLabels, SourceSummary};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
+use crate::io::location::Location;
+use crate::io::objects;
 
 /// How a compiled key begins: a line a person who opens it can read.
 pub const MAGIC: &[u8] = b"rgrade compiled answer key\n";
@@ -217,15 +219,14 @@ impl LabelIndex {
 /// do not hash to the hash it ends with, or whose values point outside
 /// it; a key compiled without the texts or the reviewers policy asked for.
 pub fn read(
-    path: &Path,
+    input: &Input,
     min_rel: i64,
     join: JoinBy,
     reviewing: Reviewing<'_>,
     pool: &rayon::ThreadPool,
 ) -> Result<LabelIndex> {
-    let file = File::open(path).context("cannot read labels")?;
-    let size = file.metadata().context("cannot read labels")?.len();
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let (raw, size) = open_key(input).context("cannot read labels")?;
+    let mut reader = BufReader::with_capacity(1 << 20, raw);
     let mut magic = Vec::with_capacity(MAGIC.len());
     (&mut reader)
         .take(MAGIC.len() as u64)
@@ -335,7 +336,7 @@ pub fn read(
     }
     hasher.update(&stored_hash);
     let key = CompiledKey {
-        path: path.to_path_buf(),
+        path: input.path(),
         bytes: size,
         hash: format!("{:032x}", hasher.digest128()),
         labels_changed,
@@ -455,16 +456,38 @@ fn index_of(
     Ok(pool.install(|| LabelIndex::assemble(parts, min_rel, source)))
 }
 
+/// A compiled key's bytes, streamed (a file, or an object never
+/// downloaded whole first), and its size.
+fn open_key(input: &Input) -> Result<(Box<dyn Read>, u64)> {
+    match input {
+        Input::File(path) => {
+            let file = File::open(path)?;
+            let size = file.metadata()?.len();
+            Ok((Box::new(file), size))
+        }
+        Input::Object(uri) => {
+            let head = objects::head(uri)?.context("no such object")?;
+            Ok((Box::new(objects::open(uri)?), head.size))
+        }
+        other => bail!("{}: a compiled key is read from a file", other.name()),
+    }
+}
+
 /// How the labels file a key names differs now from the one it was
 /// compiled from, if it does; `None` too when there is no file to look at
 /// (labels handed over in memory, or a key taken where its labels are not).
 fn changed_since(origin: &Origin) -> Option<ChangedLabels> {
-    let path = Path::new(&origin.path);
-    let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    if !is_file || matches!(origin.format.as_str(), "arrow" | "memory") {
+    if matches!(origin.format.as_str(), "arrow" | "memory") {
         return None;
     }
-    let mut source = Source::open(&Input::File(path.to_path_buf())).ok()?;
+    let input = match Location::parse(Path::new(&origin.path)).ok()? {
+        Location::Local(path) if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) => {
+            Input::File(path)
+        }
+        Location::Local(_) => return None,
+        Location::Object(uri) => Input::Object(uri),
+    };
+    let mut source = Source::open(&input).ok()?;
     let (bytes, hash) = source.digest_to_end().ok()?;
     (bytes != origin.bytes || hash != origin.hash).then_some(ChangedLabels { bytes, hash })
 }

@@ -32,6 +32,7 @@ pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, Query
 use crate::base::options::{JoinBy, LabelsFormat, Reviewing};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
+use crate::io::location::Location;
 use crate::io::tables::ArrowTable;
 use build::Builder;
 
@@ -55,9 +56,13 @@ impl LabelIndex {
         reviewers: Reviewing<'_>,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
-        let name = path.display();
-        let mut source = Source::open(&Input::File(path.to_path_buf()))
-            .with_context(|| format!("{name}: cannot read labels"))?;
+        let input = match Location::parse(path)? {
+            Location::Local(path) => Input::File(path),
+            Location::Object(uri) => Input::Object(uri),
+        };
+        let name = input.name();
+        let mut source =
+            Source::open(&input).with_context(|| format!("{name}: cannot read labels"))?;
         let format = match format {
             LabelsFormat::Auto => detect_format(
                 source
@@ -67,12 +72,12 @@ impl LabelIndex {
             other => other,
         };
         if format == LabelsFormat::Compiled {
-            return compiled::read(path, min_rel, join, reviewers, pool)
-                .with_context(|| name.to_string());
+            return compiled::read(&input, min_rel, join, reviewers, pool)
+                .with_context(|| name.clone());
         }
         // Reserved from the file size: untouched capacity costs no memory,
         // while growing a large vector copies it.
-        let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
+        let size = input.size().unwrap_or(0) as usize;
         let mut builder = Builder::default();
         builder.reserve(size);
         builder.keep_query_texts = join == JoinBy::Text;
@@ -93,7 +98,7 @@ impl LabelIndex {
                 blocks::read_in_blocks(&mut source, &mut builder, pool, jsonl::parse_block)
             }
             LabelsFormat::Csv => text::read_csv(&mut source, &mut builder),
-            LabelsFormat::Parquet => parquet::read_parquet(path, &mut builder),
+            LabelsFormat::Parquet => parquet::read_parquet(&input, &mut builder),
             // (A compiled key was read above.)
             LabelsFormat::Trec | LabelsFormat::Auto | LabelsFormat::Compiled => {
                 blocks::read_in_blocks(&mut source, &mut builder, pool, text::parse_qrels_block)
@@ -111,7 +116,7 @@ impl LabelIndex {
             _ => source.digest(),
         };
         let source = LabelsSource {
-            path: path.to_path_buf(),
+            path: input.path(),
             bytes,
             hash,
             format: format_name(format),

@@ -3,19 +3,16 @@
 //! declares a query without judging a document (a no-answer query). Rows
 //! are numbered from 1, as lines are.
 
-use std::fs::File;
-use std::path::Path;
-
 use anyhow::anyhow;
 use arrow_array::RecordBatch;
 use arrow_schema::Schema;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use super::build::{Attributes, Builder, LineError, POOL_SEPARATOR};
 use super::columns::{Column, Columns};
 use crate::io::guarded;
-use crate::io::parquet::{footer, top_column, Cells, Want};
+use crate::io::inputs::Input;
+use crate::io::parquet::{top_column, Cells, ParquetAt, Want};
 use crate::io::tables::ArrowTable;
 
 /// What a column of `kind` must hold.
@@ -35,13 +32,22 @@ fn want(kind: Column) -> Want {
     }
 }
 
+/// Rows a batch of labels is read in (the Parquet reader's default).
+const DEFAULT_BATCH_ROWS: usize = 1024;
+
 /// The labels' columns: each kind's name in the table.
 type Named = Vec<(Column, String)>;
 
-/// Read the Parquet labels at `path` into `builder`.
-pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), LineError> {
-    let file = File::open(path).map_err(|err| whole(anyhow!("cannot read labels: {err}")))?;
-    let metadata = footer(&file).map_err(whole)?;
+/// Read the Parquet labels of `input` (a file, or an object read by
+/// ranges) into `builder`.
+pub(super) fn read_parquet(input: &Input, builder: &mut Builder) -> Result<(), LineError> {
+    let cannot_read = |err: anyhow::Error| whole(anyhow!("cannot read labels: {err:#}"));
+    let at = match input {
+        Input::File(path) => ParquetAt::File(path.clone()),
+        Input::Object(uri) => ParquetAt::object(uri).map_err(cannot_read)?,
+        other => return Err(whole(anyhow!("{}: not a Parquet file", other.name()))),
+    };
+    let metadata = at.footer().map_err(whole)?;
     let named = label_columns(metadata.schema(), builder)?;
     let schema = metadata.schema();
     let indices = named
@@ -50,10 +56,8 @@ pub(super) fn read_parquet(path: &Path, builder: &mut Builder) -> Result<(), Lin
     let mask = ProjectionMask::roots(metadata.parquet_schema(), indices);
     // The decoder may panic on a malformed file: an error of the file.
     let read = guarded::decode(|| -> Result<(), LineError> {
-        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
-            .with_projection(mask)
-            .build()
-            .map_err(|err| whole(anyhow!("cannot read labels: {err}")))?;
+        let batches =
+            (at.batches(&metadata, None, mask, DEFAULT_BATCH_ROWS)).map_err(cannot_read)?;
         read_batches(
             batches.map(|batch| batch.map_err(|err| err.to_string())),
             &named,

@@ -1,7 +1,8 @@
 //! Which files the LOGS arguments name: files as given, directories
-//! walked for log file names, `-` for standard input; rgrade's own
-//! outputs never, and a `.txt`, `.tsv` or `.csv` file only when it holds a
-//! run.
+//! walked for log file names, `-` for standard input, objects in object
+//! storage as given or listed under a prefix as a directory is walked;
+//! rgrade's own outputs never, and a `.txt`, `.tsv` or `.csv` file only
+//! when it holds a run.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -13,6 +14,8 @@ use crate::base::options::LogsFormat;
 use crate::base::schema::{LOCK_FILE, PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
+use crate::io::location::{Location, ObjectUri};
+use crate::io::objects;
 use crate::logs::detect::detect;
 
 /// File name endings that a directory walk picks up: the text formats
@@ -49,7 +52,9 @@ pub struct Discovered {
 }
 
 /// Expand the LOGS arguments into inputs: files as given, directories
-/// walked (sorted, for a stable order) for log file names, `-` for stdin.
+/// walked (sorted, for a stable order) for log file names, `-` for stdin,
+/// an object-storage URI as the object it names or, when it names none,
+/// as a prefix whose log objects are listed (sorted by key).
 /// A walk never yields rgrade's own outputs: the rejects.jsonl and CSV
 /// files of the output directory `out`, or of any directory an earlier run
 /// wrote into (it holds rgrade's lock file, summary.json or per_query.csv),
@@ -59,7 +64,8 @@ pub struct Discovered {
 ///
 /// # Errors
 /// A path that does not exist, an empty file, a directory with no logs, or
-/// one file reached twice (by a second path or a hard link).
+/// one file reached twice (by a second path or a hard link); a URI of a
+/// scheme rgrade does not read; object storage that cannot be reached.
 pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     let out = out.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut found = Discovered::default();
@@ -67,6 +73,10 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     for arg in args {
         if arg.as_os_str() == "-" {
             inputs.push(Input::Stdin);
+            continue;
+        }
+        if let Location::Object(uri) = Location::parse(arg)? {
+            add_objects(&uri, inputs, skipped)?;
             continue;
         }
         let meta = std::fs::metadata(arg)
@@ -90,6 +100,7 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     for input in inputs.iter() {
         let key = match input {
             Input::File(path) => file_key(path),
+            Input::Object(uri) => FileKey::Object(uri.clone()),
             Input::Stdin => FileKey::Stdin,
             // Handed over, never found by a walk.
             Input::Table(_) | Input::Lines(..) => continue,
@@ -115,6 +126,7 @@ pub fn log_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         (discover(args, None)?.inputs.into_iter())
             .map(|input| match input {
                 Input::File(path) => Ok(path),
+                Input::Object(uri) => Ok(PathBuf::from(uri.to_string())),
                 other => bail!("{}: not a file another reader can read", other.name()),
             })
             .collect()
@@ -129,6 +141,8 @@ enum FileKey {
     Inode(u64, u64),
     /// The canonical path, where there is no inode to go by.
     Path(PathBuf),
+    /// An object's URI.
+    Object(ObjectUri),
     /// Standard input.
     Stdin,
 }
@@ -190,7 +204,7 @@ fn walk(
         } else if has_suffix(&path, &RUN_TEXT_SUFFIXES) {
             let meta = std::fs::metadata(&path)
                 .with_context(|| format!("{}: cannot open log input", path.display()))?;
-            if meta.len() > 0 && !holds_a_run(&path) {
+            if meta.len() > 0 && !holds_a_run(&Input::File(path.clone())) {
                 skipped.push(path);
             } else {
                 add_file(path, &meta, inputs)?;
@@ -209,10 +223,55 @@ fn is_output_file(path: &Path) -> bool {
 /// Add a log file; an empty regular file is an error (a pipe's size is
 /// only known once it is read).
 fn add_file(path: PathBuf, meta: &std::fs::Metadata, inputs: &mut Vec<Input>) -> Result<()> {
-    if meta.is_file() && meta.len() == 0 {
-        bail!("{}: log file is empty", path.display());
+    add_input(
+        Input::File(path),
+        meta.is_file().then_some(meta.len()),
+        inputs,
+    )
+}
+
+/// Add a log input of `size` bytes, if known; an empty one is an error.
+fn add_input(input: Input, size: Option<u64>, inputs: &mut Vec<Input>) -> Result<()> {
+    if size == Some(0) {
+        bail!("{}: log file is empty", input.name());
     }
-    inputs.push(Input::File(path));
+    inputs.push(input);
+    Ok(())
+}
+
+/// Add the object `uri` names or, if it names none (or ends in `/`), the
+/// log objects under it as a prefix, chosen by name as a directory walk
+/// chooses files (`_SUCCESS` and `.crc` files left out).
+fn add_objects(uri: &ObjectUri, inputs: &mut Vec<Input>, skipped: &mut Vec<PathBuf>) -> Result<()> {
+    let key = uri.key();
+    if !key.is_empty() && !key.ends_with('/') {
+        let head = objects::head(uri).with_context(|| format!("{uri}: cannot open log input"))?;
+        if let Some(head) = head {
+            return add_input(Input::Object(uri.clone()), Some(head.size), inputs);
+        }
+    }
+    let listed = objects::list(uri).with_context(|| format!("{uri}: cannot list log inputs"))?;
+    let before = inputs.len();
+    for (object, size) in listed {
+        let name = object.file_name();
+        let input = Input::Object(object);
+        if name_has_suffix(&name, &LOG_SUFFIXES) {
+            add_input(input, Some(size), inputs)?;
+        } else if name_has_suffix(&name, &RUN_TEXT_SUFFIXES) {
+            if size > 0 && !holds_a_run(&input) {
+                skipped.push(PathBuf::from(input.name()));
+            } else {
+                add_input(input, Some(size), inputs)?;
+            }
+        }
+    }
+    if inputs.len() == before {
+        bail!(
+            "{uri}: no such object, and no log objects under it ({}, or runs in {})",
+            LOG_SUFFIXES.join(", "),
+            RUN_TEXT_SUFFIXES.join(", ")
+        );
+    }
     Ok(())
 }
 
@@ -221,14 +280,18 @@ fn has_suffix(path: &Path, suffixes: &[&str]) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
+    name_has_suffix(&name, suffixes)
+}
+
+fn name_has_suffix(name: &str, suffixes: &[&str]) -> bool {
     suffixes.iter().any(|suffix| name.ends_with(suffix))
 }
 
-/// Whether the file at `path` opens as a TREC, MS MARCO or CSV run (a
-/// header line allowed). One that cannot be read is taken for a run, so that
-/// reading it reports the error.
-fn holds_a_run(path: &Path) -> bool {
-    let Ok(source) = Source::open(&Input::File(path.to_path_buf())) else {
+/// Whether `input` opens as a TREC, MS MARCO or CSV run (a header line
+/// allowed). One that cannot be read is taken for a run, so that reading
+/// it reports the error.
+fn holds_a_run(input: &Input) -> bool {
+    let Ok(source) = Source::open(input) else {
         return true;
     };
     let mut head = Vec::new();

@@ -5,7 +5,6 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
@@ -15,6 +14,9 @@ use crate::base::options::LogsFormat;
 use crate::io::blocks::{Block, BlockCutter, Chunk, ChunkSink, BLOCK_SIZE};
 use crate::io::decompress::{Source, BOM};
 use crate::io::inputs::{Input, InputStats};
+use crate::io::location::ObjectUri;
+use crate::io::objects;
+use crate::io::parquet::{ParquetAt, MAGIC};
 use crate::io::tables::ArrowTable;
 use crate::logs::detect::{detect, shape_of, unread_shape};
 use crate::logs::parquet::{self, ColumnNames, RowGroup, Rows};
@@ -45,7 +47,7 @@ pub fn read_inputs(
         let handed_over = match input {
             Input::Table(table) => Some(read_table(index, table, columns, sink)),
             Input::Lines(lines, i) => Some(send_lines(index, lines.lines(*i), format, sink)),
-            Input::File(_) | Input::Stdin => None,
+            Input::File(_) | Input::Object(_) | Input::Stdin => None,
         };
         if let Some(read) = handed_over {
             match read.with_context(|| name.clone())? {
@@ -54,11 +56,24 @@ pub fn read_inputs(
             }
             continue;
         }
+        let object_parquet = match input {
+            Input::Object(uri) => object_parquet(uri, format).with_context(|| name.clone())?,
+            _ => None,
+        };
+        if let Some(at) = object_parquet {
+            match read_row_groups(index, &at, columns, sink, on_bytes)
+                .with_context(|| name.clone())?
+            {
+                Some(read) => stats.push(read),
+                None => break,
+            }
+            continue;
+        }
         let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
         if format == LogsFormat::Parquet || format == LogsFormat::Auto && source.holds_parquet() {
-            let path = parquet_file(input, &source)?;
+            let at = parquet_file(input, &source)?;
             drop(source);
-            match read_row_groups(index, path, columns, sink, on_bytes)
+            match read_row_groups(index, &at, columns, sink, on_bytes)
                 .with_context(|| name.clone())?
             {
                 Some(read) => stats.push(read),
@@ -98,31 +113,45 @@ pub fn read_inputs(
     Ok(stats)
 }
 
-/// Read the Parquet file at `path`, input `index` of the run: send a chunk
-/// per row group to `sink`, and hash the file's bytes on this thread as
-/// the workers decode. Returns `None` if the sink stopped taking chunks.
+/// Read the Parquet file `at`, input `index` of the run: send a chunk per
+/// row group to `sink`. A file on disk is hashed on this thread as the
+/// workers decode; an object, read by ranges and never whole, is known by
+/// its version and size instead (see [`object_hash`]). Returns `None` if
+/// the sink stopped taking chunks.
 ///
 /// # Errors
 /// As [`parquet::open`]; the file cannot be read; it holds no row.
 fn read_row_groups(
     index: u32,
-    path: &Path,
+    at: &ParquetAt,
     columns: ColumnNames<'_>,
     sink: &mut dyn ChunkSink<RowGroup>,
     on_bytes: &(dyn Fn(u64) + Sync),
 ) -> Result<Option<InputStats>> {
-    let (file, places) = parquet::open(path, columns)?;
-    let mut hashing = Hashing {
-        file: File::open(path).context("cannot open")?,
-        hasher: Xxh3::new(),
-        read: 0,
-        buffer: vec![0; 1 << 20],
+    let (file, places) = parquet::open(at, columns)?;
+    let mut identity = match at {
+        ParquetAt::File(path) => Identity::Hashed(Box::new(Hashing {
+            file: File::open(path).context("cannot open")?,
+            hasher: Xxh3::new(),
+            read: 0,
+            buffer: vec![0; 1 << 20],
+        })),
+        ParquetAt::Object { size, version, .. } => Identity::Object {
+            size: *size,
+            version: version.as_deref(),
+        },
     };
-    let (mut rows, mut decoded_bytes) = (0u64, 0u64);
+    let (mut rows, mut decoded_bytes, mut sent_up_to) = (0u64, 0u64, 0u64);
     for (i, place) in places.iter().enumerate() {
         // Hashed up to the row group's end before it is sent: its bytes
         // are then in the page cache when a worker decodes them.
-        hashing.up_to(place.end, on_bytes).context("cannot read")?;
+        match &mut identity {
+            Identity::Hashed(hashing) => {
+                hashing.up_to(place.end, on_bytes).context("cannot read")?
+            }
+            Identity::Object { .. } => on_bytes(place.end.saturating_sub(sent_up_to)),
+        }
+        sent_up_to = sent_up_to.max(place.end);
         let chunk = Chunk::Rows(RowGroup {
             input: index,
             rows: Rows::Parquet {
@@ -137,19 +166,65 @@ fn read_row_groups(
         rows += place.rows;
         decoded_bytes += place.decoded_bytes;
     }
-    hashing.up_to(u64::MAX, on_bytes).context("cannot read")?;
+    let (bytes, hash) = match identity {
+        Identity::Hashed(mut hashing) => {
+            hashing.up_to(u64::MAX, on_bytes).context("cannot read")?;
+            (hashing.read, format!("{:032x}", hashing.hasher.digest128()))
+        }
+        Identity::Object { size, version } => {
+            on_bytes(size.saturating_sub(sent_up_to));
+            (size, object_hash(size, version))
+        }
+    };
     if rows == 0 {
         bail!("Parquet file holds no rows");
     }
     Ok(Some(InputStats {
-        bytes: hashing.read,
+        bytes,
         decoded_bytes,
         lines: rows,
-        hash: format!("{:032x}", hashing.hasher.digest128()),
+        hash,
         format: LogsFormat::Parquet,
         format_doubt: None,
         part: false,
     }))
+}
+
+/// The object at `uri` as Parquet, if `format` says it is or, when
+/// `Auto`, it opens with Parquet's magic bytes: read by a range, so that
+/// a Parquet object is never streamed whole.
+///
+/// # Errors
+/// There is no such object, or its first bytes cannot be read.
+fn object_parquet(uri: &ObjectUri, format: LogsFormat) -> Result<Option<ParquetAt>> {
+    if !matches!(format, LogsFormat::Auto | LogsFormat::Parquet) {
+        return Ok(None);
+    }
+    let head = objects::head(uri)?.context("cannot open: no such object")?;
+    let magic = MAGIC.len() as u64;
+    let is_parquet = format == LogsFormat::Parquet
+        || head.size >= magic && objects::get_range(uri, 0..magic)? == MAGIC;
+    Ok(is_parquet.then(|| ParquetAt::Object {
+        uri: uri.clone(),
+        size: head.size,
+        version: head.version,
+    }))
+}
+
+/// What a Parquet input's content hash is taken from.
+enum Identity<'a> {
+    /// A file's bytes, read front to back.
+    Hashed(Box<Hashing>),
+    /// An object's size and version.
+    Object { size: u64, version: Option<&'a str> },
+}
+
+/// The content hash of a Parquet object, which is read by ranges and so
+/// never hashed whole: xxh3-128 of its size and its version (ETag) as the
+/// store gave them, which change whenever its bytes do.
+fn object_hash(size: u64, version: Option<&str>) -> String {
+    let identity = format!("{size}:{}", version.unwrap_or_default());
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(identity.as_bytes()))
 }
 
 /// Send the rows of `table`, input `index` of the run, to `sink` a few
@@ -306,13 +381,13 @@ impl Hashing {
     }
 }
 
-/// The file a Parquet input is: Parquet is read by seeking to its footer,
-/// so it must be a regular file, not compressed.
+/// Where a Parquet input is read from: Parquet is read by seeking, so it
+/// must be a regular file or an object, not compressed.
 ///
 /// # Errors
 /// The input does not open with Parquet's magic bytes, or is standard
-/// input, a pipe or a compressed stream.
-fn parquet_file<'i>(input: &'i Input, source: &Source) -> Result<&'i Path> {
+/// input, a pipe or a compressed stream; an object's size cannot be had.
+fn parquet_file(input: &Input, source: &Source) -> Result<ParquetAt> {
     let name = input.name();
     if source.is_compressed() && source.holds_parquet() {
         bail!("{name}: Parquet inside a compressed stream cannot be read: Parquet needs a seekable file (its columns are compressed already); decompress it to a file");
@@ -321,7 +396,8 @@ fn parquet_file<'i>(input: &'i Input, source: &Source) -> Result<&'i Path> {
         bail!("{name}: not a Parquet file (it does not open with PAR1)");
     }
     match input {
-        Input::File(path) if input.can_read_again() => Ok(path),
+        Input::File(path) if input.can_read_again() => Ok(ParquetAt::File(path.clone())),
+        Input::Object(uri) => ParquetAt::object(uri).with_context(|| name.clone()),
         _ => bail!("{name}: Parquet needs a seekable file, not standard input or a pipe; save it to a file and grade that"),
     }
 }

@@ -15,6 +15,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::base::schema::{
     AgreementSummary, ComparisonSummary, OutputFile, PartialSummary, Summary, TrendSummary,
 };
+use crate::io::location::Location;
 
 /// Read the summary.json at `summary` and check every output it lists in
 /// its directory.
@@ -37,6 +38,7 @@ pub fn read_summary(summary: &Path) -> Result<Summary> {
 /// partial.json unreadable or not rgrade's, or a listed file missing,
 /// unreadable or changed: each message names the file.
 pub fn read_partial(path: &Path) -> Result<PartialSummary> {
+    Location::local_only(path, "a result read back")?;
     ensure!(
         path.is_file(),
         "{}: cannot open: not a partial grading (grade --partial -o DIR writes one)",
@@ -84,6 +86,7 @@ fn read_marker<T: DeserializeOwned>(
     what: &str,
     outputs: impl Fn(&T) -> &[OutputFile],
 ) -> Result<T> {
+    Location::local_only(path, "a result read back")?;
     let file = open_regular(path).with_context(|| format!("{}: cannot open", path.display()))?;
     let parsed: T = serde_json::from_reader(BufReader::new(file))
         .with_context(|| format!("{}: not {what}", path.display()))?;

@@ -28,6 +28,7 @@ use crate::base::schema::{
     AGREEMENT_SUMMARY_FILE, AGREE_FILES, ALARMS_FILE, COMPARE_FILES, COMPARISON_SUMMARY_FILE,
     GRADE_FILES, LOCK_FILE, PARTIAL_SUMMARY_FILE, SUMMARY_FILE, TREND_FILES,
 };
+use crate::io::location::Location;
 
 pub mod aggregates;
 pub mod agreement;
@@ -157,8 +158,11 @@ impl OutputDir {
     /// Create `dir` if need be and take its lock.
     ///
     /// # Errors
-    /// The directory cannot be created, or another run holds it.
+    /// The directory cannot be created, or another run holds it; it is a
+    /// URI (of object storage, or of a scheme rgrade does not support).
     pub fn claim(dir: &Path) -> Result<Self> {
+        // Never a local folder named `s3:` for `s3://bucket/night`.
+        Location::local_only(dir, "an output directory")?;
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
         let path = dir.join(LOCK_FILE);

@@ -17,6 +17,7 @@ use super::staged::{self, identity, remove_abandoned, stage_alone};
 use super::{is_result_file, ResultKind};
 use crate::base::failure::Setting;
 use crate::base::schema::LOCK_FILE;
+use crate::io::location::Location;
 use crate::labels::compiled::{is_compiled, MAGIC};
 
 /// The outputs written to one path.
@@ -99,12 +100,14 @@ impl Destination<'_> {
 
     /// Judge the path: `-` and this process's stdout are stdout, a stream
     /// is written into, a regular file (or a link to one: its target) is
-    /// replaced unless it is rgrade's, and nothing else is touched.
+    /// replaced unless it is rgrade's, and nothing else is touched (a URI
+    /// never becomes a local file).
     fn target(&self) -> Result<Target> {
         let path = self.path;
         if path.as_os_str() == "-" {
             return Ok(Target::Stdout);
         }
+        Location::local_only(path, "a one-file output")?;
         let refuse = |what: &str| {
             anyhow::anyhow!(
                 "{}: {what}; {} will not write there (name another file)",

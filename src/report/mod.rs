@@ -45,6 +45,7 @@ use crate::base::schema::{
     COMPARISON_SUMMARY_FILE, GRADE_FILES, LOCK_FILE, PARTIAL_SUMMARY_FILE, PER_QUERY_FILE,
     REPORT_FILE, SUMMARY_FILE, TREND_FILES,
 };
+use crate::io::location::Location;
 use crate::output::staged::{self, stage, Staged};
 use crate::output::{complete, OutputDir};
 use collect::Collector;
@@ -74,6 +75,10 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf, Error> {
 
 /// [`draw_again`], its error marked with its kind where it arose.
 fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
+    Location::local_only(dir, "a result read back")?;
+    if let Some(out) = out {
+        Location::local_only(out, "a report page")?;
+    }
     ensure!(dir.is_dir(), "{}: no such output directory", dir.display());
     let target = out.map_or_else(|| dir.join(REPORT_FILE), Path::to_path_buf);
     let (parent, name) = split_target(&target)?;

@@ -32,6 +32,7 @@ use crate::grade::diagnostics::permissions::LEAKS_LISTED;
 use crate::grade::gather::Grouping;
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::plan::{Plan, Tables};
+use crate::io::location::redact_command;
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::output::complete::read_partial;
 use crate::output::staged::{self, stage};
@@ -108,7 +109,7 @@ fn write(
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         format: PARTIAL_FORMAT,
-        command: plan.command.clone(),
+        command: redact_command(&plan.command),
         labels: labels_summary(labels),
         inputs: input_summaries(&grouping.input_names, &grouping.stats, &grouping.per_input),
         captured_queries: grouping.grouped.captured_queries().len() as u64,

@@ -17,6 +17,7 @@ use crate::grade::capture::LineCounts;
 use crate::grade::graded::Graded;
 use crate::grade::plan::Plan;
 use crate::io::inputs::InputStats;
+use crate::io::location::redact_command;
 use crate::labels::LabelIndex;
 use crate::output::staged::Staged;
 use crate::output::{aggregates, attribution, rejects, stage_loss, summary, OutputDir};
@@ -108,7 +109,7 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
     Summary {
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
-        command: plan.command.clone(),
+        command: redact_command(&plan.command),
         as_of: Some(graded.as_of),
         labels: labels_summary(labels),
         inputs: input_summaries(&graded.input_names, run.stats, run.per_input),

@@ -6,23 +6,22 @@
 //! then decodes its own row group from the file ([`rows`]), so row groups
 //! decode in parallel and memory stays a batch of rows per worker.
 //!
-//! Parquet needs a seekable file: standard input or a compressed stream
-//! holding Parquet is an error naming the input. A table is cut into
+//! Parquet needs a seekable file or an object read by ranges (its footer,
+//! then each row group's column chunks): standard input or a compressed
+//! stream holding Parquet is an error naming the input. A table is cut into
 //! parts of its batches, which the workers read in place.
 
 pub mod layout;
 pub mod rows;
 
 use std::fmt;
-use std::fs::File;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::ProjectionMask;
 
-use crate::io::parquet::footer;
+use crate::io::parquet::ParquetAt;
 use crate::io::tables::ArrowTable;
 use crate::logs::jsonl::FieldNames;
 use crate::logs::otlp::SpanFields;
@@ -40,8 +39,8 @@ pub struct ColumnNames<'a> {
 
 /// A Parquet log file as its reader found it; its row groups share it.
 pub struct ParquetFile {
-    /// Where the workers open it again.
-    pub path: PathBuf,
+    /// Where the workers read it again.
+    pub at: ParquetAt,
     metadata: ArrowReaderMetadata,
     layout: Layout,
     mask: ProjectionMask,
@@ -50,7 +49,7 @@ pub struct ParquetFile {
 impl fmt::Debug for ParquetFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ParquetFile")
-            .field("path", &self.path)
+            .field("at", &self.at)
             .field("layout", &self.layout)
             .finish_non_exhaustive()
     }
@@ -115,15 +114,17 @@ pub struct GroupPlace {
     pub end: u64,
 }
 
-/// Open the Parquet file at `path` for reading by row groups: its footer,
-/// and its layout given the column names.
+/// Open the Parquet file `at` for reading by row groups: its footer, and
+/// its layout given the column names.
 ///
 /// # Errors
 /// The file cannot be read or is no Parquet file, or lacks a column its
 /// layout needs (or has one of the wrong type).
-pub fn open(path: &Path, columns: ColumnNames<'_>) -> Result<(Arc<ParquetFile>, Vec<GroupPlace>)> {
-    let file = File::open(path).context("cannot open")?;
-    let metadata = footer(&file)?;
+pub fn open(
+    at: &ParquetAt,
+    columns: ColumnNames<'_>,
+) -> Result<(Arc<ParquetFile>, Vec<GroupPlace>)> {
+    let metadata = at.footer()?;
     let (layout, mask) = layout::plan(metadata.schema(), columns.fields, columns.spans)
         .map_err(|err| anyhow!("{err}"))?
         .mask(metadata.schema(), metadata.parquet_schema());
@@ -159,7 +160,7 @@ pub fn open(path: &Path, columns: ColumnNames<'_>) -> Result<(Arc<ParquetFile>, 
         });
     }
     let file = ParquetFile {
-        path: path.to_path_buf(),
+        at: at.clone(),
         layout,
         mask,
         metadata,

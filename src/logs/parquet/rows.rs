@@ -5,11 +5,9 @@
 //! a kind rgrade does not grade.
 
 use std::borrow::Cow;
-use std::fs::File;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ListArray, RecordBatch};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Map, Value};
 use simd_json::prelude::*;
 
@@ -91,14 +89,14 @@ fn for_each_batch(
     // The decoder may panic on a malformed file: that is an error of the
     // input, not of rgrade.
     let decoded = guarded::decode(|| -> Result<(), String> {
-        let reader = File::open(&file.path).map_err(|err| format!("cannot open: {err}"))?;
-        let batches =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(reader, file.metadata.clone())
-                .with_row_groups(vec![group])
-                .with_projection(file.mask.clone())
-                .with_batch_size(BATCH_ROWS)
-                .build()
-                .map_err(|err| err.to_string())?;
+        let batches = (file.at)
+            .batches(
+                &file.metadata,
+                Some(vec![group]),
+                file.mask.clone(),
+                BATCH_ROWS,
+            )
+            .map_err(|err| format!("{err:#}"))?;
         let mut row = 0;
         for batch in batches {
             let batch = batch.map_err(|err| err.to_string())?;
