@@ -23,7 +23,6 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3::PyTypeInfo;
-use rgrade::Choice;
 
 create_exception!(
     _rgrade,
@@ -149,16 +148,16 @@ fn read_grade_plan(options: &Bound<'_, PyDict>) -> PyResult<rgrade::GradePlan> {
 fn read_plan<P: serde::de::DeserializeOwned>(options: &Bound<'_, PyDict>) -> PyResult<P> {
     let mut deserializer = pythonize::Depythonizer::from_object(options.as_any());
     serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-            let option = err.path().iter().find_map(|segment| match segment {
-                serde_path_to_error::Segment::Map { key } => Some(key.clone()),
-                _ => None,
-            });
-            let message = rgrade::spell_settings(&err.into_inner().to_string(), keyword);
-            UsageError::new_err(match option {
-                Some(option) => format!("{option}: {message}"),
-                None => message.to_string(),
-            })
+        let option = err.path().iter().find_map(|segment| match segment {
+            serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+            _ => None,
+        });
+        let message = rgrade::spell_settings(&err.into_inner().to_string(), keyword);
+        UsageError::new_err(match option {
+            Some(option) => format!("{option}: {message}"),
+            None => message.to_string(),
         })
+    })
 }
 
 /// The value of the keyword argument `name`.
