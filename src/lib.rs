@@ -60,7 +60,7 @@ pub use base::options::{
     ReviewerPolicy, RunName, SpanKind, Unit, UnknownChoice,
 };
 pub use base::schema;
-pub use base::text::visible;
+pub use base::text::{visible, visible_json};
 pub use base::timestamp::Timestamp;
 pub use compare::{Compared, Plan as ComparePlan, Warning as CompareWarning};
 pub use gen::{

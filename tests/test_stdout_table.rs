@@ -120,3 +120,69 @@ fn columns_sets_the_table_width() {
     assert_eq!(narrow.stdout_table(), wide.stdout_table());
     assert_all_values_shown(&wide.stdout_table(), &wd.read_csv("out/aggregates.csv"));
 }
+
+/// `--json` prints summary.json's document on stdout as one line: with
+/// `-o` the very document written, without it the same figures listing no
+/// output; a name holding characters that act on a terminal arrives as
+/// JSON escapes of the same value.
+#[test]
+fn json_prints_the_summary_on_stdout() {
+    let wd = Workdir::new("stdout_json");
+    let labels = r#"{"query_id":"q1","relevant":["d1"]}
+{"query_id":"q2","relevant":["d2"]}
+"#;
+    let run_name = "bm25\u{202E}\u{9B}31m";
+    let logs = format!(
+        "{}\n{}\n",
+        serde_json::json!({"query_id": "q1", "run": run_name, "results": ["d1", "d9"]}),
+        serde_json::json!({"query_id": "q2", "run": run_name, "results": ["d9", "d2"]}),
+    );
+    wd.write("labels.jsonl", labels);
+    wd.write("logs.jsonl", logs);
+    let grade = |extra: &[&str]| {
+        let mut args = vec![
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "-k",
+            "1",
+            "logs.jsonl",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let run = wd.rgrade(&args);
+        run.expect_code(0);
+        assert_eq!(run.stdout.lines().count(), 1, "one line of JSON\n{run}");
+        assert!(
+            !run.stdout.contains('\u{202E}') && !run.stdout.contains('\u{9B}'),
+            "raw terminal controls on stdout\n{run}"
+        );
+        serde_json::from_str::<serde_json::Value>(&run.stdout)
+            .unwrap_or_else(|e| panic!("stdout is no JSON: {e}\n{run}"))
+    };
+
+    let written = grade(&["-o", "out"]);
+    assert_eq!(written, wd.read_json("out/summary.json"));
+    assert_eq!(written["overall"][0]["run"], run_name);
+    let overall = &written["overall"][0];
+    assert_eq!(overall["metrics"]["recall@1"], 0.5, "{overall}");
+
+    let alone = grade(&[]);
+    assert_eq!(alone["outputs"], serde_json::json!([]));
+    for key in ["labels", "counts", "overall", "settings", "inputs"] {
+        assert_eq!(alone[key], written[key], "{key} differs without -o");
+    }
+
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "1",
+        "logs.jsonl",
+        "--json",
+        "-q",
+    ])
+    .expect_code(2)
+    .expect_stderr(&["--json", "--quiet"]);
+}

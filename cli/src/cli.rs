@@ -310,6 +310,11 @@ pub struct MergeArgs {
     #[serde(skip)]
     pub quiet: bool,
 
+    /// Print summary.json's document on stdout, one line of JSON, instead of the table.
+    #[arg(long, conflicts_with = "quiet")]
+    #[serde(skip)]
+    pub json: bool,
+
     /// The partial gradings' directories, in input order.
     #[arg(value_name = "SHARD", required = true)]
     #[serde(skip)]
@@ -504,6 +509,11 @@ pub struct GradeArgs {
     #[arg(short = 'q', long)]
     #[serde(skip)]
     pub quiet: bool,
+
+    /// Print summary.json's document on stdout, one line of JSON, instead of the table (with or without -o).
+    #[arg(long, conflicts_with_all = ["quiet", "partial"])]
+    #[serde(skip)]
+    pub json: bool,
 
     /// Log files or directories (walked for *.jsonl, *.trec, *.run, each plain, .gz or .zst, for
     /// *.parquet, and for runs in *.txt, *.tsv); - for stdin.

@@ -72,9 +72,42 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The JSON text `json` with every character that [acts unseen](acts_unseen)
+/// written as its JSON escape, `\u202e`: a parser reads the same values,
+/// and a terminal shows the document as text. serde_json escapes the C0
+/// controls itself but writes DEL, the C1 controls and the bidirectional
+/// marks as they are; outside a string JSON holds none of them.
+pub fn visible_json(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(acts_unseen) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if acts_unseen(c) {
+            // Every such character is in the Basic Multilingual Plane.
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn characters_that_act_unseen_are_escaped_in_json_as_the_same_values() {
+        let value = serde_json::json!({"run": "a\u{9b}31m\u{202E}b\u{7f}", "n": 1});
+        let json = serde_json::to_string(&value).unwrap();
+        let shown = visible_json(&json);
+        assert_eq!(shown, r#"{"n":1,"run":"a\u009b31m\u202eb\u007f"}"#);
+        assert!(!shown.chars().any(acts_unseen));
+        let read: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(read, value);
+        assert!(matches!(visible_json(r#"{"id":"évé"}"#), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn characters_that_act_unseen_show_as_code_points() {

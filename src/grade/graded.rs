@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::base::failure::{spelled_by_each_front_end, Setting};
-use crate::base::schema::{Counts, MostlyMissing, SelfPooled, StaleLabels};
+use crate::base::schema::{Counts, MostlyMissing, SelfPooled, StaleLabels, Summary};
 use crate::base::text::{first_few, plural};
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::PairAggregates;
@@ -60,6 +60,9 @@ pub struct Graded {
     /// Why `--openmetrics` could not be written, after every other output
     /// was: the grading stands, and its caller says the export failed.
     pub openmetrics_failure: Option<crate::base::failure::Error>,
+    /// summary.json's document: what the grading wrote there, or, with no
+    /// output directory, would have written (listing no output).
+    pub summary: Summary,
 }
 
 impl Graded {

@@ -18,7 +18,7 @@ use anyhow::{anyhow, bail, Result};
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, Reviewing, SpanKind};
-use crate::base::schema::Counts;
+use crate::base::schema::{Counts, Summary};
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::calibrate::{require_shared_query, HumanRows, HumanScores};
@@ -374,24 +374,28 @@ pub fn finish(
         as_of: plan.as_of.unwrap_or_else(Timestamp::now),
         per_query: rows.table,
         openmetrics_failure: None,
+        summary: Summary::default(),
     };
 
     // Stage 6: write.
+    let run = write::RunFacts {
+        plan,
+        threads: pool.current_num_threads(),
+        started,
+        stats: &graded.input_stats,
+        per_input: &per_input,
+        stale_labels: &stale_labels,
+    };
+    let mut summary = write::summarize(&graded, &run);
     if let (Some(dir), Some((per_query, figures)), Some(held)) = (&plan.out, rows.files, &out_dir) {
-        let run = write::RunFacts {
-            plan,
-            threads: pool.current_num_threads(),
-            started,
-            stats: &graded.input_stats,
-            per_input: &per_input,
-            stale_labels: &stale_labels,
-        };
         let staged = write::Written {
             per_query,
             review_queue,
         };
-        write::outputs(dir, held, &graded, &run, staged, &figures).of_kind(ErrorKind::Output)?;
+        write::outputs(dir, held, &graded, &mut summary, &run, staged, &figures)
+            .of_kind(ErrorKind::Output)?;
     }
+    graded.summary = summary;
     // The outputs are in place: a failed export is the caller's to say,
     // beside the grading it does not undo.
     if let Some(destination) = openmetrics_destination(plan) {

@@ -10,8 +10,7 @@ use crate::base::options::Choice;
 use crate::base::ppi::{CONFIDENCE, MIN_HUMAN_QUERIES};
 use crate::base::schema::{
     CalibrationSummary, CollectionVersion, CompiledKeySummary, InputSummary, LabelsSummary,
-    LeakSummary, OrderedMap, OutputFile, SettingsSummary, StaleLabels, Summary, Throughput,
-    REPORT_FILE,
+    LeakSummary, OrderedMap, SettingsSummary, StaleLabels, Summary, Throughput, REPORT_FILE,
 };
 use crate::grade::capture::LineCounts;
 use crate::grade::graded::Graded;
@@ -52,8 +51,8 @@ pub struct RunFacts<'a> {
 /// `dir` beside per_query.csv and review_queue.csv (staged before), remove the
 /// outputs of an earlier run that this one does not write, draw
 /// report.html from them and the `figures` of per_query.csv's rows, then
-/// move the complete set into place, summary.json last, listing every
-/// other file but the report.
+/// move the complete set into place, `summary` last as summary.json,
+/// listing every other file but the report.
 ///
 /// # Errors
 /// A file cannot be written, moved or removed.
@@ -61,6 +60,7 @@ pub fn outputs(
     dir: &Path,
     held: &OutputDir,
     graded: &Graded,
+    summary: &mut Summary,
     run: &RunFacts,
     written: Written,
     figures: &[PairFigures],
@@ -89,24 +89,22 @@ pub fn outputs(
     if let Some(loss) = &graded.stage_loss {
         files.extend(stage_loss::write_stage_loss(dir, &graded.labels, loss)?);
     }
-    let listed = files.iter().map(|file| file.listed().clone()).collect();
-    let mut summary = summarize(graded, run, listed);
-    let page = report::grade::page(&summary, figures, &Sources::staged(&files))?;
+    summary.outputs = files.iter().map(|file| file.listed().clone()).collect();
+    let page = report::grade::page(summary, figures, &Sources::staged(&files))?;
     files.push(report::stage_page(dir, REPORT_FILE, &page)?);
     // The clock stops at the last output drawn.
-    (summary.elapsed_seconds, summary.throughput) = timing(graded, run);
-    files.push(summary::write_summary(dir, &summary)?);
+    stop_clock(summary, run);
+    files.push(summary::write_summary(dir, summary)?);
     held.commit(files)
 }
 
-/// summary.json's contents.
-fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summary {
+/// summary.json's contents, listing no output yet.
+pub fn summarize(graded: &Graded, run: &RunFacts) -> Summary {
     let plan = run.plan;
     let labels = &graded.labels;
     let settings = &graded.settings;
     let counts = graded.counts;
-    let (elapsed_seconds, throughput) = timing(graded, run);
-    Summary {
+    let mut summary = Summary {
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         command: redact_command(&plan.command),
@@ -149,10 +147,12 @@ fn summarize(graded: &Graded, run: &RunFacts, outputs: Vec<OutputFile>) -> Summa
                 line: leak.origin.line,
             })
             .collect(),
-        outputs,
-        elapsed_seconds,
-        throughput,
-    }
+        outputs: Vec::new(),
+        elapsed_seconds: 0.0,
+        throughput: Throughput::default(),
+    };
+    stop_clock(&mut summary, run);
+    summary
 }
 
 /// summary.json's (and partial.json's) facts of the answer key.
@@ -203,14 +203,14 @@ pub fn input_summaries(
         .collect()
 }
 
-/// Seconds since the run started, and the speed they give.
-fn timing(graded: &Graded, run: &RunFacts) -> (f64, Throughput) {
+/// Set `summary`'s seconds since the run started, and the speed they give.
+pub fn stop_clock(summary: &mut Summary, run: &RunFacts) {
     let elapsed = run.started.elapsed().as_secs_f64();
     let decoded: u64 = run.stats.iter().map(|s| s.decoded_bytes).sum();
-    let records = graded.counts.records + graded.counts.blank_lines;
-    let throughput = Throughput {
+    let records = summary.counts.records + summary.counts.blank_lines;
+    summary.elapsed_seconds = elapsed;
+    summary.throughput = Throughput {
         mb_per_second: decoded as f64 / 1e6 / elapsed.max(1e-9),
         records_per_second: records as f64 / elapsed.max(1e-9),
     };
-    (elapsed, throughput)
 }

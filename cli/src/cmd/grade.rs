@@ -9,7 +9,7 @@ use anyhow::Result;
 use rgrade::{GradePlan, Graded, Warning};
 
 use super::progress;
-use super::terminal::{print_stdout, stdout_width, tell, tell_export, Exit};
+use super::terminal::{print_json_stdout, print_stdout, stdout_width, tell, tell_export, Exit};
 use crate::cli::GradeArgs;
 
 /// Grade the logs named in `args`; `command` is the command line as typed,
@@ -57,7 +57,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
         &graded,
         &warnings,
         &Checks {
-            quiet: args.quiet,
+            stdout: Stdout::chosen(args.quiet, args.json),
             max_leaks: args.max_leaks,
             max_rejects: args.max_rejects,
             out: args.out.as_deref(),
@@ -65,11 +65,33 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
     ))
 }
 
-/// What the user asked of a grading's end: a table or not, and the limits
+/// What a grading prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stdout {
+    /// The table of means.
+    Table,
+    /// summary.json's document, one line of JSON (`--json`).
+    Summary,
+    /// Nothing (`--quiet`).
+    Nothing,
+}
+
+impl Stdout {
+    /// What `--quiet` and `--json` ask for; clap lets only one be given.
+    pub fn chosen(quiet: bool, json: bool) -> Stdout {
+        match (quiet, json) {
+            (true, _) => Stdout::Nothing,
+            (false, true) => Stdout::Summary,
+            (false, false) => Stdout::Table,
+        }
+    }
+}
+
+/// What the user asked of a grading's end: what to print, and the limits
 /// of rejects and leaks.
 pub struct Checks<'a> {
-    /// No table on stdout.
-    pub quiet: bool,
+    /// What stdout shows.
+    pub stdout: Stdout,
     /// Leaks tolerated.
     pub max_leaks: u64,
     /// Rejected records tolerated.
@@ -78,11 +100,16 @@ pub struct Checks<'a> {
     pub out: Option<&'a Path>,
 }
 
-/// Print the table of `graded` (unless quiet) and its warnings, turn
-/// rejects and leaks over their limits into exit status 1, and say what
-/// did not reach the reader (the table, the `--openmetrics` export).
+/// Print the table or the summary of `graded` (as asked) and its
+/// warnings, turn rejects and leaks over their limits into exit status 1,
+/// and say what did not reach the reader (stdout, the `--openmetrics`
+/// export).
 pub fn show(graded: &Graded, warnings: &[Warning], checks: &Checks) -> Exit {
-    let lost_table = !checks.quiet && print_stdout(|out| graded.print_table(out, stdout_width()));
+    let lost_table = match checks.stdout {
+        Stdout::Table => print_stdout(|out| graded.print_table(out, stdout_width())),
+        Stdout::Summary => print_json_stdout(&graded.summary),
+        Stdout::Nothing => false,
+    };
     tell_warnings(warnings);
     let lost_export = tell_export(graded.openmetrics_failure.as_ref());
     let leaks = graded.leaks_over(checks.max_leaks);

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use rgrade::MergePlan;
 
-use super::grade::{show, Checks};
+use super::grade::{show, Checks, Stdout};
 use super::terminal::Exit;
 use crate::cli::MergeArgs;
 
@@ -27,7 +27,7 @@ pub fn run(args: &MergeArgs, command: Vec<String>) -> Result<Exit> {
     let mut warnings = Vec::new();
     let graded = rgrade::merge(&plan, &mut |warning| warnings.push(warning))?;
     let checks = Checks {
-        quiet: args.quiet,
+        stdout: Stdout::chosen(args.quiet, args.json),
         max_leaks: args.max_leaks,
         max_rejects: args.max_rejects,
         out: Some(&args.out),

@@ -5,7 +5,8 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use rgrade::visible;
+use rgrade::{visible, visible_json};
+use serde::Serialize;
 
 use crate::cli::flag;
 
@@ -47,17 +48,36 @@ impl Exit {
 #[must_use]
 pub fn print_stdout(print: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> bool {
     let mut table = Vec::new();
-    let written = print(&mut table).and_then(|()| {
-        let mut out = io::stdout().lock();
-        out.write_all(visible(&String::from_utf8_lossy(&table)).as_bytes())?;
-        out.flush()
-    });
+    let written = print(&mut table)
+        .and_then(|()| write_stdout(visible(&String::from_utf8_lossy(&table)).as_bytes()));
+    said_if_lost(written, "the table")
+}
+
+/// Write `document` to stdout as one line of JSON, as [`print_stdout`]
+/// writes a table: each character that would act on a terminal is a JSON
+/// escape ([`visible_json`]), so a parser reads the same values. Returns
+/// whether part of it was lost.
+#[must_use]
+pub fn print_json_stdout(document: &impl Serialize) -> bool {
+    let written = serde_json::to_string(document)
+        .map_err(io::Error::other)
+        .and_then(|json| write_stdout(format!("{}\n", visible_json(&json)).as_bytes()));
+    said_if_lost(written, "the summary")
+}
+
+fn write_stdout(bytes: &[u8]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
+}
+
+/// Whether writing `what` to stdout lost part of it, said on stderr; a
+/// closed pipe loses nothing its reader wanted.
+fn said_if_lost(written: io::Result<()>, what: &str) -> bool {
     match written {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => false,
         Err(err) => {
-            tell(format_args!(
-                "rgrade: stdout: cannot write the table: {err}"
-            ));
+            tell(format_args!("rgrade: stdout: cannot write {what}: {err}"));
             true
         }
         Ok(()) => false,

@@ -22,7 +22,7 @@ pub struct SliceStale {
 }
 
 /// `stale_labels` in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StaleLabels {
     /// Labeled (query, document) pairs of the queries with at least one
     /// valid capture, in any run and stage.

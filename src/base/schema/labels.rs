@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::options::ReviewerPolicy;
 
 /// The answer key in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LabelsSummary {
     /// The path as given.
     pub path: String,

@@ -499,7 +499,7 @@ pub struct RejectLine {
 }
 
 /// summary.json: what was graded, from what, and how it went.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Always "rgrade".
     pub tool: String,
@@ -547,7 +547,7 @@ pub struct Summary {
 }
 
 /// The grading settings in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SettingsSummary {
     /// Cutoffs, in the order given.
     pub k: Vec<Cutoff>,
@@ -578,7 +578,7 @@ pub struct SettingsSummary {
 /// Counts in summary.json. For every log,
 /// `records = graded_records + superseded_records + unlabeled_events +
 /// other_stage_events + other_records + rejected`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Labeled queries.
     pub labeled: u64,
@@ -659,7 +659,7 @@ pub struct OverallSummary {
 }
 
 /// Throughput in summary.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
     /// Decompressed log megabytes (10^6 bytes) per second.
     pub mb_per_second: f64,
@@ -683,7 +683,7 @@ pub struct LeakSummary {
 }
 
 /// Key-value pairs written as a JSON object, keeping their order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct OrderedMap<V>(pub Vec<(String, V)>);
 
 impl<V: Serialize> Serialize for OrderedMap<V> {
