@@ -55,6 +55,34 @@ fn two_keys_agree_as_computed_by_hand() {
     // Grades: rows and columns 1, 3, 1; observed weight 2, expected 16/5:
     // kappa = 1 - 10/16.
     assert!(close(&summary["grade_kappa"], 0.375), "{summary}");
+    // Unweighted: 3 of 5 alike against chance (1 + 9 + 1)/25: kappa =
+    // (15 - 11) / (25 - 11) = 2/7. Quadratic: observed 2, expected
+    // 20/5: kappa = 1/2.
+    assert!(
+        close(&summary["grade_kappa_unweighted"], 2.0 / 7.0),
+        "{summary}"
+    );
+    assert!(close(&summary["grade_kappa_quadratic"], 0.5), "{summary}");
+    // Ordinal alpha: coincidences [[0,2,0],[2,4,0],[0,0,2]], totals 2, 6,
+    // 2 (n = 10); distances 0-1 and 1-2 are (8 - 4)^2 = 16, 0-2 is
+    // (10 - 2)^2 = 64; observed 4 * 16, expected 2 * (192 + 256 + 192):
+    // alpha = 1 - 9 * 64 / 1280 = 0.55.
+    assert!(close(&summary["grade_alpha_ordinal"], 0.55), "{summary}");
+    let slices = wd.read_csv("out/agreement_slices.csv");
+    let overall = &slices.rows[0];
+    let at = |name: &str| slices.header.iter().position(|h| h == name).unwrap();
+    assert_eq!(overall[at("task")], "*");
+    for field in [
+        "grade_kappa_unweighted",
+        "grade_kappa_quadratic",
+        "grade_alpha_ordinal",
+    ] {
+        let cell: f64 = overall[at(field)].parse().unwrap();
+        assert!(
+            close(&summary[field], cell),
+            "{field} of agreement_slices.csv"
+        );
+    }
     let outputs: Vec<&str> = (summary["outputs"].as_array().unwrap().iter())
         .map(|o| o["name"].as_str().unwrap())
         .collect();
@@ -135,7 +163,13 @@ fn swapping_the_keys_transposes_the_matrix_and_keeps_kappa() {
         (ab["pairs_a_only"].clone(), ab["queries_a_only"].clone()),
         (ba["pairs_b_only"].clone(), ba["queries_b_only"].clone())
     );
-    for field in ["relevance_kappa", "grade_kappa"] {
+    for field in [
+        "relevance_kappa",
+        "grade_kappa",
+        "grade_kappa_unweighted",
+        "grade_kappa_quadratic",
+        "grade_alpha_ordinal",
+    ] {
         assert!(close(&ba[field], ab[field].as_f64().unwrap()), "{field}");
     }
 }

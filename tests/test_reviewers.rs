@@ -89,6 +89,11 @@ fn summary_lists_the_reviewers_and_their_agreement() {
     let kappa = |name: &str| reviewers[name].as_f64().unwrap();
     assert!((kappa("fleiss_kappa_relevance") - 0.25).abs() < 1e-12);
     assert!(kappa("fleiss_kappa_grade").abs() < 1e-12);
+    // Ordinal alpha: coincidences [[1,1,0],[1,0,1],[0,1,1]] (each pair of
+    // a three-reviewer item weighs 1/2), totals 2, 2, 2; distances 0-1 and
+    // 1-2 are (4 - 2)^2 = 4, 0-2 is (6 - 2)^2 = 16; observed 16, expected
+    // 2 * (16 + 64 + 16): alpha = 1 - 5 * 16 / 192 = 7/12.
+    assert!((kappa("krippendorff_alpha_grade") - 7.0 / 12.0).abs() < 1e-12);
     let page = wd.read_text("out-majority/report.html");
     assert!(page.contains("alice</code> (2 queries, 4 pairs)"), "{page}");
     assert!(page.contains("whose grade counts: <code>majority</code>"));

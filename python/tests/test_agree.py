@@ -1,6 +1,7 @@
 """``rgrade.agree`` on the judges sample: every kappa equals
-scikit-learn's on the same pairs, read here from the keys themselves, and
-the Python API writes what the command line writes."""
+scikit-learn's and the ordinal alpha the krippendorff package's on the
+same pairs, read here from the keys themselves, and the Python API writes
+what the command line writes."""
 
 import json
 import math
@@ -9,6 +10,8 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+import krippendorff
+import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
@@ -49,6 +52,19 @@ def sklearn_kappas(pairs, grades, min_rel=1):
     return relevance, graded
 
 
+def other_agreements(pairs, grades):
+    """Unweighted and quadratic-weighted kappa on the grades (scikit-learn)
+    and Krippendorff's ordinal alpha (the krippendorff package)."""
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    return {
+        "grade_kappa_unweighted": cohen_kappa_score(a, b, labels=grades),
+        "grade_kappa_quadratic": cohen_kappa_score(a, b, labels=grades, weights="quadratic"),
+        "grade_alpha_ordinal": krippendorff.alpha(
+            reliability_data=np.array([a, b], dtype=float), level_of_measurement="ordinal"
+        ),
+    }
+
+
 def same(value, expected):
     """rgrade's kappa against scikit-learn's: undefined is None here, NaN there."""
     if math.isnan(expected):
@@ -73,6 +89,8 @@ def test_kappas_equal_scikit_learns():
     relevance, graded = sklearn_kappas(pairs, grades)
     assert same(s["relevance_kappa"], relevance)
     assert same(s["grade_kappa"], graded)
+    for field, expected in other_agreements(pairs, grades).items():
+        assert same(s[field], expected), field
     # The sample is built so the judge mostly agrees, not always.
     assert 0.3 < s["grade_kappa"] < 0.95
 
@@ -88,6 +106,8 @@ def test_kappas_equal_scikit_learns():
         assert row["pairs"] == len(task_pairs)
         assert same(row["relevance_kappa"], relevance), task
         assert same(row["grade_kappa"], graded), task
+        for field, expected in other_agreements(task_pairs, grades).items():
+            assert same(row[field], expected), (task, field)
 
     differ = [p for p in both if human[p] != judge[p]]
     listed = agreement.pairs.to_pylist()

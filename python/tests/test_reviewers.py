@@ -1,6 +1,7 @@
 """Several reviewers in one key, on the judges sample's reviewers.jsonl
 (three reviewers grade every document of 80 queries): the reviewers'
-Fleiss' kappa equals statsmodels', each way of combining their grades
+Fleiss' kappa equals statsmodels' and their ordinal alpha the krippendorff
+package's, each way of combining their grades
 grades exactly as a key holding the grades combined here, and two
 reviewers of one key compare as scikit-learn says; the runs its labels
 were pooled from are kept, and a run pooled alone is named."""
@@ -11,6 +12,8 @@ import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import krippendorff
+import numpy as np
 import pyarrow as pa
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -68,6 +71,11 @@ def test_fleiss_kappa_equals_statsmodels():
     )
     assert summary["fleiss_kappa_relevance"] == pytest.approx(
         fleiss_kappa(relevance_table, method="fleiss"), abs=1e-12
+    )
+    # Reviewers by row, pairs by column.
+    by_reviewer = np.array(ratings, dtype=float).T
+    assert summary["krippendorff_alpha_grade"] == pytest.approx(
+        krippendorff.alpha(reliability_data=by_reviewer, level_of_measurement="ordinal"), abs=1e-12
     )
     assert summary["pairs_judged_by_several"] == len(given)
     assert summary["pairs_disputed"] == sum(len(set(g.values())) > 1 for g in given.values())

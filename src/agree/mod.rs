@@ -1,7 +1,9 @@
 //! Two answer keys compared on the (query, document) pairs both judge
 //! (docs/guide.md, "How far two answer keys agree"): how many pairs each
 //! key judges, the grade confusion matrix, Cohen's kappa on relevant or
-//! not and linear-weighted kappa on grades, overall and per grouping set,
+//! not, kappa on grades (linear-weighted, unweighted and
+//! quadratic-weighted) and Krippendorff's ordinal alpha, overall and per
+//! grouping set,
 //! and the pairs the keys grade differently, those of the queries whose
 //! relevant documents they change most first.
 //!
@@ -16,7 +18,7 @@ mod tau;
 
 use std::collections::BTreeMap;
 
-pub use crate::base::kappa::{cohen_kappa, Weights};
+pub use crate::base::kappa::{cohen_kappa, krippendorff_alpha_ordinal, Weights};
 pub use runs::{runs_under_both, RunMeans, RunOrder, RunsUnderBoth};
 
 use crate::base::schema::KeyOverlap;
@@ -60,6 +62,14 @@ pub struct SliceAgreement {
     pub relevance_kappa: Option<f64>,
     /// Linear-weighted kappa on the grades; `None` when undefined.
     pub grade_kappa: Option<f64>,
+    /// Unweighted kappa on the grades, each grade a category of its own:
+    /// what LLM-judge studies rank judges by; `None` when undefined.
+    pub grade_kappa_unweighted: Option<f64>,
+    /// Quadratic-weighted kappa on the grades; `None` when undefined.
+    pub grade_kappa_quadratic: Option<f64>,
+    /// Krippendorff's alpha on the grades as ordered categories; `None`
+    /// when undefined.
+    pub grade_alpha_ordinal: Option<f64>,
 }
 
 /// A pair both keys judge, graded differently.
@@ -276,6 +286,7 @@ fn slice_agreement(
             .map(|(_, c)| c)
             .sum()
     };
+    let by_grade = confusion(pairs, grades);
     SliceAgreement {
         task,
         language,
@@ -284,8 +295,27 @@ fn slice_agreement(
         same_grade: count_where(&|ga, gb| ga == gb),
         same_relevance: count_where(&|ga, gb| relevant(ga, a) == relevant(gb, b)),
         relevance_kappa: cohen_kappa(&relevance, Weights::Unweighted),
-        grade_kappa: cohen_kappa(&confusion(pairs, grades), Weights::Linear),
+        grade_kappa: cohen_kappa(&by_grade, Weights::Linear),
+        grade_kappa_unweighted: cohen_kappa(&by_grade, Weights::Unweighted),
+        grade_kappa_quadratic: cohen_kappa(&by_grade, Weights::Quadratic),
+        grade_alpha_ordinal: krippendorff_alpha_ordinal(&rated_twice(&by_grade)),
     }
+}
+
+/// Each pair of `confusion` as an item two raters rated, in the form
+/// [`krippendorff_alpha_ordinal`] takes.
+fn rated_twice(confusion: &[Vec<u64>]) -> Vec<(Vec<u64>, u64)> {
+    let categories = confusion.len();
+    let mut items = Vec::new();
+    for (i, row) in confusion.iter().enumerate() {
+        for (j, &count) in row.iter().enumerate().filter(|(_, &count)| count > 0) {
+            let mut counts = vec![0; categories];
+            counts[i] += 1;
+            counts[j] += 1;
+            items.push((counts, count));
+        }
+    }
+    items
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::build::{sorted_by_id, Builder, LineError, RawDoc};
 use super::index::Reviewers;
-use crate::base::kappa::fleiss_kappa;
+use crate::base::kappa::{fleiss_kappa, krippendorff_alpha_ordinal};
 use crate::base::options::{ReviewerPolicy, Reviewing};
 use crate::base::schema::{ReviewerSummary, ReviewersSummary};
 use crate::base::slices::NO_SLICE;
@@ -24,7 +24,7 @@ impl Reviewers {
             .into_iter()
             .collect();
         let tally = |category: &dyn Fn(i64) -> usize, categories: usize| {
-            let items: Vec<(Vec<u64>, u64)> = (self.votes.iter())
+            (self.votes.iter())
                 .map(|(given, pairs)| {
                     let mut counts = vec![0; categories];
                     for &grade in given {
@@ -32,8 +32,7 @@ impl Reviewers {
                     }
                     (counts, *pairs)
                 })
-                .collect();
-            fleiss_kappa(&items)
+                .collect::<Vec<(Vec<u64>, u64)>>()
         };
         let place = |grade: i64| grades.binary_search(&grade).unwrap_or_default();
         let relevant = |grade: i64| usize::from(grade >= min_rel);
@@ -45,8 +44,9 @@ impl Reviewers {
                 .filter(|(given, _)| given.first() != given.last())
                 .map(|(_, pairs)| pairs)
                 .sum(),
-            fleiss_kappa_relevance: tally(&relevant, 2),
-            fleiss_kappa_grade: tally(&place, grades.len()),
+            fleiss_kappa_relevance: fleiss_kappa(&tally(&relevant, 2)),
+            fleiss_kappa_grade: fleiss_kappa(&tally(&place, grades.len())),
+            krippendorff_alpha_grade: krippendorff_alpha_ordinal(&tally(&place, grades.len())),
         }
     }
 }

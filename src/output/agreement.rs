@@ -61,8 +61,15 @@ pub fn write_slices(dir: &Path, agreement: &Agreement) -> Result<Staged> {
         ] {
             wtr.write_field(count.to_string())?;
         }
-        wtr.write_field(cell.text(slice.relevance_kappa))?;
-        wtr.write_field(cell.text(slice.grade_kappa))?;
+        for kappa in [
+            slice.relevance_kappa,
+            slice.grade_kappa,
+            slice.grade_kappa_unweighted,
+            slice.grade_kappa_quadratic,
+            slice.grade_alpha_ordinal,
+        ] {
+            wtr.write_field(cell.text(kappa))?;
+        }
         wtr.write_record(None::<&[u8]>)?;
     }
     staged::finish_csv(wtr)

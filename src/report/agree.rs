@@ -96,7 +96,10 @@ fn counts_section(summary: &AgreementSummary) -> Markup {
             }
             p {
                 "Cohen's kappa on relevant or not: " b { (kappa(summary.relevance_kappa)) }
-                "; linear-weighted kappa on grades: " b { (kappa(summary.grade_kappa)) }
+                "; on grades: " b { (kappa(summary.grade_kappa)) } " linear-weighted, "
+                b { (kappa(summary.grade_kappa_unweighted)) } " unweighted, "
+                b { (kappa(summary.grade_kappa_quadratic)) } " quadratic-weighted; Krippendorff's alpha on grades as ordered: "
+                b { (kappa(summary.grade_alpha_ordinal)) }
                 ". 1 is full agreement, 0 what chance gives; undefined when both keys always give one and the same answer."
             }
         }
@@ -121,19 +124,24 @@ fn matrix_section(summary: &AgreementSummary) -> Markup {
 fn slices_section(rows: &[Vec<String>]) -> Result<Markup> {
     let mut cells = Vec::with_capacity(rows.len());
     for row in rows {
-        cells.push((number(&row[6])?, number(&row[7])?));
+        let kappas: Vec<Markup> = row[6..11]
+            .iter()
+            .map(|text| number(text))
+            .collect::<Result<_>>()?;
+        cells.push(kappas);
     }
     Ok(html! {
         section {
             h2 { "Per task and language" }
             table {
                 tr { th { "task" } th { "language" } th.n { "queries" } th.n { "pairs" }
-                     th.n { "same grade" } th.n { "same relevance" } th.n { "kappa, relevance" } th.n { "kappa, grades" } }
-                @for (row, (relevance, grades)) in rows.iter().zip(cells) {
+                     th.n { "same grade" } th.n { "same relevance" } th.n { "kappa, relevance" }
+                     th.n { "kappa, grades (linear)" } th.n { "unweighted" } th.n { "quadratic" } th.n { "alpha, ordinal" } }
+                @for (row, kappas) in rows.iter().zip(cells) {
                     tr {
                         td { (row[0]) } td { (row[1]) }
                         @for n in &row[2..6] { td.n { (n) } }
-                        (relevance) (grades)
+                        @for kappa in kappas { (kappa) }
                     }
                 }
             }

@@ -105,7 +105,8 @@ pub fn reviewers(reviewers: &ReviewersSummary) -> Markup {
         (count(reviewers.pairs_judged_by_several)) " pairs judged by several, "
         (count(reviewers.pairs_disputed)) " of them graded differently; Fleiss' kappa "
         (kappa(reviewers.fleiss_kappa_relevance)) " on relevance, "
-        (kappa(reviewers.fleiss_kappa_grade)) " on grades"
+        (kappa(reviewers.fleiss_kappa_grade)) " on grades; Krippendorff's alpha "
+        (kappa(reviewers.krippendorff_alpha_grade)) " on grades as ordered"
         @if let Some(policy) = &reviewers.policy {
             br; "whose grade counts: " code { (policy) }
         }

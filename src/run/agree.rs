@@ -374,6 +374,9 @@ fn summarize(
         confusion: agreement.confusion.clone(),
         relevance_kappa: overall.and_then(|s| s.relevance_kappa),
         grade_kappa: overall.and_then(|s| s.grade_kappa),
+        grade_kappa_unweighted: overall.and_then(|s| s.grade_kappa_unweighted),
+        grade_kappa_quadratic: overall.and_then(|s| s.grade_kappa_quadratic),
+        grade_alpha_ordinal: overall.and_then(|s| s.grade_alpha_ordinal),
         logs: None,
         outputs: Vec::new(),
     }

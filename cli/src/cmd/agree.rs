@@ -72,10 +72,14 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "kappa on relevance (grade >= {}): {}; linear-weighted kappa on grades: {}",
+        "kappa on relevance (grade >= {}): {}; kappa on grades: {} linear-weighted, {} \
+         unweighted, {} quadratic-weighted; Krippendorff's alpha on grades (ordinal): {}",
         summary.min_rel,
         kappa(summary.relevance_kappa),
-        kappa(summary.grade_kappa)
+        kappa(summary.grade_kappa),
+        kappa(summary.grade_kappa_unweighted),
+        kappa(summary.grade_kappa_quadratic),
+        kappa(summary.grade_alpha_ordinal)
     )?;
     if !summary.grades.is_empty() {
         writeln!(out, "\ngrades, A (rows) by B (columns):")?;
@@ -94,19 +98,30 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
     }
     writeln!(
         out,
-        "\n{:<16} {:<10} {:>8} {:>8} {:>10} {:>10}",
-        "task", "language", "queries", "pairs", "kappa_rel", "kappa_grade"
+        "\n{:<16} {:<10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "task",
+        "language",
+        "queries",
+        "pairs",
+        "kappa_rel",
+        "kappa_lin",
+        "kappa_unw",
+        "kappa_quad",
+        "alpha_ord"
     )?;
     for slice in &agreement.slices {
         writeln!(
             out,
-            "{:<16} {:<10} {:>8} {:>8} {:>10} {:>10}",
+            "{:<16} {:<10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
             slice.task,
             slice.language,
             slice.queries,
             slice.pairs,
             kappa(slice.relevance_kappa),
-            kappa(slice.grade_kappa)
+            kappa(slice.grade_kappa),
+            kappa(slice.grade_kappa_unweighted),
+            kappa(slice.grade_kappa_quadratic),
+            kappa(slice.grade_alpha_ordinal)
         )?;
     }
     if let (Some(runs), Some(logs)) = (&agreed.runs, &summary.logs) {

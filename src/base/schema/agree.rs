@@ -37,6 +37,15 @@ pub struct AgreementSummary {
     /// Linear-weighted kappa on the grades over every pair both judge;
     /// null when undefined.
     pub grade_kappa: Option<f64>,
+    /// Unweighted kappa on the grades (each grade a category of its own)
+    /// over every pair both judge; null when undefined.
+    pub grade_kappa_unweighted: Option<f64>,
+    /// Quadratic-weighted kappa on the grades over every pair both judge;
+    /// null when undefined.
+    pub grade_kappa_quadratic: Option<f64>,
+    /// Krippendorff's alpha on the grades as ordered categories over every
+    /// pair both judge; null when undefined.
+    pub grade_alpha_ordinal: Option<f64>,
     /// The logs graded under both keys, if any were given.
     pub logs: Option<AgreementLogs>,
     /// Every other output, as written.

@@ -109,6 +109,9 @@ pub struct ReviewersSummary {
     pub fleiss_kappa_relevance: Option<f64>,
     /// Fleiss' kappa over those pairs, each grade a category of its own.
     pub fleiss_kappa_grade: Option<f64>,
+    /// Krippendorff's alpha over those pairs, the grades as ordered
+    /// categories: each pair counts with as many reviewers as judged it.
+    pub krippendorff_alpha_grade: Option<f64>,
 }
 
 /// One reviewer in summary.json.

@@ -180,7 +180,7 @@ pub const AGREEMENT_RUNS: [&str; 7] = [RUN, STAGE, TASK, LANGUAGE, "metric", "me
 pub const AGREEMENT_TAU: [&str; 6] = [STAGE, TASK, LANGUAGE, "metric", "runs", "kendall_tau"];
 
 /// agreement_slices.csv's columns, in order.
-pub const AGREEMENT_SLICES: [&str; 8] = [
+pub const AGREEMENT_SLICES: [&str; 11] = [
     TASK,
     LANGUAGE,
     "queries",
@@ -189,6 +189,9 @@ pub const AGREEMENT_SLICES: [&str; 8] = [
     "same_relevance",
     "relevance_kappa",
     "grade_kappa",
+    "grade_kappa_unweighted",
+    "grade_kappa_quadratic",
+    "grade_alpha_ordinal",
 ];
 
 /// The lock a run holds on its output directory while it writes there.
