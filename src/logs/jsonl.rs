@@ -9,10 +9,12 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::io::json::{id_text, with_embedded, JsonParser};
+use crate::logs::record::Nanos;
 use crate::logs::record::{
     measure, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking, Record,
     RecordSink, RejectReason, DEFAULT_STAGE,
 };
+use crate::logs::time;
 
 /// Where to find a field: a key, or the segments of a JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +89,7 @@ pub struct LogFields {
     outcome: FieldPath,
     allowed: FieldPath,
     collection: FieldPath,
+    time: Option<FieldPath>,
 }
 
 impl LogFields {
@@ -106,6 +109,7 @@ impl LogFields {
             outcome: path(&names.outcome, FieldNames::OUTCOME),
             allowed: path(&names.allowed, FieldNames::ALLOWED),
             collection: path(&names.collection, FieldNames::COLLECTION),
+            time: names.time.as_deref().map(FieldPath::parse),
         }
     }
 }
@@ -145,6 +149,9 @@ pub struct FieldNames {
     pub collection: Option<String>,
     /// The rank of a result in a log of one row per result (Parquet).
     pub rank: Option<String>,
+    /// When each capture was made, which orders its repeats; none
+    /// unless named, but a span's start time.
+    pub time: Option<String>,
 }
 
 impl FieldNames {
@@ -227,6 +234,8 @@ pub struct Event<'t, 'i> {
     pub answer_ok: Option<bool>,
     /// The collections the user may see, if the record says.
     pub allowed: Option<Vec<&'i str>>,
+    /// When it was captured, with a time field.
+    pub time: Option<Nanos>,
     /// The ranking; `None` for a null one, which found nothing, and for
     /// one held as JSON text.
     results: Option<Array<'t, 'i>>,
@@ -289,6 +298,11 @@ impl<'t, 'i> Event<'t, 'i> {
             context_tokens: optional_measure(root, &fields.context)?,
             answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
+            time: fields
+                .time
+                .as_ref()
+                .map(|path| time(root, path))
+                .transpose()?,
             results,
             from_text,
         })
@@ -350,6 +364,7 @@ impl<'t, 'i> Event<'t, 'i> {
             context_tokens: self.context_tokens,
             answer_ok: self.answer_ok,
             permissions,
+            time: self.time,
         })
     }
 }
@@ -437,6 +452,24 @@ fn optional_measure(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>
         Some(v) if v.is_null() => Ok(None),
         Some(v) => measure(v.cast_f64(), &path.to_string()).map(Some),
     }
+}
+
+/// The capture time at `path`, which every record must have.
+///
+/// # Errors
+/// `bad_time` when it is missing, null or no time.
+fn time(root: Value<'_, '_>, path: &FieldPath) -> Result<Nanos, Invalid> {
+    let value = path.find(root).filter(|v| !v.is_null());
+    let value = value.ok_or_else(|| time::missing(&path.to_string()))?;
+    let read = match value.into_string() {
+        Some(text) => time::from_text(text),
+        None => match value.as_i64().map(i128::from) {
+            Some(count) => Some(time::from_integer(count)),
+            None => (value.as_u64().map(|n| time::from_integer(n.into())))
+                .or_else(|| value.cast_f64().and_then(time::from_number)),
+        },
+    };
+    read.ok_or_else(|| time::unreadable(&path.to_string(), &value.encode()))
 }
 
 fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, Invalid> {
