@@ -396,3 +396,126 @@ fn spans_order_repeats_by_their_start_unless_told() {
         assert_cell(&row, "recall@10", want);
     }
 }
+
+/// Without a time field, repeats decided in the path order of Hive
+/// partitions that is not time order warn, on stderr and in summary.json,
+/// naming `--time-field`; with one, or in zero-padded partitions of one
+/// file each, nothing is said.
+#[test]
+fn repeats_in_a_path_order_that_is_not_time_order_warn() {
+    let wd = Workdir::new("time_path_order");
+    wd.write("labels.jsonl", LABELS);
+    let capture = |docs: &str, at: &str| {
+        format!(r#"{{"query_id": "q1", "results": {docs}, "ts": "2026-12-01T{at}:00:00Z"}}"#)
+    };
+    wd.write(
+        "hive/dt=2026-12-01/hour=2/part-0.jsonl",
+        text(&[capture(r#"["x"]"#, "02")]),
+    );
+    wd.write(
+        "hive/dt=2026-12-01/hour=10/part-0.jsonl",
+        text(&[capture(r#"["a"]"#, "10")]),
+    );
+    wd.write(
+        "padded/hour=02/part-0.jsonl",
+        text(&[capture(r#"["x"]"#, "02")]),
+    );
+    wd.write(
+        "padded/hour=10/part-0.jsonl",
+        text(&[capture(r#"["a"]"#, "10")]),
+    );
+    let grade = |out: &str, lake: &str, extra: &[&str]| {
+        let mut args = vec![
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "--repeats",
+            "last",
+            "-o",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        args.push(lake);
+        let run = wd.rgrade(&args);
+        run.expect_code(0);
+        let summary = wd.read_json(&format!("{out}/summary.json"));
+        (run.stderr, summary["repeats_in_path_order"].clone())
+    };
+    let (stderr, noted) = grade("hive", "hive", &[]);
+    assert!(
+        stderr.contains("'hour=10' sorts before 'hour=2'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--time-field FIELD"), "{stderr}");
+    assert_eq!(noted, "'hour=10' sorts before 'hour=2'");
+    // The last in path order, hour=2, not the latest.
+    assert_eq!(reciprocal_ranks(&wd, "hive")[0], 0.0);
+    let (stderr, noted) = grade("timed", "hive", &["--time-field", "ts"]);
+    assert!(!stderr.contains("sorts before"), "{stderr}");
+    assert!(noted.is_null());
+    assert_eq!(reciprocal_ranks(&wd, "timed")[0], 1.0);
+    let (stderr, noted) = grade("padded", "padded", &[]);
+    assert!(!stderr.contains("path order"), "{stderr}");
+    assert!(noted.is_null());
+}
+
+/// A `key=value` folder below the LOGS folder is a field of every record
+/// under it, as Spark and pyarrow read a partition column: the run and
+/// time fields may name it, and it wins over a record's own field of that
+/// name (here a number, which as a run would be `bad_field`). Values are
+/// percent-decoded as Hive writes them.
+#[test]
+fn partition_folders_are_fields_of_their_records() {
+    let wd = Workdir::new("time_partitions");
+    wd.write("labels.jsonl", LABELS);
+    let capture = |docs: &str| format!(r#"{{"query_id": "q1", "results": {docs}, "hour": 99}}"#);
+    wd.write(
+        "lake/east/dt=2026-12-02/hour=2/part-0.jsonl",
+        text(&[capture(r#"["a"]"#)]),
+    );
+    wd.write(
+        "lake/west/dt=2026-12-01/hour=10%2B1/part-0.jsonl",
+        text(&[capture(r#"["x"]"#)]),
+    );
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "--run-field",
+        "hour",
+        "-o",
+        "by_hour",
+        "lake",
+    ])
+    .expect_code(0);
+    let per_query = wd.read_csv("by_hour/per_query.csv");
+    assert_cell(
+        &per_query.row(&[("run", "2"), ("query_id", "q1")]),
+        "recall@10",
+        1.0,
+    );
+    assert_cell(
+        &per_query.row(&[("run", "10+1"), ("query_id", "q1")]),
+        "recall@10",
+        0.0,
+    );
+    // dt=2026-12-02 is the later day, though its path (east/) sorts first.
+    for (repeats, want) in [("last", 1.0), ("first", 0.0)] {
+        let out = format!("by_day_{repeats}");
+        wd.rgrade(&[
+            "grade",
+            "--labels",
+            "labels.jsonl",
+            "--time-field",
+            "dt",
+            "--repeats",
+            repeats,
+            "-o",
+            &out,
+            "lake",
+        ])
+        .expect_code(0);
+        let per_query = wd.read_csv(&format!("{out}/per_query.csv"));
+        assert_cell(&per_query.row(&[("query_id", "q1")]), "recall@10", want);
+    }
+}

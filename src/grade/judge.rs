@@ -538,6 +538,7 @@ mod tests {
                 spans: &SpanFields::default(),
                 run_name: RunName::Tag,
                 file_runs: &file_runs,
+                partitions: &[],
             },
             stages,
             duplicates: DuplicateDocs::Reject,

@@ -188,10 +188,18 @@ impl<'i> EventKey<'i> {
     /// that a record rejected for its results still counts as a capture of
     /// its query.
     ///
+    /// A stage or run field that names a key of the record's Hive
+    /// `partition` is the partition's value, as Spark and pyarrow read a
+    /// partition column, whatever the record holds under that key.
+    ///
     /// # Errors
     /// `not_an_object`, `missing_query_id`, `bad_query_id`, or `bad_field`
     /// for a stage or run that is not a string.
-    pub fn from_value(root: Value<'_, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+    pub fn from_value(
+        root: Value<'_, 'i>,
+        fields: &LogFields,
+        partition: &'i [(String, String)],
+    ) -> Result<Self, Invalid> {
         if !root.is_object() {
             return Err(Invalid::new(
                 RejectReason::NotAnObject,
@@ -215,10 +223,14 @@ impl<'i> EventKey<'i> {
                 )
             })?,
         };
+        let text = |path: &FieldPath| match partition_value(partition, path) {
+            Some(value) => Ok(Some(value)),
+            None => optional_str(root, path),
+        };
         Ok(EventKey {
             query_id,
-            stage: optional_str(root, &fields.stage)?.unwrap_or(DEFAULT_STAGE),
-            run: optional_str(root, &fields.run)?.unwrap_or(""),
+            stage: text(&fields.stage)?.unwrap_or(DEFAULT_STAGE),
+            run: text(&fields.run)?.unwrap_or(""),
         })
     }
 }
@@ -259,7 +271,11 @@ impl<'t, 'i> Event<'t, 'i> {
     /// context size that is not a number, or an outcome not a boolean. Null results are an empty
     /// ranking: OpenSearch UBI, for one, records a search that found
     /// nothing that way. Results may be a string holding a JSON array.
-    pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+    pub fn from_value(
+        root: Value<'t, 'i>,
+        fields: &LogFields,
+        partition: &[(String, String)],
+    ) -> Result<Self, Invalid> {
         let bad_results = |what: &str| {
             Invalid::new(
                 RejectReason::BadResults,
@@ -298,10 +314,12 @@ impl<'t, 'i> Event<'t, 'i> {
             context_tokens: optional_measure(root, &fields.context)?,
             answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
-            time: fields
-                .time
-                .as_ref()
-                .map(|path| time(root, path))
+            time: (fields.time.as_ref())
+                .map(|path| match partition_value(partition, path) {
+                    Some(value) => time::from_text(value)
+                        .ok_or_else(|| time::unreadable(&path.to_string(), &format!("{value:?}"))),
+                    None => time(root, path),
+                })
                 .transpose()?,
             results,
             from_text,
@@ -412,6 +430,17 @@ pub fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Co
     }
 }
 
+/// The value of the Hive `partition` key that `path` names, if it names
+/// one: a top-level key, never a pointer into the record.
+fn partition_value<'p>(partition: &'p [(String, String)], path: &FieldPath) -> Option<&'p str> {
+    let [key] = path.segments() else {
+        return None;
+    };
+    (partition.iter())
+        .find(|(name, _)| name == key)
+        .map(|(_, value)| value.as_str())
+}
+
 fn optional_str<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<&'i str>, Invalid> {
     match path.find(root) {
         None => Ok(None),
@@ -489,13 +518,22 @@ fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, 
 pub struct JsonlLines<'c> {
     parser: &'c mut JsonParser,
     fields: &'c LogFields,
+    partition: &'c [(String, String)],
 }
 
 impl<'c> JsonlLines<'c> {
     /// The lines of a JSONL log, parsed by `parser`, whose records keep
-    /// their fields where `fields` says.
-    pub fn new(parser: &'c mut JsonParser, fields: &'c LogFields) -> Self {
-        JsonlLines { parser, fields }
+    /// their fields where `fields` says, or in the log's Hive `partition`.
+    pub fn new(
+        parser: &'c mut JsonParser,
+        fields: &'c LogFields,
+        partition: &'c [(String, String)],
+    ) -> Self {
+        JsonlLines {
+            parser,
+            fields,
+            partition,
+        }
     }
 }
 
@@ -504,14 +542,14 @@ impl LineFormat for JsonlLines<'_> {
 
     /// The event's key is read with the line, its ranking only if asked.
     fn line(&mut self, line: &[u8], _: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
-        let fields = self.fields;
+        let (fields, partition) = (self.fields, self.partition);
         let taken = self.parser.parse(line, |root| {
-            let record = match EventKey::from_value(root, fields) {
+            let record = match EventKey::from_value(root, fields, partition) {
                 Ok(key) => Record::Event {
                     key,
                     span: None,
                     ranking: Pending::Later(&mut || {
-                        Event::from_value(root, fields)?.ranking(fields)
+                        Event::from_value(root, fields, partition)?.ranking(fields)
                     }),
                 },
                 Err(invalid) => Record::Invalid(invalid),
@@ -543,8 +581,8 @@ mod tests {
     fn parse_event(line: &str, fields: &LogFields) -> Result<Owned, Invalid> {
         let mut parser = JsonParser::default();
         parser.parse(line.as_bytes(), |root| {
-            let key = EventKey::from_value(root, fields)?;
-            let event = Event::from_value(root, fields)?;
+            let key = EventKey::from_value(root, fields, &[])?;
+            let event = Event::from_value(root, fields, &[])?;
             let docs = event
                 .doc_ids(fields)
                 .map(|d| d.map(|d| d.into_owned()))
@@ -580,7 +618,7 @@ mod tests {
         let line = r#"{"query_id": "q1", "output": "[{\"id\": \"a\", \"collection\": \"hr\"}, {\"id\": \"b\", \"collection\": 5}]"}"#;
         let collections = parser
             .parse(line.as_bytes(), |root| {
-                let event = Event::from_value(root, &fields).unwrap();
+                let event = Event::from_value(root, &fields, &[]).unwrap();
                 let read: Vec<Result<Option<String>, RejectReason>> = event
                     .collections(&fields)
                     .map(|c| c.map(|c| c.map(Cow::into_owned)).map_err(|e| e.reason))
@@ -721,8 +759,8 @@ mod tests {
         for (line, want) in cases {
             let got = parser
                 .parse(line, |root| {
-                    EventKey::from_value(root, &fields)?;
-                    let event = Event::from_value(root, &fields)?;
+                    EventKey::from_value(root, &fields, &[])?;
+                    let event = Event::from_value(root, &fields, &[])?;
                     let docs = event.doc_ids(&fields).try_for_each(|d| d.map(drop));
                     docs
                 })

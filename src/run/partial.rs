@@ -549,6 +549,7 @@ impl Grouping {
             *seen |= theirs;
         }
         self.unread_pooled += other.unread_pooled;
+        self.path_order = self.path_order.take().or(other.path_order);
         for (run, inputs) in other.fused_runs {
             let inputs = inputs.into_iter().map(|input| input + offset);
             match self.fused_runs.iter_mut().find(|(ours, _)| *ours == run) {

@@ -538,6 +538,10 @@ pub struct Summary {
     /// The (run, stage)s most of whose labeled queries no record captured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mostly_missing: Vec<MostlyMissing>,
+    /// Without a time field, why the path order of Hive-partitioned logs
+    /// that decided repeats (`--repeats first|last`) is not time order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_in_path_order: Option<String>,
     /// Every other output of the run, as written: a reader checks a file
     /// against its entry before trusting it.
     pub outputs: Vec<OutputFile>,
