@@ -67,6 +67,7 @@ fn judge_block(c: &mut Criterion) {
             spans: &SpanFields::default(),
             run_name: RunName::Tag,
             file_runs: &[],
+            partitions: &[],
         },
         stages: &[],
         duplicates: DuplicateDocs::Reject,

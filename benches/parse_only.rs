@@ -57,8 +57,8 @@ fn main() -> anyhow::Result<()> {
         let mut touched = 0;
         for line in lines(&block.bytes).filter(|l| !l.is_empty()) {
             let _ = parser.parse(line, |root| {
-                let key = EventKey::from_value(root, &fields);
-                if let (Ok(_), Ok(event)) = (key, Event::from_value(root, &fields)) {
+                let key = EventKey::from_value(root, &fields, &[]);
+                if let (Ok(_), Ok(event)) = (key, Event::from_value(root, &fields, &[])) {
                     touched += event.doc_ids(&fields).filter(Result::is_ok).count() as u64;
                 }
             });

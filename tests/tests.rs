@@ -5,6 +5,7 @@ mod prop_permissions;
 mod prop_stage_loss;
 mod test_agree;
 mod test_calibrate;
+mod test_capture_time;
 mod test_compare;
 mod test_compare_rules;
 mod test_compare_stats;

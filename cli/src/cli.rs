@@ -629,6 +629,9 @@ pub struct FieldArgs {
     /// Read a result's rank from this column, in Parquet logs of one row per result [default: rank].
     #[arg(long = "rank-field", value_name = "KEY")]
     pub rank: Option<String>,
+    /// Read each capture's time from this key, JSON pointer or column (RFC 3339, or seconds to nanoseconds since 1970 told by size), so that --repeats first|last keep the earliest|latest capture; a capture without one is rejected (bad_time) [default: none; spans: their start time].
+    #[arg(long = "time-field", value_name = "KEY")]
+    pub time: Option<String>,
 }
 
 /// Options of `rgrade gen`.
@@ -729,6 +732,7 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::ResultsField => "--results-field",
         Setting::DocField => "--doc-field",
         Setting::RankField => "--rank-field",
+        Setting::TimeField => "--time-field",
         Setting::AsOf => "--as-of",
         Setting::Openmetrics => "--openmetrics",
         Setting::Metrics => "--metrics",

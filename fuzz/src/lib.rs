@@ -108,6 +108,7 @@ pub fn judge(
             spans,
             run_name,
             file_runs,
+            partitions: &[],
         },
         stages: &[],
         duplicates,

@@ -688,6 +688,7 @@ class GradeOptions(TypedDict, total=False):
     allowed_field: Optional[str]
     collection_field: Optional[str]
     rank_field: Optional[str]
+    time_field: Optional[str]
 
 
 def _plain(value: Any) -> Any:

@@ -181,6 +181,8 @@ settings! {
     DocField = "doc_field",
     /// Where a result row keeps its rank.
     RankField = "rank_field",
+    /// Where a record keeps its capture time.
+    TimeField = "time_field",
     /// The time a grading stands for.
     AsOf = "as_of",
     /// The OpenMetrics export.

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
+use crate::logs::record::Nanos;
 use crate::logs::record::{Invalid, Origin, RejectReason, EXCERPT_BYTES};
 
 /// A judged document found in a ranking.
@@ -52,6 +53,10 @@ pub struct Capture {
     /// Whether the answer built on this capture was acceptable, if the
     /// record says (`answer_ok`).
     pub answer_ok: Option<bool>,
+    /// When it was captured, with a time field (a span's start by
+    /// default): `--repeats first|last` order repeats by it, then by
+    /// origin. `None` sorts first.
+    pub time: Option<Nanos>,
     /// The unjudged documents ranked within the pool depth (with
     /// `--review-queue`): a range of the pooled documents of whoever holds
     /// the capture, as `found` is of its found list.
@@ -63,6 +68,14 @@ pub struct Capture {
     /// query, whatever its grade and whether withheld as unauthorized: a
     /// query whose results never are is a sign of stale labels.
     pub returned_judged: bool,
+}
+
+impl Capture {
+    /// Where it stands among the repeats of its (run, stage, query):
+    /// by capture time, then in input order.
+    pub fn order(&self) -> (Option<Nanos>, Origin) {
+        (self.time, self.origin)
+    }
 }
 
 /// A rejected record, ready for rejects.jsonl.

@@ -58,6 +58,9 @@ pub struct Grouping {
     /// The runs whose TREC rankings dropped copies of documents found in
     /// another input, each with those inputs.
     pub fused_runs: Vec<(String, Vec<u32>)>,
+    /// Why the inputs' path order, which decided repeats without a time
+    /// field, may not be time order (Hive partitions), if it may not.
+    pub path_order: Option<String>,
 }
 
 /// The logs as they are gathered, block by block.
@@ -160,6 +163,7 @@ pub fn gather(
         stages_seen,
         unread_pooled,
         fused_runs,
+        path_order: None,
     })
 }
 

@@ -42,6 +42,9 @@ pub struct Graded {
     pub self_pooled: Vec<SelfPooled>,
     /// The (run, stage)s most of whose labeled queries no record captured.
     pub mostly_missing: Vec<MostlyMissing>,
+    /// Why the path order that decided repeats (no time field) may not
+    /// be time order, when repeats were decided by it.
+    pub repeats_in_path_order: Option<String>,
     /// The human key the means were calibrated against, with its values.
     pub(crate) calibrated_against: Option<HumanScores>,
     /// Each input's name, by input index.
@@ -153,6 +156,9 @@ pub enum Warning {
     },
     /// Under `unit` doc, labeled ids in which `doc_of` finds a document.
     ChunkLabels(ChunkLabels),
+    /// Repeats decided by input order, the path order of Hive partitions,
+    /// which is not time order (the example says why).
+    PathOrder(String),
 }
 
 spelled_by_each_front_end!(Warning);
@@ -232,6 +238,14 @@ impl Warning {
                 Setting::Unit.given("doc")
             ),
             Warning::FormatDoubt { input, doubt } => write!(f, "{input}: {doubt}"),
+            Warning::PathOrder(doubt) => write!(
+                f,
+                "{} kept captures by input order, the logs' path order, which in these \
+                 Hive partitions is not time order ({doubt}; summary.json's \
+                 repeats_in_path_order): name the capture time with {}",
+                Setting::Repeats,
+                Setting::TimeField.given("FIELD")
+            ),
             Warning::FusedRun { run, files } => write!(
                 f,
                 "run '{run}': {} dropped copies of documents that {} also list ({}): do \

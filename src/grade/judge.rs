@@ -25,7 +25,8 @@ use crate::io::json::JsonParser;
 use crate::labels::{LabelIndex, QueryIdx};
 use crate::logs::read::LogChunk;
 use crate::logs::record::{
-    EventKey, Invalid, Origin, Pending, Ranking, Record, RecordSink, RunResult, Skipped, SpanIds,
+    EventKey, Invalid, Nanos, Origin, Pending, Ranking, Record, RecordSink, RunResult, Skipped,
+    SpanIds,
 };
 use crate::logs::records::{input_of, records, RecordOptions};
 
@@ -166,6 +167,7 @@ struct EventBody<'i> {
     latency_ms: Option<f64>,
     context_tokens: Option<f64>,
     answer_ok: Option<bool>,
+    time: Option<Nanos>,
     /// Whether the record named the user's allowed collections.
     with_permissions: bool,
     /// The results outside them.
@@ -192,6 +194,7 @@ impl<'i> EventBody<'i> {
             latency_ms: ranking.latency_ms,
             context_tokens: ranking.context_tokens,
             answer_ok: ranking.answer_ok,
+            time: ranking.time,
             with_permissions,
             outside,
         })
@@ -267,6 +270,7 @@ fn take_event<'i>(
         context_tokens: event.context_tokens,
         unauthorized: judged.unauthorized,
         answer_ok: event.answer_ok,
+        time: event.time,
         found: judged.found,
         pooled,
         returned_judged: judged.returned_judged,
@@ -534,6 +538,7 @@ mod tests {
                 spans: &SpanFields::default(),
                 run_name: RunName::Tag,
                 file_runs: &file_runs,
+                partitions: &[],
             },
             stages,
             duplicates: DuplicateDocs::Reject,

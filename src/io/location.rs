@@ -173,7 +173,7 @@ pub fn redact_command(command: &[String]) -> Vec<String> {
 }
 
 /// `text` with its `%XX` escapes undone (as the URL parser wrote them).
-fn percent_decoded(text: &str) -> String {
+pub fn percent_decoded(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -196,6 +196,8 @@ pub enum Want {
     Whole,
     /// Timestamps, or integer nanoseconds.
     Time,
+    /// A capture time: timestamps, numbers counting since 1970, or text.
+    Moment,
     /// Booleans.
     Bool,
 }
@@ -212,6 +214,9 @@ impl Want {
             Want::Integer => integer,
             Want::Whole => integer || matches!(data_type, Float32 | Float64),
             Want::Time => matches!(data_type, Timestamp(..) | Int64),
+            Want::Moment => {
+                integer || matches!(data_type, Timestamp(..) | Float32 | Float64 | Utf8)
+            }
             Want::Bool => matches!(data_type, Boolean),
         }
     }
@@ -225,6 +230,7 @@ impl Want {
             Want::Integer => "an integer",
             Want::Whole => "a whole number",
             Want::Time => "a timestamp",
+            Want::Moment => "a timestamp, a number or text",
             Want::Bool => "a boolean",
         }
     }

@@ -14,7 +14,7 @@ use crate::base::options::LogsFormat;
 use crate::base::schema::{LOCK_FILE, PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
-use crate::io::location::{Location, ObjectUri};
+use crate::io::location::{percent_decoded, Location, ObjectUri};
 use crate::io::objects;
 use crate::logs::detect::detect;
 
@@ -49,6 +49,80 @@ pub struct Discovered {
     pub inputs: Vec<Input>,
     /// `.txt`, `.tsv` and `.csv` files of the directories that hold no run.
     pub skipped: Vec<PathBuf>,
+    /// Each input's Hive partition, as [`partition`] reads it from its
+    /// path below the LOGS argument that named its folder.
+    pub partitions: Vec<Partition>,
+}
+
+/// The `key=value` segments of a path, in order, their values
+/// percent-decoded as Hive and Spark escape them.
+pub type Partition = Vec<(String, String)>;
+
+/// The Hive partition of a log at `relative`, its path (or key) below the
+/// folder (or prefix) a LOGS argument named: each `key=value` segment of
+/// its folders. A file named directly has none.
+pub fn partition(relative: &str) -> Partition {
+    let mut folders: Vec<&str> = relative.split('/').filter(|s| !s.is_empty()).collect();
+    folders.pop();
+    folders
+        .into_iter()
+        .filter_map(|segment| {
+            let (key, value) = segment.split_once('=')?;
+            (!key.is_empty()).then(|| (percent_decoded(key), percent_decoded(value)))
+        })
+        .collect()
+}
+
+/// Why the input order of partitioned logs, file-path order, is not time
+/// order, if it is not: a partition key of numbers not padded to one
+/// width (`hour=10` sorts before `hour=9`), or a partition of several
+/// files (part files, in name order, which is no time order). `None`
+/// when no input is in a partition.
+pub fn path_order_doubt(inputs: &[Input], partitions: &[Partition]) -> Option<String> {
+    let mut values: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for (key, value) in partitions.iter().flatten() {
+        values.entry(key).or_default().push(value);
+    }
+    let number = |v: &&str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    // A number's order: its digits past any leading zeros, by length first.
+    let numeric = |v: &str| {
+        let digits = v.trim_start_matches('0');
+        (digits.len(), digits.to_string())
+    };
+    for (key, values) in &mut values {
+        if !values.iter().all(number) {
+            continue;
+        }
+        values.sort_unstable();
+        values.dedup();
+        if let Some(pair) = values.windows(2).find(|w| numeric(w[0]) > numeric(w[1])) {
+            return Some(format!(
+                "'{key}={}' sorts before '{key}={}'",
+                pair[0], pair[1]
+            ));
+        }
+    }
+    let folder = |input: &Input| {
+        let name = input.name();
+        name.rsplit_once('/').map(|(folder, _)| folder.to_string())
+    };
+    let mut files = std::collections::HashMap::new();
+    for (input, partition) in inputs.iter().zip(partitions) {
+        if partition.is_empty() {
+            continue;
+        }
+        let Some(folder) = folder(input) else {
+            continue;
+        };
+        let count = files.entry(folder.clone()).or_insert(0);
+        *count += 1;
+        if *count == 2 {
+            return Some(format!(
+                "'{folder}/' holds several part files, read in name order"
+            ));
+        }
+    }
+    None
 }
 
 /// Expand the LOGS arguments into inputs: files as given, directories
@@ -69,20 +143,34 @@ pub struct Discovered {
 pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
     let out = out.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut found = Discovered::default();
-    let Discovered { inputs, skipped } = &mut found;
+    let Discovered {
+        inputs,
+        skipped,
+        partitions,
+    } = &mut found;
     for arg in args {
         if arg.as_os_str() == "-" {
             inputs.push(Input::Stdin);
+            partitions.push(Partition::new());
             continue;
         }
+        let before = inputs.len();
         if let Location::Object(uri) = Location::parse(arg)? {
             add_objects(&uri, inputs, skipped)?;
+            let prefix = uri.key();
+            for input in &inputs[before..] {
+                let key = match input {
+                    Input::Object(object) => object.key(),
+                    _ => String::new(),
+                };
+                let below = key.strip_prefix(&prefix).unwrap_or_default();
+                partitions.push(partition(below));
+            }
             continue;
         }
         let meta = std::fs::metadata(arg)
             .with_context(|| format!("{}: cannot open log input", arg.display()))?;
         if meta.is_dir() {
-            let before = inputs.len();
             walk(arg, out.as_deref(), inputs, skipped)?;
             if inputs.len() == before {
                 bail!(
@@ -94,6 +182,14 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
             }
         } else {
             add_file(arg.clone(), &meta, inputs)?;
+        }
+        for input in &inputs[before..] {
+            let below = match input {
+                Input::File(path) => path.strip_prefix(arg).ok(),
+                _ => None,
+            };
+            let below = below.map(|p| p.to_string_lossy().replace('\\', "/"));
+            partitions.push(partition(&below.unwrap_or_default()));
         }
     }
     let mut seen = std::collections::HashSet::new();
@@ -311,6 +407,39 @@ fn holds_a_run(input: &Input) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partitions_are_the_key_value_folders_below_the_argument() {
+        let read = partition("dt=2026-12-01/hour=3/x/part-0=1.parquet");
+        let want = [("dt", "2026-12-01"), ("hour", "3")].map(|(k, v)| (k.into(), v.into()));
+        assert_eq!(read, want);
+        assert_eq!(
+            partition("k=a%3Ab%2Fc/f.jsonl"),
+            [("k".into(), "a:b/c".into())]
+        );
+        assert_eq!(partition("f.jsonl"), Partition::new());
+        assert_eq!(partition("=v/f.jsonl"), Partition::new());
+        let hours = |hours: &[&str]| -> (Vec<Input>, Vec<Partition>) {
+            let files = hours.iter().map(|h| format!("lake/hour={h}/part-0.jsonl"));
+            let partitions = files.clone().map(|f| partition(&f[5..])).collect();
+            (files.map(|f| Input::File(f.into())).collect(), partitions)
+        };
+        let (inputs, partitions) = hours(&["1", "10", "2"]);
+        assert_eq!(
+            path_order_doubt(&inputs, &partitions).as_deref(),
+            Some("'hour=10' sorts before 'hour=2'")
+        );
+        let (inputs, partitions) = hours(&["01", "02", "10"]);
+        assert_eq!(path_order_doubt(&inputs, &partitions), None);
+        let mut parts = inputs.clone();
+        parts.push(Input::File("lake/hour=10/part-1.jsonl".into()));
+        let mut partitions = partitions.clone();
+        partitions.push(partitions[2].clone());
+        assert_eq!(
+            path_order_doubt(&parts, &partitions).as_deref(),
+            Some("'lake/hour=10/' holds several part files, read in name order")
+        );
+    }
 
     #[test]
     fn discover_rejects_missing_and_empty_inputs() {

@@ -9,10 +9,12 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::io::json::{id_text, with_embedded, JsonParser};
+use crate::logs::record::Nanos;
 use crate::logs::record::{
     measure, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking, Record,
     RecordSink, RejectReason, DEFAULT_STAGE,
 };
+use crate::logs::time;
 
 /// Where to find a field: a key, or the segments of a JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +89,7 @@ pub struct LogFields {
     outcome: FieldPath,
     allowed: FieldPath,
     collection: FieldPath,
+    time: Option<FieldPath>,
 }
 
 impl LogFields {
@@ -106,6 +109,7 @@ impl LogFields {
             outcome: path(&names.outcome, FieldNames::OUTCOME),
             allowed: path(&names.allowed, FieldNames::ALLOWED),
             collection: path(&names.collection, FieldNames::COLLECTION),
+            time: names.time.as_deref().map(FieldPath::parse),
         }
     }
 }
@@ -145,6 +149,9 @@ pub struct FieldNames {
     pub collection: Option<String>,
     /// The rank of a result in a log of one row per result (Parquet).
     pub rank: Option<String>,
+    /// When each capture was made, which orders its repeats; none
+    /// unless named, but a span's start time.
+    pub time: Option<String>,
 }
 
 impl FieldNames {
@@ -181,10 +188,18 @@ impl<'i> EventKey<'i> {
     /// that a record rejected for its results still counts as a capture of
     /// its query.
     ///
+    /// A stage or run field that names a key of the record's Hive
+    /// `partition` is the partition's value, as Spark and pyarrow read a
+    /// partition column, whatever the record holds under that key.
+    ///
     /// # Errors
     /// `not_an_object`, `missing_query_id`, `bad_query_id`, or `bad_field`
     /// for a stage or run that is not a string.
-    pub fn from_value(root: Value<'_, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+    pub fn from_value(
+        root: Value<'_, 'i>,
+        fields: &LogFields,
+        partition: &'i [(String, String)],
+    ) -> Result<Self, Invalid> {
         if !root.is_object() {
             return Err(Invalid::new(
                 RejectReason::NotAnObject,
@@ -208,10 +223,14 @@ impl<'i> EventKey<'i> {
                 )
             })?,
         };
+        let text = |path: &FieldPath| match partition_value(partition, path) {
+            Some(value) => Ok(Some(value)),
+            None => optional_str(root, path),
+        };
         Ok(EventKey {
             query_id,
-            stage: optional_str(root, &fields.stage)?.unwrap_or(DEFAULT_STAGE),
-            run: optional_str(root, &fields.run)?.unwrap_or(""),
+            stage: text(&fields.stage)?.unwrap_or(DEFAULT_STAGE),
+            run: text(&fields.run)?.unwrap_or(""),
         })
     }
 }
@@ -227,6 +246,8 @@ pub struct Event<'t, 'i> {
     pub answer_ok: Option<bool>,
     /// The collections the user may see, if the record says.
     pub allowed: Option<Vec<&'i str>>,
+    /// When it was captured, with a time field.
+    pub time: Option<Nanos>,
     /// The ranking; `None` for a null one, which found nothing, and for
     /// one held as JSON text.
     results: Option<Array<'t, 'i>>,
@@ -250,7 +271,11 @@ impl<'t, 'i> Event<'t, 'i> {
     /// context size that is not a number, or an outcome not a boolean. Null results are an empty
     /// ranking: OpenSearch UBI, for one, records a search that found
     /// nothing that way. Results may be a string holding a JSON array.
-    pub fn from_value(root: Value<'t, 'i>, fields: &LogFields) -> Result<Self, Invalid> {
+    pub fn from_value(
+        root: Value<'t, 'i>,
+        fields: &LogFields,
+        partition: &[(String, String)],
+    ) -> Result<Self, Invalid> {
         let bad_results = |what: &str| {
             Invalid::new(
                 RejectReason::BadResults,
@@ -289,6 +314,13 @@ impl<'t, 'i> Event<'t, 'i> {
             context_tokens: optional_measure(root, &fields.context)?,
             answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
+            time: (fields.time.as_ref())
+                .map(|path| match partition_value(partition, path) {
+                    Some(value) => time::from_text(value)
+                        .ok_or_else(|| time::unreadable(&path.to_string(), &format!("{value:?}"))),
+                    None => time(root, path),
+                })
+                .transpose()?,
             results,
             from_text,
         })
@@ -350,6 +382,7 @@ impl<'t, 'i> Event<'t, 'i> {
             context_tokens: self.context_tokens,
             answer_ok: self.answer_ok,
             permissions,
+            time: self.time,
         })
     }
 }
@@ -397,6 +430,17 @@ pub fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Co
     }
 }
 
+/// The value of the Hive `partition` key that `path` names, if it names
+/// one: a top-level key, never a pointer into the record.
+fn partition_value<'p>(partition: &'p [(String, String)], path: &FieldPath) -> Option<&'p str> {
+    let [key] = path.segments() else {
+        return None;
+    };
+    (partition.iter())
+        .find(|(name, _)| name == key)
+        .map(|(_, value)| value.as_str())
+}
+
 fn optional_str<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<&'i str>, Invalid> {
     match path.find(root) {
         None => Ok(None),
@@ -439,6 +483,24 @@ fn optional_measure(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>
     }
 }
 
+/// The capture time at `path`, which every record must have.
+///
+/// # Errors
+/// `bad_time` when it is missing, null or no time.
+fn time(root: Value<'_, '_>, path: &FieldPath) -> Result<Nanos, Invalid> {
+    let value = path.find(root).filter(|v| !v.is_null());
+    let value = value.ok_or_else(|| time::missing(&path.to_string()))?;
+    let read = match value.into_string() {
+        Some(text) => time::from_text(text),
+        None => match value.as_i64().map(i128::from) {
+            Some(count) => Some(time::from_integer(count)),
+            None => (value.as_u64().map(|n| time::from_integer(n.into())))
+                .or_else(|| value.cast_f64().and_then(time::from_number)),
+        },
+    };
+    read.ok_or_else(|| time::unreadable(&path.to_string(), &value.encode()))
+}
+
 fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, Invalid> {
     match path.find(root) {
         None => Ok(None),
@@ -456,13 +518,22 @@ fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, 
 pub struct JsonlLines<'c> {
     parser: &'c mut JsonParser,
     fields: &'c LogFields,
+    partition: &'c [(String, String)],
 }
 
 impl<'c> JsonlLines<'c> {
     /// The lines of a JSONL log, parsed by `parser`, whose records keep
-    /// their fields where `fields` says.
-    pub fn new(parser: &'c mut JsonParser, fields: &'c LogFields) -> Self {
-        JsonlLines { parser, fields }
+    /// their fields where `fields` says, or in the log's Hive `partition`.
+    pub fn new(
+        parser: &'c mut JsonParser,
+        fields: &'c LogFields,
+        partition: &'c [(String, String)],
+    ) -> Self {
+        JsonlLines {
+            parser,
+            fields,
+            partition,
+        }
     }
 }
 
@@ -471,14 +542,14 @@ impl LineFormat for JsonlLines<'_> {
 
     /// The event's key is read with the line, its ranking only if asked.
     fn line(&mut self, line: &[u8], _: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
-        let fields = self.fields;
+        let (fields, partition) = (self.fields, self.partition);
         let taken = self.parser.parse(line, |root| {
-            let record = match EventKey::from_value(root, fields) {
+            let record = match EventKey::from_value(root, fields, partition) {
                 Ok(key) => Record::Event {
                     key,
                     span: None,
                     ranking: Pending::Later(&mut || {
-                        Event::from_value(root, fields)?.ranking(fields)
+                        Event::from_value(root, fields, partition)?.ranking(fields)
                     }),
                 },
                 Err(invalid) => Record::Invalid(invalid),
@@ -510,8 +581,8 @@ mod tests {
     fn parse_event(line: &str, fields: &LogFields) -> Result<Owned, Invalid> {
         let mut parser = JsonParser::default();
         parser.parse(line.as_bytes(), |root| {
-            let key = EventKey::from_value(root, fields)?;
-            let event = Event::from_value(root, fields)?;
+            let key = EventKey::from_value(root, fields, &[])?;
+            let event = Event::from_value(root, fields, &[])?;
             let docs = event
                 .doc_ids(fields)
                 .map(|d| d.map(|d| d.into_owned()))
@@ -547,7 +618,7 @@ mod tests {
         let line = r#"{"query_id": "q1", "output": "[{\"id\": \"a\", \"collection\": \"hr\"}, {\"id\": \"b\", \"collection\": 5}]"}"#;
         let collections = parser
             .parse(line.as_bytes(), |root| {
-                let event = Event::from_value(root, &fields).unwrap();
+                let event = Event::from_value(root, &fields, &[]).unwrap();
                 let read: Vec<Result<Option<String>, RejectReason>> = event
                     .collections(&fields)
                     .map(|c| c.map(|c| c.map(Cow::into_owned)).map_err(|e| e.reason))
@@ -688,8 +759,8 @@ mod tests {
         for (line, want) in cases {
             let got = parser
                 .parse(line, |root| {
-                    EventKey::from_value(root, &fields)?;
-                    let event = Event::from_value(root, &fields)?;
+                    EventKey::from_value(root, &fields, &[])?;
+                    let event = Event::from_value(root, &fields, &[])?;
                     let docs = event.doc_ids(&fields).try_for_each(|d| d.map(drop));
                     docs
                 })

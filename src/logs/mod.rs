@@ -14,6 +14,7 @@
 //! - [`otlp`]: OTLP/JSON traces and the capture spans in them;
 //! - [`trec`]: a TREC or MS MARCO run line;
 //! - [`csv_run`]: a CSV run's header and lines;
+//! - [`time`]: capture times, as each format writes them;
 //! - [`parquet`]: Parquet logs and Arrow tables, row by row.
 //!
 //! A new format of lines is a file here whose reader of one line
@@ -31,4 +32,5 @@ pub mod parquet;
 pub mod read;
 pub mod record;
 pub mod records;
+pub mod time;
 pub mod trec;

@@ -68,6 +68,9 @@ pub enum RejectReason {
     /// of one result) whose ranking lost another line, rejected: graded
     /// without it, the documents below it would move up.
     IncompleteRanking,
+    /// With a time field, a capture of a graded stage whose time is
+    /// missing or is not a time: it cannot be placed among its repeats.
+    BadTime,
 }
 
 impl RejectReason {
@@ -94,6 +97,7 @@ impl RejectReason {
             RejectReason::BadSpan => "bad_span",
             RejectReason::DroppedAttributes => "dropped_attributes",
             RejectReason::IncompleteRanking => "incomplete_ranking",
+            RejectReason::BadTime => "bad_time",
         }
     }
 }
@@ -174,6 +178,10 @@ impl RankKey {
         }
     }
 }
+
+/// A capture time: nanoseconds since 1970-01-01T00:00:00Z
+/// (`crate::logs::time` reads it as each format writes it).
+pub type Nanos = i128;
 
 /// The stage of a record that names none.
 pub const DEFAULT_STAGE: &str = "final";
@@ -365,6 +373,9 @@ pub struct Ranking<'i> {
     pub answer_ok: Option<bool>,
     /// What the user may see, when the event says.
     pub permissions: Option<Permissions<'i>>,
+    /// When it was captured, with a time field (a span's start by
+    /// default), which orders its repeats.
+    pub time: Option<Nanos>,
 }
 
 /// The collections a search event's user may see, and the collection

@@ -7,6 +7,7 @@ use crate::base::options::{LogsFormat, RunName};
 use crate::io::blocks::{is_blank, line_ranges, Block, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;
 use crate::logs::csv_run::CsvLines;
+use crate::logs::discover::Partition;
 use crate::logs::jsonl::{JsonlLines, LogFields};
 use crate::logs::otlp::{OtlpLines, SpanFields};
 use crate::logs::parquet::rows::RowRecords;
@@ -29,9 +30,18 @@ pub struct RecordOptions<'a> {
     pub run_name: RunName,
     /// Each input's name as a run: its file name without extensions.
     pub file_runs: &'a [String],
+    /// Each input's Hive partition (none for one handed over).
+    pub partitions: &'a [Partition],
 }
 
 impl<'a> RecordOptions<'a> {
+    /// The Hive partition of input `input`: its `key=value` folders.
+    pub fn partition(&self, input: u32) -> &'a [(String, String)] {
+        self.partitions
+            .get(input as usize)
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// What names a run of run lines.
     pub fn runs(&self) -> RunNames<'a> {
         RunNames {
@@ -75,9 +85,12 @@ pub fn records<'c>(
                 OtlpLines::new(parser, options.spans),
             )),
             // A block's format is decided (never `Auto`); Parquet comes in rows.
-            LogsFormat::Jsonl | LogsFormat::Auto | LogsFormat::Parquet => Box::new(
-                LineRecords::new(block, JsonlLines::new(parser, options.fields)),
-            ),
+            LogsFormat::Jsonl | LogsFormat::Auto | LogsFormat::Parquet => {
+                Box::new(LineRecords::new(
+                    block,
+                    JsonlLines::new(parser, options.fields, options.partition(block.input)),
+                ))
+            }
         },
     }
 }

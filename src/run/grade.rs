@@ -17,7 +17,9 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
 use crate::base::metrics::Cutoff;
-use crate::base::options::{JoinBy, LabelsFormat, MissingPolicy, Reviewing, SpanKind};
+use crate::base::options::{
+    JoinBy, LabelsFormat, MissingPolicy, RepeatPolicy, Reviewing, SpanKind,
+};
 use crate::base::schema::{Counts, Summary};
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
@@ -36,7 +38,7 @@ use crate::grade::units::ChunkLabels;
 use crate::io::inputs::{Input, InputStats};
 use crate::io::{reread, workers};
 use crate::labels::LabelIndex;
-use crate::logs::discover::{discover, Discovered};
+use crate::logs::discover::{discover, path_order_doubt, Discovered};
 use crate::logs::jsonl::{FieldNames, LogFields};
 use crate::logs::otlp::SpanFields;
 use crate::logs::record::DEFAULT_STAGE;
@@ -224,7 +226,14 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
     let Discovered {
         mut inputs,
         skipped,
+        partitions,
     } = discover(&plan.logs, plan.out.as_deref())?;
+    // Without a time field, repeats follow input order: path order.
+    let by_path = plan.fields.time.is_none()
+        && matches!(plan.repeats, RepeatPolicy::First | RepeatPolicy::Last);
+    let path_order = by_path
+        .then(|| path_order_doubt(&inputs, &partitions))
+        .flatten();
     inputs.extend(plan.tables.logs.iter().cloned().map(Input::Table));
     if let Some(lines) = &plan.tables.lines {
         inputs.extend((0..lines.inputs().len()).map(|i| Input::Lines(Arc::clone(lines), i)));
@@ -243,6 +252,7 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
             spans: &spans,
             run_name: plan.run_name,
             file_runs: &file_runs,
+            partitions: &partitions,
         },
         stages: &plan.stages,
         duplicates: plan.duplicate_docs,
@@ -264,7 +274,8 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
         fields: &plan.fields,
     };
     let grouper = Grouper::new(plan.repeats, labels);
-    let grouping = gather(&inputs, reading, &config, grouper, pool)?;
+    let mut grouping = gather(&inputs, reading, &config, grouper, pool)?;
+    grouping.path_order = path_order;
     if !skipped.is_empty() {
         warn(Warning::NotRuns(skipped));
     }
@@ -311,6 +322,7 @@ pub fn finish(
         stages_seen,
         unread_pooled,
         fused_runs,
+        path_order,
     } = grouping;
     let unseen_stages = unseen_stages(plan, &stages_seen).of_kind(ErrorKind::Logs)?;
     let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
@@ -337,6 +349,10 @@ pub fn finish(
     // Stage 5: grade and aggregate; per_query.csv is written (and the rows
     // kept, when asked) as rows are graded.
     let superseded_records = grouped.superseded_records;
+    let repeats_in_path_order = path_order.filter(|_| superseded_records > 0);
+    if let Some(doubt) = &repeats_in_path_order {
+        warn(Warning::PathOrder(doubt.clone()));
+    }
     let mut rows = RowOutputs::create(plan.out.as_deref(), plan.keep_rows, &labels, &settings)
         .of_kind(ErrorKind::Output)?;
     let sink = rows.any().then_some(&mut rows as &mut dyn RowSink);
@@ -360,6 +376,7 @@ pub fn finish(
     ));
     let mut graded = Graded {
         mostly_missing,
+        repeats_in_path_order,
         calibrated_against: human,
         self_pooled,
         input_names,

@@ -10,9 +10,13 @@
 //! records interleave in input order), and
 //! grades them as `grade` does ([`super::grade::finish`]): every output, the
 //! missing queries, the percentiles, stage loss, stale labels and leaks
-//! come from the same code over the same captures. A query captured in two
-//! shards would have been graded from captures no shard saw together: it
-//! is an error.
+//! come from the same code over the same captures. Shards may be cut by
+//! query or by time: a (run, stage, query) captured in several shards is
+//! resolved across them by the repeat policy, as within one (each capture
+//! carries its time and its place in input order, which follows the shards
+//! as given); under `--repeats error` it is an error naming the query and
+//! both shards, since each shard kept its captures without seeing the
+//! other's.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -24,6 +28,7 @@ use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
+use crate::base::options::RepeatPolicy;
 use crate::base::schema::{
     PartialSummary, PARTIAL_CAPTURES_FILE, PARTIAL_FORMAT, PARTIAL_SUMMARY_FILE,
 };
@@ -193,8 +198,8 @@ impl MergePlan {
 ///
 /// # Errors
 /// A shard that is not a complete partial grading of this version, shards
-/// graded with other labels or options, a query captured in two shards, an
-/// output that cannot be written.
+/// graded with other labels or options, a (run, stage, query) captured in
+/// two shards under `--repeats error`, an output that cannot be written.
 pub fn merge(merge: &MergePlan, warn: &mut dyn FnMut(Warning)) -> Result<Graded, Error> {
     let started = Instant::now();
     if let Some(path) = &merge.openmetrics {
@@ -266,7 +271,8 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
     let mut first_shard = Some(first_shard);
     let setup = Setup::new(&plan)?;
     let mut merged = Merged {
-        owner: vec![NO_SHARD; setup.labels().queries().len()],
+        repeats: plan.repeats,
+        owners: HashMap::new(),
         inputs: HashMap::new(),
         grouping: None,
     };
@@ -394,14 +400,13 @@ fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
     Ok(serde_json::to_value(own(shard))? == serde_json::to_value(own(merged))?)
 }
 
-/// Marks a query no shard captured yet.
-const NO_SHARD: u32 = u32::MAX;
-
-/// The shards merged so far, which of them captured each query, and
-/// which graded each whole input, known by its content (hash and size):
-/// one file reached by two paths, links or names is one input.
+/// The shards merged so far; under `--repeats error`, which of them
+/// captured each (run, stage, query); which graded each whole input,
+/// known by its content (hash and size): one file reached by two paths,
+/// links or names is one input.
 struct Merged {
-    owner: Vec<u32>,
+    repeats: RepeatPolicy,
+    owners: HashMap<(Box<str>, Box<str>, QueryIdx), u32>,
     inputs: HashMap<(String, u64), (u32, String)>,
     grouping: Option<Grouping>,
 }
@@ -438,22 +443,34 @@ impl Merged {
             }
             self.inputs.insert(key, (index, name.clone()));
         }
-        for query in grouping.grouped.captured_queries() {
-            let owner = &mut self.owner[query as usize];
-            if *owner != NO_SHARD {
-                bail!(
-                    "query_id '{}' was captured in two shards, {} and {}: partition the logs \
-                     by query id, so that each query's captures are in one shard",
-                    labels.query_id(query as QueryIdx),
-                    shards[*owner as usize].display(),
-                    dir.display()
-                );
+        if self.repeats == RepeatPolicy::Error {
+            for pair in &grouping.grouped.pairs {
+                let touched = (0..pair.n_queries() as QueryIdx).filter(|&q| pair.touched(q));
+                for query in touched {
+                    let key = (pair.run.clone(), pair.stage.clone(), query);
+                    if let Some(&earlier) = self.owners.get(&key) {
+                        bail!(
+                            "run '{}', stage '{}', query_id '{}' was captured in two shards, \
+                             {} and {} ({}): grade with {} or {} to keep one capture by \
+                             time, or {} to average them, or partition the logs by query id",
+                            pair.run,
+                            pair.stage,
+                            labels.query_id(query),
+                            shards[earlier as usize].display(),
+                            dir.display(),
+                            Setting::Repeats.given("error"),
+                            Setting::Repeats.given("first"),
+                            Setting::Repeats.given("last"),
+                            Setting::Repeats.given("mean"),
+                        );
+                    }
+                    self.owners.insert(key, index);
+                }
             }
-            *owner = index;
         }
         match &mut self.grouping {
             None => self.grouping = Some(grouping),
-            Some(merged) => merged.absorb(grouping),
+            Some(merged) => merged.absorb(grouping, self.repeats),
         }
         Ok(())
     }
@@ -487,15 +504,16 @@ impl Grouping {
         self.input_names == other.input_names && parts(self) && parts(other)
     }
 
-    /// Take in `other`: parts of the same inputs, or inputs that follow ours.
-    fn absorb(&mut self, other: Grouping) {
+    /// Take in `other`: parts of the same inputs, or inputs that follow
+    /// ours; a (run, stage, query) both captured is resolved by `repeats`.
+    fn absorb(&mut self, other: Grouping, repeats: RepeatPolicy) {
         let shared = self.shares_inputs(&other);
         let offset = if shared {
             0
         } else {
             self.input_names.len() as u32
         };
-        self.grouped.absorb(other.grouped, offset);
+        self.grouped.absorb(other.grouped, offset, repeats);
         self.rejects
             .extend(other.rejects.into_iter().map(|mut reject| {
                 reject.origin.input += offset;
@@ -531,6 +549,7 @@ impl Grouping {
             *seen |= theirs;
         }
         self.unread_pooled += other.unread_pooled;
+        self.path_order = self.path_order.take().or(other.path_order);
         for (run, inputs) in other.fused_runs {
             let inputs = inputs.into_iter().map(|input| input + offset);
             match self.fused_runs.iter_mut().find(|(ours, _)| *ours == run) {

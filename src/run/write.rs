@@ -129,6 +129,7 @@ pub fn summarize(graded: &Graded, run: &RunFacts) -> Summary {
         stale_labels: run.stale_labels.clone(),
         self_pooled: graded.self_pooled.clone(),
         mostly_missing: graded.mostly_missing.clone(),
+        repeats_in_path_order: graded.repeats_in_path_order.clone(),
         calibration: (graded.calibrated_against.as_ref()).map(|human| CalibrationSummary {
             labels: labels_summary(&human.key),
             shared_queries: human.shared_queries,

@@ -76,8 +76,9 @@ pub const COMPARISON_SUMMARY_FILE: &str = "comparison.json";
 pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
 /// The layout of a partial grading's captures file, raised whenever the
 /// grouped captures change shape: 2 counts nested and empty capture spans
-/// per input, 3 the chunks `--unit doc` folded and the ids it could not map.
-pub const PARTIAL_FORMAT: u32 = 3;
+/// per input, 3 the chunks `--unit doc` folded and the ids it could not map,
+/// 4 each capture's time, so that shards cut by time merge.
+pub const PARTIAL_FORMAT: u32 = 4;
 
 /// captures.postcard.zst: a partial grading's grouped captures, for
 /// `rgrade merge` (serde's postcard form, zstd-compressed).
@@ -540,6 +541,10 @@ pub struct Summary {
     /// The (run, stage)s most of whose labeled queries no record captured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mostly_missing: Vec<MostlyMissing>,
+    /// Without a time field, why the path order of Hive-partitioned logs
+    /// that decided repeats (`--repeats first|last`) is not time order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_in_path_order: Option<String>,
     /// Every other output of the run, as written: a reader checks a file
     /// against its entry before trusting it.
     pub outputs: Vec<OutputFile>,

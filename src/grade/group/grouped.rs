@@ -42,6 +42,12 @@ impl PairSlots {
         self.slots.len()
     }
 
+    /// Whether `query` has any capture in this (run, stage), valid or
+    /// rejected.
+    pub fn touched(&self, query: QueryIdx) -> bool {
+        self.slots[query as usize].total() > 0
+    }
+
     /// Whether `query` has a valid capture in this (run, stage), graded or
     /// not (superseded, or rejected as a repeat).
     pub fn captured(&self, query: QueryIdx) -> bool {
@@ -185,9 +191,14 @@ impl Grouped {
     }
 
     /// Take in the captures of `other`, grouped over other inputs of the
-    /// same labels, whose input indices follow ours after `input_offset`.
-    /// The two must capture no query in common.
-    pub fn absorb(&mut self, other: Grouped, input_offset: u32) {
+    /// same labels, whose input indices follow ours after `input_offset`
+    /// (or, for parts of the same inputs, are ours). A (run, stage,
+    /// query) captured in both is resolved by `repeats` as one grouping
+    /// of all the inputs would have: the earlier or later capture by
+    /// time, then input order, under `first` and `last`; every capture
+    /// under `mean` (and `error`, which the caller refuses first: the
+    /// shards rejected nothing as a repeat of the other's).
+    pub fn absorb(&mut self, other: Grouped, input_offset: u32, repeats: RepeatPolicy) {
         let capture_offset = self.store.absorb(other.store, input_offset);
         for theirs in other.pairs {
             let key = (&theirs.run, &theirs.stage);
@@ -208,9 +219,7 @@ impl Grouped {
                 if taken.head != NO_CAPTURE {
                     taken.head += capture_offset;
                 }
-                if taken != Slot::default() {
-                    *slot = taken;
-                }
+                self.superseded_records += self.store.join(slot, taken, repeats);
             }
         }
         self.superseded_records += other.superseded_records;

@@ -171,8 +171,8 @@ impl Grouper {
         let slot = &mut self.slots[pair as usize][query as usize];
         let kept = self.store.list(slot.head).next();
         let replace = match (self.policy, kept) {
-            (RepeatPolicy::First, Some(kept)) => Some(capture.origin < kept.origin),
-            (RepeatPolicy::Last, Some(kept)) => Some(capture.origin > kept.origin),
+            (RepeatPolicy::First, Some(kept)) => Some(capture.order() < kept.order()),
+            (RepeatPolicy::Last, Some(kept)) => Some(capture.order() > kept.order()),
             _ => None,
         };
         match replace {
@@ -401,6 +401,7 @@ mod tests {
                 context_tokens: None,
                 unauthorized: 0,
                 answer_ok: None,
+                time: None,
                 pooled: 0..0,
                 found: 0..1,
                 returned_judged: true,
@@ -441,7 +442,7 @@ mod tests {
         let mut merged = grouped(&labels, &[0], 1);
         let other = grouped(&labels, &[2], 3);
         assert!(merged.fits(&labels, 1) && other.fits(&labels, 1));
-        merged.absorb(other, 1);
+        merged.absorb(other, 1, RepeatPolicy::Error);
         assert_eq!(merged.captured_queries(), [0, 2]);
         assert_eq!(first_ranks(&merged, &settings), [Some(1), None, Some(3)]);
         assert!(merged.fits(&labels, 2), "the second capture reads input 1");

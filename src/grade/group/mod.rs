@@ -2,8 +2,8 @@
 //! under the repeat policy, then every labeled query of every
 //! (run, stage) becomes one graded row.
 //!
-//! Merging is order-independent: "first" and "last" compare record
-//! origins, never arrival order, and rows are produced in query order, so
+//! Merging is order-independent: "first" and "last" compare capture
+//! times, then record origins, never arrival order, and rows are produced in query order, so
 //! the output is the same whatever the thread count.
 //!
 //! The [`grouper`] gathers the captures, kept in the [`store`], into the

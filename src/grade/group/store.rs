@@ -143,6 +143,48 @@ impl CaptureStore {
         capture_offset
     }
 
+    /// Join `theirs`, the slot of the same (run, stage, query) in a
+    /// grouping absorbed ([`CaptureStore::absorb`]), into `ours`, as one
+    /// grouping of both would have kept them under `repeats`: under
+    /// `first` and `last` the earlier or later capture by
+    /// [`Capture::order`] is kept and the other set aside; otherwise both
+    /// lists are kept. Returns the input records set aside.
+    pub(super) fn join(&mut self, ours: &mut Slot, theirs: Slot, repeats: RepeatPolicy) -> u64 {
+        let mut set_aside_records = 0;
+        ours.head = match (ours.head, theirs.head) {
+            (NO_CAPTURE, head) | (head, NO_CAPTURE) => head,
+            (mine, other) => match repeats {
+                RepeatPolicy::First | RepeatPolicy::Last => {
+                    let (a, b) = (self.capture(mine).order(), self.capture(other).order());
+                    let other_wins = match repeats {
+                        RepeatPolicy::First => b < a,
+                        _ => b > a,
+                    };
+                    let (kept, set_aside) = match other_wins {
+                        true => (other, mine),
+                        false => (mine, other),
+                    };
+                    set_aside_records = u64::from(self.capture(set_aside).records);
+                    ours.kept -= 1;
+                    ours.superseded += 1;
+                    kept
+                }
+                RepeatPolicy::Mean | RepeatPolicy::Error => {
+                    let mut tail = other;
+                    while self.next[tail as usize] != NO_CAPTURE {
+                        tail = self.next[tail as usize];
+                    }
+                    self.next[tail as usize] = mine;
+                    other
+                }
+            },
+        };
+        ours.kept += theirs.kept;
+        ours.rejected += theirs.rejected;
+        ours.superseded += theirs.superseded;
+        set_aside_records
+    }
+
     /// The capture at `index`, the head of a list.
     pub(super) fn capture(&self, index: u32) -> &Capture {
         &self.captures[index as usize]

@@ -445,6 +445,8 @@ impl RankedRuns {
             context_tokens: None,
             unauthorized: 0,
             answer_ok: None,
+            // A run line carries no capture time.
+            time: None,
             pooled: append(&mut self.pooled, pooled),
             found: append(&mut self.found, found),
             returned_judged: ranked.returned_judged,

@@ -28,6 +28,7 @@ use crate::logs::record::{
     deliver, EventKey, Invalid, LineFormat, Origin, Pending, Ranking, Record, RecordSink,
     RejectReason, SpanIds,
 };
+use crate::logs::time;
 
 /// Where spans keep what a capture needs, as the user mapped it.
 #[derive(Debug, Clone)]
@@ -43,6 +44,9 @@ pub struct SpanFields {
     doc: DocField,
     /// Whether the query is named by its question text.
     join: JoinBy,
+    /// The attribute holding the capture time; `None` for the span's
+    /// start time.
+    time: Option<String>,
 }
 
 /// Where a retrieved document keeps its id.
@@ -77,6 +81,7 @@ impl SpanFields {
             run: names.run.clone(),
             doc,
             join,
+            time: names.time.clone(),
         }
     }
 
@@ -106,6 +111,12 @@ impl SpanFields {
     /// Where a retrieved document keeps its id.
     pub fn doc(&self) -> &DocField {
         &self.doc
+    }
+
+    /// The attribute holding the capture time, if the user named one
+    /// (else a span's start time is).
+    pub fn time(&self) -> Option<&str> {
+        self.time.as_deref()
     }
 }
 
@@ -339,7 +350,7 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             Ok(key) => {
                 let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
                 let ids = SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId"));
-                let ranking = self.ranking(kind, &fields.doc).map_err(about);
+                let ranking = self.ranking(kind, fields).map_err(about);
                 Record::Event {
                     key,
                     span: Some(ids),
@@ -397,7 +408,8 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
         }
     }
 
-    fn ranking(&self, kind: SpanKind, doc: &DocField) -> Result<Ranking<'i>, Invalid> {
+    fn ranking(&self, kind: SpanKind, fields: &SpanFields) -> Result<Ranking<'i>, Invalid> {
+        let doc = &fields.doc;
         // An SDK over its attribute count limit (128 by default) drops
         // attributes, documents among them, and says how many: such a
         // ranking would be graded short or shifted.
@@ -439,27 +451,42 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             context_tokens: None,
             answer_ok: None,
             permissions: None,
+            time: match fields.time() {
+                None => self.span_time("startTimeUnixNano")?.map(i128::from),
+                Some(key) => {
+                    let value = self.attribute(key).ok_or_else(|| time::missing(key))?;
+                    let read = time::from_any_value(value);
+                    Some(read.ok_or_else(|| time::unreadable(key, &value.encode()))?)
+                }
+            },
+        })
+    }
+
+    /// The span's time `key` (`startTimeUnixNano`, `endTimeUnixNano`),
+    /// if it has it.
+    ///
+    /// # Errors
+    /// `bad_field` when it is not a count of nanoseconds.
+    fn span_time(&self, key: &str) -> Result<Option<u64>, Invalid> {
+        let Some(value) = self.value.get(key) else {
+            return Ok(None);
+        };
+        let parsed = match value.as_str() {
+            Some(text) => text.parse().ok(),
+            None => value.as_u64(),
+        };
+        parsed.map(Some).ok_or_else(|| {
+            Invalid::new(
+                RejectReason::BadField,
+                format!("'{key}' must be nanoseconds, an unsigned 64-bit integer"),
+            )
         })
     }
 
     /// End minus start, in milliseconds, when the span has both times.
     fn latency_ms(&self) -> Result<Option<f64>, Invalid> {
-        let time = |key: &str| -> Result<Option<u64>, Invalid> {
-            let Some(value) = self.value.get(key) else {
-                return Ok(None);
-            };
-            let parsed = match value.as_str() {
-                Some(text) => text.parse().ok(),
-                None => value.as_u64(),
-            };
-            parsed.map(Some).ok_or_else(|| {
-                Invalid::new(
-                    RejectReason::BadField,
-                    format!("'{key}' must be nanoseconds, an unsigned 64-bit integer"),
-                )
-            })
-        };
-        match (time("startTimeUnixNano")?, time("endTimeUnixNano")?) {
+        let start = self.span_time("startTimeUnixNano")?;
+        match (start, self.span_time("endTimeUnixNano")?) {
             (Some(start), Some(end)) => latency_ms(start.into(), end.into()).map(Some),
             _ => Ok(None),
         }

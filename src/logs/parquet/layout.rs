@@ -62,6 +62,8 @@ pub struct WideColumns {
     pub latency: Option<ColumnPath>,
     pub context: Option<ColumnPath>,
     pub outcome: Option<ColumnPath>,
+    /// The capture time, when `--time-field` names it.
+    pub time: Option<ColumnPath>,
 }
 
 /// Where a row's results are.
@@ -120,6 +122,8 @@ pub struct SpanColumns {
     pub run: Option<ColumnPath>,
     pub start: Option<ColumnPath>,
     pub end: Option<ColumnPath>,
+    /// The capture time, when `--time-field` names it (else `start`).
+    pub time: Option<ColumnPath>,
     /// Where a span sits in its trace, when these hold strings or
     /// integers: `context.trace_id`, `context.span_id`, `parent_id`.
     pub trace: Option<ColumnPath>,
@@ -204,6 +208,13 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                 Want::Id,
                 &format!("a result's doc id; {} names another", Setting::DocField),
             )?;
+            if names.time.is_some() {
+                return Err(format!(
+                    "{} is not read in a log of one row per result, whose rankings are \
+                     spread over rows; grade it without, or log one row per search event",
+                    Setting::TimeField
+                ));
+            }
             let (rank, by_score) = match ranked {
                 true => (columns.require(rank, Want::Whole, "")?, false),
                 false => (columns.require(score, Want::Number, "")?, true),
@@ -238,6 +249,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                     path(names.outcome.as_deref(), FieldNames::OUTCOME),
                     Want::Bool,
                 )?,
+                time: columns.time(names.time.as_deref())?,
             })
         }
     };
@@ -491,11 +503,23 @@ impl Columns<'_> {
             documents,
             run,
             start: self.optional(vec!["start_time".to_string()], Want::Time)?,
+            time: self.time(spans.time())?,
             end: self.optional(vec!["end_time".to_string()], Want::Time)?,
             trace: self.if_fits(vec!["context.trace_id".to_string()], Want::Id),
             span_id: self.if_fits(vec!["context.span_id".to_string()], Want::Id),
             parent: self.if_fits(vec!["parent_id".to_string()], Want::Id),
         })
+    }
+
+    /// The capture time column `named` names, if it names one: it must
+    /// be there.
+    fn time(&mut self, named: Option<&str>) -> Result<Option<ColumnPath>, String> {
+        let Some(named) = named else {
+            return Ok(None);
+        };
+        let what = format!("the capture time {}", Setting::TimeField.given(named));
+        let path = FieldPath::parse(named).segments().to_vec();
+        self.require(path, Want::Moment, &what).map(Some)
     }
 
     /// The leaf columns under the wanted paths: all that is decoded.

@@ -20,10 +20,12 @@ use crate::io::json::{id_text, with_embedded};
 use crate::io::parquet::{column, show, Cells};
 use crate::logs::jsonl::{doc_id, no_doc_id, FieldPath};
 use crate::logs::otlp::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
+use crate::logs::record::Nanos;
 use crate::logs::record::{
     measure, EventKey, Invalid, Origin, Pending, RankKey, Ranking, Record, RecordSink,
     RecordSource, RejectReason, RunResult, SpanIds, DEFAULT_STAGE,
 };
+use crate::logs::time;
 
 /// Rows decoded at a time: a few MiB of columns for a row of 100
 /// results, whatever the size of the row group.
@@ -154,6 +156,7 @@ enum View<'a> {
         latency: Named<'a>,
         context: Named<'a>,
         outcome: Named<'a>,
+        time: Named<'a>,
     },
     Long {
         doc: Named<'a>,
@@ -167,6 +170,7 @@ enum View<'a> {
         documents: [Option<ResultCells<'a>>; 2],
         start: Named<'a>,
         end: Named<'a>,
+        time: Named<'a>,
         trace: Named<'a>,
         span_id: Named<'a>,
         parent: Named<'a>,
@@ -200,6 +204,7 @@ impl<'a> Batch<'a> {
                     latency: named(&wide.latency)?,
                     context: named(&wide.context)?,
                     outcome: named(&wide.outcome)?,
+                    time: named(&wide.time)?,
                 },
             ),
             Layout::Long(long) => (
@@ -234,6 +239,7 @@ impl<'a> Batch<'a> {
                     documents: [documents(0)?, documents(1)?],
                     start: named(&columns.start)?,
                     end: named(&columns.end)?,
+                    time: named(&columns.time)?,
                     trace: named(&columns.trace)?,
                     span_id: named(&columns.span_id)?,
                     parent: named(&columns.parent)?,
@@ -407,18 +413,21 @@ impl<'a> Batch<'a> {
                 latency,
                 context,
                 outcome,
+                time,
             } => Ok(Ranking {
                 docs: results.docs(row)?,
                 latency_ms: measured(latency)?,
                 context_tokens: measured(context)?,
                 answer_ok: outcome.cells.boolean(row),
                 permissions: None,
+                time: time.time(row)?,
             }),
             View::Spans {
                 kind,
                 documents,
                 start,
                 end,
+                time,
                 ..
             } => {
                 let kind = kind.cells.text(row).and_then(openinference_kind);
@@ -437,6 +446,10 @@ impl<'a> Batch<'a> {
                     context_tokens: None,
                     answer_ok: None,
                     permissions: None,
+                    time: match time.cells.is_present() {
+                        true => time.time(row)?,
+                        false => start.cells.nanos(row),
+                    },
                 })
             }
             View::Long { .. } => Ok(Ranking {
@@ -445,6 +458,7 @@ impl<'a> Batch<'a> {
                 context_tokens: None,
                 answer_ok: None,
                 permissions: None,
+                time: None,
             }),
         }
     }
@@ -569,6 +583,31 @@ impl<'a> Named<'a> {
             });
         }
         Ok(named)
+    }
+
+    /// The capture time in row `row`, if the column is there (a span
+    /// without a start time has none).
+    ///
+    /// # Errors
+    /// `bad_time` for a null cell of a column named as the time, or a
+    /// cell that holds no time.
+    fn time(&self, row: usize) -> Result<Option<Nanos>, Invalid> {
+        if !self.cells.is_present() {
+            return Ok(None);
+        }
+        if self.cells.is_null(row) {
+            return Err(time::missing(&self.name));
+        }
+        let cells = &self.cells;
+        let read = (cells.nanos(row))
+            .or_else(|| cells.text(row).map(time::from_text).unwrap_or_default())
+            .or_else(|| cells.integer(row).map(time::from_integer))
+            .or_else(|| cells.number(row).and_then(time::from_number));
+        read.map(Some).ok_or_else(|| {
+            let found = cells.text(row).map(|t| format!("{t:?}"));
+            let found = found.or_else(|| cells.number(row).map(|n| n.to_string()));
+            time::unreadable(&self.name, &found.unwrap_or_default())
+        })
     }
 
     fn absent() -> Self {
