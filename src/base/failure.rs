@@ -181,6 +181,8 @@ settings! {
     DocField = "doc_field",
     /// Where a result row keeps its rank.
     RankField = "rank_field",
+    /// The log fields the aggregates are sliced by.
+    SliceBy = "slice_by",
     /// The time a grading stands for.
     AsOf = "as_of",
     /// The OpenMetrics export.

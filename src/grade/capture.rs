@@ -52,6 +52,10 @@ pub struct Capture {
     /// Whether the answer built on this capture was acceptable, if the
     /// record says (`answer_ok`).
     pub answer_ok: Option<bool>,
+    /// The value of each field sliced by (`slice_by`, in its order), `None`
+    /// where the record lacks it; empty when slicing by none, or for a
+    /// ranking of run lines, which record no field.
+    pub slices: Box<[Option<Box<str>>]>,
     /// The unjudged documents ranked within the pool depth (with
     /// `--review-queue`): a range of the pooled documents of whoever holds
     /// the capture, as `found` is of its found list.

@@ -166,6 +166,8 @@ struct EventBody<'i> {
     latency_ms: Option<f64>,
     context_tokens: Option<f64>,
     answer_ok: Option<bool>,
+    /// The value of each field sliced by.
+    slices: Vec<Option<Cow<'i, str>>>,
     /// Whether the record named the user's allowed collections.
     with_permissions: bool,
     /// The results outside them.
@@ -192,6 +194,7 @@ impl<'i> EventBody<'i> {
             latency_ms: ranking.latency_ms,
             context_tokens: ranking.context_tokens,
             answer_ok: ranking.answer_ok,
+            slices: ranking.slices,
             with_permissions,
             outside,
         })
@@ -267,6 +270,9 @@ fn take_event<'i>(
         context_tokens: event.context_tokens,
         unauthorized: judged.unauthorized,
         answer_ok: event.answer_ok,
+        slices: (event.slices.into_iter())
+            .map(|value| value.map(Box::from))
+            .collect(),
         found: judged.found,
         pooled,
         returned_judged: judged.returned_judged,

@@ -10,8 +10,8 @@ use simd_json::tape::{Array, Value};
 
 use crate::io::json::{id_text, with_embedded, JsonParser};
 use crate::logs::record::{
-    measure, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking, Record,
-    RecordSink, RejectReason, DEFAULT_STAGE,
+    measure, not_a_slice, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking,
+    Record, RecordSink, RejectReason, DEFAULT_STAGE,
 };
 
 /// Where to find a field: a key, or the segments of a JSON pointer.
@@ -87,6 +87,7 @@ pub struct LogFields {
     outcome: FieldPath,
     allowed: FieldPath,
     collection: FieldPath,
+    slices: Vec<FieldPath>,
 }
 
 impl LogFields {
@@ -106,6 +107,19 @@ impl LogFields {
             outcome: path(&names.outcome, FieldNames::OUTCOME),
             allowed: path(&names.allowed, FieldNames::ALLOWED),
             collection: path(&names.collection, FieldNames::COLLECTION),
+            slices: Vec::new(),
+        }
+    }
+
+    /// The same mapping, reading also the fields `slice_by` names (keys
+    /// or JSON pointers) for the slices of each capture.
+    pub fn slicing(self, slice_by: &[String]) -> Self {
+        LogFields {
+            slices: slice_by
+                .iter()
+                .map(|field| FieldPath::parse(field))
+                .collect(),
+            ..self
         }
     }
 }
@@ -227,6 +241,8 @@ pub struct Event<'t, 'i> {
     pub answer_ok: Option<bool>,
     /// The collections the user may see, if the record says.
     pub allowed: Option<Vec<&'i str>>,
+    /// The value of each field sliced by, as text; `None` where absent.
+    pub slices: Vec<Option<Cow<'i, str>>>,
     /// The ranking; `None` for a null one, which found nothing, and for
     /// one held as JSON text.
     results: Option<Array<'t, 'i>>,
@@ -289,6 +305,9 @@ impl<'t, 'i> Event<'t, 'i> {
             context_tokens: optional_measure(root, &fields.context)?,
             answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
+            slices: (fields.slices.iter())
+                .map(|path| slice_value(root, path))
+                .collect::<Result<_, _>>()?,
             results,
             from_text,
         })
@@ -350,6 +369,7 @@ impl<'t, 'i> Event<'t, 'i> {
             context_tokens: self.context_tokens,
             answer_ok: self.answer_ok,
             permissions,
+            slices: self.slices,
         })
     }
 }
@@ -437,6 +457,21 @@ fn optional_measure(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<f64>
         Some(v) if v.is_null() => Ok(None),
         Some(v) => measure(v.cast_f64(), &path.to_string()).map(Some),
     }
+}
+
+/// A field sliced by, as text: a string as it is, a number or a boolean
+/// as its JSON text; `None` when absent or null.
+///
+/// # Errors
+/// `bad_field` for an object or an array, which names no one slice.
+fn slice_value<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<Cow<'i, str>>, Invalid> {
+    let Some(value) = path.find(root).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let text = (value.as_bool().map(|b| Cow::Owned(b.to_string())))
+        .or_else(|| id_text(value))
+        .or_else(|| value.as_f64().map(|n| Cow::Owned(n.to_string())));
+    text.map(Some).ok_or_else(|| not_a_slice(&path.to_string()))
 }
 
 fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, Invalid> {

@@ -401,6 +401,7 @@ mod tests {
                 context_tokens: None,
                 unauthorized: 0,
                 answer_ok: None,
+                slices: Box::default(),
                 pooled: 0..0,
                 found: 0..1,
                 returned_judged: true,
@@ -437,6 +438,7 @@ mod tests {
             ks: vec![Cutoff::At(3)],
             missing: MissingPolicy::Fail,
             repeats: RepeatPolicy::Error,
+            slice_by: Vec::new(),
         };
         let mut merged = grouped(&labels, &[0], 1);
         let other = grouped(&labels, &[2], 3);

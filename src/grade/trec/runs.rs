@@ -445,6 +445,7 @@ impl RankedRuns {
             context_tokens: None,
             unauthorized: 0,
             answer_ok: None,
+            slices: Box::default(),
             pooled: append(&mut self.pooled, pooled),
             found: append(&mut self.found, found),
             returned_judged: ranked.returned_judged,

@@ -439,6 +439,7 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             context_tokens: None,
             answer_ok: None,
             permissions: None,
+            slices: Vec::new(),
         })
     }
 

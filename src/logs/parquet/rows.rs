@@ -413,6 +413,7 @@ impl<'a> Batch<'a> {
                 context_tokens: measured(context)?,
                 answer_ok: outcome.cells.boolean(row),
                 permissions: None,
+                slices: Vec::new(),
             }),
             View::Spans {
                 kind,
@@ -437,6 +438,7 @@ impl<'a> Batch<'a> {
                     context_tokens: None,
                     answer_ok: None,
                     permissions: None,
+                    slices: Vec::new(),
                 })
             }
             View::Long { .. } => Ok(Ranking {
@@ -445,6 +447,7 @@ impl<'a> Batch<'a> {
                 context_tokens: None,
                 answer_ok: None,
                 permissions: None,
+                slices: Vec::new(),
             }),
         }
     }
