@@ -159,6 +159,10 @@ pub struct FieldNames {
     pub collection: Option<String>,
     /// The rank of a result in a log of one row per result (Parquet).
     pub rank: Option<String>,
+    /// The fields to slice by (the grading's `slice_by`, which sets them):
+    /// here so that every format reads them where it reads the others.
+    #[serde(skip)]
+    pub slices: Vec<String>,
 }
 
 impl FieldNames {

@@ -236,8 +236,12 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
     }
     let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
-    let fields = LogFields::new(&plan.fields).slicing(&plan.slice_by);
-    let spans = SpanFields::new(&plan.fields, &plan.span_stages, plan.join);
+    let names = FieldNames {
+        slices: plan.slice_by.clone(),
+        ..plan.fields.clone()
+    };
+    let fields = LogFields::new(&names);
+    let spans = SpanFields::new(&names, &plan.span_stages, plan.join);
     let config = JudgeConfig {
         labels,
         records: RecordOptions {
@@ -263,7 +267,7 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
     let reading = Reading {
         format: plan.logs_format,
         progress: plan.progress.as_deref(),
-        fields: &plan.fields,
+        fields: &names,
     };
     let grouper = Grouper::new(plan.repeats, labels);
     let grouping = gather(&inputs, reading, &config, grouper, pool)?;

@@ -25,8 +25,8 @@ use crate::base::options::{JoinBy, SpanKind};
 use crate::io::json::{id_text, with_embedded, JsonParser};
 use crate::logs::jsonl::{FieldNames, FieldPath};
 use crate::logs::record::{
-    deliver, EventKey, Invalid, LineFormat, Origin, Pending, Ranking, Record, RecordSink,
-    RejectReason, SpanIds,
+    deliver, not_a_slice, EventKey, Invalid, LineFormat, Origin, Pending, Ranking, Record,
+    RecordSink, RejectReason, SpanIds,
 };
 
 /// Where spans keep what a capture needs, as the user mapped it.
@@ -43,6 +43,8 @@ pub struct SpanFields {
     doc: DocField,
     /// Whether the query is named by its question text.
     join: JoinBy,
+    /// The attributes sliced by.
+    slices: Vec<String>,
 }
 
 /// Where a retrieved document keeps its id.
@@ -77,6 +79,7 @@ impl SpanFields {
             run: names.run.clone(),
             doc,
             join,
+            slices: names.slices.clone(),
         }
     }
 
@@ -339,7 +342,15 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             Ok(key) => {
                 let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
                 let ids = SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId"));
-                let ranking = self.ranking(kind, &fields.doc).map_err(about);
+                let ranking = (self.ranking(kind, &fields.doc))
+                    .and_then(|ranking| {
+                        let slices = fields.slices.iter().map(|key| self.slice_attribute(key));
+                        Ok(Ranking {
+                            slices: slices.collect::<Result<_, _>>()?,
+                            ..ranking
+                        })
+                    })
+                    .map_err(about);
                 Record::Event {
                     key,
                     span: Some(ids),
@@ -387,6 +398,31 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
                 )
             }),
         }
+    }
+
+    /// An attribute sliced by, as text: a string as it is, an integer, a
+    /// double or a boolean as its JSON text; `None` when absent.
+    ///
+    /// # Errors
+    /// `bad_field` for an array, a key-value list or bytes, which name no
+    /// one slice.
+    fn slice_attribute(&self, key: &str) -> Result<Option<Cow<'i, str>>, Invalid> {
+        let Some(value) = self.attribute(key) else {
+            return Ok(None);
+        };
+        let scalar = |name: &str| value.get(name).filter(|v| !v.is_null());
+        let text = (any_id(value))
+            .or_else(|| {
+                scalar("boolValue")?
+                    .as_bool()
+                    .map(|b| Cow::Owned(b.to_string()))
+            })
+            .or_else(|| {
+                scalar("doubleValue")?
+                    .as_f64()
+                    .map(|n| Cow::Owned(n.to_string()))
+            });
+        text.map(Some).ok_or_else(|| not_a_slice(key))
     }
 
     /// `query_id` inside the span's `metadata` attribute, a JSON string.

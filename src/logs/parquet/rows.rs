@@ -154,6 +154,7 @@ enum View<'a> {
         latency: Named<'a>,
         context: Named<'a>,
         outcome: Named<'a>,
+        slices: Vec<Named<'a>>,
     },
     Long {
         doc: Named<'a>,
@@ -200,6 +201,7 @@ impl<'a> Batch<'a> {
                     latency: named(&wide.latency)?,
                     context: named(&wide.context)?,
                     outcome: named(&wide.outcome)?,
+                    slices: wide.slices.iter().map(named).collect::<Result<_, _>>()?,
                 },
             ),
             Layout::Long(long) => (
@@ -407,13 +409,14 @@ impl<'a> Batch<'a> {
                 latency,
                 context,
                 outcome,
+                slices,
             } => Ok(Ranking {
                 docs: results.docs(row)?,
                 latency_ms: measured(latency)?,
                 context_tokens: measured(context)?,
                 answer_ok: outcome.cells.boolean(row),
                 permissions: None,
-                slices: Vec::new(),
+                slices: slices.iter().map(|named| named.cells.id(row)).collect(),
             }),
             View::Spans {
                 kind,
