@@ -107,19 +107,11 @@ impl LogFields {
             outcome: path(&names.outcome, FieldNames::OUTCOME),
             allowed: path(&names.allowed, FieldNames::ALLOWED),
             collection: path(&names.collection, FieldNames::COLLECTION),
-            slices: Vec::new(),
-        }
-    }
-
-    /// The same mapping, reading also the fields `slice_by` names (keys
-    /// or JSON pointers) for the slices of each capture.
-    pub fn slicing(self, slice_by: &[String]) -> Self {
-        LogFields {
-            slices: slice_by
+            slices: names
+                .slices
                 .iter()
                 .map(|field| FieldPath::parse(field))
                 .collect(),
-            ..self
         }
     }
 }
