@@ -37,8 +37,8 @@ fn workdir(name: &str, logs: &[&str]) -> Workdir {
 
 /// The row of aggregates.csv of `value` of the slice field `field`, every
 /// other slice field `*`.
-fn slice_row<'t>(
-    table: &'t Table,
+fn slice_row(
+    table: &Table,
     fields: &[&str],
     field: &str,
     value: &str,
