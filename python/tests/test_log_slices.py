@@ -16,7 +16,7 @@ K = 5
 
 def test_parquet_tenants_slice_the_means_as_computed_here(tmp_path):
     rng = random.Random(7)
-    docs = [f"d{i}" for i in range(30)]
+    docs = [f"d{i}" for i in range(12)]
     labels, rows = [], {"query_id": [], "results": [], "tenant": []}
     for q in range(60):
         relevant = rng.sample(docs, rng.randint(1, 3))
