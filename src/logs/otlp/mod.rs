@@ -342,15 +342,7 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             Ok(key) => {
                 let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
                 let ids = SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId"));
-                let ranking = (self.ranking(kind, &fields.doc))
-                    .and_then(|ranking| {
-                        let slices = fields.slices.iter().map(|key| self.slice_attribute(key));
-                        Ok(Ranking {
-                            slices: slices.collect::<Result<_, _>>()?,
-                            ..ranking
-                        })
-                    })
-                    .map_err(about);
+                let ranking = self.ranking(kind, fields).map_err(about);
                 Record::Event {
                     key,
                     span: Some(ids),
@@ -433,7 +425,8 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
         }
     }
 
-    fn ranking(&self, kind: SpanKind, doc: &DocField) -> Result<Ranking<'i>, Invalid> {
+    fn ranking(&self, kind: SpanKind, fields: &SpanFields) -> Result<Ranking<'i>, Invalid> {
+        let doc = &fields.doc;
         // An SDK over its attribute count limit (128 by default) drops
         // attributes, documents among them, and says how many: such a
         // ranking would be graded short or shifted.
@@ -475,7 +468,9 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             context_tokens: None,
             answer_ok: None,
             permissions: None,
-            slices: Vec::new(),
+            slices: (fields.slices.iter())
+                .map(|key| self.slice_attribute(key))
+                .collect::<Result<_, _>>()?,
         })
     }
 
