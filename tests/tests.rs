@@ -18,6 +18,7 @@ mod test_grade_cli;
 mod test_index;
 mod test_inputs;
 mod test_labels;
+mod test_log_slices;
 mod test_merge;
 mod test_option_names;
 mod test_output_dir;

@@ -470,6 +470,10 @@ pub struct GradeArgs {
     #[command(flatten)]
     pub fields: FieldArgs,
 
+    /// Also slice the aggregates by this record field (a key or JSON pointer, a Parquet column, a span attribute), one slice per value beside task × language; per_query.csv gains a column named after it. Repeat the flag or list fields comma separated.
+    #[arg(long = "slice-by", value_name = "FIELD", value_delimiter = ',')]
+    pub slice_by: Vec<String>,
+
     /// Match captures to labels by query id, or by the question text against each label's `query`.
     #[arg(long, value_parser = choice::<JoinBy>(), value_name = "BY", default_value_t = JoinBy::Id)]
     pub join: JoinBy,
@@ -733,6 +737,7 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::DocField => "--doc-field",
         Setting::RankField => "--rank-field",
         Setting::TimeField => "--time-field",
+        Setting::SliceBy => "--slice-by",
         Setting::AsOf => "--as-of",
         Setting::Openmetrics => "--openmetrics",
         Setting::Metrics => "--metrics",

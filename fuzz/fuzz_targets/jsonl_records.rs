@@ -21,6 +21,7 @@ fn pointer_fields() -> &'static LogFields {
             stage: Some("/meta/stage".into()),
             run: Some("/meta/run".into()),
             latency: Some("/timing/ms".into()),
+            slices: vec!["/meta/tenant".into(), "lang".into()],
             ..FieldNames::default()
         })
     })

@@ -667,6 +667,7 @@ class GradeOptions(TypedDict, total=False):
     doc_of: Optional[str]
     stages: Sequence[str]
     stage_order: Sequence[str]
+    slice_by: Sequence[str]
     span_stages: Mapping[str, str]
     doc_collections: Optional[PathLike]
     corpus: Optional[PathLike]

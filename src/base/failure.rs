@@ -183,6 +183,8 @@ settings! {
     RankField = "rank_field",
     /// Where a record keeps its capture time.
     TimeField = "time_field",
+    /// The log fields the aggregates are sliced by.
+    SliceBy = "slice_by",
     /// The time a grading stands for.
     AsOf = "as_of",
     /// The OpenMetrics export.

@@ -2,13 +2,38 @@
 //! task, its language, its task × language), and every output lists them in
 //! one order. When the labels name held-out splits, each of the four is
 //! also kept per split: a query then counts in eight. Shared by grading,
-//! the diagnostics and compare.
+//! the diagnostics and compare. Slices by a field the logs recorded
+//! (`slice_by`: a tenant, a partition) stand beside these: each value of
+//! each field is one more set, crossed with nothing, so the table grows by
+//! the values seen and never by their product.
 
 /// The name of a grouping set's "any" task or language.
 pub const ANY: &str = "*";
 
-/// The task or language of a label that names none.
+/// The task or language of a label that names none; also the value of a
+/// log field (`slice_by`) for a query whose graded capture lacks it, or
+/// that no capture graded.
 pub const NO_SLICE: &str = "(none)";
+
+/// The value of a log field (`slice_by`) for a query graded over several
+/// captures (`--repeats mean`) that do not all carry the same value: the
+/// query belongs to none of their slices, so it is counted apart rather
+/// than in one of them by chance of order.
+pub const MIXED_SLICE: &str = "(mixed)";
+
+/// The value a query takes in one log-field slice: the value the graded
+/// captures all carry, [`NO_SLICE`] when they carry none (or no capture
+/// was graded), [`MIXED_SLICE`] when they disagree. `values` yields, for
+/// each graded capture, its value (`None` when it lacks the field).
+pub fn log_slice_value<'a>(mut values: impl Iterator<Item = Option<&'a str>>) -> &'a str {
+    let Some(first) = values.next() else {
+        return NO_SLICE;
+    };
+    match values.all(|value| value == first) {
+        true => first.unwrap_or(NO_SLICE),
+        false => MIXED_SLICE,
+    }
+}
 
 /// A grouping set: a task and a language, `None` meaning any (`*`).
 pub type SliceKey = (Option<u32>, Option<u32>);
@@ -68,4 +93,24 @@ pub fn slice_order<'a>((task, language): SliceKey, name: impl Fn(u32) -> &'a str
         (true, true) => 3,
     };
     (level, task.map(&name), language.map(&name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_slice_is_the_value_every_graded_capture_agrees_on() {
+        assert_eq!(log_slice_value([].into_iter()), NO_SLICE);
+        assert_eq!(log_slice_value([None].into_iter()), NO_SLICE);
+        assert_eq!(log_slice_value([Some("acme")].into_iter()), "acme");
+        let agreeing = [Some("acme"), Some("acme")];
+        assert_eq!(log_slice_value(agreeing.into_iter()), "acme");
+        let differing = [Some("acme"), Some("zeta")];
+        assert_eq!(log_slice_value(differing.into_iter()), MIXED_SLICE);
+        assert_eq!(
+            log_slice_value([Some("acme"), None].into_iter()),
+            MIXED_SLICE
+        );
+    }
 }

@@ -338,6 +338,17 @@ pub fn listed<'a>(parsed: &'a Summary, summary: &Path, per_query: &Path) -> Resu
 /// `per_query` is not listed, or a setting is out of range.
 pub fn facts_of(parsed: &Summary, summary: &Path, per_query: &Path) -> Result<GradingFacts> {
     listed(parsed, summary, per_query)?;
+    // Compared as if unsliced, its log-field slices would be dropped
+    // without a word: refused instead, naming the option.
+    if !parsed.settings.slice_by.is_empty() {
+        bail!(
+            "{}: graded with {} {}: compare and trend do not read slices by log fields; \
+             grade these logs again without it to compare them",
+            summary.display(),
+            Setting::SliceBy,
+            parsed.settings.slice_by.join(",")
+        );
+    }
     let ks = &parsed.settings.k;
     if ks.is_empty() || ks.contains(&Cutoff::At(0)) {
         bail!(

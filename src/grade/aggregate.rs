@@ -217,6 +217,18 @@ fn status_index(status: Status) -> usize {
     }
 }
 
+/// The set of the queries of one value of one log field sliced by
+/// (`slice_by`), over every task, language and split.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogSlice {
+    /// The field, as its place in [`GradeSettings::slice_by`].
+    pub field: usize,
+    /// Its value ([`crate::base::slices::log_slice_value`]).
+    pub value: Box<str>,
+    /// The set's means and counts; its key is the overall one.
+    pub aggregate: Aggregate,
+}
+
 /// Gathers the rows of one (run, stage) into its grouping sets, a range of
 /// rows at a time.
 pub struct Aggregator<'a> {
@@ -225,6 +237,8 @@ pub struct Aggregator<'a> {
     /// The (run, stage)'s values under the human key, when calibrating.
     human: Option<&'a PairScores>,
     sets: HashMap<SplitSliceKey, Aggregate>,
+    /// Per field sliced by, the set of each of its values.
+    log_sets: Vec<HashMap<Box<str>, Aggregate>>,
 }
 
 impl<'a> Aggregator<'a> {
@@ -239,6 +253,7 @@ impl<'a> Aggregator<'a> {
             settings,
             human,
             sets: HashMap::new(),
+            log_sets: vec![HashMap::new(); settings.slice_by.len()],
         }
     }
 
@@ -255,25 +270,45 @@ impl<'a> Aggregator<'a> {
                 .or_insert_with(|| Aggregate::new(key, self.settings, self.human.is_some()))
                 .add(row, human, self.settings);
         }
+        for (sets, value) in self.log_sets.iter_mut().zip(row.slices.iter()) {
+            sets.entry_ref(value)
+                .or_insert_with(|| Aggregate::new(OVERALL, self.settings, self.human.is_some()))
+                .add(row, human, self.settings);
+        }
     }
 
     /// The aggregates: overall first, then each task, each language and
     /// each task × language, each group sorted by name; then the same
-    /// within each split, splits by name.
-    pub fn finish(self) -> Vec<Aggregate> {
+    /// within each split, splits by name. Then the sets of the log fields
+    /// sliced by, field by field in the order given, each field's values
+    /// in byte order.
+    pub fn finish(self) -> (Vec<Aggregate>, Vec<LogSlice>) {
         let labels = self.labels;
         let mut aggregates: Vec<Aggregate> = self.sets.into_values().collect();
         let name = |slice: u32| labels.slice_name(slice);
         aggregates.sort_by_cached_key(|a| split_slice_order(a.key(), name));
+        let mut log_slices: Vec<LogSlice> = (self.log_sets.into_iter().enumerate())
+            .flat_map(|(field, sets)| {
+                (sets.into_iter()).map(move |(value, aggregate)| LogSlice {
+                    field,
+                    value,
+                    aggregate,
+                })
+            })
+            .collect();
+        log_slices.sort_unstable_by(|a, b| (a.field, &a.value).cmp(&(b.field, &b.value)));
         // Values equal under total_cmp are the same bits, so an unstable
         // sort gives the same order as a stable one, without its scratch;
         // the overall set alone holds a latency per captured query.
-        aggregates
-            .par_iter_mut()
+        (aggregates.par_iter_mut())
+            .chain(log_slices.par_iter_mut().map(|slice| &mut slice.aggregate))
             .for_each(|agg| agg.latencies.sort_unstable_by(f64::total_cmp));
-        aggregates
+        (aggregates, log_slices)
     }
 }
+
+/// The grouping set of every query: all splits, tasks and languages.
+const OVERALL: SplitSliceKey = (None, (None, None));
 
 /// The aggregates of one (run, stage).
 pub struct PairAggregates {
@@ -283,6 +318,10 @@ pub struct PairAggregates {
     pub stage: Box<str>,
     /// Overall, per task, per language, per task × language.
     pub aggregates: Vec<Aggregate>,
+    /// The sets of the log fields sliced by, apart: a reader of
+    /// `aggregates` that knows nothing of them cannot take one for the
+    /// overall set.
+    pub log_slices: Vec<LogSlice>,
 }
 
 /// What grading every (run, stage) leaves besides per_query.csv.
@@ -361,10 +400,12 @@ pub fn grade_pairs(
             kept?;
             graded.graded_records += chunk.graded_records;
         }
+        let (aggregates, log_slices) = aggregator.finish();
         graded.aggregates.push(PairAggregates {
             run: pair.run,
             stage: pair.stage,
-            aggregates: aggregator.finish(),
+            aggregates,
+            log_slices,
         });
     }
     Ok(graded)

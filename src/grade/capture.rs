@@ -57,6 +57,10 @@ pub struct Capture {
     /// default): `--repeats first|last` order repeats by it, then by
     /// origin. `None` sorts first.
     pub time: Option<Nanos>,
+    /// The value of each field sliced by (`slice_by`, in its order), `None`
+    /// where the record lacks it; empty when slicing by none, or for a
+    /// ranking of run lines, which record no field.
+    pub slices: Box<[Option<Box<str>>]>,
     /// The unjudged documents ranked within the pool depth (with
     /// `--review-queue`): a range of the pooled documents of whoever holds
     /// the capture, as `found` is of its found list.

@@ -168,6 +168,8 @@ struct EventBody<'i> {
     context_tokens: Option<f64>,
     answer_ok: Option<bool>,
     time: Option<Nanos>,
+    /// The value of each field sliced by.
+    slices: Vec<Option<Cow<'i, str>>>,
     /// Whether the record named the user's allowed collections.
     with_permissions: bool,
     /// The results outside them.
@@ -195,6 +197,7 @@ impl<'i> EventBody<'i> {
             context_tokens: ranking.context_tokens,
             answer_ok: ranking.answer_ok,
             time: ranking.time,
+            slices: ranking.slices,
             with_permissions,
             outside,
         })
@@ -271,6 +274,9 @@ fn take_event<'i>(
         unauthorized: judged.unauthorized,
         answer_ok: event.answer_ok,
         time: event.time,
+        slices: (event.slices.into_iter())
+            .map(|value| value.map(Box::from))
+            .collect(),
         found: judged.found,
         pooled,
         returned_judged: judged.returned_judged,

@@ -52,6 +52,11 @@ pub struct Plan {
     pub logs_format: LogsFormat,
     /// Where a log record keeps each field.
     pub fields: FieldNames,
+    /// Record fields (keys or JSON pointers, Parquet columns, span
+    /// attributes) to slice the aggregates by, beside the answer key's
+    /// task × language: each value its own set, and a per_query.csv
+    /// column per field, named after it.
+    pub slice_by: Vec<String>,
     /// `--unit doc`: how a result id names the document it is a chunk of,
     /// to grade rankings of chunks against labels of documents; `None`
     /// grades the ids as they are.
@@ -162,6 +167,7 @@ impl Plan {
             logs,
             logs_format: LogsFormat::Auto,
             fields: FieldNames::default(),
+            slice_by: Vec::new(),
             doc_of: None,
             join: JoinBy::Id,
             span_stages: Vec::new(),

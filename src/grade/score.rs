@@ -6,6 +6,7 @@ use crate::base::metrics::{self, Cutoff, Hit, Metric};
 use crate::base::numbers;
 use crate::base::options::{MissingPolicy, RepeatPolicy};
 use crate::base::schema::Status;
+use crate::base::slices::log_slice_value;
 use crate::grade::capture::{Capture, Found};
 use crate::labels::{LabelIndex, QueryIdx};
 
@@ -21,6 +22,9 @@ pub struct GradeSettings {
     pub missing: MissingPolicy,
     /// What several captures of one key mean.
     pub repeats: RepeatPolicy,
+    /// The log fields the rows are sliced by, as given: the names of
+    /// their columns.
+    pub slice_by: Vec<String>,
 }
 
 impl GradeSettings {
@@ -91,6 +95,9 @@ pub struct QueryRow {
     /// Relevant documents not in the top k of the largest cutoff (in any
     /// graded capture), as label doc indices sorted by id.
     pub missed: Vec<u32>,
+    /// The query's value of each field sliced by, in the order of
+    /// [`GradeSettings::slice_by`] ([`log_slice_value`]).
+    pub slices: Box<[Box<str>]>,
 }
 
 /// The row of `query`, of `total` captures (rejected ones included) of
@@ -151,6 +158,12 @@ pub fn row(
             .filter_map(|c| c.answer_ok)
             .reduce(|all_ok, ok| all_ok && ok),
         missed,
+        slices: (0..settings.slice_by.len())
+            .map(|field| {
+                let values = graded.iter().map(|c| c.slices.get(field)?.as_deref());
+                log_slice_value(values).into()
+            })
+            .collect(),
     };
     let graded_records = graded.iter().map(|c| u64::from(c.records)).sum();
     (row, graded_records)

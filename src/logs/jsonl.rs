@@ -11,8 +11,8 @@ use simd_json::tape::{Array, Value};
 use crate::io::json::{id_text, with_embedded, JsonParser};
 use crate::logs::record::Nanos;
 use crate::logs::record::{
-    measure, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking, Record,
-    RecordSink, RejectReason, DEFAULT_STAGE,
+    measure, not_a_slice, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking,
+    Record, RecordSink, RejectReason, DEFAULT_STAGE,
 };
 use crate::logs::time;
 
@@ -90,6 +90,7 @@ pub struct LogFields {
     allowed: FieldPath,
     collection: FieldPath,
     time: Option<FieldPath>,
+    slices: Vec<FieldPath>,
 }
 
 impl LogFields {
@@ -110,6 +111,11 @@ impl LogFields {
             allowed: path(&names.allowed, FieldNames::ALLOWED),
             collection: path(&names.collection, FieldNames::COLLECTION),
             time: names.time.as_deref().map(FieldPath::parse),
+            slices: names
+                .slices
+                .iter()
+                .map(|field| FieldPath::parse(field))
+                .collect(),
         }
     }
 }
@@ -152,6 +158,10 @@ pub struct FieldNames {
     /// When each capture was made, which orders its repeats; none
     /// unless named, but a span's start time.
     pub time: Option<String>,
+    /// The fields to slice by (the grading's `slice_by`, which sets them):
+    /// here so that every format reads them where it reads the others.
+    #[serde(skip)]
+    pub slices: Vec<String>,
 }
 
 impl FieldNames {
@@ -248,6 +258,8 @@ pub struct Event<'t, 'i> {
     pub allowed: Option<Vec<&'i str>>,
     /// When it was captured, with a time field.
     pub time: Option<Nanos>,
+    /// The value of each field sliced by, as text; `None` where absent.
+    pub slices: Vec<Option<Cow<'i, str>>>,
     /// The ranking; `None` for a null one, which found nothing, and for
     /// one held as JSON text.
     results: Option<Array<'t, 'i>>,
@@ -321,6 +333,9 @@ impl<'t, 'i> Event<'t, 'i> {
                     None => time(root, path),
                 })
                 .transpose()?,
+            slices: (fields.slices.iter())
+                .map(|path| slice_value(root, path))
+                .collect::<Result<_, _>>()?,
             results,
             from_text,
         })
@@ -383,6 +398,7 @@ impl<'t, 'i> Event<'t, 'i> {
             answer_ok: self.answer_ok,
             permissions,
             time: self.time,
+            slices: self.slices,
         })
     }
 }
@@ -499,6 +515,21 @@ fn time(root: Value<'_, '_>, path: &FieldPath) -> Result<Nanos, Invalid> {
         },
     };
     read.ok_or_else(|| time::unreadable(&path.to_string(), &value.encode()))
+}
+
+/// A field sliced by, as text: a string as it is, a number or a boolean
+/// as its JSON text; `None` when absent or null.
+///
+/// # Errors
+/// `bad_field` for an object or an array, which names no one slice.
+fn slice_value<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<Cow<'i, str>>, Invalid> {
+    let Some(value) = path.find(root).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let text = (value.as_bool().map(|b| Cow::Owned(b.to_string())))
+        .or_else(|| id_text(value))
+        .or_else(|| value.as_f64().map(|n| Cow::Owned(n.to_string())));
+    text.map(Some).ok_or_else(|| not_a_slice(&path.to_string()))
 }
 
 fn optional_bool(root: Value<'_, '_>, path: &FieldPath) -> Result<Option<bool>, Invalid> {

@@ -38,7 +38,8 @@ pub enum RejectReason {
     BadResults,
     /// A result is neither a doc id nor an object holding one.
     BadResult,
-    /// stage or run is not a string, or latency or context size not a number.
+    /// stage or run is not a string, latency or context size not a number,
+    /// or a field sliced by an object or an array.
     BadField,
     /// The line is longer than 64 MiB.
     LineTooLong,
@@ -214,6 +215,19 @@ pub fn measure(value: Option<f64>, field: &str) -> Result<f64, Invalid> {
     }
 }
 
+/// The reject of a record whose field sliced by (`slice_by`) holds an
+/// object or an array: a slice is one value, and no text of a structure
+/// would name the same slice twice for the same meaning.
+pub fn not_a_slice(field: &str) -> Invalid {
+    Invalid::new(
+        RejectReason::BadField,
+        format!(
+            "'{field}' holds an object or an array: a field to slice by must be a string, \
+             a number or a boolean"
+        ),
+    )
+}
+
 /// Where a record came from: the input's index, the 1-based line, and
 /// for a span its place in the line. Ordered as the input is: files in
 /// the order given, then line number, then span.
@@ -376,6 +390,9 @@ pub struct Ranking<'i> {
     /// When it was captured, with a time field (a span's start by
     /// default), which orders its repeats.
     pub time: Option<Nanos>,
+    /// The value of each field sliced by (`slice_by`, in its order) as
+    /// text, `None` where the record lacks it; empty when slicing by none.
+    pub slices: Vec<Option<Cow<'i, str>>>,
 }
 
 /// The collections a search event's user may see, and the collection

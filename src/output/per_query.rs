@@ -62,7 +62,7 @@ impl Widths {
 }
 
 /// Hand `cell` every cell of `row`, of (`run`, `stage`), in the columns'
-/// order ([`per_query_header`]); `missed` is scratch for the ids of the
+/// order ([`header`]); `missed` is scratch for the ids of the
 /// missing-evidence cell.
 pub fn row_cells(
     labels: &LabelIndex,
@@ -97,6 +97,17 @@ pub fn row_cells(
     for i in 0..widths.judged {
         cell(Cell::Number(row.judged.as_ref().map(|j| j[i])));
     }
+    for value in &row.slices {
+        cell(Cell::Text(value));
+    }
+}
+
+/// per_query.csv's header for rows graded with `settings`: a column per
+/// log field sliced by after all the others.
+pub fn header(settings: &GradeSettings) -> Vec<String> {
+    let mut header = per_query_header(&settings.ks);
+    header.extend(settings.slice_by.iter().cloned());
+    header
 }
 
 /// Writes per_query.csv, one row per (run, stage, labeled query), as the
@@ -118,8 +129,7 @@ impl<'a> PerQueryWriter<'a> {
     /// The file cannot be created or written.
     pub fn create(dir: &Path, labels: &'a LabelIndex, settings: &GradeSettings) -> Result<Self> {
         let mut wtr = csv::Writer::from_writer(stage(dir, PER_QUERY_FILE)?);
-        let header = per_query_header(&settings.ks);
-        wtr.write_record(&header)?;
+        wtr.write_record(header(settings))?;
         let file = wtr.into_inner().map_err(|err| err.into_error())?;
         Ok(PerQueryWriter {
             file,
@@ -230,9 +240,9 @@ impl<'a> PerQueryTable<'a> {
             "n_relevant" | "first_rel_rank" | "captures" => DataType::Int64,
             _ => DataType::Float64,
         };
-        let fields: Vec<Field> = header
-            .iter()
+        let fields: Vec<Field> = (header.iter())
             .map(|name| Field::new(name, data_type(name), true))
+            .chain((settings.slice_by.iter()).map(|name| Field::new(name, DataType::Utf8, true)))
             .collect();
         PerQueryTable {
             labels,
@@ -283,7 +293,7 @@ impl<'a> PerQueryTable<'a> {
                     }
                     (Some(Column::Number(b)), Cell::Number(number)) => b.append_option(number),
                     (Some(Column::Flag(b)), Cell::Flag(flag)) => b.append_option(flag),
-                    _ => unreachable!("row_cells lays a row out as per_query_header names it"),
+                    _ => unreachable!("row_cells lays a row out as header names it"),
                 },
             );
         }

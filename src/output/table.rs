@@ -47,11 +47,29 @@ pub fn print_table(
         run,
         stage,
         aggregates,
+        log_slices,
     } in pairs
     {
         let run = if run.is_empty() { "(unnamed)" } else { run };
         writeln!(out, "run {run}  stage {stage}")?;
-        let table = SliceTable::new(labels, &metrics, aggregates);
+        // Task × language rows, and the slices within each split, stay in
+        // aggregates.csv: on a terminal they would bury the overall,
+        // per-task, per-language and per-split rows.
+        let named = aggregates.iter().filter_map(|agg| {
+            let name = match (agg.split, agg.task, agg.language) {
+                (None, None, None) => "all".to_string(),
+                (None, Some(t), None) => format!("task={}", labels.slice_name(t)),
+                (None, None, Some(l)) => format!("language={}", labels.slice_name(l)),
+                (Some(s), None, None) => format!("split={}", labels.slice_name(s)),
+                _ => return None,
+            };
+            Some((name, agg))
+        });
+        let by_log_field = log_slices.iter().map(|slice| {
+            let field = &settings.slice_by[slice.field];
+            (format!("{field}={}", slice.value), &slice.aggregate)
+        });
+        let table = SliceTable::new(&metrics, named.chain(by_log_field));
         if table.width() <= width {
             table.print(out)?;
         } else {
@@ -73,25 +91,15 @@ struct SliceTable {
 }
 
 impl SliceTable {
-    fn new(labels: &LabelIndex, metrics: &[String], aggregates: &[Aggregate]) -> Self {
+    /// The table of `named` sets, each a row under its name.
+    fn new<'a>(metrics: &[String], named: impl Iterator<Item = (String, &'a Aggregate)>) -> Self {
         let header: Vec<String> = std::iter::once("slice")
             .chain(COUNT_COLUMNS)
             .map(String::from)
             .chain(metrics.iter().cloned())
             .collect();
-        // Task × language rows, and the slices within each split, stay in
-        // aggregates.csv: on a terminal they would bury the overall,
-        // per-task, per-language and per-split rows.
-        let rows: Vec<Vec<String>> = aggregates
-            .iter()
-            .filter_map(|agg| {
-                let name = match (agg.split, agg.task, agg.language) {
-                    (None, None, None) => "all".to_string(),
-                    (None, Some(t), None) => format!("task={}", labels.slice_name(t)),
-                    (None, None, Some(l)) => format!("language={}", labels.slice_name(l)),
-                    (Some(s), None, None) => format!("split={}", labels.slice_name(s)),
-                    _ => return None,
-                };
+        let rows: Vec<Vec<String>> = named
+            .map(|(name, agg)| {
                 let counts = [
                     Status::Ok,
                     Status::Missing,
@@ -113,7 +121,7 @@ impl SliceTable {
                 let mut row = vec![name, agg.queries.to_string()];
                 row.extend(counts.iter().map(u64::to_string));
                 row.extend(means);
-                Some(row)
+                row
             })
             .collect();
         let minimum = |column: usize| match column {
@@ -360,6 +368,7 @@ fn print_calibration(
         run,
         stage,
         aggregates,
+        ..
     } in pairs
     {
         let Some(all) = aggregates.first() else {

@@ -11,7 +11,7 @@ use maud::{html, Markup};
 
 use super::charts;
 use super::page::{count, pair_name};
-use super::sources::{number, read_csv};
+use super::sources::{number, read_aggregates_csv};
 use crate::base::metrics::Cutoff;
 use crate::base::schema::{
     Summary, CALIBRATED_WEIGHT, CALIBRATION_QUERIES, LANGUAGE, RUN, SPLIT, STAGE, TASK,
@@ -42,7 +42,7 @@ pub fn section(
     let Some(calibration) = &summary.calibration else {
         return Ok(html! {});
     };
-    let rows = read(aggregates, names)?;
+    let rows = read(aggregates, names, &summary.settings.slice_by)?;
     let mut pairs: Vec<&(String, String)> = rows.iter().map(|r| &r.pair).collect();
     pairs.dedup();
     Ok(html! {
@@ -97,7 +97,7 @@ pub fn section(
 
 /// aggregates.csv's overall, per-task and per-language rows of every
 /// split-wide set, in file order.
-fn read(path: &Path, names: &[String]) -> Result<Vec<SetRow>> {
+fn read(path: &Path, names: &[String], slice_by: &[String]) -> Result<Vec<SetRow>> {
     // Per metric: its mean, calibrated mean, the interval's ends and the
     // judge's weight.
     let metric_columns: Vec<String> = (names.iter())
@@ -117,7 +117,8 @@ fn read(path: &Path, names: &[String]) -> Result<Vec<SetRow>> {
         .chain(metric_columns.iter().map(String::as_str))
         .collect();
     let mut rows = Vec::new();
-    for row in read_csv(path, &columns)? {
+    // The sets of log fields are in aggregates.csv, not drawn here.
+    for row in read_aggregates_csv(path, &columns, slice_by)?.0 {
         let (set, cells) = row.split_at(6);
         let slice = match (set[2].as_str(), set[3].as_str()) {
             (ANY, ANY) => "all".to_string(),

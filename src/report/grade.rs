@@ -22,13 +22,13 @@ use super::calibration;
 use super::charts::{self, BarRow, Mark, Series};
 use super::collect::{PairFigures, SliceList, DECADES, RANK_BINS, SLICES_SHOWN};
 use super::page::{self, cell, count, ids, pair_name};
-use super::sources::{number, read_csv, Sources};
+use super::sources::{number, read_aggregates_csv, read_csv, Sources};
 use crate::base::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::{
     RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, ATTRIBUTION,
-    ATTRIBUTION_FILE, LANGUAGE, REJECTS_FILE, REVIEW_QUEUE_FILE, RUN, STAGE_LOSS, STAGE_LOSS_FILE,
-    TASK,
+    ATTRIBUTION_FILE, LANGUAGE, REJECTS_FILE, REVIEW_QUEUE_FILE, RUN, STAGE, STAGE_LOSS,
+    STAGE_LOSS_FILE, TASK,
 };
 use crate::base::slices::ANY;
 
@@ -59,6 +59,7 @@ pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Re
     };
     let body = html! {
         (overview(summary, figures, &facts, deepest)?)
+        (log_slices(&facts, deepest))
         (calibration::section(summary, sources.require(AGGREGATES_FILE)?, &metric_names(deepest), deepest)?)
         @for (i, pair) in figures.iter().take(PAIRS_DRAWN).enumerate() {
             (pair_section(i, pair, &facts, ks, deepest)?)
@@ -87,7 +88,24 @@ struct Facts {
     rejects: Vec<(String, u64, RejectLine)>,
     /// attribution.csv's rows of whole splits, when there is one.
     attribution: Vec<AttributionRow>,
+    /// aggregates.csv's rows of the log fields sliced by.
+    log_slices: Vec<LogSliceFacts>,
 }
+
+/// What the page shows of the set of one value of a log field sliced by.
+struct LogSliceFacts {
+    run: String,
+    stage: String,
+    /// `tenant=acme`.
+    name: String,
+    /// queries, ok, missing.
+    counts: [u64; 3],
+    /// The deepest cutoff's six means.
+    means: Vec<Option<f64>>,
+}
+
+/// The columns the page reads of a log field's set, before its means.
+const LOG_SLICE_COLUMNS: [&str; 5] = [RUN, STAGE, "queries", "ok", "missing"];
 
 /// A row of attribution.csv over every task and language.
 struct AttributionRow {
@@ -130,8 +148,32 @@ impl Facts {
             0 => Vec::new(),
             _ => read_rejects(sources.require(REJECTS_FILE)?)?,
         };
+        let aggregates = sources.require(AGGREGATES_FILE)?;
+        let slice_by = &summary.settings.slice_by;
+        let names = metric_names(deepest);
+        let columns: Vec<&str> = (LOG_SLICE_COLUMNS.into_iter())
+            .chain(names.iter().map(String::as_str))
+            .collect();
+        let mut log_slices = Vec::new();
+        for row in read_aggregates_csv(aggregates, &columns, slice_by)?.1 {
+            let [run, stage, queries, ok, missing] = [0, 1, 2, 3, 4].map(|i| &row.cells[i]);
+            log_slices.push(LogSliceFacts {
+                run: run.clone(),
+                stage: stage.clone(),
+                name: format!("{}={}", slice_by[row.field], row.value),
+                counts: [
+                    whole(queries, aggregates)?,
+                    whole(ok, aggregates)?,
+                    whole(missing, aggregates)?,
+                ],
+                means: (row.cells[LOG_SLICE_COLUMNS.len()..].iter())
+                    .map(|mean| number(mean, aggregates))
+                    .collect::<Result<_>>()?,
+            });
+        }
         Ok(Facts {
-            aggregates: read_aggregates(sources.require(AGGREGATES_FILE)?, deepest)?,
+            aggregates: read_aggregates(aggregates, deepest, slice_by)?,
+            log_slices,
             attribution: match sources.path(ATTRIBUTION_FILE) {
                 Some(path) => read_attribution(path)?,
                 None => Vec::new(),
@@ -157,6 +199,7 @@ fn whole(text: &str, path: &Path) -> Result<u64> {
 fn read_aggregates(
     path: &Path,
     deepest: Cutoff,
+    slice_by: &[String],
 ) -> Result<BTreeMap<(String, String, String, String), AggregateRow>> {
     let judged = format!("judged@{deepest}");
     let columns: Vec<&str> = AGGREGATES_LEADING
@@ -166,7 +209,7 @@ fn read_aggregates(
         .chain([judged.as_str()])
         .collect();
     let mut rows = BTreeMap::new();
-    for r in read_csv(path, &columns)? {
+    for r in read_aggregates_csv(path, &columns, slice_by)?.0 {
         let row = AggregateRow {
             queries: whole(&r[4], path)?,
             statuses: [
@@ -723,6 +766,37 @@ fn stage_loss(facts: &Facts) -> Result<Markup> {
             }
         }
     })
+}
+
+/// The sets of the log fields sliced by (`--slice-by`): each value's
+/// queries and means at the deepest cutoff, as aggregates.csv has them.
+fn log_slices(facts: &Facts, deepest: Cutoff) -> Markup {
+    if facts.log_slices.is_empty() {
+        return html! {};
+    }
+    html! {
+        section id="log-slices" {
+            h2 { "Slices by log fields" }
+            p { "Each query counts in the slice of the value its graded capture recorded: "
+                code { "(none)" } " when it recorded none or no capture was graded, "
+                code { "(mixed)" } " when captures averaged by " code { "--repeats mean" }
+                " disagree. Means at k = " (deepest) "." }
+            table {
+                tr {
+                    th { "run" } th { "stage" } th { "slice" }
+                    @for name in &LOG_SLICE_COLUMNS[2..] { th.n { (name) } }
+                    @for metric in Metric::ALL { th.n { (metric.name()) } }
+                }
+                @for slice in &facts.log_slices {
+                    tr {
+                        td.id { (slice.run) } td { (slice.stage) } td.id { (slice.name) }
+                        @for n in slice.counts { td.n { (count(n)) } }
+                        @for &mean in &slice.means { (cell(mean)) }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn stale_labels(summary: &Summary) -> Markup {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::base::schema::OutputFile;
+use crate::base::slices::ANY;
 use crate::output::staged::Staged;
 
 /// Where the page finds each output file it reads: complete files under
@@ -75,6 +76,46 @@ pub fn read_csv(path: &Path, columns: &[&str]) -> Result<Vec<Vec<String>>> {
         rows.push(at.iter().map(|&i| record[i].to_string()).collect());
     }
     Ok(rows)
+}
+
+/// aggregates.csv's rows, each with the cells of `columns`: those of the
+/// answer key's grouping sets, and apart those of the log fields sliced by
+/// (`slice_by`, its trailing columns), each with its field's place and
+/// value, so that no reader takes a log-field set for the overall one.
+///
+/// # Errors
+/// As [`read_csv`].
+pub fn read_aggregates_csv(
+    path: &Path,
+    columns: &[&str],
+    slice_by: &[String],
+) -> Result<(Vec<Vec<String>>, Vec<LogSliceRow>)> {
+    let all: Vec<&str> = (columns.iter().copied())
+        .chain(slice_by.iter().map(String::as_str))
+        .collect();
+    let (mut key_sets, mut log_slices) = (Vec::new(), Vec::new());
+    for mut row in read_csv(path, &all)? {
+        let values = row.split_off(columns.len());
+        match values.into_iter().enumerate().find(|(_, v)| v != ANY) {
+            None => key_sets.push(row),
+            Some((field, value)) => log_slices.push(LogSliceRow {
+                field,
+                value,
+                cells: row,
+            }),
+        }
+    }
+    Ok((key_sets, log_slices))
+}
+
+/// A row of aggregates.csv of one value of a log field sliced by.
+pub struct LogSliceRow {
+    /// The field, as its place in `slice_by`.
+    pub field: usize,
+    /// Its value.
+    pub value: String,
+    /// The cells asked for.
+    pub cells: Vec<String>,
 }
 
 /// A number cell, empty for none.

@@ -20,7 +20,7 @@ use crate::base::metrics::Cutoff;
 use crate::base::options::{
     JoinBy, LabelsFormat, MissingPolicy, RepeatPolicy, Reviewing, SpanKind,
 };
-use crate::base::schema::{Counts, Summary};
+use crate::base::schema::{per_query_header, Counts, Summary};
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::calibrate::{require_shared_query, HumanRows, HumanScores};
@@ -144,8 +144,10 @@ impl Setup {
             policy: plan.reviewers.as_ref(),
             option: reviewers_option,
         };
+        let ks = cutoffs(&plan.ks).of_kind(ErrorKind::Usage)?;
         let settings = GradeSettings {
-            ks: cutoffs(&plan.ks).of_kind(ErrorKind::Usage)?,
+            slice_by: slice_fields(&plan.slice_by, &ks).of_kind(ErrorKind::Usage)?,
+            ks,
             missing: plan.missing,
             repeats: plan.repeats,
         };
@@ -243,8 +245,12 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
     }
     let file_runs: Vec<String> = inputs.iter().map(Input::run_name).collect();
     let input_names: Vec<String> = inputs.iter().map(Input::name).collect();
-    let fields = LogFields::new(&plan.fields);
-    let spans = SpanFields::new(&plan.fields, &plan.span_stages, plan.join);
+    let names = FieldNames {
+        slices: plan.slice_by.clone(),
+        ..plan.fields.clone()
+    };
+    let fields = LogFields::new(&names);
+    let spans = SpanFields::new(&names, &plan.span_stages, plan.join);
     let config = JudgeConfig {
         labels,
         records: RecordOptions {
@@ -271,7 +277,7 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
     let reading = Reading {
         format: plan.logs_format,
         progress: plan.progress.as_deref(),
-        fields: &plan.fields,
+        fields: &names,
     };
     let grouper = Grouper::new(plan.repeats, labels);
     let mut grouping = gather(&inputs, reading, &config, grouper, pool)?;
@@ -707,6 +713,30 @@ fn cutoffs(ks: &[Cutoff]) -> Result<Vec<Cutoff>> {
         }
     }
     Ok(ks.to_vec())
+}
+
+/// The log fields to slice by, each named once and by a name that is no
+/// other column of per_query.csv (whose column it becomes).
+fn slice_fields(fields: &[String], ks: &[Cutoff]) -> Result<Vec<String>> {
+    let columns = per_query_header(ks);
+    let mut seen = HashSet::new();
+    for field in fields {
+        if field.is_empty() {
+            bail!("{} names an empty field", Setting::SliceBy);
+        }
+        if columns.contains(field) {
+            bail!(
+                "{} {field}: per_query.csv already has a column '{field}'; a field to slice by \
+                 is written as a column of its own name, so name it as a JSON pointer \
+                 ('/{field}') or slice by another field",
+                Setting::SliceBy
+            );
+        }
+        if !seen.insert(field.as_str()) {
+            bail!("field {field} is given twice in {}", Setting::SliceBy);
+        }
+    }
+    Ok(fields.to_vec())
 }
 
 /// The stage order: empty, or at least two distinct, non-empty stages

@@ -122,6 +122,7 @@ pub fn summarize(graded: &Graded, run: &RunFacts) -> Summary {
             collection_version: plan.collection_version.clone(),
             pool_depth: plan.pool_depth(&settings.ks),
             doc_of: plan.doc_of.as_ref().map(ToString::to_string),
+            slice_by: settings.slice_by.clone(),
         },
         meta: OrderedMap(plan.meta.clone()),
         counts,

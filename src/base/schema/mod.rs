@@ -581,6 +581,11 @@ pub struct SettingsSummary {
     /// document; absent when results were graded as they are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc_of: Option<String>,
+    /// `--slice-by`: the log fields the aggregates were sliced by, in
+    /// order, each a column of per_query.csv and of aggregates.csv;
+    /// absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slice_by: Vec<String>,
 }
 
 /// Counts in summary.json. For every log,

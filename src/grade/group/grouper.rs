@@ -402,6 +402,7 @@ mod tests {
                 unauthorized: 0,
                 answer_ok: None,
                 time: None,
+                slices: Box::default(),
                 pooled: 0..0,
                 found: 0..1,
                 returned_judged: true,
@@ -438,6 +439,7 @@ mod tests {
             ks: vec![Cutoff::At(3)],
             missing: MissingPolicy::Fail,
             repeats: RepeatPolicy::Error,
+            slice_by: Vec::new(),
         };
         let mut merged = grouped(&labels, &[0], 1);
         let other = grouped(&labels, &[2], 3);

@@ -447,6 +447,7 @@ impl RankedRuns {
             answer_ok: None,
             // A run line carries no capture time.
             time: None,
+            slices: Box::default(),
             pooled: append(&mut self.pooled, pooled),
             found: append(&mut self.found, found),
             returned_judged: ranked.returned_judged,

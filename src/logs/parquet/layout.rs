@@ -64,6 +64,8 @@ pub struct WideColumns {
     pub outcome: Option<ColumnPath>,
     /// The capture time, when `--time-field` names it.
     pub time: Option<ColumnPath>,
+    /// Per field sliced by, its column, if the file has it.
+    pub slices: Vec<Option<ColumnPath>>,
 }
 
 /// Where a row's results are.
@@ -184,6 +186,9 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
     let layout = if SPAN_KIND_COLUMNS.iter().any(|c| columns.has(c))
         && DOCUMENT_COLUMNS.iter().any(|c| columns.has(c))
     {
+        if let Some(field) = names.slices.first() {
+            return Err(unsliced(field, "of Phoenix spans"));
+        }
         Layout::Spans(columns.spans(spans)?)
     } else {
         let results = path(names.results.as_deref(), FieldNames::RESULTS);
@@ -219,6 +224,9 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                 true => (columns.require(rank, Want::Whole, "")?, false),
                 false => (columns.require(score, Want::Number, "")?, true),
             };
+            if let Some(field) = names.slices.first() {
+                return Err(unsliced(field, "of one row per result"));
+            }
             Layout::Long(LongColumns {
                 key,
                 doc,
@@ -250,6 +258,9 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                     Want::Bool,
                 )?,
                 time: columns.time(names.time.as_deref())?,
+                slices: (names.slices.iter())
+                    .map(|field| columns.optional(path(Some(field), ""), Want::Id))
+                    .collect::<Result<_, _>>()?,
             })
         }
     };
@@ -257,6 +268,16 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
         layout,
         wanted: columns.wanted,
     })
+}
+
+/// Why a table `of_what` (its layout) is not sliced by `field`: its
+/// rankings are not one row each, so no one cell is a capture's value.
+fn unsliced(field: &str, of_what: &str) -> String {
+    format!(
+        "{} {field}: a table {of_what} is not sliced by log fields; only a table of one row \
+         per search event (its results in a list column) is",
+        Setting::SliceBy
+    )
 }
 
 /// The query id column: the one `--query-field` names, else `query_id`,

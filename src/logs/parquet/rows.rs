@@ -157,6 +157,7 @@ enum View<'a> {
         context: Named<'a>,
         outcome: Named<'a>,
         time: Named<'a>,
+        slices: Vec<Named<'a>>,
     },
     Long {
         doc: Named<'a>,
@@ -205,6 +206,7 @@ impl<'a> Batch<'a> {
                     context: named(&wide.context)?,
                     outcome: named(&wide.outcome)?,
                     time: named(&wide.time)?,
+                    slices: wide.slices.iter().map(named).collect::<Result<_, _>>()?,
                 },
             ),
             Layout::Long(long) => (
@@ -414,6 +416,7 @@ impl<'a> Batch<'a> {
                 context,
                 outcome,
                 time,
+                slices,
             } => Ok(Ranking {
                 docs: results.docs(row)?,
                 latency_ms: measured(latency)?,
@@ -421,6 +424,7 @@ impl<'a> Batch<'a> {
                 answer_ok: outcome.cells.boolean(row),
                 permissions: None,
                 time: time.time(row)?,
+                slices: slices.iter().map(|named| named.cells.id(row)).collect(),
             }),
             View::Spans {
                 kind,
@@ -450,6 +454,7 @@ impl<'a> Batch<'a> {
                         true => time.time(row)?,
                         false => start.cells.nanos(row),
                     },
+                    slices: Vec::new(),
                 })
             }
             View::Long { .. } => Ok(Ranking {
@@ -459,6 +464,7 @@ impl<'a> Batch<'a> {
                 answer_ok: None,
                 permissions: None,
                 time: None,
+                slices: Vec::new(),
             }),
         }
     }
