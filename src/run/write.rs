@@ -199,6 +199,7 @@ pub fn input_summaries(
             records: counts.records,
             rejected: counts.rejected,
             hash: s.hash.clone(),
+            skipped: s.skipped.clone(),
         })
         .collect()
 }
