@@ -65,10 +65,13 @@ fn grade(wd: &Workdir, out: &str, logs: &[&str], code: i32) -> Vec<u8> {
     wd.read(&format!("{out}/per_query.csv"))
 }
 
+/// A result as `write_structs` writes it: doc id, score, rank.
+type StructResult<'a> = (&'a str, Option<f64>, Option<i64>);
+
 /// `rows` (a query, its results as listed) as a Parquet file with a
 /// results column of structs `doc_id`, `score` and `rank` (`None` a null
 /// field).
-fn write_structs(path: &Path, rows: &[(&str, Vec<(&str, Option<f64>, Option<i64>)>)]) {
+fn write_structs(path: &Path, rows: &[(&str, Vec<StructResult<'_>>)]) {
     let fields = Fields::from(vec![
         Field::new("doc_id", DataType::Utf8, true),
         Field::new("score", DataType::Float64, true),
@@ -127,7 +130,7 @@ fn results_are_ranked_by_their_ranks_or_scores() {
     wd.write("scored.jsonl", jsonl(scored, true));
     let mut rows = Vec::new();
     for (query, docs) in RANKINGS {
-        let mut listed: Vec<(&str, Option<f64>, Option<i64>)> = (docs.iter().enumerate())
+        let mut listed: Vec<StructResult> = (docs.iter().enumerate())
             .map(|(i, &doc)| (doc, Some(-(i as f64)), Some(i as i64 + 1)))
             .collect();
         listed.reverse();

@@ -202,7 +202,7 @@ fn gather_skipping(
     let read_a_record = (gathered.per_input.iter().zip(&gathered.stats))
         .any(|(counts, stats)| counts.records > 0 && stats.skipped.is_none());
     if read_a_record {
-        seen::refuse_unmatched(reading.fields, &gathered.seen)?;
+        seen::refuse_unmatched(&reading.fields.given(), &gathered.seen)?;
     }
     gathered.keep_first_leaks();
     gathered.take_empty_spans();

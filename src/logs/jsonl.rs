@@ -114,8 +114,8 @@ impl LogFields {
             collection: path(&names.collection, FieldNames::COLLECTION),
             rank: path(&names.rank, FieldNames::RANK),
             score: FieldPath::parse(FieldNames::SCORE),
-            given: (FieldFlag::ALL.into_iter())
-                .filter_map(|flag| Some((flag, FieldPath::parse(flag.given(names)?))))
+            given: (names.given().into_iter())
+                .map(|(flag, name)| (flag, FieldPath::parse(name)))
                 .collect(),
         }
     }
@@ -220,6 +220,26 @@ pub struct FieldNames {
 }
 
 impl FieldNames {
+    /// The fields the user named, each with its flag.
+    pub fn given(&self) -> Vec<(FieldFlag, &str)> {
+        let named = |flag: FieldFlag| match flag {
+            FieldFlag::Query => &self.query,
+            FieldFlag::Results => &self.results,
+            FieldFlag::Doc => &self.doc,
+            FieldFlag::Stage => &self.stage,
+            FieldFlag::Run => &self.run,
+            FieldFlag::Latency => &self.latency,
+            FieldFlag::Context => &self.context,
+            FieldFlag::Outcome => &self.outcome,
+            FieldFlag::Allowed => &self.allowed,
+            FieldFlag::Collection => &self.collection,
+            FieldFlag::Rank => &self.rank,
+        };
+        (FieldFlag::ALL.into_iter())
+            .filter_map(|flag| Some((flag, named(flag).as_deref()?)))
+            .collect()
+    }
+
     /// Where a JSONL record keeps the query id unless the user says otherwise.
     pub const QUERY: &'static str = "query_id";
     /// Where a JSONL record keeps the results unless the user says otherwise.

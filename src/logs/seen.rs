@@ -9,7 +9,6 @@ use std::collections::BTreeSet;
 use anyhow::{bail, Result};
 
 use crate::base::failure::Setting;
-use crate::logs::jsonl::FieldNames;
 
 /// A field flag: where a record keeps one thing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,24 +57,6 @@ impl FieldFlag {
             FieldFlag::Collection => Setting::CollectionField,
             FieldFlag::Rank => Setting::RankField,
         }
-    }
-
-    /// The field the user named with it, if the user named one.
-    pub fn given(self, names: &FieldNames) -> Option<&str> {
-        let given = match self {
-            FieldFlag::Query => &names.query,
-            FieldFlag::Results => &names.results,
-            FieldFlag::Doc => &names.doc,
-            FieldFlag::Stage => &names.stage,
-            FieldFlag::Run => &names.run,
-            FieldFlag::Latency => &names.latency,
-            FieldFlag::Context => &names.context,
-            FieldFlag::Outcome => &names.outcome,
-            FieldFlag::Allowed => &names.allowed,
-            FieldFlag::Collection => &names.collection,
-            FieldFlag::Rank => &names.rank,
-        };
-        given.as_deref()
     }
 
     /// Whether it names a field inside each result rather than of the
@@ -145,8 +126,9 @@ impl FieldsSeen {
     }
 }
 
-/// Refuse a field flag of `names` that no record of any input matched
-/// (`seen`, each input's); a flag left at its default may match nothing.
+/// Refuse a field flag the user gave (`given`, each with the field it
+/// names) that no record of any input matched (`seen`, each input's); a
+/// flag left at its default may match nothing.
 /// A field noted under the very name given (a partition column) matches.
 /// The run is the unit: an input may lack an optional field another has
 /// (a shard written before latency was logged, a writer that leaves null
@@ -155,15 +137,12 @@ impl FieldsSeen {
 /// # Errors
 /// The first flag given that matched nothing, with the fields records
 /// (or their results) have, sorted and cut to a few.
-pub fn refuse_unmatched(names: &FieldNames, seen: &[FieldsSeen]) -> Result<()> {
+pub fn refuse_unmatched(given: &[(FieldFlag, &str)], seen: &[FieldsSeen]) -> Result<()> {
     let mut all = FieldsSeen::default();
     for input in seen {
         all.merge(input);
     }
-    for flag in FieldFlag::ALL {
-        let Some(given) = flag.given(names) else {
-            continue;
-        };
+    for &(flag, given) in given {
         let fields = match flag.in_results() {
             true => &all.result_fields,
             false => &all.fields,

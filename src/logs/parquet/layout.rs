@@ -566,10 +566,7 @@ impl Columns<'_> {
                 seen.note_result(field.name());
             }
         }
-        for flag in FieldFlag::ALL {
-            let Some(given) = flag.given(names) else {
-                continue;
-            };
+        for (flag, given) in names.given() {
             let at = path(Some(given), "");
             let found = self.find(&at).is_some()
                 || self.json_split(&at).is_some()
