@@ -56,7 +56,7 @@ pub use agree::{Agreement, Disagreement, RunMeans, RunOrder, RunsUnderBoth, Slic
 pub use base::failure::{spell_settings, Error, ErrorKind, Message, Setting};
 pub use base::metrics::Cutoff;
 pub use base::options::{
-    Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy,
+    BadFiles, Choice, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy,
     ReviewerPolicy, RunName, SpanKind, Unit, UnknownChoice,
 };
 pub use base::schema;

@@ -203,11 +203,13 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
     plan.labels = wd.path("absent.jsonl");
     assert_eq!(refusal(&plan).kind(), rgrade::ErrorKind::Labels);
     plan.labels = wd.path("labels.jsonl");
+    // A table of no rows is an input of no records; when it is the only
+    // one, nothing was graded.
     table = ArrowTable::new("empty", Arc::clone(table.schema()), Vec::new()).unwrap();
     plan.tables.logs.push(table);
     let err = refusal(&plan);
     assert!(
-        format!("{err:#}").contains("empty: table holds no rows"),
+        format!("{err:#}").contains("no log input holds a record (1 input read"),
         "{err:#}"
     );
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rgrade::{
-    Choice, Cutoff, DocOf, DuplicateDocs, GenFormat, JoinBy, LabelsFormat, LogsFormat,
+    BadFiles, Choice, Cutoff, DocOf, DuplicateDocs, GenFormat, JoinBy, LabelsFormat, LogsFormat,
     MissingPolicy, NightChanges, RepeatPolicy, ReviewerPolicy, RunName, Setting, SpanKind, Unit,
 };
 use serde::de::DeserializeOwned;
@@ -384,6 +384,10 @@ pub struct GradeArgs {
     #[arg(long = "duplicate-docs", value_parser = choice::<DuplicateDocs>(), value_name = "POLICY", default_value_t = DuplicateDocs::Reject)]
     pub duplicate_docs: DuplicateDocs,
 
+    /// A log file that cannot be read to its end (truncated gzip or zstd, corrupt Parquet): stop with nothing graded, or skip it as a rejected record (bad_file).
+    #[arg(long = "bad-files", value_parser = choice::<BadFiles>(), value_name = "POLICY", default_value_t = BadFiles::Fail)]
+    pub bad_files: BadFiles,
+
     /// Name each TREC run by its tag, or by its file's name (files all tagged alike stay apart).
     #[arg(long = "run-name", value_parser = choice::<RunName>(), value_name = "FROM", default_value_t = RunName::Tag)]
     pub run_name: RunName,
@@ -727,6 +731,7 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::Corpus => "--corpus",
         Setting::Stages => "--stage",
         Setting::DuplicateDocs => "--duplicate-docs",
+        Setting::BadFiles => "--bad-files",
         Setting::MaxRejects => "--max-rejects",
         Setting::MaxLeaks => "--max-leaks",
         Setting::LogsFormat => "--logs-format",
@@ -738,6 +743,13 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::RankField => "--rank-field",
         Setting::TimeField => "--time-field",
         Setting::SliceBy => "--slice-by",
+        Setting::StageField => "--stage-field",
+        Setting::RunField => "--run-field",
+        Setting::LatencyField => "--latency-field",
+        Setting::ContextField => "--context-field",
+        Setting::OutcomeField => "--outcome-field",
+        Setting::AllowedField => "--allowed-field",
+        Setting::CollectionField => "--collection-field",
         Setting::AsOf => "--as-of",
         Setting::Openmetrics => "--openmetrics",
         Setting::Metrics => "--metrics",

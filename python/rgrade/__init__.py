@@ -133,6 +133,7 @@ Cutoffs = Union[int, str, Sequence[Union[int, str]]]
 Missing = Literal["fail", "skip"]
 Repeats = Literal["error", "first", "last", "mean"]
 DuplicateDocs = Literal["reject", "dedupe"]
+BadFiles = Literal["fail", "skip"]
 RunName = Literal["tag", "file"]
 Unit = Literal["result", "doc"]
 JoinBy = Literal["id", "text"]
@@ -657,6 +658,7 @@ class GradeOptions(TypedDict, total=False):
     missing: Missing
     repeats: Repeats
     duplicate_docs: DuplicateDocs
+    bad_files: BadFiles
     run_name: RunName
     join: JoinBy
     min_rel: int

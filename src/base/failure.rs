@@ -163,6 +163,8 @@ settings! {
     Stages = "stages",
     /// What a doc id listed twice in one ranking does.
     DuplicateDocs = "duplicate_docs",
+    /// What a log input that cannot be read to its end does.
+    BadFiles = "bad_files",
     /// The rejected records a grading tolerates.
     MaxRejects = "max_rejects",
     /// The results outside their user's collections a grading tolerates.
@@ -179,12 +181,26 @@ settings! {
     ResultsField = "results_field",
     /// Where a result keeps its doc id.
     DocField = "doc_field",
-    /// Where a result row keeps its rank.
+    /// Where a result (or a result row) keeps its rank.
     RankField = "rank_field",
     /// Where a record keeps its capture time.
     TimeField = "time_field",
     /// The log fields the aggregates are sliced by.
     SliceBy = "slice_by",
+    /// Where a record keeps its stage.
+    StageField = "stage_field",
+    /// Where a record keeps its run.
+    RunField = "run_field",
+    /// Where a record keeps its latency.
+    LatencyField = "latency_field",
+    /// Where a record keeps its context size.
+    ContextField = "context_field",
+    /// Where a record says whether its answer was acceptable.
+    OutcomeField = "outcome_field",
+    /// Where a record keeps its user's allowed collections.
+    AllowedField = "allowed_field",
+    /// Where a result keeps its collection.
+    CollectionField = "collection_field",
     /// The time a grading stands for.
     AsOf = "as_of",
     /// The OpenMetrics export.

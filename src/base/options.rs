@@ -185,6 +185,18 @@ choice! {
 }
 
 choice! {
+    /// What `--bad-files` does with a log input that cannot be read to its
+    /// end (a truncated gzip or zstd stream, a corrupt Parquet file).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+    pub enum BadFiles {
+        /// Stop: nothing is graded (exit 2), naming the file.
+        Fail = "fail",
+        /// Grade the other inputs; each skipped file is a reject.
+        Skip = "skip",
+    }
+}
+
+choice! {
     /// The format of the labels file.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum LabelsFormat {

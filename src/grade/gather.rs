@@ -7,20 +7,23 @@
 use anyhow::{bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::base::options::LogsFormat;
+use crate::base::failure::Setting;
+use crate::base::options::{BadFiles, LogsFormat};
 use crate::grade::capture::{LineCounts, Reject};
 use crate::grade::diagnostics::permissions::{Leak, LEAKS_LISTED};
 use crate::grade::group::{Grouped, Grouper};
 use crate::grade::judge::{BlockOutcome, BlockWorker, JudgeConfig};
 use crate::grade::rejects;
 use crate::grade::trec::runs::TrecLines;
-use crate::io::inputs::{Input, InputStats};
+use crate::io::inputs::{Damaged, Input, InputStats};
 use crate::io::progress::{Progress, Silent};
 use crate::io::reread;
 use crate::io::workers::for_each_block;
 use crate::logs;
 use crate::logs::jsonl::FieldNames;
 use crate::logs::parquet::ColumnNames;
+use crate::logs::record::{Invalid, Origin, RejectReason};
+use crate::logs::seen::{self, FieldsSeen};
 
 /// How the inputs are read.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +34,8 @@ pub struct Reading<'a> {
     pub progress: Option<&'a dyn Progress>,
     /// The field flags as given: the columns of Parquet logs.
     pub fields: &'a FieldNames,
+    /// What an input that cannot be read to its end does.
+    pub bad_files: BadFiles,
 }
 
 /// What stages 1 to 4 leave for the rest: every capture grouped by (run,
@@ -71,12 +76,15 @@ struct Gathered {
     per_input: Vec<LineCounts>,
     stats: Vec<InputStats>,
     stages_seen: Vec<bool>,
+    /// Which fields each input's records had.
+    seen: Vec<FieldsSeen>,
 }
 
 impl Gathered {
     fn take(&mut self, mut outcome: BlockOutcome) {
         self.grouper.merge(&mut outcome);
         self.per_input[outcome.input as usize] += outcome.counts;
+        self.seen[outcome.input as usize].merge(&outcome.seen);
         self.rejects.append(&mut outcome.rejects);
         self.leaks.append(&mut outcome.leaks);
         for (seen, in_block) in self.stages_seen.iter_mut().zip(&outcome.stages_seen) {
@@ -110,14 +118,50 @@ impl Gathered {
     }
 }
 
-/// Judge every block of `inputs` and group the captures, then rank the
-/// TREC runs, read the ids of the documents they pooled, and read the
-/// records rejected after their blocks were gone again for their excerpts.
+/// Judge every block of `inputs` and group the captures (in a grouper
+/// `new_grouper` makes), then rank the TREC runs, read the ids of the
+/// documents they pooled, and read the records rejected after their
+/// blocks were gone again for their excerpts. Under `BadFiles::Skip`, an
+/// input found damaged is skipped, and the logs gathered again without
+/// it, so that nothing of it is graded: each skipped input is one
+/// `bad_file` reject.
 ///
 /// # Errors
-/// An input cannot be read, or changed before it was read again.
+/// An input cannot be read (and is not skipped), or changed before it
+/// was read again.
 pub fn gather(
     inputs: &[Input],
+    reading: Reading<'_>,
+    config: &JudgeConfig,
+    new_grouper: impl Fn() -> Grouper,
+    pool: &rayon::ThreadPool,
+) -> Result<Grouping> {
+    let mut skipped = Vec::new();
+    loop {
+        let gathered = gather_skipping(inputs, &skipped, reading, config, new_grouper(), pool);
+        let err = match (gathered, reading.bad_files) {
+            (Err(err), BadFiles::Skip) => err,
+            (gathered, _) => return gathered,
+        };
+        // Found under the contexts that name the input, as anyhow finds one.
+        match err.downcast_ref::<Damaged>().map(|damaged| damaged.input) {
+            Some(_) if !inputs.iter().all(Input::can_read_again) => {
+                return Err(err.context(format!(
+                    "{} reads the logs again without a damaged input, and standard input or \
+                     a pipe can be read only once",
+                    Setting::BadFiles.given("skip")
+                )))
+            }
+            Some(input) => skipped.push((input, format!("{err:#}"))),
+            None => return Err(err),
+        }
+    }
+}
+
+/// [`gather`], with the inputs `skipped` (each with why) left unread.
+fn gather_skipping(
+    inputs: &[Input],
+    skipped: &[(u32, String)],
     reading: Reading<'_>,
     config: &JudgeConfig,
     grouper: Grouper,
@@ -130,11 +174,39 @@ pub fn gather(
         per_input: vec![LineCounts::default(); inputs.len()],
         stats: Vec::new(),
         stages_seen: vec![false; config.stages.len()],
+        seen: vec![FieldsSeen::default(); inputs.len()],
     };
-    let all: Vec<(u32, &Input)> = (0..).zip(inputs).collect();
-    gathered.stats = judge_inputs(&all, reading, config, pool, |outcome| {
+    let is_skipped = |index: u32| skipped.iter().any(|(input, _)| *input == index);
+    let read: Vec<(u32, &Input)> = (0..).zip(inputs).filter(|(i, _)| !is_skipped(*i)).collect();
+    let mut stats = judge_inputs(&read, reading, config, pool, |outcome| {
         gathered.take(outcome);
-    })?;
+    })?
+    .into_iter();
+    // Each skipped input in its place, as one rejected record.
+    for index in 0..inputs.len() as u32 {
+        let why = skipped.iter().find(|(input, _)| *input == index);
+        gathered.stats.push(match why {
+            Some((_, why)) => {
+                let counts = &mut gathered.per_input[index as usize];
+                (counts.records, counts.rejected) = (1, 1);
+                let invalid = Invalid::new(RejectReason::BadFile, why.clone());
+                gathered
+                    .rejects
+                    .push(Reject::new(Origin::line(index, 0), invalid, b""));
+                InputStats::skipped(why.clone())
+            }
+            None => stats
+                .next()
+                .context("internal error: an input read left no stats")?,
+        });
+    }
+    // With no record read at all, there is nothing to check against:
+    // nothing is graded, and the caller says so.
+    let read_a_record = (gathered.per_input.iter().zip(&gathered.stats))
+        .any(|(counts, stats)| counts.records > 0 && stats.skipped.is_none());
+    if read_a_record {
+        seen::refuse_unmatched(&reading.fields.given(), &gathered.seen)?;
+    }
     gathered.keep_first_leaks();
     gathered.take_empty_spans();
     rank_trec_runs(inputs, reading, config, pool, &mut gathered)?;
@@ -145,6 +217,7 @@ pub fn gather(
         per_input,
         stats,
         stages_seen,
+        ..
     } = gathered;
     let unread_pooled = grouper.read_pooled_run_ids(inputs, &stats)?;
     let fused_runs = (grouper.fused_runs().into_iter())
@@ -194,7 +267,7 @@ fn judge_inputs(
         BlockWorker::process,
         |_, mut outcome| {
             if let Some(err) = outcome.failed.take() {
-                failed = Some((outcome.input, err));
+                failed = Some((outcome.input, err, outcome.damaged));
                 return false;
             }
             progress.judged(outcome.counts.records);
@@ -203,12 +276,16 @@ fn judge_inputs(
         },
     );
     progress.finished();
-    if let Some((input, err)) = failed {
+    if let Some((input, err, damaged)) = failed {
         let name = inputs
             .iter()
             .find(|(i, _)| *i == input)
             .map(|(_, input)| input.name());
-        bail!("{}: {err}", name.unwrap_or_default());
+        let message = format!("{}: {err}", name.unwrap_or_default());
+        if damaged {
+            return Err(Damaged { input, message }.into());
+        }
+        bail!("{message}");
     }
     stats
 }

@@ -21,14 +21,17 @@ use crate::grade::ranking::RankingJudge;
 use crate::grade::trec::ranker::{RankRules, RunLine};
 use crate::grade::trec::runs::{BlockRuns, BlockScratch, TrecLines};
 use crate::grade::units::{runs_refused, DocOf};
+use crate::io::blocks::Chunk;
 use crate::io::json::JsonParser;
 use crate::labels::{LabelIndex, QueryIdx};
+use crate::logs::parquet::{RowGroup, Rows};
 use crate::logs::read::LogChunk;
 use crate::logs::record::{
     EventKey, Invalid, Nanos, Origin, Pending, Ranking, Record, RecordSink, RunResult, Skipped,
     SpanIds,
 };
 use crate::logs::records::{input_of, records, RecordOptions};
+use crate::logs::seen::FieldsSeen;
 
 /// Everything one block produced. Pair indices are local to the block.
 #[derive(Debug, Default)]
@@ -70,10 +73,15 @@ pub struct BlockOutcome {
     /// For each stage `--stage` names, whether a record of the block had
     /// it (empty when no stage is named).
     pub stages_seen: Vec<bool>,
+    /// Which fields its records had.
+    pub seen: FieldsSeen,
     /// Why the chunk could not be read at all (a Parquet row group that
     /// does not decode, a CSV run's header that cannot be read): the whole
     /// input is then in error.
     pub failed: Option<String>,
+    /// Whether that is the input's own damage (a Parquet row group that
+    /// does not decode), which `--bad-files skip` may skip.
+    pub damaged: bool,
 }
 
 impl BlockOutcome {
@@ -355,6 +363,13 @@ impl<'a> BlockWorker<'a> {
         let read = records(chunk, &config.records, &mut self.parser).for_each(&mut judging);
         if let Err(failed) = read {
             out.failed = Some(failed);
+            out.damaged = matches!(
+                chunk,
+                Chunk::Rows(RowGroup {
+                    rows: Rows::Parquet { .. },
+                    ..
+                })
+            );
         }
         // Rank or hold the run lines of the chunk just read.
         let rank_early = matches!(config.trec, TrecLines::RankEarly);
@@ -395,6 +410,10 @@ impl RecordSink for Judging<'_, '_> {
 
     fn reject(&mut self, origin: Origin, invalid: Invalid, excerpt: &[u8]) {
         self.out.reject(origin, invalid, excerpt);
+    }
+
+    fn seen(&mut self) -> &mut FieldsSeen {
+        &mut self.out.seen
     }
 }
 

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
-    DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy, ReviewerPolicy,
-    RunName, SpanKind,
+    BadFiles, DuplicateDocs, JoinBy, LabelsFormat, LogsFormat, MissingPolicy, RepeatPolicy,
+    ReviewerPolicy, RunName, SpanKind,
 };
 use crate::base::timestamp::Timestamp;
 use crate::grade::units::DocOf;
@@ -76,6 +76,9 @@ pub struct Plan {
     pub repeats: RepeatPolicy,
     /// What a doc id listed twice in one ranking does.
     pub duplicate_docs: DuplicateDocs,
+    /// What a log input that cannot be read to its end does: stop the
+    /// grading, or be skipped (a reject of its own).
+    pub bad_files: BadFiles,
     /// What names a TREC run: its tag, or its file (MS MARCO runs always
     /// take their file's name).
     pub run_name: RunName,
@@ -175,6 +178,7 @@ impl Plan {
             missing: MissingPolicy::Fail,
             repeats: RepeatPolicy::Error,
             duplicate_docs: DuplicateDocs::Reject,
+            bad_files: BadFiles::Fail,
             run_name: RunName::Tag,
             stages: Vec::new(),
             stage_order: Vec::new(),

@@ -33,9 +33,11 @@ pub fn finish(inputs: &[Input], stats: &[InputStats], rejects: &mut [Reject]) ->
 fn recover_excerpts(inputs: &[Input], stats: &[InputStats], rejects: &mut [Reject]) -> Result<()> {
     let mut wanted: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
     // A Parquet row cannot be read back as a line: its rejects that have
-    // no excerpt keep none.
+    // no excerpt keep none. Nor does a skipped input's, which is no line.
     let readable = |input: u32| stats[input as usize].format != LogsFormat::Parquet;
-    for reject in (rejects.iter()).filter(|r| r.excerpt.is_empty() && readable(r.origin.input)) {
+    let wants_excerpt =
+        |r: &Reject| r.excerpt.is_empty() && r.origin.line > 0 && readable(r.origin.input);
+    for reject in rejects.iter().filter(|r| wants_excerpt(r)) {
         wanted
             .entry(reject.origin.input)
             .or_default()
@@ -83,6 +85,7 @@ mod tests {
             format: LogsFormat::Jsonl,
             format_doubt: None,
             part: false,
+            skipped: None,
         }];
         let reject = || Reject {
             origin: Origin::line(0, 2),

@@ -98,6 +98,42 @@ impl Input {
     }
 }
 
+/// An error that is the input's own damage: it cannot be read to its end
+/// (a truncated gzip or zstd stream, a corrupt Parquet file), as opposed
+/// to a setting that does not fit it. Shown as its message; `--bad-files
+/// skip` skips such an input instead of stopping.
+#[derive(Debug)]
+pub struct Damaged {
+    /// The input's index among the run's.
+    pub input: u32,
+    /// What went wrong, naming the input.
+    pub message: String,
+}
+
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Damaged {}
+
+impl InputStats {
+    /// The stats of an input skipped as damaged, for `why`: nothing read.
+    pub fn skipped(why: String) -> Self {
+        InputStats {
+            bytes: 0,
+            decoded_bytes: 0,
+            lines: 0,
+            hash: String::new(),
+            format_doubt: None,
+            part: false,
+            format: LogsFormat::Jsonl,
+            skipped: Some(why),
+        }
+    }
+}
+
 /// What the reader learned about one input once it was read to the end.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InputStats {
@@ -119,4 +155,6 @@ pub struct InputStats {
     /// cannot be read back as text; so are an Arrow table's, which reads
     /// as Parquet.
     pub format: LogsFormat,
+    /// Why it was skipped unread (`--bad-files skip`), if it was.
+    pub skipped: Option<String>,
 }

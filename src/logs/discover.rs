@@ -181,7 +181,7 @@ pub fn discover(args: &[PathBuf], out: Option<&Path>) -> Result<Discovered> {
                 );
             }
         } else {
-            add_file(arg.clone(), &meta, inputs)?;
+            inputs.push(Input::File(arg.clone()));
         }
         for input in &inputs[before..] {
             let below = match input {
@@ -294,16 +294,14 @@ fn walk(
         } else if holds_outputs && is_output_file(&path) || kind.is_symlink() && path.is_dir() {
             continue;
         } else if has_suffix(&path, &LOG_SUFFIXES) {
-            let meta = std::fs::metadata(&path)
-                .with_context(|| format!("{}: cannot open log input", path.display()))?;
-            add_file(path, &meta, inputs)?;
+            inputs.push(Input::File(path));
         } else if has_suffix(&path, &RUN_TEXT_SUFFIXES) {
             let meta = std::fs::metadata(&path)
                 .with_context(|| format!("{}: cannot open log input", path.display()))?;
             if meta.len() > 0 && !holds_a_run(&Input::File(path.clone())) {
                 skipped.push(path);
             } else {
-                add_file(path, &meta, inputs)?;
+                inputs.push(Input::File(path));
             }
         }
     }
@@ -316,25 +314,6 @@ fn is_output_file(path: &Path) -> bool {
     path.file_name() == Some(REJECTS_FILE.as_ref()) || has_suffix(path, &[".csv"])
 }
 
-/// Add a log file; an empty regular file is an error (a pipe's size is
-/// only known once it is read).
-fn add_file(path: PathBuf, meta: &std::fs::Metadata, inputs: &mut Vec<Input>) -> Result<()> {
-    add_input(
-        Input::File(path),
-        meta.is_file().then_some(meta.len()),
-        inputs,
-    )
-}
-
-/// Add a log input of `size` bytes, if known; an empty one is an error.
-fn add_input(input: Input, size: Option<u64>, inputs: &mut Vec<Input>) -> Result<()> {
-    if size == Some(0) {
-        bail!("{}: log file is empty", input.name());
-    }
-    inputs.push(input);
-    Ok(())
-}
-
 /// Add the object `uri` names or, if it names none (or ends in `/`), the
 /// log objects under it as a prefix, chosen by name as a directory walk
 /// chooses files (`_SUCCESS` and `.crc` files left out).
@@ -342,8 +321,9 @@ fn add_objects(uri: &ObjectUri, inputs: &mut Vec<Input>, skipped: &mut Vec<PathB
     let key = uri.key();
     if !key.is_empty() && !key.ends_with('/') {
         let head = objects::head(uri).with_context(|| format!("{uri}: cannot open log input"))?;
-        if let Some(head) = head {
-            return add_input(Input::Object(uri.clone()), Some(head.size), inputs);
+        if head.is_some() {
+            inputs.push(Input::Object(uri.clone()));
+            return Ok(());
         }
     }
     let listed = objects::list(uri).with_context(|| format!("{uri}: cannot list log inputs"))?;
@@ -352,12 +332,12 @@ fn add_objects(uri: &ObjectUri, inputs: &mut Vec<Input>, skipped: &mut Vec<PathB
         let name = object.file_name();
         let input = Input::Object(object);
         if name_has_suffix(&name, &LOG_SUFFIXES) {
-            add_input(input, Some(size), inputs)?;
+            inputs.push(input);
         } else if name_has_suffix(&name, &RUN_TEXT_SUFFIXES) {
             if size > 0 && !holds_a_run(&input) {
                 skipped.push(PathBuf::from(input.name()));
             } else {
-                add_input(input, Some(size), inputs)?;
+                inputs.push(input);
             }
         }
     }
@@ -472,9 +452,15 @@ mod tests {
             [dir.join("notes.txt"), dir.join("per_query_old.csv")]
         );
         assert_eq!(found.inputs[1].run_name(), "bm25.dl19");
+        // An empty file is an input of no records, read as any other.
         std::fs::write(dir.join("empty.jsonl"), "").unwrap();
-        let err = discover(&[dir.join("empty.jsonl")], None).unwrap_err();
-        assert!(format!("{err:#}").contains("empty.jsonl: log file is empty"));
+        assert_eq!(
+            discover(&[dir.join("empty.jsonl")], None)
+                .unwrap()
+                .inputs
+                .len(),
+            1
+        );
         let err = discover(&[dir.join("nope.jsonl")], None).unwrap_err();
         assert!(format!("{err:#}").contains("nope.jsonl: cannot open log input"));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -11,9 +11,10 @@ use simd_json::tape::{Array, Value};
 use crate::io::json::{id_text, with_embedded, JsonParser};
 use crate::logs::record::Nanos;
 use crate::logs::record::{
-    measure, not_a_slice, EventKey, Invalid, LineFormat, Origin, Pending, Permissions, Ranking,
-    Record, RecordSink, RejectReason, DEFAULT_STAGE,
+    measure, not_a_slice, permuted, ranked_order, EventKey, Invalid, LineFormat, Origin, Pending,
+    Permissions, RankKey, Ranking, Record, RecordSink, RejectReason, ResultKeys, DEFAULT_STAGE,
 };
+use crate::logs::seen::{FieldFlag, FieldsSeen};
 use crate::logs::time;
 
 /// Where to find a field: a key, or the segments of a JSON pointer.
@@ -91,6 +92,11 @@ pub struct LogFields {
     collection: FieldPath,
     time: Option<FieldPath>,
     slices: Vec<FieldPath>,
+    rank: FieldPath,
+    score: FieldPath,
+    /// The fields the user named, each with its flag: checked against
+    /// the records until some record has it.
+    given: Vec<(FieldFlag, FieldPath)>,
 }
 
 impl LogFields {
@@ -116,7 +122,76 @@ impl LogFields {
                 .iter()
                 .map(|field| FieldPath::parse(field))
                 .collect(),
+            rank: path(&names.rank, FieldNames::RANK),
+            score: FieldPath::parse(FieldNames::SCORE),
+            given: (names.given().into_iter())
+                .map(|(flag, name)| (flag, FieldPath::parse(name)))
+                .collect(),
         }
+    }
+
+    /// Tell `seen` which of the fields the user named the record `root`
+    /// (with the fields of its Hive `partition`) has (inside a result, for
+    /// a field of results), and which fields the record and its first
+    /// result object have.
+    fn see(&self, root: Value<'_, '_>, partition: &[(String, String)], seen: &mut FieldsSeen) {
+        let Some(record) = root.as_object() else {
+            return;
+        };
+        // Every record's fields while a field named is unmatched, for the
+        // message that would refuse it; else the first record's.
+        let sample = !seen.sampled() || self.given.iter().any(|&(flag, _)| !seen.matched(flag));
+        if sample {
+            for key in (record.iter().map(|(key, _)| key))
+                .chain(partition.iter().map(|(key, _)| key.as_str()))
+            {
+                seen.note(key);
+            }
+        }
+        for (flag, path) in &self.given {
+            let had = path.find(root).is_some() || partition_value(partition, path).is_some();
+            if !flag.in_results() && !seen.matched(*flag) && had {
+                seen.mark(*flag);
+            }
+        }
+        let wanted = |flag: FieldFlag, seen: &FieldsSeen| flag.in_results() && !seen.matched(flag);
+        if !sample && !self.given.iter().any(|&(flag, _)| wanted(flag, seen)) {
+            return;
+        }
+        let in_results = |results: Array<'_, '_>, seen: &mut FieldsSeen| {
+            let objects = results.iter().filter(|result| result.is_object());
+            for (i, result) in objects.enumerate() {
+                if sample && i == 0 {
+                    for (key, _) in result.as_object().iter().flat_map(|o| o.iter()) {
+                        seen.note_result(key);
+                    }
+                }
+                for (flag, path) in &self.given {
+                    if wanted(*flag, seen) && path.find(result).is_some() {
+                        seen.mark(*flag);
+                    }
+                }
+            }
+        };
+        let Some(results) = self.results.find(root) else {
+            return;
+        };
+        match (results.as_array(), results.into_string()) {
+            (Some(array), _) => in_results(array, seen),
+            (None, Some(text)) => {
+                with_embedded(text, |embedded| {
+                    if let Some(array) = embedded.as_array() {
+                        in_results(array, seen);
+                    }
+                });
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// The names of a result's rank and score, for messages.
+    pub fn rank_names(&self) -> [&str; 2] {
+        [&self.rank.text, &self.score.text]
     }
 }
 
@@ -153,7 +228,8 @@ pub struct FieldNames {
     pub allowed: Option<String>,
     /// A result object's collection, inside the result.
     pub collection: Option<String>,
-    /// The rank of a result in a log of one row per result (Parquet).
+    /// The rank of a result: inside each result of a list (which is then
+    /// ranked by it), or a column of a Parquet log of one row per result.
     pub rank: Option<String>,
     /// When each capture was made, which orders its repeats; none
     /// unless named, but a span's start time.
@@ -165,6 +241,26 @@ pub struct FieldNames {
 }
 
 impl FieldNames {
+    /// The fields the user named, each with its flag.
+    pub fn given(&self) -> Vec<(FieldFlag, &str)> {
+        let named = |flag: FieldFlag| match flag {
+            FieldFlag::Query => &self.query,
+            FieldFlag::Results => &self.results,
+            FieldFlag::Doc => &self.doc,
+            FieldFlag::Stage => &self.stage,
+            FieldFlag::Run => &self.run,
+            FieldFlag::Latency => &self.latency,
+            FieldFlag::Context => &self.context,
+            FieldFlag::Outcome => &self.outcome,
+            FieldFlag::Allowed => &self.allowed,
+            FieldFlag::Collection => &self.collection,
+            FieldFlag::Rank => &self.rank,
+        };
+        (FieldFlag::ALL.into_iter())
+            .filter_map(|flag| Some((flag, named(flag).as_deref()?)))
+            .collect()
+    }
+
     /// Where a JSONL record keeps the query id unless the user says otherwise.
     pub const QUERY: &'static str = "query_id";
     /// Where a JSONL record keeps the results unless the user says otherwise.
@@ -186,10 +282,12 @@ impl FieldNames {
     /// The query id column of a table of one row per result that has no
     /// `query_id` column: ranx names it so.
     pub const QUERY_ALIAS: &'static str = "q_id";
-    /// Where a Parquet row of one result keeps its rank unless the user says otherwise.
+    /// Where a result (or a Parquet row of one result) keeps its rank
+    /// unless the user says otherwise.
     pub const RANK: &'static str = "rank";
-    /// The score column of a Parquet log of one row per result that has
-    /// no rank column: its results are ranked by score, as a run's are.
+    /// Where a result keeps its score, and the score column of a Parquet
+    /// log of one row per result: results that carry scores and no ranks
+    /// are ranked by them, as a run's are.
     pub const SCORE: &'static str = "score";
 }
 
@@ -273,6 +371,7 @@ pub struct Event<'t, 'i> {
 struct TextResult {
     doc: Option<String>,
     collection: Result<Option<String>, ()>,
+    keys: Result<ResultKeys, Invalid>,
 }
 
 impl<'t, 'i> Event<'t, 'i> {
@@ -308,9 +407,10 @@ impl<'t, 'i> Event<'t, 'i> {
                 (None, Some(text)) => {
                     from_text = with_embedded(text, |root| {
                         let results = root.as_array()?;
-                        let read = results.iter().map(|result| TextResult {
+                        let read = results.iter().enumerate().map(|(i, result)| TextResult {
                             doc: doc_id(result, fields.doc.as_ref()).map(Cow::into_owned),
                             collection: collection(result, fields).map(|c| c.map(str::to_string)),
+                            keys: result_keys(result, fields, i + 1),
                         });
                         Some(read.collect())
                     })
@@ -378,19 +478,43 @@ impl<'t, 'i> Event<'t, 'i> {
             .map(move |(i, id)| id.ok_or_else(|| no_doc_id(i + 1, "", fields.doc.as_ref())))
     }
 
-    /// The ranking, measurements and permissions of the event.
+    /// What ranks each result, in list order.
     ///
     /// # Errors
-    /// A result without a doc id, or whose collection is not a string.
+    /// As [`result_keys`].
+    pub fn result_keys<'e>(
+        &'e self,
+        fields: &'e LogFields,
+    ) -> impl Iterator<Item = Result<ResultKeys, Invalid>> + 'e {
+        let listed = (self.results.iter().flat_map(Array::iter).enumerate())
+            .map(move |(i, result)| result_keys(result, fields, i + 1));
+        listed.chain(self.from_text.iter().map(|result| result.keys.clone()))
+    }
+
+    /// The ranking, measurements and permissions of the event: the
+    /// results in the order their ranks or scores give ([`ranked_order`]),
+    /// else in list order.
+    ///
+    /// # Errors
+    /// A result without a doc id, whose collection is not a string, or
+    /// whose rank or score cannot rank it.
     pub fn ranking(mut self, fields: &LogFields) -> Result<Ranking<'i>, Invalid> {
-        let docs = self.doc_ids(fields).collect::<Result<_, _>>()?;
-        let permissions = match self.allowed.take() {
+        let mut docs: Vec<Cow<'i, str>> = self.doc_ids(fields).collect::<Result<_, _>>()?;
+        let keys: Vec<ResultKeys> = self.result_keys(fields).collect::<Result<_, _>>()?;
+        let order = ranked_order(&keys, &docs, fields.rank_names())?;
+        let mut permissions = match self.allowed.take() {
             Some(allowed) => Some(Permissions {
                 collections: self.collections(fields).collect::<Result<_, _>>()?,
                 allowed,
             }),
             None => None,
         };
+        if let Some(order) = order {
+            docs = permuted(&mut docs, &order);
+            if let Some(permissions) = &mut permissions {
+                permissions.collections = permuted(&mut permissions.collections, &order);
+            }
+        }
         Ok(Ranking {
             docs,
             latency_ms: self.latency_ms,
@@ -414,6 +538,62 @@ fn collection<'i>(result: Value<'_, 'i>, fields: &LogFields) -> Result<Option<&'
         Some(v) if v.is_null() => Ok(None),
         Some(v) => v.into_string().map(Some).ok_or(()),
     }
+}
+
+/// What ranks result `position` (from 1) of a list: the rank and the
+/// score `fields` names inside it, where it is an object that has them
+/// (null is none).
+///
+/// # Errors
+/// `bad_rank` for a rank that is no whole number of at least 1,
+/// `bad_score` for a score that is no finite number.
+pub fn result_keys(
+    result: Value<'_, '_>,
+    fields: &LogFields,
+    position: usize,
+) -> Result<ResultKeys, Invalid> {
+    if !result.is_object() {
+        return Ok(ResultKeys::default());
+    }
+    let present = |path: &FieldPath| path.find(result).filter(|v| !v.is_null());
+    let rank = match present(&fields.rank) {
+        None => None,
+        Some(value) => {
+            let what = format!("result {position}: '{}'", fields.rank);
+            Some(
+                RankKey::whole_rank(json_whole(value), &what)
+                    .map_err(|detail| Invalid::new(RejectReason::BadRank, detail))?,
+            )
+        }
+    };
+    let score = match present(&fields.score) {
+        None => None,
+        Some(value) => match value.cast_f64().filter(|s| s.is_finite()) {
+            Some(score) => Some(RankKey::score(score)),
+            None => {
+                let detail = format!(
+                    "result {position}: '{}' is not a finite number",
+                    fields.score
+                );
+                return Err(Invalid::new(RejectReason::BadScore, detail));
+            }
+        },
+    };
+    Ok(ResultKeys { rank, score })
+}
+
+/// A JSON number that is whole: an integer, or a float that holds one
+/// exactly (`2.0`, as pandas writes a rank).
+fn json_whole(value: Value<'_, '_>) -> Option<i128> {
+    if let Some(int) = value.as_i64() {
+        return Some(int.into());
+    }
+    if let Some(int) = value.as_u64() {
+        return Some(int.into());
+    }
+    // Below 2^63 a float's whole value converts exactly.
+    let float = value.as_f64()?;
+    (float.fract() == 0.0 && float.abs() < 9.2e18).then_some(float as i128)
 }
 
 /// The reject of result `position` (from 1) of the ranking `within`
@@ -575,6 +755,7 @@ impl LineFormat for JsonlLines<'_> {
     fn line(&mut self, line: &[u8], _: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
         let (fields, partition) = (self.fields, self.partition);
         let taken = self.parser.parse(line, |root| {
+            fields.see(root, partition, sink.seen());
             let record = match EventKey::from_value(root, fields, partition) {
                 Ok(key) => Record::Event {
                     key,

@@ -10,6 +10,7 @@
 //! - [`read`]: every input cut into chunks for the workers, by format;
 //! - [`record`]: what a record is, in every format;
 //! - [`records`]: a chunk's records, read by its format;
+//! - [`seen`]: which fields the records had, for the field flags given;
 //! - [`jsonl`]: a JSONL search event and its field mapping;
 //! - [`otlp`]: OTLP/JSON traces and the capture spans in them;
 //! - [`trec`]: a TREC or MS MARCO run line;
@@ -32,5 +33,6 @@ pub mod parquet;
 pub mod read;
 pub mod record;
 pub mod records;
+pub mod seen;
 pub mod time;
 pub mod trec;

@@ -13,7 +13,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::base::options::LogsFormat;
 use crate::io::blocks::{Block, BlockCutter, Chunk, ChunkSink, BLOCK_SIZE};
 use crate::io::decompress::{Source, BOM};
-use crate::io::inputs::{Input, InputStats};
+use crate::io::inputs::{Damaged, Input, InputStats};
 use crate::io::location::ObjectUri;
 use crate::io::objects;
 use crate::io::parquet::{ParquetAt, MAGIC};
@@ -69,7 +69,20 @@ pub fn read_inputs(
             }
             continue;
         }
-        let mut source = Source::open(input).with_context(|| format!("{name}: cannot open"))?;
+        // A stream whose first bytes do not decode is damaged; a file that
+        // is not there, or not for this user, is not.
+        let mut source = Source::open(input).map_err(|err| {
+            let message = format!("{name}: cannot open");
+            match err.kind() {
+                io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied => {
+                    anyhow::Error::new(err).context(message)
+                }
+                _ => anyhow::Error::new(err).context(Damaged {
+                    input: index,
+                    message,
+                }),
+            }
+        })?;
         if format == LogsFormat::Parquet || format == LogsFormat::Auto && source.holds_parquet() {
             let at = parquet_file(input, &source)?;
             drop(source);
@@ -90,13 +103,12 @@ pub fn read_inputs(
             Ok(Some(lines)) => lines,
             Ok(None) => break,
             Err(err) => {
-                return Err(err)
-                    .with_context(|| format!("{name}: cannot read (truncated or corrupt input?)"))
+                return Err(err).context(Damaged {
+                    input: index,
+                    message: format!("{name}: cannot read (truncated or corrupt input?)"),
+                })
             }
         };
-        if cutter.decoded_bytes() == 0 {
-            bail!("{name}: log input is empty");
-        }
         let (bytes, hash) = source.digest();
         stats.push(InputStats {
             bytes,
@@ -108,6 +120,7 @@ pub fn read_inputs(
                 .detected()
                 .and_then(|detected| detected.doubt.clone()),
             part: false,
+            skipped: None,
         });
     }
     Ok(stats)
@@ -120,7 +133,8 @@ pub fn read_inputs(
 /// the sink stopped taking chunks.
 ///
 /// # Errors
-/// As [`parquet::open`]; the file cannot be read; it holds no row.
+/// As [`parquet::open`]; the file cannot be read. A file of no rows (the
+/// part Spark writes for an empty partition) is an input of no records.
 fn read_row_groups(
     index: u32,
     at: &ParquetAt,
@@ -128,7 +142,14 @@ fn read_row_groups(
     sink: &mut dyn ChunkSink<RowGroup>,
     on_bytes: &(dyn Fn(u64) + Sync),
 ) -> Result<Option<InputStats>> {
-    let (file, places) = parquet::open(at, columns)?;
+    let footer = at.footer().map_err(|err| {
+        // Named by the caller; the footer is what a damaged file lacks.
+        err.context(Damaged {
+            input: index,
+            message: "cannot be read".to_string(),
+        })
+    })?;
+    let (file, places) = parquet::open(at, footer, columns)?;
     let mut identity = match at {
         ParquetAt::File(path) => Identity::Hashed(Box::new(Hashing {
             file: File::open(path).context("cannot open")?,
@@ -176,9 +197,6 @@ fn read_row_groups(
             (size, object_hash(size, version))
         }
     };
-    if rows == 0 {
-        bail!("Parquet file holds no rows");
-    }
     Ok(Some(InputStats {
         bytes,
         decoded_bytes,
@@ -187,6 +205,7 @@ fn read_row_groups(
         format: LogsFormat::Parquet,
         format_doubt: None,
         part: false,
+        skipped: None,
     }))
 }
 
@@ -232,7 +251,8 @@ fn object_hash(size: u64, version: Option<&str>) -> String {
 /// Returns `None` if the sink stopped taking chunks.
 ///
 /// # Errors
-/// As [`parquet::open_table`]; the table holds no rows.
+/// As [`parquet::open_table`]. A table of no rows is an input of no
+/// records.
 fn read_table(
     index: u32,
     table: &ArrowTable,
@@ -259,9 +279,6 @@ fn read_table(
         }
         rows += len as u64;
     }
-    if rows == 0 {
-        bail!("table holds no rows");
-    }
     Ok(Some(InputStats {
         bytes: table.bytes(),
         decoded_bytes: table.bytes(),
@@ -270,6 +287,7 @@ fn read_table(
         format: LogsFormat::Parquet,
         format_doubt: None,
         part: false,
+        skipped: None,
     }))
 }
 
@@ -348,6 +366,7 @@ fn send_lines<'a>(
         format: format.unwrap_or(LogsFormat::Jsonl),
         format_doubt: None,
         part: true,
+        skipped: None,
     }))
 }
 

@@ -14,6 +14,7 @@ use std::fmt;
 use crate::base::options::{LogsFormat, RunName};
 use crate::io::blocks::OVERSIZED_HEAD;
 use crate::io::json::BadJson;
+use crate::logs::seen::FieldsSeen;
 
 /// How much of a rejected record rejects.jsonl keeps: as much as the
 /// reader keeps of an oversized line.
@@ -72,6 +73,13 @@ pub enum RejectReason {
     /// With a time field, a capture of a graded stage whose time is
     /// missing or is not a time: it cannot be placed among its repeats.
     BadTime,
+    /// A result without a rank in a list whose other results carry one:
+    /// where it ranks cannot be said.
+    UnrankedResult,
+    /// A log input that cannot be read to its end (a truncated gzip or
+    /// zstd stream, a corrupt Parquet file), skipped under `--bad-files
+    /// skip`: one reject for the whole file.
+    BadFile,
 }
 
 impl RejectReason {
@@ -99,6 +107,8 @@ impl RejectReason {
             RejectReason::DroppedAttributes => "dropped_attributes",
             RejectReason::IncompleteRanking => "incomplete_ranking",
             RejectReason::BadTime => "bad_time",
+            RejectReason::UnrankedResult => "unranked_result",
+            RejectReason::BadFile => "bad_file",
         }
     }
 }
@@ -183,6 +193,76 @@ impl RankKey {
 /// A capture time: nanoseconds since 1970-01-01T00:00:00Z
 /// (`crate::logs::time` reads it as each format writes it).
 pub type Nanos = i128;
+/// trec_eval's order of two results, `a` before `b` when less: the higher
+/// key first, then the greater doc id (`D` is the id, or what orders as
+/// it does). Run lines and the results of one list are ranked by it.
+pub fn trec_order<D: Ord>(a: (RankKey, D), b: (RankKey, D)) -> std::cmp::Ordering {
+    b.cmp(&a)
+}
+
+/// What a result of a list carries that may rank it: a rank, a score,
+/// both or neither (a bare doc id, say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResultKeys {
+    /// Its rank, as a key.
+    pub rank: Option<RankKey>,
+    /// Its score, as a key.
+    pub score: Option<RankKey>,
+}
+
+/// The order of a list of results (`keys`, each with its doc id in
+/// `docs`), ranked as a run's lines are ([`trec_order`], list order
+/// between results that tie on both): by their ranks when they carry
+/// ranks, else by their scores when every one carries a score. `None`
+/// when the list's own order is the ranking: no result carries a rank,
+/// and some (or all) carry no score, as where a pipeline logs a score
+/// beside some results of the list it returned.
+/// `names` are the rank's and the score's fields, for the message.
+///
+/// # Errors
+/// `unranked_result`: some results carry a rank and another does not, so
+/// where it ranks cannot be said.
+pub fn ranked_order(
+    keys: &[ResultKeys],
+    docs: &[Cow<'_, str>],
+    names: [&str; 2],
+) -> Result<Option<Vec<usize>>, Invalid> {
+    let by_rank = keys.iter().any(|k| k.rank.is_some());
+    if !by_rank && (keys.is_empty() || keys.iter().any(|k| k.score.is_none())) {
+        return Ok(None);
+    }
+    let mut order = Vec::with_capacity(keys.len());
+    for (i, result) in keys.iter().enumerate() {
+        let key = match by_rank {
+            true => result.rank,
+            false => result.score,
+        };
+        let Some(key) = key else {
+            let with = keys.iter().position(|k| k.rank.is_some()).unwrap_or(0);
+            let detail = format!(
+                "result {} has no '{}' though result {} has one: a list is ranked by its \
+                 results' ranks only when every result has one",
+                i + 1,
+                names[0],
+                with + 1
+            );
+            return Err(Invalid::new(RejectReason::UnrankedResult, detail));
+        };
+        order.push((key, i));
+    }
+    // Stable: results that tie on key and id keep list order.
+    order.sort_by(|&(a, i), &(b, j)| trec_order((a, docs[i].as_bytes()), (b, docs[j].as_bytes())));
+    Ok(Some(order.into_iter().map(|(_, i)| i).collect()))
+}
+
+/// `items` in `order` (indices into them, each once), taken out of
+/// `items`.
+pub fn permuted<T: Default>(items: &mut [T], order: &[usize]) -> Vec<T> {
+    order
+        .iter()
+        .map(|&i| std::mem::take(&mut items[i]))
+        .collect()
+}
 
 /// The stage of a record that names none.
 pub const DEFAULT_STAGE: &str = "final";
@@ -475,6 +555,9 @@ pub trait RecordSink {
     /// Reject the record at `origin` as `invalid`; `excerpt` is what it
     /// held (cut to a reject's excerpt).
     fn reject(&mut self, origin: Origin, invalid: Invalid, excerpt: &[u8]);
+
+    /// Where the source tells which fields its records have.
+    fn seen(&mut self) -> &mut FieldsSeen;
 }
 
 /// The records of one chunk, in input order.

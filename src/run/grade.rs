@@ -21,6 +21,7 @@ use crate::base::options::{
     JoinBy, LabelsFormat, MissingPolicy, RepeatPolicy, Reviewing, SpanKind,
 };
 use crate::base::schema::{per_query_header, Counts, Summary};
+use crate::base::text::plural;
 use crate::base::timestamp::Timestamp;
 use crate::grade::aggregate::{self, RowSink};
 use crate::grade::calibrate::{require_shared_query, HumanRows, HumanScores};
@@ -278,8 +279,9 @@ fn read_logs(plan: &Plan, setup: &Setup, warn: &mut dyn FnMut(Warning)) -> Resul
         format: plan.logs_format,
         progress: plan.progress.as_deref(),
         fields: &names,
+        bad_files: plan.bad_files,
     };
-    let grouper = Grouper::new(plan.repeats, labels);
+    let grouper = || Grouper::new(plan.repeats, labels);
     let mut grouping = gather(&inputs, reading, &config, grouper, pool)?;
     grouping.path_order = path_order;
     if !skipped.is_empty() {
@@ -330,6 +332,7 @@ pub fn finish(
         fused_runs,
         path_order,
     } = grouping;
+    no_record_read(&per_input).of_kind(ErrorKind::Logs)?;
     let unseen_stages = unseen_stages(plan, &stages_seen).of_kind(ErrorKind::Logs)?;
     let default_stage = plan.stages.first().map_or(DEFAULT_STAGE, String::as_str);
     grouped.add_a_pair_if_none(default_stage, &labels);
@@ -666,6 +669,21 @@ fn tally(
         unmapped_ids: lines.unmapped_ids,
         labeled_chunk_ids: chunk_labels.map_or(0, |chunks| chunks.ids),
     }
+}
+
+/// Refuse a grading whose inputs (`per_input`, each one's counts) hold no
+/// record at all: an empty file is an input like any other (the part
+/// Spark writes for an empty partition), but when every input is one,
+/// nothing was graded, and a table of `missing` queries would pass for a
+/// night without traffic.
+fn no_record_read(per_input: &[LineCounts]) -> Result<()> {
+    if per_input.iter().any(|counts| counts.records > 0) {
+        return Ok(());
+    }
+    bail!(
+        "no log input holds a record ({} read, each empty or blank), so nothing was graded",
+        plural(per_input.len() as u64, "input", "inputs")
+    )
 }
 
 /// The stages `--stage` names that no record had. When no record had any

@@ -201,6 +201,7 @@ pub fn input_summaries(
             records: counts.records,
             rejected: counts.rejected,
             hash: s.hash.clone(),
+            skipped: s.skipped.clone(),
         })
         .collect()
 }

@@ -427,8 +427,9 @@ fn json_event_line(event: &JsonEvent, ordinal: usize) -> String {
         .map(|(i, (doc, form))| match form {
             ResultForm::Text => Value::from(doc.as_str()),
             ResultForm::Integer => id_value(doc, true),
-            // Scores increase down the ranking: the order must not be re-sorted.
-            ResultForm::DocIdObject => json!({"doc_id": doc, "score": i as f64 * 0.5}),
+            // Scores fall down the ranking: a list whose every result
+            // carries one is ranked by them, in the order it was listed.
+            ResultForm::DocIdObject => json!({"doc_id": doc, "score": i as f64 * -0.5}),
             ResultForm::IdObject => json!({"id": doc}),
         })
         .collect();

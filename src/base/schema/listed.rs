@@ -35,4 +35,8 @@ pub struct InputSummary {
     pub rejected: u64,
     /// xxh3-128 of the bytes read, in hex.
     pub hash: String,
+    /// Why it was skipped unread (`--bad-files skip`: it cannot be read
+    /// to its end), if it was; its reject in rejects.jsonl says the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }

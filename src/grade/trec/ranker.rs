@@ -10,8 +10,7 @@ use crate::base::options::DuplicateDocs;
 use crate::grade::capture::Found;
 use crate::grade::diagnostics::pool::PooledLine;
 use crate::labels::{DocPlace, LabelIndex, QueryIdx};
-use crate::logs::record::RankKey;
-use crate::logs::record::{Invalid, Origin, RejectReason};
+use crate::logs::record::{trec_order, Invalid, Origin, RankKey, RejectReason};
 
 /// How lines become a ranking: what it does with a document listed
 /// twice, the inputs' names its reject details cite, and how deep it pools
@@ -88,10 +87,7 @@ impl RunLine {
     /// lines that tie on both hold no judged document, and their order
     /// changes no judged document's rank.
     fn ranks_before(&self, other: &Self) -> std::cmp::Ordering {
-        other
-            .key
-            .cmp(&self.key)
-            .then_with(|| other.place.cmp(&self.place))
+        trec_order((self.key, self.place), (other.key, other.place))
     }
 
     /// The same document: a judged one by its place, any other by its hash.

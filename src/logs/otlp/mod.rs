@@ -28,6 +28,7 @@ use crate::logs::record::{
     deliver, not_a_slice, EventKey, Invalid, LineFormat, Origin, Pending, Ranking, Record,
     RecordSink, RejectReason, SpanIds,
 };
+use crate::logs::seen::{FieldFlag, FieldsSeen};
 use crate::logs::time;
 
 /// Where spans keep what a capture needs, as the user mapped it.
@@ -211,6 +212,7 @@ struct OtlpSpan<'t, 'i> {
 pub fn for_each_span<'t, 'i>(
     root: Value<'t, 'i>,
     fields: &'i SpanFields,
+    seen: &mut FieldsSeen,
     mut visit: impl FnMut(Value<'t, 'i>, SpanRecord<'i>),
 ) -> Result<u64, Invalid> {
     let not_a_trace = |detail: &str| {
@@ -262,7 +264,7 @@ pub fn for_each_span<'t, 'i>(
     let count = spans.len() as u64;
     for (value, service) in spans {
         let record = match OtlpSpan::new(value, service) {
-            Ok(span) => span.record(fields),
+            Ok(span) => span.record(fields, seen),
             Err(invalid) => Record::Invalid(invalid),
         };
         visit(value, record);
@@ -330,10 +332,13 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
         }
     }
 
-    fn record(&self, fields: &'i SpanFields) -> SpanRecord<'i> {
+    /// The record the span is; `seen` hears which of the attributes the
+    /// user named a capture span has (and, from the first, which it has).
+    fn record(&self, fields: &'i SpanFields, seen: &mut FieldsSeen) -> SpanRecord<'i> {
         let Some(kind) = self.kind() else {
             return Record::Other;
         };
+        self.see(fields, seen);
         let key = self.key(kind, fields).map(|(query_id, run)| EventKey {
             query_id,
             stage: fields.stage(kind),
@@ -354,11 +359,36 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
                 let text = |key: &str| self.value.get(key).and_then(|v| v.into_string());
                 let ids = SpanIds::new(text("traceId"), text("spanId"), text("parentSpanId"));
                 let ranking = self.ranking(kind, fields).map_err(about);
+                // Documents found, under whatever attribute the user named.
+                if ranking.as_ref().is_ok_and(|r| !r.docs.is_empty()) {
+                    seen.mark(FieldFlag::Doc);
+                }
                 Record::Event {
                     key,
                     span: Some(ids),
                     ranking,
                 }
+            }
+        }
+    }
+
+    /// Tell `seen` which attributes the user named (the query's, the run's)
+    /// the span has, and its attributes while one is unmatched.
+    fn see(&self, fields: &SpanFields, seen: &mut FieldsSeen) {
+        let named = [
+            (FieldFlag::Query, &fields.query),
+            (FieldFlag::Run, &fields.run),
+        ];
+        let unmatched = named
+            .iter()
+            .any(|(f, key)| key.is_some() && !seen.matched(*f));
+        if unmatched || !seen.sampled() {
+            self.attributes.iter().for_each(|(key, _)| seen.note(key));
+        }
+        for (flag, key) in named {
+            let key = key.as_deref();
+            if key.is_some_and(|key| self.attribute(key).is_some()) {
+                seen.mark(flag);
             }
         }
     }
@@ -580,9 +610,11 @@ impl LineFormat for OtlpLines<'_> {
     /// is; a line that is no export, or of no span, is one record.
     fn line(&mut self, line: &[u8], _: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
         let fields = self.fields;
+        // Moved out while the spans are handed to the sink, and back.
+        let mut seen = std::mem::take(sink.seen());
         let read = self.parser.parse(line, |root| {
             let mut item = 0;
-            let spans = for_each_span(root, fields, |span, record| {
+            let spans = for_each_span(root, fields, &mut seen, |span, record| {
                 item += 1;
                 let origin = Origin { item, ..origin };
                 if let Err(invalid) = sink.take(
@@ -601,6 +633,7 @@ impl LineFormat for OtlpLines<'_> {
             }
             Ok(())
         });
+        *sink.seen() = seen;
         if let Err(invalid) = read.map_err(Invalid::from).and_then(|read| read) {
             deliver(sink, origin, Record::Invalid(invalid), line);
         }

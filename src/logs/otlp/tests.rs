@@ -32,7 +32,7 @@ fn records(line: &str, fields: &SpanFields) -> Result<Vec<String>, Invalid> {
     let mut parser = JsonParser::default();
     parser.parse(line.as_bytes(), |root| {
         let mut seen = Vec::new();
-        for_each_span(root, fields, |_, record| {
+        for_each_span(root, fields, &mut FieldsSeen::default(), |_, record| {
             seen.push(match record {
                 Record::Invalid(invalid) => {
                     format!("{}: {}", invalid.reason, invalid.detail)

@@ -21,6 +21,7 @@ use crate::base::options::SpanKind;
 use crate::io::parquet::{show, wrong_type, Want};
 use crate::logs::jsonl::{FieldNames, FieldPath};
 use crate::logs::otlp::{DocField, QuerySource, SpanFields};
+use crate::logs::seen::{FieldFlag, FieldsSeen};
 
 /// A column, or a field inside struct columns: the names from the top.
 pub type ColumnPath = Vec<String>;
@@ -87,6 +88,9 @@ pub enum ResultsColumn {
 pub struct Results {
     pub list: ColumnPath,
     pub doc: Vec<String>,
+    /// The struct fields of an element's rank and score, where its
+    /// struct has them: the list is then ranked by them.
+    pub keys: [Option<String>; 2],
 }
 
 /// The long layout's columns.
@@ -143,21 +147,23 @@ const DOCUMENT_COLUMNS: [&str; 2] = [
 /// The capture kinds of Phoenix rows, in the order of the arrays above.
 pub const SPAN_KINDS: [SpanKind; 2] = [SpanKind::Retriever, SpanKind::Reranker];
 
-/// A layout with the columns it reads.
+/// A layout with the columns it reads, and which of the fields the user
+/// named the schema has.
 pub struct Planned {
     pub layout: Layout,
+    pub seen: FieldsSeen,
     wanted: Vec<ColumnPath>,
 }
 
 impl Planned {
     /// The leaf columns of a Parquet file with `schema` under the wanted
     /// paths: all that is decoded.
-    pub fn mask(self, schema: &Schema, parquet: &SchemaDescriptor) -> (Layout, ProjectionMask) {
+    pub fn mask(&self, schema: &Schema, parquet: &SchemaDescriptor) -> ProjectionMask {
         let columns = Columns {
             schema,
-            wanted: self.wanted,
+            wanted: self.wanted.clone(),
         };
-        (self.layout, columns.mask(parquet))
+        columns.mask(parquet)
     }
 }
 
@@ -239,7 +245,10 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                 Some(located) => ResultsColumn::Json { located, doc },
                 None => {
                     let doc = doc.as_ref().map(FieldPath::segments);
-                    ResultsColumn::List(columns.results(results, doc, &["doc_id", "id"])?)
+                    let mut list = columns.results(results, doc, &["doc_id", "id"])?;
+                    let rank = names.rank.as_deref().unwrap_or(FieldNames::RANK);
+                    columns.result_keys(&mut list, [rank, FieldNames::SCORE])?;
+                    ResultsColumn::List(list)
                 }
             };
             Layout::Wide(WideColumns {
@@ -265,6 +274,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
         }
     };
     Ok(Planned {
+        seen: columns.seen(names, &layout),
         layout,
         wanted: columns.wanted,
     })
@@ -451,7 +461,37 @@ impl Columns<'_> {
         let mut wanted = list.clone();
         wanted.extend(doc.iter().cloned());
         self.wanted.push(wanted);
-        Ok(Results { list, doc })
+        Ok(Results {
+            list,
+            doc,
+            keys: [None, None],
+        })
+    }
+
+    /// The fields `names` (a rank's, a score's) of the structs of the
+    /// list `results`, where they have them: a rank must hold whole
+    /// numbers, a score numbers.
+    fn result_keys(&mut self, results: &mut Results, names: [&str; 2]) -> Result<(), String> {
+        let Some(DataType::List(element)) = self.find(&results.list).map(|f| f.data_type().clone())
+        else {
+            return Ok(());
+        };
+        for ((key, name), want) in (results.keys.iter_mut())
+            .zip(names)
+            .zip([Want::Whole, Want::Number])
+        {
+            let Some(field) = child(&element, name) else {
+                continue;
+            };
+            let mut path = results.list.clone();
+            path.push(name.to_string());
+            if !want.fits(field.data_type()) {
+                return Err(wrong_type(&path, field.data_type(), want.expected()));
+            }
+            self.wanted.push(path);
+            *key = Some(name.to_string());
+        }
+        Ok(())
     }
 
     fn spans(&mut self, spans: &SpanFields) -> Result<SpanColumns, String> {
@@ -541,6 +581,50 @@ impl Columns<'_> {
         let what = format!("the capture time {}", Setting::TimeField.given(named));
         let path = FieldPath::parse(named).segments().to_vec();
         self.require(path, Want::Moment, &what).map(Some)
+    }
+
+    /// Which of the fields `names` gives the schema has, read as
+    /// `layout` reads it: a column or a struct field where a flag points,
+    /// or a result's field; every column, and every field of a list of
+    /// result structs, noted. A pointer into a column's JSON, and a doc id
+    /// in results `layout` found it in, count as had.
+    fn seen(&self, names: &FieldNames, layout: &Layout) -> FieldsSeen {
+        let mut seen = FieldsSeen::default();
+        for field in self.schema.fields() {
+            seen.note(field.name());
+        }
+        let results = match layout {
+            Layout::Wide(WideColumns {
+                results: ResultsColumn::List(results),
+                ..
+            }) => Some(results),
+            _ => None,
+        };
+        let element = results
+            .and_then(|results| self.find(&results.list))
+            .and_then(|list| match list.data_type() {
+                DataType::List(element) => Some(element),
+                _ => None,
+            });
+        if let Some(DataType::Struct(fields)) = element.map(|e| e.data_type()) {
+            for field in fields {
+                seen.note_result(field.name());
+            }
+        }
+        for (flag, given) in names.given() {
+            let at = path(Some(given), "");
+            let found = self.find(&at).is_some()
+                || self.json_split(&at).is_some()
+                || match flag {
+                    FieldFlag::Doc => !matches!(layout, Layout::Long(_)),
+                    FieldFlag::Rank => results.is_some_and(|r| r.keys[0].is_some()),
+                    _ => false,
+                };
+            if found {
+                seen.mark(flag);
+            }
+        }
+        seen
     }
 
     /// The leaf columns under the wanted paths: all that is decoded.

@@ -25,6 +25,7 @@ use crate::io::parquet::ParquetAt;
 use crate::io::tables::ArrowTable;
 use crate::logs::jsonl::FieldNames;
 use crate::logs::otlp::SpanFields;
+use crate::logs::seen::FieldsSeen;
 use layout::Layout;
 
 /// How the columns of Parquet logs are named: the field flags, and the
@@ -43,6 +44,8 @@ pub struct ParquetFile {
     pub at: ParquetAt,
     metadata: ArrowReaderMetadata,
     layout: Layout,
+    /// Which of the fields the user named its schema has.
+    seen: FieldsSeen,
     mask: ProjectionMask,
 }
 
@@ -60,6 +63,8 @@ pub struct PlannedTable {
     /// The table.
     pub table: ArrowTable,
     layout: Layout,
+    /// Which of the fields the user named its schema has.
+    seen: FieldsSeen,
 }
 
 impl fmt::Debug for PlannedTable {
@@ -114,20 +119,21 @@ pub struct GroupPlace {
     pub end: u64,
 }
 
-/// Open the Parquet file `at` for reading by row groups: its footer, and
-/// its layout given the column names.
+/// Open the Parquet file `at`, whose footer is `metadata`, for reading by
+/// row groups: its layout given the column names, and its row groups'
+/// places.
 ///
 /// # Errors
-/// The file cannot be read or is no Parquet file, or lacks a column its
+/// The footer holds a negative size, or the file lacks a column its
 /// layout needs (or has one of the wrong type).
 pub fn open(
     at: &ParquetAt,
+    metadata: ArrowReaderMetadata,
     columns: ColumnNames<'_>,
 ) -> Result<(Arc<ParquetFile>, Vec<GroupPlace>)> {
-    let metadata = at.footer()?;
-    let (layout, mask) = layout::plan(metadata.schema(), columns.fields, columns.spans)
-        .map_err(|err| anyhow!("{err}"))?
-        .mask(metadata.schema(), metadata.parquet_schema());
+    let planned = layout::plan(metadata.schema(), columns.fields, columns.spans)
+        .map_err(|err| anyhow!("{err}"))?;
+    let mask = planned.mask(metadata.schema(), metadata.parquet_schema());
     let mut places = Vec::with_capacity(metadata.metadata().num_row_groups());
     for (i, group) in metadata.metadata().row_groups().iter().enumerate() {
         let (Ok(rows), Ok(decoded_bytes)) = (
@@ -161,7 +167,8 @@ pub fn open(
     }
     let file = ParquetFile {
         at: at.clone(),
-        layout,
+        layout: planned.layout,
+        seen: planned.seen,
         mask,
         metadata,
     };
@@ -179,5 +186,6 @@ pub fn open_table(table: &ArrowTable, columns: ColumnNames<'_>) -> Result<Arc<Pl
     Ok(Arc::new(PlannedTable {
         table: table.clone(),
         layout: planned.layout,
+        seen: planned.seen,
     }))
 }

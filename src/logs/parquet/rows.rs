@@ -22,8 +22,8 @@ use crate::logs::jsonl::{doc_id, no_doc_id, FieldPath};
 use crate::logs::otlp::{latency_ms, metadata_query_id, openinference_kind, SpanFields};
 use crate::logs::record::Nanos;
 use crate::logs::record::{
-    measure, EventKey, Invalid, Origin, Pending, RankKey, Ranking, Record, RecordSink,
-    RecordSource, RejectReason, RunResult, SpanIds, DEFAULT_STAGE,
+    measure, permuted, ranked_order, EventKey, Invalid, Origin, Pending, RankKey, Ranking, Record,
+    RecordSink, RecordSource, RejectReason, ResultKeys, RunResult, SpanIds, DEFAULT_STAGE,
 };
 use crate::logs::time;
 
@@ -45,6 +45,11 @@ pub struct RowRecords<'c> {
 
 impl RecordSource for RowRecords<'_> {
     fn for_each(&mut self, sink: &mut dyn RecordSink) -> Result<(), String> {
+        let seen = match &self.group.rows {
+            Rows::Parquet { file, .. } => &file.seen,
+            Rows::Table { table, .. } => &table.seen,
+        };
+        sink.seen().merge(seen);
         let read = for_each_batch(self.group, self.spans, |batch| {
             for row in 0..batch.len() {
                 let origin = batch.origin(row);
@@ -737,6 +742,9 @@ struct ResultCells<'a> {
     ids: Cells<'a>,
     /// Where an element keeps its id, for messages: empty for a list of ids.
     doc: String,
+    /// The elements' ranks and scores (absent where their structs have
+    /// none), with the fields' names.
+    keys: [(Cells<'a>, String); 2],
 }
 
 impl<'a> ResultCells<'a> {
@@ -745,17 +753,27 @@ impl<'a> ResultCells<'a> {
         let list = column(batch, &results.list)
             .and_then(|a| a.as_list_opt::<i32>())
             .ok_or_else(|| format!("column '{name}' was not decoded as a list"))?;
-        let mut ids = list.values();
-        for field in &results.doc {
-            ids = ids
-                .as_struct_opt()
-                .and_then(|s| s.column_by_name(field))
-                .ok_or_else(|| format!("column '{name}' has no field '{field}'"))?;
-        }
+        let field = |path: &[String]| {
+            let mut values = list.values();
+            for field in path {
+                values = values
+                    .as_struct_opt()
+                    .and_then(|s| s.column_by_name(field))
+                    .ok_or_else(|| format!("column '{name}' has no field '{field}'"))?;
+            }
+            Cells::of(values)
+        };
+        let key = |key: &Option<String>| -> Result<(Cells<'a>, String), String> {
+            match key {
+                Some(key) => Ok((field(std::slice::from_ref(key))?, key.clone())),
+                None => Ok((Cells::absent(), String::new())),
+            }
+        };
         Ok(ResultCells {
+            ids: field(&results.doc)?,
+            keys: [key(&results.keys[0])?, key(&results.keys[1])?],
             name,
             list,
-            ids: Cells::of(ids)?,
             doc: results.doc.join("/"),
         })
     }
@@ -768,8 +786,47 @@ impl<'a> ResultCells<'a> {
         offsets[row] as usize..offsets[row + 1] as usize
     }
 
-    /// The doc ids of row `row` in ranking order.
+    /// The doc ids of row `row` in ranking order: the order their ranks
+    /// or scores give ([`ranked_order`]), else list order.
+    ///
+    /// # Errors
+    /// `bad_result` for a null doc id, `bad_rank` or `bad_score` for a
+    /// rank or score that cannot rank its result, `unranked_result` for a
+    /// result without one in a list whose others have one.
     fn docs(&self, row: usize) -> Result<Vec<Cow<'a, str>>, Invalid> {
+        let mut docs = self.listed_docs(row)?;
+        let [(ranks, rank), (scores, score)] = &self.keys;
+        if !ranks.is_present() && !scores.is_present() {
+            return Ok(docs);
+        }
+        let start = self.range(row).start;
+        let keys = (self.range(row))
+            .map(|i| {
+                let at =
+                    |what: &str| format!("result {} in '{}': '{what}'", i - start + 1, self.name);
+                let rank = (!ranks.is_null(i))
+                    .then(|| RankKey::whole_rank(ranks.whole(i), &at(rank)))
+                    .transpose()
+                    .map_err(|detail| Invalid::new(RejectReason::BadRank, detail))?;
+                let score = match scores.number(i) {
+                    None => None,
+                    Some(s) if s.is_finite() => Some(RankKey::score(s)),
+                    Some(_) => {
+                        let detail = format!("{} is not a finite number", at(score));
+                        return Err(Invalid::new(RejectReason::BadScore, detail));
+                    }
+                };
+                Ok(ResultKeys { rank, score })
+            })
+            .collect::<Result<Vec<_>, Invalid>>()?;
+        Ok(match ranked_order(&keys, &docs, [rank, score])? {
+            Some(order) => permuted(&mut docs, &order),
+            None => docs,
+        })
+    }
+
+    /// The doc ids of row `row` in list order.
+    fn listed_docs(&self, row: usize) -> Result<Vec<Cow<'a, str>>, Invalid> {
         let range = self.range(row);
         let start = range.start;
         range
