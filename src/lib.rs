@@ -70,6 +70,7 @@ pub use grade::plan::Tables;
 pub use grade::units::{doc_of, ChunkLabels, DocOf};
 pub use grade::{Graded, Plan as GradePlan, Warning};
 pub use io::guarded::quiet_decoder_panics;
+pub use io::location::shown as shown_path;
 pub use io::progress::Progress;
 pub use io::tables::{ArrowTable, LogLines};
 pub use logs::discover::log_files;

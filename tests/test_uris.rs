@@ -1,11 +1,15 @@
 //! Path arguments that are URIs (docs/reference.md, "Object storage"): a
 //! scheme rgrade does not support is refused, exit 2, before anything is
-//! read or written, and a result is never written to a local folder named
-//! after a URI's scheme (`-o s3://bucket/night` made `./s3:` once). What
-//! is read from and written to object storage is tested against an
-//! S3-compatible server in python/tests/test_objects.py.
+//! read or written; a result is never written to a local folder named
+//! after a URI's scheme (`-o s3://bucket/night` made `./s3:` once), and
+//! every command's result goes to (or is read from) object storage, which
+//! failing is exit 2 naming the URI. What is read from and written to
+//! object storage is tested against an S3-compatible server in
+//! python/tests/test_objects.py.
 
-use crate::util::{seed, Workdir};
+use std::time::Duration;
+
+use crate::util::{seed, Run, Workdir};
 
 /// `rgrade grade` of the worked example with `args`, in a fresh workdir:
 /// its exit status 2, stderr naming `shown`, and nothing written there.
@@ -35,28 +39,62 @@ fn unsupported_schemes_are_refused_wherever_a_path_goes() {
         &["--openmetrics", "ftp://host/m.prom", &logs],
         unsupported,
     );
+    for option in ["--corpus", "--doc-collections", "--calibrate"] {
+        refused(
+            "uri_option",
+            &[option, "ftp://host/file", &logs],
+            unsupported,
+        );
+    }
     let labels_run = Workdir::new("uri_labels");
     let run = labels_run.rgrade(&["grade", "--labels", "http://host/labels.jsonl", &logs]);
     run.expect_code(2);
     assert!(run.stderr.contains(unsupported), "{}", run.stderr);
 }
 
+/// `rgrade args` in `wd` with S3 pointed at a port of 127.0.0.1 where no
+/// server listens: every request to object storage fails at once.
+fn without_a_server(wd: &Workdir, args: &[&str]) -> Run {
+    let mut cmd = wd.command(args);
+    cmd.envs([
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+        ("AWS_ALLOW_HTTP", "true"),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_REGION", "us-east-1"),
+    ]);
+    let child = cmd.spawn().expect("cannot start rgrade");
+    Run::wait(&cmd, child, Duration::from_secs(120))
+}
+
+/// The names in `wd`'s directory.
+fn left(wd: &Workdir) -> Vec<String> {
+    std::fs::read_dir(wd.path("."))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 #[test]
 fn results_are_never_written_to_a_folder_named_after_a_uri() {
-    let logs = seed("logs.jsonl");
-    for out in [
-        "s3://bucket/night",
-        "gs://bucket/night",
-        "az://container/night",
+    let (labels, logs) = (seed("labels.jsonl"), seed("logs.jsonl"));
+    let grade = ["grade", "--labels", &labels, "-k", "3", "-q"];
+    for (flag, out) in [
+        ("-o", "s3://bucket/night"),
+        ("-o", "az://container/night"),
+        ("--openmetrics", "s3://bucket/night/metrics.prom"),
     ] {
-        refused(
-            "uri_no_folder",
-            &["-o", out, &logs],
-            &format!("{out}: an output directory"),
+        let wd = Workdir::new("uri_no_folder");
+        let run = without_a_server(&wd, &[&grade[..], &[flag, out, &logs]].concat());
+        run.expect_code(2);
+        let bucket = out.rsplit_once('/').unwrap().0;
+        assert!(run.stderr.contains(bucket), "{}", run.stderr);
+        let written = left(&wd);
+        assert!(
+            !written.iter().any(|name| name.contains(':')),
+            "{written:?}"
         );
     }
-    let metrics = "s3://bucket/night/metrics.prom";
-    refused("uri_no_file", &["--openmetrics", metrics, &logs], metrics);
 }
 
 #[test]
@@ -71,8 +109,11 @@ fn a_secret_in_a_refused_uri_is_not_repeated() {
     assert!(!run.stderr.contains("hunter2") && !run.stderr.contains("s3cret"));
 }
 
+/// Every command that reads a result back or writes one takes a URI:
+/// where no store answers, each fails with exit 2 naming it, and nothing
+/// is written to a local folder named after it.
 #[test]
-fn results_read_back_or_written_by_other_commands_refuse_uris() {
+fn results_read_back_or_written_by_other_commands_go_to_object_storage() {
     let wd = Workdir::new("uri_commands");
     let (labels, logs) = (seed("labels.jsonl"), seed("logs.jsonl"));
     wd.rgrade(&[
@@ -80,7 +121,7 @@ fn results_read_back_or_written_by_other_commands_refuse_uris() {
     ])
     .expect_code(0);
     let shard = "s3://bucket/shard";
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["compare", "s3://bucket/base", "night"],
             "s3://bucket/base",
@@ -90,10 +131,10 @@ fn results_read_back_or_written_by_other_commands_refuse_uris() {
             "does not read or write",
         ),
         (
-            &["compare", "night", "night", "-o", "gs://bucket/cmp"],
-            "gs://bucket/cmp",
+            &["compare", "night", "night", "-o", "s3://bucket/cmp"],
+            "s3://bucket/cmp",
         ),
-        (&["report", "az://container/night"], "az://container/night"),
+        (&["report", "az://container/night"], "az://container"),
         (
             &["report", "night", "-o", "s3://bucket/page.html"],
             "s3://bucket/page.html",
@@ -103,18 +144,30 @@ fn results_read_back_or_written_by_other_commands_refuse_uris() {
             &["index", "-o", "s3://bucket/key.rgx", &labels],
             "s3://bucket/key.rgx",
         ),
+        (
+            &["merge", "--labels", &labels, "-o", "merged", shard],
+            shard,
+        ),
+        (
+            &[
+                "compare",
+                "night",
+                "night",
+                "--rules",
+                "ftp://host/rules.toml",
+            ],
+            "does not read or write",
+        ),
+        (
+            &["gen", "--queries", "10", "-o", "s3://bucket/gen"],
+            "s3://bucket/gen: a generated dataset cannot be in object storage",
+        ),
     ];
     for (args, shown) in cases {
-        let run = wd.rgrade(args);
+        let run = without_a_server(&wd, args);
         run.expect_code(2);
         assert!(run.stderr.contains(shown), "{args:?}: {}", run.stderr);
     }
-    let run = wd.rgrade(&["merge", "--labels", &labels, "-o", "merged", shard]);
-    run.expect_code(2);
-    assert!(run.stderr.contains(shard), "{}", run.stderr);
-    let left: Vec<_> = std::fs::read_dir(wd.path("."))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(!left.iter().any(|name| name.ends_with(':')), "{left:?}");
+    let left = left(&wd);
+    assert!(!left.iter().any(|name| name.contains(':')), "{left:?}");
 }

@@ -407,13 +407,13 @@ fn copy_result(py: Python<'_>, source: PathBuf, target: PathBuf) -> PyResult<()>
         .map_err(raised)
 }
 
-/// The log files `paths` name, in the order `grade` reads them.
+/// The log files `paths` name, in the order `grade` reads them, with the
+/// GIL released: a prefix of object storage is listed over the network.
 #[pyfunction]
-fn log_files(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
-    rgrade::log_files(&paths).map_err(raised)
+fn log_files(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
+    py.detach(|| rgrade::log_files(&paths)).map_err(raised)
 }
 
-/// The native module.
 /// Run the `rgrade` command line `args` (the program's name first), as the
 /// binary does, with the GIL released; returns its exit status.
 #[pyfunction]
@@ -421,6 +421,7 @@ fn main(py: Python<'_>, args: Vec<std::ffi::OsString>) -> u8 {
     py.detach(|| rgrade_cli::main(args))
 }
 
+/// The native module.
 #[pymodule]
 fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();

@@ -14,7 +14,7 @@ use crate::base::schema::{
     judged_columns, metric_columns, OutputFile, Status, Summary, PER_QUERY_FILE, SUMMARY_FILE,
 };
 use crate::io::location::Location;
-use crate::output::complete;
+use crate::output::complete::{self, ReadBack};
 use crate::output::per_query::PerQueryReader;
 
 /// The settings in summary.json that make two gradings comparable.
@@ -162,6 +162,8 @@ pub struct GradedQuery {
 pub struct GradedRun {
     /// The per_query.csv read.
     pub path: PathBuf,
+    /// The result it is in, as named (kept while a copy of it is read).
+    pub source: ReadBack,
     /// Its entry in its summary.json: what was read, and what a second
     /// reading must find again.
     pub listed: OutputFile,
@@ -214,7 +216,8 @@ impl Side {
 /// Missing or malformed files, an unknown run, or several runs when none
 /// was picked; each message names the file (and line).
 pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
-    let (per_query, summary) = locate(path)?;
+    let source = ReadBack::open(path)?;
+    let (per_query, summary) = locate(source.path())?;
     let parsed = complete::read_summary(&summary)?;
     let facts = facts_of(&parsed, &summary, &per_query)?;
     let listed = listed(&parsed, &summary, &per_query)?.clone();
@@ -225,6 +228,7 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
     }
     let mut graded = GradedRun {
         path: per_query.clone(),
+        source,
         listed,
         run: run.unwrap_or_default().to_string(),
         facts,

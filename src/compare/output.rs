@@ -174,7 +174,7 @@ pub fn print_report(
         } else {
             &origin.run
         };
-        format!("{name} ({})", origin.path.display())
+        format!("{name} ({})", origin.source.shown(&origin.path))
     };
     writeln!(out, "baseline   {}", run(&paired.baseline))?;
     writeln!(out, "candidate  {}", run(&paired.candidate))?;

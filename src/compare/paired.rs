@@ -18,6 +18,7 @@ use crate::base::schema::{metric_columns, OutputFile, Status};
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
 use crate::base::stats::{self, NoInterval, WinsTiesLosses};
 use crate::base::text::plural;
+use crate::output::complete::ReadBack;
 
 /// One side's view of a paired query, besides its scores.
 #[derive(Debug, Clone, Copy)]
@@ -308,6 +309,8 @@ pub struct Origin {
     pub run: String,
     /// The per_query.csv read.
     pub path: PathBuf,
+    /// The result it is in, as named.
+    pub source: ReadBack,
     /// Its entry in its summary.json, which a second reading must match.
     pub listed: OutputFile,
 }
@@ -405,6 +408,7 @@ pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
     let origin = |run: &GradedRun| Origin {
         run: run.run.clone(),
         path: run.path.clone(),
+        source: run.source.clone(),
         listed: run.listed.clone(),
     };
     Ok(Paired {
@@ -622,6 +626,7 @@ mod tests {
             .collect();
         GradedRun {
             path: format!("{name}/per_query.csv").into(),
+            source: ReadBack::local(name.into()),
             listed: OutputFile {
                 name: "per_query.csv".into(),
                 bytes: 0,

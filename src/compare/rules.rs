@@ -4,6 +4,7 @@
 //! PASS or FAIL with the numbers behind the verdict.
 
 use std::fmt::Write as _;
+use std::io::Read;
 use std::path::Path;
 
 use anyhow::{bail, ensure, Context, Result};
@@ -16,6 +17,8 @@ use crate::base::numbers::percentile;
 use crate::base::schema::Status;
 use crate::base::stats::TIE_EPSILON;
 use crate::base::text::{first_few, plural};
+use crate::io::decompress::Source;
+use crate::io::inputs::Input;
 
 /// The rules file: `[[rule]]` tables.
 #[derive(Debug, Deserialize)]
@@ -157,21 +160,20 @@ const AGGREGATE_MEASURES: [(&str, Measure); 4] = [
 /// an unknown metric, stage, query, task, language or split, selects no query, or
 /// does not say exactly one check.
 pub fn load(path: &Path, paired: &Paired, context: &RuleContext) -> Result<Vec<Rule>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    let file: RulesFile = toml::from_str(&text)
-        .with_context(|| format!("{}: not a valid rules file", path.display()))?;
-    ensure!(
-        !file.rule.is_empty(),
-        "{}: no [[rule]] found",
-        path.display()
-    );
+    let input = Input::at(path)?;
+    let name = input.name();
+    let mut text = String::new();
+    Source::open(&input)
+        .and_then(|mut source| source.read_to_string(&mut text))
+        .with_context(|| format!("{name}: cannot read"))?;
+    let file: RulesFile =
+        toml::from_str(&text).with_context(|| format!("{name}: not a valid rules file"))?;
+    ensure!(!file.rule.is_empty(), "{name}: no [[rule]] found");
     file.rule
         .into_iter()
         .map(|spec| {
-            let name = spec.name.clone();
-            resolve(spec, paired, context)
-                .with_context(|| format!("{}: rule '{name}'", path.display()))
+            let rule = spec.name.clone();
+            resolve(spec, paired, context).with_context(|| format!("{name}: rule '{rule}'"))
         })
         .collect()
 }

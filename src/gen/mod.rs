@@ -91,6 +91,9 @@ fn check_drop_task(config: &GenConfig) -> anyhow::Result<()> {
 
 /// [`write_dataset`] once the counts are checked.
 fn write(config: &GenConfig) -> anyhow::Result<Written> {
+    // A synthetic dataset is written where it is made; copy it to object
+    // storage after, if it is wanted there.
+    crate::io::location::Location::local_only(&config.out, "a generated dataset")?;
     fs::create_dir_all(&config.out)
         .with_context(|| format!("cannot create output directory {}", config.out.display()))?;
     let mut rng = Pcg64::seed_from_u64(config.seed);

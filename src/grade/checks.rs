@@ -10,6 +10,7 @@ use crate::base::failure::{Message, Setting};
 use crate::base::schema::{Status, REJECTS_FILE};
 use crate::base::text::plural;
 use crate::grade::graded::Graded;
+use crate::io::location::shown_in;
 
 impl Graded {
     /// Why the rejected records fail the grading, naming the first, or
@@ -18,7 +19,7 @@ impl Graded {
     /// `out` is where rejects.jsonl was written.
     pub fn rejects_over(&self, max_rejects: u64, out: Option<&Path>) -> Option<Message> {
         let listed = match out {
-            Some(dir) => format!("all are listed in {}", dir.join(REJECTS_FILE).display()),
+            Some(dir) => format!("all are listed in {}", shown_in(dir, REJECTS_FILE)),
             None => format!(
                 "use {} to list them all in rejects.jsonl",
                 Setting::Out.given("DIR")

@@ -3,11 +3,11 @@
 //! format).
 
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::base::options::LogsFormat;
-use crate::io::location::ObjectUri;
+use crate::io::location::{Location, ObjectUri};
 use crate::io::tables::{ArrowTable, LogLines};
 
 /// Extensions a file's run name leaves out: a compression, then a format.
@@ -32,6 +32,18 @@ pub enum Input {
 }
 
 impl Input {
+    /// The file or object `path` names: a URI of a supported scheme is an
+    /// object, read from object storage.
+    ///
+    /// # Errors
+    /// `path` is a URI of a scheme rgrade does not read.
+    pub fn at(path: &Path) -> anyhow::Result<Input> {
+        Ok(match Location::parse(path)? {
+            Location::Local(path) => Input::File(path),
+            Location::Object(uri) => Input::Object(uri),
+        })
+    }
+
     /// The name used in messages and outputs.
     pub fn name(&self) -> String {
         match self {

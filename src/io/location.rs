@@ -51,10 +51,9 @@ impl Location {
     pub fn local_only(path: &Path, what: &str) -> Result<PathBuf> {
         match Location::parse(path)? {
             Location::Local(path) => Ok(path),
-            Location::Object(uri) => bail!(
-                "{uri}: {what} cannot be in object storage; give a local path (object storage \
-                 is read for logs and labels)"
-            ),
+            Location::Object(uri) => {
+                bail!("{uri}: {what} cannot be in object storage; give a local path")
+            }
         }
     }
 }
@@ -141,6 +140,22 @@ impl ObjectUri {
         ObjectUri { url }
     }
 
+    /// The prefix holding the object: its key without the last segment.
+    pub fn parent(&self) -> ObjectUri {
+        let key = self.key();
+        let folder = key
+            .trim_end_matches('/')
+            .rsplit_once('/')
+            .map_or("", |(folder, _)| folder);
+        self.with_key(folder)
+    }
+
+    /// Whether `other` names the same folder (a trailing `/` aside).
+    pub fn same_folder(&self, other: &ObjectUri) -> bool {
+        let folder = |uri: &ObjectUri| (uri.root(), uri.key().trim_end_matches('/').to_string());
+        folder(self) == folder(other)
+    }
+
     /// The last segment of the key: the object's file name.
     pub fn file_name(&self) -> String {
         let key = self.key();
@@ -164,6 +179,20 @@ pub fn redact(text: &str) -> String {
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let host = authority.rsplit('@').next().unwrap_or_default();
     format!("{scheme}://{host}{path}")
+}
+
+/// `path` as it may be shown: [`redact`]ed if it is a URI.
+pub fn shown(path: &Path) -> String {
+    redact(&path.to_string_lossy())
+}
+
+/// The file `name` in the directory (or prefix) `dir`, as it may be
+/// shown: a URI's query string is not part of its folder.
+pub fn shown_in(dir: &Path, name: &str) -> String {
+    match Location::parse(dir) {
+        Ok(Location::Object(uri)) => format!("{}/{name}", uri.to_string().trim_end_matches('/')),
+        _ => dir.join(name).display().to_string(),
+    }
 }
 
 /// A command line as outputs record it: each argument [`redact`]ed, so a

@@ -26,7 +26,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::path::Path as Key;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use parquet::file::reader::{ChunkReader, Length};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
@@ -97,9 +97,22 @@ where
         .block_on(work(store, Key::from(uri.key())))
         .map_err(|err| match err {
             object_store::Error::NotFound { .. } => anyhow!(NoSuchObject),
-            other => anyhow!(other),
+            object_store::Error::AlreadyExists { .. } => anyhow!(AlreadyThere),
+            other => anyhow!(other).context(format!("{uri}: object storage failed")),
         })
 }
+
+/// A conditional put found an object already at its key.
+#[derive(Debug)]
+pub struct AlreadyThere;
+
+impl std::fmt::Display for AlreadyThere {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object is already there")
+    }
+}
+
+impl std::error::Error for AlreadyThere {}
 
 /// The store found no object at the key asked.
 #[derive(Debug)]
@@ -164,6 +177,55 @@ pub fn list(uri: &ObjectUri) -> Result<Vec<(ObjectUri, u64)>> {
         .collect();
     objects.sort_by_key(|(object, _)| object.key());
     Ok(objects)
+}
+
+/// The whole object at `uri`; `None` if there is none.
+///
+/// # Errors
+/// The store cannot be reached or the object read.
+pub fn get(uri: &ObjectUri) -> Result<Option<Bytes>> {
+    let found = call(uri, |store, key| async move {
+        store.get(&key).await?.bytes().await
+    });
+    match found {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if is_not_found(&err) => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// Store `bytes` at `uri`, whole: a reader sees the object before or
+/// after, never part of it. With `only_if_absent`, the put fails with
+/// [`AlreadyThere`] when an object is at `uri` (a conditional put, which
+/// two writers cannot both win).
+///
+/// # Errors
+/// The store cannot be reached or refuses the object.
+pub fn put(uri: &ObjectUri, bytes: Bytes, only_if_absent: bool) -> Result<()> {
+    let mode = if only_if_absent {
+        PutMode::Create
+    } else {
+        PutMode::Overwrite
+    };
+    call(uri, |store, key| async move {
+        let options = PutOptions {
+            mode,
+            ..PutOptions::default()
+        };
+        store.put_opts(&key, PutPayload::from(bytes), options).await
+    })
+    .map(drop)
+}
+
+/// Remove the object at `uri`, if there is one.
+///
+/// # Errors
+/// The store cannot be reached or refuses.
+pub fn delete(uri: &ObjectUri) -> Result<()> {
+    match call(uri, |store, key| async move { store.delete(&key).await }) {
+        Err(err) if !is_not_found(&err) => Err(err),
+        _ => Ok(()),
+    }
 }
 
 /// The bytes `range` of the object at `uri`.

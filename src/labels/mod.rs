@@ -32,7 +32,6 @@ pub use index::{id_hash, DocPlace, LabelIndex, LabeledQuery, LabelsSource, Query
 use crate::base::options::{JoinBy, LabelsFormat, Reviewing};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
-use crate::io::location::Location;
 use crate::io::tables::ArrowTable;
 use build::Builder;
 
@@ -56,10 +55,7 @@ impl LabelIndex {
         reviewers: Reviewing<'_>,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
-        let input = match Location::parse(path)? {
-            Location::Local(path) => Input::File(path),
-            Location::Object(uri) => Input::Object(uri),
-        };
+        let input = Input::at(path)?;
         let name = input.name();
         let mut source =
             Source::open(&input).with_context(|| format!("{name}: cannot read labels"))?;

@@ -2,11 +2,14 @@
 //! its summary.json (or a comparison's comparison.json) is there and every
 //! file it lists is too, byte for byte. Readers of a result (`compare`,
 //! `report`) go through here, so a directory left by a killed run, or
-//! changed since, is refused rather than read.
+//! changed since, is refused rather than read. A result in object storage
+//! is fetched whole into a local copy first ([`ReadBack`]), checked as
+//! [`super::bucket`] says, and then read as a directory is.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
 use serde::de::DeserializeOwned;
@@ -15,7 +18,86 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::base::schema::{
     AgreementSummary, ComparisonSummary, OutputFile, PartialSummary, Summary, TrendSummary,
 };
-use crate::io::location::Location;
+use crate::io::location::{Location, ObjectUri};
+use crate::output::bucket::{self, Copy};
+use crate::output::kind::{is_result_file, ResultKind};
+
+/// A result named by a path: a local directory (or a file in one) as it
+/// is, or a prefix of object storage (or an object under one) fetched
+/// whole, once its marker and every file it lists are there as listed.
+/// The copy lasts as long as this value (or a clone) does.
+#[derive(Debug, Clone)]
+pub struct ReadBack {
+    path: PathBuf,
+    copy: Option<(ObjectUri, Arc<Copy>)>,
+}
+
+impl ReadBack {
+    /// The result at `path`, fetched if it is in object storage.
+    ///
+    /// # Errors
+    /// `path` is a URI of a scheme rgrade does not support; the prefix
+    /// holds no complete result (each message names what is missing).
+    pub fn open(path: &Path) -> Result<Self> {
+        let uri = match Location::parse(path)? {
+            Location::Local(path) => return Ok(ReadBack::local(path)),
+            Location::Object(uri) => uri,
+        };
+        let name = uri.file_name();
+        let (prefix, file) = if is_result_file(&name) || ResultKind::is_marker(&name) {
+            (uri.parent(), Some(name))
+        } else {
+            (uri, None)
+        };
+        let copy = Copy::fetch(&prefix)?;
+        let path = match file {
+            Some(name) => copy.dir().join(name),
+            None => copy.dir().to_path_buf(),
+        };
+        Ok(ReadBack {
+            path,
+            copy: Some((prefix, Arc::new(copy))),
+        })
+    }
+
+    /// The result at the local `path`, as it is.
+    pub fn local(path: PathBuf) -> Self {
+        ReadBack { path, copy: None }
+    }
+
+    /// Where to read it on this machine.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `local`, a path in the result read, as outputs record it: the
+    /// object's URI for a copy of one.
+    pub fn shown(&self, local: &Path) -> String {
+        let copied = (self.copy.as_ref())
+            .and_then(|(prefix, copy)| Some((prefix, local.strip_prefix(copy.dir()).ok()?)));
+        match copied {
+            Some((prefix, name)) => bucket::in_prefix(prefix, &name.to_string_lossy()).to_string(),
+            None => local.display().to_string(),
+        }
+    }
+
+    /// Whether the result is still the one read: its marker in object
+    /// storage lists `outputs` (a local result is checked by reading it).
+    ///
+    /// # Errors
+    /// The store cannot be reached.
+    pub fn still_lists(&self, outputs: &[OutputFile]) -> Result<bool> {
+        match &self.copy {
+            Some((prefix, _)) => bucket::still_lists(prefix, outputs),
+            None => Ok(true),
+        }
+    }
+
+    /// The prefix of object storage the result was fetched from, if it was.
+    pub fn prefix(&self) -> Option<&ObjectUri> {
+        self.copy.as_ref().map(|(prefix, _)| prefix)
+    }
+}
 
 /// Read the summary.json at `summary` and check every output it lists in
 /// its directory.

@@ -16,6 +16,9 @@
 //! - [`cells`] writes numbers and rows the one way they all use;
 //! - [`staged`] writes every file under a temporary name and moves the
 //!   complete set into place, summary.json last;
+//! - [`bucket`] keeps the same promise for a result in object storage,
+//!   which has no rename;
+//! - [`kind`] tells the kinds of result by their files;
 //! - [`complete`] reads a result back only when the set is complete.
 
 use std::fs::{File, TryLockError};
@@ -24,18 +27,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::base::schema::{
-    AGREEMENT_SUMMARY_FILE, AGREE_FILES, ALARMS_FILE, COMPARE_FILES, COMPARISON_SUMMARY_FILE,
-    GRADE_FILES, LOCK_FILE, PARTIAL_SUMMARY_FILE, SUMMARY_FILE, TREND_FILES,
-};
+use crate::base::schema::LOCK_FILE;
 use crate::io::location::Location;
 
 pub mod aggregates;
 pub mod agreement;
 pub mod attribution;
+pub mod bucket;
 pub mod cells;
 pub mod complete;
 pub mod corpus;
+pub mod kind;
 pub mod openmetrics;
 pub mod per_query;
 pub mod rejects;
@@ -45,6 +47,8 @@ pub mod staged;
 pub mod summary;
 pub mod table;
 pub mod target;
+
+pub use kind::ResultKind;
 
 /// Remove `name` from `dir` if an earlier run left it there: an output
 /// this run does not write must not pass for one of its results (an old
@@ -78,91 +82,41 @@ fn remove_unfinished(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The kinds of result an output directory holds. Each marks itself by
-/// the file it writes last; all write report.html, so their files must
-/// not mix in one directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResultKind {
-    /// `grade -o` (a partial grading too).
-    Grading,
-    /// `compare -o`.
-    Comparison,
-    /// `agree -o`.
-    Agreement,
-    /// `trend -o`.
-    Trend,
-}
-
-impl ResultKind {
-    const ALL: [ResultKind; 4] = [
-        ResultKind::Grading,
-        ResultKind::Comparison,
-        ResultKind::Agreement,
-        ResultKind::Trend,
-    ];
-
-    /// The files whose presence marks a result of this kind.
-    fn markers(self) -> &'static [&'static str] {
-        match self {
-            ResultKind::Grading => &[SUMMARY_FILE, PARTIAL_SUMMARY_FILE],
-            ResultKind::Comparison => &[COMPARISON_SUMMARY_FILE],
-            ResultKind::Agreement => &[AGREEMENT_SUMMARY_FILE],
-            ResultKind::Trend => &[ALARMS_FILE],
-        }
-    }
-
-    /// Every file a result of this kind may hold.
-    fn files(self) -> &'static [&'static str] {
-        match self {
-            ResultKind::Grading => &GRADE_FILES,
-            ResultKind::Comparison => &COMPARE_FILES,
-            ResultKind::Agreement => &AGREE_FILES,
-            ResultKind::Trend => &TREND_FILES,
-        }
-    }
-
-    /// What a message calls a result of this kind.
-    fn described(self) -> &'static str {
-        match self {
-            ResultKind::Grading => "a grade output",
-            ResultKind::Comparison => "a comparison",
-            ResultKind::Agreement => "an agreement of answer keys",
-            ResultKind::Trend => "a trend",
-        }
-    }
-
-    /// The kind of the complete result in `dir`, by its marker, if any.
-    pub fn of_dir(dir: &Path) -> Option<(ResultKind, &'static str)> {
-        let kinds = ResultKind::ALL.into_iter();
-        kinds
-            .flat_map(|kind| kind.markers().iter().map(move |&marker| (kind, marker)))
-            .find(|(_, marker)| dir.join(marker).exists())
-    }
-}
-
-/// Whether `name` is a file some result of rgrade may hold in its
-/// directory.
-fn is_result_file(name: &str) -> bool {
-    (ResultKind::ALL.iter()).any(|kind| kind.files().contains(&name))
-}
-
 /// An output directory one run holds: created if missing, and locked, so
 /// that a second run into it stops at once instead of mixing its files in.
-/// The lock lasts as long as this value (or the process) does.
+/// The lock lasts as long as this value (or the process) does. A prefix of
+/// object storage is held as [`bucket::Claimed`] says: the files are staged
+/// here and stored when committed, and the same promise holds.
 pub struct OutputDir {
-    lock: File,
-    path: PathBuf,
+    held: Held,
+}
+
+/// Where an output directory is.
+enum Held {
+    /// On this machine, locked by `lock`, the file at `path`.
+    Local { lock: File, path: PathBuf },
+    /// Under a prefix of object storage.
+    Bucket(bucket::Claimed),
 }
 
 impl OutputDir {
-    /// Create `dir` if need be and take its lock.
+    /// Create `dir` if need be and take its lock; a URI of object storage
+    /// is claimed to write files under, leaving what it holds alone.
     ///
     /// # Errors
     /// The directory cannot be created, or another run holds it; it is a
-    /// URI (of object storage, or of a scheme rgrade does not support).
+    /// URI of a scheme rgrade does not support.
     pub fn claim(dir: &Path) -> Result<Self> {
-        // Never a local folder named `s3:` for `s3://bucket/night`.
-        Location::local_only(dir, "an output directory")?;
+        match Location::parse(dir)? {
+            Location::Local(dir) => Self::claim_local(&dir),
+            Location::Object(prefix) => Ok(OutputDir {
+                held: Held::Bucket(bucket::Claimed::claim(prefix)?),
+            }),
+        }
+    }
+
+    /// Create the local `dir` if need be and take its lock.
+    fn claim_local(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
         let path = dir.join(LOCK_FILE);
@@ -175,7 +129,9 @@ impl OutputDir {
         match lock.try_lock() {
             Ok(()) => {
                 remove_unfinished(dir)?;
-                Ok(OutputDir { lock, path })
+                Ok(OutputDir {
+                    held: Held::Local { lock, path },
+                })
             }
             Err(TryLockError::WouldBlock) => bail!(
                 "{}: another rgrade run is writing into this directory; \
@@ -198,7 +154,12 @@ impl OutputDir {
     /// As [`OutputDir::claim`]; `dir` holds a result of another kind; a
     /// file cannot be removed.
     pub fn claim_for(dir: &Path, kind: ResultKind) -> Result<Self> {
-        let claimed = Self::claim(dir)?;
+        if let Location::Object(prefix) = Location::parse(dir)? {
+            return Ok(OutputDir {
+                held: Held::Bucket(bucket::Claimed::claim_for(prefix, kind)?),
+            });
+        }
+        let claimed = Self::claim_local(dir)?;
         for other in ResultKind::ALL.into_iter().filter(|&other| other != kind) {
             if let Some(marker) = other.markers().iter().find(|m| dir.join(m).exists()) {
                 bail!(
@@ -214,9 +175,21 @@ impl OutputDir {
         Ok(claimed)
     }
 
-    /// The directory held.
+    /// The directory the files are written into: the one held, or for a
+    /// prefix of object storage, the local one they are staged in.
     pub fn dir(&self) -> &Path {
-        self.path.parent().unwrap_or(&self.path)
+        match &self.held {
+            Held::Local { path, .. } => path.parent().unwrap_or(path),
+            Held::Bucket(claimed) => claimed.staging(),
+        }
+    }
+
+    /// Where the output `name` is, as messages show it.
+    pub fn shown(&self, name: &str) -> String {
+        match &self.held {
+            Held::Local { .. } => self.dir().join(name).display().to_string(),
+            Held::Bucket(claimed) => claimed.shown(name),
+        }
     }
 
     /// Move the staged `files` into place, once sure the directory is
@@ -227,10 +200,12 @@ impl OutputDir {
     /// # Errors
     /// The lock file is gone or replaced; a file cannot be moved.
     pub fn commit(&self, files: Vec<staged::Staged>) -> Result<()> {
-        let ours = self.lock.metadata().ok().map(|m| staged::identity(&m));
-        let there = std::fs::metadata(&self.path)
-            .ok()
-            .map(|m| staged::identity(&m));
+        let (lock, path) = match &self.held {
+            Held::Local { lock, path } => (lock, path),
+            Held::Bucket(claimed) => return claimed.commit(files),
+        };
+        let ours = lock.metadata().ok().map(|m| staged::identity(&m));
+        let there = std::fs::metadata(path).ok().map(|m| staged::identity(&m));
         if ours.is_none() || ours != there {
             bail!(
                 "{}: the output directory was removed or replaced while this run wrote into it; \

@@ -5,7 +5,9 @@
 //! into, never renamed over; and a path that holds a file of an rgrade
 //! result (an output directory's files or lock, a file being written, a
 //! compiled key, an input of the run) is refused before the run reads
-//! anything, so no output of one run destroys another's.
+//! anything, so no output of one run destroys another's. An object in
+//! object storage is stored whole by one put, which a reader sees whole
+//! or not at all, as the rename does.
 
 use std::fs::{File, Metadata};
 use std::io::{self, BufWriter, Read, Write};
@@ -13,11 +15,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::bucket;
+use super::kind::{is_result_file, ResultKind};
 use super::staged::{self, identity, remove_abandoned, stage_alone};
-use super::{is_result_file, ResultKind};
 use crate::base::failure::Setting;
 use crate::base::schema::LOCK_FILE;
-use crate::io::location::Location;
+use crate::io::location::{Location, ObjectUri};
+use crate::io::objects;
 use crate::labels::compiled::{is_compiled, MAGIC};
 
 /// The outputs written to one path.
@@ -62,6 +66,8 @@ enum Target {
     Stream(PathBuf),
     /// A regular file, there or not, replaced by renaming `name` in `dir`.
     File { dir: PathBuf, name: String },
+    /// An object, there or not, replaced whole.
+    Object(ObjectUri),
 }
 
 impl Destination<'_> {
@@ -88,6 +94,13 @@ impl Destination<'_> {
             Target::Stdout => Box::new(io::stdout().lock()),
             Target::Stream(stream) => open_stream(stream).with_context(failed)?,
             Target::File { dir, name } => return replace(dir, name, body),
+            Target::Object(uri) => {
+                let mut bytes = Vec::new();
+                body(&mut bytes)?;
+                let written = bytes.len() as u64;
+                objects::put(uri, bytes.into(), false).with_context(failed)?;
+                return Ok(written);
+            }
         };
         let mut out = Counted::new(BufWriter::new(stream));
         match body(&mut out).and_then(|()| Ok(out.flush()?)) {
@@ -107,7 +120,9 @@ impl Destination<'_> {
         if path.as_os_str() == "-" {
             return Ok(Target::Stdout);
         }
-        Location::local_only(path, "a one-file output")?;
+        if let Location::Object(uri) = Location::parse(path)? {
+            return self.object_target(uri);
+        }
         let refuse = |what: &str| {
             anyhow::anyhow!(
                 "{}: {what}; {} will not write there (name another file)",
@@ -181,6 +196,45 @@ impl Destination<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// Judge the object `uri` as [`Destination::target`] judges a file:
+    /// not an input, not a file of a result's prefix, and a compiled key
+    /// replaced only by one.
+    fn object_target(&self, uri: ObjectUri) -> Result<Target> {
+        let refuse = |what: &str| {
+            anyhow::anyhow!(
+                "{uri}: {what}; {} will not write there (name another object)",
+                self.output.option()
+            )
+        };
+        let same = |path: &Path| matches!(Location::parse(path), Ok(Location::Object(other)) if other == uri);
+        if self.inputs.iter().any(|input| same(input)) {
+            return Err(refuse("is an input of this run"));
+        }
+        let prefix = uri.parent();
+        let out_dir = |path: &Path| matches!(Location::parse(path), Ok(Location::Object(out)) if out.same_folder(&prefix));
+        if is_result_file(&uri.file_name())
+            && (self.out_dir.is_some_and(out_dir) || bucket::holds_result(&prefix)?)
+        {
+            return Err(refuse(&format!(
+                "is an output of the rgrade result under {prefix}"
+            )));
+        }
+        let head = match objects::head(&uri)? {
+            Some(found) if found.size > 0 => {
+                let magic = objects::get_range(&uri, 0..found.size.min(MAGIC.len() as u64))?;
+                Some(is_compiled(&magic))
+            }
+            _ => None,
+        };
+        match (self.output, head) {
+            (Output::OpenMetrics, Some(true)) => Err(refuse("is a compiled answer key")),
+            (Output::CompiledKey, Some(false)) => Err(refuse(
+                "holds something other than a compiled answer key, which is all rgrade index replaces",
+            )),
+            _ => Ok(Target::Object(uri)),
+        }
     }
 
     /// Whether `meta` is one of the run's inputs.

@@ -45,9 +45,11 @@ use crate::base::schema::{
     COMPARISON_SUMMARY_FILE, GRADE_FILES, LOCK_FILE, PARTIAL_SUMMARY_FILE, PER_QUERY_FILE,
     REPORT_FILE, SUMMARY_FILE, TREND_FILES,
 };
-use crate::io::location::Location;
+use crate::io::location::{shown, Location};
+use crate::io::objects;
+use crate::output::complete::ReadBack;
 use crate::output::staged::{self, stage, Staged};
-use crate::output::{complete, OutputDir};
+use crate::output::{bucket, complete, OutputDir};
 use collect::Collector;
 pub use sources::Sources;
 
@@ -75,9 +77,9 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf, Error> {
 
 /// [`draw_again`], its error marked with its kind where it arose.
 fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
-    Location::local_only(dir, "a result read back")?;
-    if let Some(out) = out {
-        Location::local_only(out, "a report page")?;
+    let is_object = |path: &Path| matches!(Location::parse(path), Ok(Location::Object(_)));
+    if is_object(dir) || out.is_some_and(is_object) {
+        return draw_stored_page(dir, out);
     }
     ensure!(dir.is_dir(), "{}: no such output directory", dir.display());
     let target = out.map_or_else(|| dir.join(REPORT_FILE), Path::to_path_buf);
@@ -94,17 +96,7 @@ fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
     // Never in the place of a result's file, this one's or another's: a
     // page is no per_query.csv, and another result's page shows another
     // grading.
-    let result_file = (GRADE_FILES.iter().chain(&COMPARE_FILES).chain(&AGREE_FILES))
-        .chain(&TREND_FILES)
-        .chain(&[LOCK_FILE])
-        .any(|&file| file == name && file != REPORT_FILE);
-    if result_file {
-        bail!(
-            "{}: a name rgrade gives the files of a result (the page may be drawn from it); \
-             write the page to another file",
-            target.display()
-        );
-    }
+    refuse_result_file(&target.display().to_string(), &name)?;
     // A result, or one being written (its summary.json is gone while the
     // run holds the directory, but its lock file stays).
     let holds_result = [
@@ -147,6 +139,60 @@ fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
         None => staged::commit(vec![page])?,
     }
     Ok(target)
+}
+
+/// Refuse to write a page over `name`, a name rgrade gives the files of a
+/// result (but the page's own), at `target`.
+fn refuse_result_file(target: &str, name: &str) -> Result<()> {
+    let result_file = (GRADE_FILES.iter().chain(&COMPARE_FILES).chain(&AGREE_FILES))
+        .chain(&TREND_FILES)
+        .chain(&[LOCK_FILE])
+        .any(|&file| file == name && file != REPORT_FILE);
+    if result_file {
+        bail!(
+            "{target}: a name rgrade gives the files of a result (the page may be drawn from \
+             it); write the page to another file"
+        );
+    }
+    Ok(())
+}
+
+/// [`draw_page`] of a result in object storage, or to an object: the
+/// result read from a checked copy, the page stored whole at `out`
+/// (default: report.html under the result's prefix), once sure the
+/// result is still the one drawn.
+fn draw_stored_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
+    let read = ReadBack::open(dir)?;
+    let drawn = draw(read.path())?;
+    let target = match (out, read.prefix()) {
+        (Some(out), _) => out.to_path_buf(),
+        (None, Some(prefix)) => PathBuf::from(format!("{prefix}/{REPORT_FILE}")),
+        (None, None) => dir.join(REPORT_FILE),
+    };
+    let Location::Object(uri) = Location::parse(&target)? else {
+        // A result in object storage, its page drawn to a local file.
+        let (parent, name) = split_target(&target)?;
+        refuse_result_file(&target.display().to_string(), &name)?;
+        std::fs::create_dir_all(&parent)
+            .with_context(|| format!("{}: cannot create", parent.display()))?;
+        staged::commit(vec![stage_page(&parent, &name, &drawn.html)?])?;
+        return Ok(target);
+    };
+    let name = uri.file_name();
+    refuse_result_file(&uri.to_string(), &name)?;
+    let own_prefix = read
+        .prefix()
+        .is_some_and(|prefix| prefix.same_folder(&uri.parent()));
+    if !own_prefix && name == REPORT_FILE && bucket::holds_result(&uri.parent())? {
+        bail!("{uri}: the page of another result; write this page to another object");
+    }
+    ensure!(
+        read.still_lists(&drawn.outputs)?,
+        "{}: the result changed while its page was drawn (another run wrote it); draw it again",
+        shown(dir)
+    );
+    objects::put(&uri, drawn.html.into_bytes().into(), false)?;
+    Ok(PathBuf::from(uri.to_string()))
 }
 
 /// A page drawn from a complete output directory, with the marker file

@@ -273,8 +273,8 @@ pub fn run(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Agreed, Error> 
         }
         None => None,
     };
-    if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
-        write(dir, &held, &agreement, runs.as_ref(), &mut summary).of_kind(ErrorKind::Output)?;
+    if let Some(held) = out_dir {
+        write(&held, &agreement, runs.as_ref(), &mut summary).of_kind(ErrorKind::Output)?;
     }
     Ok(Agreed {
         agreement,
@@ -332,15 +332,15 @@ fn logs_summary(logs: &GradePlan, a: &Graded, b: &Graded) -> AgreementLogs {
     }
 }
 
-/// Write every output into `dir`, which `held` claims, agreement.json
+/// Write every output into the directory `held` claims, agreement.json
 /// last and listing the others.
 fn write(
-    dir: &Path,
     held: &OutputDir,
     agreement: &Agreement,
     runs: Option<&RunsUnderBoth>,
     summary: &mut AgreementSummary,
 ) -> Result<()> {
+    let dir = held.dir();
     let mut staged = vec![
         files::write_disagreements(dir, agreement)?,
         files::write_slices(dir, agreement)?,

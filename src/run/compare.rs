@@ -2,8 +2,6 @@
 //! claimed, the two gradings are [`crate::compare`]d, and the comparison's
 //! files and page are written as one complete set.
 
-use std::path::Path;
-
 use anyhow::Result;
 
 use crate::base::failure::{Error, ErrorKind, OfKind};
@@ -30,10 +28,10 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compar
         let claim = |dir| OutputDir::claim_for(dir, ResultKind::Comparison);
         let out_dir = plan.out.as_deref().map(claim).transpose()?;
         let compared = compare(plan, warn)?;
-        if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
+        if let Some(held) = out_dir {
             // The evidence reads both per_query.csv files again.
             reread::pause_between_readings();
-            write(dir, held, plan, &compared)?;
+            write(held, plan, &compared)?;
         }
         Ok(compared)
     })
@@ -41,9 +39,10 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Compar
     .map_err(Error::from)
 }
 
-/// Write every output of `compared` into `dir`, which `held` claims: the
+/// Write every output of `compared` into the directory `held` claims: the
 /// complete set moves into place at once, comparison.json last.
-fn write(dir: &Path, held: OutputDir, plan: &Plan, compared: &Compared) -> Result<()> {
+fn write(held: OutputDir, plan: &Plan, compared: &Compared) -> Result<()> {
+    let dir = held.dir();
     let Compared {
         paired,
         comparisons,
@@ -79,7 +78,7 @@ fn summarize(
     files: &[staged::Staged],
 ) -> Result<ComparisonSummary> {
     let side = |origin: &paired::Origin| ComparedRun {
-        path: origin.path.display().to_string(),
+        path: origin.source.shown(&origin.path),
         run: origin.run.clone(),
     };
     Ok(ComparisonSummary {

@@ -23,7 +23,7 @@ pub fn copy_result(from: &Path, to: &Path) -> Result<(), Error> {
         .with_context(|| format!("{}: holds no complete result", from.display()))
         .of_kind(ErrorKind::Usage)?;
     let held = OutputDir::claim_for(to, kind).of_kind(ErrorKind::Output)?;
-    let copied = copy_files(from, to, marker).and_then(|staged| held.commit(staged));
+    let copied = copy_files(from, held.dir(), marker).and_then(|staged| held.commit(staged));
     Ok(copied.of_kind(ErrorKind::Output)?)
 }
 

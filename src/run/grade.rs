@@ -339,13 +339,14 @@ pub fn finish(
 
     // The diagnostics and the review queue, before grading consumes the groups.
     let stale_labels = pool.install(|| stale::measure(&grouped, &labels));
-    let review_queue = match (&plan.out, plan.pool_depth(&settings.ks)) {
-        (Some(dir), Some(_)) => {
+    let review_queue = match (&out_dir, plan.pool_depth(&settings.ks)) {
+        (Some(held), Some(_)) => {
             if unread_pooled > 0 {
                 warn(Warning::RunsNotPooled {
                     documents: unread_pooled,
                 });
             }
+            let dir = held.dir();
             let write =
                 || output::review_queue::write_review_queue(dir, &grouped, &labels, &settings);
             Some(pool.install(write).of_kind(ErrorKind::Output)?)
@@ -362,8 +363,9 @@ pub fn finish(
     if let Some(doubt) = &repeats_in_path_order {
         warn(Warning::PathOrder(doubt.clone()));
     }
-    let mut rows = RowOutputs::create(plan.out.as_deref(), plan.keep_rows, &labels, &settings)
-        .of_kind(ErrorKind::Output)?;
+    let dir = out_dir.as_ref().map(OutputDir::dir);
+    let mut rows =
+        RowOutputs::create(dir, plan.keep_rows, &labels, &settings).of_kind(ErrorKind::Output)?;
     let sink = rows.any().then_some(&mut rows as &mut dyn RowSink);
     let graded = pool
         .install(|| aggregate::grade_pairs(grouped, &labels, &settings, sink, human.as_ref()))
@@ -413,12 +415,12 @@ pub fn finish(
         stale_labels: &stale_labels,
     };
     let mut summary = write::summarize(&graded, &run);
-    if let (Some(dir), Some((per_query, figures)), Some(held)) = (&plan.out, rows.files, &out_dir) {
+    if let (Some((per_query, figures)), Some(held)) = (rows.files, &out_dir) {
         let staged = write::Written {
             per_query,
             review_queue,
         };
-        write::outputs(dir, held, &graded, &mut summary, &run, staged, &figures)
+        write::outputs(held, &graded, &mut summary, &run, staged, &figures)
             .of_kind(ErrorKind::Output)?;
     }
     graded.summary = summary;
@@ -605,14 +607,14 @@ impl RowSink for HumanRows<'_> {
 /// The corpus cannot be read, or lacks labeled ids.
 pub fn require_corpus(labels: &LabelIndex, corpus: &Path, out: Option<&OutputDir>) -> Result<()> {
     const EXAMPLES: usize = 5;
-    let missing = stale::check_corpus(labels, &Input::File(corpus.to_path_buf()))?;
+    let missing = stale::check_corpus(labels, &Input::at(corpus)?)?;
     if missing.ids.is_empty() {
         return Ok(());
     }
     let listed = match out {
         Some(held) => {
             let path = output::corpus::write_missing(held, &missing.ids)?;
-            format!("all are listed in {}", path.display())
+            format!("all are listed in {path}")
         }
         None => format!("use {} to list them all", Setting::Out.given("DIR")),
     };

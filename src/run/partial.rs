@@ -37,9 +37,9 @@ use crate::grade::diagnostics::permissions::LEAKS_LISTED;
 use crate::grade::gather::Grouping;
 use crate::grade::graded::{Graded, Warning};
 use crate::grade::plan::{Plan, Tables};
-use crate::io::location::redact_command;
+use crate::io::location::{redact_command, shown};
 use crate::labels::{LabelIndex, QueryIdx};
-use crate::output::complete::read_partial;
+use crate::output::complete::{read_partial, ReadBack};
 use crate::output::staged::{self, stage};
 use crate::output::target::{Destination, Output};
 use crate::output::OutputDir;
@@ -69,10 +69,9 @@ pub fn grade(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummar
 
 /// [`grade`], its error marked with its kind where it arose.
 fn grade_shard(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSummary> {
-    let dir = plan
-        .out
-        .as_deref()
-        .context("a partial grading needs an output directory (-o DIR)")?;
+    if plan.out.is_none() {
+        bail!("a partial grading needs an output directory (-o DIR)");
+    }
     if plan.calibrate.is_some() {
         return Err(anyhow::anyhow!(
             "{} cannot grade a shard ({}): calibrate a grading of all the logs",
@@ -95,16 +94,16 @@ fn grade_shard(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<PartialSumm
     let held = setup
         .out_dir()
         .context("the output directory was not claimed")?;
-    write(dir, held, plan, setup.labels(), grouping).of_kind(ErrorKind::Output)
+    write(held, plan, setup.labels(), grouping).of_kind(ErrorKind::Output)
 }
 
-/// Write `grouping`, what stages 1 to 4 of `plan` left, into `dir` as a
-/// partial grading: its captures, then partial.json.
+/// Write `grouping`, what stages 1 to 4 of `plan` left, into the
+/// directory `held` claims as a partial grading: its captures, then
+/// partial.json.
 ///
 /// # Errors
 /// A file cannot be written or moved into place.
 fn write(
-    dir: &Path,
     held: &OutputDir,
     plan: &Plan,
     labels: &LabelIndex,
@@ -121,6 +120,7 @@ fn write(
         rejected: grouping.rejects.len() as u64,
         outputs: Vec::new(),
     };
+    let dir = held.dir();
     let file = PartialFile {
         plan: serde_json::to_string(plan)?,
         labels_hash: labels.source.hash.clone(),
@@ -232,7 +232,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
     if let Some(shard) = merge.shards.iter().find(|s| same_dir(s, &merge.out)) {
         bail!(
             "{}: the output directory is one of the shards; merge into another",
-            shard.display()
+            shown(shard)
         );
     }
     let mut seen = std::collections::HashSet::new();
@@ -240,7 +240,7 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         if shard.canonicalize().is_ok_and(|dir| !seen.insert(dir)) {
             bail!(
                 "{}: shard is given twice (its queries would be merged twice)",
-                shard.display()
+                shown(shard)
             );
         }
     }
@@ -287,9 +287,9 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
             shard.plan.as_of == first_shard_as_of,
             "{}: graded {}, {}: graded {}; a merged grading stands for one time, so grade \
              every shard with the same {}",
-            path.display(),
+            shown(path),
             as_of_option(shard.plan.as_of),
-            first.display(),
+            shown(first),
             as_of_option(first_shard_as_of),
             Setting::AsOf
         );
@@ -297,8 +297,8 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
             same_grading(&shard.plan, &plan)?,
             "{}: graded with other options than {} (cutoffs, policies, stages or fields); \
              grade every shard with the same options",
-            path.display(),
-            first.display()
+            shown(path),
+            shown(first)
         );
         let labels = setup.labels();
         merged.add(index, path, shard.grouping, &merge.shards, labels, stages)?;
@@ -339,14 +339,17 @@ fn as_of_option(as_of: Option<Timestamp>) -> String {
     }
 }
 
-/// Read the partial grading in `dir`, checked against its partial.json.
-fn read_shard(dir: &Path) -> Result<Shard> {
+/// Read the partial grading `given` (a directory, or a prefix of object
+/// storage), checked against its partial.json.
+fn read_shard(given: &Path) -> Result<Shard> {
+    let read = ReadBack::open(given)?;
+    let dir = read.path();
     let summary = read_partial(&dir.join(PARTIAL_SUMMARY_FILE))?;
     ensure!(
         summary.version == env!("CARGO_PKG_VERSION") && summary.format == PARTIAL_FORMAT,
         "{}: a partial grading of rgrade {} (captures format {}), not of this rgrade ({}, \
          format {PARTIAL_FORMAT}); grade the shard again",
-        dir.display(),
+        shown(given),
         summary.version,
         summary.format,
         env!("CARGO_PKG_VERSION")
@@ -376,7 +379,7 @@ fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex) -> Result<()> {
     ensure!(
         shard.labels_hash == labels.source.hash,
         "{}: graded with other labels than {} (their content hashes differ)",
-        dir.display(),
+        shown(dir),
         labels.source.given_path().display()
     );
     Ok(())
@@ -425,7 +428,7 @@ impl Merged {
         ensure!(
             grouping.fits(labels, stages),
             "{}: its captures do not fit the labels; grade the shard again",
-            dir.display()
+            shown(dir)
         );
         // A retried task graded the same input again: even where it holds
         // no labeled capture, its records, rejects and unlabeled events
@@ -437,8 +440,8 @@ impl Merged {
                 bail!(
                     "{name} was graded by two shards, {} and {} (as {earlier_name} there): \
                      merge each input's grading once",
-                    dir.display(),
-                    shards[*earlier as usize].display(),
+                    shown(dir),
+                    shown(&shards[*earlier as usize]),
                 );
             }
             self.inputs.insert(key, (index, name.clone()));
@@ -456,8 +459,8 @@ impl Merged {
                             pair.run,
                             pair.stage,
                             labels.query_id(query),
-                            shards[earlier as usize].display(),
-                            dir.display(),
+                            shown(&shards[earlier as usize]),
+                            shown(dir),
                             Setting::Repeats.given("error"),
                             Setting::Repeats.given("first"),
                             Setting::Repeats.given("last"),

@@ -2,7 +2,7 @@
 //! claimed, the nights are watched ([`crate::trend`]), and trend.csv and
 //! alarms.json are written as one complete set with the page.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
@@ -39,8 +39,8 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Trende
     let mut trended = pool
         .install(|| trend(plan, warn))
         .of_kind(ErrorKind::Comparison)?;
-    if let (Some(dir), Some(held)) = (&plan.out, out_dir) {
-        write(dir, held, plan, &trended).of_kind(ErrorKind::Output)?;
+    if let Some(held) = out_dir {
+        write(held, plan, &trended).of_kind(ErrorKind::Output)?;
     }
     // The outputs are in place: a failed export is the caller's to say,
     // beside the alarms it does not undo.
@@ -55,8 +55,9 @@ pub fn run(plan: &Plan, warn: &mut (dyn FnMut(Warning) + Send)) -> Result<Trende
 }
 
 /// Write trend.csv and the page drawn from it, then alarms.json listing
-/// trend.csv, into `dir`, which `held` claims.
-fn write(dir: &Path, held: OutputDir, plan: &Plan, trended: &Trended) -> Result<()> {
+/// trend.csv, into the directory `held` claims.
+fn write(held: OutputDir, plan: &Plan, trended: &Trended) -> Result<()> {
+    let dir = held.dir();
     let mut files = vec![output::write_trend(dir, trended)?];
     let listed = files.iter().map(|f| f.listed().clone()).collect();
     let summary = output::summarize(trended, &plan.command, listed);

@@ -1,7 +1,6 @@
 //! Stage 6 driven: every output of a grading into its directory, through
 //! [`crate::output`]'s writers, and summary.json's facts about the run.
 
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -47,9 +46,10 @@ pub struct RunFacts<'a> {
     pub stale_labels: &'a StaleLabels,
 }
 
-/// Write aggregates.csv, rejects.jsonl, attribution.csv and the stage-loss files into
-/// `dir` beside per_query.csv and review_queue.csv (staged before), remove the
-/// outputs of an earlier run that this one does not write, draw
+/// Write aggregates.csv, rejects.jsonl, attribution.csv and the
+/// stage-loss files into the directory `held` claims, beside per_query.csv
+/// and review_queue.csv (staged before), remove the outputs of an earlier
+/// run that this one does not write, draw
 /// report.html from them and the `figures` of per_query.csv's rows, then
 /// move the complete set into place, `summary` last as summary.json,
 /// listing every other file but the report.
@@ -57,7 +57,6 @@ pub struct RunFacts<'a> {
 /// # Errors
 /// A file cannot be written, moved or removed.
 pub fn outputs(
-    dir: &Path,
     held: &OutputDir,
     graded: &Graded,
     summary: &mut Summary,
@@ -65,6 +64,7 @@ pub fn outputs(
     written: Written,
     figures: &[PairFigures],
 ) -> Result<()> {
+    let dir = held.dir();
     let mut files = vec![
         written.per_query,
         aggregates::write_aggregates(

@@ -24,6 +24,7 @@ use crate::base::failure::{spelled_by_each_front_end, Setting};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::metric_columns;
 use crate::base::text::plural;
+use crate::io::location::shown;
 use crate::io::reread;
 use nights::Night;
 pub use watch::Trended;
@@ -336,7 +337,7 @@ fn absent(watched: &Watched, warn: &mut dyn FnMut(Warning)) {
                 stage: stage.to_string(),
                 nights: of - nights.len(),
                 of,
-                first: watched.nights[missing].given.display().to_string(),
+                first: shown(&watched.nights[missing].given),
             });
         }
     }

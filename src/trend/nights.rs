@@ -9,13 +9,17 @@ use anyhow::{bail, ensure, Result};
 use crate::base::schema::OutputFile;
 use crate::base::timestamp::Timestamp;
 use crate::compare::graded::{facts_of, listed, locate, Difference, GradingFacts};
-use crate::output::complete;
+use crate::io::location::shown;
+use crate::output::complete::{self, ReadBack};
 
 /// One night: a complete grade output.
 #[derive(Debug, Clone)]
 pub struct Night {
     /// The directory (or per_query.csv) as given.
     pub given: PathBuf,
+    /// The result it names, held: a copy fetched from object storage
+    /// lasts as long as the night is read.
+    _read_back: ReadBack,
     /// Its per_query.csv.
     pub per_query: PathBuf,
     /// per_query.csv as its summary.json lists it: the bytes checked,
@@ -44,7 +48,8 @@ pub struct Night {
 pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>> {
     let mut nights = Vec::with_capacity(given.len());
     for path in given {
-        let (per_query, summary_path) = locate(path)?;
+        let source = ReadBack::open(path)?;
+        let (per_query, summary_path) = locate(source.path())?;
         let summary = complete::read_summary(&summary_path)?;
         let Some(as_of) = summary.as_of else {
             bail!(
@@ -56,6 +61,7 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
         };
         nights.push(Night {
             given: path.clone(),
+            _read_back: source,
             facts: facts_of(&summary, &summary_path, &per_query)?,
             per_query_listed: listed(&summary, &summary_path, &per_query)?.clone(),
             per_query,
@@ -71,8 +77,8 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
             before.as_of != night.as_of,
             "{} and {}: both stand for {} (the same night given twice? grade's {} sets \
              the time a grading stands for)",
-            before.given.display(),
-            night.given.display(),
+            shown(&before.given),
+            shown(&night.given),
             night.as_of,
             crate::base::failure::Setting::AsOf
         );
@@ -83,8 +89,8 @@ pub fn order(given: &[PathBuf], allow_label_changes: bool) -> Result<Vec<Night>>
             Some(what) => bail!(
                 "{} and {}: graded with other {}; a trend compares nights graded alike \
                  ({} watches each revision apart)",
-                before.given.display(),
-                night.given.display(),
+                shown(&before.given),
+                shown(&night.given),
                 what.name(),
                 crate::base::failure::Setting::AllowLabelChanges
             ),

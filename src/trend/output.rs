@@ -14,6 +14,7 @@ use crate::base::schema::{
 };
 use crate::base::slices::ANY;
 use crate::base::text::{p_value_text, plural};
+use crate::io::location::shown;
 use crate::output::cells::number_text;
 use crate::output::openmetrics::{as_of_family, set_labels, Family};
 use crate::output::staged::{self, stage, Staged};
@@ -51,7 +52,7 @@ pub fn write_trend(dir: &Path, trended: &Trended) -> Result<Staged> {
         let tested = row.tested;
         wtr.write_record([
             night.as_of.to_string().as_str(),
-            &night.given.display().to_string(),
+            &shown(&night.given),
             &night.revision.to_string(),
             run,
             stage,
@@ -105,7 +106,7 @@ pub fn alarms(trended: &Trended) -> Vec<Alarm> {
             language: language.to_string(),
             split: split.to_string(),
             metric: trended.settings.metrics[row.metric].clone(),
-            night: night.given.display().to_string(),
+            night: shown(&night.given),
             as_of: night.as_of,
             paired: tested.paired,
             baseline: tested.baseline,
@@ -152,7 +153,7 @@ pub fn summarize(trended: &Trended, command: &[String], outputs: Vec<OutputFile>
         command: command.to_vec(),
         nights: (watched.nights.iter().zip(&watched.baseline))
             .map(|(night, &baseline)| TrendNight {
-                night: night.given.display().to_string(),
+                night: shown(&night.given),
                 as_of: night.as_of,
                 revision: night.revision,
                 baseline,

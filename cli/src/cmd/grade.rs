@@ -37,7 +37,7 @@ pub fn run(args: &GradeArgs, command: Vec<String>) -> Result<Exit> {
                      rgrade merge grades the shards as one",
                     partial.captured_queries,
                     partial.rejected,
-                    dir.display()
+                    rgrade::shown_path(dir)
                 )
             });
         // A shard's other limits are held at the merge, but a shard of

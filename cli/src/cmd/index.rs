@@ -19,7 +19,7 @@ pub fn run(args: &IndexArgs) -> Result<Exit> {
     let compiled = rgrade::index(&plan)?;
     tell(format_args!(
         "rgrade index: wrote {} ({} labeled queries, {} judged documents, {} bytes)",
-        args.out.display(),
+        rgrade::shown_path(&args.out),
         compiled.queries,
         compiled.judged_docs,
         compiled.bytes

@@ -12,6 +12,9 @@ use crate::cli::ReportArgs;
 /// written.
 pub fn run(args: &ReportArgs) -> Result<Exit> {
     let written = rgrade::draw_report(&args.dir, args.out.as_deref())?;
-    tell(format_args!("rgrade report: wrote {}", written.display()));
+    tell(format_args!(
+        "rgrade report: wrote {}",
+        rgrade::shown_path(&written)
+    ));
     Ok(Exit::Clean)
 }

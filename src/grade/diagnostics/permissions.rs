@@ -65,9 +65,9 @@ impl DocCollections {
     /// The file cannot be read, lacks a column, or maps one doc id to two
     /// collections; the message names the file and line.
     pub fn load(path: &Path) -> Result<Self> {
-        let name = path.display().to_string();
-        let source = Source::open(&Input::File(path.to_path_buf()))
-            .with_context(|| format!("{name}: cannot open"))?;
+        let input = Input::at(path)?;
+        let name = input.name();
+        let source = Source::open(&input).with_context(|| format!("{name}: cannot open"))?;
         // Flexible, so that a short row reaches the check below, which
         // names its line.
         let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(source);
