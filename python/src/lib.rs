@@ -12,6 +12,7 @@
 //! modules (`src/cli.rs`, `src/cmd/`) are compiled into this crate as they
 //! are, so a pip install gives the same program without cargo.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use arrow_array::ffi_stream::RecordBatchStreamReader;
@@ -410,8 +411,10 @@ fn copy_result(py: Python<'_>, source: PathBuf, target: PathBuf) -> PyResult<()>
 /// The log files `paths` name, in the order `grade` reads them, with the
 /// GIL released: a prefix of object storage is listed over the network.
 #[pyfunction]
-fn log_files(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
-    py.detach(|| rgrade::log_files(&paths)).map_err(raised)
+fn log_files(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<OsString>> {
+    // As text, not as `pathlib` paths, which would fold a URI's `//`.
+    let files = py.detach(|| rgrade::log_files(&paths)).map_err(raised)?;
+    Ok(files.into_iter().map(PathBuf::into_os_string).collect())
 }
 
 /// Run the `rgrade` command line `args` (the program's name first), as the
