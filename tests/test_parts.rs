@@ -47,8 +47,9 @@ fn jsonl(result: impl Fn(&str, usize) -> String, shuffle: bool) -> String {
     text
 }
 
-/// Grade `logs` into `out` at cutoffs 1 and 3, expecting `code`.
-fn grade(wd: &Workdir, out: &str, logs: &[&str], code: i32) -> Vec<u8> {
+/// The arguments grading `logs` (options may lead) into `out` at cutoffs
+/// 1 and 3; `out` is the eighth.
+fn grade_args<'a>(out: &'a str, logs: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "grade",
         "--labels",
@@ -60,7 +61,12 @@ fn grade(wd: &Workdir, out: &str, logs: &[&str], code: i32) -> Vec<u8> {
         out,
     ];
     args.extend_from_slice(logs);
-    wd.rgrade(&args).expect_code(code);
+    args
+}
+
+/// Grade `logs` into `out` at cutoffs 1 and 3, expecting `code`.
+fn grade(wd: &Workdir, out: &str, logs: &[&str], code: i32) -> Vec<u8> {
+    wd.rgrade(&grade_args(out, logs)).expect_code(code);
     assert_counts_add_up(&wd.read_json(&format!("{out}/summary.json")));
     wd.read(&format!("{out}/per_query.csv"))
 }
@@ -408,23 +414,19 @@ fn damaged_inputs_stop_the_run_or_are_skipped() {
         .expect_stderr(&[file]);
         assert!(!wd.exists("stopped/summary.json"), "{file}: nothing graded");
     }
-    let mut args = vec![
-        "grade",
-        "--labels",
-        "labels.jsonl",
-        "-k",
-        "1,3",
-        "-q",
-        "-o",
+    let mut args = grade_args(
         "skipped",
-    ];
-    args.extend(["--bad-files", "skip", "--max-rejects", "3"]);
-    args.extend([
-        "c-cut.parquet",
-        "listed.jsonl",
-        "a-cut.jsonl.gz",
-        "b-cut.jsonl.zst",
-    ]);
+        &[
+            "--bad-files",
+            "skip",
+            "--max-rejects",
+            "3",
+            "c-cut.parquet",
+            "listed.jsonl",
+            "a-cut.jsonl.gz",
+            "b-cut.jsonl.zst",
+        ],
+    );
     wd.rgrade(&args).expect_code(0);
     assert_same_lines(
         "damaged parts skipped",
