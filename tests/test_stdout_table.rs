@@ -139,17 +139,17 @@ fn json_prints_the_summary_on_stdout() {
     );
     wd.write("labels.jsonl", labels);
     wd.write("logs.jsonl", logs);
+    let json = [
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "1",
+        "logs.jsonl",
+        "--json",
+    ];
     let grade = |extra: &[&str]| {
-        let mut args = vec![
-            "grade",
-            "--labels",
-            "labels.jsonl",
-            "-k",
-            "1",
-            "logs.jsonl",
-            "--json",
-        ];
-        args.extend_from_slice(extra);
+        let args = [&json[..], extra].concat();
         let run = wd.rgrade(&args);
         run.expect_code(0);
         assert_eq!(run.stdout.lines().count(), 1, "one line of JSON\n{run}");
@@ -173,16 +173,7 @@ fn json_prints_the_summary_on_stdout() {
         assert_eq!(alone[key], written[key], "{key} differs without -o");
     }
 
-    wd.rgrade(&[
-        "grade",
-        "--labels",
-        "labels.jsonl",
-        "-k",
-        "1",
-        "logs.jsonl",
-        "--json",
-        "-q",
-    ])
-    .expect_code(2)
-    .expect_stderr(&["--json", "--quiet"]);
+    wd.rgrade(&[&json[..], &["-q"]].concat())
+        .expect_code(2)
+        .expect_stderr(&["--json", "--quiet"]);
 }
