@@ -631,12 +631,13 @@ impl<'a> Named<'a> {
         Ok(named)
     }
 
-    /// The capture time in row `row`, if the column is there (a span
-    /// without a start time has none).
+    /// The capture time in row `row`: the partition's, read as text is,
+    /// or the cell's if the column is there (a span without a start time
+    /// has none).
     ///
     /// # Errors
     /// `bad_time` for a null cell of a column named as the time, or a
-    /// cell that holds no time.
+    /// cell (or partition value) that holds no time.
     fn time(&self, row: usize) -> Result<Option<Nanos>, Invalid> {
         if let Some(value) = self.partition {
             let read = time::from_text(value);
