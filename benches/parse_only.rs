@@ -73,6 +73,7 @@ fn main() -> anyhow::Result<()> {
     let columns = ColumnNames {
         fields: &names,
         spans: &spans,
+        partitions: &[],
     };
     let started = Instant::now();
     let stats = for_each_block(

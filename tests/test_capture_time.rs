@@ -159,7 +159,8 @@ fn results(rows: &[&[&str]]) -> ArrayRef {
 
 /// A Parquet time column is a timestamp of any unit and zone (the instant
 /// is what counts), or a number counting since 1970; a null is `bad_time`;
-/// a time field that names no column stops the run, naming it.
+/// a time field that names no column stops the run, naming it and the
+/// columns there are.
 #[test]
 fn parquet_time_columns_order_repeats() {
     let wd = Workdir::new("time_parquet");
@@ -217,7 +218,11 @@ fn parquet_time_columns_order_repeats() {
     assert_cell(&per_query.row(&[("query_id", "q3")]), "recall@10", 1.0);
     grade("none", "last", "captured_at")
         .expect_code(2)
-        .expect_stderr(&["no column 'captured_at'", "--time-field captured_at"]);
+        .expect_stderr(&[
+            "logs/a.parquet",
+            "the field 'captured_at' that --time-field names",
+            "have query_id, results, ts",
+        ]);
 }
 
 /// One capture per query in each hour of a day, in `lake/hour=HH/`, the

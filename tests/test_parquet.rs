@@ -141,7 +141,7 @@ fn phoenix_rows_of_other_kinds_are_other_records() {
 }
 
 /// Write `columns` as a Parquet file of row groups of `group_rows` rows.
-fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>, group_rows: usize) {
+pub fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>, group_rows: usize) {
     let batch = RecordBatch::try_from_iter(columns).unwrap();
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(group_rows))
@@ -153,7 +153,7 @@ fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>, group_rows: usize)
 }
 
 /// A list column of doc ids; `None` is a null list, `Some(None)` a null id.
-fn results(rows: &[Option<Vec<Option<&str>>>]) -> ArrayRef {
+pub fn results(rows: &[Option<Vec<Option<&str>>>]) -> ArrayRef {
     let mut builder = ListBuilder::new(StringBuilder::new());
     for row in rows {
         match row {

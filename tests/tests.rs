@@ -24,6 +24,7 @@ mod test_option_names;
 mod test_output_dir;
 mod test_outputs;
 mod test_parquet;
+mod test_partitions;
 mod test_parts;
 mod test_paths;
 mod test_permissions;

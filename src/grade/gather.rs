@@ -256,6 +256,7 @@ fn judge_inputs(
     let columns = ColumnNames {
         fields: reading.fields,
         spans: config.records.spans,
+        partitions: config.records.partitions,
     };
     // A row group that cannot be decoded, or a CSV run's header that
     // cannot be read, stops the run.

@@ -2,7 +2,8 @@
 //! walked for log file names, `-` for standard input, objects in object
 //! storage as given or listed under a prefix as a directory is walked;
 //! rgrade's own outputs never, and a `.txt`, `.tsv` or `.csv` file only
-//! when it holds a run.
+//! when it holds a run. Each comes with its Hive partition
+//! ([`partition`]).
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -14,9 +15,10 @@ use crate::base::options::LogsFormat;
 use crate::base::schema::{LOCK_FILE, PER_QUERY_FILE, REJECTS_FILE, SUMMARY_FILE};
 use crate::io::decompress::Source;
 use crate::io::inputs::Input;
-use crate::io::location::{percent_decoded, Location, ObjectUri};
+use crate::io::location::{Location, ObjectUri};
 use crate::io::objects;
 use crate::logs::detect::detect;
+use crate::logs::partition::{partition, Partition};
 
 /// File name endings that a directory walk picks up: the text formats
 /// plain or compressed, and Parquet (compressed inside its own pages).
@@ -52,25 +54,6 @@ pub struct Discovered {
     /// Each input's Hive partition, as [`partition`] reads it from its
     /// path below the LOGS argument that named its folder.
     pub partitions: Vec<Partition>,
-}
-
-/// The `key=value` segments of a path, in order, their values
-/// percent-decoded as Hive and Spark escape them.
-pub type Partition = Vec<(String, String)>;
-
-/// The Hive partition of a log at `relative`, its path (or key) below the
-/// folder (or prefix) a LOGS argument named: each `key=value` segment of
-/// its folders. A file named directly has none.
-pub fn partition(relative: &str) -> Partition {
-    let mut folders: Vec<&str> = relative.split('/').filter(|s| !s.is_empty()).collect();
-    folders.pop();
-    folders
-        .into_iter()
-        .filter_map(|segment| {
-            let (key, value) = segment.split_once('=')?;
-            (!key.is_empty()).then(|| (percent_decoded(key), percent_decoded(value)))
-        })
-        .collect()
 }
 
 /// Why the input order of partitioned logs, file-path order, is not time

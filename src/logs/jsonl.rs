@@ -9,6 +9,7 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::io::json::{id_text, with_embedded, JsonParser};
+use crate::logs::partition::partition_value;
 use crate::logs::record::Nanos;
 use crate::logs::record::{
     measure, not_a_slice, permuted, ranked_order, EventKey, Invalid, LineFormat, Origin, Pending,
@@ -149,8 +150,10 @@ impl LogFields {
             }
         }
         for (flag, path) in &self.given {
-            let had = path.find(root).is_some() || partition_value(partition, path).is_some();
-            if !flag.in_results() && !seen.matched(*flag) && had {
+            let had = || {
+                path.find(root).is_some() || partition_value(partition, path.segments()).is_some()
+            };
+            if !flag.in_results() && !seen.matched(*flag) && had() {
                 seen.mark(*flag);
             }
         }
@@ -255,9 +258,14 @@ impl FieldNames {
             FieldFlag::Allowed => &self.allowed,
             FieldFlag::Collection => &self.collection,
             FieldFlag::Rank => &self.rank,
+            FieldFlag::Time => &self.time,
+            FieldFlag::Slice(_) => &None,
         };
+        let slices = (self.slices.iter().enumerate())
+            .map(|(i, field)| (FieldFlag::Slice(i), field.as_str()));
         (FieldFlag::ALL.into_iter())
             .filter_map(|flag| Some((flag, named(flag).as_deref()?)))
+            .chain(slices)
             .collect()
     }
 
@@ -331,7 +339,7 @@ impl<'i> EventKey<'i> {
                 )
             })?,
         };
-        let text = |path: &FieldPath| match partition_value(partition, path) {
+        let text = |path: &FieldPath| match partition_value(partition, path.segments()) {
             Some(value) => Ok(Some(value)),
             None => optional_str(root, path),
         };
@@ -385,7 +393,7 @@ impl<'t, 'i> Event<'t, 'i> {
     pub fn from_value(
         root: Value<'t, 'i>,
         fields: &LogFields,
-        partition: &[(String, String)],
+        partition: &'i [(String, String)],
     ) -> Result<Self, Invalid> {
         let bad_results = |what: &str| {
             Invalid::new(
@@ -427,14 +435,17 @@ impl<'t, 'i> Event<'t, 'i> {
             answer_ok: optional_bool(root, &fields.outcome)?,
             allowed: optional_names(root, &fields.allowed)?,
             time: (fields.time.as_ref())
-                .map(|path| match partition_value(partition, path) {
+                .map(|path| match partition_value(partition, path.segments()) {
                     Some(value) => time::from_text(value)
                         .ok_or_else(|| time::unreadable(&path.to_string(), &format!("{value:?}"))),
                     None => time(root, path),
                 })
                 .transpose()?,
             slices: (fields.slices.iter())
-                .map(|path| slice_value(root, path))
+                .map(|path| match partition_value(partition, path.segments()) {
+                    Some(value) => Ok(Some(Cow::Borrowed(value))),
+                    None => slice_value(root, path),
+                })
                 .collect::<Result<_, _>>()?,
             results,
             from_text,
@@ -624,17 +635,6 @@ pub fn doc_id<'i>(result: Value<'_, 'i>, field: Option<&FieldPath>) -> Option<Co
             .or_else(|| result.get("id"))
             .and_then(id_text),
     }
-}
-
-/// The value of the Hive `partition` key that `path` names, if it names
-/// one: a top-level key, never a pointer into the record.
-fn partition_value<'p>(partition: &'p [(String, String)], path: &FieldPath) -> Option<&'p str> {
-    let [key] = path.segments() else {
-        return None;
-    };
-    (partition.iter())
-        .find(|(name, _)| name == key)
-        .map(|(_, value)| value.as_str())
 }
 
 fn optional_str<'i>(root: Value<'_, 'i>, path: &FieldPath) -> Result<Option<&'i str>, Invalid> {

@@ -6,6 +6,8 @@
 //! its format's records. Grading sees records, never a format's own shape.
 //!
 //! - [`discover`]: which files of the LOGS arguments are logs;
+//! - [`partition`]: the Hive partition folders above a log, fields of its
+//!   records;
 //! - [`detect`]: an input's format, from its first lines;
 //! - [`read`]: every input cut into chunks for the workers, by format;
 //! - [`record`]: what a record is, in every format;
@@ -30,6 +32,7 @@ pub mod discover;
 pub mod jsonl;
 pub mod otlp;
 pub mod parquet;
+pub mod partition;
 pub mod read;
 pub mod record;
 pub mod records;

@@ -149,7 +149,7 @@ fn read_row_groups(
             message: "cannot be read".to_string(),
         })
     })?;
-    let (file, places) = parquet::open(at, footer, columns)?;
+    let (file, places) = parquet::open(at, index, footer, columns)?;
     let mut identity = match at {
         ParquetAt::File(path) => Identity::Hashed(Box::new(Hashing {
             file: File::open(path).context("cannot open")?,
@@ -453,6 +453,7 @@ mod tests {
         let columns = ColumnNames {
             fields: &fields,
             spans: &spans,
+            partitions: &[],
         };
         let stats = read_inputs(
             &[(0, &input)],

@@ -7,10 +7,10 @@ use crate::base::options::{LogsFormat, RunName};
 use crate::io::blocks::{is_blank, line_ranges, Block, Chunk, MAX_LINE};
 use crate::io::json::JsonParser;
 use crate::logs::csv_run::CsvLines;
-use crate::logs::discover::Partition;
 use crate::logs::jsonl::{JsonlLines, LogFields};
 use crate::logs::otlp::{OtlpLines, SpanFields};
 use crate::logs::parquet::rows::RowRecords;
+use crate::logs::partition::{partition_of, Partition};
 use crate::logs::read::LogChunk;
 use crate::logs::record::{
     deliver, Invalid, LineFormat, Origin, Record, RecordSink, RecordSource, RejectReason, RunNames,
@@ -37,9 +37,7 @@ pub struct RecordOptions<'a> {
 impl<'a> RecordOptions<'a> {
     /// The Hive partition of input `input`: its `key=value` folders.
     pub fn partition(&self, input: u32) -> &'a [(String, String)] {
-        self.partitions
-            .get(input as usize)
-            .map_or(&[], Vec::as_slice)
+        partition_of(self.partitions, input)
     }
 
     /// What names a run of run lines.
@@ -82,7 +80,7 @@ pub fn records<'c>(
             )),
             LogsFormat::Otlp => Box::new(LineRecords::new(
                 block,
-                OtlpLines::new(parser, options.spans),
+                OtlpLines::new(parser, options.spans, options.partition(block.input)),
             )),
             // A block's format is decided (never `Auto`); Parquet comes in rows.
             LogsFormat::Jsonl | LogsFormat::Auto | LogsFormat::Parquet => {

@@ -24,11 +24,15 @@ pub enum FieldFlag {
     Allowed,
     Collection,
     Rank,
+    /// The capture time.
+    Time,
+    /// A field sliced by: the place of the field in the list given.
+    Slice(usize),
 }
 
 impl FieldFlag {
-    /// Every field flag.
-    pub const ALL: [FieldFlag; 11] = [
+    /// Every field flag of one field: all but the slices.
+    pub const ALL: [FieldFlag; 12] = [
         FieldFlag::Query,
         FieldFlag::Results,
         FieldFlag::Doc,
@@ -40,6 +44,7 @@ impl FieldFlag {
         FieldFlag::Allowed,
         FieldFlag::Collection,
         FieldFlag::Rank,
+        FieldFlag::Time,
     ];
 
     /// The setting messages name it by.
@@ -56,6 +61,8 @@ impl FieldFlag {
             FieldFlag::Allowed => Setting::AllowedField,
             FieldFlag::Collection => Setting::CollectionField,
             FieldFlag::Rank => Setting::RankField,
+            FieldFlag::Time => Setting::TimeField,
+            FieldFlag::Slice(_) => Setting::SliceBy,
         }
     }
 
@@ -66,10 +73,6 @@ impl FieldFlag {
             self,
             FieldFlag::Doc | FieldFlag::Collection | FieldFlag::Rank
         )
-    }
-
-    fn bit(self) -> u16 {
-        1 << self as u16
     }
 }
 
@@ -82,7 +85,8 @@ const FIELDS_LISTED: usize = 20;
 /// column of a table).
 #[derive(Debug, Clone, Default)]
 pub struct FieldsSeen {
-    matched: u16,
+    /// The flags some record matched: a few, so a list.
+    matched: Vec<FieldFlag>,
     fields: BTreeSet<String>,
     result_fields: BTreeSet<String>,
 }
@@ -90,12 +94,14 @@ pub struct FieldsSeen {
 impl FieldsSeen {
     /// Some record matched `flag`.
     pub fn mark(&mut self, flag: FieldFlag) {
-        self.matched |= flag.bit();
+        if !self.matched(flag) {
+            self.matched.push(flag);
+        }
     }
 
     /// Whether some record matched `flag`.
     pub fn matched(&self, flag: FieldFlag) -> bool {
-        self.matched & flag.bit() != 0
+        self.matched.contains(&flag)
     }
 
     /// Whether the fields of records were noted yet.
@@ -118,9 +124,50 @@ impl FieldsSeen {
         }
     }
 
+    /// Why the field `given` that `flag` names is refused: no record (or
+    /// no result of one, for a field of results) has it; the message
+    /// lists the fields they have, sorted and cut to a few.
+    pub fn refusal(&self, flag: FieldFlag, given: &str) -> String {
+        let (whose, they) = match flag.in_results() {
+            true => ("result of any record", "their results"),
+            false => ("record", "the records"),
+        };
+        let fields = self.fields_of(flag);
+        let have = match fields.len() {
+            0 => format!("{they} have no named fields"),
+            n => {
+                let listed: Vec<&str> = fields
+                    .iter()
+                    .take(FIELDS_LISTED)
+                    .map(String::as_str)
+                    .collect();
+                let more = match n > FIELDS_LISTED {
+                    true => format!(" and {} more", n - FIELDS_LISTED),
+                    false => String::new(),
+                };
+                format!("{they} have {}{more}", listed.join(", "))
+            }
+        };
+        format!(
+            "no {whose} of the logs has the field '{given}' that {} names ({have}); \
+             a mistyped field would fall back to the default and grade a wrong result",
+            flag.setting()
+        )
+    }
+
+    /// The fields noted where `flag` looks: of results, or of records.
+    fn fields_of(&self, flag: FieldFlag) -> &BTreeSet<String> {
+        match flag.in_results() {
+            true => &self.result_fields,
+            false => &self.fields,
+        }
+    }
+
     /// Take in what `other` saw.
     pub fn merge(&mut self, other: &FieldsSeen) {
-        self.matched |= other.matched;
+        for &flag in &other.matched {
+            self.mark(flag);
+        }
         self.fields.extend(other.fields.iter().cloned());
         (self.result_fields).extend(other.result_fields.iter().cloned());
     }
@@ -143,37 +190,9 @@ pub fn refuse_unmatched(given: &[(FieldFlag, &str)], seen: &[FieldsSeen]) -> Res
         all.merge(input);
     }
     for &(flag, given) in given {
-        let fields = match flag.in_results() {
-            true => &all.result_fields,
-            false => &all.fields,
-        };
-        if all.matched(flag) || fields.contains(given) {
-            continue;
+        if !all.matched(flag) && !all.fields_of(flag).contains(given) {
+            bail!("{}", all.refusal(flag, given));
         }
-        let (whose, they) = match flag.in_results() {
-            true => ("result of any record", "their results"),
-            false => ("record", "the records"),
-        };
-        let have = match fields.len() {
-            0 => format!("{they} have no named fields"),
-            n => {
-                let listed: Vec<&str> = fields
-                    .iter()
-                    .take(FIELDS_LISTED)
-                    .map(String::as_str)
-                    .collect();
-                let more = match n > FIELDS_LISTED {
-                    true => format!(" and {} more", n - FIELDS_LISTED),
-                    false => String::new(),
-                };
-                format!("{they} have {}{more}", listed.join(", "))
-            }
-        };
-        bail!(
-            "no {whose} of the logs has the field '{given}' that {} names ({have}); \
-             a mistyped field would fall back to the default and grade a wrong result",
-            flag.setting()
-        );
     }
     Ok(())
 }

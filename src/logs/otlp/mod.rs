@@ -24,6 +24,7 @@ use crate::base::failure::Setting;
 use crate::base::options::{JoinBy, SpanKind};
 use crate::io::json::{id_text, with_embedded, JsonParser};
 use crate::logs::jsonl::{FieldNames, FieldPath};
+use crate::logs::partition::partition_value;
 use crate::logs::record::{
     deliver, not_a_slice, EventKey, Invalid, LineFormat, Origin, Pending, Ranking, Record,
     RecordSink, RejectReason, SpanIds,
@@ -122,6 +123,22 @@ impl SpanFields {
     pub fn time(&self) -> Option<&str> {
         self.time.as_deref()
     }
+
+    /// The attributes the user named, each with its flag: the query's,
+    /// the run's, the time's and those sliced by.
+    fn named(&self) -> impl Iterator<Item = (FieldFlag, &str)> {
+        let named = [
+            (FieldFlag::Query, &self.query),
+            (FieldFlag::Run, &self.run),
+            (FieldFlag::Time, &self.time),
+        ];
+        (named.into_iter())
+            .filter_map(|(flag, key)| Some((flag, key.as_deref()?)))
+            .chain(
+                (self.slices.iter().enumerate())
+                    .map(|(i, key)| (FieldFlag::Slice(i), key.as_str())),
+            )
+    }
 }
 
 /// Where a capture span names its query: the same rule for OTLP spans and
@@ -190,17 +207,21 @@ impl Default for SpanFields {
 /// another record; a capture span whose key cannot be read is invalid.
 pub type SpanRecord<'i> = Record<'i, Result<Ranking<'i>, Invalid>>;
 
-/// A span of an export line: its attributes and what resource it ran in.
+/// A span of an export line: its attributes, what resource it ran in,
+/// and the Hive partition of its file, whose values win over attributes
+/// of the same name.
 struct OtlpSpan<'t, 'i> {
     value: Value<'t, 'i>,
     /// (key, AnyValue object) pairs, in the order given.
     attributes: Vec<(&'i str, Value<'t, 'i>)>,
     service: Option<&'i str>,
+    partition: &'i [(String, String)],
 }
 
-/// Hand each span of the export `root` to `visit` in the order the line
-/// lists them, with its value (for a reject's excerpt) and what it is.
-/// Returns how many spans there were.
+/// Hand each span of the export `root`, from a log in the Hive
+/// `partition`, to `visit` in the order the line lists them, with its
+/// value (for a reject's excerpt) and what it is. Returns how many spans
+/// there were.
 ///
 /// Protobuf's JSON mapping leaves an empty list out, so an export of no
 /// spans is `{}`, and a resource or scope with none may lack its list.
@@ -212,6 +233,7 @@ struct OtlpSpan<'t, 'i> {
 pub fn for_each_span<'t, 'i>(
     root: Value<'t, 'i>,
     fields: &'i SpanFields,
+    partition: &'i [(String, String)],
     seen: &mut FieldsSeen,
     mut visit: impl FnMut(Value<'t, 'i>, SpanRecord<'i>),
 ) -> Result<u64, Invalid> {
@@ -263,7 +285,7 @@ pub fn for_each_span<'t, 'i>(
     }
     let count = spans.len() as u64;
     for (value, service) in spans {
-        let record = match OtlpSpan::new(value, service) {
+        let record = match OtlpSpan::new(value, service, partition) {
             Ok(span) => span.record(fields, seen),
             Err(invalid) => Record::Invalid(invalid),
         };
@@ -277,7 +299,11 @@ fn bad_span(detail: impl Into<String>) -> Invalid {
 }
 
 impl<'t, 'i> OtlpSpan<'t, 'i> {
-    fn new(value: Value<'t, 'i>, service: Option<&'i str>) -> Result<Self, Invalid> {
+    fn new(
+        value: Value<'t, 'i>,
+        service: Option<&'i str>,
+        partition: &'i [(String, String)],
+    ) -> Result<Self, Invalid> {
         if !value.is_object() {
             return Err(bad_span("a span must be a JSON object"));
         }
@@ -304,6 +330,7 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             value,
             attributes,
             service,
+            partition,
         })
     }
 
@@ -372,24 +399,28 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
         }
     }
 
-    /// Tell `seen` which attributes the user named (the query's, the run's)
-    /// the span has, and its attributes while one is unmatched.
+    /// Tell `seen` which attributes the user named (the query's, the
+    /// run's, the time's, those sliced by) the span has, its partition
+    /// counted, and its attributes while one is unmatched.
     fn see(&self, fields: &SpanFields, seen: &mut FieldsSeen) {
-        let named = [
-            (FieldFlag::Query, &fields.query),
-            (FieldFlag::Run, &fields.run),
-        ];
-        let unmatched = named
-            .iter()
-            .any(|(f, key)| key.is_some() && !seen.matched(*f));
+        let unmatched = fields.named().any(|(flag, _)| !seen.matched(flag));
         if unmatched || !seen.sampled() {
-            self.attributes.iter().for_each(|(key, _)| seen.note(key));
+            let keys = self.attributes.iter().map(|&(key, _)| key);
+            keys.chain(self.partition.iter().map(|(key, _)| key.as_str()))
+                .for_each(|key| seen.note(key));
         }
-        for (flag, key) in named {
-            let key = key.as_deref();
-            if key.is_some_and(|key| self.attribute(key).is_some()) {
+        for (flag, key) in fields.named() {
+            if !seen.matched(flag) && self.field(key).is_some() {
                 seen.mark(flag);
             }
+        }
+    }
+
+    /// The field `key`: its partition's value, else its attribute.
+    fn field(&self, key: &str) -> Option<Field<'t, 'i>> {
+        match partition_value(self.partition, &[key]) {
+            Some(value) => Some(Field::Partition(value)),
+            None => self.attribute(key).map(Field::Attribute),
         }
     }
 
@@ -407,9 +438,10 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
         let query = query.ok_or_else(|| source.missing())?;
         let run = match &fields.run {
             None => self.service.unwrap_or(""),
-            Some(key) => match self.attribute(key) {
+            Some(key) => match self.field(key) {
                 None => "",
-                Some(value) => value
+                Some(Field::Partition(value)) => value,
+                Some(Field::Attribute(value)) => value
                     .get("stringValue")
                     .and_then(|v| v.into_string())
                     .ok_or_else(|| {
@@ -440,8 +472,10 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
     /// `bad_field` for an array, a key-value list or bytes, which name no
     /// one slice.
     fn slice_attribute(&self, key: &str) -> Result<Option<Cow<'i, str>>, Invalid> {
-        let Some(value) = self.attribute(key) else {
-            return Ok(None);
+        let value = match self.field(key) {
+            None => return Ok(None),
+            Some(Field::Partition(value)) => return Ok(Some(Cow::Borrowed(value))),
+            Some(Field::Attribute(value)) => value,
         };
         let scalar = |name: &str| value.get(name).filter(|v| !v.is_null());
         let text = (any_id(value))
@@ -511,11 +545,16 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             permissions: None,
             time: match fields.time() {
                 None => self.span_time("startTimeUnixNano")?.map(i128::from),
-                Some(key) => {
-                    let value = self.attribute(key).ok_or_else(|| time::missing(key))?;
-                    let read = time::from_any_value(value);
-                    Some(read.ok_or_else(|| time::unreadable(key, &value.encode()))?)
-                }
+                Some(key) => match self.field(key).ok_or_else(|| time::missing(key))? {
+                    Field::Partition(value) => Some(
+                        time::from_text(value)
+                            .ok_or_else(|| time::unreadable(key, &format!("{value:?}")))?,
+                    ),
+                    Field::Attribute(value) => {
+                        let read = time::from_any_value(value);
+                        Some(read.ok_or_else(|| time::unreadable(key, &value.encode()))?)
+                    }
+                },
             },
             slices: (fields.slices.iter())
                 .map(|key| self.slice_attribute(key))
@@ -552,6 +591,12 @@ impl<'t, 'i> OtlpSpan<'t, 'i> {
             _ => Ok(None),
         }
     }
+}
+
+/// A field of a span: its partition's value, or an attribute's AnyValue.
+enum Field<'t, 'i> {
+    Partition(&'i str),
+    Attribute(Value<'t, 'i>),
 }
 
 /// `query_id` inside a span's `metadata`, a JSON object as text.
@@ -593,13 +638,23 @@ fn owned_id(value: Value<'_, '_>) -> Option<String> {
 pub struct OtlpLines<'c> {
     parser: &'c mut JsonParser,
     fields: &'c SpanFields,
+    partition: &'c [(String, String)],
 }
 
 impl<'c> OtlpLines<'c> {
     /// The lines of an OTLP/JSON log, parsed by `parser`, whose spans keep
-    /// what a capture needs where `fields` says.
-    pub fn new(parser: &'c mut JsonParser, fields: &'c SpanFields) -> Self {
-        OtlpLines { parser, fields }
+    /// what a capture needs where `fields` says, or in the log's Hive
+    /// `partition`.
+    pub fn new(
+        parser: &'c mut JsonParser,
+        fields: &'c SpanFields,
+        partition: &'c [(String, String)],
+    ) -> Self {
+        OtlpLines {
+            parser,
+            fields,
+            partition,
+        }
     }
 }
 
@@ -609,12 +664,12 @@ impl LineFormat for OtlpLines<'_> {
     /// A span rejected shows itself, and says which span of the line it
     /// is; a line that is no export, or of no span, is one record.
     fn line(&mut self, line: &[u8], _: Option<&str>, origin: Origin, sink: &mut dyn RecordSink) {
-        let fields = self.fields;
+        let (fields, partition) = (self.fields, self.partition);
         // Moved out while the spans are handed to the sink, and back.
         let mut seen = std::mem::take(sink.seen());
         let read = self.parser.parse(line, |root| {
             let mut item = 0;
-            let spans = for_each_span(root, fields, &mut seen, |span, record| {
+            let spans = for_each_span(root, fields, partition, &mut seen, |span, record| {
                 item += 1;
                 let origin = Origin { item, ..origin };
                 if let Err(invalid) = sink.take(

@@ -32,29 +32,35 @@ fn records(line: &str, fields: &SpanFields) -> Result<Vec<String>, Invalid> {
     let mut parser = JsonParser::default();
     parser.parse(line.as_bytes(), |root| {
         let mut seen = Vec::new();
-        for_each_span(root, fields, &mut FieldsSeen::default(), |_, record| {
-            seen.push(match record {
-                Record::Invalid(invalid) => {
-                    format!("{}: {}", invalid.reason, invalid.detail)
-                }
-                Record::Event {
-                    key,
-                    ranking: Ok(ranking),
-                    ..
-                } => format!(
-                    "{}/{}/{} {:?} {:?}",
-                    key.run, key.stage, key.query_id, ranking.docs, ranking.latency_ms
-                ),
-                Record::Event {
-                    key,
-                    ranking: Err(invalid),
-                    ..
-                } => {
-                    format!("{} {}: {}", key.query_id, invalid.reason, invalid.detail)
-                }
-                _ => "other".to_string(),
-            });
-        })
+        for_each_span(
+            root,
+            fields,
+            &[],
+            &mut FieldsSeen::default(),
+            |_, record| {
+                seen.push(match record {
+                    Record::Invalid(invalid) => {
+                        format!("{}: {}", invalid.reason, invalid.detail)
+                    }
+                    Record::Event {
+                        key,
+                        ranking: Ok(ranking),
+                        ..
+                    } => format!(
+                        "{}/{}/{} {:?} {:?}",
+                        key.run, key.stage, key.query_id, ranking.docs, ranking.latency_ms
+                    ),
+                    Record::Event {
+                        key,
+                        ranking: Err(invalid),
+                        ..
+                    } => {
+                        format!("{} {}: {}", key.query_id, invalid.reason, invalid.detail)
+                    }
+                    _ => "other".to_string(),
+                });
+            },
+        )
         .map(|_| seen)
     })?
 }

@@ -11,6 +11,12 @@
 //! pointer reaches a string column and goes on, the rest points into the
 //! JSON that column holds (LangSmith's export keeps `outputs` and `extra`
 //! so): the query id and the results may be found that way.
+//!
+//! A flag that names a key of the file's Hive partition (a `key=value`
+//! folder above it; pyarrow's `write_to_dataset` and Spark's `partitionBy`
+//! keep those values in the path alone) reads the partition's value for
+//! every row, and no column of that name is decoded, as Spark reads a
+//! partition column.
 
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ProjectionMask;
@@ -21,6 +27,7 @@ use crate::base::options::SpanKind;
 use crate::io::parquet::{show, wrong_type, Want};
 use crate::logs::jsonl::{FieldNames, FieldPath};
 use crate::logs::otlp::{DocField, QuerySource, SpanFields};
+use crate::logs::partition::partition_value;
 use crate::logs::seen::{FieldFlag, FieldsSeen};
 
 /// A column, or a field inside struct columns: the names from the top.
@@ -38,13 +45,21 @@ pub enum Layout {
     Spans(SpanColumns),
 }
 
+/// Where every row finds a field: in a column, or in the file's Hive
+/// partition, whose one value every row shares.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Column(ColumnPath),
+    Partition { key: String, value: String },
+}
+
 /// The columns of an event's key; an absent stage or run column gives
 /// every row the default.
 #[derive(Debug, Clone)]
 pub struct KeyColumns {
     pub query: Located,
-    pub stage: Option<ColumnPath>,
-    pub run: Option<ColumnPath>,
+    pub stage: Option<Source>,
+    pub run: Option<Source>,
 }
 
 /// A column, or a value inside the JSON a string column holds.
@@ -64,9 +79,9 @@ pub struct WideColumns {
     pub context: Option<ColumnPath>,
     pub outcome: Option<ColumnPath>,
     /// The capture time, when `--time-field` names it.
-    pub time: Option<ColumnPath>,
-    /// Per field sliced by, its column, if the file has it.
-    pub slices: Vec<Option<ColumnPath>>,
+    pub time: Option<Source>,
+    /// Per field sliced by, where it is, if the file has it.
+    pub slices: Vec<Option<Source>>,
 }
 
 /// Where a row's results are.
@@ -125,11 +140,11 @@ pub struct SpanColumns {
     pub query: [Vec<QueryColumn>; 2],
     /// Per capture kind: its documents.
     pub documents: [Option<Results>; 2],
-    pub run: Option<ColumnPath>,
+    pub run: Option<Source>,
     pub start: Option<ColumnPath>,
     pub end: Option<ColumnPath>,
     /// The capture time, when `--time-field` names it (else `start`).
-    pub time: Option<ColumnPath>,
+    pub time: Option<Source>,
     /// Where a span sits in its trace, when these hold strings or
     /// integers: `context.trace_id`, `context.span_id`, `parent_id`.
     pub trace: Option<ColumnPath>,
@@ -161,20 +176,29 @@ impl Planned {
     pub fn mask(&self, schema: &Schema, parquet: &SchemaDescriptor) -> ProjectionMask {
         let columns = Columns {
             schema,
+            partition: &[],
             wanted: self.wanted.clone(),
         };
         columns.mask(parquet)
     }
 }
 
-/// Decide how the rows of a file or table with `schema` read.
+/// Decide how the rows of a file or table with `schema`, in the Hive
+/// `partition` (none for a table), read.
 ///
 /// # Errors
 /// A column a layout needs is missing or of the wrong type; the message
-/// names the column, the type found and the type expected.
-pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<Planned, String> {
+/// names the column, the type found and the type expected. A capture time
+/// the file has nowhere; the message lists the fields it has.
+pub fn plan(
+    schema: &Schema,
+    names: &FieldNames,
+    spans: &SpanFields,
+    partition: &[(String, String)],
+) -> Result<Planned, String> {
     let mut columns = Columns {
         schema,
+        partition,
         wanted: Vec::new(),
     };
     // Phoenix's retrieved-documents frame (its index `context.span_id`,
@@ -205,8 +229,8 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                 Want::Id,
                 &format!("the query id; {} names another", Setting::QueryField),
             )?,
-            stage: columns.optional(path(names.stage.as_deref(), FieldNames::STAGE), Want::Text)?,
-            run: columns.optional(path(names.run.as_deref(), FieldNames::RUN), Want::Text)?,
+            stage: columns.field(path(names.stage.as_deref(), FieldNames::STAGE), Want::Text)?,
+            run: columns.field(path(names.run.as_deref(), FieldNames::RUN), Want::Text)?,
         };
         let score = path(None, FieldNames::SCORE);
         let ranked = columns.find(&rank).is_some();
@@ -268,7 +292,7 @@ pub fn plan(schema: &Schema, names: &FieldNames, spans: &SpanFields) -> Result<P
                 )?,
                 time: columns.time(names.time.as_deref())?,
                 slices: (names.slices.iter())
-                    .map(|field| columns.optional(path(Some(field), ""), Want::Id))
+                    .map(|field| columns.field(path(Some(field), ""), Want::Id))
                     .collect::<Result<_, _>>()?,
             })
         }
@@ -309,9 +333,11 @@ fn path(named: Option<&str>, default: &str) -> ColumnPath {
         .to_vec()
 }
 
-/// Finds columns in a schema and remembers which are wanted.
+/// Finds columns in a schema, or fields in the file's Hive partition, and
+/// remembers which columns are wanted.
 struct Columns<'s> {
     schema: &'s Schema,
+    partition: &'s [(String, String)],
     wanted: Vec<ColumnPath>,
 }
 
@@ -340,6 +366,19 @@ impl Columns<'_> {
         }
         self.wanted.push(path.clone());
         Ok(Some(path))
+    }
+
+    /// Where the field at `path` is: the partition's value if its key is
+    /// the field's name, else the column at `path`, which must hold `want`
+    /// if present.
+    fn field(&mut self, path: ColumnPath, want: Want) -> Result<Option<Source>, String> {
+        if let Some(value) = partition_value(self.partition, &path) {
+            return Ok(Some(Source::Partition {
+                key: path.concat(),
+                value: value.to_string(),
+            }));
+        }
+        Ok(self.optional(path, want)?.map(Source::Column))
     }
 
     /// The column at `path` if it holds `want`: a column read only to tell
@@ -554,7 +593,7 @@ impl Columns<'_> {
             }
         }
         let run = match spans.run() {
-            Some(run) => self.optional(FieldPath::parse(run).segments().to_vec(), Want::Text)?,
+            Some(run) => self.field(FieldPath::parse(run).segments().to_vec(), Want::Text)?,
             None => None,
         };
         Ok(SpanColumns {
@@ -572,15 +611,30 @@ impl Columns<'_> {
         })
     }
 
-    /// The capture time column `named` names, if it names one: it must
-    /// be there.
-    fn time(&mut self, named: Option<&str>) -> Result<Option<ColumnPath>, String> {
+    /// Where the capture time `named` names is, if it names one: it must
+    /// be there, a column or the partition's.
+    fn time(&mut self, named: Option<&str>) -> Result<Option<Source>, String> {
         let Some(named) = named else {
             return Ok(None);
         };
-        let what = format!("the capture time {}", Setting::TimeField.given(named));
         let path = FieldPath::parse(named).segments().to_vec();
-        self.require(path, Want::Moment, &what).map(Some)
+        match self.field(path, Want::Moment)? {
+            Some(source) => Ok(Some(source)),
+            None => Err(self.fields().refusal(FieldFlag::Time, named)),
+        }
+    }
+
+    /// The fields every row has: each column, and each key of the
+    /// partition.
+    fn fields(&self) -> FieldsSeen {
+        let mut seen = FieldsSeen::default();
+        for field in self.schema.fields() {
+            seen.note(field.name());
+        }
+        for (key, _) in self.partition {
+            seen.note(key);
+        }
+        seen
     }
 
     /// Which of the fields `names` gives the schema has, read as
@@ -589,10 +643,7 @@ impl Columns<'_> {
     /// result structs, noted. A pointer into a column's JSON, and a doc id
     /// in results `layout` found it in, count as had.
     fn seen(&self, names: &FieldNames, layout: &Layout) -> FieldsSeen {
-        let mut seen = FieldsSeen::default();
-        for field in self.schema.fields() {
-            seen.note(field.name());
-        }
+        let mut seen = self.fields();
         let results = match layout {
             Layout::Wide(WideColumns {
                 results: ResultsColumn::List(results),
@@ -615,6 +666,7 @@ impl Columns<'_> {
             let at = path(Some(given), "");
             let found = self.find(&at).is_some()
                 || self.json_split(&at).is_some()
+                || partition_value(self.partition, &at).is_some()
                 || match flag {
                     FieldFlag::Doc => !matches!(layout, Layout::Long(_)),
                     FieldFlag::Rank => results.is_some_and(|r| r.keys[0].is_some()),
@@ -706,6 +758,7 @@ mod tests {
         ]);
         let mut columns = Columns {
             schema: &schema,
+            partition: &[],
             wanted: Vec::new(),
         };
         let err = columns

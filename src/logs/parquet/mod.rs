@@ -25,17 +25,20 @@ use crate::io::parquet::ParquetAt;
 use crate::io::tables::ArrowTable;
 use crate::logs::jsonl::FieldNames;
 use crate::logs::otlp::SpanFields;
+use crate::logs::partition::{partition_of, Partition};
 use crate::logs::seen::FieldsSeen;
 use layout::Layout;
 
 /// How the columns of Parquet logs are named: the field flags, and the
-/// span mapping for Phoenix's exports.
+/// span mapping for Phoenix's exports; and each file's Hive partition.
 #[derive(Debug, Clone, Copy)]
 pub struct ColumnNames<'a> {
     /// `--query-field` and the others; a name is a column.
     pub fields: &'a FieldNames,
     /// The span mapping, as for OTLP traces.
     pub spans: &'a SpanFields,
+    /// Each input's Hive partition, by input index.
+    pub partitions: &'a [Partition],
 }
 
 /// A Parquet log file as its reader found it; its row groups share it.
@@ -119,19 +122,21 @@ pub struct GroupPlace {
     pub end: u64,
 }
 
-/// Open the Parquet file `at`, whose footer is `metadata`, for reading by
-/// row groups: its layout given the column names, and its row groups'
-/// places.
+/// Open the Parquet file `at`, input `input`, whose footer is `metadata`,
+/// for reading by row groups: its layout given the column names and its
+/// partition, and its row groups' places.
 ///
 /// # Errors
 /// The footer holds a negative size, or the file lacks a column its
 /// layout needs (or has one of the wrong type).
 pub fn open(
     at: &ParquetAt,
+    input: u32,
     metadata: ArrowReaderMetadata,
     columns: ColumnNames<'_>,
 ) -> Result<(Arc<ParquetFile>, Vec<GroupPlace>)> {
-    let planned = layout::plan(metadata.schema(), columns.fields, columns.spans)
+    let partition = partition_of(columns.partitions, input);
+    let planned = layout::plan(metadata.schema(), columns.fields, columns.spans, partition)
         .map_err(|err| anyhow!("{err}"))?;
     let mask = planned.mask(metadata.schema(), metadata.parquet_schema());
     let mut places = Vec::with_capacity(metadata.metadata().num_row_groups());
@@ -181,7 +186,7 @@ pub fn open(
 /// # Errors
 /// The table lacks a column its layout needs, or has one of the wrong type.
 pub fn open_table(table: &ArrowTable, columns: ColumnNames<'_>) -> Result<Arc<PlannedTable>> {
-    let planned = layout::plan(table.schema(), columns.fields, columns.spans)
+    let planned = layout::plan(table.schema(), columns.fields, columns.spans, &[])
         .map_err(|err| anyhow!("{err}"))?;
     Ok(Arc::new(PlannedTable {
         table: table.clone(),

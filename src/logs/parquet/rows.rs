@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use simd_json::prelude::*;
 
 use super::layout::{
-    ColumnPath, KeyColumns, Layout, Located, QueryColumn, Results, ResultsColumn, SPAN_KINDS,
+    ColumnPath, KeyColumns, Layout, Located, QueryColumn, Results, ResultsColumn, Source,
+    SPAN_KINDS,
 };
 use super::{RowGroup, Rows};
 use crate::io::guarded;
@@ -194,12 +195,17 @@ impl<'a> Batch<'a> {
             Some(path) => Named::of(batch, path),
             None => Ok(Named::absent()),
         };
+        let source = |source: &'a Option<Source>| match source {
+            Some(Source::Column(path)) => Named::of(batch, path),
+            Some(Source::Partition { key, value }) => Ok(Named::partition(key, value)),
+            None => Ok(Named::absent()),
+        };
         let results = |results: &Results| ResultCells::of(batch, results);
         let key = |key: &'a KeyColumns| -> Result<KeyCells<'a>, String> {
             Ok(KeyCells {
                 query: Named::located(batch, &key.query)?,
-                stage: named(&key.stage)?,
-                run: named(&key.run)?,
+                stage: source(&key.stage)?,
+                run: source(&key.run)?,
             })
         };
         let (key, view) = match layout {
@@ -210,8 +216,8 @@ impl<'a> Batch<'a> {
                     latency: named(&wide.latency)?,
                     context: named(&wide.context)?,
                     outcome: named(&wide.outcome)?,
-                    time: named(&wide.time)?,
-                    slices: wide.slices.iter().map(named).collect::<Result<_, _>>()?,
+                    time: source(&wide.time)?,
+                    slices: wide.slices.iter().map(source).collect::<Result<_, _>>()?,
                 },
             ),
             Layout::Long(long) => (
@@ -237,7 +243,7 @@ impl<'a> Batch<'a> {
                 let key = KeyCells {
                     query: Named::absent(),
                     stage: Named::absent(),
-                    run: named(&columns.run)?,
+                    run: source(&columns.run)?,
                 };
                 let view = View::Spans {
                     kind: Named::of(batch, &columns.kind)?,
@@ -246,7 +252,7 @@ impl<'a> Batch<'a> {
                     documents: [documents(0)?, documents(1)?],
                     start: named(&columns.start)?,
                     end: named(&columns.end)?,
-                    time: named(&columns.time)?,
+                    time: source(&columns.time)?,
                     trace: named(&columns.trace)?,
                     span_id: named(&columns.span_id)?,
                     parent: named(&columns.parent)?,
@@ -376,7 +382,7 @@ impl<'a> Batch<'a> {
                 Ok(event(EventKey {
                     query_id,
                     stage: self.spans.stage(kind),
-                    run: self.key.run.cells.text(row).unwrap_or(""),
+                    run: self.key.run.text(row).unwrap_or(""),
                 }))
             }
         }
@@ -398,8 +404,8 @@ impl<'a> Batch<'a> {
         })?;
         Ok(EventKey {
             query_id,
-            stage: self.key.stage.cells.text(row).unwrap_or(DEFAULT_STAGE),
-            run: self.key.run.cells.text(row).unwrap_or(""),
+            stage: self.key.stage.text(row).unwrap_or(DEFAULT_STAGE),
+            run: self.key.run.text(row).unwrap_or(""),
         })
     }
 
@@ -429,7 +435,7 @@ impl<'a> Batch<'a> {
                 answer_ok: outcome.cells.boolean(row),
                 permissions: None,
                 time: time.time(row)?,
-                slices: slices.iter().map(|named| named.cells.id(row)).collect(),
+                slices: slices.iter().map(|named| named.slice(row)).collect(),
             }),
             View::Spans {
                 kind,
@@ -455,7 +461,7 @@ impl<'a> Batch<'a> {
                     context_tokens: None,
                     answer_ok: None,
                     permissions: None,
-                    time: match time.cells.is_present() {
+                    time: match time.is_present() {
                         true => time.time(row)?,
                         false => start.cells.nanos(row),
                     },
@@ -548,12 +554,15 @@ impl<'a> Batch<'a> {
     }
 }
 
-/// A column's cells with the name that messages use.
+/// A column's cells with the name that messages use; or the value of the
+/// file's Hive partition, every row's.
 struct Named<'a> {
     name: String,
     cells: Cells<'a>,
     /// Where in the JSON its strings hold the value is, if they hold JSON.
     inside: Option<Inside<'a>>,
+    /// The partition's value, which no column holds.
+    partition: Option<&'a str>,
 }
 
 /// A value inside the JSON a string column holds.
@@ -577,7 +586,33 @@ impl<'a> Named<'a> {
             name: show(path),
             cells: Cells::of(array)?,
             inside: None,
+            partition: None,
         })
+    }
+
+    /// The value of the partition key `key`, every row's.
+    fn partition(key: &str, value: &'a str) -> Self {
+        Named {
+            name: key.to_string(),
+            partition: Some(value),
+            ..Named::absent()
+        }
+    }
+
+    /// Whether every row has a value here, or a cell (null or not).
+    fn is_present(&self) -> bool {
+        self.partition.is_some() || self.cells.is_present()
+    }
+
+    /// The text in row `row`, if any.
+    fn text(&self, row: usize) -> Option<&'a str> {
+        self.partition.or_else(|| self.cells.text(row))
+    }
+
+    /// The value sliced by in row `row`: a string, or an integer as its
+    /// decimal text; `None` when null or absent.
+    fn slice(&self, row: usize) -> Option<Cow<'a, str>> {
+        (self.partition.map(Cow::Borrowed)).or_else(|| self.cells.id(row))
     }
 
     /// A column, or a string column's JSON and where the value is in it;
@@ -596,13 +631,19 @@ impl<'a> Named<'a> {
         Ok(named)
     }
 
-    /// The capture time in row `row`, if the column is there (a span
-    /// without a start time has none).
+    /// The capture time in row `row`: the partition's, read as text is,
+    /// or the cell's if the column is there (a span without a start time
+    /// has none).
     ///
     /// # Errors
     /// `bad_time` for a null cell of a column named as the time, or a
-    /// cell that holds no time.
+    /// cell (or partition value) that holds no time.
     fn time(&self, row: usize) -> Result<Option<Nanos>, Invalid> {
+        if let Some(value) = self.partition {
+            let read = time::from_text(value);
+            return (read.map(Some))
+                .ok_or_else(|| time::unreadable(&self.name, &format!("{value:?}")));
+        }
         if !self.cells.is_present() {
             return Ok(None);
         }
@@ -626,6 +667,7 @@ impl<'a> Named<'a> {
             name: String::new(),
             cells: Cells::absent(),
             inside: None,
+            partition: None,
         }
     }
 
