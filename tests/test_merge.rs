@@ -287,3 +287,21 @@ fn shards_graded_as_of_a_night_merge_into_it() {
         "2026-12-01T00:00:00Z"
     );
 }
+
+/// A partial grading is the same bytes whatever the thread count: the
+/// order workers hand captures over in leaves no trace in its file.
+#[test]
+fn partial_gradings_are_the_same_bytes_at_any_thread_count() {
+    let wd = Workdir::new("partial_threads");
+    let logs = repo_path("data-samples/realistic/logs").display().to_string();
+    let captures: Vec<Vec<u8>> = ["1", "2", "3"]
+        .iter()
+        .map(|threads| {
+            let dir = format!("partial-j{threads}");
+            grade(&wd, &["--partial", "-j", threads, "-o", &dir, &logs]).expect_code(0);
+            wd.read(&format!("{dir}/captures.postcard.zst"))
+        })
+        .collect();
+    assert!(captures[0] == captures[1], "-j 1 and -j 2 differ");
+    assert!(captures[0] == captures[2], "-j 1 and -j 3 differ");
+}

@@ -107,8 +107,9 @@ fn write(
     held: &OutputDir,
     plan: &Plan,
     labels: &LabelIndex,
-    grouping: Grouping,
+    mut grouping: Grouping,
 ) -> Result<PartialSummary> {
+    grouping.grouped = grouping.grouped.in_slot_order();
     let mut summary = PartialSummary {
         tool: "rgrade".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -122,7 +123,7 @@ fn write(
     };
     let dir = held.dir();
     let file = PartialFile {
-        plan: serde_json::to_string(plan)?,
+        plan: serde_json::to_string(&run_aside(plan))?,
         labels_hash: labels.source.hash.clone(),
         grouping,
     };
@@ -385,20 +386,30 @@ fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex) -> Result<()> {
     Ok(())
 }
 
+/// `plan` without what belongs to the run rather than to the grading
+/// (where it wrote, its threads and progress, its command line): what a
+/// partial grading stores, so that the same logs graded the same way give
+/// the same bytes.
+fn run_aside(plan: &Plan) -> Plan {
+    Plan {
+        out: None,
+        threads: None,
+        progress: None,
+        command: Vec::new(),
+        ..plan.clone()
+    }
+}
+
 /// Whether `shard` grades as `merged` does: the same plan but for what
 /// each shard has of its own (its logs, output, threads, command, time).
 fn same_grading(shard: &Plan, merged: &Plan) -> Result<bool> {
     let own = |plan: &Plan| Plan {
         labels: PathBuf::new(),
         logs: Vec::new(),
-        out: None,
-        threads: None,
-        progress: None,
-        command: Vec::new(),
         as_of: None,
         openmetrics: None,
         corpus: None,
-        ..plan.clone()
+        ..run_aside(plan)
     };
     Ok(serde_json::to_value(own(shard))? == serde_json::to_value(own(merged))?)
 }

@@ -109,8 +109,14 @@ impl PoolStore {
     /// Take in the documents of `other`; returns where they start here.
     /// Its run lines must have been read ([`PoolStore::read_run_ids`]).
     pub fn absorb(&mut self, other: PoolStore) -> u32 {
+        self.keep_from(&other, 0..other.docs.len() as u32).start
+    }
+
+    /// Keep the documents of `range` in `other`; returns where they are
+    /// here. Its run lines must have been read ([`PoolStore::read_run_ids`]).
+    pub fn keep_from(&mut self, other: &PoolStore, range: Range<u32>) -> Range<u32> {
         let start = self.docs.len() as u32;
-        for (rank, id) in other.docs {
+        for &(rank, id) in &other.docs[range.start as usize..range.end as usize] {
             let id = if id == UNREAD {
                 UNREAD
             } else {
@@ -118,7 +124,7 @@ impl PoolStore {
             };
             self.docs.push((rank, id));
         }
-        start
+        start..self.docs.len() as u32
     }
 
     /// Whether `range` is within the documents held, each with an id held

@@ -190,6 +190,14 @@ impl Grouped {
                 .all(|p| p.slots.len() == queries && p.slots.iter().all(|s| store.links(s.head)))
     }
 
+    /// The same grouping, its captures stored in the order of its slots
+    /// ([`CaptureStore::in_slot_order`]): what a partial grading writes.
+    pub fn in_slot_order(mut self) -> Self {
+        let slots = self.pairs.iter_mut().flat_map(|pair| pair.slots.iter_mut());
+        self.store = self.store.in_slot_order(slots);
+        self
+    }
+
     /// Take in the captures of `other`, grouped over other inputs of the
     /// same labels, whose input indices follow ours after `input_offset`
     /// (or, for parts of the same inputs, are ours). A (run, stage,
