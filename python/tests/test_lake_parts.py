@@ -97,28 +97,23 @@ def test_pyarrow_parts_shuffled_results_and_a_zero_row_part(tmp_path):
         ("part-0.parquet", 25), ("part-1.parquet", 0), ("part-2.parquet", 15)]
 
 
-def test_spark_collect_list_and_an_empty_partition(tmp_path):
+def test_spark_collect_list_and_an_empty_partition(tmp_path, spark):
     """Spark gathers each query's results with `collect_list` (in no set
     order) and writes them with `partitionBy`; a day without traffic is an
     empty DataFrame written the same way: a 0-row part."""
-    from pyspark.sql import SparkSession, functions as F
+    from pyspark.sql import functions as F
 
     labels, rankings = lake(seed=3)
-    spark = (SparkSession.builder.master("local[2]").appName("rgrade-lake-parts")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "3").getOrCreate())
-    try:
-        rows = [(qid, doc, 100.0 - i, i + 1, "2026-12-07")
-                for qid, docs in rankings.items() for i, doc in enumerate(docs)]
-        random.Random(4).shuffle(rows)
-        hits = spark.createDataFrame(rows, "query_id string, doc_id string, score double, rank long, dt string")
-        events = hits.groupBy("query_id", "dt").agg(
-            F.collect_list(F.struct("doc_id", "score", "rank")).alias("results"))
-        events.write.partitionBy("dt").parquet(str(tmp_path / "lake"))
-        # Spark writes one 0-row part, schema and all, for an empty write.
-        events.limit(0).drop("dt").write.parquet(str(tmp_path / "empty"))
-        collected = {row["query_id"]: [r["doc_id"] for r in row["results"]] for row in events.collect()}
-    finally:
-        spark.stop()
+    rows = [(qid, doc, 100.0 - i, i + 1, "2026-12-07")
+            for qid, docs in rankings.items() for i, doc in enumerate(docs)]
+    random.Random(4).shuffle(rows)
+    hits = spark.createDataFrame(rows, "query_id string, doc_id string, score double, rank long, dt string")
+    events = hits.groupBy("query_id", "dt").agg(
+        F.collect_list(F.struct("doc_id", "score", "rank")).alias("results"))
+    events.write.partitionBy("dt").parquet(str(tmp_path / "lake"))
+    # Spark writes one 0-row part, schema and all, for an empty write.
+    events.limit(0).drop("dt").write.parquet(str(tmp_path / "empty"))
+    collected = {row["query_id"]: [r["doc_id"] for r in row["results"]] for row in events.collect()}
     # The lists Spark gathered are not all in rank order: the test would
     # prove nothing if they were.
     assert any(collected[qid] != rankings[qid] for qid in rankings)
@@ -129,3 +124,41 @@ def test_spark_collect_list_and_an_empty_partition(tmp_path):
         part.rename(tmp_path / "lake/dt=2026-12-08" / part.name)
     graded = grade(tmp_path, labels, tmp_path / "lake")
     assert_oracle(graded, oracle(labels, rankings))
+
+
+def test_python_skips_a_damaged_part_when_told(tmp_path):
+    """`bad_files="skip"` in Python, as `--bad-files skip`: a part cut off
+    mid-write is one `bad_file` reject, named in the summary, the rest
+    graded; without it the grading raises, naming the part."""
+    import warnings
+
+    import pytest
+    import rgrade
+
+    labels, rankings = lake(seed=5)
+    parts = tmp_path / "lake"
+    parts.mkdir()
+    table = pa.Table.from_pylist(shuffled_rows(rankings, seed=6), schema=pa.schema(
+        [("query_id", pa.string()), ("results", results_type())]))
+    pq.write_table(table.slice(0, 30), parts / "part-0.parquet")
+    pq.write_table(table.slice(30), tmp_path / "whole.parquet")
+    whole = (tmp_path / "whole.parquet").read_bytes()
+    (parts / "part-1.parquet").write_bytes(whole[: len(whole) // 2])
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(label) + "\n" for label in labels))
+
+    with pytest.raises(rgrade.RgradeError, match="part-1.parquet"):
+        rgrade.grade(tmp_path / "labels.jsonl", parts, k=list(KS))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        graded = rgrade.grade(tmp_path / "labels.jsonl", parts, k=list(KS), bad_files="skip", missing="skip")
+    assert [(Path(r["file"]).name, r["line"], r["reason"]) for r in graded.rejects.to_pylist()] == [
+        ("part-1.parquet", 0, "bad_file")]
+    skipped = [Path(i["path"]).name for i in graded.summary["inputs"] if isinstance(i.get("skipped"), str)]
+    assert skipped == ["part-1.parquet"]
+    kept = {row["query_id"]: row for row in graded.per_query.to_pylist()}
+    want = oracle(labels, rankings)
+    graded_ids = {qid for qid, row in kept.items() if row["status"] == "ok"}
+    assert graded_ids == {row["query_id"] for row in table.slice(0, 30).to_pylist()}
+    for qid in graded_ids:
+        for metric, value in want[qid].items():
+            assert abs(kept[qid][metric] - value) < 1e-12, (qid, metric)

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RGRADE = os.environ.get("RGRADE_BIN", str(ROOT / "target" / "debug" / "rgrade"))
@@ -103,24 +102,13 @@ def test_a_pyarrow_lake_grades_the_latest_capture_by_time(tmp_path):
     check_lake(tmp_path, lake, rows)
 
 
-def test_a_spark_lake_grades_the_latest_capture_by_time(tmp_path):
-    pyspark_sql = pytest.importorskip("pyspark.sql")
+def test_a_spark_lake_grades_the_latest_capture_by_time(tmp_path, spark):
     rows = day_of_captures()
     write_labels(tmp_path / "labels.jsonl")
-    spark = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
+    frame = spark.createDataFrame(
+        [(r["query_id"], r["results"], r["ts"], r["dt"], r["hour"]) for r in rows],
+        "query_id string, results array<string>, ts timestamp, dt string, hour int",
     )
-    try:
-        frame = spark.createDataFrame(
-            [(r["query_id"], r["results"], r["ts"], r["dt"], r["hour"]) for r in rows],
-            "query_id string, results array<string>, ts timestamp, dt string, hour int",
-        )
-        lake = tmp_path / "spark"
-        frame.repartition(3).write.partitionBy("dt", "hour").parquet(str(lake))
-    finally:
-        spark.stop()
+    lake = tmp_path / "spark"
+    frame.repartition(3).write.partitionBy("dt", "hour").parquet(str(lake))
     check_lake(tmp_path, lake, rows)

@@ -8,7 +8,6 @@ import random
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 import rgrade
 
@@ -86,23 +85,6 @@ def test_a_pyarrow_lake_slices_by_its_partition_folders(tmp_path):
     lake = tmp_path / "arrow"
     pq.write_to_dataset(pa.table(rows), lake, partition_cols=["dt"])
     assert_lake_slices(tmp_path, lake, labels, rows)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """A local Spark session for this module: the running one if there is
-    one, else one started here and stopped after the module."""
-    pyspark_sql = pytest.importorskip("pyspark.sql")
-    active = pyspark_sql.SparkSession.getActiveSession()
-    session = active or (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
-    )
-    yield session
-    if active is None:
-        session.stop()
 
 
 def test_a_spark_lake_slices_by_its_partition_folders(tmp_path, spark):
