@@ -19,6 +19,7 @@
 //! of a row group, [`ReadAhead`] for those of the next row groups while a
 //! worker decodes one).
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
 use std::ops::Range;
@@ -574,9 +575,8 @@ impl ReadAhead {
             };
             let last = (group + READ_AHEAD_GROUPS).min(groups.saturating_sub(1));
             for next in ahead.next.max(group + 1)..=last {
-                if !ahead.fetching.contains_key(&next) {
-                    let fetching = Fetching::start(&self.uri, wanted(next))?;
-                    ahead.fetching.insert(next, fetching);
+                if let Entry::Vacant(slot) = ahead.fetching.entry(next) {
+                    slot.insert(Fetching::start(&self.uri, wanted(next))?);
                 }
             }
             ahead.next = ahead.next.max(last + 1);
