@@ -9,7 +9,8 @@
 # python3); --rgrade names the binary (default: target/release/rgrade,
 # built here). Prints a Markdown table, each row the median of --runs runs
 # (3 by default), and each format's object-storage time over its local
-# time (docs/BENCHMARKS.md, "Object storage"). Data lives in --data
+# time, the median of --runs rounds that each run both in turn
+# (docs/BENCHMARKS.md, "Object storage"). Data lives in --data
 # (default /tmp/rgrade-objects), never in the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,6 @@ if [ -z "$rgrade" ]; then
   rgrade=target/release/rgrade
 fi
 
-source benches/measure.sh
 mkdir -p "$data"
 if [ ! -f "$data/jsonl/logs.jsonl" ]; then
   "$rgrade" gen --queries "$queries" --results 30 -o "$data/jsonl" >/dev/null
@@ -66,20 +66,49 @@ for path in root.rglob("*"):
         s3.upload_file(str(path), "bench", path.relative_to(root).as_posix())
 ' "$data"
 
+# Each round runs a format's local grading, then its object-storage one,
+# so both see the same load: on a shared machine the load drifts between
+# rounds, and the ratio of a round's pair is what compares. A row is the
+# round of median wall time; the ratio is the median of the rounds'.
+stats=$(mktemp)
+declare -A RUNS RATIOS
+# timed LABEL COMMAND...: one run, its "wall cpu rss" added to RUNS[LABEL];
+# a failed run stops the bench.
+timed() {
+  local label=$1; shift
+  sync
+  if ! /usr/bin/time -o "$stats" -f '%e %U %S %M' "$@" >/dev/null 2>&1; then
+    echo "$label: the run failed: $*" >&2
+    exit 1
+  fi
+  RUNS[$label]+=$(tail -n 1 "$stats" | awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }')$'\n'
+}
+# median WORDS: the middle line of WORDS, sorted by number.
+median() { printf '%s' "$1" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
+
 echo "| run | wall s | CPU s | MB/s | peak RSS MB |"
 echo "|---|---|---|---|---|"
 for format in jsonl gzip parquet; do
   logs=$(cd "$data/$format" && ls logs.*)
   bytes=$(stat -c %s "$data/$format/$logs")
-  # measure ignores a failed run: one that fails must stop the bench.
-  "$rgrade" grade --labels "s3://bench/$format/labels.jsonl" -q --repeats last \
-    "s3://bench/$format/$logs" >/dev/null
-  measure "$format local" "$bytes" "$rgrade" grade --labels "$data/$format/labels.jsonl" -q \
-    --repeats last "$data/$format/$logs"
-  measure "$format s3" "$bytes" "$rgrade" grade --labels "s3://bench/$format/labels.jsonl" -q \
-    --repeats last "s3://bench/$format/$logs"
+  for _ in $(seq "$runs"); do
+    timed "$format local" "$rgrade" grade --labels "$data/$format/labels.jsonl" -q \
+      --repeats last "$data/$format/$logs"
+    timed "$format s3" "$rgrade" grade --labels "s3://bench/$format/labels.jsonl" -q \
+      --repeats last "s3://bench/$format/$logs"
+    local_wall=$(printf '%s' "${RUNS[$format local]}" | tail -n 1 | cut -d' ' -f1)
+    s3_wall=$(printf '%s' "${RUNS[$format s3]}" | tail -n 1 | cut -d' ' -f1)
+    RATIOS[$format]+=$(awk -v a="$s3_wall" -v b="$local_wall" 'BEGIN { printf "%.2f", a / b }')$'\n'
+  done
+  for where in local s3; do
+    read -r wall cpu rss < <(median "${RUNS[$format $where]}")
+    awk -v l="$format $where" -v w="$wall" -v c="$cpu" -v r="$rss" -v b="$bytes" 'BEGIN {
+      printf "| %s | %.2f | %.2f | %.0f | %.0f |\n", l, w, c, b / 1e6 / w, r / 1024 }'
+  done
 done
+rm -f "$stats"
 echo
 for format in jsonl gzip parquet; do
-  echo "$format: object storage / local = $(ratio "$format s3" "$format local")"
+  echo "$format: object storage / local = $(median "${RATIOS[$format]}")x" \
+    "(rounds: $(printf '%s' "${RATIOS[$format]}" | paste -sd' '))"
 done

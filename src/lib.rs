@@ -76,6 +76,7 @@ pub use io::tables::{ArrowTable, LogLines};
 pub use logs::discover::log_files;
 pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;
+pub use report::STDOUT as REPORT_TO_STDOUT;
 pub use run::agree::{run as agree, Agreed, Plan as AgreePlan};
 pub use run::compare::run as compare;
 pub use run::copy::copy_result;

@@ -406,6 +406,22 @@ fn characters_that_act_unseen_show_as_code_points() {
     }
 }
 
+/// `-o -` writes the page to stdout, as `--openmetrics -` writes there:
+/// the bytes drawn into the directory, and no file named `-`.
+#[test]
+fn report_to_stdout_writes_the_page_and_no_file() {
+    let wd = Workdir::new("report_stdout");
+    let out = grade_sample(&wd, SAMPLES[0].args, "out", &[]);
+    let run = wd.rgrade(&["report", &out.display().to_string(), "-o", "-"]);
+    run.expect_code(0);
+    assert!(run.stderr.contains("wrote the page to stdout"), "{run}");
+    assert_eq!(run.stdout, wd.read_text("out/report.html"));
+    assert!(!wd.exists("-"));
+    let missing = wd.rgrade(&["report", "no-such-dir", "-o", "-"]);
+    missing.expect_code(2).expect_stderr(&["no-such-dir"]);
+    assert!(missing.stdout.is_empty() && !wd.exists("-"), "{missing}");
+}
+
 #[test]
 fn report_refuses_a_directory_without_a_complete_result() {
     let wd = Workdir::new("report_incomplete");

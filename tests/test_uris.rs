@@ -67,6 +67,34 @@ fn without_a_server(wd: &Workdir, args: &[&str]) -> Run {
     Run::wait(&cmd, child, Duration::from_secs(120))
 }
 
+/// An endpoint where nothing listens fails the run within seconds (a few
+/// quick retries, not the client's three minutes), exit 2, naming the URI
+/// and the endpoint; `RGRADE_OBJECT_RETRIES` sets the retries, and a value
+/// that is no number of retries is refused.
+#[test]
+fn an_unreachable_endpoint_fails_promptly_naming_it() {
+    let wd = Workdir::new("uri_unreachable");
+    let logs = seed("logs.jsonl");
+    let args = ["grade", "--labels", "s3://bucket/labels.jsonl", "-q", &logs];
+    let started = std::time::Instant::now();
+    let run = without_a_server(&wd, &args);
+    let took = started.elapsed();
+    run.expect_code(2).expect_stderr(&[
+        "s3://bucket/labels.jsonl: cannot connect to object storage at http://127.0.0.1:9",
+    ]);
+    assert!(took < Duration::from_secs(15), "{took:?}: {run}");
+    let mut cmd = wd.command(&args);
+    cmd.envs([
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+        ("AWS_ALLOW_HTTP", "true"),
+        ("RGRADE_OBJECT_RETRIES", "a few"),
+    ]);
+    let child = cmd.spawn().expect("cannot start rgrade");
+    Run::wait(&cmd, child, Duration::from_secs(120))
+        .expect_code(2)
+        .expect_stderr(&["RGRADE_OBJECT_RETRIES=a few: not a whole number of retries"]);
+}
+
 /// The names in `wd`'s directory.
 fn left(wd: &Workdir) -> Vec<String> {
     std::fs::read_dir(wd.path("."))

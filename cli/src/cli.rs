@@ -328,7 +328,7 @@ pub struct ReportArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
-    /// Write the page to FILE [default: DIR/report.html].
+    /// Write the page to FILE (`-`: stdout) [default: DIR/report.html].
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
 }

@@ -374,3 +374,23 @@ def test_the_options_naming_a_file_read_it_from_a_bucket(s3, tmp_path):
              for rules in (str(compare / "rules.toml"), f"s3://{BUCKET}/options/rules.toml")]
     assert [g.returncode for g in gated] == [1, 1], gated[1].stderr
     assert gated[0].stdout == gated[1].stdout
+
+
+def test_errors_found_in_a_result_read_back_name_its_uri_not_a_local_copy(s3, tmp_path):
+    """A result read from a bucket is checked in a local copy; an error
+    found there (a run the result does not hold, a shard graded with other
+    labels) names the objects as the user gave them."""
+    night, shard = f"s3://{BUCKET}/named/night", f"s3://{BUCKET}/named/shard"
+    for out, extra in ((night, []), (shard, ["--partial"])):
+        code, _, err = finished(grade_night(out, 6, extra=extra))
+        assert code == 0, err
+    other_labels = tmp_path / "labels.jsonl"
+    other_labels.write_text("".join((SAMPLES / "realistic/labels.jsonl").read_text().splitlines(True)[1:]))
+    for args, named in ((["compare", night, night, "--baseline-run", "no-such-run", "-q"],
+                         f"{night}/per_query.csv: no rows of run 'no-such-run'"),
+                        (["merge", "--labels", str(other_labels), "-o", str(tmp_path / "merged"), shard],
+                         f"{shard}: graded with other labels")):
+        refused = run(args)
+        assert refused.returncode == 2, (args, refused.stderr)
+        assert named in refused.stderr, (args, refused.stderr)
+        assert "rgrade-read-" not in refused.stderr, (args, refused.stderr)

@@ -13,6 +13,8 @@
 //! messages name settings as the plan does: `` `reviewers` ``.
 
 use std::fmt;
+use std::path::Path;
+use std::sync::Mutex;
 
 /// What an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +65,7 @@ impl Error {
     /// The whole message, causes included, each setting it names as
     /// `spelling` spells it (given the value the message quotes with it).
     pub fn spelled(&self, spelling: impl FnMut(Setting, Option<&str>) -> String) -> String {
-        spell_settings(&format!("{:#}", self.error), spelling)
+        spell_settings(&copies_named(format!("{:#}", self.error)), spelling)
     }
 
     /// The setting the error is about: the first its message names.
@@ -90,6 +92,38 @@ impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?} error: {self}", self.kind)
     }
+}
+
+/// Local copies of results fetched from object storage, each with the URI
+/// it is a copy of (see [`name_copy`]).
+static COPIES: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Have every error name the local copy `local` of a result in object
+/// storage as `uri`, the place the user gave: an error found once the
+/// result was fetched (a file not as its marker lists it, a cell of
+/// per_query.csv no grading writes) is about the object, and by the time
+/// the message is shown the copy is gone.
+pub fn name_copy(local: &Path, uri: &str) {
+    let mut copies = COPIES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    copies.push((
+        local.display().to_string(),
+        uri.trim_end_matches('/').to_string(),
+    ));
+}
+
+/// `text` with each local copy's path named as the URI it copies.
+fn copies_named(mut text: String) -> String {
+    let copies = COPIES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for (local, uri) in copies.iter() {
+        if text.contains(local.as_str()) {
+            text = text.replace(local.as_str(), uri);
+        }
+    }
+    text
 }
 
 /// Define [`Setting`]: each variant with the name the plan gives it.

@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 use std::fs::File;
+use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 use arrow_array::cast::AsArray;
@@ -22,11 +24,12 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 use parquet::basic::Compression;
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::ChunkReader;
 
 use crate::io::guarded;
 use crate::io::location::ObjectUri;
-use crate::io::objects::{self, FetchedRanges, RangeReader};
+use crate::io::objects::{self, FetchedRanges, Head, RangeReader, ReadAhead};
 
 /// The magic bytes a Parquet file opens (and ends) with.
 pub const MAGIC: &[u8] = b"PAR1";
@@ -46,6 +49,8 @@ pub enum ParquetAt {
         size: u64,
         /// Its version (ETag), as the store gave it.
         version: Option<String>,
+        /// Its row groups, each fetched ahead of its decoding.
+        ahead: Arc<ReadAhead>,
     },
 }
 
@@ -56,11 +61,17 @@ impl ParquetAt {
     /// There is no such object, or the store cannot be asked.
     pub fn object(uri: &ObjectUri) -> Result<Self> {
         let head = objects::head(uri)?.ok_or_else(|| anyhow!("cannot open: no such object"))?;
-        Ok(ParquetAt::Object {
+        Ok(ParquetAt::object_as(uri, head))
+    }
+
+    /// The object at `uri`, as the store described it in `head`.
+    pub fn object_as(uri: &ObjectUri, head: Head) -> Self {
+        ParquetAt::Object {
             uri: uri.clone(),
             size: head.size,
             version: head.version,
-        })
+            ahead: Arc::new(ReadAhead::new(uri.clone(), head.size)),
+        }
     }
 
     /// Its footer, as [`footer`] reads it.
@@ -76,7 +87,9 @@ impl ParquetAt {
 
     /// A reader of the columns in `mask` of the row groups `groups` (all
     /// when `None`), `batch_rows` rows a batch. Of an object, the column
-    /// chunks wanted are fetched first, together, and nothing else.
+    /// chunks wanted are fetched first, together, and nothing else; one
+    /// row group asked for alone (as the workers ask for them) comes with
+    /// the next ones fetched ahead ([`ReadAhead`]).
     ///
     /// # Errors
     /// The file cannot be opened, or the column chunks fetched; the
@@ -93,23 +106,43 @@ impl ParquetAt {
                 let file = File::open(path).context("cannot open")?;
                 build_batches(file, metadata, groups, mask, batch_rows)
             }
-            ParquetAt::Object { uri, size, .. } => {
+            ParquetAt::Object {
+                uri, size, ahead, ..
+            } => {
                 let footer = metadata.metadata();
-                let all: Vec<usize> = (0..footer.num_row_groups()).collect();
-                let chunks = (groups.as_deref().unwrap_or(&all).iter())
-                    .filter_map(|&group| footer.row_groups().get(group))
-                    .flat_map(|group| group.columns().iter().enumerate())
-                    .filter(|(leaf, _)| mask.leaf_included(*leaf))
-                    .map(|(_, column)| {
-                        let (start, len) = column.byte_range();
-                        start..start.saturating_add(len)
-                    })
-                    .collect();
-                let fetched = FetchedRanges::fetch(uri, *size, chunks)?;
+                let chunks = |groups: &[usize]| column_chunks(footer, groups, &mask);
+                let fetched = match groups.as_deref() {
+                    Some(&[group]) => {
+                        ahead.take(group, footer.num_row_groups(), |next| chunks(&[next]))?
+                    }
+                    Some(some) => FetchedRanges::fetch(uri, *size, chunks(some))?,
+                    None => {
+                        let all: Vec<usize> = (0..footer.num_row_groups()).collect();
+                        FetchedRanges::fetch(uri, *size, chunks(&all))?
+                    }
+                };
                 build_batches(fetched, metadata, groups, mask, batch_rows)
             }
         }
     }
+}
+
+/// The byte ranges of the column chunks in `mask` of the row groups
+/// `groups` of the file `footer` describes.
+fn column_chunks(
+    footer: &ParquetMetaData,
+    groups: &[usize],
+    mask: &ProjectionMask,
+) -> Vec<Range<u64>> {
+    (groups.iter())
+        .filter_map(|&group| footer.row_groups().get(group))
+        .flat_map(|group| group.columns().iter().enumerate())
+        .filter(|(leaf, _)| mask.leaf_included(*leaf))
+        .map(|(_, column)| {
+            let (start, len) = column.byte_range();
+            start..start.saturating_add(len)
+        })
+        .collect()
 }
 
 /// [`ParquetAt::batches`] of `reader`.

@@ -223,11 +223,7 @@ fn object_parquet(uri: &ObjectUri, format: LogsFormat) -> Result<Option<ParquetA
     let magic = MAGIC.len() as u64;
     let is_parquet = format == LogsFormat::Parquet
         || head.size >= magic && objects::get_range(uri, 0..magic)? == MAGIC;
-    Ok(is_parquet.then(|| ParquetAt::Object {
-        uri: uri.clone(),
-        size: head.size,
-        version: head.version,
-    }))
+    Ok(is_parquet.then(|| ParquetAt::object_as(uri, head)))
 }
 
 /// What a Parquet input's content hash is taken from.

@@ -25,6 +25,7 @@ use serde::Deserialize;
 
 use super::kind::ResultKind;
 use super::staged::Staged;
+use crate::base::failure;
 use crate::base::schema::OutputFile;
 use crate::io::location::ObjectUri;
 use crate::io::objects::{self, AlreadyThere};
@@ -272,12 +273,13 @@ impl Copy {
         };
         let scratch = Scratch::new("read")?;
         // Named after the URI, so that a message naming the copy says
-        // what it is a copy of.
+        // what it is a copy of; errors name the URI itself.
         let dir = (scratch.path().join(prefix.url().scheme()))
             .join(prefix.url().host_str().unwrap_or_default())
             .join(prefix.key().trim_end_matches('/'));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
+        failure::name_copy(&dir, &prefix.to_string());
         let listed =
             listing(&bytes).with_context(|| format!("{marker_uri}: not a marker of rgrade's"))?;
         for file in &listed {

@@ -77,6 +77,9 @@ pub fn draw_again(dir: &Path, out: Option<&Path>) -> Result<PathBuf, Error> {
 
 /// [`draw_again`], its error marked with its kind where it arose.
 fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
+    if out.is_some_and(|out| out.as_os_str() == STDOUT) {
+        return draw_to_stdout(dir);
+    }
     let is_object = |path: &Path| matches!(Location::parse(path), Ok(Location::Object(_)));
     if is_object(dir) || out.is_some_and(is_object) {
         return draw_stored_page(dir, out);
@@ -139,6 +142,32 @@ fn draw_page(dir: &Path, out: Option<&Path>) -> Result<PathBuf> {
         None => staged::commit(vec![page])?,
     }
     Ok(target)
+}
+
+/// The name of stdout as a page's FILE, as `--openmetrics` takes it.
+pub const STDOUT: &str = "-";
+
+/// [`draw_page`] to stdout (`-o -`): the page of the result `dir` (a
+/// directory, or a prefix of object storage) written as drawn, with no
+/// file made; a reader that closed the pipe early wanted no more.
+fn draw_to_stdout(dir: &Path) -> Result<PathBuf> {
+    let read = ReadBack::open(dir)?;
+    ensure!(
+        read.path().is_dir(),
+        "{}: no such output directory",
+        shown(dir)
+    );
+    let drawn = draw(read.path())?;
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_all(drawn.html.as_bytes())
+        .and_then(|()| out.flush());
+    match written {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(err).context("stdout: cannot write the page")
+        }
+        _ => Ok(PathBuf::from(STDOUT)),
+    }
 }
 
 /// Refuse to write a page over `name`, a name rgrade gives the files of a

@@ -12,9 +12,11 @@ use crate::cli::ReportArgs;
 /// written.
 pub fn run(args: &ReportArgs) -> Result<Exit> {
     let written = rgrade::draw_report(&args.dir, args.out.as_deref())?;
-    tell(format_args!(
-        "rgrade report: wrote {}",
+    let shown = if written.as_os_str() == rgrade::REPORT_TO_STDOUT {
+        "the page to stdout".to_string()
+    } else {
         rgrade::shown_path(&written)
-    ));
+    };
+    tell(format_args!("rgrade report: wrote {shown}"));
     Ok(Exit::Clean)
 }
