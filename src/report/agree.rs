@@ -194,6 +194,9 @@ fn disagreements_section(rows: &[Vec<String>]) -> Result<Markup> {
     })
 }
 
+/// A metric's row of agreement_tau.csv, and its tau as a cell.
+type TauColumn<'a> = (&'a Vec<String>, Markup);
+
 /// Over all queries, per stage and metric, how alike the keys order the
 /// runs, and each run's mean under A and B: a table per stage and cutoff,
 /// a row per run and a column per metric, so that the page stays as wide
@@ -212,7 +215,7 @@ fn runs_section(means: &[Vec<String>], taus: &[Vec<String>]) -> Result<Markup> {
     runs.dedup();
     // The (stage, cutoff) tables in file order, each with its metrics'
     // rows of agreement_tau.csv and their taus.
-    let mut tables: Vec<((&str, &str), Vec<(&Vec<String>, Markup)>)> = Vec::new();
+    let mut tables: Vec<((&str, &str), Vec<TauColumn>)> = Vec::new();
     for tau in taus.iter().filter(|t| overall(t, 1)) {
         let cutoff = tau[3].rsplit_once('@').map_or("", |(_, k)| k);
         let table = (tau[0].as_str(), cutoff);
