@@ -439,3 +439,30 @@ fn logs_whose_every_record_was_rejected_fail_with_grades_hint() {
     run.expect_code(0);
     assert!(!run.stderr.contains("rejected"), "{run}");
 }
+
+/// Keys that name no task or language hold four grouping sets of the same
+/// queries: stdout and the page show the overall one alone, and
+/// agreement_slices.csv keeps all four.
+#[test]
+fn sets_of_the_same_queries_are_shown_once() {
+    let wd = Workdir::new("agree_repeated_sets");
+    wd.write("a.qrels", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n");
+    wd.write("b.qrels", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 2\n");
+    let run = wd.rgrade(&["agree", "a.qrels", "b.qrels", "-o", "out"]);
+    run.expect_code(0);
+    let rows: Vec<&str> = (run.stdout.lines())
+        .skip_while(|line| !line.starts_with("task "))
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 1, "{run}");
+    assert!(rows[0].starts_with("*  "), "{run}");
+    let slices = wd.read_csv("out/agreement_slices.csv");
+    assert_eq!(slices.column("task"), ["*", "(none)", "*", "(none)"]);
+    let page = wd.read_text("out/report.html");
+    assert!(
+        page.contains("broader set of the same queries: 3 sets"),
+        "{page}"
+    );
+    assert!(!page.contains("<td>(none)</td><td>*</td>"), "{page}");
+}

@@ -607,3 +607,51 @@ fn lost_most_leaves_out_none_slices_that_repeat_the_overall_set() {
         ["task=a: q1 1.000 -> 0.000", "task=b: q2 1.000 -> 0.000"]
     );
 }
+
+/// Labels with tasks and no language: the page draws each slice of
+/// queries once (the language `(none)` and each task × `(none)` are the
+/// overall set and the tasks again) and says so, while comparison.csv keeps
+/// every slice. A reranker that moves q1's relevant document from rank 1
+/// to rank 2 loses it from no top 3: the lost cell says the loss is within
+/// the top 1, where recall@1 measures it.
+#[test]
+fn the_page_draws_a_slice_once_and_places_a_shallow_loss() {
+    let wd = Workdir::new("compare_page_repeats_and_shallow_loss");
+    wd.write(
+        "labels.jsonl",
+        text(&[
+            r#"{"query_id": "q1", "relevant": ["d1"], "task": "a"}"#,
+            r#"{"query_id": "q2", "relevant": ["d2"], "task": "a"}"#,
+            r#"{"query_id": "q3", "relevant": ["d3"], "task": "b"}"#,
+        ]),
+    );
+    let logs = |q1: [&str; 2]| {
+        let ranking = |q: &str, results: [&str; 2]| json!({"query_id": q, "results": results});
+        text(&[
+            ranking("q1", q1).to_string(),
+            ranking("q2", ["d2", "x"]).to_string(),
+            ranking("q3", ["d3", "x"]).to_string(),
+        ])
+    };
+    wd.write("base.jsonl", logs(["d1", "x"]));
+    wd.write("cand.jsonl", logs(["x", "d1"]));
+    grade(&wd, "1,3", "base", "base.jsonl");
+    grade(&wd, "1,3", "cand", "cand.jsonl");
+    compare(
+        &wd,
+        &["base", "cand", "--metrics", "recall@1", "-q", "-o", "out"],
+    )
+    .expect_code(0);
+    let page = wd.read_text("out/report.html");
+    let repeated =
+        "Drawn once, as the broader slice of the same queries: (none), a × (none), b × (none).";
+    assert!(page.contains(repeated), "{page}");
+    assert!(
+        page.contains("none from the top 3; the loss is within the top 1"),
+        "{page}"
+    );
+    let slices: BTreeSet<(String, String)> = (wd.read_csv("out/comparison.csv").rows.iter())
+        .map(|row| (row[1].clone(), row[2].clone()))
+        .collect();
+    assert_eq!(slices.len(), 6, "{slices:?}");
+}

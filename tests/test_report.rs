@@ -825,3 +825,113 @@ fn every_sample_report_opens_in_a_browser_quietly_and_offline() {
         eprintln!("{name}: screenshot {}", shot.display());
     }
 }
+
+/// The tables of `page` wider than their box, which then scroll sideways,
+/// as Chromium lays the page out in the window the screenshots use: a
+/// copy of the page, without the policy that allows it no script, runs one
+/// that names them (by id, `table` when it has none) in the page's title.
+fn overflowing_tables(chromium: &Path, page: &Path, scratch: &Path) -> String {
+    let html = std::fs::read_to_string(page).unwrap();
+    let start = html
+        .find(r#"<meta http-equiv="Content-Security-Policy""#)
+        .unwrap_or_else(|| panic!("no policy in {}", page.display()));
+    let end = start + html[start..].find('>').unwrap() + 1;
+    let probe = format!("{}{}", &html[..start], &html[end..]).replace(
+        "</body>",
+        "<script>document.title = Array.from(document.querySelectorAll('table'))\
+         .filter(t => t.scrollWidth > t.clientWidth).map(t => t.id || 'table').join(' ')\
+         </script></body>",
+    );
+    std::fs::create_dir_all(scratch).unwrap();
+    let copy = scratch.join("probe.html");
+    std::fs::write(&copy, probe).unwrap();
+    let dumped = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--window-size=1100,5000",
+            "--timeout=60000",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            scratch.join("profile").display()
+        ))
+        .arg(format!("file://{}", copy.display()))
+        .stderr(Stdio::null())
+        .output()
+        .expect("start chromium");
+    let dom = String::from_utf8_lossy(&dumped.stdout);
+    let title = dom
+        .split_once("<title>")
+        .and_then(|(_, rest)| rest.split_once("</title>"));
+    title
+        .unwrap_or_else(|| panic!("no title in the dumped page:\n{dom}"))
+        .0
+        .to_string()
+}
+
+/// Nine runs graded under both keys, with names as long as real ones: the
+/// agree page's tables fit the window, none scrolls sideways. A table
+/// wider than the page, put in beside them, is caught: the probe can fail.
+#[test]
+fn the_agree_page_fits_nine_runs_without_scrolling() {
+    let Some(chromium) = chromium() else { return };
+    let wd = Workdir::new("report_agree_nine_runs");
+    wd.write("a.qrels", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq3 0 d4 1\n");
+    wd.write("b.qrels", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 2\nq3 0 d8 1\n");
+    let runs = [
+        "bm25-baseline",
+        "bm25-rm3-expanded",
+        "dense-e5-large",
+        "dense-bge-m3",
+        "splade-v3-distil",
+        "hybrid-rrf-k60",
+        "hybrid-linear-0.7",
+        "colbert-v2-plaid",
+        "hybrid-rerank-cross-encoder",
+    ];
+    let mut logs = Vec::new();
+    for (n, run) in runs.iter().enumerate() {
+        for (query, ranking) in [
+            ("q1", ["d1", "d2", "d9"]),
+            ("q2", ["d3", "d5", "d9"]),
+            ("q3", ["d4", "d8", "d9"]),
+        ] {
+            let mut ranking = ranking;
+            ranking.rotate_left(n % 3);
+            logs.push(
+                serde_json::json!({"query_id": query, "run": run, "results": ranking}).to_string(),
+            );
+        }
+    }
+    wd.write("logs.jsonl", text(&logs));
+    wd.rgrade(&[
+        "agree",
+        "a.qrels",
+        "b.qrels",
+        "--logs",
+        "logs.jsonl",
+        "-k",
+        "1,3",
+        "-q",
+        "-o",
+        "out",
+    ])
+    .expect_code(0);
+    let page = wd.path("out/report.html");
+    assert_eq!(overflowing_tables(&chromium, &page, &wd.path("page")), "");
+    let wide = format!(
+        "<table id=\"control\"><tr><td style=\"white-space: nowrap\">{}</td></tr></table></main>",
+        "wide ".repeat(400)
+    );
+    wd.write(
+        "control.html",
+        wd.read_text("out/report.html").replace("</main>", &wide),
+    );
+    let control = overflowing_tables(&chromium, &wd.path("control.html"), &wd.path("control"));
+    assert_eq!(control, "control");
+}

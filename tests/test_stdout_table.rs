@@ -177,3 +177,63 @@ fn json_prints_the_summary_on_stdout() {
         .expect_code(2)
         .expect_stderr(&["--json", "--quiet"]);
 }
+
+/// Labels of two tasks in one language: the language's slice holds the
+/// same queries as `all`, and each task × language those of its task. The
+/// table shows them once and names the repeats; the page draws no task ×
+/// language chart beside the tasks'; aggregates.csv keeps every row.
+#[test]
+fn slices_of_the_same_queries_are_shown_once() {
+    let wd = Workdir::new("stdout_repeated_slices");
+    let label = |q: &str, task: &str| {
+        format!(
+            r#"{{"query_id": "{q}", "relevant": ["d_{q}"], "task": "{task}", "language": "en"}}"#
+        )
+    };
+    wd.write(
+        "labels.jsonl",
+        [label("q1", "a"), label("q2", "a"), label("q3", "b")].join("\n"),
+    );
+    // q1 found at rank 1, q2 and q3 at rank 2.
+    let capture = |q: &str, first: &str, second: &str| {
+        format!(r#"{{"query_id": "{q}", "results": ["{first}", "{second}"]}}"#)
+    };
+    wd.write(
+        "logs.jsonl",
+        [
+            capture("q1", "d_q1", "x"),
+            capture("q2", "x", "d_q2"),
+            capture("q3", "x", "d_q3"),
+        ]
+        .join("\n"),
+    );
+    let run = wd.rgrade(&[
+        "grade",
+        "--labels",
+        "labels.jsonl",
+        "-k",
+        "1",
+        "-o",
+        "out",
+        "logs.jsonl",
+    ]);
+    run.expect_code(0);
+    let slices: Vec<&str> = (run.stdout.lines())
+        .find_map(|line| line.trim().strip_prefix("slice "))
+        .map(|names| names.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(slices, ["all", "task=a", "task=b"], "{run}");
+    assert!(
+        run.stdout
+            .contains("\n  the same queries as all: language=en\n"),
+        "{run}"
+    );
+    let aggregates = wd.read_csv("out/aggregates.csv");
+    assert_eq!(
+        aggregates.column("language"),
+        ["*", "*", "*", "en", "en", "en"]
+    );
+    let page = wd.read_text("out/report.html");
+    assert!(page.contains("By task: "), "{page}");
+    assert!(!page.contains("By task × language"), "{page}");
+}

@@ -22,7 +22,7 @@ pub use crate::base::kappa::{cohen_kappa, krippendorff_alpha_ordinal, Weights};
 pub use runs::{runs_under_both, RunMeans, RunOrder, RunsUnderBoth};
 
 use crate::base::schema::KeyOverlap;
-use crate::base::slices::{slice_keys, slice_order, SliceKey, ANY};
+use crate::base::slices::{repeating, slice_keys, slice_order, SliceKey, ANY};
 use crate::labels::{id_hash, LabelIndex, QueryIdx};
 
 /// How two answer keys agree.
@@ -41,6 +41,22 @@ pub struct Agreement {
     /// whose recall the keys can move most first, then by query and
     /// document id.
     pub disagreements: Vec<Disagreement>,
+}
+
+impl Agreement {
+    /// The grouping sets as people read them: each set of queries once, a
+    /// set that holds the same queries as a broader one (the task `(none)`
+    /// of keys that name no task) left out; agreement_slices.csv keeps
+    /// every set.
+    pub fn distinct_slices(&self) -> impl Iterator<Item = &SliceAgreement> {
+        let sets: Vec<([&str; 3], u64)> = (self.slices.iter())
+            .map(|s| ([ANY, s.task.as_str(), s.language.as_str()], s.queries))
+            .collect();
+        let repeats = repeating(&sets);
+        (self.slices.iter().zip(repeats))
+            .filter(|(_, repeats)| !repeats)
+            .map(|(slice, _)| slice)
+    }
 }
 
 /// How the keys agree on the queries of one grouping set.

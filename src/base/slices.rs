@@ -7,6 +7,8 @@
 //! each field is one more set, crossed with nothing, so the table grows by
 //! the values seen and never by their product.
 
+use hashbrown::HashMap;
+
 /// The name of a grouping set's "any" task or language.
 pub const ANY: &str = "*";
 
@@ -33,6 +35,37 @@ pub fn log_slice_value<'a>(mut values: impl Iterator<Item = Option<&'a str>>) ->
         true => first.unwrap_or(NO_SLICE),
         false => MIXED_SLICE,
     }
+}
+
+/// Whether a grouping set, its `[split, task, language]` with `any` for a
+/// part it does not fix, repeats a broader one: it holds `queries`, as
+/// many as a set one step broader (`queries_of` of that set, `None` when
+/// there is no such set). A set holds a subset of the queries of every set
+/// broader than it, so as many are the same ones, and the means the same:
+/// what people read shows it once (the task `(none)` of labels that name no
+/// task is the overall set again), while aggregates.csv keeps every row.
+pub fn repeats_broader<T: Copy + PartialEq>(
+    set: [T; 3],
+    any: T,
+    queries: u64,
+    queries_of: impl Fn([T; 3]) -> Option<u64>,
+) -> bool {
+    (0..set.len()).filter(|&part| set[part] != any).any(|part| {
+        let mut broader = set;
+        broader[part] = any;
+        queries_of(broader) == Some(queries)
+    })
+}
+
+/// For each of `sets`, a grouping set by its `[split, task, language]`
+/// names (`*` for any) and its queries, whether it repeats a broader one
+/// of `sets` ([`repeats_broader`]).
+pub fn repeating(sets: &[([&str; 3], u64)]) -> Vec<bool> {
+    let queries: HashMap<[&str; 3], u64> = sets.iter().copied().collect();
+    let of = |set: [&str; 3]| queries.get(&set).copied();
+    (sets.iter())
+        .map(|&(set, n)| repeats_broader(set, ANY, n, of))
+        .collect()
 }
 
 /// A grouping set: a task and a language, `None` meaning any (`*`).
@@ -98,6 +131,21 @@ pub fn slice_order<'a>((task, language): SliceKey, name: impl Fn(u32) -> &'a str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_repeats_a_broader_one_of_as_many_queries() {
+        let sizes = [
+            (["*", "*", "*"], 4),
+            (["*", "a", "*"], 4),
+            (["*", "a", "en"], 3),
+        ];
+        let of = |set: [&str; 3]| sizes.iter().find(|(s, _)| *s == set).map(|&(_, n)| n);
+        assert!(repeats_broader(["*", "a", "*"], ANY, 4, of));
+        assert!(!repeats_broader(["*", "a", "en"], ANY, 3, of));
+        // Its other broader set, language en over every task, is unknown.
+        assert!(!repeats_broader(["*", "a", "en"], ANY, 4, |_| None));
+        assert!(!repeats_broader(["*", "*", "*"], ANY, 4, of));
+    }
 
     #[test]
     fn a_log_slice_is_the_value_every_graded_capture_agrees_on() {

@@ -12,6 +12,7 @@ use std::io::{self, Write};
 
 use crate::base::metrics::Metric;
 use crate::base::schema::{judged_columns, metric_columns, Counts, Status};
+use crate::base::slices::repeats_broader;
 use crate::base::text::plural;
 use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::diagnostics::stage_loss::StageLoss;
@@ -55,7 +56,15 @@ pub fn print_table(
         // Task × language rows, and the slices within each split, stay in
         // aggregates.csv: on a terminal they would bury the overall,
         // per-task, per-language and per-split rows.
+        let queries_of = |set: [Option<u32>; 3]| {
+            let found = aggregates
+                .iter()
+                .find(|a| [a.split, a.task, a.language] == set);
+            found.map(|a| a.queries)
+        };
+        let mut repeats = Vec::new();
         let named = aggregates.iter().filter_map(|agg| {
+            let set = [agg.split, agg.task, agg.language];
             let name = match (agg.split, agg.task, agg.language) {
                 (None, None, None) => "all".to_string(),
                 (None, Some(t), None) => format!("task={}", labels.slice_name(t)),
@@ -63,6 +72,10 @@ pub fn print_table(
                 (Some(s), None, None) => format!("split={}", labels.slice_name(s)),
                 _ => return None,
             };
+            if repeats_broader(set, None, agg.queries, queries_of) {
+                repeats.push(name);
+                return None;
+            }
             Some((name, agg))
         });
         let by_log_field = log_slices.iter().map(|slice| {
@@ -74,6 +87,9 @@ pub fn print_table(
             table.print(out)?;
         } else {
             table.print_turned(out, settings.ks.len(), width)?;
+        }
+        if !repeats.is_empty() {
+            writeln!(out, "  the same queries as all: {}", repeats.join(", "))?;
         }
         writeln!(out)?;
     }

@@ -14,7 +14,8 @@ use crate::base::schema::{
     AgreementSummary, AGREEMENT, AGREEMENT_FILE, AGREEMENT_RUNS, AGREEMENT_RUNS_FILE,
     AGREEMENT_SLICES, AGREEMENT_SLICES_FILE, AGREEMENT_TAU, AGREEMENT_TAU_FILE,
 };
-use crate::base::slices::ANY;
+use crate::base::slices::{repeating, ANY};
+use crate::base::text::plural;
 use crate::output::cells::read_number;
 
 /// The disagreements the page lists; agreement.csv holds them all.
@@ -122,8 +123,19 @@ fn matrix_section(summary: &AgreementSummary) -> Markup {
 }
 
 fn slices_section(rows: &[Vec<String>]) -> Result<Markup> {
+    // Each set of queries once, as stdout shows them.
+    let sets: Vec<([&str; 3], u64)> = (rows.iter())
+        .map(|row| Ok(([ANY, row[0].as_str(), row[1].as_str()], row[2].parse()?)))
+        .collect::<Result<_>>()?;
+    let repeats = repeating(&sets);
+    let shown: Vec<&Vec<String>> = (rows.iter().zip(repeats))
+        .filter(|(_, repeats)| !repeats)
+        .map(|(row, _)| row)
+        .collect();
+    let repeated = rows.len() - shown.len();
+    let rows = shown;
     let mut cells = Vec::with_capacity(rows.len());
-    for row in rows {
+    for row in &rows {
         let kappas: Vec<Markup> = row[6..11]
             .iter()
             .map(|text| number(text))
@@ -133,6 +145,11 @@ fn slices_section(rows: &[Vec<String>]) -> Result<Markup> {
     Ok(html! {
         section {
             h2 { "Per task and language" }
+            @if repeated > 0 {
+                p.note { "Shown once, as the broader set of the same queries: "
+                    (plural(repeated as u64, "set", "sets")) " (" code { (AGREEMENT_SLICES_FILE) }
+                    " lists every set)." }
+            }
             table {
                 tr { th { "task" } th { "language" } th.n { "queries" } th.n { "pairs" }
                      th.n { "same grade" } th.n { "same relevance" } th.n { "kappa, relevance" }
@@ -177,8 +194,14 @@ fn disagreements_section(rows: &[Vec<String>]) -> Result<Markup> {
     })
 }
 
+/// A metric's row of agreement_tau.csv, and its tau as a cell.
+type TauColumn<'a> = (&'a Vec<String>, Markup);
+
 /// Over all queries, per stage and metric, how alike the keys order the
-/// runs, and each run's mean under A and B.
+/// runs, and each run's mean under A and B: a table per stage and cutoff,
+/// a row per run and a column per metric, so that the page stays as wide
+/// however many runs there are (a column per run scrolled sideways by
+/// nine) and however many cutoffs were graded.
 fn runs_section(means: &[Vec<String>], taus: &[Vec<String>]) -> Result<Markup> {
     let overall = |row: &&Vec<String>, task: usize| row[task] == ANY && row[task + 1] == ANY;
     // The overall means by (run, stage, metric).
@@ -190,28 +213,37 @@ fn runs_section(means: &[Vec<String>], taus: &[Vec<String>]) -> Result<Markup> {
     let mut runs: Vec<&str> = means.iter().map(|m| m[0].as_str()).collect();
     runs.sort_unstable();
     runs.dedup();
-    let mut rows = Vec::new();
+    // The (stage, cutoff) tables in file order, each with its metrics'
+    // rows of agreement_tau.csv and their taus.
+    let mut tables: Vec<((&str, &str), Vec<TauColumn>)> = Vec::new();
     for tau in taus.iter().filter(|t| overall(t, 1)) {
-        let sides: Vec<(Option<f64>, Option<f64>)> = (runs.iter())
-            .map(|&run| by_run.get(&(run, &*tau[0], &*tau[3])))
-            .map(|side| side.copied().unwrap_or((None, None)))
-            .collect();
-        rows.push((tau, number(&tau[5])?, sides));
+        let cutoff = tau[3].rsplit_once('@').map_or("", |(_, k)| k);
+        let table = (tau[0].as_str(), cutoff);
+        let column = (tau, number(&tau[5])?);
+        match tables.iter_mut().find(|(t, _)| *t == table) {
+            Some((_, columns)) => columns.push(column),
+            None => tables.push((table, vec![column])),
+        }
     }
-    let both = |(a, b): (Option<f64>, Option<f64>)| {
+    let both = |side: Option<&(Option<f64>, Option<f64>)>| {
+        let (a, b) = side.copied().unwrap_or((None, None));
         let text = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.3}"));
         format!("{} / {}", text(a), text(b))
     };
     Ok(html! {
         section {
             h2 { "The runs under both keys" }
-            p.note { "Over all queries: Kendall's tau between the two keys' orderings of the runs, and each run's mean under A / B." }
-            table {
-                tr { th { "stage" } th { "metric" } th.n { "runs" } th.n { "Kendall's tau" }
-                     @for run in &runs { th.n { (run) } } }
-                @for (tau, tau_cell, sides) in rows {
-                    tr { td { (tau[0]) } td { (tau[3]) } td.n { (tau[4]) } (tau_cell)
-                         @for side in sides { td.n { (both(side)) } } }
+            p.note { "Over all queries, per stage and cutoff: each run's mean under A / B, and Kendall's tau between the two keys' orderings of the runs." }
+            @for ((stage, cutoff), columns) in &tables {
+                h3 { "stage " (stage) @if !cutoff.is_empty() { ", top " (cutoff) } }
+                table {
+                    tr { th { "run" } @for (tau, _) in columns { th.n { (tau[3]) } } }
+                    @for run in &runs {
+                        tr { td { (run) }
+                             @for (tau, _) in columns { td.n { (both(by_run.get(&(*run, *stage, tau[3].as_str())))) } } }
+                    }
+                    tr { th { "runs ordered" } @for (tau, _) in columns { td.n { (tau[4]) } } }
+                    tr { th { "Kendall's tau" } @for (_, tau) in columns { (tau) } }
                 }
             }
         }

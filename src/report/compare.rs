@@ -8,6 +8,7 @@
 //! per_query_delta.csv, gate.json and comparison.json), so the page made
 //! by `compare -o` and the one `rgrade report` draws again are the same.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
@@ -20,10 +21,10 @@ use super::page::{self, cell, count, ids, slice_name};
 use super::sources::Sources;
 use crate::base::failure::Setting;
 use crate::base::schema::{
-    ComparisonSummary, SideFigures, COMPARISON, COMPARISON_FILE, GATE_FILE, PER_QUERY_DELTA_FILE,
-    STAGE,
+    ComparisonSummary, QueryLoss, SideFigures, COMPARISON, COMPARISON_FILE, GATE_FILE,
+    PER_QUERY_DELTA_FILE, STAGE,
 };
-use crate::base::slices::ANY;
+use crate::base::slices::{repeats_broader, ANY};
 use crate::compare::rules::Gate;
 
 /// Slices in a stage's forest plot at most, overall first.
@@ -269,6 +270,26 @@ fn stage_section(
             slices.push(row.slice());
         }
     }
+    // A slice of the same queries as a broader one (the task `(none)` of
+    // labels that name no task) would be drawn twice: drawn once, and named.
+    let queries: HashMap<(&str, &str, &str), u64> = rows
+        .iter()
+        .filter(|r| metrics.first() == Some(&&r.metric))
+        .map(|r| (r.slice(), r.queries))
+        .collect();
+    let mut repeated = Vec::new();
+    slices.retain(|&(split, task, language)| {
+        let Some(&n) = queries.get(&(split, task, language)) else {
+            return true;
+        };
+        let of =
+            |[split, task, language]: [&str; 3]| queries.get(&(split, task, language)).copied();
+        let repeats = repeats_broader([split, task, language], ANY, n, of);
+        if repeats {
+            repeated.push(slice_name(task, language, split));
+        }
+        !repeats
+    });
     let hidden = slices.len().saturating_sub(FOREST_ROWS);
     slices.truncate(FOREST_ROWS);
     let forest_rows: Vec<ForestRow> = slices
@@ -300,7 +321,8 @@ fn stage_section(
         })
         .collect();
     let panels: Vec<String> = metrics.iter().map(|m| m.to_string()).collect();
-    let forest = (!forest_rows.is_empty() && !panels.is_empty())
+    // The overall set alone is the table above again.
+    let forest = (forest_rows.len() > 1 && !panels.is_empty())
         .then(|| charts::forest(&forest_rows, &panels))
         .transpose()?;
     let wtl: Vec<(String, [u64; 3])> = overall
@@ -357,7 +379,9 @@ fn stage_section(
                 h3 { "By slice" }
                 (charts::figure(svg, &format!(
                     "Mean change per slice with its interval; filled and starred: Holm-adjusted p below {alpha}. \
-                     Points left of the line are losses.{}",
+                     Points left of the line are losses.{}{}",
+                    if repeated.is_empty() { String::new() }
+                    else { format!(" Drawn once, as the broader slice of the same queries: {}.", repeated.join(", ")) },
                     if hidden > 0 { format!(" The first {FOREST_ROWS} slices shown; {hidden} more in comparison.csv.") }
                     else { String::new() })))
             }
@@ -379,15 +403,15 @@ fn stage_section(
                 h3 { "Lost most" }
                 p.note { "The queries whose " code { (first) } " fell most, with the relevant documents \
                     the baseline had in its top " (summary.evidence_cutoff) " and the candidate has not \
-                    (lost), and the reverse (gained); a loss higher up the ranking, within the top "
-                    (summary.evidence_cutoff) ", loses no document there." }
+                    (lost), and the reverse (gained). A loss higher up the ranking loses no document \
+                    from the top " (summary.evidence_cutoff) ": the row says within which top k it is." }
                 table {
                     tr { th { "query" } th { "task" } th { "language" } th.n { "baseline" } th.n { "candidate" }
                          th { "lost" } th { "gained" } }
                     @for l in &losses {
                         tr { td.id { (l.query_id) } td { (l.task) } td { (l.language) }
                              (cell(Some(l.baseline))) (cell(Some(l.candidate)))
-                             td { (evidence(&l.lost)) } td { (evidence(&l.gained)) } }
+                             td { (lost(l, &summary.evidence_cutoff)) } td { (evidence(&l.gained)) } }
                     }
                 }
             } @else {
@@ -425,6 +449,23 @@ fn shift(sides: &crate::base::schema::StageSides) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// The lost cell of a query that lost: the relevant ids that left the top
+/// `evidence_cutoff`, or, when none did, where the loss is, so that a
+/// reranker's loss above the evidence's depth (a document moved from the
+/// top 1 to the top 3, say) does not read as no loss at all: within the
+/// metric's own cutoff, and ranked lower when that is the evidence's.
+fn lost(loss: &QueryLoss, evidence_cutoff: &str) -> Markup {
+    if !loss.lost.is_empty() {
+        return evidence(&loss.lost);
+    }
+    match loss.metric.rsplit_once('@').map(|(_, k)| k) {
+        Some(k) if k != evidence_cutoff => html! {
+            "none from the top " (evidence_cutoff) "; the loss is within the top " (k)
+        },
+        _ => html! { "none: ranked lower within the top " (evidence_cutoff) },
     }
 }
 

@@ -470,9 +470,15 @@ fn interval_note(headline: &[Option<MeanInterval>]) -> Markup {
 
 fn slices(pair: &PairFigures, names: &[String]) -> Result<Markup> {
     let kinds = ["task", "language", "task × language", "split"];
+    let sets = |list: &SliceList| list.shown.len() + list.hidden;
+    let [tasks, languages, both, _] = &pair.slices;
+    // Task × language parts each task, and each language: as many sets as
+    // either holds are the same sets (each task of one language), drawn
+    // already under that name.
+    let both_repeats = sets(both) == sets(tasks) || sets(both) == sets(languages);
     let mut figures = Vec::new();
     for (list, kind) in pair.slices.iter().zip(kinds) {
-        if list.shown.len() < 2 {
+        if list.shown.len() < 2 || (kind == kinds[2] && both_repeats) {
             continue;
         }
         figures.push((

@@ -364,14 +364,24 @@ impl Run {
     /// start at the line's start, as `note:` does. A block
     /// is laid out either way the table is (docs/reference.md, Outputs): slices
     /// as rows under `slice queries ok ...`, or turned, under `slice all
-    /// task=...`, a row per count and metric.
+    /// task=...`, a row per count and metric. A slice the table names
+    /// under `the same queries as all:` reads as the `all` row.
     #[track_caller]
     pub fn stdout_table(&self) -> StdoutTable {
         let mut table = StdoutTable::new();
         let mut current: Option<(String, String)> = None;
         let mut header: Vec<String> = Vec::new();
+        let mut repeats: Vec<((String, String), String)> = Vec::new();
         for line in self.stdout.lines() {
-            if let Some(title) = line.strip_prefix("run ") {
+            if let Some(names) = line.strip_prefix("  the same queries as all: ") {
+                let key = current.clone().expect("a title before its table");
+                repeats.extend(
+                    names
+                        .split(", ")
+                        .map(|name| (key.clone(), name.to_string())),
+                );
+                header.clear();
+            } else if let Some(title) = line.strip_prefix("run ") {
                 let (name, stage) = title
                     .split_once("  stage ")
                     .unwrap_or_else(|| panic!("bad table title {line:?}\n{self}"));
@@ -405,6 +415,11 @@ impl Run {
                     }
                 }
             }
+        }
+        for (key, name) in repeats {
+            let slices = table.get_mut(&key).expect("a table before its repeats");
+            let all = slices["all"].clone();
+            slices.insert(name, all);
         }
         table
     }

@@ -109,7 +109,7 @@ fn print(out: &mut impl Write, agreed: &Agreed) -> io::Result<()> {
         "kappa_quad",
         "alpha_ord"
     )?;
-    for slice in &agreement.slices {
+    for slice in agreement.distinct_slices() {
         writeln!(
             out,
             "{:<16} {:<10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
