@@ -28,13 +28,17 @@ pub(super) type LineError = (Option<usize>, anyhow::Error);
 
 /// The grade read as the whole number `whole` ([`crate::base::whole`]:
 /// `2` or `2.0`), `None` when what was read holds none; `what` names what
-/// was read in the error. A fraction is refused rather than rounded: a
-/// grade of 0.5 says the file is not what its reader takes it for.
-pub(super) fn whole_grade(whole: Option<i128>, what: &str) -> Result<i64> {
+/// was read in the error (made only then: grades are read by the million).
+/// A fraction is refused rather than rounded: a grade of 0.5 says the file
+/// is not what its reader takes it for.
+pub(super) fn whole_grade(whole: Option<i128>, what: impl Fn() -> String) -> Result<i64> {
     let whole = whole.ok_or_else(|| {
-        anyhow!("{what} is not a whole number: a grade is one (2, or 2.0 as a float)")
+        anyhow!(
+            "{} is not a whole number: a grade is one (2, or 2.0 as a float)",
+            what()
+        )
     })?;
-    i64::try_from(whole).map_err(|_| anyhow!("{what} is out of range for a grade"))
+    i64::try_from(whole).map_err(|_| anyhow!("{} is out of range for a grade", what()))
 }
 
 /// Labels as read, before indexing: flat lists and one string of ids, so

@@ -188,8 +188,8 @@ impl<'de> DeserializeSeed<'de> for Grade<'_> {
 
 impl Grade<'_> {
     fn of<E: de::Error>(&self, whole: Option<i128>, written: impl fmt::Display) -> Result<i64, E> {
-        let what = format!("the grade of '{}' ({written})", self.doc);
-        whole_grade(whole, &what).map_err(|err| fail(self.failed, self.line, err))
+        let what = || format!("the grade of '{}' ({written})", self.doc);
+        whole_grade(whole, what).map_err(|err| fail(self.failed, self.line, err))
     }
 }
 

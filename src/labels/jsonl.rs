@@ -93,7 +93,7 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
         }
     } else if let Some(graded) = relevant.as_object() {
         for (doc, grade) in graded.iter() {
-            let grade = whole_grade(json_whole(grade), &format!("the grade of '{doc}'"))?;
+            let grade = whole_grade(json_whole(grade), || format!("the grade of '{doc}'"))?;
             builder.judge(query, doc, grade, reviewer, line)?;
         }
     } else {

@@ -185,7 +185,9 @@ impl<'a> LabelColumns<'a> {
                 let number = cells
                     .number(row)
                     .ok_or_else(|| anyhow!("{name} is null for doc '{doc}'"))?;
-                whole_grade(cells.whole(row), &format!("{name} {number} of doc '{doc}'"))?
+                whole_grade(cells.whole(row), || {
+                    format!("{name} {number} of doc '{doc}'")
+                })?
             }
         };
         builder.judge(q, &doc, grade, reviewer, line)?;

@@ -41,7 +41,7 @@ pub(super) fn parse_qrels_block(
                 )));
             }
         };
-        let grade = whole_grade(whole_text(grade), &format!("grade '{grade}'")).map_err(fail)?;
+        let grade = whole_grade(whole_text(grade), || format!("grade '{grade}'")).map_err(fail)?;
         let q = part.declare(query, line).map_err(fail)?;
         part.judge(q, doc, grade, NOT_NAMED, line).map_err(fail)?;
     }
@@ -177,7 +177,7 @@ pub(super) fn read_separated(
                     return Err(fail(anyhow!("no {column} for doc '{doc}'")));
                 }
                 (Some(_), Some(g)) => {
-                    whole_grade(whole_text(g), &format!("{column} '{g}'")).map_err(fail)?
+                    whole_grade(whole_text(g), || format!("{column} '{g}'")).map_err(fail)?
                 }
             };
             builder.judge(q, doc, grade, reviewer, line).map_err(fail)?;
