@@ -43,6 +43,7 @@ mod test_stale_labels;
 mod test_stdout_table;
 mod test_streams;
 mod test_tables;
+mod test_tool_files;
 mod test_traces;
 mod test_trec;
 mod test_trend;

@@ -137,7 +137,7 @@ BadFiles = Literal["fail", "skip"]
 RunName = Literal["tag", "file"]
 Unit = Literal["result", "doc"]
 JoinBy = Literal["id", "text"]
-LabelsFormat = Literal["auto", "jsonl", "trec", "csv", "parquet", "compiled"]
+LabelsFormat = Literal["auto", "jsonl", "trec", "csv", "tsv", "json", "parquet", "compiled"]
 LogsFormat = Literal["auto", "jsonl", "trec", "msmarco", "otlp", "parquet", "csv"]
 
 # Columns that hold names and ids: read as text whatever they look like.

@@ -32,3 +32,4 @@ pub mod slices;
 pub mod stats;
 pub mod text;
 pub mod timestamp;
+pub mod whole;

@@ -200,7 +200,7 @@ choice! {
     /// The format of the labels file.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
     pub enum LabelsFormat {
-        /// A compiled key or Parquet by its first bytes, JSONL when the first byte is `{`, CSV when the first line has a comma, else TREC qrels.
+        /// A compiled key or Parquet by its first bytes; a JSON dict when the file opens with a query id keying an object; JSONL when the first byte is `{`; CSV or TSV when the first line is a header; else TREC qrels.
         Auto = "auto",
         /// One JSON object per labeled query.
         Jsonl = "jsonl",
@@ -208,6 +208,10 @@ choice! {
         Trec = "trec",
         /// CSV with a header holding query_id and doc_id.
         Csv = "csv",
+        /// Tab-separated, with a header: BEIR's qrels (query-id, corpus-id, score), or the CSV labels' columns.
+        Tsv = "tsv",
+        /// One JSON object of query id to an object of doc id to grade, as ranx and pytrec_eval write qrels.
+        Json = "json",
         /// Parquet with the CSV labels' columns (a file opening with PAR1).
         Parquet = "parquet",
         /// A compiled answer key, as `rgrade index` writes it.

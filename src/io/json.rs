@@ -11,6 +11,8 @@ use simd_json::prelude::*;
 use simd_json::tape::Value;
 use simd_json::{Buffers, ErrorType, Tape};
 
+use crate::base::whole::whole_float;
+
 /// Why a line is no JSON value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BadJson {
@@ -248,6 +250,18 @@ pub fn id_text<'i>(value: Value<'_, 'i>) -> Option<Cow<'i, str>> {
         .map(|n| n.to_string())
         .or_else(|| value.as_u64().map(|n| n.to_string()))
         .map(Cow::Owned)
+}
+
+/// A JSON number that is whole: an integer, or a float that holds one
+/// ([`crate::base::whole`]: `2.0`, as pandas writes a rank or a grade).
+pub fn json_whole(value: Value<'_, '_>) -> Option<i128> {
+    if let Some(int) = value.as_i64() {
+        return Some(int.into());
+    }
+    if let Some(int) = value.as_u64() {
+        return Some(int.into());
+    }
+    whole_float(value.as_f64()?)
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::ChunkReader;
 
+use crate::base::whole::whole_float;
 use crate::io::guarded;
 use crate::io::location::ObjectUri;
 use crate::io::objects::{self, FetchedRanges, Head, RangeReader, ReadAhead};
@@ -222,8 +223,6 @@ pub enum Want {
     Id,
     /// Numbers.
     Number,
-    /// Whole numbers.
-    Integer,
     /// Whole numbers, or floats that hold them (pandas' `rank()` gives
     /// floats): [`Cells::whole`] reads them.
     Whole,
@@ -244,7 +243,6 @@ impl Want {
             Want::Text => matches!(data_type, Utf8),
             Want::Id => integer || matches!(data_type, Utf8),
             Want::Number => integer || matches!(data_type, Float32 | Float64),
-            Want::Integer => integer,
             Want::Whole => integer || matches!(data_type, Float32 | Float64),
             Want::Time => matches!(data_type, Timestamp(..) | Int64),
             Want::Moment => {
@@ -260,7 +258,6 @@ impl Want {
             Want::Text => "a string",
             Want::Id => "a string or an integer",
             Want::Number => "a number",
-            Want::Integer => "an integer",
             Want::Whole => "a whole number",
             Want::Time => "a timestamp",
             Want::Moment => "a timestamp, a number or text",
@@ -450,10 +447,8 @@ impl<'a> Cells<'a> {
     /// A whole number: an integer, or a float that holds one exactly;
     /// `None` when null, or for a float with a fraction, NaN or an infinity.
     pub fn whole(&self, row: usize) -> Option<i128> {
-        // Below 2^63 a float's whole value converts exactly.
-        let whole = |x: f64| (x.fract() == 0.0 && x.abs() < 9.2e18).then_some(x as i128);
         match self.values {
-            Values::F32(_) | Values::F64(_) => self.number(row).and_then(whole),
+            Values::F32(_) | Values::F64(_) => self.number(row).and_then(whole_float),
             _ => self.integer(row),
         }
     }

@@ -26,6 +26,21 @@ pub(super) const POOL_SEPARATOR: char = '|';
 /// A labels error and the 1-based line it is about, if any.
 pub(super) type LineError = (Option<usize>, anyhow::Error);
 
+/// The grade read as the whole number `whole` ([`crate::base::whole`]:
+/// `2` or `2.0`), `None` when what was read holds none; `what` names what
+/// was read in the error (made only then: grades are read by the million).
+/// A fraction is refused rather than rounded: a grade of 0.5 says the file
+/// is not what its reader takes it for.
+pub(super) fn whole_grade(whole: Option<i128>, what: impl Fn() -> String) -> Result<i64> {
+    let whole = whole.ok_or_else(|| {
+        anyhow!(
+            "{} is not a whole number: a grade is one (2, or 2.0 as a float)",
+            what()
+        )
+    })?;
+    i64::try_from(whole).map_err(|_| anyhow!("{} is out of range for a grade", what()))
+}
+
 /// Labels as read, before indexing: flat lists and one string of ids, so
 /// that reading a large key costs no allocation per query or document.
 #[derive(Default)]

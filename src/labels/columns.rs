@@ -43,12 +43,15 @@ impl Column {
 }
 
 /// Every name a labels table may give a column, with what it holds. The
-/// query id and the grade go by the names other tools write them under:
-/// `q_id` (ranx); `relevance` (ir_measures), `score` (ranx), `rel`.
-const NAMES: [(&str, Column); 16] = [
+/// query id, the doc id and the grade go by the names other tools write
+/// them under: `q_id` (ranx), `query-id` (BEIR); `corpus-id` (BEIR);
+/// `relevance` (ir_measures), `score` (ranx, BEIR), `rel`.
+const NAMES: [(&str, Column); 18] = [
     ("query_id", Column::QueryId),
     ("q_id", Column::QueryId),
+    ("query-id", Column::QueryId),
     ("doc_id", Column::DocId),
+    ("corpus-id", Column::DocId),
     ("grade", Column::Grade),
     ("relevance", Column::Grade),
     ("score", Column::Grade),
@@ -107,9 +110,10 @@ impl Columns {
             };
             let slot = &mut columns.0[kind as usize];
             if let Some(earlier) = *slot {
-                // Only the query id and the grade go by several names.
+                // Only the ids and the grade go by several names.
                 let what = match kind {
                     Column::QueryId => "the query id",
+                    Column::DocId => "the doc id",
                     _ => "the grade",
                 };
                 return Err(format!(
@@ -169,6 +173,16 @@ mod tests {
         );
         let ranx = Columns::find(["q_id", "doc_id", "score"]).unwrap();
         assert_eq!(ranx.get(Column::QueryId), Some(0));
+        let beir = Columns::find(["query-id", "corpus-id", "score"]).unwrap();
+        assert_eq!(
+            [Column::QueryId, Column::DocId, Column::Grade].map(|kind| beir.get(kind)),
+            [Some(0), Some(1), Some(2)]
+        );
+        let err = Columns::find(["query_id", "doc_id", "corpus-id"]).unwrap_err();
+        assert!(
+            err.contains("'doc_id' and 'corpus-id' both hold the doc id"),
+            "{err}"
+        );
         let err = Columns::find(["query_id", "doc_id", "grade", "relevance"]).unwrap_err();
         assert!(
             err.contains("'grade' and 'relevance' both hold the grade"),

@@ -7,9 +7,9 @@ use simd_json::prelude::*;
 use simd_json::tape::Value;
 
 use super::blocks::too_long;
-use super::build::{Attributes, Builder, LineError};
+use super::build::{whole_grade, Attributes, Builder, LineError};
 use crate::io::blocks::{lines, Block, MAX_LINE};
-use crate::io::json::{id_text, JsonParser};
+use crate::io::json::{id_text, json_whole, JsonParser};
 
 /// Read the labels of one block of JSONL lines into `part`, which is empty.
 pub(super) fn parse_block(
@@ -93,9 +93,7 @@ fn add_json(builder: &mut Builder, value: Value<'_, '_>, line: usize) -> Result<
         }
     } else if let Some(graded) = relevant.as_object() {
         for (doc, grade) in graded.iter() {
-            let grade = grade
-                .as_i64()
-                .ok_or_else(|| anyhow!("the grade of '{doc}' must be an integer"))?;
+            let grade = whole_grade(json_whole(grade), || format!("the grade of '{doc}'"))?;
             builder.judge(query, doc, grade, reviewer, line)?;
         }
     } else {

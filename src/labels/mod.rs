@@ -1,4 +1,5 @@
-//! The answer key: read JSONL, TREC qrels, CSV or Parquet labels into a
+//! The answer key: read JSONL, TREC qrels, CSV, TSV (BEIR's qrels), JSON
+//! dict (ranx's and pytrec_eval's qrels) or Parquet labels into a
 //! compact index keyed by hashed ids (docs/reference.md, "Labels"), or read
 //! that index back from a compiled key ([`compiled`], `rgrade index`).
 //!
@@ -13,6 +14,7 @@ mod blocks;
 mod build;
 mod columns;
 pub(crate) mod compiled;
+mod dict;
 mod ids;
 mod index;
 mod jsonl;
@@ -34,6 +36,7 @@ use crate::io::decompress::Source;
 use crate::io::inputs::Input;
 use crate::io::tables::ArrowTable;
 use build::Builder;
+use text::Separated;
 
 impl LabelIndex {
     /// Read and index the labels file (plain, gzip or zstd), parsing JSONL
@@ -77,14 +80,19 @@ impl LabelIndex {
         let mut builder = Builder::default();
         builder.reserve(size);
         builder.keep_query_texts = join == JoinBy::Text;
-        if builder.keep_query_texts && matches!(format, LabelsFormat::Trec | LabelsFormat::Auto) {
+        let textless = match format {
+            LabelsFormat::Trec | LabelsFormat::Auto => Some("TREC qrels"),
+            LabelsFormat::Json => Some("JSON dict labels"),
+            _ => None,
+        };
+        if let (true, Some(textless)) = (builder.keep_query_texts, textless) {
             bail!(
-                "{name}: TREC qrels hold no query text; {} needs JSONL labels with \
+                "{name}: {textless} hold no query text; {} needs JSONL labels with \
                  a 'query' field or CSV labels with a 'query' column",
                 crate::base::failure::Setting::Join.given("text")
             );
         }
-        if format != LabelsFormat::Jsonl {
+        if !matches!(format, LabelsFormat::Jsonl | LabelsFormat::Json) {
             // Qrels and CSV repeat a query's id on each of its lines: a
             // table finds the query again.
             builder.by_id = HashTable::with_capacity(size / 80);
@@ -93,7 +101,9 @@ impl LabelIndex {
             LabelsFormat::Jsonl => {
                 blocks::read_in_blocks(&mut source, &mut builder, pool, jsonl::parse_block)
             }
-            LabelsFormat::Csv => text::read_csv(&mut source, &mut builder),
+            LabelsFormat::Csv => text::read_separated(&mut source, &mut builder, Separated::CSV),
+            LabelsFormat::Tsv => text::read_separated(&mut source, &mut builder, Separated::TSV),
+            LabelsFormat::Json => dict::read_dict(&mut source, &mut builder),
             LabelsFormat::Parquet => parquet::read_parquet(&input, &mut builder),
             // (A compiled key was read above.)
             LabelsFormat::Trec | LabelsFormat::Auto | LabelsFormat::Compiled => {
@@ -221,8 +231,11 @@ fn build(
     builder.build(min_rel, reviewers, source)
 }
 
-/// A compiled key or Parquet by their first bytes, JSONL when the first non-blank byte
-/// is `{`, CSV when the first line holds a comma, TREC qrels otherwise.
+/// A compiled key or Parquet by their first bytes; when the first non-blank
+/// byte is `{`, a JSON dict if it opens one ([`opens_a_dict`]), else JSONL;
+/// TSV when the first line is a tab-separated labels header (BEIR's
+/// `query-id corpus-id score`), CSV when it holds a comma, TREC qrels
+/// otherwise.
 fn detect_format(head: &[u8]) -> LabelsFormat {
     if is_compiled(head) {
         return LabelsFormat::Compiled;
@@ -236,7 +249,13 @@ fn detect_format(head: &[u8]) -> LabelsFormat {
         .unwrap_or(head.len());
     let first_line = head[start..].split(|&b| b == b'\n').next().unwrap_or(&[]);
     if first_line.first() == Some(&b'{') {
-        LabelsFormat::Jsonl
+        if opens_a_dict(&head[start..], first_line) {
+            LabelsFormat::Json
+        } else {
+            LabelsFormat::Jsonl
+        }
+    } else if std::str::from_utf8(first_line).is_ok_and(|line| Separated::TSV.is_header(line)) {
+        LabelsFormat::Tsv
     } else if first_line.contains(&b',') {
         LabelsFormat::Csv
     } else {
@@ -244,10 +263,36 @@ fn detect_format(head: &[u8]) -> LabelsFormat {
     }
 }
 
+/// Whether `text`, from a `{` on whose line `first_line` is, opens a JSON
+/// dict of labels: its first key's value is an object, and the line holds
+/// no `"query_id"` key, which every JSONL label line holds (one whose
+/// first key keeps an object would otherwise look the same).
+fn opens_a_dict(text: &[u8], first_line: &[u8]) -> bool {
+    let skip_blank = |at: usize| {
+        (text.iter().skip(at))
+            .position(|b| !b.is_ascii_whitespace())
+            .map(|n| at + n)
+    };
+    let Some(key) = skip_blank(1).filter(|&at| text[at] == b'"') else {
+        return false;
+    };
+    // The key's closing quote: the first not escaped.
+    let mut at = key + 1;
+    while at < text.len() && text[at] != b'"' {
+        at += if text[at] == b'\\' { 2 } else { 1 };
+    }
+    let colon = skip_blank(at + 1).filter(|&at| text[at] == b':');
+    let value = colon.and_then(|colon| skip_blank(colon + 1));
+    let jsonl_key = first_line.windows(10).any(|w| w == b"\"query_id\"");
+    value.is_some_and(|at| text[at] == b'{') && !jsonl_key
+}
+
 fn format_name(format: LabelsFormat) -> &'static str {
     match format {
         LabelsFormat::Jsonl => "jsonl",
+        LabelsFormat::Json => "json",
         LabelsFormat::Csv => "csv",
+        LabelsFormat::Tsv => "tsv",
         LabelsFormat::Parquet => "parquet",
         LabelsFormat::Trec | LabelsFormat::Auto | LabelsFormat::Compiled => "trec",
     }
@@ -357,18 +402,68 @@ mod tests {
         assert_eq!((index.doc_id(d), index.is_relevant(d)), ("d", false));
     }
 
+    /// The same judgments in every text format, found by their shape,
+    /// grades written as floats included.
     #[test]
-    fn qrels_and_csv_agree() {
-        let qrels = load_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 3\n", LabelsFormat::Auto).unwrap();
-        let csv = load_text(
-            "query_id,doc_id,grade\nq1,a,1\nq1,b,0\nq2,c,3\n",
-            LabelsFormat::Auto,
-        )
-        .unwrap();
-        for index in [&qrels, &csv] {
-            assert_eq!(index.queries().len(), 2);
+    fn qrels_csv_tsv_and_json_dicts_agree() {
+        let formats = [
+            ("q1 0 a 1\nq1 0 b 0\nq2 0 c 3\n", "trec"),
+            ("query_id,doc_id,grade\nq1,a,1.\nq1,b,0\nq2,c,3.0\n", "csv"),
+            (
+                "query-id\tcorpus-id\tscore\nq1\ta\t1\nq1\tb\t0\nq2\tc\t3e0\n",
+                "tsv",
+            ),
+            (r#"{"q1": {"a": 1, "b": 0.0}, "q2": {"c": 3}}"#, "json"),
+            (
+                "{\n  \"q1\": {\n    \"a\": 1,\n    \"b\": 0\n  },\n  \"q2\": {\"c\": 3}\n}\n",
+                "json",
+            ),
+        ];
+        for (text, format) in formats {
+            let index = load_text(text, LabelsFormat::Auto).unwrap();
+            assert_eq!(index.source.format, format, "{text:?}");
+            assert_eq!(index.queries().len(), 2, "{text:?}");
+            let q1 = index.find_query(b"q1").unwrap();
+            assert_eq!(index.judgments(q1).ideal_grades, [1], "{text:?}");
+            let b = index.find_doc(q1, b"b", id_hash(b"b")).unwrap();
+            assert!(!index.is_relevant(b), "judged, with grade 0");
             let q2 = index.find_query(b"q2").unwrap();
-            assert_eq!(index.judgments(q2).ideal_grades, [3]);
+            assert_eq!(index.judgments(q2).ideal_grades, [3], "{text:?}");
+        }
+    }
+
+    /// A JSON line is JSONL unless it opens a dict: its first key keeping
+    /// an object, and no query_id on the line; a tab-separated line is TSV
+    /// only when it is a labels header.
+    #[test]
+    fn json_dicts_and_tsv_are_told_from_jsonl_and_qrels() {
+        for (head, want) in [
+            (&br#"{"q1": {"d1": 1}}"#[..], LabelsFormat::Json),
+            (b"\n  {\n\"q1\":\n{", LabelsFormat::Json),
+            (br#"{"q\"1": {"d1": 1}}"#, LabelsFormat::Json),
+            (
+                br#"{"query_id": "q1", "relevant": {"d1": 1}}"#,
+                LabelsFormat::Jsonl,
+            ),
+            (
+                br#"{"relevant": {"d1": 1}, "query_id": "q1"}"#,
+                LabelsFormat::Jsonl,
+            ),
+            (br#"{"q1": ["d1"]}"#, LabelsFormat::Jsonl),
+            (b"{}", LabelsFormat::Jsonl),
+            (
+                b"query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+                LabelsFormat::Tsv,
+            ),
+            (b"q1\t0\td1\t1\n", LabelsFormat::Trec),
+            (b"query_id,doc_id\n", LabelsFormat::Csv),
+        ] {
+            assert_eq!(
+                detect_format(head),
+                want,
+                "{}",
+                String::from_utf8_lossy(head)
+            );
         }
     }
 
@@ -379,13 +474,26 @@ mod tests {
             ("{\"query_id\": \"a\"}\n", ":1: missing relevant"),
             ("{\"relevant\": []}\n", ":1: missing query_id"),
             ("{\"query_id\": \"a\", \"relevant\": [\"d\", \"d\"]}\n", ":1: doc_id 'd' is judged twice"),
-            ("{\"query_id\": \"a\", \"relevant\": {\"d\": \"high\"}}\n", ":1: the grade of 'd' must be an integer"),
+            ("{\"query_id\": \"a\", \"relevant\": {\"d\": \"high\"}}\n", ":1: the grade of 'd' is not a whole number"),
+            ("{\"query_id\": \"a\", \"relevant\": {\"d\": 0.5}}\n", ":1: the grade of 'd' is not a whole number"),
             ("{\"query_id\": \"a\", \"relevant\": []}\n{oops\n", ":2: not valid JSON"),
             ("q1 0 a 1\nq1 0 a\n", ":2: expected 4 fields"),
-            ("q1 0 a x\n", ":1: grade 'x' is not an integer"),
+            ("q1 0 a x\n", ":1: grade 'x' is not a whole number"),
+            ("q1 0 a 0.5\n", ":1: grade '0.5' is not a whole number"),
+            ("q1 0 a 1e30\n", ":1: grade '1e30' is out of range"),
+            ("query_id,doc_id,relevance\nq,a,1.5\n", ":2: relevance '1.5' is not a whole number"),
+            ("query-id\tcorpus-id\tscore\nq\ta\t0.5\n", ":2: score '0.5' is not a whole number"),
+            ("query-id\tcorpus-id\nq\ta\tb\n", ":2: bad TSV record"),
+            ("{\n\"q\": {\n\"a\": 1,\n\"b\": 0.5}}\n", ":4: the grade of 'b' (0.5) is not a whole number"),
+            ("{\"q\": {\"a\": 1}, \"r\": [\"a\"]}", ":1: invalid type: sequence, expected an object of doc id to grade for query 'r' (column 22)"),
+            ("{\"q\": {\"a\": \"high\"}}", ":1: invalid type: string \"high\", expected a whole-number grade for doc 'a'"),
+            ("{\"q\": {\"a\": 1}}\n{\"r\": {\"a\": 1}}\n", ":2: more after the JSON object (column 1)"),
+            ("{\"q\": {\"a\": 1}\n", ":2: EOF while parsing an object"),
+            ("{\n\"q\": {\"a\": 1},\n\"q\": {}\n}", ":3: query_id 'q' is labeled twice (first on line 2)"),
+            ("{\"q\": {\"a\": 1, \"a\": 2}}", ":1: doc_id 'a' is judged twice for query_id 'q'"),
             ("q1 0 a 1\nq1 0 a 2\n", ":2: doc_id 'a' is judged twice for query_id 'q1' (first on line 1)"),
             ("query,doc\nq,a\n", ":1: the CSV header: unknown labels column 'doc'"),
-            ("query_id,task\nq,a\n", ":1: the CSV header needs query_id (or q_id) and doc_id"),
+            ("query_id,task\nq,a\n", ":1: the CSV header needs query_id (or q_id, query-id) and doc_id (or corpus-id)"),
             ("query_id,doc_id,doc_id\nq,a,b\n", ":1: the CSV header: column 'doc_id' is named twice"),
             ("query_id,doc_id,task\nq,a,x\nq,b,y\n", ":3: query_id 'q' has task 'y' here but 'x' on line 2"),
             ("{\"query_id\": \"a\", \"reviewer\": \"x\", \"relevant\": []}\n{\"query_id\": \"a\", \"reviewer\": \"x\", \"relevant\": []}\n", ":2: query_id 'a' is labeled twice by reviewer 'x' (first on line 1)"),

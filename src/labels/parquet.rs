@@ -8,7 +8,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::Schema;
 use parquet::arrow::ProjectionMask;
 
-use super::build::{Attributes, Builder, LineError, POOL_SEPARATOR};
+use super::build::{whole_grade, Attributes, Builder, LineError, POOL_SEPARATOR};
 use super::columns::{Column, Columns};
 use crate::io::guarded;
 use crate::io::inputs::Input;
@@ -19,7 +19,7 @@ use crate::io::tables::ArrowTable;
 fn want(kind: Column) -> Want {
     match kind {
         Column::QueryId | Column::DocId => Want::Id,
-        Column::Grade => Want::Integer,
+        Column::Grade => Want::Whole,
         Column::Required => Want::Bool,
         Column::Task
         | Column::Language
@@ -182,10 +182,12 @@ impl<'a> LabelColumns<'a> {
         let grade = match self.get(Column::Grade) {
             None => 1,
             Some((name, cells)) => {
-                let grade = cells
-                    .integer(row)
+                let number = cells
+                    .number(row)
                     .ok_or_else(|| anyhow!("{name} is null for doc '{doc}'"))?;
-                i64::try_from(grade).map_err(|_| anyhow!("{name} {grade} is out of range"))?
+                whole_grade(cells.whole(row), || {
+                    format!("{name} {number} of doc '{doc}'")
+                })?
             }
         };
         builder.judge(q, &doc, grade, reviewer, line)?;

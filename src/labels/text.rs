@@ -1,5 +1,6 @@
-//! TREC qrels and CSV labels: one judgment a line. Qrels are read in
-//! blocks on the workers ([`super::blocks`]), CSV through the csv crate.
+//! TREC qrels and CSV or TSV labels: one judgment a line. Qrels are read
+//! in blocks on the workers ([`super::blocks`]), CSV and TSV through the
+//! csv crate.
 
 use std::io::BufRead;
 
@@ -7,8 +8,9 @@ use anyhow::anyhow;
 
 use super::blocks::too_long;
 use super::build::NOT_NAMED;
-use super::build::{Attributes, Builder, LineError, POOL_SEPARATOR};
+use super::build::{whole_grade, Attributes, Builder, LineError, POOL_SEPARATOR};
 use super::columns::{Column, Columns};
+use crate::base::whole::whole_text;
 use crate::io::blocks::{lines, Block, MAX_LINE};
 use crate::io::json::JsonParser;
 
@@ -39,35 +41,74 @@ pub(super) fn parse_qrels_block(
                 )));
             }
         };
-        let grade: i64 = grade
-            .parse()
-            .map_err(|_| fail(anyhow!("grade '{grade}' is not an integer")))?;
+        let grade = whole_grade(whole_text(grade), || format!("grade '{grade}'")).map_err(fail)?;
         let q = part.declare(query, line).map_err(fail)?;
         part.judge(q, doc, grade, NOT_NAMED, line).map_err(fail)?;
     }
     Ok(())
 }
 
-/// Read CSV labels: a header holding query_id and doc_id.
-pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Result<(), LineError> {
+/// What separates the fields of tabular labels, and what their messages
+/// call them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Separated {
+    byte: u8,
+    name: &'static str,
+}
+
+impl Separated {
+    /// Comma-separated labels.
+    pub(super) const CSV: Separated = Separated {
+        byte: b',',
+        name: "CSV",
+    };
+    /// Tab-separated labels, as BEIR's `qrels/test.tsv` (`query-id`,
+    /// `corpus-id`, `score`).
+    pub(super) const TSV: Separated = Separated {
+        byte: b'\t',
+        name: "TSV",
+    };
+
+    /// Whether `line` is the header of labels separated so: names of labels
+    /// columns only, a query id's and a doc id's among them.
+    pub(super) fn is_header(self, line: &str) -> bool {
+        let names = line.split(char::from(self.byte)).map(str::trim);
+        Columns::find(names).is_ok_and(|columns| {
+            columns.get(Column::QueryId).is_some() && columns.get(Column::DocId).is_some()
+        })
+    }
+}
+
+/// Read CSV or TSV labels (as `separated` says): a header holding query_id
+/// and doc_id, under their own names or another tool's.
+pub(super) fn read_separated(
+    source: &mut impl BufRead,
+    builder: &mut Builder,
+    separated: Separated,
+) -> Result<(), LineError> {
+    let kind = separated.name;
     let mut reader = csv::ReaderBuilder::new()
+        .delimiter(separated.byte)
         .trim(csv::Trim::All)
         .from_reader(source);
     let headers = reader
         .headers()
-        .map_err(|err| (Some(1), anyhow!("cannot read the CSV header: {err}")))?
+        .map_err(|err| (Some(1), anyhow!("cannot read the {kind} header: {err}")))?
         .clone();
     // A column named twice, or one not known, would leave what counts to
     // chance: both are refused.
-    let columns =
-        Columns::find(headers.iter()).map_err(|err| (Some(1), anyhow!("the CSV header: {err}")))?;
+    let columns = Columns::find(headers.iter())
+        .map_err(|err| (Some(1), anyhow!("the {kind} header: {err}")))?;
     let (Some(query_col), Some(doc_col)) =
         (columns.get(Column::QueryId), columns.get(Column::DocId))
     else {
         let found = headers.iter().collect::<Vec<_>>().join(",");
         return Err((
             Some(1),
-            anyhow!("the CSV header needs query_id (or q_id) and doc_id columns, found: {found}"),
+            anyhow!(
+                "the {kind} header needs query_id (or q_id, query-id) and doc_id (or corpus-id) \
+                 columns, found: {found}"
+            ),
         ));
     };
     let (grade_col, required_col) = (columns.get(Column::Grade), columns.get(Column::Required));
@@ -93,7 +134,7 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
     for record in reader.records() {
         let record = record.map_err(|err| {
             let line = err.position().map(|p| p.line() as usize);
-            (line, anyhow!("bad CSV record: {err}"))
+            (line, anyhow!("bad {kind} record: {err}"))
         })?;
         let line = record.position().map_or(0, |p| p.line() as usize);
         let fail = |err: anyhow::Error| (Some(line), err);
@@ -135,9 +176,9 @@ pub(super) fn read_csv(source: &mut impl BufRead, builder: &mut Builder) -> Resu
                 (Some(_), None) => {
                     return Err(fail(anyhow!("no {column} for doc '{doc}'")));
                 }
-                (Some(_), Some(g)) => g
-                    .parse()
-                    .map_err(|_| fail(anyhow!("{column} '{g}' is not an integer grade")))?,
+                (Some(_), Some(g)) => {
+                    whole_grade(whole_text(g), || format!("{column} '{g}'")).map_err(fail)?
+                }
             };
             builder.judge(q, doc, grade, reviewer, line).map_err(fail)?;
         }

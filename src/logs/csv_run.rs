@@ -1,7 +1,9 @@
 //! CSV runs: a header naming the columns, then one line per result, as
 //! ir_measures' and ranx's run frames are saved (`query_id` or `q_id`,
-//! `doc_id`, `score`). Ranked as a TREC run by its scores, or by a `rank`
-//! column when there is one (docs/reference.md, "Logs").
+//! `doc_id`, `score`), or tab-separated under BEIR's names (`query-id`,
+//! `corpus-id`, `score`), as its qrels are. Ranked as a TREC run by its
+//! scores, or by a `rank` column when there is one (docs/reference.md,
+//! "Logs").
 //!
 //! The header is read whole: a column rgrade does not know stops the input
 //! rather than being left out, since a rank kept under another name would
@@ -10,18 +12,18 @@
 use std::borrow::Cow;
 
 use crate::base::options::LogsFormat;
+use crate::base::whole::whole_text;
 use crate::io::blocks::Block;
 use crate::logs::jsonl::FieldNames;
 use crate::logs::record::{
     deliver, EventKey, Invalid, LineFormat, Origin, RankKey, Record, RecordSink, RejectReason,
     RunNames, RunResult, DEFAULT_STAGE,
 };
-use crate::logs::trec::integer_text;
 
-/// The names a query id column goes by: ir_measures', then ranx's.
-const QUERY_COLUMNS: [&str; 2] = [FieldNames::QUERY, FieldNames::QUERY_ALIAS];
-/// The doc id column.
-const DOC_COLUMN: &str = "doc_id";
+/// The names a query id column goes by: ir_measures', ranx's, BEIR's.
+const QUERY_COLUMNS: [&str; 3] = [FieldNames::QUERY, FieldNames::QUERY_ALIAS, "query-id"];
+/// The names the doc id column goes by: ir_measures' and ranx's, BEIR's.
+const DOC_COLUMNS: [&str; 2] = ["doc_id", "corpus-id"];
 /// A run's column of scores, higher first.
 const SCORE_COLUMN: &str = FieldNames::SCORE;
 /// A run's column of ranks, from 1; it decides when a score is there too.
@@ -32,6 +34,8 @@ const IGNORED_COLUMNS: [&str; 2] = ["Q0", "iteration"];
 /// Where the fields of a CSV run's lines are, from its header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvRun {
+    /// What separates the fields: a comma, or a tab.
+    separator: char,
     query: usize,
     doc: usize,
     /// The rank column, or the score column.
@@ -71,19 +75,29 @@ pub struct BadCsvLine<'a> {
     pub place: Option<(Cow<'a, str>, Option<Cow<'a, str>>)>,
 }
 
-/// Whether `line` is the header of a CSV run: comma-separated names among
-/// which a query id, a doc id, and a score or a rank.
+/// Whether `line` is the header of a CSV run: comma- (or tab-) separated
+/// names among which a query id, a doc id, and a score or a rank.
 pub fn is_header(line: &str) -> bool {
-    let names: Vec<&str> = header_names(line).collect();
-    line.contains(',')
+    let separator = separator_of(line);
+    let names: Vec<&str> = header_names(line, separator).collect();
+    line.contains(separator)
         && names.iter().any(|name| QUERY_COLUMNS.contains(name))
-        && names.contains(&DOC_COLUMN)
+        && names.iter().any(|name| DOC_COLUMNS.contains(name))
         && (names.contains(&SCORE_COLUMN) || names.contains(&RANK_COLUMN))
 }
 
+/// What separates the names of the header `line`: a tab when it holds one
+/// and no comma (BEIR writes its files so), else a comma.
+fn separator_of(line: &str) -> char {
+    match line.contains('\t') && !line.contains(',') {
+        true => '\t',
+        false => ',',
+    }
+}
+
 /// A header's names, without the quotes a writer may put around them.
-fn header_names(line: &str) -> impl Iterator<Item = &str> {
-    line.split(',').map(|name| {
+fn header_names(line: &str, separator: char) -> impl Iterator<Item = &str> {
+    line.split(separator).map(|name| {
         let name = name.trim();
         name.strip_prefix('"')
             .and_then(|n| n.strip_suffix('"'))
@@ -98,7 +112,8 @@ impl CsvRun {
     /// A column named twice, a column rgrade does not know, or a query id,
     /// doc id, or score or rank column missing; the message names them.
     pub fn from_header(line: &str) -> Result<Self, String> {
-        let names: Vec<&str> = header_names(line).collect();
+        let separator = separator_of(line);
+        let names: Vec<&str> = header_names(line, separator).collect();
         let (mut query, mut doc, mut score, mut rank, mut run, mut stage) =
             (None, None, None, None, None, None);
         for (index, &name) in names.iter().enumerate() {
@@ -107,7 +122,7 @@ impl CsvRun {
             }
             let slot = match name {
                 _ if QUERY_COLUMNS.contains(&name) => &mut query,
-                DOC_COLUMN => &mut doc,
+                _ if DOC_COLUMNS.contains(&name) => &mut doc,
                 SCORE_COLUMN => &mut score,
                 RANK_COLUMN => &mut rank,
                 "run" => &mut run,
@@ -121,29 +136,35 @@ impl CsvRun {
                     };
                     return Err(format!(
                         "unknown column '{name}' in the CSV run's header{index_hint}; the columns \
-                         read are {}, {DOC_COLUMN}, {SCORE_COLUMN}, {RANK_COLUMN}, run and stage, \
+                         read are {}, {}, {SCORE_COLUMN}, {RANK_COLUMN}, run and stage, \
                          and {} are ignored (docs/reference.md, \"Logs\")",
                         QUERY_COLUMNS.join(" or "),
+                        DOC_COLUMNS.join(" or "),
                         IGNORED_COLUMNS.join(", ")
                     ));
                 }
             };
             if let Some(earlier) = slot.replace(index) {
+                let what = match DOC_COLUMNS.contains(&name) {
+                    true => "the doc id",
+                    false => "the query id",
+                };
                 return Err(format!(
-                    "columns '{}' and '{name}' both hold the query id: keep one",
+                    "columns '{}' and '{name}' both hold {what}: keep one",
                     names[earlier]
                 ));
             }
         }
         let missing = |what: &str| format!("the CSV run's header has no {what} column");
-        let query = query.ok_or_else(|| missing("query id ('query_id' or 'q_id')"))?;
-        let doc = doc.ok_or_else(|| missing("doc id ('doc_id')"))?;
+        let query = query.ok_or_else(|| missing("query id ('query_id', 'q_id' or 'query-id')"))?;
+        let doc = doc.ok_or_else(|| missing("doc id ('doc_id' or 'corpus-id')"))?;
         let (order, by_score) = match (rank, score) {
             (Some(rank), _) => (rank, false),
             (None, Some(score)) => (score, true),
             (None, None) => return Err(missing("'score' or 'rank'")),
         };
         Ok(CsvRun {
+            separator,
             query,
             doc,
             order,
@@ -162,7 +183,7 @@ impl CsvRun {
     /// (an empty doc id), `bad_score` or `bad_rank`, with what the line
     /// names of its ranking.
     pub fn parse<'a>(&self, line: &'a str) -> Result<CsvLine<'a>, BadCsvLine<'a>> {
-        let fields = split(line).ok_or_else(|| BadCsvLine {
+        let fields = split(line, self.separator).ok_or_else(|| BadCsvLine {
             invalid: Invalid::new(RejectReason::BadCsvLine, "a quoted field does not close"),
             query_id: None,
             place: None,
@@ -224,7 +245,7 @@ impl CsvRun {
                     bad(RejectReason::BadScore, detail, place.clone())
                 })?
         } else {
-            RankKey::whole_rank(whole_number(order), &format!("rank '{order}'"))
+            RankKey::whole_rank(whole_text(order), &format!("rank '{order}'"))
                 .map_err(|detail| bad(RejectReason::BadRank, detail, place.clone()))?
         };
         Ok(CsvLine {
@@ -237,24 +258,15 @@ impl CsvRun {
     }
 }
 
-/// A whole number, written as an integer or as a float that holds one
-/// (pandas writes `rank()`'s floats as `1.0`); a float too large for an
-/// `i128` reads as its largest value.
-fn whole_number(text: &str) -> Option<i128> {
-    integer_text(text).or_else(|| {
-        let float = text.parse::<f64>().ok()?;
-        (float.fract() == 0.0).then_some(float as i128)
-    })
-}
-
-/// The fields of a line: split on commas, or, when it holds a quote, read
-/// by the csv crate's rules (RFC 4180: a doubled quote inside quotes).
+/// The fields of a line: split on `separator`, or, when it holds a quote,
+/// read by the csv crate's rules (RFC 4180: a doubled quote inside quotes).
 /// `None` for a quote that does not close.
-fn split(line: &str) -> Option<Vec<Cow<'_, str>>> {
+fn split(line: &str, separator: char) -> Option<Vec<Cow<'_, str>>> {
     if !line.contains('"') {
-        return Some(line.split(',').map(Cow::Borrowed).collect());
+        return Some(line.split(separator).map(Cow::Borrowed).collect());
     }
     let mut reader = csv::ReaderBuilder::new()
+        .delimiter(separator as u8)
         .has_headers(false)
         .flexible(true)
         .from_reader(line.as_bytes());
@@ -405,6 +417,24 @@ mod tests {
         assert!(err.contains("'query_id' and 'q_id'"), "{err}");
         let err = CsvRun::from_header("query_id,doc_id,score,score").unwrap_err();
         assert!(err.contains("'score' is named twice"), "{err}");
+        assert!(is_header("query-id\tcorpus-id\tscore"));
+        assert!(!is_header("query-id corpus-id score"));
+        let beir = CsvRun::from_header("query-id\tcorpus-id\tscore").unwrap();
+        assert_eq!(
+            (
+                beir.separator,
+                beir.query,
+                beir.doc,
+                beir.order,
+                beir.by_score
+            ),
+            ('\t', 0, 1, 2, true)
+        );
+        let err = CsvRun::from_header("q_id,doc_id,corpus-id,score").unwrap_err();
+        assert!(
+            err.contains("'doc_id' and 'corpus-id' both hold the doc id"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -458,6 +488,11 @@ mod tests {
         }
         let line = ranked.parse("q1,d1,4294967295,bm25,final").unwrap();
         assert_eq!(line.key, RankKey::rank(u32::MAX));
+        let beir = CsvRun::from_header("query-id\tcorpus-id\tscore").unwrap();
+        let line = beir.parse("q1\td, 1\t2.5").unwrap();
+        assert_eq!((&*line.doc_id, line.key), ("d, 1", RankKey::score(2.5)));
+        let quoted = beir.parse("q1\t\"d\t2\"\t1").unwrap();
+        assert_eq!(quoted.doc_id, "d\t2");
         let no_stage = ranked.parse("q1,d1,1,bm25,").unwrap_err();
         assert_eq!(no_stage.invalid.reason, RejectReason::BadField);
         assert!(no_stage.invalid.detail.contains("stage"));

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
-use crate::io::json::{id_text, with_embedded, JsonParser};
+use crate::io::json::{id_text, json_whole, with_embedded, JsonParser};
 use crate::logs::partition::partition_value;
 use crate::logs::record::Nanos;
 use crate::logs::record::{
@@ -591,20 +591,6 @@ pub fn result_keys(
         },
     };
     Ok(ResultKeys { rank, score })
-}
-
-/// A JSON number that is whole: an integer, or a float that holds one
-/// exactly (`2.0`, as pandas writes a rank).
-fn json_whole(value: Value<'_, '_>) -> Option<i128> {
-    if let Some(int) = value.as_i64() {
-        return Some(int.into());
-    }
-    if let Some(int) = value.as_u64() {
-        return Some(int.into());
-    }
-    // Below 2^63 a float's whole value converts exactly.
-    let float = value.as_f64()?;
-    (float.fract() == 0.0 && float.abs() < 9.2e18).then_some(float as i128)
 }
 
 /// The reject of result `position` (from 1) of the ranking `within`

@@ -4,25 +4,11 @@
 use std::borrow::Cow;
 
 use crate::base::options::LogsFormat;
+use crate::base::whole::integer_text;
 use crate::logs::record::{
     deliver, EventKey, Invalid, LineFormat, Origin, RankKey, Record, RecordSink, RejectReason,
     RunNames, RunResult, DEFAULT_STAGE,
 };
-
-/// An integer as text writes it, in decimal digits with an optional sign;
-/// digits too many for an `i128` read as its largest value, a number too
-/// large all the same.
-pub fn integer_text(text: &str) -> Option<i128> {
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(text.parse().unwrap_or(if text.starts_with('-') {
-        i128::MIN
-    } else {
-        i128::MAX
-    }))
-}
 
 /// One line of a run file: a TREC run's `query_id Q0 doc_id rank score
 /// tag`, or an MS MARCO run's `query_id doc_id rank`.
