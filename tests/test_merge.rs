@@ -293,7 +293,9 @@ fn shards_graded_as_of_a_night_merge_into_it() {
 #[test]
 fn partial_gradings_are_the_same_bytes_at_any_thread_count() {
     let wd = Workdir::new("partial_threads");
-    let logs = repo_path("data-samples/realistic/logs").display().to_string();
+    let logs = repo_path("data-samples/realistic/logs")
+        .display()
+        .to_string();
     let captures: Vec<Vec<u8>> = ["1", "2", "3"]
         .iter()
         .map(|threads| {

@@ -200,7 +200,9 @@ impl CaptureStore {
             for capture in list.into_iter().rev() {
                 let mut kept = capture.clone();
                 kept.found = ordered.keep_found(self.found(capture));
-                kept.pooled = ordered.pooled.keep_from(&self.pooled, capture.pooled.clone());
+                kept.pooled = ordered
+                    .pooled
+                    .keep_from(&self.pooled, capture.pooled.clone());
                 ordered.captures.push(kept);
                 ordered.next.push(slot.head);
                 slot.head = (ordered.captures.len() - 1) as u32;
