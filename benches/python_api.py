@@ -1,4 +1,4 @@
-"""Benchmark of the Python API and the Spark job against the command line,
+"""Benchmark of the Python API and rgrade.spark against the command line,
 on `rgrade gen` data (M by default: 1,000,000 queries x 10 results).
 
     python benches/python_api.py [--queries N] [--results M] [--runs R] [--spark] [--data DIR]
@@ -7,7 +7,9 @@ Times, each the median of R runs (3 by default; the Spark job runs once):
 `rgrade grade -j 2 -o` on the JSONL log; `rgrade.grade` on the same log
 file; `rgrade.grade` on the same events as a pyarrow Table already in
 memory (read from `gen --format parquet`, not timed); and with --spark
-the Spark job in local mode on two cores. Prints a Markdown table with
+`python -m rgrade.spark` in local mode on two cores, on the JSONL and the
+Parquet log (each checked to write the command line's per_query.csv and
+aggregates.csv). Prints a Markdown table with
 seconds, the ratio to the command line and peak memory
 (benches/runs/2026-12-02-python-and-spark.md shows it). Needs the release
 binary (`cargo build --release`) and the package (`pip install
@@ -15,6 +17,7 @@ binary (`cargo build --release`) and the package (`pip install
 """
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -28,7 +31,7 @@ import pyarrow.parquet as pq
 import rgrade
 
 ROOT = Path(__file__).resolve().parents[1]
-RGRADE = str(ROOT / "target" / "release" / "rgrade")
+RGRADE = os.environ.get("RGRADE_BIN", str(ROOT / "target" / "release" / "rgrade"))
 K = ("1", "10")
 
 
@@ -100,18 +103,26 @@ def main():
     )
 
     if args.spark:
-        job = ROOT / "python" / "examples" / "spark_grade.py"
+        def spark_job(log: Path, out: str):
+            def run():
+                done = subprocess.run(
+                    [sys.executable, "-m", "rgrade.spark", "--master", "local[2]", "--labels", str(labels),
+                     "--logs", str(log), "-k", ",".join(K), "-q", "-o", f"{scratch}/{out}"],
+                    capture_output=True, text=True,
+                )
+                if done.returncode != 0:
+                    sys.exit(f"rgrade.spark failed:\n{done.stderr[-3000:]}")
+                same_as_cli = all(
+                    Path(f"{scratch}/cli/{name}").read_bytes() == Path(f"{scratch}/{out}/{name}").read_bytes()
+                    for name in ("per_query.csv", "aggregates.csv")
+                )
+                if not same_as_cli:
+                    sys.exit(f"rgrade.spark on {log} wrote other results than the command line")
+            return run
 
-        def spark():
-            done = subprocess.run(
-                [sys.executable, str(job), "--master", "local[2]", "--labels", str(labels),
-                 "--logs", str(logs), "-k", ",".join(K), "-o", f"{scratch}/spark"],
-                capture_output=True, text=True,
-            )
-            if done.returncode != 0:
-                sys.exit(f"the Spark job failed:\n{done.stderr[-3000:]}")
-
-        rows.append(("Spark job, local[2], JSONL file", timed(1, spark), None))
+        rows.append(("rgrade.spark, local[2], JSONL file", timed(1, spark_job(logs, "spark-jsonl")), None))
+        rows.append(("rgrade.spark, local[2], Parquet file",
+                     timed(1, spark_job(data / "parquet/logs.parquet", "spark-parquet")), None))
 
     print(f"{args.queries:,} queries x {args.results} results, JSONL {logs.stat().st_size / 1e6:.0f} MB, "
           f"-k {','.join(K)}, median of {args.runs}")

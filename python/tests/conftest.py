@@ -1,5 +1,8 @@
 """Fixtures the test modules share."""
 
+import os
+import sys
+
 import pytest
 
 
@@ -9,6 +12,8 @@ def spark():
     of what a small Spark test costs. Times are read and written in UTC."""
     from pyspark.sql import SparkSession
 
+    # Executors' Python workers are this Python, which has rgrade.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         SparkSession.builder.master("local[2]")
         .appName("rgrade-tests")
