@@ -6,7 +6,8 @@ its result there complete or not at all, two writers of one prefix never
 mix, and readers refuse a result left half written; no credential
 written into a URI reaches an output or a message; a URI of a scheme
 rgrade does not support is refused, exit 2, and never becomes a local
-folder. CI installs moto: these tests never skip."""
+folder; rgrade.spark stores its result there as the command line does.
+CI installs moto: these tests never skip."""
 
 import json
 import os
@@ -394,3 +395,22 @@ def test_errors_found_in_a_result_read_back_name_its_uri_not_a_local_copy(s3, tm
         assert refused.returncode == 2, (args, refused.stderr)
         assert named in refused.stderr, (args, refused.stderr)
         assert "rgrade-read-" not in refused.stderr, (args, refused.stderr)
+
+
+def test_spark_writes_its_result_to_a_bucket_as_the_command_line_does(s3, spark, tmp_path):
+    """rgrade.spark's `out` may be a prefix: the driver stores the merged
+    result there, and rgrade reads it back as the command line's."""
+    import rgrade.spark
+
+    night = f"s3://{BUCKET}/spark/2026-12-07"
+    with pytest.warns(rgrade.RejectedRecordsWarning):
+        rgrade.spark.grade(SAMPLES / "realistic/logs", SAMPLES / "realistic/labels.jsonl", [1, 5, 10],
+                           repeats="last", stage_order=["retrieve", "final"], as_of="2026-12-07T00:00:00Z",
+                           spark=spark, partitions=3, out=night)
+    code, _, err = finished(grade_night(str(tmp_path / "cli"), 7))
+    assert code == 0, err
+    back = run(["report", night, "-o", str(tmp_path / "report.html")])
+    assert back.returncode == 0, back.stderr
+    stored = {key.rsplit("/", 1)[-1]: body for key, body in keys(s3, "spark/2026-12-07/").items()}
+    for name in ("per_query.csv", "aggregates.csv", "rejects.jsonl"):
+        assert stored[name] == (tmp_path / "cli" / name).read_bytes(), name
