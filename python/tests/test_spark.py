@@ -86,8 +86,10 @@ def write_labels(path: Path):
 
 def test_a_partitioned_parquet_lake_grades_alike_on_three_engines(tmp_path, spark):
     """The CLI, Python (a pyarrow Dataset of the lake) and Spark (the lake's
-    path, and the DataFrame Spark reads from it) give one per_query.csv:
-    the latest capture by time, sliced by a partition folder."""
+    path, the DataFrame Spark reads from it, and the one in memory it was
+    written from, as a DataFrame and as a table of the catalog) give one
+    per_query.csv: the latest capture by time,
+    sliced by a partition folder."""
     write_labels(tmp_path / "labels.jsonl")
     lake = tmp_path / "lake"
     frame = spark.createDataFrame(captures())
@@ -97,6 +99,13 @@ def test_a_partitioned_parquet_lake_grades_alike_on_three_engines(tmp_path, spar
     cli(tmp_path / "cli", tmp_path / "labels.jsonl", lake, *flags)
     rgrade.spark.grade(lake, tmp_path / "labels.jsonl", [1, 10], spark=spark, out=tmp_path / "path", **options)
     assert_same(tmp_path / "cli", tmp_path / "path")
+    rgrade.spark.grade(frame, tmp_path / "labels.jsonl", [1, 10], spark=spark, out=tmp_path / "memory", **options)
+    assert_same(tmp_path / "cli", tmp_path / "memory")
+    frame.createOrReplaceTempView("captures")
+    status = rgrade.spark.main(["--labels", str(tmp_path / "labels.jsonl"), "--logs-table", "captures",
+                                "-o", str(tmp_path / "table"), "-q", *flags])
+    assert status == 0
+    assert_same(tmp_path / "cli", tmp_path / "table")
     typed = spark.read.parquet(str(lake)).withColumn("hour", spark_format_hour())
     rgrade.spark.grade(typed, tmp_path / "labels.jsonl", [1, 10], spark=spark, out=tmp_path / "frame", **options)
     assert_same(tmp_path / "cli", tmp_path / "frame")
