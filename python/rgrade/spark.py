@@ -87,14 +87,14 @@ def grade(
     Raises :func:`rgrade.grade`'s errors, with its messages, whether they
     arose on the driver or on an executor."""
     session = spark or _session(None)
-    key: Union[rgrade.PathLike, pa.Table] = labels.toArrow() if _is_frame(labels) else labels
+    key: Union[rgrade.PathLike, pa.Table] = _to_arrow(labels) if _is_frame(labels) else labels
     given: Dict[str, Any] = dict(options)
     plan = _shard_plan(given)
     with tempfile.TemporaryDirectory(prefix="rgrade-spark-") as directory:
         shards = _grade_shards(session, logs, key, k, plan, partitions, Path(directory))
         if not shards:
             # No row at all: grade nothing as one machine would, for its message.
-            empty = logs.limit(0).toArrow() if _is_frame(logs) else logs
+            empty = _to_arrow(logs.limit(0)) if _is_frame(logs) else logs
             return rgrade.grade(key, empty, k, **options)
         merging = {name: given[name] for name in ("threads", "as_of", *_MERGE_ONLY) if name in given}
         graded = rgrade.merge(key, shards, **merging)
@@ -115,7 +115,8 @@ def _shard_plan(options: Dict[str, Any]) -> Dict[str, Any]:
 def _session(master: Optional[str]) -> "SparkSession":
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("rgrade")
+    # rgrade says what it graded; Spark's progress bar would draw over it.
+    builder = SparkSession.builder.appName("rgrade").config("spark.ui.showConsoleProgress", "false")
     if master:
         builder = builder.master(master)
     return builder.getOrCreate()
@@ -125,6 +126,18 @@ def _is_frame(value: object) -> "TypeIs[DataFrame]":
     """Whether ``value`` is a Spark DataFrame (pyspark imported only where
     one is given)."""
     return type(value).__name__ == "DataFrame" and type(value).__module__.startswith("pyspark.")
+
+
+def _to_arrow(frame: "DataFrame") -> pa.Table:
+    """The rows of ``frame`` collected to the driver as Arrow: ``toArrow``
+    from Spark 4, the batches it is made of before."""
+    if hasattr(frame, "toArrow"):
+        table: pa.Table = frame.toArrow()
+        return table
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    batches = cast(Any, frame)._collect_as_arrow()
+    return pa.Table.from_batches(batches, schema=to_arrow_schema(frame.schema))
 
 
 def _is_uri(path: str) -> bool:
