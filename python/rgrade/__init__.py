@@ -14,11 +14,14 @@ shows them and a job can filter them or turn them into errors.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
 import os
+import shutil
 import tempfile
+import weakref
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -27,6 +30,7 @@ from typing import (
     Any,
     Dict,
     Iterable,
+    Iterator,
     List,
     Literal,
     Mapping,
@@ -46,6 +50,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from ._rgrade import (
+    __version__,
     ComparisonError,
     LabelsError,
     LogsError,
@@ -69,6 +74,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
+    "__version__",
     "AgreeOptions",
     "Agreement",
     "CompareOptions",
@@ -221,7 +227,29 @@ def _key(run: str, stage: str) -> str:
     return " ".join(part for part in (run, stage) if part)
 
 
-class Grading:
+class _Files:
+    """A result's files, in a directory of its own that goes when the
+    result does (or when the interpreter exits), silently: a notebook
+    holding many gradings leaves nothing behind and warns of nothing."""
+
+    def __init__(self, directory: str):
+        self._dir = Path(directory)
+        weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[str]:
+    """A new directory for a result's files; removed if the call that
+    fills it raises."""
+    directory = tempfile.mkdtemp(prefix="rgrade-")
+    try:
+        yield directory
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+
+
+class Grading(_Files):
     """What a grading found: ``per_query`` (a pyarrow Table with
     per_query.csv's columns and values, handed over from the grading's
     memory: texts as strings, counts and ranks as int64, measurements and
@@ -233,12 +261,11 @@ class Grading:
 
     def __init__(
         self,
-        files: tempfile.TemporaryDirectory[str],
+        directory: str,
         warnings: Sequence[str],
         rows: Tuple[pa.Schema, List[pa.RecordBatch]],
     ):
-        self._files = files
-        self._dir = Path(files.name)
+        super().__init__(directory)
         self.warnings = list(warnings)
         schema, batches = rows
         self.per_query = pa.Table.from_batches(batches, schema=schema)
@@ -342,7 +369,7 @@ class Grading:
         return "<div>" + "".join(parts) + "</div>"
 
 
-class Comparison:
+class Comparison(_Files):
     """What a comparison wrote, read back: ``comparison`` and
     ``per_query_delta`` (pyarrow Tables), ``gate`` (gate.json as a dict, or
     None without rules), ``passed`` and ``warnings``. ``write(dir)`` writes
@@ -350,9 +377,8 @@ class Comparison:
     verdict and each metric's change over all queries, with compare's own
     interval (none where compare gives none) and Holm-adjusted p."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory[str], passed: bool, warnings: Sequence[str]):
-        self._files = files
-        self._dir = Path(files.name)
+    def __init__(self, directory: str, passed: bool, warnings: Sequence[str]):
+        super().__init__(directory)
         self.passed = passed
         self.warnings = list(warnings)
         gate = self._dir / "gate.json"
@@ -416,7 +442,7 @@ class Comparison:
         return "<div>" + "".join(parts) + "</div>"
 
 
-class Agreement:
+class Agreement(_Files):
     """How far two answer keys agree, as ``rgrade agree`` finds it:
     ``summary`` (agreement.json as a dict: the pair counts, ``grades``,
     ``confusion``, ``relevance_kappa`` and ``grade_kappa``), ``pairs`` (the
@@ -427,9 +453,8 @@ class Agreement:
     agreement_tau.csv), else None. ``write(dir)`` writes the files
     ``rgrade agree -o dir`` writes."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory[str], warnings: Sequence[str]):
-        self._files = files
-        self._dir = Path(files.name)
+    def __init__(self, directory: str, warnings: Sequence[str]):
+        super().__init__(directory)
         self.warnings = list(warnings)
         self.summary: Dict[str, Any] = _read_json(self._dir / "agreement.json")
 
@@ -513,20 +538,19 @@ def agree(key_a: PathLike, key_b: PathLike, **options: Unpack[AgreeOptions]) -> 
     given without ``logs`` raises a :class:`UsageError`, as the command
     line refuses it). Logs of which
     every record was rejected warn with an :class:`RgradeWarning`."""
-    files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    messages = _agree(os.fspath(key_a), os.fspath(key_b), files.name, _options(options))
+    with _scratch() as directory:
+        messages = _agree(os.fspath(key_a), os.fspath(key_b), directory, _options(options))
     _warn(messages)
-    return Agreement(files, messages)
+    return Agreement(directory, messages)
 
 
-class Shard:
+class Shard(_Files):
     """A partial grading (``grade_shard``): ``summary`` is its
     partial.json; ``write(dir)`` writes the directory ``rgrade merge`` takes,
     and ``merge`` takes the Shard itself too."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory[str], warnings: Sequence[str]):
-        self._files = files
-        self._dir = Path(files.name)
+    def __init__(self, directory: str, warnings: Sequence[str]):
+        super().__init__(directory)
         self.warnings = list(warnings)
         self.summary: Dict[str, Any] = _read_json(self._dir / "partial.json")
 
@@ -737,25 +761,25 @@ def _graded(
     k: Optional[Cutoffs],
     options: Mapping[str, Any],
     shard: bool,
-) -> Tuple[tempfile.TemporaryDirectory[str], List[str], Any]:
-    """Grade (or, for a ``shard``, grade partially) into a temporary
-    directory; returns it, the warnings and per_query's rows."""
+) -> Tuple[str, List[str], Any]:
+    """Grade (or, for a ``shard``, grade partially) into a new directory;
+    returns it, the warnings and per_query's rows."""
     labels_name, labels_table = _labels(labels)
     paths, tables, lines = _logs(logs)
-    files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    messages, rows = _grade(
-        labels_name,
-        labels_table,
-        paths,
-        tables,
-        lines,
-        files.name,
-        _plan(k, options),
-        ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
-        shard,
-    )
+    with _scratch() as directory:
+        messages, rows = _grade(
+            labels_name,
+            labels_table,
+            paths,
+            tables,
+            lines,
+            directory,
+            _plan(k, options),
+            ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
+            shard,
+        )
     _warn(messages, stacklevel=4)
-    return files, messages, rows
+    return directory, messages, rows
 
 
 def grade(
@@ -805,9 +829,9 @@ def grade(
     :class:`RejectedRecordsWarning` and are ``Grading.rejects``. rgrade's
     own warnings warn as :class:`RgradeWarning` and are kept in
     ``.warnings`` too."""
-    files, messages, rows = _graded(labels, logs, k, options, shard=False)
+    directory, messages, rows = _graded(labels, logs, k, options, shard=False)
     assert rows is not None, "a full grading hands its rows over"
-    graded = Grading(files, messages, rows)
+    graded = Grading(directory, messages, rows)
     _warn_rejects(graded)
     return graded
 
@@ -822,8 +846,8 @@ def grade_shard(
     ``rgrade grade --partial`` does, with :func:`grade`'s arguments:
     :func:`merge` grades the shards as one grading of all their logs.
     ``calibrate`` and ``openmetrics`` are refused: a shard has no means."""
-    files, messages, _ = _graded(labels, logs, k, options, shard=True)
-    return Shard(files, messages)
+    directory, messages, _ = _graded(labels, logs, k, options, shard=True)
+    return Shard(directory, messages)
 
 
 class MergeOptions(TypedDict, total=False):
@@ -850,17 +874,17 @@ def merge(
     agree)."""
     dirs = [os.fspath(s._dir if isinstance(s, Shard) else s) for s in shards]
     labels_name, labels_table = _labels(labels)
-    files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    messages, rows = _merge(
-        labels_name,
-        labels_table,
-        dirs,
-        files.name,
-        _options(options),
-        ["rgrade.merge", labels_name, *dirs],
-    )
+    with _scratch() as directory:
+        messages, rows = _merge(
+            labels_name,
+            labels_table,
+            dirs,
+            directory,
+            _options(options),
+            ["rgrade.merge", labels_name, *dirs],
+        )
     _warn(messages)
-    graded = Grading(files, messages, rows)
+    graded = Grading(directory, messages, rows)
     _warn_rejects(graded)
     return graded
 
@@ -901,19 +925,19 @@ def compare(
     plan = _options(options)
     plan.pop("bootstrap", None)
     sides = [os.fspath(s._dir if isinstance(s, Grading) else s) for s in (baseline, candidate)]
-    files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    passed, messages = _compare(
-        sides[0],
-        sides[1],
-        files.name,
-        None if rules is None else os.fspath(rules),
-        plan,
-    )
+    with _scratch() as directory:
+        passed, messages = _compare(
+            sides[0],
+            sides[1],
+            directory,
+            None if rules is None else os.fspath(rules),
+            plan,
+        )
     _warn(messages)
-    return Comparison(files, passed, messages)
+    return Comparison(directory, passed, messages)
 
 
-class Trend:
+class Trend(_Files):
     """A series of nightly gradings watched, as ``rgrade trend`` watches
     them: ``trend`` (trend.csv as a pyarrow Table: every night's mean of
     every series with its interval, and on watched nights the drop, its
@@ -923,9 +947,8 @@ class Trend:
     trend -o dir`` writes, report.html among them. In a notebook it shows
     the verdict and the alarms."""
 
-    def __init__(self, files: tempfile.TemporaryDirectory[str], alarmed: bool, warnings: Sequence[str]):
-        self._files = files
-        self._dir = Path(files.name)
+    def __init__(self, directory: str, alarmed: bool, warnings: Sequence[str]):
+        super().__init__(directory)
         self.alarmed = alarmed
         self.warnings = list(warnings)
         self.alarms: Dict[str, Any] = _read_json(self._dir / "alarms.json")
@@ -1020,10 +1043,10 @@ def trend(
     level and alarm to that file."""
     given = [nights] if isinstance(nights, (str, os.PathLike)) else nights
     dirs = [os.fspath(n._dir if isinstance(n, Grading) else n) for n in given]
-    files = tempfile.TemporaryDirectory(prefix="rgrade-")
-    alarmed, messages = _trend(dirs, files.name, _options(options), ["rgrade.trend", *dirs])
+    with _scratch() as directory:
+        alarmed, messages = _trend(dirs, directory, _options(options), ["rgrade.trend", *dirs])
     _warn(messages)
-    return Trend(files, alarmed, messages)
+    return Trend(directory, alarmed, messages)
 
 
 def _warn(messages: Sequence[str], stacklevel: int = 3) -> None:

@@ -5,6 +5,8 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
+__version__: str
+
 class RgradeError(Exception):
     """rgrade could not grade: the message is the command line's."""
 

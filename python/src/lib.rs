@@ -428,6 +428,7 @@ fn main(py: Python<'_>, args: Vec<std::ffi::OsString>) -> u8 {
 #[pymodule]
 fn _rgrade(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RgradeError", py.get_type::<RgradeError>())?;
     m.add("UsageError", py.get_type::<UsageError>())?;
     m.add("LabelsError", py.get_type::<LabelsError>())?;

@@ -6,6 +6,7 @@ import filecmp
 import json
 import os
 import subprocess
+import sys
 import typing
 import warnings
 from pathlib import Path
@@ -454,3 +455,38 @@ def test_compare_writes_the_command_lines_comparison(tmp_path):
         other = rgrade.grade(SAMPLES / "realistic/labels.jsonl", SAMPLES / "realistic/logs", **options)
     with pytest.raises(rgrade.ComparisonError, match="labels"):
         rgrade.compare(baseline, other)
+
+
+def test_results_leave_no_directory_and_no_warning_behind(tmp_path):
+    """Every result's files go with it, without the ResourceWarning an
+    implicitly cleaned TemporaryDirectory gives under `-X dev`; a call
+    that raises leaves nothing either."""
+    script = f"""
+import gc, os, tempfile, warnings
+import rgrade
+warnings.simplefilter("error")
+tempfile.tempdir = {str(tmp_path)!r}
+seed = {str(SAMPLES / "seed")!r}
+graded = rgrade.grade(seed + "/labels.jsonl", seed + "/logs.jsonl", k=3)
+shard = rgrade.grade_shard(seed + "/labels.jsonl", seed + "/logs.jsonl", k=3)
+merged = rgrade.merge(seed + "/labels.jsonl", [shard], as_of=shard.summary["as_of"])
+assert len(os.listdir({str(tmp_path)!r})) == 3
+del graded, shard, merged
+gc.collect()
+assert os.listdir({str(tmp_path)!r}) == [], os.listdir({str(tmp_path)!r})
+try:
+    rgrade.grade(seed + "/none.jsonl", seed + "/logs.jsonl")
+except rgrade.LabelsError:
+    pass
+assert os.listdir({str(tmp_path)!r}) == []
+kept = rgrade.grade(seed + "/labels.jsonl", seed + "/logs.jsonl", k=3)
+"""
+    run = subprocess.run([sys.executable, "-X", "dev", "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "Warning" not in run.stderr, run.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_package_says_its_version():
+    pyproject = (ROOT / "python" / "pyproject.toml").read_text()
+    assert f'version = "{rgrade.__version__}"' in pyproject
