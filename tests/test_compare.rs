@@ -358,6 +358,34 @@ fn a_closed_stdout_pipe_keeps_a_failed_gate() {
 // Refusals
 // ---------------------------------------------------------------------
 
+/// The same judgments in another order and another file compare: labels
+/// are checked by what they judge, not by their file's bytes.
+#[test]
+fn the_same_judgments_in_another_order_compare() {
+    let wd = graded_cases("compare_resorted_labels");
+    let labels = wd.read_text("labels.jsonl");
+    let mut lines: Vec<&str> = labels.lines().collect();
+    lines.reverse();
+    wd.write("resorted/labels.jsonl", text(&lines));
+    wd.rgrade(&[
+        "grade",
+        "--labels",
+        "resorted/labels.jsonl",
+        "-k",
+        "3",
+        "-q",
+        "-o",
+        "resorted_out",
+        "cand.jsonl",
+    ])
+    .expect_code(0);
+    compare(&wd, &["base", "resorted_out", "-o", "compared"]).expect_code(0);
+    assert_eq!(wd.read("compared/comparison.csv"), {
+        compare(&wd, &["base", "cand", "-o", "compared_same_file"]).expect_code(0);
+        wd.read("compared_same_file/comparison.csv")
+    });
+}
+
 /// Inputs that cannot be compared exit 2 with a message saying why:
 /// different labels, different cutoffs, an unknown run on either side, an
 /// unknown --metrics name, a missing summary.json or per_query.csv.

@@ -457,6 +457,30 @@ def test_compare_writes_the_command_lines_comparison(tmp_path):
         rgrade.compare(baseline, other)
 
 
+def test_compare_takes_the_same_labels_as_a_file_a_frame_or_resorted():
+    """Labels are compared by what they judge: the same key read from its
+    file, as a table in another order, or as a pytrec_eval dict compares."""
+    labels = SAMPLES / "compare/labels.jsonl"
+    options = {"k": (1, 5, 10), "repeats": "last"}
+    candidate = rgrade.grade(labels, SAMPLES / "compare/candidate", **options)
+    rows = [json.loads(line) for line in labels.read_text().splitlines() if line.strip()]
+    judged = [
+        {"query_id": row["query_id"], "doc_id": doc, "grade": grade, "task": row.get("task"),
+         "language": row.get("language"), "split": row.get("split"), "required": row.get("required", False)}
+        for row in rows
+        # A no-answer query is a row without a document.
+        for doc, grade in (list(row["relevant"].items()) if isinstance(row["relevant"], dict)
+                           else [(doc, 1) for doc in row["relevant"]]) or [(None, None)]
+    ]
+    table = pa.Table.from_pylist(judged[::-1])
+    with pytest.warns(rgrade.RejectedRecordsWarning):
+        baseline = rgrade.grade(table, SAMPLES / "realistic/logs", **options)
+    compared = rgrade.compare(baseline, candidate, seed=1)
+    assert compared.comparison.num_rows > 0
+    assert baseline.summary["labels"]["content_hash"] == candidate.summary["labels"]["content_hash"]
+    assert baseline.summary["labels"]["hash"] != candidate.summary["labels"]["hash"]
+
+
 def test_results_leave_no_directory_and_no_warning_behind(tmp_path):
     """Every result's files go with it, without the ResourceWarning an
     implicitly cleaned TemporaryDirectory gives under `-X dev`; a call
@@ -469,7 +493,7 @@ tempfile.tempdir = {str(tmp_path)!r}
 seed = {str(SAMPLES / "seed")!r}
 graded = rgrade.grade(seed + "/labels.jsonl", seed + "/logs.jsonl", k=3)
 shard = rgrade.grade_shard(seed + "/labels.jsonl", seed + "/logs.jsonl", k=3)
-merged = rgrade.merge(seed + "/labels.jsonl", [shard], as_of=shard.summary["as_of"])
+merged = rgrade.merge(seed + "/labels.jsonl", [shard])
 assert len(os.listdir({str(tmp_path)!r})) == 3
 del graded, shard, merged
 gc.collect()

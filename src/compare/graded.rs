@@ -20,7 +20,8 @@ use crate::output::per_query::PerQueryReader;
 /// The settings in summary.json that make two gradings comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GradingFacts {
-    /// Content hash of the labels file.
+    /// The labels' content hash (their file's, in results written before
+    /// summary.json recorded one).
     pub labels_hash: String,
     /// `--reviewers`: whose grades counted where several reviewers
     /// judged a pair.
@@ -366,7 +367,10 @@ pub fn facts_of(parsed: &Summary, summary: &Path, per_query: &Path) -> Result<Gr
         other => bail!("{}: unknown missing policy '{other}'", summary.display()),
     };
     Ok(GradingFacts {
-        labels_hash: parsed.labels.hash.clone(),
+        labels_hash: match parsed.labels.content_hash.as_str() {
+            "" => parsed.labels.hash.clone(),
+            content => content.to_string(),
+        },
         reviewers: (parsed.labels.reviewers.as_ref()).and_then(|r| r.policy.clone()),
         doc_of: parsed.settings.doc_of.clone(),
         ks: parsed.settings.k.clone(),

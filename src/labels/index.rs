@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use hashbrown::HashTable;
 use rayon::prelude::*;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+use xxhash_rust::xxh3::Xxh3;
 
 use super::ids::{IdRef, IdText};
 use crate::base::metrics::Judgments;
@@ -399,6 +400,33 @@ impl LabelIndex {
     fn by_text_of(&self, query: QueryIdx) -> &[u32] {
         let q = &self.queries[query as usize];
         &self.by_text[q.docs.start as usize..q.judged_end as usize]
+    }
+
+    /// The xxh3-128 of the judgments as grading reads them, in hex: each
+    /// query's id, task, language, split, collection version and whether
+    /// it is required, and its judged documents with their grades, both in
+    /// byte order of their ids. The same judgments hash the same whatever
+    /// the file's format, order or bytes, so gradings compare by it.
+    pub fn content_hash(&self) -> String {
+        fn feed(hasher: &mut Xxh3, text: &str) {
+            hasher.update(&(text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        }
+        let mut hasher = Xxh3::new();
+        for (query, q) in (0..).zip(&self.queries) {
+            feed(&mut hasher, self.query_id(query));
+            for slice in [q.task, q.language, q.split, q.collection_version] {
+                feed(&mut hasher, self.slice_name(slice));
+            }
+            hasher.update(&[u8::from(q.required)]);
+            let docs = self.by_text_of(query);
+            hasher.update(&(docs.len() as u64).to_le_bytes());
+            for &doc in docs {
+                feed(&mut hasher, self.doc_id(doc));
+                hasher.update(&self.grade(doc).to_le_bytes());
+            }
+        }
+        format!("{:032x}", hasher.digest128())
     }
 
     /// Whether a judged document counts as relevant: a positive grade of

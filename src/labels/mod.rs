@@ -332,6 +332,32 @@ mod tests {
     }
 
     #[test]
+    fn the_content_hash_follows_the_judgments_not_the_file() {
+        let hash = |text: &str| load_text(text, LabelsFormat::Auto).unwrap().content_hash();
+        let jsonl = concat!(
+            r#"{"query_id": "q2", "relevant": {"b": 1, "a": 2}, "task": "howto"}"#,
+            "\n",
+            r#"{"query_id": "q1", "relevant": ["x"]}"#,
+            "\n",
+        );
+        let reordered = concat!(
+            r#"{"query_id": "q1", "relevant": {"x": 1}}"#,
+            "\n",
+            r#"{"query_id": "q2", "task": "howto", "relevant": {"a": 2, "b": 1}}"#,
+            "\n",
+        );
+        let csv = "query_id,doc_id,grade,task\nq2,a,2,howto\nq1,x,1,\nq2,b,1,howto\n";
+        assert_eq!(hash(jsonl), hash(reordered));
+        assert_eq!(hash(jsonl), hash(csv));
+        let regraded = csv.replace("q2,b,1", "q2,b,2");
+        let retasked = csv.replace("q1,x,1,", "q1,x,1,billing");
+        let renamed = csv.replace("q2,a,2", "q2,ab,2");
+        for other in [regraded, retasked, renamed] {
+            assert_ne!(hash(jsonl), hash(&other), "{other}");
+        }
+    }
+
+    #[test]
     fn jsonl_with_lists_grades_integers_and_no_answer() {
         let index = load_text(
             concat!(

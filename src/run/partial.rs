@@ -52,7 +52,7 @@ struct PartialFile {
     /// The plan the shard was graded with, as JSON (a self-describing
     /// form, as its cutoffs need); `merge` grades with it.
     plan: String,
-    /// The answer key's content hash.
+    /// The answer key's hash of its judgments ([`LabelIndex::content_hash`]).
     labels_hash: String,
     grouping: Grouping,
 }
@@ -124,7 +124,7 @@ fn write(
     let dir = held.dir();
     let file = PartialFile {
         plan: serde_json::to_string(&run_aside(plan))?,
-        labels_hash: labels.source.hash.clone(),
+        labels_hash: labels.content_hash(),
         grouping,
     };
     let out = zstd::Encoder::new(stage(dir, PARTIAL_CAPTURES_FILE)?, 1)?;
@@ -378,7 +378,7 @@ struct Shard {
 /// Fail unless the shard at `dir` was graded with `labels`.
 fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex) -> Result<()> {
     ensure!(
-        shard.labels_hash == labels.source.hash,
+        shard.labels_hash == labels.content_hash(),
         "{}: graded with other labels than {} (their content hashes differ)",
         shown(dir),
         labels.source.given_path().display()

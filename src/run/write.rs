@@ -163,6 +163,7 @@ pub fn labels_summary(labels: &LabelIndex) -> LabelsSummary {
         path: labels.source.path.display().to_string(),
         bytes: labels.source.bytes,
         hash: labels.source.hash.clone(),
+        content_hash: labels.content_hash(),
         format: labels.source.format.to_string(),
         queries: labels.queries().len(),
         collection_versions: labels

@@ -13,8 +13,14 @@ pub struct LabelsSummary {
     pub path: String,
     /// File size.
     pub bytes: u64,
-    /// xxh3-128 of the file's bytes: `compare` checks two grades used the same labels.
+    /// xxh3-128 of the file's bytes.
     pub hash: String,
+    /// xxh3-128 of the judgments as graded, whatever the file's format or
+    /// order: `compare` and `trend` check that two gradings used the same.
+    /// Empty in results written before it was recorded, which compare by
+    /// `hash`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub content_hash: String,
     /// The format read.
     pub format: String,
     /// Labeled queries.

@@ -77,8 +77,9 @@ pub const PARTIAL_SUMMARY_FILE: &str = "partial.json";
 /// The layout of a partial grading's captures file, raised whenever the
 /// grouped captures change shape: 2 counts nested and empty capture spans
 /// per input, 3 the chunks `--unit doc` folded and the ids it could not map,
-/// 4 each capture's time, so that shards cut by time merge.
-pub const PARTIAL_FORMAT: u32 = 4;
+/// 4 each capture's time, so that shards cut by time merge, 5 the answer
+/// key's hash of its judgments rather than of its file's bytes.
+pub const PARTIAL_FORMAT: u32 = 5;
 
 /// captures.postcard.zst: a partial grading's grouped captures, for
 /// `rgrade merge` (serde's postcard form, zstd-compressed).
