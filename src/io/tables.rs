@@ -477,9 +477,8 @@ mod tests {
         (schema, batches)
     }
 
-    fn stream(schema: &SchemaRef, batches: &[RecordBatch]) -> ArrowStream {
-        let reader =
-            RecordBatchIterator::new(batches.to_vec().into_iter().map(Ok), Arc::clone(schema));
+    fn stream(schema: &SchemaRef, batches: Vec<RecordBatch>) -> ArrowStream {
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), Arc::clone(schema));
         ArrowStream::new("events", reader)
     }
 
@@ -487,7 +486,7 @@ mod tests {
     fn a_stream_is_cast_counted_and_hashed_as_the_same_batches_held_whole() {
         let (schema, batches) = batches(&[&["a", "b"], &["c"]]);
         let whole = ArrowTable::new("events", Arc::clone(&schema), batches.clone()).unwrap();
-        let stream = stream(&schema, &batches);
+        let stream = stream(&schema, batches.clone());
         assert_eq!(stream.schema(), whole.schema());
         assert_eq!(stream.schema().field(0).data_type(), &DataType::Utf8);
         let mut digest = TableDigest::new(stream.schema());
@@ -505,7 +504,7 @@ mod tests {
     #[test]
     fn a_stream_is_read_once() {
         let (schema, batches) = batches(&[&["a"]]);
-        let stream = LogTable::from(stream(&schema, &batches));
+        let stream = LogTable::from(stream(&schema, batches.clone()));
         assert!(!stream.can_read_again());
         assert_eq!(stream.bytes(), None);
         assert_eq!(stream.batches().unwrap().count(), 1);
@@ -526,7 +525,7 @@ mod tests {
         )])
         .unwrap();
         batches.push(other);
-        let stream = LogTable::from(stream(&schema, &batches));
+        let stream = LogTable::from(stream(&schema, batches.clone()));
         let read: Vec<_> = stream.batches().unwrap().collect();
         assert!(read[0].is_ok());
         let err = read[1].as_ref().err().unwrap();

@@ -537,7 +537,7 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanPass>> {
     if let Some(stream) = plan.tables.logs.iter().find(|t| !t.can_read_again()) {
         return Err(anyhow!(
             "{reads_twice}, and {} is a stream of record batches, read only once: \
-             hand over a table, or the dataset the stream reads",
+             hand over a table, or the files the stream reads",
             stream.name()
         ))
         .of_kind(ErrorKind::Usage);
