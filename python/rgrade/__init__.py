@@ -614,10 +614,10 @@ def _stream(log: object) -> Optional[ArrowStreamExportable]:
     or any other object with ``__arrow_c_stream__``, is read as it
     exports itself."""
     dataset = sys.modules.get("pyarrow.dataset")
-    if dataset is not None and isinstance(log, dataset.Dataset):
-        return log.scanner().to_reader()
-    if dataset is not None and isinstance(log, dataset.Scanner):
-        return log.to_reader()
+    if dataset is not None and isinstance(log, (dataset.Dataset, dataset.Scanner)):
+        scanner = log.scanner() if isinstance(log, dataset.Dataset) else log
+        reader: pa.RecordBatchReader = scanner.to_reader()
+        return reader
     polars = sys.modules.get("polars")
     if polars is not None and isinstance(log, polars.LazyFrame):
         collect = getattr(log, "collect_batches", None)
