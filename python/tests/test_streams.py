@@ -23,6 +23,9 @@ ROWS_PER_BATCH = 300
 
 
 class Lake(NamedTuple):
+    """Generated logs in the forms a test hands over, and what the command
+    line writes for them."""
+
     labels: Path
     # The JSONL logs' events, and the command line's grading of the JSONL.
     table: pa.Table
