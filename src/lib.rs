@@ -72,7 +72,7 @@ pub use grade::{Graded, Plan as GradePlan, Warning};
 pub use io::guarded::quiet_decoder_panics;
 pub use io::location::shown as shown_path;
 pub use io::progress::Progress;
-pub use io::tables::{ArrowTable, LogLines};
+pub use io::tables::{ArrowStream, ArrowTable, LogLines, LogTable};
 pub use logs::discover::log_files;
 pub use logs::jsonl::FieldNames;
 pub use report::draw_again as draw_report;

@@ -1,6 +1,6 @@
 //! Arrow tables handed over in memory (docs/reference.md, "Arrow tables"):
-//! every Parquet sample read into record batches, whole or cut into many
-//! small sliced batches, grades to the bytes its file grades to; labels as
+//! every Parquet sample read into record batches, whole, cut into many
+//! small sliced batches or streamed, grades to the bytes its file grades to; labels as
 //! a table grade as the labels file does; a bad row is rejected naming the
 //! table and row, and a table without a query id column is refused.
 
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use rgrade::{ArrowTable, Cutoff, GradePlan, LogLines, RepeatPolicy};
+use rgrade::{ArrowStream, ArrowTable, Cutoff, GradePlan, LogLines, LogTable, RepeatPolicy};
 
 use crate::util::{
     assert_counts_add_up, assert_same_lines, count, repo_path, summary_without, Workdir, RUN_KEYS,
@@ -55,6 +55,12 @@ fn cut(table: &ArrowTable, rows: usize) -> ArrowTable {
     ArrowTable::new(table.name(), Arc::clone(table.schema()), batches).unwrap()
 }
 
+/// A reader of `table`'s batches, read once, as a stream hands them over.
+fn stream_of(table: &ArrowTable) -> impl RecordBatchReader + Send + 'static {
+    let batches: Vec<_> = table.batches().iter().cloned().map(Ok).collect();
+    arrow_array::RecordBatchIterator::new(batches, Arc::clone(table.schema()))
+}
+
 /// per_query.csv and aggregates.csv of `dir`.
 fn outputs(dir: &Path) -> [Vec<u8>; 2] {
     ["per_query.csv", "aggregates.csv"].map(|file| std::fs::read(dir.join(file)).unwrap())
@@ -80,7 +86,14 @@ fn every_parquet_sample_grades_as_a_table_as_its_file_does() {
         )
         .unwrap();
         let whole = read_table(&path, sample);
-        for (shape, table) in [("whole", whole.clone()), ("cut", cut(&whole, 3))] {
+        let cut = cut(&whole, 3);
+        let streamed = ArrowStream::new(sample, stream_of(&cut));
+        let mut hashes = Vec::new();
+        for (shape, table) in [
+            ("whole", LogTable::from(whole.clone())),
+            ("cut", cut.into()),
+            ("streamed", streamed.into()),
+        ] {
             let out = wd.path(&format!("{sample}-{shape}"));
             let mut plan = plan(labels.clone(), Vec::new(), &out);
             plan.tables.logs.push(table);
@@ -94,7 +107,10 @@ fn every_parquet_sample_grades_as_a_table_as_its_file_does() {
                 Some(whole.rows()),
                 "{sample} {shape}"
             );
+            hashes.push(summary["inputs"][0]["hash"].clone());
         }
+        // The same batches hash the same, held whole or streamed.
+        assert_eq!(hashes[1], hashes[2], "{sample}");
     }
 }
 
@@ -151,7 +167,7 @@ fn a_bad_row_is_rejected_naming_its_table_and_row() {
     let mut plan = plan(wd.path("labels.jsonl"), Vec::new(), &wd.path("out"));
     plan.tables
         .logs
-        .push(events("events", vec![Some("q1"), None]));
+        .push(events("events", vec![Some("q1"), None]).into());
     let graded = rgrade::grade(&plan, &mut |_| {}).unwrap();
     assert_eq!(graded.counts.rejected, 1);
     let summary = wd.read_json("out/summary.json");
@@ -174,6 +190,38 @@ fn refusal(plan: &GradePlan) -> rgrade::Error {
 }
 
 #[test]
+fn a_stream_is_read_once_and_refused_where_it_would_be_read_twice() {
+    let wd = Workdir::new("tables_stream_once");
+    wd.write(
+        "labels.jsonl",
+        "{\"query_id\": \"q1\", \"relevant\": [\"a\"]}\n",
+    );
+    let stream = ArrowStream::new("mine", stream_of(&events("mine", vec![Some("q1")])));
+    let mut plan = plan(wd.path("labels.jsonl"), Vec::new(), &wd.path("out"));
+    plan.tables.logs.push(stream.clone().into());
+
+    // The calibration reads the logs under each key: refused before
+    // anything is read.
+    plan.calibrate = Some(wd.path("labels.jsonl"));
+    let err = refusal(&plan);
+    assert_eq!(err.kind(), rgrade::ErrorKind::Usage);
+    assert!(format!("{err:#}").contains("mine is a stream"), "{err:#}");
+    assert!(!stream.was_read());
+
+    plan.calibrate = None;
+    assert_eq!(rgrade::grade(&plan, &mut |_| {}).unwrap().counts.graded, 1);
+    assert!(stream.was_read());
+    // Its clone shares the stream, now read: an error, not an empty grading.
+    plan.out = Some(wd.path("again"));
+    let err = refusal(&plan);
+    assert_eq!(err.kind(), rgrade::ErrorKind::Logs);
+    assert!(
+        format!("{err:#}").contains("mine: a stream of record batches is read once"),
+        "{err:#}"
+    );
+}
+
+#[test]
 fn a_table_without_the_columns_of_a_layout_is_refused() {
     let wd = Workdir::new("tables_no_query");
     wd.write(
@@ -183,7 +231,7 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
     let mut plan = plan(wd.path("labels.jsonl"), Vec::new(), &wd.path("out"));
     let mut table = events("mine", vec![Some("q1")]);
     plan.fields.query = Some("qid".to_string());
-    plan.tables.logs.push(table.clone());
+    plan.tables.logs.push(table.clone().into());
     let err = refusal(&plan);
     let message = format!("{err:#}");
     assert_eq!(err.kind(), rgrade::ErrorKind::Logs);
@@ -206,7 +254,7 @@ fn a_table_without_the_columns_of_a_layout_is_refused() {
     // A table of no rows is an input of no records; when it is the only
     // one, nothing was graded.
     table = ArrowTable::new("empty", Arc::clone(table.schema()), Vec::new()).unwrap();
-    plan.tables.logs.push(table);
+    plan.tables.logs.push(table.into());
     let err = refusal(&plan);
     assert!(
         format!("{err:#}").contains("no log input holds a record (1 input read"),

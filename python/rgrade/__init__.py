@@ -20,9 +20,10 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
-import weakref
 import warnings
+import weakref
 from collections import Counter
 from pathlib import Path
 from typing import (
@@ -71,6 +72,7 @@ from ._shapes import labels_table, run_table
 if TYPE_CHECKING:
     import pandas
     import polars
+    import pyarrow.dataset
     from typing_extensions import Unpack
 
 __all__ = [
@@ -131,7 +133,10 @@ PathLike = Union[str, "os.PathLike[str]"]
 TableLike = Union[
     ArrowStreamExportable, pa.Table, pa.RecordBatchReader, "pandas.DataFrame", "polars.DataFrame"
 ]
-Log = Union[PathLike, TableLike, "Lines"]
+# Logs read batch by batch as they are graded, never whole: readers, and
+# what scans or collects in batches.
+LogStream = Union[pa.RecordBatchReader, "pyarrow.dataset.Dataset", "pyarrow.dataset.Scanner", "polars.LazyFrame"]
+Log = Union[PathLike, TableLike, LogStream, "Lines"]
 Cutoffs = Union[int, str, Sequence[Union[int, str]]]
 
 # The values of grade's options, as the command line's `choice!` enums
@@ -617,16 +622,60 @@ def log_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:
     return [str(path) for path in _log_files([os.fspath(p) for p in paths])]
 
 
+# The readers handed over to a grading: pyarrow's reader of a reader read
+# already holds no batch, which would grade as logs of no records, so a
+# reader handed over again is refused instead.
+_handed_over: "weakref.WeakSet[object]" = weakref.WeakSet()
+
+
+def _stream(log: object) -> Optional[ArrowStreamExportable]:
+    """What streams ``log`` batch by batch, or None for a table held whole
+    (a pyarrow Table or RecordBatch, a pandas or polars DataFrame). A
+    pyarrow Dataset is scanned in batches, its partition columns included;
+    a Scanner as it was set up; a polars LazyFrame is collected in the
+    streaming engine's batches (``collect_batches``); a RecordBatchReader,
+    or any other object with ``__arrow_c_stream__``, is read as it
+    exports itself."""
+    dataset = sys.modules.get("pyarrow.dataset")
+    if dataset is not None and isinstance(log, (dataset.Dataset, dataset.Scanner)):
+        scanner = log.scanner() if isinstance(log, dataset.Dataset) else log
+        reader: pa.RecordBatchReader = scanner.to_reader()
+        return reader
+    polars = sys.modules.get("polars")
+    if polars is not None and isinstance(log, polars.LazyFrame):
+        collect = getattr(log, "collect_batches", None)
+        batches = collect(lazy=True) if collect is not None else None
+        if not isinstance(batches, ArrowStreamExportable):
+            raise TypeError(
+                "a polars LazyFrame is streamed through its collect_batches(), which this polars "
+                "does not export to Arrow: upgrade polars, or collect() the frame"
+            )
+        return batches
+    whole = (pa.Table, pa.RecordBatch) + ((polars.DataFrame,) if polars is not None else ())
+    if isinstance(log, whole) or not isinstance(log, ArrowStreamExportable):
+        return None
+    if type(log).__module__.startswith("pandas"):
+        return None
+    if log in _handed_over:
+        raise LogsError(
+            f"this {type(log).__name__} was handed to a grading already, and a stream is read once: "
+            "hand over a new one"
+        )
+    _handed_over.add(log)
+    return log
+
+
 def _logs(logs: Any) -> Tuple[
-    List[str], List[Tuple[str, ArrowStreamExportable]], Optional[Tuple[List[str], ArrowStreamExportable]]
+    List[str], List[Tuple[str, ArrowStreamExportable, bool]], Optional[Tuple[List[str], ArrowStreamExportable]]
 ]:
-    """Log paths, log tables with their names, and lines handed over,
-    from ``logs``: a path, a table, Lines, or a list of them. pytrec_eval's
-    run dicts and ranx's Runs become tables first."""
+    """Log paths, log tables with their names and whether each is a
+    stream, and lines handed over, from ``logs``: a path, a table, a
+    stream, Lines, or a list of them. pytrec_eval's run dicts and ranx's
+    Runs become tables first."""
     if not isinstance(logs, (list, tuple)):
         logs = [logs]
     logs = [run_table(log) for log in logs]
-    tables: List[Tuple[str, ArrowStreamExportable]]
+    tables: List[Tuple[str, ArrowStreamExportable, bool]]
     paths, tables, lines = [], [], None
     for log in logs:
         if isinstance(log, Lines):
@@ -634,7 +683,9 @@ def _logs(logs: Any) -> Tuple[
                 raise TypeError("logs hold one Lines at most: put every input's lines in one")
             lines = (log.inputs, log.table)
         elif _is_table(log):
-            tables.append((f"logs table {len(tables) + 1}", _arrow(log)))
+            name = f"logs table {len(tables) + 1}"
+            stream = _stream(log)
+            tables.append((name, _arrow(log), False) if stream is None else (name, stream, True))
         else:
             paths.append(os.fspath(log))
     return paths, tables, lines
@@ -775,7 +826,7 @@ def _graded(
             lines,
             directory,
             _plan(k, options),
-            ["rgrade.grade", labels_name, *paths, *(name for name, _ in tables), *(lines[0] if lines else [])],
+            ["rgrade.grade", labels_name, *paths, *(name for name, _, _ in tables), *(lines[0] if lines else [])],
             shard,
         )
     _warn(messages, stacklevel=4)

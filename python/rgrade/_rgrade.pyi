@@ -33,7 +33,7 @@ def grade(
     labels: str,
     labels_table: Optional[object],
     logs: Sequence[str],
-    log_tables: Sequence[Tuple[str, object]],
+    log_tables: Sequence[Tuple[str, object, bool]],
     lines: Optional[Tuple[Sequence[str], object]],
     out: str,
     options: Mapping[str, Any],

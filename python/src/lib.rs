@@ -5,8 +5,11 @@
 //! polars, anything with `__arrow_c_stream__`) cross through the Arrow C
 //! stream interface, with arrow-rs' own `arrow-pyarrow` bridge: the crate
 //! of the arrow version rgrade reads Parquet with, so no array is copied
-//! or converted on the way. `rgrade/__init__.py` turns the files written
-//! into pyarrow tables and dicts.
+//! or converted on the way. A log stream (a reader, a dataset's scan) is
+//! read batch by batch by the grading's reader thread, with the GIL
+//! released: pyarrow takes it back itself for a reader that calls into
+//! Python. `rgrade/__init__.py` turns the files written into pyarrow
+//! tables and dicts.
 //!
 //! The package's `rgrade` command is the binary's own command line: its
 //! modules (`src/cli.rs`, `src/cmd/`) are compiled into this crate as they
@@ -169,6 +172,21 @@ fn read_option<T: serde::de::DeserializeOwned>(
     pythonize::depythonize(value).map_err(|err| UsageError::new_err(format!("{name}: {err}")))
 }
 
+/// The search events `object` exports through `__arrow_c_stream__`, named
+/// `name`: a stream, read batch by batch as it is graded, when `streamed`;
+/// else a table, read whole now.
+fn log_table(name: &str, object: &Bound<'_, PyAny>, streamed: bool) -> PyResult<rgrade::LogTable> {
+    if !streamed {
+        return Ok(arrow_table::<LogsError>(name, object)?.into());
+    }
+    let reader = RecordBatchStreamReader::from_pyarrow_bound(object)?;
+    Ok(rgrade::ArrowStream::new(name, reader).into())
+}
+
+/// A log table as `rgrade/__init__.py` hands it over: its name, the object
+/// and whether it is a stream.
+type LogTableArg<'py> = (String, Bound<'py, PyAny>, bool);
+
 /// Log lines with the inputs they come from, as `rgrade.Lines` holds them.
 type Lines<'py> = (Vec<String>, Bound<'py, PyAny>);
 
@@ -178,7 +196,7 @@ struct Sources {
     labels: PathBuf,
     labels_table: Option<rgrade::ArrowTable>,
     logs: Vec<PathBuf>,
-    log_tables: Vec<rgrade::ArrowTable>,
+    log_tables: Vec<rgrade::LogTable>,
     lines: Option<rgrade::LogLines>,
 }
 
@@ -187,7 +205,7 @@ impl Sources {
         labels: PathBuf,
         labels_table: Option<&Bound<'_, PyAny>>,
         logs: Vec<PathBuf>,
-        log_tables: &[(String, Bound<'_, PyAny>)],
+        log_tables: &[LogTableArg<'_>],
         lines: Option<Lines<'_>>,
     ) -> PyResult<Self> {
         let name = labels.display().to_string();
@@ -204,7 +222,7 @@ impl Sources {
             labels,
             logs,
             log_tables: (log_tables.iter())
-                .map(|(name, table)| arrow_table::<LogsError>(name, table))
+                .map(|(name, table, streamed)| log_table(name, table, *streamed))
                 .collect::<PyResult<_>>()?,
             lines,
         })
@@ -224,7 +242,7 @@ fn grade(
     labels: PathBuf,
     labels_table: Option<Bound<'_, PyAny>>,
     logs: Vec<PathBuf>,
-    log_tables: Vec<(String, Bound<'_, PyAny>)>,
+    log_tables: Vec<LogTableArg<'_>>,
     lines: Option<Lines<'_>>,
     out: PathBuf,
     options: Bound<'_, PyDict>,

@@ -20,7 +20,7 @@ use crate::base::options::{
 use crate::base::timestamp::Timestamp;
 use crate::grade::units::DocOf;
 use crate::io::progress::Progress;
-use crate::io::tables::{ArrowTable, LogLines};
+use crate::io::tables::{ArrowTable, LogLines, LogTable};
 use crate::logs::jsonl::FieldNames;
 
 /// Everything one grading needs: what to read, how to grade, where to
@@ -134,8 +134,8 @@ pub struct Tables {
     /// (which then only names it in messages).
     pub labels: Option<ArrowTable>,
     /// Search events, one row each as in Parquet logs, read after the
-    /// log files in this order.
-    pub logs: Vec<ArrowTable>,
+    /// log files in this order: tables held whole, or streams read once.
+    pub logs: Vec<LogTable>,
     /// Lines of JSONL logs with the file and line each came from, read
     /// after the tables as the inputs they name.
     pub lines: Option<Arc<LogLines>>,

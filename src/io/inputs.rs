@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::base::options::LogsFormat;
 use crate::io::location::{Location, ObjectUri};
-use crate::io::tables::{ArrowTable, LogLines};
+use crate::io::tables::{LogLines, LogTable};
 
 /// Extensions a file's run name leaves out: a compression, then a format.
 const COMPRESSION_EXTENSIONS: [&str; 2] = [".gz", ".zst"];
@@ -23,9 +23,9 @@ pub enum Input {
     Object(ObjectUri),
     /// Standard input (`-`).
     Stdin,
-    /// Search events handed over as an Arrow table, laid out as Parquet
-    /// logs are.
-    Table(ArrowTable),
+    /// Search events handed over as an Arrow table or stream, laid out as
+    /// Parquet logs are.
+    Table(LogTable),
     /// The lines handed over of one of the inputs [`LogLines`] names (its
     /// index there).
     Lines(Arc<LogLines>, usize),
@@ -65,12 +65,14 @@ impl Input {
     }
 
     /// Whether it can be read a second time: a regular file, an object
-    /// or what is held in memory can, standard input or a pipe cannot.
+    /// or what is held in memory can, standard input, a pipe or a stream
+    /// of record batches cannot.
     pub fn can_read_again(&self) -> bool {
         match self {
             Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
             Input::Stdin => false,
-            Input::Object(_) | Input::Table(_) | Input::Lines(..) => true,
+            Input::Table(table) => table.can_read_again(),
+            Input::Object(_) | Input::Lines(..) => true,
         }
     }
 
@@ -100,12 +102,12 @@ impl Input {
     }
 
     /// The size on disk, when known up front (an object's is asked for
-    /// only when it is read).
+    /// only when it is read, a stream's as it is read).
     pub fn size(&self) -> Option<u64> {
         match self {
             Input::File(path) => std::fs::metadata(path).ok().map(|m| m.len()),
             Input::Object(_) | Input::Stdin | Input::Lines(..) => None,
-            Input::Table(table) => Some(table.bytes()),
+            Input::Table(table) => table.bytes(),
         }
     }
 }

@@ -1,14 +1,16 @@
 //! Arrow tables handed over in memory instead of files: how a library
-//! caller, and the Python package, grades a dataframe. A table's columns
-//! are those of Parquet logs or labels (docs/reference.md, "Arrow tables").
+//! caller, and the Python package, grades a dataframe; and streams of
+//! record batches, graded as they are read, for logs larger than memory.
+//! A table's columns are those of Parquet logs or labels
+//! (docs/reference.md, "Arrow tables").
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, ensure, Context, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
+use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch, RecordBatchReader};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use xxhash_rust::xxh3::Xxh3;
@@ -52,31 +54,14 @@ impl ArrowTable {
 
     /// [`ArrowTable::new`], its error as it arose.
     fn cast(name: String, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<Self> {
-        let plain: Fields = schema.fields().iter().map(|f| plain_field(f)).collect();
-        let plain = Arc::new(Schema::new_with_metadata(plain, schema.metadata().clone()));
-        let mut cast = Vec::with_capacity(batches.len());
-        for (i, batch) in batches.into_iter().enumerate() {
-            ensure!(
-                batch.schema().fields() == schema.fields(),
-                "{name}: record batch {i} has another schema than the table"
-            );
-            cast.push(if plain == schema {
-                batch
-            } else {
-                let columns = (batch.columns().iter().zip(plain.fields()))
-                    .map(|(column, field)| {
-                        arrow_cast::cast(column, field.data_type()).with_context(|| {
-                            format!("{name}: column '{}' cannot be read", field.name())
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                RecordBatch::try_new(Arc::clone(&plain), columns)?
-            });
-        }
+        let cast = PlainCast::new(schema);
+        let batches = (batches.into_iter().enumerate())
+            .map(|(i, batch)| cast.batch(i, batch).with_context(|| name.clone()))
+            .collect::<Result<_>>()?;
         Ok(ArrowTable {
             name,
-            schema: plain,
-            batches: cast,
+            schema: cast.plain,
+            batches,
         })
     }
 
@@ -102,27 +87,230 @@ impl ArrowTable {
 
     /// The memory its arrays hold.
     pub fn bytes(&self) -> u64 {
-        let batch = |b: &RecordBatch| -> u64 {
-            (b.columns().iter())
-                .map(|c| c.get_array_memory_size() as u64)
-                .sum()
-        };
-        self.batches.iter().map(batch).sum()
+        self.batches.iter().map(batch_bytes).sum()
     }
 
     /// The xxh3-128 of its schema and of every array's buffers, in hex:
     /// the same table hashes the same, as a file's bytes do. A table cut
     /// into other batches, or sliced, may hash otherwise.
     pub fn content_hash(&self) -> String {
-        let mut hasher = Xxh3::new();
-        hasher.update(format!("{:?}", self.schema.fields()).as_bytes());
-        for batch in &self.batches {
-            hasher.update(&(batch.num_rows() as u64).to_le_bytes());
-            for column in batch.columns() {
-                hash_data(&column.to_data(), &mut hasher);
-            }
+        let mut digest = TableDigest::new(&self.schema);
+        self.batches.iter().for_each(|batch| digest.add(batch));
+        digest.hash()
+    }
+}
+
+/// Record batches handed over as a stream, as a reader of a dataset or of
+/// a query's streamed results gives them: read once, a batch at a time, so
+/// that a grading holds the batches being graded rather than the stream.
+/// Each batch is cast to plain types as [`ArrowTable::new`] casts a
+/// table's. Clones share the stream, which only one of them reads.
+#[derive(Clone)]
+pub struct ArrowStream {
+    name: String,
+    cast: Arc<PlainCast>,
+    /// The batches, until they are read.
+    unread: Arc<Mutex<Option<Box<dyn RecordBatchReader + Send>>>>,
+}
+
+impl fmt::Debug for ArrowStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArrowStream")
+            .field("name", &self.name)
+            .field("read", &self.was_read())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArrowStream {
+    /// The stream of `reader`'s batches, named `name` (in messages,
+    /// rejects.jsonl and summary.json); nothing is read until it is
+    /// graded.
+    pub fn new(name: impl Into<String>, reader: impl RecordBatchReader + Send + 'static) -> Self {
+        ArrowStream {
+            name: name.into(),
+            cast: Arc::new(PlainCast::new(reader.schema())),
+            unread: Arc::new(Mutex::new(Some(Box::new(reader)))),
         }
-        format!("{:032x}", hasher.digest128())
+    }
+
+    /// The name it was given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its schema, of plain types.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.cast.plain
+    }
+
+    /// Whether its batches were taken to be read.
+    pub fn was_read(&self) -> bool {
+        self.unread.lock().map_or(true, |unread| unread.is_none())
+    }
+
+    /// Its batches, in order, each cast to plain types as it is read.
+    ///
+    /// # Errors
+    /// The stream was read already (then nothing is read); as it is read, a
+    /// batch that cannot be read, of another schema, or with a column that
+    /// cannot be cast.
+    fn read(&self) -> Result<impl Iterator<Item = Result<RecordBatch>> + '_> {
+        let taken = self.unread.lock().ok().and_then(|mut unread| unread.take());
+        let Some(reader) = taken else {
+            bail!(
+                "a stream of record batches is read once, and this one was read already: \
+                 hand over a new stream, or a table"
+            );
+        };
+        Ok(reader.enumerate().map(|(i, batch)| {
+            let batch = batch.with_context(|| format!("record batch {i} cannot be read"))?;
+            self.cast.batch(i, batch)
+        }))
+    }
+}
+
+/// Search events handed over in memory: a table held whole, which can be
+/// read again, or a stream, read once as it is graded.
+#[derive(Debug, Clone)]
+pub enum LogTable {
+    /// A table held whole.
+    Whole(ArrowTable),
+    /// A stream of batches.
+    Stream(ArrowStream),
+}
+
+impl From<ArrowTable> for LogTable {
+    fn from(table: ArrowTable) -> Self {
+        LogTable::Whole(table)
+    }
+}
+
+impl From<ArrowStream> for LogTable {
+    fn from(stream: ArrowStream) -> Self {
+        LogTable::Stream(stream)
+    }
+}
+
+impl LogTable {
+    /// The name it was given.
+    pub fn name(&self) -> &str {
+        match self {
+            LogTable::Whole(table) => table.name(),
+            LogTable::Stream(stream) => stream.name(),
+        }
+    }
+
+    /// Its schema, of plain types.
+    pub fn schema(&self) -> &SchemaRef {
+        match self {
+            LogTable::Whole(table) => table.schema(),
+            LogTable::Stream(stream) => stream.schema(),
+        }
+    }
+
+    /// Whether it can be read a second time: a stream cannot.
+    pub fn can_read_again(&self) -> bool {
+        matches!(self, LogTable::Whole(_))
+    }
+
+    /// The memory its arrays hold, when known before it is read.
+    pub fn bytes(&self) -> Option<u64> {
+        match self {
+            LogTable::Whole(table) => Some(table.bytes()),
+            LogTable::Stream(_) => None,
+        }
+    }
+
+    /// Its batches in order, of plain types.
+    ///
+    /// # Errors
+    /// As [`ArrowStream::read`].
+    pub(crate) fn batches(&self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>> {
+        Ok(match self {
+            LogTable::Whole(table) => Box::new(table.batches().iter().cloned().map(Ok)),
+            LogTable::Stream(stream) => Box::new(stream.read()?),
+        })
+    }
+}
+
+/// The byte count and content hash of a table's batches, fed one at a
+/// time: a stream of the same batches counts and hashes as the table does
+/// ([`ArrowTable::content_hash`]), with no batch kept.
+pub(crate) struct TableDigest {
+    hasher: Xxh3,
+    bytes: u64,
+}
+
+impl TableDigest {
+    /// A digest of no batch yet, of a table of `schema`.
+    pub(crate) fn new(schema: &Schema) -> Self {
+        let mut hasher = Xxh3::new();
+        hasher.update(format!("{:?}", schema.fields()).as_bytes());
+        TableDigest { hasher, bytes: 0 }
+    }
+
+    /// Feed the next batch.
+    pub(crate) fn add(&mut self, batch: &RecordBatch) {
+        self.bytes += batch_bytes(batch);
+        self.hasher.update(&(batch.num_rows() as u64).to_le_bytes());
+        for column in batch.columns() {
+            hash_data(&column.to_data(), &mut self.hasher);
+        }
+    }
+
+    /// The memory the batches fed held.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The xxh3-128 of the schema and batches fed, in hex.
+    pub(crate) fn hash(&self) -> String {
+        format!("{:032x}", self.hasher.digest128())
+    }
+}
+
+/// The memory a batch's arrays hold.
+fn batch_bytes(batch: &RecordBatch) -> u64 {
+    (batch.columns().iter())
+        .map(|c| c.get_array_memory_size() as u64)
+        .sum()
+}
+
+/// Casts the batches of a schema as given to the plain types Parquet
+/// files decode to ([`plain_type`]).
+struct PlainCast {
+    given: SchemaRef,
+    plain: SchemaRef,
+}
+
+impl PlainCast {
+    fn new(given: SchemaRef) -> Self {
+        let plain: Fields = given.fields().iter().map(|f| plain_field(f)).collect();
+        let plain = Arc::new(Schema::new_with_metadata(plain, given.metadata().clone()));
+        PlainCast { given, plain }
+    }
+
+    /// `batch`, the `i`-th of its table or stream, of plain types.
+    ///
+    /// # Errors
+    /// The batch has another schema than the one given; a column cannot
+    /// be cast.
+    fn batch(&self, i: usize, batch: RecordBatch) -> Result<RecordBatch> {
+        ensure!(
+            batch.schema().fields() == self.given.fields(),
+            "record batch {i} has another schema than the table"
+        );
+        if self.plain == self.given {
+            return Ok(batch);
+        }
+        let columns = (batch.columns().iter().zip(self.plain.fields()))
+            .map(|(column, field)| {
+                arrow_cast::cast(column, field.data_type())
+                    .with_context(|| format!("column '{}' cannot be read", field.name()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RecordBatch::try_new(Arc::clone(&self.plain), columns)?)
     }
 }
 
@@ -265,5 +453,85 @@ impl LogLines {
     pub fn lines(&self, input: usize) -> impl Iterator<Item = (u64, &[u8])> + '_ {
         (self.order.get(input).into_iter().flatten())
             .map(|&(number, batch, row)| (number, self.texts[batch as usize].value(row as usize)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{LargeStringArray, RecordBatchIterator, StringArray};
+
+    /// Batches of one large-string column `id`, one per slice of `ids`.
+    fn batches(ids: &[&[&str]]) -> (SchemaRef, Vec<RecordBatch>) {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "id",
+            DataType::LargeUtf8,
+            false,
+        )]));
+        let batches = (ids.iter())
+            .map(|ids| {
+                let column = Arc::new(LargeStringArray::from(ids.to_vec()));
+                RecordBatch::try_new(Arc::clone(&schema), vec![column]).unwrap()
+            })
+            .collect();
+        (schema, batches)
+    }
+
+    fn stream(schema: &SchemaRef, batches: Vec<RecordBatch>) -> ArrowStream {
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), Arc::clone(schema));
+        ArrowStream::new("events", reader)
+    }
+
+    #[test]
+    fn a_stream_is_cast_counted_and_hashed_as_the_same_batches_held_whole() {
+        let (schema, batches) = batches(&[&["a", "b"], &["c"]]);
+        let whole = ArrowTable::new("events", Arc::clone(&schema), batches.clone()).unwrap();
+        let stream = stream(&schema, batches.clone());
+        assert_eq!(stream.schema(), whole.schema());
+        assert_eq!(stream.schema().field(0).data_type(), &DataType::Utf8);
+        let mut digest = TableDigest::new(stream.schema());
+        for batch in LogTable::from(stream).batches().unwrap() {
+            let batch = batch.unwrap();
+            assert_eq!(batch.column(0).as_string::<i32>().len(), batch.num_rows());
+            digest.add(&batch);
+        }
+        assert_eq!(
+            (digest.bytes(), digest.hash()),
+            (whole.bytes(), whole.content_hash())
+        );
+    }
+
+    #[test]
+    fn a_stream_is_read_once() {
+        let (schema, batches) = batches(&[&["a"]]);
+        let stream = LogTable::from(stream(&schema, batches.clone()));
+        assert!(!stream.can_read_again());
+        assert_eq!(stream.bytes(), None);
+        assert_eq!(stream.batches().unwrap().count(), 1);
+        let err = stream.batches().err().unwrap();
+        assert!(format!("{err}").contains("read once"), "{err}");
+        let whole = LogTable::from(ArrowTable::new("events", schema, batches).unwrap());
+        assert!(whole.can_read_again());
+        assert_eq!(whole.batches().unwrap().count(), 1);
+        assert_eq!(whole.batches().unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_batch_of_another_schema_is_an_error_where_it_is_read() {
+        let (schema, mut batches) = batches(&[&["a"]]);
+        let other = RecordBatch::try_from_iter([(
+            "doc",
+            Arc::new(StringArray::from(vec!["x"])) as Arc<dyn Array>,
+        )])
+        .unwrap();
+        batches.push(other);
+        let stream = LogTable::from(stream(&schema, batches.clone()));
+        let read: Vec<_> = stream.batches().unwrap().collect();
+        assert!(read[0].is_ok());
+        let err = read[1].as_ref().err().unwrap();
+        assert_eq!(
+            format!("{err}"),
+            "record batch 1 has another schema than the table"
+        );
     }
 }

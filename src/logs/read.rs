@@ -1,7 +1,7 @@
 //! Every log input cut into chunks for the workers, by format: lines of
 //! text in blocks (the format detected on the first block), a Parquet
-//! file as its row groups, an Arrow table as slices of its rows, and lines
-//! handed over as blocks of JSON.
+//! file as its row groups, an Arrow table or stream as slices of its
+//! batches, and lines handed over as blocks of JSON.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -17,7 +17,7 @@ use crate::io::inputs::{Damaged, Input, InputStats};
 use crate::io::location::ObjectUri;
 use crate::io::objects;
 use crate::io::parquet::{ParquetAt, MAGIC};
-use crate::io::tables::ArrowTable;
+use crate::io::tables::{LogTable, TableDigest};
 use crate::logs::detect::{detect, shape_of, unread_shape};
 use crate::logs::parquet::{self, ColumnNames, RowGroup, Rows};
 
@@ -243,29 +243,34 @@ fn object_hash(size: u64, version: Option<&str>) -> String {
 }
 
 /// Send the rows of `table`, input `index` of the run, to `sink` a few
-/// thousand at a time, so that workers share even one large batch.
-/// Returns `None` if the sink stopped taking chunks.
+/// thousand at a time, so that workers share even one large batch. A
+/// stream's batches are read one at a time as the sink takes their
+/// chunks, each counted and hashed as it passes: memory holds the batches
+/// the workers have yet to grade, however long the stream. Returns `None`
+/// if the sink stopped taking chunks.
 ///
 /// # Errors
-/// As [`parquet::open_table`]. A table of no rows is an input of no
-/// records.
+/// As [`parquet::open_table`]; a stream read already, or whose next batch
+/// cannot be read or cast. A table of no rows is an input of no records.
 fn read_table(
     index: u32,
-    table: &ArrowTable,
+    table: &LogTable,
     columns: ColumnNames<'_>,
     sink: &mut dyn ChunkSink<RowGroup>,
 ) -> Result<Option<InputStats>> {
-    let planned = parquet::open_table(table, columns)?;
+    let planned = parquet::open_table(table.schema(), columns)?;
+    let mut digest = TableDigest::new(table.schema());
     let mut rows = 0u64;
-    for (batch, records) in (0..).zip(table.batches()) {
+    for records in table.batches()? {
+        let records = records?;
+        digest.add(&records);
         let len = records.num_rows();
         for start in (0..len).step_by(TABLE_CHUNK_ROWS) {
             let chunk = Chunk::Rows(RowGroup {
                 input: index,
                 rows: Rows::Table {
                     table: Arc::clone(&planned),
-                    batch,
-                    range: start..len.min(start + TABLE_CHUNK_ROWS),
+                    rows: records.slice(start, TABLE_CHUNK_ROWS.min(len - start)),
                 },
                 first_row: rows + start as u64 + 1,
             });
@@ -276,10 +281,10 @@ fn read_table(
         rows += len as u64;
     }
     Ok(Some(InputStats {
-        bytes: table.bytes(),
-        decoded_bytes: table.bytes(),
+        bytes: digest.bytes(),
+        decoded_bytes: digest.bytes(),
         lines: rows,
-        hash: table.content_hash(),
+        hash: digest.hash(),
         format: LogsFormat::Parquet,
         format_doubt: None,
         part: false,

@@ -534,6 +534,14 @@ fn human_scores(plan: &Plan, setup: &Setup) -> Result<Option<HumanPass>> {
         Setting::Calibrate
     );
     refuse_read_once(&plan.logs, plan.out.as_deref(), &reads_twice)?;
+    if let Some(stream) = plan.tables.logs.iter().find(|t| !t.can_read_again()) {
+        return Err(anyhow!(
+            "{reads_twice}, and {} is a stream of record batches, read only once: \
+             hand over a table, or the files the stream reads",
+            stream.name()
+        ))
+        .of_kind(ErrorKind::Usage);
+    }
     if plan.join == JoinBy::Text {
         return Err(anyhow!(
             "{} pairs the two keys' queries by query_id, so it cannot grade with \

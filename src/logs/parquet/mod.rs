@@ -8,8 +8,10 @@
 //!
 //! Parquet needs a seekable file or an object read by ranges (its footer,
 //! then each row group's column chunks): standard input or a compressed
-//! stream holding Parquet is an error naming the input. A table is cut into
-//! parts of its batches, which the workers read in place.
+//! stream holding Parquet is an error naming the input. A table, or a
+//! stream of batches, is cut into parts of its batches, each chunk holding
+//! its part of the batch for the workers to read in place: a batch is freed
+//! once its parts are graded.
 
 pub mod layout;
 pub mod rows;
@@ -18,11 +20,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
+use arrow_array::RecordBatch;
+use arrow_schema::Schema;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::ProjectionMask;
 
 use crate::io::parquet::ParquetAt;
-use crate::io::tables::ArrowTable;
 use crate::logs::jsonl::FieldNames;
 use crate::logs::otlp::SpanFields;
 use crate::logs::partition::{partition_of, Partition};
@@ -61,10 +64,9 @@ impl fmt::Debug for ParquetFile {
     }
 }
 
-/// An Arrow table with the layout its columns were found to have.
+/// The layout the columns of an Arrow table or stream were found to
+/// have, which every part of its batches shares.
 pub struct PlannedTable {
-    /// The table.
-    pub table: ArrowTable,
     layout: Layout,
     /// Which of the fields the user named its schema has.
     seen: FieldsSeen,
@@ -73,7 +75,6 @@ pub struct PlannedTable {
 impl fmt::Debug for PlannedTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PlannedTable")
-            .field("table", &self.table)
             .field("layout", &self.layout)
             .finish()
     }
@@ -89,14 +90,12 @@ pub enum Rows {
         /// The row group's index in the file, from 0.
         group: usize,
     },
-    /// Rows of one batch of a table in memory.
+    /// Rows of one batch of a table or stream in memory.
     Table {
-        /// The table and its layout.
+        /// The layout of the table's columns.
         table: Arc<PlannedTable>,
-        /// The batch's index in the table, from 0.
-        batch: usize,
-        /// The rows of the batch.
-        range: std::ops::Range<usize>,
+        /// The rows: a slice of the batch, sharing its arrays.
+        rows: RecordBatch,
     },
 }
 
@@ -180,16 +179,15 @@ pub fn open(
     Ok((Arc::new(file), places))
 }
 
-/// Decide the layout of the search events of `table` as [`open`] does a
-/// Parquet file's.
+/// Decide the layout of the search events of a table of `schema` as
+/// [`open`] does a Parquet file's.
 ///
 /// # Errors
 /// The table lacks a column its layout needs, or has one of the wrong type.
-pub fn open_table(table: &ArrowTable, columns: ColumnNames<'_>) -> Result<Arc<PlannedTable>> {
-    let planned = layout::plan(table.schema(), columns.fields, columns.spans, &[])
-        .map_err(|err| anyhow!("{err}"))?;
+pub fn open_table(schema: &Schema, columns: ColumnNames<'_>) -> Result<Arc<PlannedTable>> {
+    let planned =
+        layout::plan(schema, columns.fields, columns.spans, &[]).map_err(|err| anyhow!("{err}"))?;
     Ok(Arc::new(PlannedTable {
-        table: table.clone(),
         layout: planned.layout,
         seen: planned.seen,
     }))

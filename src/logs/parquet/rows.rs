@@ -78,19 +78,14 @@ fn for_each_batch(
 ) -> Result<(), String> {
     let (file, group) = match &chunk.rows {
         Rows::Parquet { file, group } => (file, *group),
-        Rows::Table {
-            table,
-            batch,
-            range,
-        } => {
-            let records = table.table.batches()[*batch].slice(range.start, range.len());
+        Rows::Table { table, rows } => {
             let place = Place {
                 input: chunk.input,
                 first_row: chunk.first_row,
                 group: None,
                 group_row: chunk.first_row - 1,
             };
-            visit(&Batch::new(&records, &table.layout, spans, place)?);
+            visit(&Batch::new(rows, &table.layout, spans, place)?);
             return Ok(());
         }
     };
