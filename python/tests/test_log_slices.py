@@ -68,6 +68,9 @@ def test_parquet_tenants_slice_the_means_as_computed_here(tmp_path):
     pq.write_table(pa.table(rows), tmp_path / "logs.parquet")
     graded = rgrade.grade(tmp_path / "labels.jsonl", tmp_path / "logs.parquet", k=K, slice_by=["tenant"])
     assert_slices_as_computed(graded, labels, rows, ["tenant"])
+    # One field may be given bare, as `stages` and `stage_order` may.
+    bare = rgrade.grade(tmp_path / "labels.jsonl", tmp_path / "logs.parquet", k=K, slice_by="tenant")
+    assert bare.aggregates.equals(graded.aggregates)
 
 
 def assert_lake_slices(tmp_path, lake, labels, rows):

@@ -110,7 +110,7 @@ def test_a_partitioned_parquet_lake_grades_alike_on_three_engines(tmp_path, spar
     rgrade.spark.grade(typed, tmp_path / "labels.jsonl", [1, 10], spark=spark, out=tmp_path / "frame", **options)
     assert_same(tmp_path / "cli", tmp_path / "frame")
     dataset = pads.dataset(lake, format="parquet", partitioning=pads.partitioning(flavor="hive"))
-    rgrade.grade(tmp_path / "labels.jsonl", dataset.to_table(), [1, 10], **options).write(tmp_path / "python")
+    rgrade.grade(tmp_path / "labels.jsonl", dataset, [1, 10], **options).write(tmp_path / "python")
     assert_same(tmp_path / "cli", tmp_path / "python", ("per_query.csv",))
     assert recalls(tmp_path / "cli") == latest_recalls(captures())
 

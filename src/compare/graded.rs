@@ -86,9 +86,11 @@ impl GradingFacts {
     /// list of what makes two gradings comparable, which compare and trend
     /// both check.
     pub fn difference(&self, other: &GradingFacts) -> Option<Difference> {
+        // Reviewers counted differently make the judgments differ too: name
+        // the cause.
         [
-            (self.labels_hash != other.labels_hash, Difference::Labels),
             (self.reviewers != other.reviewers, Difference::Reviewers),
+            (self.labels_hash != other.labels_hash, Difference::Labels),
             (self.doc_of != other.doc_of, Difference::Unit),
             (self.ks != other.ks, Difference::Cutoffs),
             (self.min_rel != other.min_rel, Difference::MinRel),

@@ -56,6 +56,7 @@ pub struct Plan {
     /// attributes) to slice the aggregates by, beside the answer key's
     /// task × language: each value its own set, and a per_query.csv
     /// column per field, named after it.
+    #[serde(deserialize_with = "crate::base::options::one_or_many")]
     pub slice_by: Vec<String>,
     /// `--unit doc`: how a result id names the document it is a chunk of,
     /// to grade rankings of chunks against labels of documents; `None`
@@ -83,9 +84,11 @@ pub struct Plan {
     /// take their file's name).
     pub run_name: RunName,
     /// The stages to grade; empty means all.
+    #[serde(deserialize_with = "crate::base::options::one_or_many")]
     pub stages: Vec<String>,
     /// Stages in pipeline order, to measure the evidence each drops;
     /// empty for none.
+    #[serde(deserialize_with = "crate::base::options::one_or_many")]
     pub stage_order: Vec<String>,
     /// A CSV of doc_id → collection, for results that name none.
     pub doc_collections: Option<PathBuf>,
