@@ -70,6 +70,11 @@ pub struct Plan {
     /// under the name the command line and Python give it, too.
     #[serde(alias = "k")]
     pub ks: Vec<Cutoff>,
+    /// Measures asked for by name (ir_measures', ranx's or rgrade's:
+    /// `nDCG@10`, `P(rel=2)@5`, `map`), graded instead of the six default
+    /// metrics at every cutoff; empty grades the defaults. The cutoffs
+    /// still set `missing_at_k`, the review pool and stage loss.
+    pub measures: Vec<String>,
     /// What a labeled query without a capture scores.
     pub missing: MissingPolicy,
     /// What several captures of one (run, stage, query) become.
@@ -175,6 +180,7 @@ impl Plan {
             join: JoinBy::Id,
             span_stages: Vec::new(),
             ks: vec![Cutoff::At(10)],
+            measures: Vec::new(),
             missing: MissingPolicy::Fail,
             repeats: RepeatPolicy::Error,
             duplicate_docs: DuplicateDocs::Reject,
