@@ -87,13 +87,15 @@ impl From<Cutoff> for CutoffText {
 
 /// A judged document found in a ranking: its 1-based rank and its grade.
 ///
-/// Only documents with a positive grade are ever recorded: unjudged and
-/// grade-0 documents change no metric, so they need not survive parsing.
+/// [`score`] is given only documents with a positive grade: unjudged and
+/// grade-0 documents change none of the default metrics. The measures
+/// that tell judged from unjudged results ([`Measure::value`]: bpref, the
+/// RBP residual, judged@k) are given every judged document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hit {
     /// 1-based position in the ranking (after any dedupe).
     pub rank: u32,
-    /// The label's grade for this document (> 0).
+    /// The label's grade for this document.
     pub grade: i64,
 }
 
