@@ -219,3 +219,22 @@ impl Plan {
             .then(|| self.pool_depth.map_or(deepest, NonZeroUsize::get))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Python's `measures=` and the command line's `--measures` reach the
+    /// plan under the field's name, as a list of names kept as given (read
+    /// into measures when the grading starts); left out, none are asked.
+    #[test]
+    fn measures_are_read_by_the_field_s_name() {
+        let json = r#"{"measures": ["nDCG@10", "RBP(p=0.9,rel=2)"], "k": [5]}"#;
+        let plan: Plan = serde_json::from_str(json).unwrap();
+        assert_eq!(plan.measures, ["nDCG@10", "RBP(p=0.9,rel=2)"]);
+        assert_eq!(plan.ks, [Cutoff::At(5)]);
+        let plan: Plan = serde_json::from_str("{}").unwrap();
+        assert!(plan.measures.is_empty());
+        assert!(serde_json::from_str::<Plan>(r#"{"measure": ["AP"]}"#).is_err());
+    }
+}

@@ -2,7 +2,8 @@
 //! keeps) become one row of per_query.csv, every metric at every cutoff
 //! averaged over them, with its status and the evidence it missed.
 
-use crate::base::metrics::{self, Cutoff, Hit, Measure, Metric};
+use crate::base::measures::Measure;
+use crate::base::metrics::{self, Cutoff, Hit, Metric};
 use crate::base::numbers;
 use crate::base::options::{MissingPolicy, RepeatPolicy};
 use crate::base::schema::{self, Status};

@@ -16,7 +16,8 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
-use crate::base::metrics::{Cutoff, Measure, MEASURE_NAMES};
+use crate::base::measures::{Measure, MEASURE_NAMES};
+use crate::base::metrics::Cutoff;
 use crate::base::options::{
     JoinBy, LabelsFormat, MissingPolicy, RepeatPolicy, Reviewing, SpanKind,
 };
