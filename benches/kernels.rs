@@ -131,6 +131,7 @@ fn metrics_all_k(c: &mut Criterion) {
     let judgments = Judgments {
         n_relevant: 4,
         ideal_grades: &ideal,
+        n_judged: 4,
         min_rel: 1,
     };
     c.bench_function("score_one_ranking_at_k_1_3_5_10_100", |b| {

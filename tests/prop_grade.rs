@@ -278,7 +278,7 @@ fn check_against_reference(scenario: &Scenario) -> Result<(), String> {
     );
     differences.extend(table_differences(
         "aggregates.csv",
-        &aggregates_header(&options.ks),
+        &aggregates_header(&options.ks, None),
         &aggregates_table(&expected.rows, options),
         &read_csv(&out.join("aggregates.csv"))?,
         4,

@@ -110,7 +110,7 @@ fn worked_example_reproduces_the_spec() {
     }
 
     let aggregates = wd.read_csv("out/aggregates.csv");
-    assert_eq!(aggregates.header, aggregates_header(&[Cutoff::At(3)]));
+    assert_eq!(aggregates.header, aggregates_header(&[Cutoff::At(3)], None));
     let slices: Vec<(String, String)> = aggregates
         .column("task")
         .into_iter()

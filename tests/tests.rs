@@ -19,6 +19,7 @@ mod test_index;
 mod test_inputs;
 mod test_labels;
 mod test_log_slices;
+mod test_measures;
 mod test_merge;
 mod test_option_names;
 mod test_output_dir;

@@ -354,6 +354,10 @@ pub struct GradeArgs {
     #[serde(rename = "ks")]
     pub k: Vec<Cutoff>,
 
+    /// Grade these measures instead of the six metrics at every cutoff, comma separated, by ir_measures', ranx's or rgrade's names (nDCG@10,P(rel=2)@5,RBP(p=0.8),map,bpref); the cutoffs still set missing_at_k.
+    #[arg(long, value_name = "LIST")]
+    pub measures: Vec<String>,
+
     /// Write per_query.csv, aggregates.csv, summary.json and rejects.jsonl into DIR.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     #[serde(skip)]
@@ -713,6 +717,7 @@ pub fn flag(setting: Setting, value: Option<&str>) -> String {
         Setting::Labels => "--labels",
         Setting::Out => "-o",
         Setting::K => "-k",
+        Setting::Measures => "--measures",
         Setting::Reviewers => "--reviewers",
         Setting::ReviewersA => "--reviewers-a",
         Setting::ReviewersB => "--reviewers-b",

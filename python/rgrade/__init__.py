@@ -299,7 +299,11 @@ class Grading(_Files):
 
     def _deepest_metrics(self) -> List[str]:
         """The metrics of the deepest cutoff, in per_query.csv's order
-        (judged@k is label coverage, not a metric of the ranking)."""
+        (judged@k is label coverage, not a metric of the ranking), or the
+        measures asked for by name."""
+        asked = self.summary["settings"].get("measures")
+        if asked:
+            return asked
         deepest = _deepest(self.summary["settings"]["k"])
         columns = self.per_query.column_names
         return [c for c in columns if c.endswith(f"@{deepest}") and not c.startswith("judged@")]
@@ -737,6 +741,7 @@ class GradeOptions(TypedDict, total=False):
     run_name: RunName
     join: JoinBy
     min_rel: int
+    measures: Sequence[str]
     reviewers: Optional[str]
     calibrate: Optional[PathLike]
     calibrate_reviewers: Optional[str]

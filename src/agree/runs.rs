@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use super::tau::kendall_tau_b;
-use crate::base::schema::metric_columns;
 use crate::base::slices::ANY;
 use crate::grade::graded::Graded;
 
@@ -67,7 +66,7 @@ type Means = Vec<Option<f64>>;
 /// grouping set's names (each key names its own tasks and languages).
 fn means_of(graded: &Graded) -> BTreeMap<(SetKey, String), Means> {
     let labels = &graded.labels;
-    let width = metric_columns(&graded.settings.ks).len();
+    let width = graded.settings.n_scores();
     let mut means = BTreeMap::new();
     for pair in &graded.pairs {
         for aggregate in pair.aggregates.iter().filter(|a| a.split.is_none()) {
@@ -92,7 +91,7 @@ fn means_of(graded: &Graded) -> BTreeMap<(SetKey, String), Means> {
 /// The runs of `a` and `b` (the same logs, graded with the same cutoffs
 /// under each key) side by side.
 pub fn runs_under_both(a: &Graded, b: &Graded) -> RunsUnderBoth {
-    let metrics = metric_columns(&a.settings.ks);
+    let metrics = a.settings.metric_columns();
     let (under_a, mut under_b) = (means_of(a), means_of(b));
     let mut joined: BTreeMap<(SetKey, String), (Means, Means)> = BTreeMap::new();
     for (key, values) in under_a {

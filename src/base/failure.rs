@@ -161,6 +161,8 @@ settings! {
     Out = "out",
     /// The cutoffs.
     K = "k",
+    /// The measures asked for by name.
+    Measures = "measures",
     /// Whose grade counts where reviewers disagree.
     Reviewers = "reviewers",
     /// `reviewers` for the first key of a comparison of keys.

@@ -87,17 +87,22 @@ impl From<Cutoff> for CutoffText {
 
 /// A judged document found in a ranking: its 1-based rank and its grade.
 ///
-/// Only documents with a positive grade are ever recorded: unjudged and
-/// grade-0 documents change no metric, so they need not survive parsing.
+/// [`score`] is given only documents with a positive grade: unjudged and
+/// grade-0 documents change none of the default metrics. The measures
+/// that tell judged from unjudged results
+/// ([`crate::base::measures::Measure::value`]: bpref, the
+/// RBP residual, judged@k) are given every judged document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hit {
     /// 1-based position in the ranking (after any dedupe).
     pub rank: u32,
-    /// The label's grade for this document (> 0).
+    /// The label's grade for this document.
     pub grade: i64,
 }
 
-/// The metrics rgrade reports, in column order.
+/// The metrics rgrade computes. The first six are graded at every
+/// cutoff by default ([`Metric::ALL`]); every one can be asked for by name
+/// ([`crate::base::measures::Measure`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     /// |top_k ∩ R| / |R|.
@@ -115,10 +120,30 @@ pub enum Metric {
     /// Sum of precision@i at relevant ranks i <= k, over |R| (trec_eval
     /// map_cut; at `all`, map).
     Ap,
+    /// nDCG@k with the exponential gain 2^grade - 1 (ranx `ndcg_burges`).
+    NdcgBurges,
+    /// The harmonic mean of precision@k and recall@k (ranx `f1`).
+    F1,
+    /// Expected reciprocal rank at k, the grade g stopping the reader with
+    /// chance (2^g - 1) / 2^4 (gdeval, ir_measures `ERR@k`).
+    Err,
+    /// Precision at rank |R| (trec_eval `Rprec`).
+    Rprec,
+    /// Binary preference over judged documents (trec_eval `bpref`).
+    Bpref,
+    /// Rank-biased precision: (1 - p) times the sum of p^(i-1) over the
+    /// relevant ranks i (Moffat and Zobel).
+    Rbp,
+    /// The most [`Metric::Rbp`] could still gain: the weight of the
+    /// unjudged ranks and of every rank past the ranking's end.
+    RbpResidual,
+    /// The share of the top k the labels judge ([`judged`]).
+    Judged,
 }
 
 impl Metric {
-    /// Every metric, in the column order of per_query.csv.
+    /// Every metric graded by default, in the column order of
+    /// per_query.csv.
     pub const ALL: [Metric; 6] = [
         Metric::Recall,
         Metric::Rr,
@@ -137,7 +162,33 @@ impl Metric {
             Metric::Precision => "precision",
             Metric::Ndcg => "ndcg",
             Metric::Ap => "ap",
+            Metric::NdcgBurges => "ndcg_burges",
+            Metric::F1 => "f1",
+            Metric::Err => "err",
+            Metric::Rprec => "rprec",
+            Metric::Bpref => "bpref",
+            Metric::Rbp => "rbp",
+            Metric::RbpResidual => "rbp_residual",
+            Metric::Judged => "judged",
         }
+    }
+
+    /// Whether it reads the ranking to a cutoff (`@k`); the others read
+    /// it whole.
+    pub(super) fn takes_cutoff(self) -> bool {
+        !matches!(
+            self,
+            Metric::Rprec | Metric::Bpref | Metric::Rbp | Metric::RbpResidual
+        )
+    }
+
+    /// Whether it counts documents as relevant or not at a grade
+    /// (`rel=N`, `--min-rel`); the others weigh every grade.
+    pub(super) fn takes_relevance_level(self) -> bool {
+        !matches!(
+            self,
+            Metric::Ndcg | Metric::NdcgBurges | Metric::Err | Metric::RbpResidual | Metric::Judged
+        )
     }
 }
 
@@ -148,6 +199,10 @@ pub struct Judgments<'a> {
     pub n_relevant: usize,
     /// Every positive grade in the labels, highest first (the ideal ranking).
     pub ideal_grades: &'a [i64],
+    /// Every judged document, whatever its grade (zero and negative
+    /// grades too): bpref's judged non-relevant documents are these less
+    /// the relevant ones.
+    pub n_judged: usize,
     /// The lowest grade that counts as relevant.
     pub min_rel: i64,
 }
@@ -245,7 +300,7 @@ fn ideal_dcg(ideal_grades: &[i64], k: usize) -> f64 {
 }
 
 /// The DCG discount at a 1-based rank: 1 / log2(rank + 1).
-fn discount(rank: usize) -> f64 {
+pub(super) fn discount(rank: usize) -> f64 {
     1.0 / ((rank + 1) as f64).log2()
 }
 
@@ -287,6 +342,7 @@ mod tests {
             &Judgments {
                 n_relevant,
                 ideal_grades: &ideal,
+                n_judged: grades.len(),
                 min_rel,
             },
             cutoff,
@@ -521,7 +577,7 @@ mod tests {
                 .collect();
             let grades: Vec<i64> = labels.values().copied().collect();
             let (n_relevant, ideal) = judgments(&grades, min_rel);
-            let judgments = Judgments { n_relevant, ideal_grades: &ideal, min_rel };
+            let judgments = Judgments { n_relevant, ideal_grades: &ideal, n_judged: grades.len(), min_rel };
             let got = score(hits.iter().copied(), &judgments, cutoff, ranking.len());
             let want = reference(&ranking, &labels, min_rel, cutoff);
             // judged@k is precision at the depth actually shown, with

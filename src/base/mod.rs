@@ -4,6 +4,7 @@
 //! outputs' schema and the kinds of error.
 //!
 //! - [`metrics`]: Recall@k, MRR@k and the rest, pure and small;
+//! - [`measures`]: measures asked for by ir_measures', ranx's or rgrade's names;
 //! - [`options`]: the plain values a plan is made of;
 //! - [`slices`]: the grouping sets every output lists;
 //! - [`numbers`]: finite, order-independent sums and percentiles;
@@ -21,6 +22,7 @@
 pub mod failure;
 pub mod intervals;
 pub mod kappa;
+pub mod measures;
 pub mod metrics;
 pub mod monitor;
 pub mod numbers;

@@ -13,7 +13,7 @@ use anyhow::{ensure, Result};
 use hashbrown::HashMap;
 
 use super::paired::{Origin, Paired, SideFacts, StagePairs};
-use crate::base::metrics::Cutoff;
+
 use crate::base::numbers::percentile;
 use crate::base::schema::{QueryLoss, SideFigures, StageSides};
 use crate::base::stats::TIE_EPSILON;
@@ -47,7 +47,7 @@ pub fn biggest_losses(paired: &Paired, metric: usize) -> Result<Vec<QueryLoss>> 
                 .map(|&i| side(&pairs.queries[i]).offset)
                 .collect()
         };
-        let missed = |side: &Origin, offsets: &[u64]| missed_cells(side, &paired.ks, offsets);
+        let missed = |side: &Origin, offsets: &[u64]| missed_cells(side, paired, offsets);
         let base_missed = missed(&paired.baseline, &offsets(|q| &q.baseline))?;
         let cand_missed = missed(&paired.candidate, &offsets(|q| &q.candidate))?;
         for ((&i, base_missed), cand_missed) in losers.iter().zip(base_missed).zip(cand_missed) {
@@ -77,17 +77,18 @@ fn except(ids: &[String], other: &[String]) -> Vec<String> {
 }
 
 /// The missing-evidence cells of the rows of `side`'s per_query.csv,
-/// graded at cutoffs `ks`, that start at `offsets`, each split into its
+/// graded as `paired` says, that start at `offsets`, each split into its
 /// ids, in the order of `offsets`. The whole file is read again, so that
 /// its bytes are checked to be the ones its summary.json lists: a file
 /// graded again since the first reading is refused, never mixed in.
-fn missed_cells(side: &Origin, ks: &[Cutoff], offsets: &[u64]) -> Result<Vec<Vec<String>>> {
+fn missed_cells(side: &Origin, paired: &Paired, offsets: &[u64]) -> Result<Vec<Vec<String>>> {
     if offsets.is_empty() {
         return Ok(Vec::new());
     }
     let wanted: HashMap<u64, usize> = offsets.iter().enumerate().map(|(i, &o)| (o, i)).collect();
     let mut cells = vec![None; offsets.len()];
-    let mut reader = PerQueryReader::open_as_listed(&side.path, ks, &side.listed)?;
+    let asked = paired.measures.as_deref();
+    let mut reader = PerQueryReader::open_as_listed(&side.path, &paired.ks, asked, &side.listed)?;
     while let Some(row) = reader.next_row()? {
         if let Some(&i) = wanted.get(&row.offset) {
             cells[i] = Some(match row.missed {

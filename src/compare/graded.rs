@@ -11,7 +11,8 @@ use crate::base::failure::Setting;
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
 use crate::base::schema::{
-    judged_columns, metric_columns, OutputFile, Status, Summary, PER_QUERY_FILE, SUMMARY_FILE,
+    judged_columns, judged_cutoffs, metric_names, OutputFile, Status, Summary, PER_QUERY_FILE,
+    SUMMARY_FILE,
 };
 use crate::io::location::Location;
 use crate::output::complete::{self, ReadBack};
@@ -30,6 +31,9 @@ pub struct GradingFacts {
     pub doc_of: Option<String>,
     /// Cutoffs, in the order given.
     pub ks: Vec<Cutoff>,
+    /// `--measures`: the measures asked for by name, as their columns are
+    /// named; `None` for the default metrics.
+    pub measures: Option<Vec<String>>,
     /// `--min-rel`: which grades count as relevant.
     pub min_rel: i64,
     /// `--missing`: whether uncaptured queries count in the means.
@@ -48,6 +52,8 @@ pub enum Difference {
     Unit,
     /// The cutoffs.
     Cutoffs,
+    /// `--measures`.
+    Measures,
     /// `--min-rel`.
     MinRel,
     /// `--missing`.
@@ -56,13 +62,14 @@ pub enum Difference {
 
 impl Difference {
     /// The setting, as alarms.json records it: `labels`, `reviewers`,
-    /// `unit`, `cutoffs`, `min_rel` or `missing`.
+    /// `unit`, `cutoffs`, `measures`, `min_rel` or `missing`.
     pub fn code(self) -> &'static str {
         match self {
             Difference::Labels => "labels",
             Difference::Reviewers => "reviewers",
             Difference::Unit => "unit",
             Difference::Cutoffs => "cutoffs",
+            Difference::Measures => "measures",
             Difference::MinRel => "min_rel",
             Difference::Missing => "missing",
         }
@@ -75,6 +82,7 @@ impl Difference {
             Difference::Reviewers => Setting::Reviewers.to_string(),
             Difference::Unit => format!("{}/{}", Setting::Unit, Setting::DocOf),
             Difference::Cutoffs => "cutoffs".to_string(),
+            Difference::Measures => Setting::Measures.to_string(),
             Difference::MinRel => Setting::MinRel.to_string(),
             Difference::Missing => Setting::Missing.to_string(),
         }
@@ -93,6 +101,7 @@ impl GradingFacts {
             (self.labels_hash != other.labels_hash, Difference::Labels),
             (self.doc_of != other.doc_of, Difference::Unit),
             (self.ks != other.ks, Difference::Cutoffs),
+            (self.measures != other.measures, Difference::Measures),
             (self.min_rel != other.min_rel, Difference::MinRel),
             (
                 self.missing_counts != other.missing_counts,
@@ -224,10 +233,11 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
     let parsed = complete::read_summary(&summary)?;
     let facts = facts_of(&parsed, &summary, &per_query)?;
     let listed = listed(&parsed, &summary, &per_query)?.clone();
-    let mut reader = PerQueryReader::open_as_listed(&per_query, &facts.ks, &listed)?;
-    let mut metrics = metric_columns(&facts.ks);
+    let asked = facts.measures.as_deref();
+    let mut reader = PerQueryReader::open_as_listed(&per_query, &facts.ks, asked, &listed)?;
+    let mut metrics = metric_names(&facts.ks, asked);
     if reader.has_judged() {
-        metrics.extend(judged_columns(&facts.ks));
+        metrics.extend(judged_columns(judged_cutoffs(&facts.ks, asked)));
     }
     let mut graded = GradedRun {
         path: per_query.clone(),
@@ -240,7 +250,8 @@ pub fn load(path: &Path, run: Option<&str>, side: Side) -> Result<GradedRun> {
         scores: Vec::new(),
         names: Names::default(),
     };
-    let (width, quality) = (graded.metrics.len(), metric_columns(&graded.facts.ks).len());
+    let quality = metric_names(&graded.facts.ks, graded.facts.measures.as_deref()).len();
+    let width = graded.metrics.len();
     let mut picked = run.is_some();
     let mut other_runs: Vec<String> = Vec::new();
     while let Some(row) = reader.next_row()? {
@@ -376,6 +387,7 @@ pub fn facts_of(parsed: &Summary, summary: &Path, per_query: &Path) -> Result<Gr
         reviewers: (parsed.labels.reviewers.as_ref()).and_then(|r| r.policy.clone()),
         doc_of: parsed.settings.doc_of.clone(),
         ks: parsed.settings.k.clone(),
+        measures: parsed.settings.measures.clone(),
         min_rel: parsed.settings.min_rel,
         missing_counts,
     })
@@ -392,12 +404,13 @@ mod tests {
             reviewers: None,
             doc_of: None,
             ks: vec![Cutoff::At(10)],
+            measures: None,
             min_rel: 1,
             missing_counts: true,
         };
         assert_eq!(facts.difference(&facts.clone()), None);
         type Change = fn(&mut GradingFacts);
-        let changed: [(Change, Difference); 6] = [
+        let changed: [(Change, Difference); 7] = [
             (|f| f.labels_hash = "b".into(), Difference::Labels),
             (
                 |f| f.reviewers = Some(ReviewerPolicy::Majority),
@@ -405,6 +418,10 @@ mod tests {
             ),
             (|f| f.doc_of = Some("#.*".into()), Difference::Unit),
             (|f| f.ks = vec![Cutoff::At(5)], Difference::Cutoffs),
+            (
+                |f| f.measures = Some(vec!["bpref".into()]),
+                Difference::Measures,
+            ),
             (|f| f.min_rel = 2, Difference::MinRel),
             (|f| f.missing_counts = false, Difference::Missing),
         ];

@@ -14,7 +14,7 @@ use crate::base::failure::Setting;
 use crate::base::metrics::Cutoff;
 use crate::base::options::ReviewerPolicy;
 use crate::base::power::{self, POWER};
-use crate::base::schema::{metric_columns, OutputFile, Status};
+use crate::base::schema::{metric_names, OutputFile, Status};
 use crate::base::slices::{split_slice_keys, split_slice_order, SplitSliceKey, NO_SLICE};
 use crate::base::stats::{self, NoInterval, WinsTiesLosses};
 use crate::base::text::plural;
@@ -322,6 +322,8 @@ pub struct Paired {
     pub labels_hash: String,
     /// The cutoffs both were graded at, in the order given.
     pub ks: Vec<Cutoff>,
+    /// The measures both were graded with by name, if any.
+    pub measures: Option<Vec<String>>,
     /// The baseline run.
     pub baseline: Origin,
     /// The candidate run.
@@ -357,13 +359,14 @@ impl Paired {
 /// columns both hold.
 ///
 /// # Errors
-/// The two were graded with different labels, cutoffs, `--min-rel` or
-/// `--missing`, share no stage, or a stage's queries differ.
+/// The two were graded with different labels, cutoffs, measures,
+/// `--min-rel` or `--missing`, share no stage, or a stage's queries differ.
 pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
     check_comparable(&baseline, &candidate)?;
     // Both sides hold the quality metrics of their (equal) cutoffs; a
     // grading by an older rgrade lacks judged@k, which is then left out.
-    let quality_metrics = metric_columns(&baseline.facts.ks).len();
+    let quality_metrics =
+        metric_names(&baseline.facts.ks, baseline.facts.measures.as_deref()).len();
     let n_metrics = if baseline.metrics == candidate.metrics {
         baseline.metrics.len()
     } else {
@@ -414,6 +417,7 @@ pub fn pair(baseline: GradedRun, candidate: GradedRun) -> Result<Paired> {
     Ok(Paired {
         labels_hash: baseline.facts.labels_hash.clone(),
         ks: baseline.facts.ks.clone(),
+        measures: baseline.facts.measures.clone(),
         baseline: origin(&baseline),
         candidate: origin(&candidate),
         quality_metrics,
@@ -480,6 +484,12 @@ fn check_comparable(baseline: &GradedRun, candidate: &GradedRun) -> Result<()> {
             Setting::K.given(cutoff_list(&b.ks)),
             Setting::K.given(cutoff_list(&c.ks)),
             Setting::K
+        ),
+        Difference::Measures => format!(
+            "{both} were graded with different {} ({} vs {}): regrade one with the other's",
+            Setting::Measures,
+            measure_list(&b.measures),
+            measure_list(&c.measures)
         ),
         Difference::MinRel => format!(
             "{both} were graded with different {} ({} vs {})",
@@ -593,6 +603,15 @@ fn pair_stage<'a>(
     })
 }
 
+/// The measures a grading asked for by name, as a message lists them:
+/// the default metrics when it asked for none.
+fn measure_list(measures: &Option<Vec<String>>) -> String {
+    match measures {
+        Some(names) => names.join(","),
+        None => "the default metrics".to_string(),
+    }
+}
+
 /// Cutoffs as `-k` takes them: `3,5,all`.
 fn cutoff_list(ks: &[Cutoff]) -> String {
     let ks: Vec<String> = ks.iter().map(Cutoff::to_string).collect();
@@ -638,6 +657,7 @@ mod tests {
                 reviewers: None,
                 doc_of: None,
                 ks: vec![Cutoff::At(1)],
+                measures: None,
                 min_rel: 1,
                 missing_counts,
             },

@@ -67,7 +67,7 @@ impl Aggregate {
             attribution: Attribution::default(),
             metric_sums: vec![0.0; settings.n_scores()],
             metric_spreads: vec![(0.0, 0.0); settings.n_scores()],
-            judged_sums: vec![0.0; settings.ks.len()],
+            judged_sums: vec![0.0; settings.judged_cutoffs().len()],
             latencies: Vec::new(),
             context: FiniteSum::default(),
             calibration: match calibrating {
@@ -109,7 +109,12 @@ impl Aggregate {
             }
         }
         if let (Status::Ok, Some(ok), Some(scores)) = (row.status, row.answer_ok, &row.scores) {
-            let all_evidence = scores[settings.deepest_recall()] >= 1.0;
+            // Every relevant document within the deepest cutoff; measured
+            // by its recall when graded, else by the evidence it missed.
+            let all_evidence = match settings.deepest_recall() {
+                Some(recall) => scores[recall] >= 1.0,
+                None => row.missed.is_empty(),
+            };
             self.attribution.add(ok, all_evidence);
         }
         self.leaks += u64::from(row.unauthorized.is_some_and(|n| n > 0.0));

@@ -71,6 +71,11 @@ pub struct Plan {
     /// under the name the command line and Python give it, too.
     #[serde(alias = "k")]
     pub ks: Vec<Cutoff>,
+    /// Measures asked for by name (ir_measures', ranx's or rgrade's:
+    /// `nDCG@10`, `P(rel=2)@5`, `map`), graded instead of the six default
+    /// metrics at every cutoff; empty grades the defaults. The cutoffs
+    /// still set `missing_at_k`, the review pool and stage loss.
+    pub measures: Vec<String>,
     /// What a labeled query without a capture scores.
     pub missing: MissingPolicy,
     /// What several captures of one (run, stage, query) become.
@@ -178,6 +183,7 @@ impl Plan {
             join: JoinBy::Id,
             span_stages: Vec::new(),
             ks: vec![Cutoff::At(10)],
+            measures: Vec::new(),
             missing: MissingPolicy::Fail,
             repeats: RepeatPolicy::Error,
             duplicate_docs: DuplicateDocs::Reject,
@@ -214,5 +220,24 @@ impl Plan {
         let deepest = ks.iter().map(|k| k.depth()).max().unwrap_or(0);
         (self.review_queue && self.out.is_some())
             .then(|| self.pool_depth.map_or(deepest, NonZeroUsize::get))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Python's `measures=` and the command line's `--measures` reach the
+    /// plan under the field's name, as a list of names kept as given (read
+    /// into measures when the grading starts); left out, none are asked.
+    #[test]
+    fn measures_are_read_by_the_field_s_name() {
+        let json = r#"{"measures": ["nDCG@10", "RBP(p=0.9,rel=2)"], "k": [5]}"#;
+        let plan: Plan = serde_json::from_str(json).unwrap();
+        assert_eq!(plan.measures, ["nDCG@10", "RBP(p=0.9,rel=2)"]);
+        assert_eq!(plan.ks, [Cutoff::At(5)]);
+        let plan: Plan = serde_json::from_str("{}").unwrap();
+        assert!(plan.measures.is_empty());
+        assert!(serde_json::from_str::<Plan>(r#"{"measure": ["AP"]}"#).is_err());
     }
 }

@@ -2,10 +2,11 @@
 //! keeps) become one row of per_query.csv, every metric at every cutoff
 //! averaged over them, with its status and the evidence it missed.
 
+use crate::base::measures::Measure;
 use crate::base::metrics::{self, Cutoff, Hit, Metric};
 use crate::base::numbers;
 use crate::base::options::{MissingPolicy, RepeatPolicy};
-use crate::base::schema::Status;
+use crate::base::schema::{self, Status};
 use crate::base::slices::log_slice_value;
 use crate::grade::capture::{Capture, Found};
 use crate::labels::{LabelIndex, QueryIdx};
@@ -18,6 +19,10 @@ pub type FoundOf<'a> = &'a dyn Fn(&Capture) -> &'a [Found];
 pub struct GradeSettings {
     /// Cutoffs, in the order given.
     pub ks: Vec<Cutoff>,
+    /// The measures asked for by name (`--measures`), in column order;
+    /// `None` grades the six default metrics at every cutoff, and
+    /// `judged@k` at each after them.
+    pub measures: Option<Vec<Measure>>,
     /// What a missing query scores.
     pub missing: MissingPolicy,
     /// What several captures of one key mean.
@@ -50,16 +55,39 @@ impl GradeSettings {
         }
     }
 
-    /// Metric columns per row: six per cutoff.
+    /// Metric columns per row: six per cutoff, or one per measure asked.
     pub fn n_scores(&self) -> usize {
-        self.ks.len() * Metric::ALL.len()
+        match &self.measures {
+            Some(measures) => measures.len(),
+            None => self.ks.len() * Metric::ALL.len(),
+        }
+    }
+
+    /// The names of the measures asked for, as their columns are named;
+    /// `None` for the default metrics.
+    pub fn asked(&self) -> Option<Vec<String>> {
+        (self.measures.as_ref()).map(|measures| measures.iter().map(ToString::to_string).collect())
+    }
+
+    /// The metric columns' names, in order.
+    pub fn metric_columns(&self) -> Vec<String> {
+        schema::metric_names(&self.ks, self.asked().as_deref())
+    }
+
+    /// The cutoffs of the `judged@k` columns that follow the others
+    /// ([`schema::judged_cutoffs`]).
+    pub fn judged_cutoffs(&self) -> &[Cutoff] {
+        schema::judged_cutoffs(&self.ks, self.measures.as_ref().map(|_| &[][..]))
     }
 
     /// Where a row's scores hold recall at the deepest cutoff: the
-    /// evidence the answer could draw on.
-    pub fn deepest_recall(&self) -> usize {
+    /// evidence the answer could draw on; `None` when measures were asked
+    /// for by name.
+    pub fn deepest_recall(&self) -> Option<usize> {
         let deepest = (0..self.ks.len()).max_by_key(|&i| self.ks[i]).unwrap_or(0);
-        deepest * Metric::ALL.len()
+        self.measures
+            .is_none()
+            .then_some(deepest * Metric::ALL.len())
     }
 }
 
@@ -128,10 +156,14 @@ pub fn row(
             Some(mean_scores(labels, query, graded, found, settings)),
             Some(mean_judged(graded, found, settings)),
         ),
-        Status::Invalid => (zeros(settings.n_scores()), zeros(settings.ks.len())),
-        Status::Missing if settings.counts_in_means(status) => {
-            (zeros(settings.n_scores()), zeros(settings.ks.len()))
-        }
+        Status::Invalid => (
+            zeros(settings.n_scores()),
+            zeros(settings.judged_cutoffs().len()),
+        ),
+        Status::Missing if settings.counts_in_means(status) => (
+            zeros(settings.n_scores()),
+            zeros(settings.judged_cutoffs().len()),
+        ),
         Status::Missing | Status::NoAnswer => (None, None),
     };
     let missed = if status == Status::NoAnswer {
@@ -197,11 +229,11 @@ fn first_relevant(labels: &LabelIndex, found: &[Found]) -> Option<u32> {
 fn mean_judged(captures: &[&Capture], found: FoundOf, settings: &GradeSettings) -> Box<[f64]> {
     let judged_of = |capture: &Capture| -> Vec<f64> {
         let ranks = || found(capture).iter().map(|f| f.rank);
-        (settings.ks.iter())
+        (settings.judged_cutoffs().iter())
             .map(|&k| metrics::judged(ranks(), k, capture.n_results as usize))
             .collect()
     };
-    mean_per_column(captures, settings.ks.len(), judged_of)
+    mean_per_column(captures, settings.judged_cutoffs().len(), judged_of)
 }
 
 /// The mean of each column of the values `of` gives each capture; each
@@ -232,17 +264,21 @@ fn mean_scores(
     let judgments = labels.judgments(query);
     let scores_of = |capture: &Capture| -> Vec<f64> {
         let found = found(capture);
+        let retrieved = capture.n_results as usize;
+        if let Some(measures) = &settings.measures {
+            let judged: Vec<Hit> = (found.iter())
+                .map(|f| Hit {
+                    rank: f.rank,
+                    grade: labels.grade(f.doc),
+                })
+                .collect();
+            let value = |measure: &Measure| measure.value(&judged, &judgments, retrieved);
+            return measures.iter().map(value).collect();
+        }
         settings
             .ks
             .iter()
-            .flat_map(|&k| {
-                metrics::score(
-                    hits(labels, found),
-                    &judgments,
-                    k,
-                    capture.n_results as usize,
-                )
-            })
+            .flat_map(|&k| metrics::score(hits(labels, found), &judgments, k, retrieved))
             .collect()
     };
     mean_per_column(captures, settings.n_scores(), scores_of)

@@ -487,6 +487,7 @@ impl LabelIndex {
         Judgments {
             n_relevant: q.n_relevant as usize,
             ideal_grades: &self.ideal_grades[q.docs.start as usize..q.docs.end as usize],
+            n_judged: (q.judged_end - q.docs.start) as usize,
             min_rel: self.min_rel,
         }
     }

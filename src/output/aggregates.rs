@@ -29,9 +29,9 @@ pub fn write_aggregates(
     calibrated: bool,
 ) -> Result<Staged> {
     let mut wtr = csv::Writer::from_writer(stage(dir, AGGREGATES_FILE)?);
-    let mut header = aggregates_header(&settings.ks);
+    let mut header = aggregates_header(&settings.ks, settings.asked().as_deref());
     if calibrated {
-        header.extend(calibration_columns(&settings.ks));
+        header.extend(calibration_columns(&settings.metric_columns()));
     }
     header.extend(settings.slice_by.iter().cloned());
     wtr.write_record(&header)?;
@@ -101,7 +101,7 @@ impl Row<'_> {
         wtr.write_field(cell.text(Some(agg.leaks as f64)))?;
         wtr.write_field(split)?;
         let judged = agg.judged_means();
-        for i in 0..settings.ks.len() {
+        for i in 0..settings.judged_cutoffs().len() {
             wtr.write_field(cell.text(judged.as_ref().map(|j| j[i])))?;
         }
         let half_widths = agg.half_widths();

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::cells::NumberCell;
 use super::target::Destination;
-use crate::base::schema::{metric_columns, Status, LANGUAGE, RUN, SPLIT, STAGE, TASK};
+use crate::base::schema::{Status, LANGUAGE, RUN, SPLIT, STAGE, TASK};
 use crate::base::slices::ANY;
 use crate::base::text::visible;
 use crate::base::timestamp::Timestamp;
@@ -126,7 +126,7 @@ pub fn as_of_family(name: &'static str, as_of: Timestamp) -> Family {
 pub fn grading_families(graded: &Graded) -> Vec<Family> {
     let labels = &graded.labels;
     let slice = |id: Option<u32>| id.map_or(ANY, |id| labels.slice_name(id));
-    let metrics = metric_columns(&graded.settings.ks);
+    let metrics = graded.settings.metric_columns();
     let mut means = Family::new(
         "rgrade_mean",
         "Mean of a metric over a grouping set's counted queries (aggregates.csv).",

@@ -19,9 +19,9 @@ use super::cells::{read_measure, read_metric, CsvRows};
 use super::staged::{self, stage, Staged, Staging};
 use crate::base::metrics::Cutoff;
 use crate::base::schema::{
-    judged_columns, metric_columns, missing_column, per_query_header, OutputFile, Status,
-    ANSWER_OK, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID, REQUIRED, RUN,
-    SPLIT, STAGE, STATUS, TASK,
+    judged_columns, judged_cutoffs, metric_names, missing_column, per_query_header, OutputFile,
+    Status, ANSWER_OK, CONTEXT_TOKENS, LANGUAGE, LATENCY_MS, PER_QUERY_FILE, QUERY_ID, REQUIRED,
+    RUN, SPLIT, STAGE, STATUS, TASK,
 };
 use crate::base::slices::NO_SLICE;
 use crate::grade::score::{GradeSettings, QueryRow};
@@ -56,7 +56,7 @@ impl Widths {
     pub fn of(settings: &GradeSettings) -> Self {
         Widths {
             scores: settings.n_scores(),
-            judged: settings.ks.len(),
+            judged: settings.judged_cutoffs().len(),
         }
     }
 }
@@ -105,7 +105,7 @@ pub fn row_cells(
 /// per_query.csv's header for rows graded with `settings`: a column per
 /// log field sliced by after all the others.
 pub fn header(settings: &GradeSettings) -> Vec<String> {
-    let mut header = per_query_header(&settings.ks);
+    let mut header = per_query_header(&settings.ks, settings.asked().as_deref());
     header.extend(settings.slice_by.iter().cloned());
     header
 }
@@ -231,7 +231,7 @@ impl<'a> PerQueryTable<'a> {
 
     /// No rows yet, of rows graded with `settings`.
     pub fn new(labels: &'a LabelIndex, settings: &GradeSettings) -> Self {
-        let header = per_query_header(&settings.ks);
+        let header = per_query_header(&settings.ks, settings.asked().as_deref());
         let missing = missing_column(&settings.ks);
         let data_type = |name: &str| match name {
             RUN | STAGE | QUERY_ID | TASK | LANGUAGE | STATUS | SPLIT => DataType::Utf8,
@@ -386,7 +386,7 @@ pub struct ReadRow<'r> {
     pub latency_ms: Option<f64>,
     /// Its context size.
     pub context_tokens: Option<f64>,
-    /// Its metric cells, in [`metric_columns`] order; `None` when the row
+    /// Its metric cells, in [`metric_names`] order; `None` when the row
     /// holds none (a query with no score).
     pub metrics: Option<&'r [f64]>,
     /// Its `judged@k` cells, likewise; `None` in a file without them too.
@@ -401,11 +401,12 @@ pub struct ReadRow<'r> {
 }
 
 impl PerQueryReader {
-    /// Open the per_query.csv at `path`, graded at cutoffs `ks`.
+    /// Open the per_query.csv at `path`, graded at cutoffs `ks` and the
+    /// measures `asked` by name, if any.
     ///
     /// # Errors
     /// The file cannot be opened or lacks a column.
-    pub fn open(path: &Path, ks: &[Cutoff]) -> Result<Self> {
+    pub fn open(path: &Path, ks: &[Cutoff], asked: Option<&[String]>) -> Result<Self> {
         let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
         let tally = Tally::new(file);
         let mut reader = csv::Reader::from_reader(BufReader::with_capacity(1 << 20, tally));
@@ -416,7 +417,7 @@ impl PerQueryReader {
         let column = |name: &str| {
             find(name).with_context(|| format!("{}:1: no column '{name}'", path.display()))
         };
-        let metrics = (metric_columns(ks).iter())
+        let metrics = (metric_names(ks, asked).iter())
             .map(|name| column(name))
             .collect::<Result<Vec<_>>>()
             .context("per_query.csv does not have the metric columns of its cutoffs")?;
@@ -435,7 +436,9 @@ impl PerQueryReader {
             missed: column(&missing_column(ks))?,
             split: find(SPLIT),
             metrics,
-            judged: judged_columns(ks).iter().map(|name| find(name)).collect(),
+            judged: (judged_columns(judged_cutoffs(ks, asked)).iter())
+                .map(|name| find(name))
+                .collect(),
         };
         Ok(PerQueryReader {
             path: path.to_path_buf(),
@@ -457,8 +460,13 @@ impl PerQueryReader {
     ///
     /// # Errors
     /// As [`PerQueryReader::open`].
-    pub fn open_as_listed(path: &Path, ks: &[Cutoff], listed: &OutputFile) -> Result<Self> {
-        let reader = PerQueryReader::open(path, ks)?;
+    pub fn open_as_listed(
+        path: &Path,
+        ks: &[Cutoff],
+        asked: Option<&[String]>,
+        listed: &OutputFile,
+    ) -> Result<Self> {
+        let reader = PerQueryReader::open(path, ks, asked)?;
         Ok(PerQueryReader {
             listed: Some(listed.clone()),
             ..reader

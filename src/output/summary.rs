@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::staged::{self, stage, Staged};
 
 use crate::base::schema::{
-    metric_columns, MostlyMissing, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE,
+    MostlyMissing, OrderedMap, OverallSummary, Status, Summary, SUMMARY_FILE,
 };
 use crate::grade::aggregate::{Aggregate, PairAggregates};
 use crate::grade::score::GradeSettings;
@@ -55,7 +55,8 @@ fn overall_row(
     settings: &GradeSettings,
 ) -> OverallSummary {
     let means = overall.means();
-    let metrics = metric_columns(&settings.ks)
+    let metrics = settings
+        .metric_columns()
         .into_iter()
         .enumerate()
         .map(|(i, name)| (name, means.as_ref().map(|m| m[i])))

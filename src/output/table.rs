@@ -11,7 +11,7 @@
 use std::io::{self, Write};
 
 use crate::base::metrics::Metric;
-use crate::base::schema::{judged_columns, metric_columns, Counts, Status};
+use crate::base::schema::{judged_columns, Counts, Status};
 use crate::base::slices::repeats_broader;
 use crate::base::text::plural;
 use crate::grade::aggregate::{Aggregate, PairAggregates};
@@ -42,8 +42,14 @@ pub fn print_table(
     width: usize,
 ) -> io::Result<()> {
     // The metrics, then the labels' coverage at each cutoff.
-    let mut metrics = metric_columns(&settings.ks);
-    metrics.extend(judged_columns(&settings.ks));
+    let mut metrics = settings.metric_columns();
+    metrics.extend(judged_columns(settings.judged_cutoffs()));
+    // Turned, each default metric reads down its cutoffs; measures asked
+    // for by name keep the order asked.
+    let (n_ks, per_k) = match &settings.measures {
+        Some(measures) => (1, measures.len()),
+        None => (settings.ks.len(), Metric::ALL.len()),
+    };
     for PairAggregates {
         run,
         stage,
@@ -86,7 +92,7 @@ pub fn print_table(
         if table.width() <= width {
             table.print(out)?;
         } else {
-            table.print_turned(out, settings.ks.len(), width)?;
+            table.print_turned(out, n_ks, per_k, width)?;
         }
         if !repeats.is_empty() {
             writeln!(out, "  the same queries as all: {}", repeats.join(", "))?;
@@ -179,12 +185,17 @@ impl SliceTable {
         Ok(())
     }
 
-    /// Turned: a row per count and metric (each metric at every cutoff in
-    /// turn, so its rise with k reads down the column; judged@k last) and a column per
-    /// slice, the slices in as many groups as `width` needs, each group
-    /// under its own header.
-    fn print_turned(&self, out: &mut impl Write, n_ks: usize, width: usize) -> io::Result<()> {
-        let per_k = Metric::ALL.len();
+    /// Turned: a row per count and metric (each of the `per_k` metrics at
+    /// each of the `n_ks` cutoffs in turn, so its rise with k reads down
+    /// the column; judged@k last) and a column per slice, the slices in as
+    /// many groups as `width` needs, each group under its own header.
+    fn print_turned(
+        &self,
+        out: &mut impl Write,
+        n_ks: usize,
+        per_k: usize,
+        width: usize,
+    ) -> io::Result<()> {
         let first_metric = 1 + COUNT_COLUMNS.len();
         let metrics = (0..per_k).flat_map(|m| (0..n_ks).map(move |k| first_metric + k * per_k + m));
         let judged = first_metric + n_ks * per_k..self.header.len();
@@ -379,7 +390,7 @@ fn print_calibration(
         "means calibrated against {}:",
         human.source.given_path().display()
     )?;
-    let metrics = metric_columns(&settings.ks);
+    let metrics = settings.metric_columns();
     for PairAggregates {
         run,
         stage,

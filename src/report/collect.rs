@@ -11,8 +11,8 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use crate::base::intervals::{Gathered, MeanInterval};
-use crate::base::metrics::{Cutoff, Metric};
-use crate::base::schema::{metric_columns, Status};
+use crate::base::metrics::Cutoff;
+use crate::base::schema::{metric_names, Headline, Status};
 use crate::compare::graded::Names;
 
 /// Slices shown per kind (task, language, task × language, split): the largest.
@@ -80,8 +80,8 @@ pub struct SliceFigure {
     pub split: Option<String>,
     /// Queries counted in its means.
     pub counted: usize,
-    /// The deepest cutoff's six metrics, in [`Metric::ALL`] order
-    /// (`None` when no query counts).
+    /// The headline metrics ([`Headline`]), in column order (`None` when
+    /// no query counts).
     pub intervals: Vec<Option<MeanInterval>>,
 }
 
@@ -107,10 +107,9 @@ pub struct WorstQuery {
     pub n_relevant: u32,
     /// Rank of its first relevant result.
     pub first_rel_rank: Option<u32>,
-    /// recall at the deepest cutoff.
-    pub recall: f64,
-    /// rr at the deepest cutoff.
-    pub rr: f64,
+    /// Its first two headline metrics (recall and rr at the deepest
+    /// cutoff, by default), or the one there is.
+    pub lowest: Vec<f64>,
     /// The relevant ids it missed.
     pub missed: Vec<String>,
 }
@@ -157,8 +156,8 @@ pub struct PairFigures {
 /// Gathers the figures of every (run, stage), one row at a time.
 pub struct Collector {
     n_scores: usize,
-    /// The deepest cutoff's first column.
-    deepest: usize,
+    /// The metrics the page leads with.
+    headline: Headline,
     pairs: Vec<PairFigures>,
     current: Option<PairRows>,
 }
@@ -179,16 +178,12 @@ struct PairRows {
 }
 
 impl Collector {
-    /// Nothing read yet, for a grading at cutoffs `ks`.
-    pub fn new(ks: &[Cutoff]) -> Self {
-        let deepest = ks
-            .iter()
-            .enumerate()
-            .max_by_key(|&(_, k)| k)
-            .map_or(0, |(i, _)| i);
+    /// Nothing read yet, for a grading at cutoffs `ks` of the measures
+    /// `asked` by name, if any.
+    pub fn new(ks: &[Cutoff], asked: Option<&[String]>) -> Self {
         Collector {
-            n_scores: metric_columns(ks).len(),
-            deepest: deepest * Metric::ALL.len(),
+            n_scores: metric_names(ks, asked).len(),
+            headline: Headline::of(ks, asked),
             pairs: Vec::new(),
             current: None,
         }
@@ -223,7 +218,7 @@ impl Collector {
     /// # Panics
     /// No pair begun: a caller's bug.
     pub fn add(&mut self, row: &impl PerQueryRow) {
-        let deepest = self.deepest;
+        let headline = &self.headline;
         let pair = self.current.as_mut().expect("a pair is begun first");
         pair.latencies.extend(row.latency_ms());
         pair.contexts.extend(row.context_tokens());
@@ -243,9 +238,9 @@ impl Collector {
             None => RANK_BINS.len(),
         };
         pair.first_ranks[bin] += 1;
-        let recall = scores[deepest + metric_index(Metric::Recall)];
-        let rr = scores[deepest + metric_index(Metric::Rr)];
-        let worse = |q: &WorstQuery| (recall, rr) < (q.recall, q.rr);
+        let lowest = headline.of_row(scores);
+        let lowest = &lowest[..lowest.len().min(2)];
+        let worse = |q: &WorstQuery| lowest < &q.lowest[..];
         if pair.worst.len() < WORST_SHOWN || pair.worst.last().is_some_and(worse) {
             // Rows come in query order, so a query that only ties the
             // last kept one stays out: the list is the same however read.
@@ -258,8 +253,7 @@ impl Collector {
                     language: row.language().to_string(),
                     n_relevant: row.n_relevant(),
                     first_rel_rank: row.first_rel_rank(),
-                    recall,
-                    rr,
+                    lowest: lowest.to_vec(),
                     missed: match row.missed().as_str() {
                         "" => Vec::new(),
                         ids => ids.split('|').map(str::to_string).collect(),
@@ -280,17 +274,12 @@ impl Collector {
         let Some(pair) = self.current.take() else {
             return;
         };
-        self.pairs.push(pair.figures(self.n_scores, self.deepest));
+        self.pairs.push(pair.figures(self.n_scores, &self.headline));
     }
 }
 
-/// The position of `metric` among a cutoff's six columns.
-pub fn metric_index(metric: Metric) -> usize {
-    Metric::ALL.iter().position(|&m| m == metric).unwrap_or(0)
-}
-
 impl PairRows {
-    fn figures(self, n_scores: usize, deepest: usize) -> PairFigures {
+    fn figures(self, n_scores: usize, headline: &Headline) -> PairFigures {
         let rows = self.slices.len();
         let mut overall = vec![Gathered::expecting(rows); n_scores];
         for row in self.values.chunks_exact(n_scores) {
@@ -298,7 +287,7 @@ impl PairRows {
                 gathered.add(value);
             }
         }
-        let slices = self.slice_lists(n_scores, deepest);
+        let slices = self.slice_lists(n_scores, headline);
         PairFigures {
             overall: overall.par_iter().map(Gathered::interval).collect(),
             slices,
@@ -312,9 +301,9 @@ impl PairRows {
     }
 
     /// For each kind of slice, the largest, by name, with the intervals
-    /// of the deepest cutoff's metrics: two passes over the rows, one to
-    /// size every slice and one to gather the values of those shown.
-    fn slice_lists(&self, n_scores: usize, deepest: usize) -> [SliceList; 4] {
+    /// of the headline metrics: two passes over the rows, one to size
+    /// every slice and one to gather the values of those shown.
+    fn slice_lists(&self, n_scores: usize, headline: &Headline) -> [SliceList; 4] {
         let kinds = [
             SliceKind::Task,
             SliceKind::Language,
@@ -353,13 +342,13 @@ impl PairRows {
             .iter()
             .map(|(shown, _)| {
                 let metrics = |&(_, size): &(SliceOf, usize)| {
-                    vec![Gathered::expecting(size); Metric::ALL.len()]
+                    vec![Gathered::expecting(size); headline.names.len()]
                 };
                 shown.iter().map(metrics).collect()
             })
             .collect();
         for (row, &slice) in self.slices.iter().enumerate() {
-            let values = &self.values[row * n_scores + deepest..][..Metric::ALL.len()];
+            let values = headline.of_row(&self.values[row * n_scores..][..n_scores]);
             for (k, kind) in kinds.iter().enumerate() {
                 if let Some(&i) = places[k].get(&kind.key(slice)) {
                     for (g, &value) in gathered[k][i].iter_mut().zip(values) {
@@ -535,7 +524,7 @@ mod tests {
 
     #[test]
     fn the_seed_example_has_its_hand_computed_figures() {
-        let mut collector = Collector::new(&[Cutoff::At(3)]);
+        let mut collector = Collector::new(&[Cutoff::At(3)], None);
         collector.begin_pair("", "final", 4);
         collector.add(&row("q_export", "export", 1.0, 1.0, Some(1)));
         collector.add(&row("q_reset", "account", 1.0, 0.5, Some(2)));
@@ -579,7 +568,7 @@ mod tests {
 
     #[test]
     fn ties_keep_the_first_queries_read() {
-        let mut collector = Collector::new(&[Cutoff::At(3)]);
+        let mut collector = Collector::new(&[Cutoff::At(3)], None);
         collector.begin_pair("run", "final", 0);
         let ids: Vec<&'static str> = (0..WORST_SHOWN + 5)
             .map(|i| &*Box::leak(format!("q{i:02}").into_boxed_str()))
@@ -595,7 +584,7 @@ mod tests {
 
     #[test]
     fn ranks_fall_in_their_bins() {
-        let mut collector = Collector::new(&[Cutoff::At(3)]);
+        let mut collector = Collector::new(&[Cutoff::At(3)], None);
         collector.begin_pair("run", "final", 0);
         for (id, rank) in [("a", 10), ("b", 11), ("c", 20), ("d", 21), ("e", 5000)] {
             collector.add(&row(id, "t", 1.0, 1.0, Some(rank)));

@@ -26,9 +26,9 @@ use super::sources::{number, read_aggregates_csv, read_csv, Sources};
 use crate::base::intervals::{MeanInterval, Method, BOOTSTRAP_UP_TO};
 use crate::base::metrics::{Cutoff, Metric};
 use crate::base::schema::{
-    RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING, ATTRIBUTION,
-    ATTRIBUTION_FILE, LANGUAGE, REJECTS_FILE, REVIEW_QUEUE_FILE, RUN, STAGE, STAGE_LOSS,
-    STAGE_LOSS_FILE, TASK,
+    Headline, RejectLine, Summary, AGGREGATES_FILE, AGGREGATES_LEADING, AGGREGATES_TRAILING,
+    ATTRIBUTION, ATTRIBUTION_FILE, LANGUAGE, REJECTS_FILE, REVIEW_QUEUE_FILE, RUN, STAGE,
+    STAGE_LOSS, STAGE_LOSS_FILE, TASK,
 };
 use crate::base::slices::ANY;
 
@@ -49,7 +49,12 @@ const INPUTS_SHOWN: usize = 30;
 pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Result<String> {
     let ks = &summary.settings.k;
     let deepest = ks.iter().max().copied().unwrap_or(Cutoff::At(10));
-    let facts = Facts::read(summary, sources, deepest)?;
+    let asked = summary.settings.measures.as_deref();
+    let headline = Headline::of(ks, asked);
+    // The default metrics are drawn across the cutoffs; measures asked
+    // for by name each have their own cutoff.
+    let across: &[Cutoff] = if asked.is_some() { &[] } else { ks };
+    let facts = Facts::read(summary, sources, &headline, deepest)?;
     let lede = html! {
         "Labels " code { (summary.labels.path) } " (" (count(summary.labels.queries as u64))
         " labeled queries), " (summary.inputs.len()) " log input"
@@ -58,11 +63,11 @@ pub fn page(summary: &Summary, figures: &[PairFigures], sources: &Sources) -> Re
         ". Means are macro averages over the queries that count; intervals are 95%."
     };
     let body = html! {
-        (overview(summary, figures, &facts, deepest)?)
-        (log_slices(&facts, deepest))
-        (calibration::section(summary, sources.require(AGGREGATES_FILE)?, &metric_names(deepest), deepest)?)
+        (overview(summary, figures, &facts, &headline)?)
+        (log_slices(&facts, &headline, deepest))
+        (calibration::section(summary, sources.require(AGGREGATES_FILE)?, &headline.names, deepest)?)
         @for (i, pair) in figures.iter().take(PAIRS_DRAWN).enumerate() {
-            (pair_section(i, pair, &facts, ks, deepest)?)
+            (pair_section(i, pair, &facts, &headline, across, deepest)?)
         }
         @if figures.len() > PAIRS_DRAWN {
             p.note { (figures.len() - PAIRS_DRAWN) " more (run, stage) pairs are in the overview "
@@ -139,7 +144,12 @@ struct StageLossRow {
 }
 
 impl Facts {
-    fn read(summary: &Summary, sources: &Sources, deepest: Cutoff) -> Result<Self> {
+    fn read(
+        summary: &Summary,
+        sources: &Sources,
+        headline: &Headline,
+        deepest: Cutoff,
+    ) -> Result<Self> {
         let stage_loss = match sources.path(STAGE_LOSS_FILE) {
             Some(path) => read_stage_loss(path)?,
             None => Vec::new(),
@@ -150,9 +160,8 @@ impl Facts {
         };
         let aggregates = sources.require(AGGREGATES_FILE)?;
         let slice_by = &summary.settings.slice_by;
-        let names = metric_names(deepest);
         let columns: Vec<&str> = (LOG_SLICE_COLUMNS.into_iter())
-            .chain(names.iter().map(String::as_str))
+            .chain(headline.names.iter().map(String::as_str))
             .collect();
         let mut log_slices = Vec::new();
         for row in read_aggregates_csv(aggregates, &columns, slice_by)?.1 {
@@ -172,7 +181,7 @@ impl Facts {
             });
         }
         Ok(Facts {
-            aggregates: read_aggregates(aggregates, deepest, slice_by)?,
+            aggregates: read_aggregates(aggregates, &judged_column(summary, deepest), slice_by)?,
             log_slices,
             attribution: match sources.path(ATTRIBUTION_FILE) {
                 Some(path) => read_attribution(path)?,
@@ -198,16 +207,16 @@ fn whole(text: &str, path: &Path) -> Result<u64> {
 
 fn read_aggregates(
     path: &Path,
-    deepest: Cutoff,
+    judged: &Option<String>,
     slice_by: &[String],
 ) -> Result<BTreeMap<(String, String, String, String), AggregateRow>> {
-    let judged = format!("judged@{deepest}");
     let columns: Vec<&str> = AGGREGATES_LEADING
         .iter()
         .chain(&AGGREGATES_TRAILING)
         .copied()
-        .chain([judged.as_str()])
+        .chain(judged.as_deref())
         .collect();
+    let split_at = AGGREGATES_LEADING.len() + AGGREGATES_TRAILING.len() - 1;
     let mut rows = BTreeMap::new();
     for r in read_aggregates_csv(path, &columns, slice_by)?.0 {
         let row = AggregateRow {
@@ -225,12 +234,14 @@ fn read_aggregates(
             ],
             context_mean: number(&r[12], path)?,
             leaks: whole(&r[13], path)?,
-            judged: number(&r[15], path)?,
+            judged: match r.get(split_at + 1) {
+                Some(judged) => number(judged, path)?,
+                None => None,
+            },
         };
-        let [run, stage, task, language, .., split, _] = <[String; 16]>::try_from(r)
-            .map_err(|_| anyhow::anyhow!("{}: a row is cut short", path.display()))?;
         // The sets within a split are drawn from per_query.csv's rows.
-        if split == ANY {
+        if r[split_at] == ANY {
+            let [run, stage, task, language] = [0, 1, 2, 3].map(|i| r[i].clone());
             rows.insert((run, stage, task, language), row);
         }
     }
@@ -311,28 +322,30 @@ fn were(n: u64, noun: &str) -> String {
     }
 }
 
-/// The deepest cutoff's six metric names.
-fn metric_names(deepest: Cutoff) -> Vec<String> {
-    Metric::ALL
-        .iter()
-        .map(|m| format!("{}@{deepest}", m.name()))
-        .collect()
+/// The column of aggregates.csv that says how much of the top k at the
+/// deepest cutoff the labels judge, if the grading wrote one: `judged@k`
+/// follows the default metrics, and is among the measures asked for by
+/// name only if asked.
+fn judged_column(summary: &Summary, deepest: Cutoff) -> Option<String> {
+    let column = format!("judged@{deepest}");
+    match &summary.settings.measures {
+        Some(asked) => asked.contains(&column).then_some(column),
+        None => Some(column),
+    }
 }
 
-/// The deepest cutoff's six intervals of an overall row.
-fn deepest_of(pair: &PairFigures, ks: &[Cutoff], deepest: Cutoff) -> Vec<Option<MeanInterval>> {
-    let at = ks.iter().position(|&k| k == deepest).unwrap_or(0) * Metric::ALL.len();
-    pair.overall[at..at + Metric::ALL.len()].to_vec()
+/// The headline intervals of an overall row.
+fn headline_of(pair: &PairFigures, headline: &Headline) -> Vec<Option<MeanInterval>> {
+    headline.of_row(&pair.overall).to_vec()
 }
 
 fn overview(
     summary: &Summary,
     figures: &[PairFigures],
     facts: &Facts,
-    deepest: Cutoff,
+    headline: &Headline,
 ) -> Result<Markup> {
-    let ks = &summary.settings.k;
-    let names = metric_names(deepest);
+    let names = &headline.names;
     let counts = &summary.counts;
     let chart = if figures.len() > 1 {
         let rows: Vec<BarRow> = figures
@@ -340,10 +353,10 @@ fn overview(
             .take(OVERVIEW_ROWS)
             .map(|p| BarRow {
                 label: pair_name(&p.run, &p.stage),
-                values: deepest_of(p, ks, deepest),
+                values: headline_of(p, headline),
             })
             .collect();
-        Some(charts::slice_bars(&rows, &names)?)
+        Some(charts::slice_bars(&rows, names)?)
     } else {
         None
     };
@@ -358,14 +371,14 @@ fn overview(
             table {
                 tr { th { "run" } th { "stage" } th.n { "queries" } th.n { "ok" } th.n { "missing" }
                      th.n { "invalid" } th.n { "no answer" }
-                     @for name in &names { th.n { (name) } } }
+                     @for name in names { th.n { (name) } } }
                 @for p in figures.iter().take(OVERVIEW_ROWS) {
                     @let agg = facts.overall(&p.run, &p.stage);
                     tr {
                         td.id { (p.run) } td { (p.stage) }
                         td.n { (count(agg.map_or(0, |a| a.queries))) }
                         @for status in 0..4 { td.n { (count(agg.map_or(0, |a| a.statuses[status]))) } }
-                        @for value in deepest_of(p, ks, deepest) { (cell(value.map(|v| v.mean))) }
+                        @for value in headline_of(p, headline) { (cell(value.map(|v| v.mean))) }
                     }
                 }
             }
@@ -410,11 +423,12 @@ fn pair_section(
     i: usize,
     pair: &PairFigures,
     facts: &Facts,
-    ks: &[Cutoff],
+    heading: &Headline,
+    across: &[Cutoff],
     deepest: Cutoff,
 ) -> Result<Markup> {
-    let names = metric_names(deepest);
-    let headline = deepest_of(pair, ks, deepest);
+    let names = &heading.names;
+    let headline = headline_of(pair, heading);
     let agg = facts.overall(&pair.run, &pair.stage);
     Ok(html! {
         section id=(format!("pair-{i}")) {
@@ -444,11 +458,11 @@ fn pair_section(
                     Unjudged results count as not relevant, so a low share leaves the metrics \
                     less to go on." }
             }
-            (slices(pair, &names)?)
-            (cutoffs(pair, ks)?)
+            (slices(pair, names)?)
+            (cutoffs(pair, across)?)
             (first_ranks(pair)?)
             (latency_and_context(pair, agg)?)
-            (worst(pair, deepest))
+            (worst(pair, names, deepest))
         }
     })
 }
@@ -653,22 +667,24 @@ fn below_note(caption: &str, below: u64) -> String {
     }
 }
 
-fn worst(pair: &PairFigures, deepest: Cutoff) -> Markup {
+/// The queries lowest on the first two headline metrics `names`.
+fn worst(pair: &PairFigures, names: &[String], deepest: Cutoff) -> Markup {
+    let ranked_by = &names[..names.len().min(2)];
     html! {
         @if !pair.worst.is_empty() {
             h3 { "Worst queries" }
-            p.note { "Graded queries with the lowest recall@" (deepest) ", then rr@" (deepest)
+            p.note { "Graded queries with the lowest " (ranked_by.join(", then "))
                 ", and the relevant documents their captures missed in the top " (deepest) "." }
             table {
                 tr { th { "query" } th { "task" } th { "language" } th.n { "relevant" }
-                     th.n { "first rank" } th.n { (format!("recall@{deepest}")) } th.n { (format!("rr@{deepest}")) }
+                     th.n { "first rank" } @for name in ranked_by { th.n { (name) } }
                      th { "missed evidence" } }
                 @for q in &pair.worst {
                     tr {
                         td.id { (q.query_id) } td { (q.task) } td { (q.language) }
                         td.n { (q.n_relevant) }
                         td.n { @if let Some(rank) = q.first_rel_rank { (rank) } @else { "none" } }
-                        (cell(Some(q.recall))) (cell(Some(q.rr)))
+                        @for &value in &q.lowest { (cell(Some(value))) }
                         td { (ids(&q.missed, MISSED_SHOWN)) }
                     }
                 }
@@ -776,7 +792,7 @@ fn stage_loss(facts: &Facts) -> Result<Markup> {
 
 /// The sets of the log fields sliced by (`--slice-by`): each value's
 /// queries and means at the deepest cutoff, as aggregates.csv has them.
-fn log_slices(facts: &Facts, deepest: Cutoff) -> Markup {
+fn log_slices(facts: &Facts, headline: &Headline, deepest: Cutoff) -> Markup {
     if facts.log_slices.is_empty() {
         return html! {};
     }
@@ -791,7 +807,7 @@ fn log_slices(facts: &Facts, deepest: Cutoff) -> Markup {
                 tr {
                     th { "run" } th { "stage" } th { "slice" }
                     @for name in &LOG_SLICE_COLUMNS[2..] { th.n { (name) } }
-                    @for metric in Metric::ALL { th.n { (metric.name()) } }
+                    @for name in &headline.short_names { th.n { (name) } }
                 }
                 @for slice in &facts.log_slices {
                     tr {

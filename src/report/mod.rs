@@ -265,10 +265,12 @@ fn draw(dir: &Path) -> Result<Drawn> {
     if dir.join(SUMMARY_FILE).exists() {
         let summary = complete::read_summary(&dir.join(SUMMARY_FILE))?;
         let sources = Sources::listed(dir, &summary.outputs);
-        let mut collector = Collector::new(&summary.settings.k);
+        let mut collector =
+            Collector::new(&summary.settings.k, summary.settings.measures.as_deref());
         per_query::read(
             sources.require(PER_QUERY_FILE)?,
             &summary.settings.k,
+            summary.settings.measures.as_deref(),
             &mut collector,
         )?;
         let html = grade::page(&summary, &collector.finish(), &sources)?;

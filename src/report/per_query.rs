@@ -11,14 +11,20 @@ use crate::base::metrics::Cutoff;
 use crate::base::schema::Status;
 use crate::output::per_query::{PerQueryReader, ReadRow};
 
-/// Feed every row of the per_query.csv at `path`, graded at cutoffs `ks`,
+/// Feed every row of the per_query.csv at `path`, graded at cutoffs `ks`
+/// and the measures `asked` by name, if any,
 /// to `collector`.
 ///
 /// # Errors
 /// The file cannot be read, lacks a column, holds a cell that is not as
 /// rgrade writes it, or is not sorted by (run, stage).
-pub fn read(path: &Path, ks: &[Cutoff], collector: &mut Collector) -> Result<()> {
-    let mut reader = PerQueryReader::open(path, ks)?;
+pub fn read(
+    path: &Path,
+    ks: &[Cutoff],
+    asked: Option<&[String]>,
+    collector: &mut Collector,
+) -> Result<()> {
+    let mut reader = PerQueryReader::open(path, ks, asked)?;
     let mut seen = Vec::<(String, String)>::new();
     while let Some(row) = reader.next_row()? {
         let (run, stage, line) = (row.run, row.stage, row.line);

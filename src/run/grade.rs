@@ -16,6 +16,7 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Result};
 
 use crate::base::failure::{Error, ErrorKind, OfKind, Setting};
+use crate::base::measures::{Measure, MEASURE_NAMES};
 use crate::base::metrics::Cutoff;
 use crate::base::options::{
     JoinBy, LabelsFormat, MissingPolicy, RepeatPolicy, Reviewing, SpanKind,
@@ -146,9 +147,12 @@ impl Setup {
             option: reviewers_option,
         };
         let ks = cutoffs(&plan.ks).of_kind(ErrorKind::Usage)?;
+        let measures = asked_measures(&plan.measures).of_kind(ErrorKind::Usage)?;
         let settings = GradeSettings {
-            slice_by: slice_fields(&plan.slice_by, &ks).of_kind(ErrorKind::Usage)?,
+            slice_by: slice_fields(&plan.slice_by, &ks, measures.as_deref())
+                .of_kind(ErrorKind::Usage)?,
             ks,
+            measures,
             missing: plan.missing,
             repeats: plan.repeats,
         };
@@ -743,10 +747,31 @@ fn cutoffs(ks: &[Cutoff]) -> Result<Vec<Cutoff>> {
     Ok(ks.to_vec())
 }
 
+/// The measures asked for by name, read; `None` when none were (the
+/// default metrics).
+fn asked_measures(names: &[String]) -> Result<Option<Vec<Measure>>> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let measures = Measure::parse_list(names).map_err(|problem| {
+        anyhow!(
+            "{} {}: {problem}; rgrade knows {MEASURE_NAMES}",
+            Setting::Measures,
+            names.join(",")
+        )
+    })?;
+    Ok(Some(measures))
+}
+
 /// The log fields to slice by, each named once and by a name that is no
 /// other column of per_query.csv (whose column it becomes).
-fn slice_fields(fields: &[String], ks: &[Cutoff]) -> Result<Vec<String>> {
-    let columns = per_query_header(ks);
+fn slice_fields(
+    fields: &[String],
+    ks: &[Cutoff],
+    measures: Option<&[Measure]>,
+) -> Result<Vec<String>> {
+    let asked: Option<Vec<String>> = measures.map(|m| m.iter().map(ToString::to_string).collect());
+    let columns = per_query_header(ks, asked.as_deref());
     let mut seen = HashSet::new();
     for field in fields {
         if field.is_empty() {

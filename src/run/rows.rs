@@ -48,7 +48,7 @@ impl<'a> RowOutputs<'a> {
         let files = match dir {
             Some(dir) => Some((
                 PerQueryWriter::create(dir, labels, settings)?,
-                Collector::new(&settings.ks),
+                Collector::new(&settings.ks, settings.asked().as_deref()),
             )),
             None => None,
         };

@@ -113,6 +113,7 @@ pub fn summarize(graded: &Graded, run: &RunFacts) -> Summary {
         inputs: input_summaries(&graded.input_names, run.stats, run.per_input),
         settings: SettingsSummary {
             k: settings.ks.clone(),
+            measures: settings.asked(),
             missing: plan.missing.name().to_string(),
             repeats: plan.repeats.name().to_string(),
             duplicate_docs: plan.duplicate_docs.name().to_string(),

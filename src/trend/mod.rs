@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::failure::{spelled_by_each_front_end, Setting};
 use crate::base::metrics::{Cutoff, Metric};
-use crate::base::schema::metric_columns;
+use crate::base::schema::metric_names;
 use crate::base::text::plural;
 use crate::io::location::shown;
 use crate::io::reread;
@@ -264,7 +264,7 @@ pub fn trend(plan: &Plan, warn: &mut dyn FnMut(Warning)) -> Result<Trended> {
 /// Nights that share no metric column.
 fn shared_metrics(nights: &[Night], warn: &mut dyn FnMut(Warning)) -> Result<Vec<String>> {
     let of_night: Vec<Vec<String>> = (nights.iter())
-        .map(|night| metric_columns(&night.facts.ks))
+        .map(|night| metric_names(&night.facts.ks, night.facts.measures.as_deref()))
         .collect();
     let every = |metric: &String| of_night.iter().all(|columns| columns.contains(metric));
     let (shared, unshared): (Vec<String>, Vec<String>) = each_once(of_night.iter().flatten())

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use super::nights::Night;
 use crate::base::intervals::{Gathered, MeanInterval};
 use crate::base::monitor::{night_level, revision_alpha, Drops};
-use crate::base::schema::{metric_columns, Status};
+use crate::base::schema::{metric_names, Status};
 use crate::base::slices::{split_slice_keys, SplitSliceKey};
 use crate::compare::graded::Names;
 use crate::output::per_query::PerQueryReader;
@@ -316,11 +316,12 @@ impl Watch<'_> {
     /// The rows of `night` with a value for each watched metric (NaN
     /// where the query does not count in the means), row-major.
     fn read(&mut self, night: &Night) -> Result<(Vec<Row>, Vec<f64>)> {
-        let columns = metric_columns(&night.facts.ks);
+        let (ks, asked) = (&night.facts.ks, night.facts.measures.as_deref());
+        let columns = metric_names(ks, asked);
         // Checked when the nights were ordered, it may have been graded
         // again since: only the bytes checked are read.
-        let (path, ks) = (&night.per_query, &night.facts.ks);
-        let mut reader = PerQueryReader::open_as_listed(path, ks, &night.per_query_listed)?;
+        let path = &night.per_query;
+        let mut reader = PerQueryReader::open_as_listed(path, ks, asked, &night.per_query_listed)?;
         let picked = (self.settings.metrics.iter())
             .map(|metric| {
                 let found = columns.iter().position(|c| c == metric);

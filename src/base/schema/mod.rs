@@ -376,8 +376,68 @@ pub fn judged_columns(ks: &[Cutoff]) -> Vec<String> {
     ks.iter().map(|k| format!("judged@{k}")).collect()
 }
 
-/// per_query.csv's header for cutoffs `ks`.
-pub fn per_query_header(ks: &[Cutoff]) -> Vec<String> {
+/// A grading's metric columns: the six default metrics at every cutoff
+/// (`metric_columns`), or the measures asked for by name, as named.
+pub fn metric_names(ks: &[Cutoff], asked: Option<&[String]>) -> Vec<String> {
+    asked.map_or_else(|| metric_columns(ks), <[String]>::to_vec)
+}
+
+/// The cutoffs of a grading's `judged@k` columns after the others: every
+/// cutoff, or none when measures were asked for by name (`judged@k` is
+/// then among them if asked).
+pub fn judged_cutoffs<'a>(ks: &'a [Cutoff], asked: Option<&[String]>) -> &'a [Cutoff] {
+    match asked {
+        Some(_) => &[],
+        None => ks,
+    }
+}
+
+/// The metric columns a grading's page leads with: the six default
+/// metrics at the deepest cutoff, or every measure asked for by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    /// Where the first sits among the metric columns.
+    pub first: usize,
+    /// Their names, in column order.
+    pub names: Vec<String>,
+    /// Their names where a caption gives the cutoff: the default metrics'
+    /// without it (`recall`), the measures asked for as named.
+    pub short_names: Vec<String>,
+}
+
+impl Headline {
+    /// The headline of a grading at cutoffs `ks` of the measures `asked`
+    /// by name, if any.
+    pub fn of(ks: &[Cutoff], asked: Option<&[String]>) -> Self {
+        match asked {
+            Some(names) => Headline {
+                first: 0,
+                names: names.to_vec(),
+                short_names: names.to_vec(),
+            },
+            None => {
+                let deepest = (0..ks.len()).max_by_key(|&i| ks[i]).unwrap_or(0);
+                let k = ks.get(deepest).copied().unwrap_or(Cutoff::At(10));
+                Headline {
+                    first: deepest * Metric::ALL.len(),
+                    names: (Metric::ALL.iter())
+                        .map(|m| format!("{}@{k}", m.name()))
+                        .collect(),
+                    short_names: Metric::ALL.map(|m| m.name().to_string()).to_vec(),
+                }
+            }
+        }
+    }
+
+    /// Its columns of a row's metric values.
+    pub fn of_row<'a, T>(&self, metrics: &'a [T]) -> &'a [T] {
+        &metrics[self.first..self.first + self.names.len()]
+    }
+}
+
+/// per_query.csv's header for cutoffs `ks` and the measures `asked` by
+/// name, if any.
+pub fn per_query_header(ks: &[Cutoff], asked: Option<&[String]>) -> Vec<String> {
     let trailing = [
         missing_column(ks),
         "unauthorized".to_string(),
@@ -386,26 +446,29 @@ pub fn per_query_header(ks: &[Cutoff]) -> Vec<String> {
     ];
     header(
         &PER_QUERY_LEADING,
-        ks,
-        trailing.into_iter().chain(judged_columns(ks)),
+        metric_names(ks, asked),
+        trailing
+            .into_iter()
+            .chain(judged_columns(judged_cutoffs(ks, asked))),
     )
 }
 
-/// aggregates.csv's header for cutoffs `ks`.
-pub fn aggregates_header(ks: &[Cutoff]) -> Vec<String> {
+/// aggregates.csv's header for cutoffs `ks` and the measures `asked` by
+/// name, if any.
+pub fn aggregates_header(ks: &[Cutoff], asked: Option<&[String]>) -> Vec<String> {
     let trailing = AGGREGATES_TRAILING.map(String::from);
-    let trailing = trailing.into_iter().chain(judged_columns(ks));
+    let trailing = (trailing.into_iter()).chain(judged_columns(judged_cutoffs(ks, asked)));
     header(
         &AGGREGATES_LEADING,
-        ks,
-        trailing.chain(half_width_columns(ks)),
+        metric_names(ks, asked),
+        trailing.chain(half_width_columns(&metric_names(ks, asked))),
     )
 }
 
 /// aggregates.csv's half-widths of the 95% intervals of its metric means,
 /// one per metric column, in the same order (`recall@10_half_width`).
-pub fn half_width_columns(ks: &[Cutoff]) -> Vec<String> {
-    (metric_columns(ks).iter())
+pub fn half_width_columns(metrics: &[String]) -> Vec<String> {
+    (metrics.iter())
         .map(|m| format!("{m}_half_width"))
         .collect()
 }
@@ -415,8 +478,7 @@ pub fn half_width_columns(ks: &[Cutoff]) -> Vec<String> {
 /// human-graded queries the set counts, then for every metric column its
 /// calibrated mean and the 95% interval's ends, then for every metric
 /// column the weight its judge-graded values earned (λ in [0, 1]).
-pub fn calibration_columns(ks: &[Cutoff]) -> Vec<String> {
-    let metrics = metric_columns(ks);
+pub fn calibration_columns(metrics: &[String]) -> Vec<String> {
     let calibrated = metrics.iter().flat_map(|m| {
         [
             format!("{m}_calibrated"),
@@ -442,11 +504,11 @@ pub const CALIBRATION_QUERIES: &str = "calibration_queries";
 /// A CSV header: the leading columns, the metric columns, the trailing ones.
 fn header(
     leading: &[&str],
-    ks: &[Cutoff],
+    metrics: Vec<String>,
     trailing: impl IntoIterator<Item = String>,
 ) -> Vec<String> {
     let mut header: Vec<String> = leading.iter().map(|s| s.to_string()).collect();
-    header.extend(metric_columns(ks));
+    header.extend(metrics);
     header.extend(trailing);
     header
 }
@@ -560,6 +622,10 @@ pub struct Summary {
 pub struct SettingsSummary {
     /// Cutoffs, in the order given.
     pub k: Vec<Cutoff>,
+    /// `--measures`: the measures asked for by name, as their columns
+    /// are named; absent when the default metrics were graded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measures: Option<Vec<String>>,
     /// `--missing`.
     pub missing: String,
     /// `--repeats`.

@@ -437,6 +437,7 @@ mod tests {
         let labels = labels();
         let settings = GradeSettings {
             ks: vec![Cutoff::At(3)],
+            measures: None,
             missing: MissingPolicy::Fail,
             repeats: RepeatPolicy::Error,
             slice_by: Vec::new(),
