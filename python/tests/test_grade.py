@@ -514,3 +514,24 @@ kept = rgrade.grade(seed + "/labels.jsonl", seed + "/logs.jsonl", k=3)
 def test_the_package_says_its_version():
     pyproject = (ROOT / "python" / "pyproject.toml").read_text()
     assert f'version = "{rgrade.__version__}"' in pyproject
+
+
+def test_measures_by_their_names_grade_as_the_command_line(tmp_path):
+    """`measures=` takes ir_measures' and ranx's names, as `--measures`
+    does: the same columns and values, under rgrade's names."""
+    labels, logs = SAMPLES / "compare/labels.jsonl", SAMPLES / "compare/candidate"
+    asked = ["nDCG@10", "P(rel=2)@5", "map", "Bpref", "RBP(p=0.8)"]
+    graded = rgrade.grade(labels, logs, k=10, measures=asked, repeats="last")
+    graded.write(tmp_path / "api")
+    run = cli(["grade", "--labels", str(labels), "-k", "10", "--measures", ",".join(asked), "--repeats", "last",
+               "-q", "-o", str(tmp_path / "cli"), str(logs)], ROOT)
+    assert run.returncode == 0, run.stderr
+    for name in ("per_query.csv", "aggregates.csv"):
+        assert filecmp.cmp(tmp_path / "cli" / name, tmp_path / "api" / name, shallow=False), name
+    columns = graded.per_query.column_names
+    for column in ("ndcg@10", "precision(rel=2)@5", "ap@all", "bpref", "rbp(p=0.8)", "rbp_residual(p=0.8)"):
+        assert column in columns, columns
+    assert "recall@10" not in columns
+    assert set(graded.headline()[0]["metrics"]) >= {"ndcg@10", "bpref"}
+    with pytest.raises(rgrade.UsageError, match="nDCG@ten"):
+        rgrade.grade(labels, logs, measures=["nDCG@ten"])
