@@ -301,7 +301,7 @@ class Grading(_Files):
         """The metrics of the deepest cutoff, in per_query.csv's order
         (judged@k is label coverage, not a metric of the ranking), or the
         measures asked for by name."""
-        asked = self.summary["settings"].get("measures")
+        asked: Optional[List[str]] = self.summary["settings"].get("measures")
         if asked:
             return asked
         deepest = _deepest(self.summary["settings"]["k"])
