@@ -41,6 +41,8 @@ from pathlib import Path
 import ir_measures
 from ranx import Qrels, Run, evaluate
 
+from crosscheck_trec_eval import load_qrels, load_run
+
 # gdeval prints five decimals: ERR is compared to that precision.
 TOLERANCE = 1e-9
 GDEVAL_TOLERANCE = 5e-6
@@ -68,22 +70,6 @@ RANX = [
     ("rbp.80", "rbp(p=0.8)", "rbp.8", {"binary": 1}),
     ("rbp.50", "rbp(p=0.5)", "rbp.5", {"binary": 1}),
 ]
-
-
-def load_qrels(path):
-    qrels = {}
-    for line in open(path):
-        query, _, doc, grade = line.split()
-        qrels.setdefault(query, {})[doc] = int(grade)
-    return qrels
-
-
-def load_run(path):
-    run = {}
-    for line in open(path):
-        query, _, doc, _, score = line.split()[:5]
-        run.setdefault(query, {})[doc] = float(score)
-    return run
 
 
 def trec_order(ranking):
