@@ -378,7 +378,7 @@ pub fn grade_table(table: &ArrowTable, join: JoinBy) {
         stage_order: vec!["retrieve".into(), "rerank".into()],
         threads: NonZeroUsize::new(1),
         tables: Tables {
-            logs: vec![table.clone()],
+            logs: vec![table.clone().into()],
             ..Tables::default()
         },
         ..GradePlan::new(sample("traces/labels.jsonl"), Vec::new())
