@@ -295,10 +295,16 @@ def _spark_path(uri: str) -> str:
     return uri
 
 
+def _places(files: Sequence[str]) -> Dict[str, int]:
+    """Each file's place in input order, by the path ``_spark_path`` gives
+    the name Spark reads it by."""
+    return {(name if _is_uri(name) else os.path.abspath(name)): i for i, name in enumerate(files)}
+
+
 def _input_index(session: "SparkSession", files: Sequence[str], names: Sequence[str]) -> "DataFrame":
     """A small table of the place in input order of each file Spark read,
     by the name Spark gives it (``names``)."""
-    index = {(name if _is_uri(name) else os.path.abspath(name)): i for i, name in enumerate(files)}
+    index = _places(files)
     rows = []
     for name in names:
         place = index.get(_spark_path(name))
@@ -327,7 +333,7 @@ def _numbered_lines(session: "SparkSession", files: Sequence[str]) -> "DataFrame
     )
     # A split's rows hold consecutive places, in file order.
     blocks = lines.groupBy("file", "block").agg(F.count("*").alias("rows"), F.min("place").alias("first"))
-    index = {(name if _is_uri(name) else os.path.abspath(name)): i for i, name in enumerate(files)}
+    index = _places(files)
     starts: List[Tuple[str, int, int, int]] = []
     seen: Dict[str, int] = {}
     for row in sorted(blocks.collect(), key=lambda r: (r["file"], r["block"])):

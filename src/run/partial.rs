@@ -124,7 +124,7 @@ fn write(
     let dir = held.dir();
     let file = PartialFile {
         plan: serde_json::to_string(&run_aside(plan))?,
-        labels_hash: labels.content_hash(),
+        labels_hash: summary.labels.content_hash.clone(),
         grouping,
     };
     let out = zstd::Encoder::new(stage(dir, PARTIAL_CAPTURES_FILE)?, 1)?;
@@ -278,12 +278,14 @@ fn gather_shards(merge: &MergePlan) -> Result<(Plan, Setup, Grouping)> {
         grouping: None,
     };
     let stages = plan.stages.len();
+    // Hashed once: each shard's is checked against it.
+    let labels_hash = setup.labels().content_hash();
     for (index, path) in (0..).zip(&merge.shards) {
         let shard = match first_shard.take() {
             Some(shard) => shard,
             None => read_shard(path)?,
         };
-        check_labels(path, &shard, setup.labels())?;
+        check_labels(path, &shard, setup.labels(), &labels_hash)?;
         ensure!(
             shard.plan.as_of == first_shard_as_of,
             "{}: graded {}, {}: graded {}; a merged grading stands for one time, so grade \
@@ -375,10 +377,11 @@ struct Shard {
     grouping: Grouping,
 }
 
-/// Fail unless the shard at `dir` was graded with `labels`.
-fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex) -> Result<()> {
+/// Fail unless the shard at `dir` was graded with `labels`, whose
+/// content hash is `labels_hash`.
+fn check_labels(dir: &Path, shard: &Shard, labels: &LabelIndex, labels_hash: &str) -> Result<()> {
     ensure!(
-        shard.labels_hash == labels.content_hash(),
+        shard.labels_hash == labels_hash,
         "{}: graded with other labels than {} (their content hashes differ)",
         shown(dir),
         labels.source.given_path().display()
